@@ -1,0 +1,180 @@
+"""The literal byte-level BPE: slow, short, and the contract the fast engine must meet.
+
+Read this module first. Every function here does the obvious thing in the obvious way, so it
+can serve as the oracle in tests and as teaching code. The engine in `analyzer.bpe.trainer`
+and `analyzer.bpe.replay` gives exactly the same results, much faster.
+
+A tiny session:
+
+>>> merges = train("aaabdaaabac", 259)
+>>> merges
+[((97, 97), 256), ((97, 98), 257), ((256, 257), 258)]
+>>> encode("aaabdaaabac", merges)
+[258, 100, 258, 97, 99]
+>>> decode([258, 100], merges)
+'aaabd'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+Pair = tuple[int, int]
+Merge = tuple[Pair, int]
+
+MIN_PAIR_COUNT = 2
+"""Training stops when the most frequent pair occurs fewer times than this."""
+
+FIRST_NEW_ID = 256
+TIE_BREAKS = ("lexicographic", "first")
+
+
+def to_ids(text: str) -> list[int]:
+    """The UTF-8 bytes of `text` as ints (bytes, not code points).
+
+    >>> to_ids("añ")
+    [97, 195, 177]
+    """
+    return list(text.encode("utf-8"))
+
+
+def from_ids(ids: Iterable[int]) -> str:
+    """Bytes back to text; a cut multi-byte character becomes U+FFFD instead of raising.
+
+    >>> from_ids([97, 195])
+    'a\\ufffd'
+    """
+    return bytes(ids).decode("utf-8", errors="replace")
+
+
+def count_pairs(ids: Sequence[int]) -> dict[Pair, int]:
+    """How often each adjacent pair occurs, overlaps included, in order of first occurrence.
+
+    >>> count_pairs([9, 9, 9])
+    {(9, 9): 2}
+    >>> count_pairs([1])
+    {}
+    """
+    counts: dict[Pair, int] = {}
+    for pair in zip(ids, ids[1:]):
+        counts[pair] = counts.get(pair, 0) + 1
+    return counts
+
+
+def merge(ids: Sequence[int], pair: Pair, new_id: int) -> list[int]:
+    """A new list with each occurrence of `pair` replaced by `new_id`, left to right, no overlap.
+
+    >>> merge([5, 5, 5], (5, 5), 300)
+    [300, 5]
+    """
+    merged: list[int] = []
+    i = 0
+    while i < len(ids):
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
+            merged.append(new_id)
+            i += 2
+        else:
+            merged.append(ids[i])
+            i += 1
+    return merged
+
+
+def train_many(
+    texts: Iterable[str],
+    vocab_size: int,
+    *,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+) -> list[Merge]:
+    """Learn merges over several texts; pairs never span two texts.
+
+    Each step counts the pairs within every text, sums them, and merges the most frequent.
+    Ties go to the smallest `(left, right)` ("lexicographic"), or to the pair whose first
+    occurrence comes earliest, texts in order ("first": what `max` over an insertion-ordered
+    dict gives, as minbpe's BasicTokenizer does).
+
+    >>> train_many(["abab", "ab"], 300)
+    [((97, 98), 256)]
+    """
+    check_training_args(vocab_size, min_pair_count, tie_break)
+    sequences = [to_ids(text) for text in texts]
+    merges: list[Merge] = []
+    for new_id in range(FIRST_NEW_ID, vocab_size):
+        counts: dict[Pair, int] = {}
+        for ids in sequences:
+            for pair, n in count_pairs(ids).items():
+                counts[pair] = counts.get(pair, 0) + n
+        if not counts:
+            break
+        if tie_break == "first":
+            best = max(counts, key=counts.get)
+        else:
+            best = min(counts, key=lambda pair: (-counts[pair], pair))
+        if counts[best] < min_pair_count:
+            break
+        sequences = [merge(ids, best, new_id) for ids in sequences]
+        merges.append((best, new_id))
+    return merges
+
+
+def train(text: str, vocab_size: int) -> list[Merge]:
+    """Learn up to `vocab_size - 256` merges on one text (lexicographic ties).
+
+    >>> train("aaaaaaaa", 300)
+    [((97, 97), 256), ((256, 256), 257)]
+    >>> train("anything", 256)
+    []
+    """
+    return train_many([text], vocab_size)
+
+
+def encode(text: str, merges: Sequence[Merge]) -> list[int]:
+    """Apply each merge once, in the given order.
+
+    >>> encode("aaaa", [((97, 97), 256)])
+    [256, 256]
+    """
+    ids = to_ids(text)
+    for pair, new_id in merges:
+        ids = merge(ids, pair, new_id)
+    return ids
+
+
+def decode(ids: Iterable[int], merges: Sequence[Merge]) -> str:
+    """Expand every id to its bytes, recursively, and read them as UTF-8.
+
+    >>> decode([257], [((97, 97), 256), ((256, 98), 257)])
+    'aab'
+    """
+    parts = {new_id: pair for pair, new_id in merges}
+
+    def expand(token: int) -> list[int]:
+        if token in parts:
+            left, right = parts[token]
+            return expand(left) + expand(right)
+        if 0 <= token < FIRST_NEW_ID:
+            return [token]
+        raise ValueError(f"unknown token id {token}: neither a byte nor a learned id")
+
+    return from_ids([byte for token in ids for byte in expand(token)])
+
+
+def vocab_curve(text: str, sizes: Iterable[int]) -> list[tuple[int, int]]:
+    """Token count of `text` at each size, each size trained from scratch.
+
+    >>> vocab_curve("aaaa", [256, 257, 300])
+    [(256, 4), (257, 2), (300, 2)]
+    """
+    return [(size, len(encode(text, train(text, size)))) for size in sizes]
+
+
+def check_training_args(vocab_size: int, min_pair_count: int, tie_break: str) -> None:
+    """Raise ValueError for arguments no training can honour."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError(f"vocab_size must be an int, not {vocab_size!r}")
+    if vocab_size < FIRST_NEW_ID:
+        raise ValueError(f"vocab_size {vocab_size} is below {FIRST_NEW_ID}, the byte alphabet")
+    if isinstance(min_pair_count, bool) or not isinstance(min_pair_count, int) or min_pair_count < 1:
+        raise ValueError(f"min_pair_count must be an int >= 1, not {min_pair_count!r}")
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, not {tie_break!r}")

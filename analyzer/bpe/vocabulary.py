@@ -1,0 +1,218 @@
+"""Encode, decode and count with a learned merge list: the fast path of `reference.encode`.
+
+Encoding applies the merges in learned order, each once. Rather than pass over the text once
+per merge, the replay keeps a heap of the ranks of merges whose pair is present, and the
+positions of each such pair, recorded when the pair appears (byte pairs are searched for in
+the original bytes). Absent merges cost nothing, so a short text encodes in time that depends
+on its length, not on the vocabulary's size.
+
+Counting all texts at many sizes is one replay: since a size is a prefix of the merge list,
+the token counts just before merge `r` are the counts at size `256 + r`.
+
+>>> vocab = Vocabulary([((97, 97), 256), ((256, 98), 257)])
+>>> vocab.encode("aab")
+[257]
+>>> vocab.decode([257])
+'aab'
+>>> vocab.count_tokens(["aab", "b"], [256, 257, 258])
+{256: [3, 1], 257: [2, 1], 258: [1, 1]}
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+from heapq import heappop, heappush
+
+from .packing import pack
+from .reference import FIRST_NEW_ID, Merge
+from .tokens import (
+    GAP, byte_pair_counts, byte_pair_positions, is_rare, rare_byte_pair_positions, read_tokens,
+    token_array,
+)
+
+
+class Vocabulary:
+    """A merge list made ready for fast encoding, decoding and counting.
+
+    Merges must be as `train` returns them: merge `r` creates id `256 + r` from two ids that
+    already exist. Anything else is a ValueError naming the first bad merge.
+    """
+
+    def __init__(self, merges: Sequence[Merge]):
+        self.merges = list(merges)
+        self.bits = max(8, (FIRST_NEW_ID + len(self.merges)).bit_length())
+        self.rank_of: dict[int, int] = {}
+        self.lengths = [1] * FIRST_NEW_ID
+        self._pieces: list[bytes] = [bytes([byte]) for byte in range(FIRST_NEW_ID)]
+        for rank, merge in enumerate(self.merges):
+            left, right = _check_merge(rank, merge)
+            # A pair listed twice acts at its first rank; later, none of it is left to merge.
+            self.rank_of.setdefault(left << self.bits | right, rank)
+            self.lengths.append(self.lengths[left] + self.lengths[right])
+            self._pieces.append(self._pieces[left] + self._pieces[right])
+
+    @property
+    def size(self) -> int:
+        return FIRST_NEW_ID + len(self.merges)
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes an id stands for; a ValueError for an id this vocabulary lacks."""
+        if not isinstance(token, int) or not 0 <= token < self.size:
+            raise ValueError(f"unknown token id {token!r}: neither a byte nor a learned id")
+        return self._pieces[token]
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of `text`, as `reference.encode` gives them."""
+        buffer = pack([text]).buffer
+        tok = self._replay(buffer, len(self.merges))
+        return read_tokens(tok, 1, len(buffer) - 1, self.lengths)
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text from ids; a cut multi-byte character becomes U+FFFD instead of raising."""
+        return b"".join(map(self.token_bytes, ids)).decode("utf-8", errors="replace")
+
+    def count_tokens(self, texts: str | Iterable[str], sizes: Iterable[int]) -> dict[int, list[int]]:
+        """`{size: [tokens of each text]}` for every size, in one replay of the merges."""
+        sizes = sorted(set(sizes))
+        for size in sizes:
+            if isinstance(size, bool) or not isinstance(size, int) \
+                    or not FIRST_NEW_ID <= size <= self.size:
+                raise ValueError(f"size {size!r} is outside {FIRST_NEW_ID}..{self.size}, "
+                                 f"the sizes this merge list has")
+        packed = pack(texts)
+        counts = [end - start for start, end in zip(packed.starts, packed.ends())]
+        result: dict[int, list[int]] = {}
+        if sizes:
+            snapshots = [(size - FIRST_NEW_ID, size) for size in sizes]
+            self._replay(packed.buffer, sizes[-1] - FIRST_NEW_ID, _text_index(packed), counts,
+                         snapshots, result)
+        return result
+
+    def _replay(self, buffer: bytes, n_merges: int, text_of: array | None = None,
+                counts: list[int] | None = None, snapshots: list[tuple[int, int]] = (),
+                result: dict[int, list[int]] | None = None) -> list[int]:
+        """Apply the first `n_merges` merges to the packed buffer; return the token array.
+
+        With `text_of` (position -> text) and `counts` (tokens per text), keep the counts
+        up to date and copy them into `result[size]` just before the merge of rank
+        `size - 256`, for each `(rank, size)` in `snapshots`.
+        """
+        tok = token_array(buffer)
+        rank_of, bits, lengths, merges = self.rank_of, self.bits, self.lengths, self.merges
+        present = {pair: count for pair, count in byte_pair_counts(buffer).items()
+                   if rank_of.get(pair[0] << bits | pair[1], n_merges) < n_merges}
+        heap = sorted(rank_of[left << bits | right] for left, right in present)
+        # Frequent byte pairs are found by a scan when their turn comes; rare ones now.
+        rare = [pair for pair, count in present.items() if is_rare(count, buffer)]
+        positions: dict[int, list[int]] = {
+            left << bits | right: found
+            for (left, right), found in rare_byte_pair_positions(buffer, rare).items()
+        }
+        positions_get = positions.get
+        rank_get = rank_of.get
+        pending = list(reversed(snapshots))
+        while heap:
+            rank = heappop(heap)
+            while pending and pending[-1][0] <= rank:
+                result[pending.pop()[1]] = list(counts)
+            (a, b), z = merges[rank]
+            occurrences = positions.pop(a << bits | b, None)
+            if occurrences is None:
+                is_byte_pair = a < FIRST_NEW_ID and b < FIRST_NEW_ID
+                occurrences = byte_pair_positions(buffer, a, b) if is_byte_pair else ()
+            la, lb = lengths[a], lengths[b]
+            zkey = z << bits
+            for i in occurrences:
+                if tok[i] != a:
+                    continue
+                j = i + la
+                if tok[j] != b:
+                    continue
+                k = j + lb
+                tok[i] = z
+                tok[j] = GAP
+                tok[k - 1] = ~i
+                if counts is not None:
+                    counts[text_of[i]] -= 1
+                x = tok[i - 1]
+                if x != GAP:
+                    if x < 0:
+                        start = ~x
+                        x = tok[start]
+                    else:
+                        start = i - 1
+                    key = x << bits | z
+                    new_rank = rank_get(key)
+                    if new_rank is not None and new_rank < n_merges:
+                        recorded = positions_get(key)
+                        if recorded is None:
+                            positions[key] = [start]
+                            heappush(heap, new_rank)
+                        else:
+                            recorded.append(start)
+                y = tok[k]
+                if y >= 0:
+                    key = zkey | y
+                    new_rank = rank_get(key)
+                    if new_rank is not None and new_rank < n_merges:
+                        recorded = positions_get(key)
+                        if recorded is None:
+                            positions[key] = [i]
+                            heappush(heap, new_rank)
+                        else:
+                            recorded.append(i)
+        for _, size in reversed(pending):
+            result[size] = list(counts)
+        return tok
+
+
+def encode(text: str, merges: Sequence[Merge]) -> list[int]:
+    """The ids of `text` under `merges`, exactly as `reference.encode`.
+
+    >>> encode("aaaa", [((97, 97), 256)])
+    [256, 256]
+    """
+    return Vocabulary(merges).encode(text)
+
+
+def decode(ids: Iterable[int], merges: Sequence[Merge]) -> str:
+    """Text from ids, exactly as `reference.decode`.
+
+    >>> decode([256, 98], [((97, 97), 256)])
+    'aab'
+    """
+    return Vocabulary(merges).decode(ids)
+
+
+def count_tokens(
+    texts: str | Iterable[str], merges: Sequence[Merge], sizes: Iterable[int]
+) -> dict[int, list[int]]:
+    """`{size: [tokens of each text]}` for each size, from one replay of the merge list.
+
+    >>> count_tokens(["aaaa", "ab"], [((97, 97), 256), ((256, 256), 257)], [256, 257, 258])
+    {256: [4, 2], 257: [2, 2], 258: [1, 2]}
+    """
+    return Vocabulary(merges).count_tokens(texts, sizes)
+
+
+def _text_index(packed) -> array:
+    """For each position of the packed buffer, the index of the text it belongs to."""
+    text_of = array("i", [0])  # the leading separator
+    for index, (start, end) in enumerate(zip(packed.starts, packed.ends())):
+        text_of.extend(array("i", [index]) * (end - start + 1))
+    return text_of
+
+
+def _check_merge(rank: int, merge: Merge) -> tuple[int, int]:
+    try:
+        (left, right), new_id = merge
+    except (TypeError, ValueError):
+        raise ValueError(f"merge {rank} is {merge!r}, not ((left, right), new_id)") from None
+    expected = FIRST_NEW_ID + rank
+    if new_id != expected:
+        raise ValueError(f"merge {rank} creates id {new_id!r}; merges must create {expected}")
+    for part in (left, right):
+        if isinstance(part, bool) or not isinstance(part, int) or not 0 <= part < expected:
+            raise ValueError(f"merge {rank} uses id {part!r}, which does not exist before it")
+    return left, right
