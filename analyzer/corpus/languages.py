@@ -1,0 +1,74 @@
+"""Language codes: everything becomes ISO 639-3 + ISO 15924 script, as FLORES writes them.
+
+>>> normalise_language("en")
+'eng_Latn'
+>>> normalise_language("zh-Hant")
+'zho_Hant'
+>>> language_name("rus_Cyrl")
+'Russian'
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import langcodes
+from langcodes import Language
+
+from .errors import CorpusError
+
+_FLORES_CODE = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}$")
+# Scripts that CLDR does not call the default but that are what people write (FLORES too).
+_ALSO_USUAL = {("kor", "Hang")}
+
+
+@lru_cache(maxsize=None)
+def normalise_language(code: str) -> str:
+    """`eng_Latn` for `en`, `eng`, `en-US`, `EN_us` or `eng_Latn`; CorpusError if unknown.
+
+    The script is the one given, or the language's usual one; a region is dropped.
+    """
+    cleaned = code.strip()
+    if _FLORES_CODE.match(cleaned) and _is_known(cleaned[:3]):
+        return cleaned  # already in form; langcodes would rewrite some (tgl_Latn -> fil_Latn)
+    try:
+        language = Language.get(cleaned.replace("_", "-"))
+        alpha3 = language.to_alpha3() if language.language else None
+    except (LookupError, ValueError):
+        alpha3 = None
+    if not alpha3 or not _is_known(alpha3):
+        raise CorpusError(f"unknown language code {code!r}{_suggestion(cleaned)}")
+    script = language.script or language.maximize().script
+    if not script:
+        raise CorpusError(f"language code {code!r} has no known script; write it as "
+                          f"{alpha3}_Xxxx with an ISO 15924 script code")
+    return f"{alpha3}_{script}"
+
+
+def _is_known(alpha3: str) -> bool:
+    return not Language.get(alpha3).display_name().startswith("Unknown language")
+
+
+def _suggestion(code: str) -> str:
+    """', did you mean eng_Latn?' when the code looks like a language's name."""
+    try:
+        found = langcodes.find(code.replace("_", " "))
+        return f"; did you mean {normalise_language(str(found))}?"
+    except (LookupError, ValueError, CorpusError):
+        return ""
+
+
+@lru_cache(maxsize=None)
+def language_name(code: str) -> str:
+    """A human name for a normalised code: 'Russian', 'Chinese (Traditional)'.
+
+    The script is named only when it is not the language's usual one.
+    """
+    if not _FLORES_CODE.match(code):
+        return code
+    alpha3, script = code.split("_")
+    base = Language.get(alpha3)
+    usual = base.maximize().script == script or (alpha3, script) in _ALSO_USUAL
+    tag = alpha3 if usual else f"{alpha3}-{script}"
+    return Language.get(tag).display_name().replace(" (individual language)", "")

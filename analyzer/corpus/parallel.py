@@ -1,0 +1,175 @@
+"""From raw columns to a checked, normalised `ParallelCorpus`, and format detection."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import CorpusError
+from .languages import normalise_language
+from .readers import RawCorpus, read_folder, read_jsonl, read_moses, read_table
+from .tmx import read_tmx
+
+FORMATS = ("folder", "tsv", "csv", "jsonl", "tmx", "moses")
+UNIT_KINDS = ("lines", "paragraphs")
+
+
+@dataclass
+class ParallelCorpus:
+    """Aligned texts: `texts[language][i]` is unit i in that language, for every language."""
+
+    texts: dict[str, list[str]]
+    format: str
+    source: str
+    unit_ids: list[str | None] = field(default_factory=list)
+    dropped_empty_units: int = 0
+    nfc_changed_units: int = 0
+    nfc: bool = False
+
+    @property
+    def languages(self) -> list[str]:
+        return list(self.texts)
+
+    @property
+    def n_units(self) -> int:
+        return len(next(iter(self.texts.values()), []))
+
+    def content_hash(self) -> str:
+        """SHA-256 of the languages and their texts: the same content gives the same hash,
+        whatever the format or the order of the languages."""
+        digest = hashlib.sha256()
+        for language in sorted(self.texts):
+            digest.update(language.encode() + b"\x00")
+            for text in self.texts[language]:
+                digest.update(text.encode("utf-8") + b"\x00")
+            digest.update(b"\x01")
+        return digest.hexdigest()
+
+
+def read_corpus(path: Path | str, *, format: str | None = None, units: str = "lines",
+                nfc: bool = False, skip_empty_units: bool = False) -> ParallelCorpus:
+    """Read, check and normalise a parallel corpus in any supported format.
+
+    Raises CorpusError with a message naming the file, line or value at fault.
+    """
+    path = Path(path)
+    if units not in UNIT_KINDS:
+        raise CorpusError(f"--units must be lines or paragraphs, not {units!r}")
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or folder")
+    format = format or detect_format(path)
+    if format not in FORMATS:
+        raise CorpusError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    if units == "paragraphs" and format != "folder":
+        raise CorpusError("--units paragraphs applies to the folder format only")
+    raw = _read(path, format, units)
+    return build(raw, format=format, source=str(path), nfc=nfc, skip_empty_units=skip_empty_units)
+
+
+def detect_format(path: Path) -> str:
+    """The format from the path: a folder of .txt or of name.<lang> files, or a file's suffix."""
+    if path.is_dir():
+        if any(path.glob("*.txt")):
+            return "folder"
+        if _moses_files(path):
+            return "moses"
+        raise CorpusError(f"{path}: no recognised corpus files (<lang>.txt files, or "
+                          "Moses-style name.<lang> files)")
+    suffix = path.suffix.lower()
+    by_suffix = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx"}
+    if suffix in by_suffix:
+        return by_suffix[suffix]
+    if len(_moses_siblings(path)) >= 2:
+        return "moses"
+    raise CorpusError(f"{path}: cannot tell the format from the name; pass --format "
+                      f"({', '.join(FORMATS)})")
+
+
+def _read(path: Path, format: str, units: str) -> RawCorpus:
+    if format == "folder":
+        if not path.is_dir():
+            raise CorpusError(f"{path}: the folder format needs a folder of <lang>.txt files")
+        return read_folder(path, units)
+    if format == "moses":
+        files = _moses_files(path) if path.is_dir() else _moses_siblings(path)
+        if not files:
+            raise CorpusError(f"{path}: no Moses-style name.<lang> files")
+        return read_moses(files)
+    if path.is_dir():
+        raise CorpusError(f"{path}: the {format} format needs a file, not a folder")
+    if format in ("tsv", "csv"):
+        return read_table(path)
+    if format == "jsonl":
+        return read_jsonl(path)
+    return read_tmx(path)
+
+
+def _moses_siblings(path: Path) -> list[Path]:
+    """`name.de` -> every `name.<lang>` file beside it."""
+    stem = path.name.rsplit(".", 1)[0] if "." in path.name else path.name
+    return sorted(p for p in path.parent.glob(f"{stem}.*") if p.is_file()
+                  and p.name.count(".") == stem.count(".") + 1 and _looks_like_code(p.suffix))
+
+
+def _moses_files(folder: Path) -> list[Path]:
+    """The files of the one `name.<lang>` set in a folder."""
+    stems = {p.name.rsplit(".", 1)[0] for p in folder.iterdir() if p.is_file()
+             and "." in p.name and _looks_like_code(p.suffix)}
+    if len(stems) > 1:
+        raise CorpusError(f"{folder}: several Moses-style sets ({', '.join(sorted(stems))}); "
+                          "name one of their files instead of the folder")
+    return _moses_siblings(folder / f"{stems.pop()}.x") if stems else []
+
+
+def _looks_like_code(suffix: str) -> bool:
+    code = suffix.lstrip(".")
+    return 2 <= len(code) <= 12 and code.replace("_", "").replace("-", "").isalpha()
+
+
+def build(raw: RawCorpus, *, format: str, source: str, nfc: bool = False,
+          skip_empty_units: bool = False) -> ParallelCorpus:
+    """Normalise codes, reject or drop empty units, apply NFC if asked."""
+    texts: dict[str, list[str]] = {}
+    given: dict[str, str] = {}
+    for code, column in raw.columns.items():
+        try:
+            language = normalise_language(code)
+        except CorpusError as error:
+            raise CorpusError(f"{raw.origin[code]}: {error}") from None
+        if language in texts:
+            raise CorpusError(f"{raw.origin[given[language]]} and {raw.origin[code]} are both "
+                              f"{language}: one language, two columns")
+        texts[language], given[language] = column, code
+    if len(texts) < 2:
+        only = ", ".join(raw.origin.values()) or source
+        raise CorpusError(f"{only}: a parallel corpus needs two or more languages, found {len(texts)}")
+    n_units = len(raw.unit_labels)
+    if n_units == 0:
+        raise CorpusError(f"{source}: no units (the input is empty)")
+    unit_ids = raw.unit_ids or [None] * n_units
+    empty = [i for i in range(n_units) if any(not column[i].strip() for column in texts.values())]
+    if empty and not skip_empty_units:
+        first = empty[0]
+        where = [raw.origin[given[lang]] for lang, column in texts.items() if not column[first].strip()]
+        raise CorpusError(f"{raw.unit_labels[first]} is empty in {', '.join(where)} "
+                          f"({len(empty)} empty unit{'s' if len(empty) > 1 else ''} in all); "
+                          "aligned units need text in every language "
+                          "(--skip-empty-units drops them in every language)")
+    if empty:
+        keep = sorted(set(range(n_units)) - set(empty))
+        texts = {lang: [column[i] for i in keep] for lang, column in texts.items()}
+        unit_ids = [unit_ids[i] for i in keep]
+        if not keep:
+            raise CorpusError(f"{source}: every unit is empty in some language")
+    changed = 0
+    if nfc:
+        normalised = {lang: [unicodedata.normalize("NFC", t) for t in column]
+                      for lang, column in texts.items()}
+        changed = sum(
+            any(normalised[lang][i] != texts[lang][i] for lang in texts)
+            for i in range(len(unit_ids))
+        )
+        texts = normalised
+    return ParallelCorpus(texts, format, source, unit_ids, len(empty), changed, nfc)

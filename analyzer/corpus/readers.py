@@ -1,0 +1,158 @@
+"""One reader per format. Each returns a `RawCorpus`: aligned columns under the codes as given.
+
+Readers check what only they can see (cell counts, missing languages in a TMX unit, line
+counts across files); `parallel.build` then does what every format shares (language codes,
+empty units, NFC, hashing).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import CorpusError
+from .files import read_text
+
+COMPANION_FILES = {"readme", "license", "licence", "source", "notes", "copying"}
+"""Stems of .txt files in a corpus folder that are documentation, not a language."""
+
+
+@dataclass
+class RawCorpus:
+    """Aligned texts as read: `columns[code][i]` is unit i in the language written `code`."""
+
+    columns: dict[str, list[str]]
+    origin: dict[str, str]
+    """Where each column came from (a file name), for messages."""
+    unit_labels: list[str]
+    """How a person finds unit i in the input: 'line 3', 'row 4', 'tu 2 (tuid 17)'."""
+    unit_ids: list[str | None] = field(default_factory=list)
+
+
+def read_folder(folder: Path, units: str = "lines") -> RawCorpus:
+    """`<lang>.txt` files, line i (or paragraph i) aligned across files."""
+    files = sorted(p for p in folder.glob("*.txt") if p.stem.lower() not in COMPANION_FILES)
+    if not files:
+        raise CorpusError(f"{folder}: no <language>.txt files here (e.g. eng_Latn.txt, rus_Cyrl.txt)")
+    columns, origin, labels = {}, {}, {}
+    for path in files:
+        text = read_text(path)
+        columns[path.stem] = split_paragraphs(text) if units == "paragraphs" else split_lines(text)
+        origin[path.stem] = path.name
+    unit_word = "paragraph" if units == "paragraphs" else "line"
+    check_same_length(columns, origin, f"{unit_word}s")
+    count = len(next(iter(columns.values())))
+    labels = [f"{unit_word} {i + 1}" for i in range(count)]
+    return RawCorpus(columns, origin, labels)
+
+
+def read_moses(files: list[Path]) -> RawCorpus:
+    """OPUS-style `name.L1`, `name.L2`, ...: one file per language, line-aligned."""
+    columns, origin = {}, {}
+    for path in sorted(files):
+        code = path.suffix.lstrip(".")
+        columns[code] = split_lines(read_text(path))
+        origin[code] = path.name
+    if len(columns) < 2:
+        raise CorpusError(f"{files[0]}: a Moses corpus needs two or more files name.<lang>")
+    check_same_length(columns, origin, "lines")
+    count = len(next(iter(columns.values())))
+    return RawCorpus(columns, origin, [f"line {i + 1}" for i in range(count)])
+
+
+def read_table(path: Path) -> RawCorpus:
+    """TSV or CSV: a header of language codes (and optionally `id`), one unit per row."""
+    text = read_text(path)
+    if path.suffix.lower() == ".tsv":
+        reader = csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
+    else:
+        reader = csv.reader(text.splitlines())
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise CorpusError(f"{path}: empty file (expected a header row of language codes)") from None
+    except csv.Error as error:
+        raise CorpusError(f"{path}: line 1: {error}") from None
+    names = [name.strip() for name in header]
+    id_column = next((i for i, name in enumerate(names) if name.lower() == "id"), None)
+    languages = [(i, name) for i, name in enumerate(names) if i != id_column]
+    _check_header(path, [name for _, name in languages])
+    columns: dict[str, list[str]] = {name: [] for _, name in languages}
+    labels, unit_ids = [], []
+    try:
+        for row in reader:
+            line = reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue  # a blank line between rows
+            if len(row) != len(names):
+                raise CorpusError(f"{path}: row at line {line} has {len(row)} cells, "
+                                  f"the header has {len(names)}")
+            for i, name in languages:
+                columns[name].append(row[i])
+            unit_ids.append(row[id_column] if id_column is not None else None)
+            labels.append(f"row at line {line}")
+    except csv.Error as error:
+        raise CorpusError(f"{path}: line {reader.line_num}: {error}") from None
+    return RawCorpus(columns, {name: path.name for _, name in languages}, labels, unit_ids)
+
+
+def read_jsonl(path: Path) -> RawCorpus:
+    """One JSON object per line: `{"eng_Latn": "...", "rus_Cyrl": "..."}`, optional `id`."""
+    columns: dict[str, list[str]] = {}
+    labels, unit_ids = [], []
+    for number, line in enumerate(read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise CorpusError(f"{path}: line {number}: not JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise CorpusError(f"{path}: line {number}: expected an object of language: text")
+        unit_id = record.pop("id", None)
+        if not columns:
+            columns = {code: [] for code in record}
+        if set(record) != set(columns):
+            missing = sorted(set(columns) - set(record))
+            extra = sorted(set(record) - set(columns))
+            raise CorpusError(f"{path}: line {number}: languages differ from the first line"
+                              + (f"; missing {', '.join(missing)}" if missing else "")
+                              + (f"; unexpected {', '.join(extra)}" if extra else ""))
+        for code, text in record.items():
+            if not isinstance(text, str):
+                raise CorpusError(f"{path}: line {number}: {code} is {type(text).__name__}, not text")
+            columns[code].append(text)
+        unit_ids.append(None if unit_id is None else str(unit_id))
+        labels.append(f"line {number}")
+    if not columns:
+        raise CorpusError(f"{path}: no units (the file has no JSON lines)")
+    return RawCorpus(columns, {code: path.name for code in columns}, labels, unit_ids)
+
+
+def split_lines(text: str) -> list[str]:
+    """One unit per line; a final newline does not make an extra, empty unit."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """Units separated by one or more blank lines; lines inside a paragraph keep their LF."""
+    return [p.strip("\n") for p in re.split(r"\n[ \t]*\n(?:[ \t]*\n)*", text.strip("\n")) if p.strip()]
+
+
+def check_same_length(columns: dict[str, list[str]], origin: dict[str, str], what: str) -> None:
+    counts = {code: len(texts) for code, texts in columns.items()}
+    if len(set(counts.values())) > 1:
+        listing = ", ".join(f"{origin[code]}: {n}" for code, n in counts.items())
+        raise CorpusError(f"misaligned: the files have different numbers of {what} ({listing})")
+
+
+def _check_header(path: Path, languages: list[str]) -> None:
+    if len(languages) < 1 or any(not name for name in languages):
+        raise CorpusError(f"{path}: the header must name a language in every column")
+    duplicates = sorted({name for name in languages if languages.count(name) > 1})
+    if duplicates:
+        raise CorpusError(f"{path}: the header names {', '.join(duplicates)} twice")

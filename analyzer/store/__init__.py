@@ -1,0 +1,20 @@
+"""SQLite storage: one `open_db` that migrates, and typed reads and atomic bulk writes."""
+
+from .corpora import (CorpusSummary, LanguageStats, get_corpus, list_corpora, load_texts,
+                      save_corpus)
+from .db import DB_ENV, DEFAULT_DB, default_db_path, open_db
+from .errors import StoreError
+
+__all__ = [
+    "DB_ENV",
+    "DEFAULT_DB",
+    "CorpusSummary",
+    "LanguageStats",
+    "StoreError",
+    "default_db_path",
+    "get_corpus",
+    "list_corpora",
+    "load_texts",
+    "open_db",
+    "save_corpus",
+]

@@ -1,0 +1,62 @@
+"""The database schema, as ordered migrations (sqlite-utils `Migrations`).
+
+`analyzer.store.open_db` applies whatever is pending on every open, so a new or an old
+database is always at the current schema. Add a migration at the end; never edit one that
+has shipped. The SQLModel classes in `analyzer.store.models` mirror these tables (a test
+checks that they agree).
+
+Installed as `analyzer.migrations` (see pyproject.toml), so an installed wheel has it too.
+"""
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("analyzer")
+
+
+def _run(db: Database, statements: str) -> None:
+    # One execute per statement: executescript would COMMIT and break the migration's
+    # transaction.
+    for statement in statements.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+@migrations()
+def m001_corpora(db: Database) -> None:
+    _run(db, """
+    CREATE TABLE corpora (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,
+        format TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        n_units INTEGER NOT NULL,
+        nfc INTEGER NOT NULL DEFAULT 0,
+        created TEXT NOT NULL
+    );
+    CREATE TABLE corpus_languages (
+        corpus_id INTEGER NOT NULL REFERENCES corpora(id) ON DELETE CASCADE,
+        lang TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        PRIMARY KEY (corpus_id, lang)
+    );
+    CREATE TABLE units (
+        corpus_id INTEGER NOT NULL REFERENCES corpora(id) ON DELETE CASCADE,
+        unit INTEGER NOT NULL,
+        source_id TEXT,
+        PRIMARY KEY (corpus_id, unit)
+    );
+    CREATE TABLE texts (
+        id INTEGER PRIMARY KEY,
+        corpus_id INTEGER NOT NULL,
+        unit INTEGER NOT NULL,
+        lang TEXT NOT NULL,
+        text TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        chars INTEGER NOT NULL,
+        UNIQUE (corpus_id, lang, unit),
+        FOREIGN KEY (corpus_id, unit) REFERENCES units(corpus_id, unit) ON DELETE CASCADE,
+        FOREIGN KEY (corpus_id, lang) REFERENCES corpus_languages(corpus_id, lang) ON DELETE CASCADE
+    )
+    """)

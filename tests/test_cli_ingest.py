@@ -1,0 +1,183 @@
+"""`analyzer ingest`, `corpora` and `corpus` through the CLI; every bad input leaves the
+database exactly as it was."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlite_utils import Database
+from typer.testing import CliRunner
+
+from analyzer.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path):
+    """A database holding the sample corpus, so 'unchanged' means something."""
+    path = tmp_path / "a.db"
+    result = runner.invoke(app, ["ingest", "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def dump(path) -> list[str]:
+    return list(Database(path).iterdump())
+
+
+def folder(tmp_path, files: dict[str, bytes | str], name="c"):
+    target = tmp_path / name
+    target.mkdir()
+    for filename, content in files.items():
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        (target / filename).write_bytes(data)
+    return target
+
+
+def ingest(db, *args):
+    return runner.invoke(app, ["ingest", *map(str, args), "--db", str(db)])
+
+
+def test_ingest_the_sample_prints_the_language_table(db):
+    result = runner.invoke(app, ["corpus", "harbour_town", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    for expected in ("eng_Latn", "English", "tha_Thai", "Thai", "20"):
+        assert expected in result.output
+
+
+def test_same_content_again_is_a_no_op(db):
+    before = dump(db)
+    result = runner.invoke(app, ["ingest", "--db", str(db)])
+    assert result.exit_code == 0
+    assert "already ingested" in result.output
+    assert dump(db) == before
+
+
+def test_same_name_other_content_needs_replace(db, tmp_path):
+    other = folder(tmp_path, {"en.txt": "a\nb\n", "de.txt": "A\nB\n"}, name="harbour_town")
+    before = dump(db)
+    result = ingest(db, other)
+    assert result.exit_code == 1
+    assert "already exists" in result.output and "--replace" in result.output
+    assert dump(db) == before
+    result = ingest(db, other, "--replace")
+    assert result.exit_code == 0, result.output
+    data = json.loads(runner.invoke(app, ["corpus", "harbour_town", "--db", str(db), "--json"]).output)
+    assert data["units"] == 2 and data["languages"] == ["deu_Latn", "eng_Latn"]
+
+
+BAD_INPUTS = {
+    "not utf-8": ({"en.txt": b"ok\n", "de.txt": b"gr\xfc\xdf\n"}, ["de.txt", "byte offset 2"]),
+    "misaligned": ({"en.txt": "a\nb\nc\n", "de.txt": "A\nB\n"}, ["misaligned", "en.txt: 3", "de.txt: 2"]),
+    "empty unit": ({"en.txt": "a\n\nc\n", "de.txt": "A\nB\nC\n"}, ["line 2 is empty in en.txt", "--skip-empty-units"]),
+    "unknown code": ({"en.txt": "a\n", "english-ish.txt": "b\n"}, ["unknown language code 'english-ish'"]),
+    "code is a name": ({"en.txt": "a\n", "russian.txt": "b\n"}, ["'russian'", "did you mean rus_Cyrl"]),
+    "two columns, one language": ({"en.txt": "a\n", "eng_Latn.txt": "b\n"}, ["both eng_Latn"]),
+    "one language": ({"en.txt": "a\n"}, ["two or more languages"]),
+    "not text": ({"en.txt": "a\n", "de.txt": b"\x00\x01\x02"}, ["de.txt", "not a text file"]),
+    "no units": ({"en.txt": "", "de.txt": ""}, ["no units"]),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_folder_input_is_refused_and_changes_nothing(db, tmp_path, case):
+    files, messages = BAD_INPUTS[case]
+    before = dump(db)
+    result = ingest(db, folder(tmp_path, files))
+    assert result.exit_code == 1, result.output
+    output = " ".join(result.output.split())  # undo rich's line wrapping
+    for message in messages:
+        assert message in output
+    assert dump(db) == before
+
+
+BAD_FILES = {
+    "short.tsv": ("en\tde\nA\tB\nC\n", ["short.tsv", "line 3 has 1 cells, the header has 2"]),
+    "broken.jsonl": ('{"en": "a", "de": "b"}\n{"en": "c"}\n', ["line 2", "missing de"]),
+    "notjson.jsonl": ('{"en": "a", "de": "b"}\nnope\n', ["line 2: not JSON"]),
+    "missing.tmx": ('<tmx><body><tu tuid="7"><tuv xml:lang="en"><seg>a</seg></tuv>'
+                    '<tuv xml:lang="de"><seg>b</seg></tuv></tu><tu tuid="8"><tuv xml:lang="en">'
+                    '<seg>c</seg></tuv></tu></body></tmx>', ["tu 2 (tuid 8) has no de"]),
+    "bomb.tmx": ('<?xml version="1.0"?><!DOCTYPE tmx [<!ENTITY a "aaaaaaaaaa">'
+                 '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><tmx><body><tu><tuv xml:lang="en">'
+                 '<seg>&b;</seg></tuv></tu></body></tmx>', ["refused unsafe XML"]),
+    "broken.tmx": ("<tmx><body><tu>", ["not well-formed XML at line 1"]),
+    "empty.csv": ("", ["empty file"]),
+    "unknown.xyz": ("whatever", ["cannot tell the format", "--format"]),
+}
+
+
+@pytest.mark.parametrize("filename", BAD_FILES)
+def test_bad_file_input_is_refused_and_changes_nothing(db, tmp_path, filename):
+    content, messages = BAD_FILES[filename]
+    path = tmp_path / filename
+    path.write_text(content, encoding="utf-8")
+    before = dump(db)
+    result = ingest(db, path)
+    assert result.exit_code == 1, result.output
+    output = " ".join(result.output.split())
+    for message in messages:
+        assert message in output
+    assert dump(db) == before
+
+
+def test_missing_path_and_empty_folder(db, tmp_path):
+    result = ingest(db, tmp_path / "nowhere")
+    assert result.exit_code == 1 and "no such file or folder" in result.output
+    (tmp_path / "empty").mkdir()
+    result = ingest(db, tmp_path / "empty")
+    assert result.exit_code == 1 and "no recognised corpus files" in result.output
+
+
+def test_skip_empty_units_and_nfc_say_what_they_did(db, tmp_path):
+    source = folder(tmp_path, {"en.txt": "Cafe\u0301\n\nTea\n", "fr.txt": "Café\nLait\nThé\n"})
+    result = ingest(db, source, "--skip-empty-units", "--nfc", "--name", "drinks")
+    assert result.exit_code == 0, result.output
+    assert "Dropped 1 unit(s)" in result.output
+    assert "NFC normalisation changed 1 unit(s)" in result.output
+    data = json.loads(runner.invoke(app, ["corpus", "drinks", "--db", str(db), "--json"]).output)
+    assert data["units"] == 2 and data["nfc"] is True
+
+
+def test_paragraph_units_and_explicit_format(db, tmp_path):
+    source = folder(tmp_path, {"en.txt": "A a.\nA b.\n\nB.\n", "de.txt": "A.\n\nB.\n"})
+    result = ingest(db, source, "--units", "paragraphs", "--format", "folder", "--name", "paras")
+    assert result.exit_code == 0, result.output
+    data = json.loads(runner.invoke(app, ["corpus", "paras", "--db", str(db), "--json"]).output)
+    assert data["units"] == 2
+
+
+def test_corpora_json_lists_every_corpus(db, tmp_path):
+    ingest(db, folder(tmp_path, {"en.txt": "a\n", "de.txt": "b\n"}, name="tiny"))
+    result = runner.invoke(app, ["corpora", "--db", str(db), "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert [c["name"] for c in data] == ["harbour_town", "tiny"]
+    assert set(data[0]) >= {"name", "source", "format", "units", "languages", "bytes", "content_hash"}
+    assert data[0]["units"] == 20 and len(data[0]["languages"]) == 12
+
+
+def test_corpus_detail_json_matches_the_table(db):
+    data = json.loads(runner.invoke(app, ["corpus", "harbour_town", "--db", str(db), "--json"]).output)
+    english = next(s for s in data["language_stats"] if s["lang"] == "eng_Latn")
+    table = runner.invoke(app, ["corpus", "harbour_town", "--db", str(db)]).output
+    row = next(line for line in table.splitlines() if "eng_Latn" in line)
+    assert f"{english['bytes']:,}" in row and f"{english['chars']:,}" in row
+    assert sum(s["bytes"] for s in data["language_stats"]) == data["bytes"]
+
+
+def test_unknown_corpus_and_missing_database(db, tmp_path):
+    result = runner.invoke(app, ["corpus", "nope", "--db", str(db)])
+    assert result.exit_code == 1 and "harbour_town" in result.output
+    result = runner.invoke(app, ["corpora", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 1 and "no database here yet" in result.output
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_db_path_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANALYZER_DB", str(tmp_path / "env.db"))
+    result = runner.invoke(app, ["ingest"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "env.db").exists()

@@ -1,0 +1,95 @@
+"""Migrations take any database to the current schema; models mirror it; writes are atomic."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from sqlite_utils import Database
+from sqlmodel import SQLModel
+
+from analyzer.corpus import read_corpus
+from analyzer.migrations import migrations
+from analyzer.store import open_db, save_corpus
+from analyzer.store import models  # noqa: F401  (registers the tables in SQLModel.metadata)
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "parallel_corpora" / "harbour_town"
+
+
+def schema(db: Database) -> list[tuple[str, str]]:
+    rows = db.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+                      "AND name NOT LIKE '_sqlite_migrations%' ORDER BY name").fetchall()
+    return [(name, " ".join(sql.split())) for name, sql in rows]
+
+
+def test_a_fresh_database_gets_every_migration(tmp_path):
+    db = open_db(tmp_path / "fresh.db")
+    assert [m.name for m in migrations.applied(db)] == [m.name for m in migrations.pending(Database(memory=True))]
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("stop_before", [m.name for m in migrations.pending(Database(memory=True))])
+def test_a_database_at_an_earlier_schema_is_brought_up_to_date(tmp_path, stop_before):
+    old = Database(tmp_path / "old.db")
+    migrations.apply(old, stop_before=stop_before)
+    old.close()
+    upgraded = open_db(tmp_path / "old.db")
+    assert schema(upgraded) == schema(open_db(tmp_path / "fresh.db"))
+
+
+def test_opening_twice_applies_nothing_twice(tmp_path):
+    open_db(tmp_path / "a.db")
+    db = open_db(tmp_path / "a.db")
+    names = [m.name for m in migrations.applied(db)]
+    assert len(names) == len(set(names))
+
+
+def test_models_mirror_the_tables(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    type_names = {"INTEGER": {"INTEGER", "BOOLEAN"}, "TEXT": {"VARCHAR"}}
+    for table in SQLModel.metadata.sorted_tables:
+        info = {row[1]: row for row in db.execute(f"PRAGMA table_info({table.name})")}
+        assert set(info) == set(table.columns.keys()), table.name
+        for column in table.columns:
+            _, _, declared, notnull, _, pk = info[column.name]
+            assert str(column.type).split("(")[0] in type_names[declared], (table.name, column.name)
+            assert bool(pk) == column.primary_key, (table.name, column.name)
+            if not column.primary_key:
+                assert bool(notnull) == (not column.nullable), (table.name, column.name)
+    assert {t.name for t in SQLModel.metadata.sorted_tables} == set(db.table_names()) - {"_sqlite_migrations"}
+
+
+def test_a_failure_part_way_through_saving_leaves_nothing_behind(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    corpus = read_corpus(SAMPLE)
+    corpus.texts["zho_Hans"][-1] = None  # fails only after most rows were inserted
+    before = list(db.iterdump())
+    with pytest.raises(AttributeError):
+        save_corpus(db, corpus, "broken")
+    assert list(db.iterdump()) == before
+    assert db.execute("SELECT count(*) FROM texts").fetchone()[0] == 0
+
+
+def test_replacing_removes_every_old_row(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    corpus = read_corpus(SAMPLE)
+    save_corpus(db, corpus, "c")
+    corpus.texts = {lang: texts[:3] for lang, texts in corpus.texts.items()}
+    corpus.unit_ids = corpus.unit_ids[:3]
+    assert save_corpus(db, corpus, "c", replace=True) == "replaced"
+    assert db.execute("SELECT count(*) FROM texts").fetchone()[0] == 3 * 12
+    assert db.execute("SELECT count(*) FROM units").fetchone()[0] == 3
+
+
+def test_an_installed_wheel_carries_the_migrations(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    wheel = next(tmp_path.glob("analyzer-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "analyzer/migrations/__init__.py" in names
+    assert "analyzer/bpe/trainer.py" in names
