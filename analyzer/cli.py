@@ -16,6 +16,10 @@ from . import __version__, bpe
 from .corpus import FORMATS, CorpusError, read_corpus
 from .store import DB_ENV, DEFAULT_DB, StoreError, get_corpus, list_corpora, open_db, save_corpus
 from .store.corpora import CorpusSummary
+from . import cli_views as views
+from .metrics import language_metrics, load_run_data
+from .runs import RunError, RunSettings, execute_run
+from .store import get_run, list_runs, load_merges, reap_stale_runs, vocabularies
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "parallel_corpora" / "harbour_town"
 
@@ -237,3 +241,243 @@ def _corpus_json(summary: CorpusSummary, *, details: bool) -> dict:
             {"lang": s.lang, "name": s.name, "units": s.units, "bytes": s.bytes, "chars": s.chars,
              "bytes_per_char": round(s.bytes_per_char, 4)} for s in summary.languages]
     return record
+
+
+@app.command()
+def run(
+    vocab: list[str] = typer.Option(..., "--vocab", "-v",
+                                    help="Vocabulary size(s): repeat, or 256,512,4096."),
+    corpus: str = typer.Option(None, help="Corpus name; optional when there is only one."),
+    langs: str = typer.Option(None, help="Languages, e.g. eng_Latn,rus_Cyrl (default: all)."),
+    pivot: str = typer.Option(None, help="Pivot language (default: English if present, "
+                                         "else the first)."),
+    per_language: bool = typer.Option(True, help="Also train one vocabulary per language."),
+    cross: bool = typer.Option(False, help="Every vocabulary counts every language."),
+    holdout: float = typer.Option(0.0, help="Share of units held out of training and measured "
+                                            "(0: train and measure on all)."),
+    seed: int = typer.Option(0, help="Seed for the holdout split and the bootstrap."),
+    tie_break: TieBreak = typer.Option(TieBreak.lexicographic, help="How equal counts are ordered."),
+    min_pair_count: int = typer.Option(2, help="Stop when the best pair occurs fewer times."),
+    jobs: int = typer.Option(None, help="Parallel processes (default: the machine's cores)."),
+    as_json: bool = JsonOption,
+    db: Path = DbOption,
+) -> None:
+    """Train shared and per-language vocabularies, count every unit at every size, store it."""
+    settings = RunSettings(
+        sizes=_parse_sizes(vocab), corpus=corpus,
+        languages=[code for code in langs.split(",") if code.strip()] if langs is not None else None,
+        pivot=pivot, per_language=per_language, cross=cross, holdout=holdout, seed=seed,
+        tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
+    )
+    if not db.exists():
+        raise _fail(f"{db}: no database here yet; run analyzer ingest first (or pass --db)")
+    database = open_db(db)
+    console = Console(stderr=True)
+    try:
+        with Progress(*Progress.get_default_columns(), console=console, transient=True) as bars:
+            tracker = _VocabularyBars(bars)
+            run_id = execute_run(database, settings, tracker.report, tracker.stage)
+    except RunError as error:
+        raise _fail(str(error)) from None
+    except KeyboardInterrupt:
+        console.print("Interrupted: the run is marked interrupted and none of its partial "
+                      "results were stored.")
+        raise typer.Exit(code=130) from None
+    _show_run(database, run_id, as_json=as_json)
+
+
+@app.command()
+def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
+    """List the runs in the database, newest last."""
+    summaries = _read(lambda database: (reap_stale_runs(database), list_runs(database))[1], db)
+    if as_json:
+        typer.echo(json.dumps([views.run_list_json(s) for s in summaries], indent=2))
+        return
+    if not summaries:
+        Console().print("No runs yet: analyzer run --vocab 512")
+        return
+    table = Table("id", "corpus", "status", "languages", "sizes", "pivot", "holdout", "started",
+                  "seconds")
+    for s in summaries:
+        r = s.run
+        status = r.status if not r.error else f"{r.status}: {r.error}"
+        table.add_row(str(r.id), escape(s.corpus), escape(status), str(len(s.languages)),
+                      ",".join(map(str, s.sizes)), r.pivot, f"{r.holdout:g}", r.started,
+                      f"{r.seconds:.1f}" if r.seconds is not None else "-")
+    Console().print(table)
+
+
+@app.command()
+def show(
+    run_id: int = typer.Argument(..., metavar="RUN", help="Run id (see analyzer runs)."),
+    size: int = typer.Option(None, help="Only this size."),
+    vocab: str = typer.Option("shared", help="shared, or a language's own vocabulary."),
+    as_json: bool = JsonOption,
+    db: Path = DbOption,
+) -> None:
+    """Show a run's results: tokens and overhead vs the pivot per language and size."""
+    database = _read(lambda database: database, db)
+    _show_run(database, run_id, as_json=as_json, vocab=vocab, size=size)
+
+
+@app.command()
+def merges(
+    run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
+    vocab: str = typer.Option("shared", help="shared, or a language code."),
+    top: int = typer.Option(20, help="How many merges, from the first."),
+    db: Path = DbOption,
+) -> None:
+    """List a vocabulary's first merges: which bytes became which token, and how often."""
+    rows = _read(lambda database: load_merges(database, run_id, vocab), db)
+    pieces = {byte: bytes([byte]) for byte in range(256)}
+    for left, right, new_id, _, token in rows:
+        pieces[new_id] = token
+    width = len(str(min(top, len(rows))))
+    for rank, (left, right, new_id, count, token) in enumerate(rows[:top], start=1):
+        typer.echo(f"merge {rank:>{max(width, 3)}}: {pieces[left]!r} + {pieces[right]!r}   "
+                   f"-> {token!r}     (occurred {count} times)")
+    if not rows:
+        typer.echo(f"{vocab}: no merges learned")
+
+
+@app.command()
+def tokenize(
+    run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
+    text: str = typer.Argument(..., help="The text to tokenize."),
+    vocab: str = typer.Option("shared", help="shared, or a language code."),
+    size: int = typer.Option(None, help="Vocabulary size (default: the run's largest)."),
+    db: Path = DbOption,
+) -> None:
+    """Tokenize a text with a run's vocabulary: the pieces, their ids and the count."""
+    rows = _read(lambda database: load_merges(database, run_id, vocab), db)
+    size = size or 256 + len(rows)
+    if not 256 <= size:
+        raise _fail(f"--size {size} is below 256, the byte alphabet")
+    vocabulary = bpe.Vocabulary([((l, r), n) for l, r, n, _, _ in rows[: size - 256]])
+    try:
+        ids = vocabulary.encode(text)
+    except ValueError as error:
+        raise _fail(str(error)) from None
+    table = Table("#", "id", "bytes", "text")
+    for index, token in enumerate(ids):
+        piece = vocabulary.token_bytes(token)
+        table.add_row(str(index), str(token), escape(repr(piece)),
+                      escape(piece.decode("utf-8", errors="backslashreplace")))
+    console = Console()
+    console.print(table)
+    console.print(f"{len(ids)} tokens for {len(text.encode('utf-8'))} bytes "
+                  f"({vocab} vocabulary, size {vocabulary.size})")
+
+
+@app.command()
+def export(
+    run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
+    format: str = typer.Option("json", "--format", help="json (everything) or csv (the records)."),
+    out: Path = typer.Option(None, help="File to write (default: standard output)."),
+    db: Path = DbOption,
+) -> None:
+    """Export a run: settings, vocabularies, merges, metrics records and the token report."""
+    if format not in ("json", "csv"):
+        raise _fail(f"--format must be json or csv, not {format!r}")
+    database = _read(lambda database: database, db)
+    data, frame = _run_metrics(database, run_id)
+    if format == "csv":
+        content = frame.to_csv(index=False)
+    else:
+        content = json.dumps(_export_json(database, data, frame), indent=2, ensure_ascii=False)
+    if out is None:
+        typer.echo(content)
+    else:
+        out.write_text(content, encoding="utf-8")
+        Console(stderr=True).print(f"Wrote {escape(str(out))}")
+
+
+class _VocabularyBars:
+    """Rich progress: one bar per vocabulary while it trains and counts."""
+
+    def __init__(self, bars: Progress):
+        self.bars = bars
+        self.tasks: dict[str, int] = {}
+        self.overall = bars.add_task("vocabularies", total=None)
+        self.done = 0
+
+    def stage(self, message: str) -> None:
+        self.bars.update(self.overall, description=message)
+
+    def report(self, scope: str, phase: str, done: int, total: int) -> None:
+        task = self.tasks.get(scope)
+        if task is None:
+            task = self.tasks[scope] = self.bars.add_task(scope, total=total)
+        if phase == "train":
+            self.bars.update(task, description=f"{scope}: training", completed=done, total=total)
+        elif phase == "count":
+            self.bars.update(task, description=f"{scope}: counting")
+        else:
+            self.bars.remove_task(task)
+            self.done += 1
+            self.bars.update(self.overall, description=f"vocabularies done: {self.done}")
+
+
+def _parse_sizes(values: list[str]) -> list[int]:
+    sizes = []
+    for value in values:
+        for part in value.split(","):
+            if not part.strip():
+                continue
+            try:
+                sizes.append(int(part))
+            except ValueError:
+                raise _fail(f"--vocab {part.strip()!r} is not a whole number") from None
+    return sizes
+
+
+def _run_metrics(database, run_id: int):
+    try:
+        run = get_run(database, run_id)
+    except StoreError as error:
+        raise _fail(str(error)) from None
+    if run.run.status != "complete":
+        why = f" ({run.run.error})" if run.run.error else ""
+        raise _fail(f"run {run_id} is {run.run.status}{why}: it has no results")
+    data = load_run_data(database, run_id)
+    return data, language_metrics(data)
+
+
+def _show_run(database, run_id: int, *, as_json: bool, vocab: str = "shared",
+              size: int | None = None) -> None:
+    data, frame = _run_metrics(database, run_id)
+    run = data.run
+    if vocab not in set(frame["vocab"]):
+        raise _fail(f"run {run_id} has no vocabulary {vocab!r}; it has: "
+                    f"{', '.join(dict.fromkeys(frame['vocab']))}")
+    if size is not None and size not in run.sizes:
+        raise _fail(f"run {run_id} has no size {size}; its sizes: {', '.join(map(str, run.sizes))}")
+    if as_json:
+        typer.echo(json.dumps(views.run_json(run, frame), indent=2))
+        return
+    console = Console()
+    console.print(views.summary_table(run, frame, vocab, [size] if size else None))
+    for note in views.early_stops(vocabularies(database, run_id), run.sizes):
+        console.print(f"[yellow]Note:[/yellow] {escape(note)}")
+    bad = [v.scope for v in vocabularies(database, run_id) if v.roundtrip_ok is False]
+    if bad:
+        console.print(f"[red]Round trip failed[/red] for {', '.join(bad)}: decoding did not "
+                      "give the texts back. This is a bug; please report it.")
+
+
+def _export_json(database, data, frame) -> dict:
+    run = data.run
+    vocabs = vocabularies(database, run.run.id)
+    export = views.run_list_json(run)
+    export["engine_version"] = run.run.engine_version
+    export["measured_units"] = run.measured_units
+    export["vocabularies"] = [
+        {"scope": v.scope, "kind": v.kind, "size": v.size, "trained_bytes": v.trained_bytes,
+         "merges_learned": v.merges_learned, "stop_reason": v.stop_reason, "seconds": v.seconds,
+         "roundtrip_ok": v.roundtrip_ok,
+         "merges": [{"left": l, "right": r, "id": n, "count": c, "token_hex": t.hex()}
+                    for l, r, n, c, t in load_merges(database, run.run.id, v.scope)]}
+        for v in vocabs]
+    export["records"] = views.records(frame)
+    export["token_report"] = views.token_report(run, frame, vocabs)
+    return export

@@ -60,3 +60,64 @@ def m001_corpora(db: Database) -> None:
         FOREIGN KEY (corpus_id, lang) REFERENCES corpus_languages(corpus_id, lang) ON DELETE CASCADE
     )
     """)
+
+
+@migrations()
+def m002_runs(db: Database) -> None:
+    # Token counts: one row per (vocabulary, size, language) holding the per-unit counts as a
+    # little-endian uint32 array aligned with the run's measured units, plus their total for
+    # SQL. Per-unit rows would make a 58-language cross run ~36 M rows; this keeps it ~25 k.
+    _run(db, """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora(id),
+        languages TEXT NOT NULL,
+        pivot TEXT NOT NULL,
+        sizes TEXT NOT NULL,
+        per_language INTEGER NOT NULL,
+        cross_matrix INTEGER NOT NULL,
+        holdout REAL NOT NULL,
+        seed INTEGER NOT NULL,
+        measured_units TEXT NOT NULL,
+        tie_break TEXT NOT NULL,
+        min_pair_count INTEGER NOT NULL,
+        engine_version TEXT NOT NULL,
+        status TEXT NOT NULL,
+        error TEXT,
+        pid INTEGER,
+        started TEXT NOT NULL,
+        finished TEXT,
+        seconds REAL
+    );
+    CREATE TABLE vocabularies (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        trained_bytes INTEGER,
+        merges_learned INTEGER,
+        stop_reason TEXT,
+        seconds REAL,
+        roundtrip_ok INTEGER,
+        UNIQUE (run_id, scope)
+    );
+    CREATE TABLE merges (
+        vocab_id INTEGER NOT NULL REFERENCES vocabularies(id) ON DELETE CASCADE,
+        rank INTEGER NOT NULL,
+        left_id INTEGER NOT NULL,
+        right_id INTEGER NOT NULL,
+        new_id INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        token BLOB NOT NULL,
+        PRIMARY KEY (vocab_id, rank)
+    );
+    CREATE TABLE token_counts (
+        vocab_id INTEGER NOT NULL REFERENCES vocabularies(id) ON DELETE CASCADE,
+        size INTEGER NOT NULL,
+        lang TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        unit_tokens BLOB NOT NULL,
+        PRIMARY KEY (vocab_id, size, lang)
+    )
+    """)

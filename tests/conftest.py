@@ -1,4 +1,4 @@
-"""Shared fixtures: where the real corpora are, when this checkout has them."""
+"""Shared fixtures: small corpora written by the tests, and the real ones in ../shared."""
 
 from __future__ import annotations
 
@@ -7,6 +7,16 @@ from pathlib import Path
 import pytest
 
 SHARED_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "parallel_corpora" / "harbour_town"
+
+TINY = {
+    "eng_Latn": ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog",
+                 "the mat is on the log", "dogs and cats sat", "the cat, the dog, the mat"],
+    "rus_Cyrl": ["кот сидел на коврике", "пёс сидел на бревне", "кот и пёс",
+                 "коврик лежит на бревне", "собаки и кошки сидели", "кот, пёс, коврик"],
+    "kor_Hang": ["고양이가 매트 위에 앉았다", "개가 통나무 위에 앉았다", "고양이와 개",
+                 "매트가 통나무 위에 있다", "개들과 고양이들이 앉았다", "고양이, 개, 매트"],
+}
 
 
 def shared_corpus(name: str) -> Path:
@@ -20,3 +30,24 @@ def shared_corpus(name: str) -> Path:
 @pytest.fixture
 def udhr_text() -> Path:
     return shared_corpus("udhr")
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path) -> Path:
+    """Three languages, six short aligned units, as a folder corpus."""
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    for lang, lines in TINY.items():
+        (folder / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def tiny_db(tmp_path, tiny_corpus):
+    """A database holding the tiny corpus (named 'tiny')."""
+    from analyzer.corpus import read_corpus
+    from analyzer.store import open_db, save_corpus
+
+    db = open_db(tmp_path / "tiny.db")
+    save_corpus(db, read_corpus(tiny_corpus), "tiny")
+    return db

@@ -165,3 +165,14 @@ def test_vocabulary_prepares_once_and_agrees_with_the_functions():
     assert vocab.size == 256 + len(merges)
     assert vocab.encode("hello") == bpe.encode("hello", merges)
     assert vocab.token_bytes(merges[-1][1]) == bytes(ref.to_ids(ref.decode([merges[-1][1]], merges)))
+
+
+@engine_settings
+@given(texts, small_text | any_text)
+def test_measure_counts_like_count_tokens_and_round_trips(texts, other):
+    merges = bpe.train(texts, 320)
+    vocab = bpe.Vocabulary(merges)
+    sizes = [256, 256 + len(merges)]
+    measured = vocab.measure([*texts, other], sizes, roundtrip=True)
+    assert measured.counts == bpe.count_tokens([*texts, other], merges, sizes)
+    assert measured.roundtrip_ok is True

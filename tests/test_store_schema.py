@@ -51,7 +51,8 @@ def test_opening_twice_applies_nothing_twice(tmp_path):
 
 def test_models_mirror_the_tables(tmp_path):
     db = open_db(tmp_path / "a.db")
-    type_names = {"INTEGER": {"INTEGER", "BOOLEAN"}, "TEXT": {"VARCHAR"}}
+    type_names = {"INTEGER": {"INTEGER", "BOOLEAN"}, "TEXT": {"VARCHAR"}, "REAL": {"FLOAT"},
+                  "BLOB": {"BLOB", "LARGEBINARY"}}
     for table in SQLModel.metadata.sorted_tables:
         info = {row[1]: row for row in db.execute(f"PRAGMA table_info({table.name})")}
         assert set(info) == set(table.columns.keys()), table.name

@@ -6,7 +6,8 @@ Public API (what the rest of the analyzer uses):
 - `train_detailed(...)`: the same, returning a `Training` with counts and the stop reason
 - `encode(text, merges)`, `decode(ids, merges)`
 - `count_tokens(texts, merges, sizes)`: `{size: [tokens of each text]}` in one replay
-- `Vocabulary(merges)`: the same operations with the merge list prepared once
+- `Vocabulary(merges)`: the same operations with the merge list prepared once, and
+  `measure(texts, sizes, roundtrip=True)`: counts plus a decode check, in one replay
 
 `analyzer.bpe.reference` is the slow, literal definition every result here must equal.
 
@@ -18,10 +19,11 @@ Public API (what the rest of the analyzer uses):
 from . import reference
 from .reference import MIN_PAIR_COUNT, Merge, Pair
 from .trainer import Progress, Training, train, train_detailed
-from .vocabulary import Vocabulary, count_tokens, decode, encode
+from .vocabulary import Measurement, Vocabulary, count_tokens, decode, encode
 
 __all__ = [
     "MIN_PAIR_COUNT",
+    "Measurement",
     "Merge",
     "Pair",
     "Progress",

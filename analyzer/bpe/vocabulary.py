@@ -22,14 +22,23 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from heapq import heappop, heappush
 
-from .packing import pack
+from .packing import as_text_list, pack
 from .reference import FIRST_NEW_ID, Merge
 from .tokens import (
     GAP, byte_pair_counts, byte_pair_positions, is_rare, rare_byte_pair_positions, read_tokens,
     token_array,
 )
+
+
+@dataclass(frozen=True)
+class Measurement:
+    counts: dict[int, list[int]]
+    """`{size: [tokens of each text]}`."""
+    roundtrip_ok: bool | None = None
+    """Whether every text decoded back to itself (None when not checked)."""
 
 
 class Vocabulary:
@@ -74,20 +83,37 @@ class Vocabulary:
 
     def count_tokens(self, texts: str | Iterable[str], sizes: Iterable[int]) -> dict[int, list[int]]:
         """`{size: [tokens of each text]}` for every size, in one replay of the merges."""
+        return self.measure(texts, sizes).counts
+
+    def measure(self, texts: str | Iterable[str], sizes: Iterable[int], *,
+                roundtrip: bool = False) -> Measurement:
+        """Token counts at every size from one replay; with `roundtrip`, also check that
+        decoding each text's ids at the largest size gives the text back."""
         sizes = sorted(set(sizes))
         for size in sizes:
             if isinstance(size, bool) or not isinstance(size, int) \
                     or not FIRST_NEW_ID <= size <= self.size:
                 raise ValueError(f"size {size!r} is outside {FIRST_NEW_ID}..{self.size}, "
                                  f"the sizes this merge list has")
-        packed = pack(texts)
+        text_list = as_text_list(texts)
+        packed = pack(text_list)
         counts = [end - start for start, end in zip(packed.starts, packed.ends())]
         result: dict[int, list[int]] = {}
-        if sizes:
-            snapshots = [(size - FIRST_NEW_ID, size) for size in sizes]
-            self._replay(packed.buffer, sizes[-1] - FIRST_NEW_ID, _text_index(packed), counts,
-                         snapshots, result)
-        return result
+        if not sizes and not roundtrip:
+            return Measurement(result)
+        last = sizes[-1] if sizes else self.size
+        snapshots = [(size - FIRST_NEW_ID, size) for size in sizes]
+        tok = self._replay(packed.buffer, last - FIRST_NEW_ID, _text_index(packed), counts,
+                           snapshots, result)
+        if not roundtrip:
+            return Measurement(result)
+        pieces = self._pieces
+        ok = all(
+            b"".join([pieces[i] for i in read_tokens(tok, start, end, self.lengths)])
+            .decode("utf-8", errors="replace") == text
+            for text, start, end in zip(text_list, packed.starts, packed.ends())
+        )
+        return Measurement(result, ok)
 
     def _replay(self, buffer: bytes, n_merges: int, text_of: array | None = None,
                 counts: list[int] | None = None, snapshots: list[tuple[int, int]] = (),

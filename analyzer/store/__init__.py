@@ -4,8 +4,26 @@ from .corpora import (CorpusSummary, LanguageStats, get_corpus, list_corpora, lo
                       save_corpus)
 from .db import DB_ENV, DEFAULT_DB, default_db_path, open_db
 from .errors import StoreError
+from .runs import (COMPLETE, FAILED, INTERRUPTED, RUNNING, RunSummary, VocabularyRecord,
+                   create_run, finish_run, get_run, list_runs, load_counts, load_merges, mark_run,
+                   reap_stale_runs, vocabularies)
 
 __all__ = [
+    "COMPLETE",
+    "FAILED",
+    "INTERRUPTED",
+    "RUNNING",
+    "RunSummary",
+    "VocabularyRecord",
+    "create_run",
+    "finish_run",
+    "get_run",
+    "list_runs",
+    "load_counts",
+    "load_merges",
+    "mark_run",
+    "reap_stale_runs",
+    "vocabularies",
     "DB_ENV",
     "DEFAULT_DB",
     "CorpusSummary",

@@ -13,6 +13,7 @@ from analyzer.corpus import ParallelCorpus, language_name
 
 from .errors import StoreError
 from .models import Corpus, CorpusLanguage, Text
+from .runs import runs_of_corpus
 from .session import session
 
 
@@ -50,6 +51,11 @@ def save_corpus(db: Database, corpus: ParallelCorpus, name: str, *, replace: boo
                           [name]).fetchone()
     if existing and existing[1] == content_hash:
         return "unchanged"
+    if existing and replace:
+        n_runs = runs_of_corpus(db, existing[0])
+        if n_runs:
+            raise StoreError(f"corpus {name!r} has {n_runs} run(s) whose results refer to its "
+                             "units; ingest the new content under another --name")
     if existing and not replace:
         raise StoreError(f"a corpus named {name!r} already exists (from {existing[2]}) with other "
                          "content; pass --replace to replace it, or --name to choose another name")

@@ -1,0 +1,20 @@
+"""Metrics of a run as pandas frames: premium, byte premium, bytes and characters per token,
+fertility, per-unit spread, bootstrap confidence intervals and the Gini of premiums.
+
+    data = load_run_data(db, run_id)
+    frame = language_metrics(data)   # one row per (vocab, size, lang)
+"""
+
+from .frames import RESAMPLES, RunData, language_metrics, load_run_data, own_vocabulary
+from .stats import bootstrap_weights, gini, separates_words
+
+__all__ = [
+    "RESAMPLES",
+    "RunData",
+    "bootstrap_weights",
+    "gini",
+    "language_metrics",
+    "load_run_data",
+    "own_vocabulary",
+    "separates_words",
+]

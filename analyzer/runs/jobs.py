@@ -1,0 +1,128 @@
+"""One job per vocabulary: train it, then count every measured text at every size.
+
+Jobs are plain data, so they run the same in this process or in a worker process; workers
+report progress through a queue that the parent turns into progress bars.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+
+from analyzer import bpe
+from analyzer.store import VocabularyRecord
+
+Report = Callable[[str, str, int, int], None]
+"""report(scope, phase, done, total); phase is "train", "count" or "done"."""
+
+
+@dataclass
+class VocabularyJob:
+    scope: str
+    """"shared" or the language the vocabulary is trained on."""
+    train_texts: list[str]
+    measure: dict[str, list[str]]
+    """The measured texts of every language this vocabulary counts."""
+    sizes: list[int]
+    tie_break: str
+    min_pair_count: int
+
+    @property
+    def work(self) -> int:
+        return sum(len(t) for t in self.train_texts)
+
+
+def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
+    """Train at the largest size; every smaller size is a prefix, so one replay counts all."""
+    largest = job.sizes[-1]
+    report = report or (lambda *args: None)
+    step = max(1, (largest - 256) // 100)
+
+    def on_merge(done: int, total: int) -> None:
+        if done % step == 0 or done == total:
+            report(job.scope, "train", done, total)
+
+    start = time.perf_counter()
+    training = bpe.train_detailed(job.train_texts, largest, min_pair_count=job.min_pair_count,
+                                  tie_break=job.tie_break, progress=on_merge)
+    seconds = time.perf_counter() - start
+    report(job.scope, "count", 0, 1)
+    vocabulary = bpe.Vocabulary(training.merges)
+    # A vocabulary that stopped early has no larger sizes: those equal its final size.
+    reachable = sorted({min(size, vocabulary.size) for size in job.sizes})
+    languages = list(job.measure)
+    texts = [text for lang in languages for text in job.measure[lang]]
+    measured = vocabulary.measure(texts, reachable, roundtrip=True)
+    counts: dict[int, dict[str, list[int]]] = {}
+    for size in job.sizes:
+        flat = measured.counts[min(size, vocabulary.size)]
+        counts[size], offset = {}, 0
+        for lang in languages:
+            n = len(job.measure[lang])
+            counts[size][lang] = flat[offset:offset + n]
+            offset += n
+    report(job.scope, "done", 1, 1)
+    return VocabularyRecord(
+        scope=job.scope, kind="trained", size=largest, counts=counts,
+        trained_bytes=training.n_bytes, merges_learned=len(training.merges),
+        stop_reason=training.stop_reason, seconds=round(seconds, 3),
+        roundtrip_ok=measured.roundtrip_ok,
+        merges=[(left, right, new_id, count, vocabulary.token_bytes(new_id))
+                for ((left, right), new_id), count in zip(training.merges, training.counts)],
+    )
+
+
+def run_jobs(jobs: list[VocabularyJob], workers: int, report: Report | None = None
+             ) -> list[VocabularyRecord]:
+    """Build every vocabulary, the biggest first, in `workers` processes; results in job order."""
+    if workers <= 1 or len(jobs) <= 1:
+        return [build_vocabulary(job, report) for job in jobs]
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    messages = context.Queue()
+    results: dict[int, VocabularyRecord] = {}
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].work)
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
+                             initializer=_init_worker, initargs=(messages,)) as pool:
+        pending = {pool.submit(_build_in_worker, jobs[i]): i for i in order}
+        try:
+            while pending:
+                done, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                _drain(messages, report)
+                for future in done:
+                    results[pending.pop(future)] = future.result()
+            _drain(messages, report)
+        except BaseException:
+            # Ctrl-C or a failed job: stop the other workers now rather than let the pool
+            # wait for their trainings to finish.
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return [results[i] for i in range(len(jobs))]
+
+
+_worker_queue = None
+
+
+def _init_worker(messages) -> None:
+    global _worker_queue
+    _worker_queue = messages
+
+
+def _build_in_worker(job: VocabularyJob) -> VocabularyRecord:
+    return build_vocabulary(job, lambda *message: _worker_queue.put(message))
+
+
+def _drain(messages, report: Report | None) -> None:
+    while True:
+        try:
+            message = messages.get_nowait()
+        except queue.Empty:
+            return
+        if report is not None:
+            report(*message)

@@ -1,0 +1,141 @@
+"""What a run is asked to do, checked against the database before anything starts."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from analyzer.bpe.reference import FIRST_NEW_ID, TIE_BREAKS
+from analyzer.corpus import CorpusError, normalise_language
+from analyzer.store import StoreError, get_corpus, list_corpora
+from analyzer.store.corpora import CorpusSummary
+
+DEFAULT_PIVOT = "eng_Latn"
+
+
+class RunError(ValueError):
+    """Settings no run can honour; the message says which value and what would do."""
+
+
+@dataclass
+class RunSettings:
+    sizes: list[int]
+    corpus: str | None = None
+    languages: list[str] | None = None
+    pivot: str | None = None
+    per_language: bool = True
+    cross: bool = False
+    holdout: float = 0.0
+    seed: int = 0
+    tie_break: str = "lexicographic"
+    min_pair_count: int = 2
+    jobs: int | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """Settings made concrete: the corpus, languages, pivot, sizes and the unit split."""
+
+    corpus: CorpusSummary
+    languages: list[str]
+    pivot: str
+    sizes: list[int]
+    train_units: list[int]
+    measured_units: list[int]
+    settings: RunSettings
+
+
+def resolve(db: Database, settings: RunSettings) -> ResolvedRun:
+    sizes = _sizes(settings.sizes)
+    corpus = _corpus(db, settings.corpus)
+    languages = _languages(corpus, settings.languages)
+    pivot = _pivot(languages, settings.pivot)
+    if settings.tie_break not in TIE_BREAKS:
+        raise RunError(f"--tie-break must be one of {', '.join(TIE_BREAKS)}, "
+                       f"not {settings.tie_break!r}")
+    if settings.min_pair_count < 1:
+        raise RunError(f"--min-pair-count must be 1 or more, not {settings.min_pair_count}")
+    if settings.jobs is not None and settings.jobs < 1:
+        raise RunError(f"--jobs must be 1 or more, not {settings.jobs}")
+    train, measured = split_units(corpus.corpus.n_units, settings.holdout, settings.seed)
+    return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings)
+
+
+def split_units(n_units: int, holdout: float, seed: int) -> tuple[list[int], list[int]]:
+    """(training units, measured units). With a holdout, the same units in every language are
+    held out, chosen by `seed`; without one, both are all units.
+
+    >>> split_units(5, 0.4, seed=0)
+    ([0, 1, 2], [3, 4])
+    """
+    if not 0 <= holdout < 1:
+        raise RunError(f"--holdout must be at least 0 and below 1, not {holdout}")
+    everything = list(range(n_units))
+    if holdout == 0:
+        return everything, everything
+    n_held = round(holdout * n_units)
+    if n_held < 1 or n_held >= n_units:
+        raise RunError(f"--holdout {holdout} of {n_units} units holds out {n_held}; "
+                       "at least one unit must be held out and one left to train on")
+    held = sorted(random.Random(seed).sample(everything, n_held))
+    held_set = set(held)
+    return [u for u in everything if u not in held_set], held
+
+
+def _sizes(sizes: list[int]) -> list[int]:
+    if not sizes:
+        raise RunError("no vocabulary size: pass --vocab, e.g. --vocab 512 or --vocab 256,1024")
+    for size in sizes:
+        if size < FIRST_NEW_ID:
+            raise RunError(f"--vocab {size} is below {FIRST_NEW_ID}, the byte alphabet")
+    return sorted(set(sizes))
+
+
+def _corpus(db: Database, name: str | None) -> CorpusSummary:
+    if name is not None:
+        try:
+            return get_corpus(db, name)
+        except StoreError as error:
+            raise RunError(str(error)) from None
+    corpora = list_corpora(db)
+    if not corpora:
+        raise RunError("the database has no corpora yet; run analyzer ingest first")
+    if len(corpora) > 1:
+        names = ", ".join(c.corpus.name for c in corpora)
+        raise RunError(f"the database has several corpora ({names}); choose one with --corpus")
+    return corpora[0]
+
+
+def _languages(corpus: CorpusSummary, wanted: list[str] | None) -> list[str]:
+    available = [stats.lang for stats in corpus.languages]
+    if wanted is None:
+        return available
+    if not wanted:
+        raise RunError("no languages: --langs needs at least one language code")
+    chosen = []
+    for code in wanted:
+        try:
+            language = normalise_language(code)
+        except CorpusError as error:
+            raise RunError(f"--langs: {error}") from None
+        if language not in available:
+            raise RunError(f"--langs: {language} is not in corpus {corpus.corpus.name!r} "
+                           f"(it has: {', '.join(available)})")
+        if language not in chosen:
+            chosen.append(language)
+    return chosen
+
+
+def _pivot(languages: list[str], pivot: str | None) -> str:
+    if pivot is None:
+        return DEFAULT_PIVOT if DEFAULT_PIVOT in languages else languages[0]
+    try:
+        language = normalise_language(pivot)
+    except CorpusError as error:
+        raise RunError(f"--pivot: {error}") from None
+    if language not in languages:
+        raise RunError(f"--pivot {language} is not among the run's languages "
+                       f"({', '.join(languages)})")
+    return language

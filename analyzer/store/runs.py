@@ -1,0 +1,210 @@
+"""Runs in the database: created as 'running', results written in one transaction at the end.
+
+A run's row is committed first, so an interrupted or failed run is always visible and marked,
+and its results (vocabularies, merges, token counts) appear all at once or not at all. A run
+whose process was killed outright is found by `reap_stale_runs` (its pid is gone) and marked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from array import array
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from sqlite_utils import Database
+from sqlmodel import select
+
+from .errors import StoreError
+from .models import Corpus, Run, Vocabulary
+from .session import session
+
+RUNNING, COMPLETE, FAILED, INTERRUPTED = "running", "complete", "failed", "interrupted"
+
+
+@dataclass
+class VocabularyRecord:
+    """One vocabulary's results, ready to store."""
+
+    scope: str
+    kind: str
+    size: int
+    counts: dict[int, dict[str, list[int]]]
+    """`{size: {lang: [tokens of each measured unit]}}`."""
+    trained_bytes: int | None = None
+    merges_learned: int | None = None
+    stop_reason: str | None = None
+    seconds: float | None = None
+    roundtrip_ok: bool | None = None
+    merges: list[tuple[int, int, int, int, bytes]] = field(default_factory=list)
+    """`(left, right, new_id, count at merge time, token bytes)` in rank order."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run: Run
+    corpus: str
+
+    @property
+    def languages(self) -> list[str]:
+        return json.loads(self.run.languages)
+
+    @property
+    def sizes(self) -> list[int]:
+        return json.loads(self.run.sizes)
+
+    @property
+    def measured_units(self) -> list[int]:
+        return json.loads(self.run.measured_units)
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def create_run(db: Database, *, corpus_id: int, languages: list[str], pivot: str,
+               sizes: list[int], per_language: bool, cross: bool, holdout: float, seed: int,
+               measured_units: list[int], tie_break: str, min_pair_count: int,
+               engine_version: str) -> int:
+    """Record a new run as 'running' (committed at once) and return its id."""
+    with db.atomic():
+        cursor = db.execute(
+            "INSERT INTO runs (corpus_id, languages, pivot, sizes, per_language, cross_matrix, "
+            "holdout, seed, measured_units, tie_break, min_pair_count, engine_version, status, "
+            "pid, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [corpus_id, json.dumps(languages), pivot, json.dumps(sizes), int(per_language),
+             int(cross), holdout, seed, json.dumps(measured_units), tie_break, min_pair_count,
+             engine_version, RUNNING, os.getpid(), now()],
+        )
+        return cursor.lastrowid
+
+
+def finish_run(db: Database, run_id: int, vocabularies: list[VocabularyRecord],
+               seconds: float) -> None:
+    """Write every result of the run and mark it complete, in one transaction."""
+    with db.atomic():
+        for record in vocabularies:
+            add_vocabulary(db, run_id, record)
+        db.execute("UPDATE runs SET status = ?, finished = ?, seconds = ? WHERE id = ?",
+                   [COMPLETE, now(), seconds, run_id])
+
+
+def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
+    """Insert one vocabulary with its merges and token counts (inside the caller's transaction)."""
+    cursor = db.execute(
+        "INSERT INTO vocabularies (run_id, scope, kind, size, trained_bytes, merges_learned, "
+        "stop_reason, seconds, roundtrip_ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, record.scope, record.kind, record.size, record.trained_bytes,
+         record.merges_learned, record.stop_reason, record.seconds,
+         None if record.roundtrip_ok is None else int(record.roundtrip_ok)],
+    )
+    vocab_id = cursor.lastrowid
+    db.conn.executemany(
+        "INSERT INTO merges (vocab_id, rank, left_id, right_id, new_id, count, token) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ((vocab_id, rank, *merge) for rank, merge in enumerate(record.merges)),
+    )
+    db.conn.executemany(
+        "INSERT INTO token_counts (vocab_id, size, lang, tokens, unit_tokens) VALUES (?, ?, ?, ?, ?)",
+        ((vocab_id, size, lang, sum(units), pack_counts(units))
+         for size, by_lang in record.counts.items() for lang, units in by_lang.items()),
+    )
+    return vocab_id
+
+
+def mark_run(db: Database, run_id: int, status: str, error: str | None = None) -> None:
+    """Mark a run failed or interrupted; its partial results were never written."""
+    with db.atomic():
+        db.execute("UPDATE runs SET status = ?, error = ?, finished = ? WHERE id = ?",
+                   [status, error, now(), run_id])
+
+
+def reap_stale_runs(db: Database) -> int:
+    """Mark 'running' runs whose process no longer exists as interrupted; how many."""
+    stale = [run_id for run_id, pid in
+             db.execute("SELECT id, pid FROM runs WHERE status = ?", [RUNNING]).fetchall()
+             if not _alive(pid)]
+    for run_id in stale:
+        mark_run(db, run_id, INTERRUPTED, "the process ended before the run finished (killed?)")
+    return len(stale)
+
+
+def list_runs(db: Database) -> list[RunSummary]:
+    with session(db) as s:
+        rows = s.exec(select(Run, Corpus.name).join(Corpus, Corpus.id == Run.corpus_id)
+                      .order_by(Run.id)).all()
+        return [RunSummary(run, name) for run, name in rows]
+
+
+def get_run(db: Database, run_id: int) -> RunSummary:
+    """One run; StoreError naming the runs there are if it is absent."""
+    with session(db) as s:
+        row = s.exec(select(Run, Corpus.name).join(Corpus, Corpus.id == Run.corpus_id)
+                     .where(Run.id == run_id)).first()
+        if row is None:
+            ids = s.exec(select(Run.id).order_by(Run.id)).all()
+            known = f"; runs here: {', '.join(map(str, ids))}" if ids else "; there are no runs yet"
+            raise StoreError(f"no run {run_id}{known}")
+        return RunSummary(*row)
+
+
+def vocabularies(db: Database, run_id: int) -> list[Vocabulary]:
+    with session(db) as s:
+        return list(s.exec(select(Vocabulary).where(Vocabulary.run_id == run_id)
+                           .order_by(Vocabulary.id)).all())
+
+
+def load_counts(db: Database, run_id: int) -> list[tuple[str, int, str, list[int]]]:
+    """`(scope, size, lang, [tokens per measured unit])` for every count of the run."""
+    rows = db.execute(
+        "SELECT v.scope, c.size, c.lang, c.unit_tokens FROM token_counts c "
+        "JOIN vocabularies v ON v.id = c.vocab_id WHERE v.run_id = ? ORDER BY v.id, c.size, c.lang",
+        [run_id])
+    return [(scope, size, lang, unpack_counts(blob)) for scope, size, lang, blob in rows]
+
+
+def load_merges(db: Database, run_id: int, scope: str) -> list[tuple[int, int, int, int, bytes]]:
+    """`(left, right, new_id, count, token bytes)` in rank order; StoreError if no such vocabulary."""
+    row = db.execute("SELECT id FROM vocabularies WHERE run_id = ? AND scope = ?",
+                     [run_id, scope]).fetchone()
+    if row is None:
+        scopes = [r[0] for r in db.execute("SELECT scope FROM vocabularies WHERE run_id = ? "
+                                           "ORDER BY id", [run_id])]
+        raise StoreError(f"run {run_id} has no vocabulary {scope!r}; it has: "
+                         f"{', '.join(scopes) or 'none (the run did not complete)'}")
+    return [tuple(r) for r in db.execute(
+        "SELECT left_id, right_id, new_id, count, token FROM merges WHERE vocab_id = ? "
+        "ORDER BY rank", [row[0]])]
+
+
+def runs_of_corpus(db: Database, corpus_id: int) -> int:
+    return db.execute("SELECT count(*) FROM runs WHERE corpus_id = ?", [corpus_id]).fetchone()[0]
+
+
+def pack_counts(units: list[int]) -> bytes:
+    counts = array("I", units)
+    if sys.byteorder == "big":
+        counts.byteswap()
+    return counts.tobytes()
+
+
+def unpack_counts(blob: bytes) -> list[int]:
+    counts = array("I")
+    counts.frombytes(blob)
+    if sys.byteorder == "big":
+        counts.byteswap()
+    return counts.tolist()
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,216 @@
+"""`analyzer run`, `runs`, `show`, `merges`, `tokenize`, `export` through the command line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from sqlite_utils import Database
+from typer.testing import CliRunner
+
+from analyzer.cli import app
+from analyzer.store import load_counts, open_db
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path, tiny_corpus):
+    path = tmp_path / "a.db"
+    assert runner.invoke(app, ["ingest", str(tiny_corpus), "--db", str(path)]).exit_code == 0
+    return path
+
+
+def invoke(db, *args):
+    return runner.invoke(app, [*map(str, args), "--db", str(db)])
+
+
+def test_run_prints_the_table_and_json_has_the_documented_records(db):
+    result = invoke(db, "run", "--vocab", "270", "--vocab", "300", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert "size 270" in result.output and "size 300" in result.output
+    assert "rus_Cyrl Russian" in result.output
+    result = invoke(db, "show", "1", "--json")
+    data = json.loads(result.output)
+    assert data["run"] == 1 and data["sizes"] == [270, 300]
+    # per size: shared x 3 languages, eng_Latn x itself, kor and rus x themselves + pivot
+    assert len(data["records"]) == 2 * (3 + 1 + 2 + 2)
+    keys = {"vocab", "size", "lang", "tokens", "bytes", "chars", "premium", "byte_premium"}
+    assert all(keys <= set(record) for record in data["records"])
+    shared = [r for r in data["records"] if r["vocab"] == "shared" and r["size"] == 300]
+    stored = {lang: sum(units) for scope, size, lang, units in load_counts(open_db(db), 1)
+              if scope == "shared" and size == 300}
+    assert {r["lang"]: r["tokens"] for r in shared} == stored
+
+
+def test_run_json_and_runs_json(db):
+    result = invoke(db, "run", "--vocab", "256,300", "--no-per-language", "--json", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert {r["vocab"] for r in data["records"]} == {"shared"}
+    listing = json.loads(invoke(db, "runs", "--json").output)
+    assert listing[0]["id"] == data["run"] and listing[0]["status"] == "complete"
+    assert listing[0]["corpus"] == "tiny"
+
+
+def test_show_one_size_and_one_vocabulary(db):
+    invoke(db, "run", "--vocab", "270,300", "--jobs", "1")
+    result = invoke(db, "show", "1", "--size", "300", "--vocab", "kor_Hang")
+    assert result.exit_code == 0, result.output
+    assert "size 300" in result.output and "size 270" not in result.output
+    assert "kor_Hang vocabulary" in result.output
+    assert invoke(db, "show", "1", "--size", "999").exit_code == 1
+    result = invoke(db, "show", "1", "--vocab", "fra_Latn")
+    assert result.exit_code == 1 and "has no vocabulary 'fra_Latn'" in result.output
+
+
+def test_merges_in_the_seed_format(db):
+    invoke(db, "run", "--vocab", "300", "--jobs", "1")
+    result = invoke(db, "merges", "1", "--top", "3")
+    lines = result.output.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("merge   1: b'") and "(occurred " in lines[0] and "-> b'" in lines[0]
+
+
+def test_tokenize_shows_pieces_ids_and_count(db):
+    invoke(db, "run", "--vocab", "300", "--jobs", "1")
+    result = invoke(db, "tokenize", "1", "the cat sat", "--size", "256")
+    assert result.exit_code == 0, result.output
+    assert "11 tokens for 11 bytes" in result.output
+    result = invoke(db, "tokenize", "1", "the cat sat")
+    assert "tokens for 11 bytes" in result.output and "11 tokens" not in result.output
+
+
+def test_export_json_and_csv(db, tmp_path):
+    invoke(db, "run", "--vocab", "270,300", "--jobs", "1")
+    out = tmp_path / "run.json"
+    assert invoke(db, "export", "1", "--out", out).exit_code == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert {"vocabularies", "records", "token_report", "measured_units"} <= set(data)
+    report = data["token_report"]
+    assert report["roundtrip_ok"] is True
+    assert set(report["languages"]) == {"eng_Latn", "kor_Hang", "rus_Cyrl"}
+    assert report["languages"]["rus_Cyrl"]["curve"][0][0] == 270
+    result = invoke(db, "export", "1", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert {"vocab", "size", "lang", "tokens", "premium"} <= set(rows[0])
+
+
+ERRORS = [
+    (["run", "--vocab", "100"], "below 256"),
+    (["run", "--vocab", "abc"], "'abc' is not a whole number"),
+    (["run", "--vocab", "300", "--corpus", "nope"], "no corpus named 'nope'"),
+    (["run", "--vocab", "300", "--pivot", "deu_Latn"], "--pivot deu_Latn is not among"),
+    (["run", "--vocab", "300", "--langs", ","], "no languages"),
+    (["run", "--vocab", "300", "--langs", "eng_Latn,fra_Latn"], "fra_Latn is not in corpus 'tiny'"),
+    (["run", "--vocab", "300", "--langs", "klingonish"], "unknown language code"),
+    (["run", "--vocab", "300", "--holdout", "1.5"], "--holdout must be"),
+    (["run", "--vocab", "300", "--min-pair-count", "0"], "--min-pair-count must be"),
+    (["show", "9"], "no run 9"),
+    (["merges", "9"], "no vocabulary"),
+]
+
+
+@pytest.mark.parametrize("args, message", ERRORS)
+def test_run_errors_are_clear_and_change_nothing(db, args, message):
+    before = list(Database(db).iterdump())
+    result = invoke(db, *args)
+    assert result.exit_code == 1, result.output
+    assert message in result.output
+    assert list(Database(db).iterdump()) == before
+
+
+def test_several_corpora_need_a_choice(db, tmp_path):
+    invoke(db, "ingest", "--name", "sample")
+    result = invoke(db, "run", "--vocab", "300")
+    assert result.exit_code == 1 and "several corpora (tiny, sample)" in result.output
+
+
+def test_no_database_yet(tmp_path):
+    result = runner.invoke(app, ["run", "--vocab", "300", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 1 and "no database here yet" in result.output
+
+
+def slow_corpus(folder):
+    """Two languages of random words: enough distinct pairs that training to a large size
+    takes seconds, so a signal lands mid-run."""
+    folder.mkdir()
+    rng = random.Random(0)
+    for lang, letters in (("eng_Latn", "abcdefghijklmnopqrstuvwxyz"), ("rus_Cyrl", "абвгдежзийклмнопрст")):
+        lines = [" ".join("".join(rng.choice(letters) for _ in range(rng.randint(2, 9)))
+                          for _ in range(60)) for _ in range(1500)]
+        (folder / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def start_run(db, jobs):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", "analyzer", "run", "--vocab", "60000", "--jobs",
+                             str(jobs), "--db", str(db)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def wait_until_running(db, process, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        assert process.poll() is None, process.stderr.read().decode()
+        rows = Database(db).execute("SELECT status FROM runs ORDER BY id DESC LIMIT 1").fetchall()
+        if rows and rows[0][0] == "running":
+            time.sleep(1.5)  # well into training
+            return
+        time.sleep(0.1)
+    raise AssertionError("the run never started")
+
+
+@pytest.fixture
+def slow_db(tmp_path, db):
+    assert invoke(db, "run", "--vocab", "300", "--jobs", "1").exit_code == 0  # an earlier run
+    path = tmp_path / "slow.db"
+    assert runner.invoke(app, ["ingest", str(slow_corpus(tmp_path / "slow")),
+                               "--db", str(path)]).exit_code == 0
+    assert runner.invoke(app, ["run", "--vocab", "300", "--jobs", "1", "--db", str(path)]).exit_code == 0
+    return path
+
+
+def consistent(db_path, run_id):
+    db = Database(db_path)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert db.execute("SELECT count(*) FROM vocabularies WHERE run_id = ?", [run_id]).fetchone()[0] == 0
+    earlier = db.execute("SELECT status FROM runs WHERE id = 1").fetchone()[0]
+    assert earlier == "complete"
+    assert db.execute("SELECT count(*) FROM vocabularies WHERE run_id = 1").fetchone()[0] == 3
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_marks_the_run_interrupted_and_stores_nothing(slow_db, jobs):
+    process = start_run(slow_db, jobs)
+    wait_until_running(slow_db, process)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr.decode()
+    assert b"marked interrupted" in stderr
+    status = Database(slow_db).execute("SELECT status, error FROM runs WHERE id = 2").fetchone()
+    assert status[0] == "interrupted"
+    consistent(slow_db, 2)
+
+
+def test_a_killed_run_is_found_and_marked_on_the_next_command(slow_db):
+    process = start_run(slow_db, 1)
+    wait_until_running(slow_db, process)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert Database(slow_db).execute("SELECT status FROM runs WHERE id = 2").fetchone()[0] == "running"
+    listing = json.loads(runner.invoke(app, ["runs", "--json", "--db", str(slow_db)]).output)
+    assert listing[1]["status"] == "interrupted" and "killed" in listing[1]["error"]
+    consistent(slow_db, 2)
+    result = runner.invoke(app, ["show", "2", "--db", str(slow_db)])
+    assert result.exit_code == 1 and "run 2 is interrupted" in result.output
