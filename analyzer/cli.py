@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import webbrowser
 from enum import Enum
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from .store import DB_ENV, DEFAULT_DB, StoreError, get_corpus, list_corpora, ope
 from .store.corpora import CorpusSummary
 from . import cli_views as views
 from .metrics import language_metrics, load_run_data
+from .report import DEFAULT_OUT, write_report
 from .runs import RunError, RunSettings, execute_run
 from .store import get_run, list_runs, load_merges, reap_stale_runs, vocabularies
 
@@ -259,10 +261,14 @@ def run(
     tie_break: TieBreak = typer.Option(TieBreak.lexicographic, help="How equal counts are ordered."),
     min_pair_count: int = typer.Option(2, help="Stop when the best pair occurs fewer times."),
     jobs: int = typer.Option(None, help="Parallel processes (default: the machine's cores)."),
+    report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html)."),
+    open_report: bool = typer.Option(False, "--open", help="Open the report in a browser."),
+    out: Path = typer.Option(DEFAULT_OUT, help="Folder for the report."),
     as_json: bool = JsonOption,
     db: Path = DbOption,
 ) -> None:
-    """Train shared and per-language vocabularies, count every unit at every size, store it."""
+    """Train shared and per-language vocabularies, count every unit at every size, store it,
+    and write the report."""
     settings = RunSettings(
         sizes=_parse_sizes(vocab), corpus=corpus,
         languages=[code for code in langs.split(",") if code.strip()] if langs is not None else None,
@@ -284,6 +290,34 @@ def run(
                       "results were stored.")
         raise typer.Exit(code=130) from None
     _show_run(database, run_id, as_json=as_json)
+    if report:
+        with console.status("Writing the report"):
+            path = write_report(database, run_id, out)
+        console.print(f"Report: {escape(str(path))}")
+        if open_report:
+            webbrowser.open(path.resolve().as_uri())
+
+
+@app.command("report")
+def report_command(
+    run_id: int = typer.Argument(..., metavar="RUN", help="Run id (see analyzer runs)."),
+    out: Path = typer.Option(DEFAULT_OUT, help="Folder for the pages."),
+    open_report: bool = typer.Option(False, "--open", help="Open the page in a browser."),
+    self_contained: bool = typer.Option(False, help="Inline plotly.js: one file to send."),
+    price: float = typer.Option(1.0, help="Price per million tokens, for the cost view."),
+    context: int = typer.Option(128_000, help="Context window in tokens, for the cost view."),
+    db: Path = DbOption,
+) -> None:
+    """Write a run's HTML report (and the index of runs); it works offline."""
+    database = _read(lambda database: database, db)
+    _run_metrics(database, run_id)  # a clear error for a missing or unfinished run
+    if price < 0 or context < 1:
+        raise _fail("--price must be 0 or more and --context 1 or more")
+    path = write_report(database, run_id, out, self_contained=self_contained, price=price,
+                        context=context)
+    Console().print(f"Report: {escape(str(path))}")
+    if open_report:
+        webbrowser.open(path.resolve().as_uri())
 
 
 @app.command()

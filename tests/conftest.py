@@ -51,3 +51,9 @@ def tiny_db(tmp_path, tiny_corpus):
     db = open_db(tmp_path / "tiny.db")
     save_corpus(db, read_corpus(tiny_corpus), "tiny")
     return db
+
+
+@pytest.fixture(autouse=True)
+def _work_in_a_temporary_folder(tmp_path, monkeypatch):
+    """Commands write ./analyzer.db and ./reports by default: never into the checkout."""
+    monkeypatch.chdir(tmp_path)

@@ -38,7 +38,7 @@ def test_train_json_is_the_engine_merge_list(tmp_path):
     corpus.write_text("привет мир\nпривет всем\nhello world\n", encoding="utf-8")
     result = runner.invoke(app, ["train", str(corpus), "--vocab", "300", "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     expected = bpe.train(["привет мир", "привет всем", "hello world"], 300)
     assert [((m["left"], m["right"]), m["id"]) for m in data["merges"]] == expected
     assert data["stop_reason"] == "min_pair_count"

@@ -64,7 +64,7 @@ def test_same_name_other_content_needs_replace(db, tmp_path):
     assert dump(db) == before
     result = ingest(db, other, "--replace")
     assert result.exit_code == 0, result.output
-    data = json.loads(runner.invoke(app, ["corpus", "harbour_town", "--db", str(db), "--json"]).output)
+    data = json.loads(runner.invoke(app, ["corpus", "harbour_town", "--db", str(db), "--json"]).stdout)
     assert data["units"] == 2 and data["languages"] == ["deu_Latn", "eng_Latn"]
 
 
@@ -137,7 +137,7 @@ def test_skip_empty_units_and_nfc_say_what_they_did(db, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Dropped 1 unit(s)" in result.output
     assert "NFC normalisation changed 1 unit(s)" in result.output
-    data = json.loads(runner.invoke(app, ["corpus", "drinks", "--db", str(db), "--json"]).output)
+    data = json.loads(runner.invoke(app, ["corpus", "drinks", "--db", str(db), "--json"]).stdout)
     assert data["units"] == 2 and data["nfc"] is True
 
 
@@ -145,7 +145,7 @@ def test_paragraph_units_and_explicit_format(db, tmp_path):
     source = folder(tmp_path, {"en.txt": "A a.\nA b.\n\nB.\n", "de.txt": "A.\n\nB.\n"})
     result = ingest(db, source, "--units", "paragraphs", "--format", "folder", "--name", "paras")
     assert result.exit_code == 0, result.output
-    data = json.loads(runner.invoke(app, ["corpus", "paras", "--db", str(db), "--json"]).output)
+    data = json.loads(runner.invoke(app, ["corpus", "paras", "--db", str(db), "--json"]).stdout)
     assert data["units"] == 2
 
 
@@ -153,14 +153,14 @@ def test_corpora_json_lists_every_corpus(db, tmp_path):
     ingest(db, folder(tmp_path, {"en.txt": "a\n", "de.txt": "b\n"}, name="tiny"))
     result = runner.invoke(app, ["corpora", "--db", str(db), "--json"])
     assert result.exit_code == 0
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert [c["name"] for c in data] == ["harbour_town", "tiny"]
     assert set(data[0]) >= {"name", "source", "format", "units", "languages", "bytes", "content_hash"}
     assert data[0]["units"] == 20 and len(data[0]["languages"]) == 12
 
 
 def test_corpus_detail_json_matches_the_table(db):
-    data = json.loads(runner.invoke(app, ["corpus", "harbour_town", "--db", str(db), "--json"]).output)
+    data = json.loads(runner.invoke(app, ["corpus", "harbour_town", "--db", str(db), "--json"]).stdout)
     english = next(s for s in data["language_stats"] if s["lang"] == "eng_Latn")
     table = runner.invoke(app, ["corpus", "harbour_town", "--db", str(db)]).output
     row = next(line for line in table.splitlines() if "eng_Latn" in line)

@@ -39,7 +39,7 @@ def test_run_prints_the_table_and_json_has_the_documented_records(db):
     assert "size 270" in result.output and "size 300" in result.output
     assert "rus_Cyrl Russian" in result.output
     result = invoke(db, "show", "1", "--json")
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["run"] == 1 and data["sizes"] == [270, 300]
     # per size: shared x 3 languages, eng_Latn x itself, kor and rus x themselves + pivot
     assert len(data["records"]) == 2 * (3 + 1 + 2 + 2)
@@ -54,9 +54,9 @@ def test_run_prints_the_table_and_json_has_the_documented_records(db):
 def test_run_json_and_runs_json(db):
     result = invoke(db, "run", "--vocab", "256,300", "--no-per-language", "--json", "--jobs", "1")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert {r["vocab"] for r in data["records"]} == {"shared"}
-    listing = json.loads(invoke(db, "runs", "--json").output)
+    listing = json.loads(invoke(db, "runs", "--json").stdout)
     assert listing[0]["id"] == data["run"] and listing[0]["status"] == "complete"
     assert listing[0]["corpus"] == "tiny"
 
@@ -209,7 +209,7 @@ def test_a_killed_run_is_found_and_marked_on_the_next_command(slow_db):
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     assert Database(slow_db).execute("SELECT status FROM runs WHERE id = 2").fetchone()[0] == "running"
-    listing = json.loads(runner.invoke(app, ["runs", "--json", "--db", str(slow_db)]).output)
+    listing = json.loads(runner.invoke(app, ["runs", "--json", "--db", str(slow_db)]).stdout)
     assert listing[1]["status"] == "interrupted" and "killed" in listing[1]["error"]
     consistent(slow_db, 2)
     result = runner.invoke(app, ["show", "2", "--db", str(slow_db)])

@@ -165,6 +165,14 @@ def load_counts(db: Database, run_id: int) -> list[tuple[str, int, str, list[int
     return [(scope, size, lang, unpack_counts(blob)) for scope, size, lang, blob in rows]
 
 
+def shared_totals(db: Database, run_id: int, size: int) -> dict[str, int]:
+    """`{lang: tokens}` under the run's shared vocabulary at `size`, from the stored totals."""
+    rows = db.execute("SELECT c.lang, c.tokens FROM token_counts c JOIN vocabularies v "
+                      "ON v.id = c.vocab_id WHERE v.run_id = ? AND v.scope = 'shared' AND c.size = ?",
+                      [run_id, size])
+    return dict(rows.fetchall())
+
+
 def load_merges(db: Database, run_id: int, scope: str) -> list[tuple[int, int, int, int, bytes]]:
     """`(left, right, new_id, count, token bytes)` in rank order; StoreError if no such vocabulary."""
     row = db.execute("SELECT id FROM vocabularies WHERE run_id = ? AND scope = ?",

@@ -1,0 +1,261 @@
+"""The Plotly figures of a run's page. Each takes the metrics frame (one row per vocabulary,
+size and language) and returns a figure whose title states the finding in words.
+
+Every string that comes from a corpus or a vocabulary is escaped with `label` before it
+reaches Plotly, whose text fields accept a subset of HTML.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from analyzer.corpus import language_name
+
+
+@dataclass
+class Context:
+    """What every figure needs besides the frame."""
+
+    frame: pd.DataFrame
+    pivot: str
+    sizes: list[int]
+    languages: list[str]
+    colors: dict[str, str]
+
+    def name(self, lang: str) -> str:
+        return label(f"{language_name(lang)} ({lang})")
+
+    @property
+    def shared(self) -> pd.DataFrame:
+        return self.frame[self.frame["vocab"] == "shared"]
+
+    @property
+    def largest(self) -> int:
+        return max(self.sizes)
+
+    def by_overhead(self, size: int) -> list[str]:
+        """Languages, highest overhead first, under the shared vocabulary at `size`."""
+        rows = self.shared[self.shared["size"] == size].set_index("lang")["overhead"]
+        return sorted(rows.index, key=lambda lang: -rows[lang])
+
+
+def label(text: str) -> str:
+    """Text made inert for Plotly's HTML-like labels (and for HTML)."""
+    return html.escape(str(text), quote=True)
+
+
+def percent(value: float) -> str:
+    return f"{value:+.0%}"
+
+
+def _size_axis(sizes: list[int]) -> dict:
+    return dict(type="log", tickvals=sizes, ticktext=[f"{s:,}" for s in sizes],
+                title="vocabulary size (256 bytes + merges, log scale)")
+
+
+def headline(ctx: Context) -> go.Figure:
+    """Overhead vs the pivot against vocabulary size, one line per language."""
+    order = ctx.by_overhead(ctx.largest)
+    figure = go.Figure()
+    for lang in order:
+        rows = ctx.shared[ctx.shared["lang"] == lang].sort_values("size")
+        figure.add_trace(go.Scatter(
+            x=rows["size"], y=rows["overhead"] * 100, mode="lines+markers", name=ctx.name(lang),
+            line=dict(color=ctx.colors[lang], width=3 if lang == ctx.pivot else 2,
+                      dash="dot" if lang == ctx.pivot else "solid"),
+            customdata=np.column_stack([rows["tokens"], rows["bytes_per_token"]]),
+            hovertemplate=(f"<b>{ctx.name(lang)}</b><br>size %{{x:,}}<br>tokens %{{customdata[0]:,}}"
+                           "<br>overhead %{y:+.1f} %<br>bytes per token %{customdata[1]:.2f}"
+                           "<extra></extra>"),
+        ))
+    figure.update_layout(
+        title=headline_finding(ctx), xaxis=_size_axis(ctx.sizes),
+        yaxis=dict(title=f"extra tokens vs {label(language_name(ctx.pivot))} (%)", ticksuffix=" %"),
+        legend=dict(title="highest overhead first"), hovermode="closest",
+        height=max(480, 22 * len(order)),
+    )
+    return figure
+
+
+def headline_finding(ctx: Context) -> str:
+    at = ctx.shared[(ctx.shared["size"] == ctx.largest) & (ctx.shared["lang"] != ctx.pivot)]
+    if at.empty:
+        return f"Tokens per language at size {ctx.largest:,}"
+    worst = at.loc[at["overhead"].idxmax()]
+    best = at.loc[at["overhead"].idxmin()]
+    pivot = label(language_name(ctx.pivot))
+    return (f"At vocabulary size {ctx.largest:,}, {label(language_name(worst['lang']))} pays "
+            f"{percent(worst['overhead'])} tokens vs {pivot} for the same text; "
+            f"{label(language_name(best['lang']))} {percent(best['overhead'])}")
+
+
+def _sized_bars(ctx: Context, title_at, traces_at) -> go.Figure:
+    """Horizontal bars with a slider over sizes: `traces_at(size)` gives the traces and the
+    language order for one size; only the chosen size's traces are visible."""
+    figure = go.Figure()
+    groups, orders = [], []
+    for size in ctx.sizes:
+        traces, order = traces_at(size)
+        start = len(figure.data)
+        for trace in traces:
+            trace.visible = size == ctx.largest
+            figure.add_trace(trace)
+        groups.append(range(start, len(figure.data)))
+        orders.append(order)
+    steps = []
+    for i, size in enumerate(ctx.sizes):
+        visible = [index in groups[i] for index in range(len(figure.data))]
+        names = [ctx.name(lang) for lang in reversed(orders[i])]
+        steps.append(dict(label=f"{size:,}", method="update",
+                          args=[{"visible": visible}, {"title.text": title_at(size),
+                                                       "yaxis.categoryarray": names}]))
+    active = ctx.sizes.index(ctx.largest)
+    figure.update_layout(
+        title=title_at(ctx.largest), barmode="group",
+        yaxis=dict(categoryorder="array", categoryarray=[ctx.name(l) for l in reversed(orders[active])]),
+        sliders=[dict(active=active, steps=steps, currentvalue=dict(prefix="vocabulary size: "),
+                      pad=dict(t=40))] if len(ctx.sizes) > 1 else [],
+        height=max(420, 28 * len(ctx.languages) + 200), margin=dict(t=110),
+        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0),
+    )
+    return figure
+
+
+def overhead_by_language(ctx: Context) -> go.Figure:
+    """Token overhead beside byte overhead: the script's part and the vocabulary's part."""
+
+    def traces(size: int):
+        order = ctx.by_overhead(size)
+        rows = ctx.shared[ctx.shared["size"] == size].set_index("lang").loc[order]
+        names = [ctx.name(lang) for lang in order]
+        tokens = go.Bar(y=names, x=rows["overhead"] * 100, orientation="h", name="token overhead",
+                        marker_color=[ctx.colors[lang] for lang in order],
+                        customdata=np.column_stack([rows["premium"], rows["byte_premium"],
+                                                    rows["pivot_bytes_per_token"] / rows["bytes_per_token"]]),
+                        hovertemplate=("%{y}<br>token overhead %{x:+.1f} %<br>premium %{customdata[0]:.2f}"
+                                       " = byte premium %{customdata[1]:.2f} x bytes-per-token ratio "
+                                       "%{customdata[2]:.2f}<extra></extra>"))
+        byte = go.Bar(y=names, x=(rows["byte_premium"] - 1) * 100, orientation="h",
+                      name="byte overhead (UTF-8 bytes of the script)", marker_color="#bbbbbb",
+                      hovertemplate="%{y}<br>byte overhead %{x:+.1f} %<extra></extra>")
+        return [tokens, byte], order
+
+    def title(size: int) -> str:
+        return (f"Extra tokens per language at size {size:,}, beside the extra UTF-8 bytes: where "
+                "the grey bar is longer, the vocabulary recovers part of the script's cost")
+
+    figure = _sized_bars(ctx, title, traces)
+    figure.update_xaxes(title=f"overhead vs {label(language_name(ctx.pivot))} (%)", ticksuffix=" %")
+    return figure
+
+
+def shared_vs_own(ctx: Context) -> go.Figure:
+    """Each language's tokens under the shared vocabulary and under its own."""
+    own = ctx.frame[ctx.frame["vocab"] == ctx.frame["lang"]].set_index(["size", "lang"])["tokens"]
+
+    def traces(size: int):
+        rows = ctx.shared[ctx.shared["size"] == size].set_index("lang")
+        cost = {lang: rows.loc[lang, "tokens"] / own[size, lang] - 1 for lang in rows.index
+                if (size, lang) in own.index}
+        order = sorted(cost, key=lambda lang: -cost[lang])
+        names = [ctx.name(lang) for lang in order]
+        shared = go.Bar(y=names, x=[rows.loc[lang, "tokens"] for lang in order], orientation="h",
+                        name="shared vocabulary", marker_color=[ctx.colors[l] for l in order],
+                        customdata=[cost[lang] * 100 for lang in order],
+                        hovertemplate="%{y}<br>shared: %{x:,} tokens<br>sharing costs "
+                                      "%{customdata:+.1f} %<extra></extra>")
+        alone = go.Bar(y=names, x=[own[size, lang] for lang in order], orientation="h",
+                       name="its own vocabulary", marker_color="#bbbbbb",
+                       hovertemplate="%{y}<br>own: %{x:,} tokens<extra></extra>")
+        return [shared, alone], order
+
+    def title(size: int) -> str:
+        return (f"What sharing costs: tokens under the shared vocabulary vs a vocabulary of the "
+                f"same size ({size:,}) trained on the language alone")
+
+    figure = _sized_bars(ctx, title, traces)
+    figure.update_xaxes(title="tokens over the measured units")
+    return figure
+
+
+def cross_heatmap(ctx: Context) -> go.Figure:
+    """Bytes per token of text in Y under the vocabulary trained on X, with a size slider."""
+    own = ctx.frame[ctx.frame["vocab"] != "shared"]
+    vocabs = [lang for lang in ctx.languages if lang in set(own["vocab"])]
+    figure = go.Figure()
+    for size in ctx.sizes:
+        rows = own[own["size"] == size].pivot(index="vocab", columns="lang", values="bytes_per_token")
+        rows = rows.reindex(index=vocabs, columns=ctx.languages)
+        figure.add_trace(go.Heatmap(
+            z=rows.values, x=[ctx.name(l) for l in ctx.languages], y=[ctx.name(v) for v in vocabs],
+            colorscale="Viridis", visible=size == ctx.largest, colorbar=dict(title="bytes/token"),
+            hovertemplate="vocabulary trained on %{y}<br>text in %{x}<br>%{z:.2f} bytes per token"
+                          "<extra></extra>"))
+    steps = [dict(label=f"{size:,}", method="update",
+                  args=[{"visible": [s == size for s in ctx.sizes]},
+                        {"title.text": _cross_title(size)}]) for size in ctx.sizes]
+    figure.update_layout(
+        title=_cross_title(ctx.largest),
+        xaxis=dict(title="text language", tickangle=-45),
+        yaxis=dict(title="vocabulary trained on", autorange="reversed"),
+        sliders=[dict(active=len(ctx.sizes) - 1, steps=steps, pad=dict(t=120),
+                      currentvalue=dict(prefix="vocabulary size: "))] if len(ctx.sizes) > 1 else [],
+        height=max(500, 24 * len(vocabs) + 260),
+    )
+    return figure
+
+
+def _cross_title(size: int) -> str:
+    return (f"Bytes per token at size {size:,}: a vocabulary serves its own language best "
+            "(the diagonal) and languages that share its script next")
+
+
+def bytes_per_token(ctx: Context) -> go.Figure:
+    order = ctx.by_overhead(ctx.largest)
+    figure = go.Figure()
+    for lang in order:
+        rows = ctx.shared[ctx.shared["lang"] == lang].sort_values("size")
+        figure.add_trace(go.Scatter(
+            x=rows["size"], y=rows["bytes_per_token"], mode="lines+markers", name=ctx.name(lang),
+            line=dict(color=ctx.colors[lang]),
+            hovertemplate=f"<b>{ctx.name(lang)}</b><br>size %{{x:,}}<br>%{{y:.2f}} bytes per token"
+                          "<extra></extra>"))
+    figure.update_layout(
+        title="Bytes per token as the shared vocabulary grows: each merge packs more bytes into a "
+              "token, and languages gain at different rates",
+        xaxis=_size_axis(ctx.sizes), yaxis=dict(title="UTF-8 bytes per token"),
+        height=max(480, 22 * len(order)))
+    return figure
+
+
+def unit_premiums(ctx: Context, unit_premium: dict[str, np.ndarray]) -> go.Figure:
+    """Distribution of the per-unit premium per language, with the bootstrap interval."""
+    rows = ctx.shared[ctx.shared["size"] == ctx.largest].set_index("lang")
+    order = ctx.by_overhead(ctx.largest)
+    figure = go.Figure()
+    for lang in order:
+        figure.add_trace(go.Box(
+            x=unit_premium[lang], name=ctx.name(lang), marker_color=ctx.colors[lang],
+            boxpoints="outliers", orientation="h", showlegend=False,
+            hovertemplate=f"{ctx.name(lang)}<br>unit premium %{{x:.2f}}<extra></extra>"))
+    figure.add_trace(go.Scatter(
+        x=rows.loc[order, "premium"], y=[ctx.name(lang) for lang in order], mode="markers",
+        name="premium over all units, with its 95 % bootstrap interval",
+        marker=dict(color="black", symbol="diamond", size=8),
+        error_x=dict(type="data", symmetric=False,
+                     array=rows.loc[order, "premium_ci_high"] - rows.loc[order, "premium"],
+                     arrayminus=rows.loc[order, "premium"] - rows.loc[order, "premium_ci_low"]),
+        hovertemplate="%{y}<br>premium %{x:.3f}<extra></extra>"))
+    figure.update_layout(
+        title=f"Premium unit by unit at size {ctx.largest:,} (tokens of a unit / tokens of the "
+              f"same unit in {label(language_name(ctx.pivot))}): how steady the tax is",
+        xaxis=dict(title="per-unit premium (1 = as many tokens as the pivot)"),
+        yaxis=dict(autorange="reversed"), margin=dict(t=110),
+        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0),
+        height=max(420, 28 * len(order) + 160))
+    return figure

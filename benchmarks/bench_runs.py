@@ -1,0 +1,65 @@
+"""Run benchmark: whole runs on the real corpora, as `analyzer run` does them.
+
+    python benchmarks/bench_runs.py            # UDHR full run, then the NTREX shared sweep
+    python benchmarks/bench_runs.py --udhr     # UDHR only
+
+Targets (issue 4): UDHR (57 languages x 32 units), sizes 256..4096, shared + per-language +
+cross, under 60 s; NTREX (58 x 1501, 20 MB), shared only, sizes 512..32768, under 3 minutes.
+Prints wall time, peak memory (this process and the largest worker) and the database's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from analyzer.corpus import read_corpus
+from analyzer.runs import RunSettings, execute_run
+from analyzer.store import open_db, save_corpus
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+
+
+def peak_mb() -> tuple[float, float]:
+    """(this process's peak RSS, the largest finished worker's peak RSS) in MB."""
+    own = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return own / 1024, children / 1024
+
+
+def bench(name: str, folder: Path, settings: RunSettings) -> None:
+    if not folder.is_dir():
+        sys.exit(f"{folder} is absent: this benchmark needs ../shared/corpora")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.db"
+        db = open_db(path)
+        save_corpus(db, read_corpus(folder), name)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        before = path.stat().st_size
+        start = time.perf_counter()
+        execute_run(db, settings)
+        seconds = time.perf_counter() - start
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = path.stat().st_size
+    own, worker = peak_mb()
+    print(f"{name}: {seconds:.1f} s wall; peak RSS {own:.0f} MB here, {worker:.0f} MB largest "
+          f"worker; database {size / 1e6:.1f} MB ({(size - before) / 1e6:.1f} MB for the run)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--udhr", action="store_true", help="only the UDHR run")
+    args = parser.parse_args()
+    bench("udhr, 256..4096, shared + per-language + cross (target < 60 s)", CORPORA / "udhr" / "text",
+          RunSettings(sizes=[256, 512, 1024, 2048, 4096], cross=True))
+    if not args.udhr:
+        bench("ntrex128, 512..32768, shared only (target < 180 s)", CORPORA / "ntrex128" / "text",
+              RunSettings(sizes=[512, 1024, 2048, 4096, 8192, 16384, 32768], per_language=False))
+
+
+if __name__ == "__main__":
+    main()

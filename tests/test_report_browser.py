@@ -1,0 +1,88 @@
+"""Reports opened in a real headless Chromium (Debian's /usr/bin/chromium, driven by
+Playwright): every figure drawn with its traces, no script errors, no dialogs, no request
+leaving the machine, and a screenshot written."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analyzer.report import build_page, write_report
+from analyzer.runs import RunSettings, execute_run
+
+from test_report import hostile_corpus
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright_api = pytest.importorskip("playwright.sync_api",
+                                         reason="playwright is not installed (pip install -e '.[test]')")
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (.ci/run installs Debian's chromium)")
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+def open_page(browser, path: Path, screenshot: Path):
+    """Load the page; return (traces per figure, problems seen)."""
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    problems = []
+    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
+    page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    page.on("request", lambda r: problems.append(f"request: {r.url}")
+            if not r.url.startswith(("file:", "data:", "blob:")) else None)
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    page.wait_for_function("() => window.Plotly && document.querySelectorAll('.js-plotly-plot').length"
+                           " === document.querySelectorAll('.plotly-graph-div').length")
+    traces = page.evaluate("""() => Array.from(document.querySelectorAll('.plotly-graph-div'))
+        .map(div => ({id: div.id, traces: (div.data || []).length,
+                      drawn: div.querySelectorAll('.main-svg').length}))""")
+    page.screenshot(path=str(screenshot), full_page=True)
+    page.close()
+    return traces, problems
+
+
+def test_every_figure_renders_offline_without_errors(browser, tiny_db, tmp_path):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[256, 270, 300], cross=True, jobs=1))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    expected = [len(figure.data) for figure in build_page(tiny_db, run_id).figures]
+    traces, problems = open_page(browser, path, tmp_path / "run.png")
+    assert problems == []
+    assert [t["traces"] for t in traces] == expected
+    assert all(t["drawn"] >= 1 for t in traces)
+    assert (tmp_path / "run.png").stat().st_size > 10_000
+
+
+def test_the_self_contained_page_and_the_index_work_too(browser, tiny_db, tmp_path):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[300], jobs=1))
+    path = write_report(tiny_db, run_id, tmp_path / "alone", self_contained=True)
+    single = tmp_path / "elsewhere.html"
+    shutil.copy(path, single)  # a file sent to someone, without anything beside it
+    traces, problems = open_page(browser, single, tmp_path / "alone.png")
+    assert problems == [] and len(traces) == 5
+    page = browser.new_page()
+    page.goto((tmp_path / "alone" / "index.html").resolve().as_uri())
+    assert page.locator(f"a[href='run-{run_id}.html']").count() == 1
+    page.close()
+
+
+def test_a_hostile_corpus_renders_inert(browser, tmp_path):
+    from analyzer.corpus import read_corpus
+    from analyzer.store import open_db, save_corpus
+
+    db = open_db(tmp_path / "h.db")
+    save_corpus(db, read_corpus(hostile_corpus(tmp_path / "h")), "<script>alert('name')</script>")
+    run_id = execute_run(db, RunSettings(sizes=[300, 400], jobs=1))
+    path = write_report(db, run_id, tmp_path / "reports")
+    traces, problems = open_page(browser, path, tmp_path / "hostile.png")
+    assert problems == []  # no alert dialog, no error, no request
+    assert len(traces) == 5
