@@ -247,8 +247,12 @@ def _corpus_json(summary: CorpusSummary, *, details: bool) -> dict:
 
 @app.command()
 def run(
-    vocab: list[str] = typer.Option(..., "--vocab", "-v",
-                                    help="Vocabulary size(s): repeat, or 256,512,4096."),
+    vocab: list[str] = typer.Option(None, "--vocab", "-v",
+                                    help="Vocabulary size(s) to train: repeat, or 256,512,4096."),
+    tokenizer: list[str] = typer.Option(
+        None, "--tokenizer", "-t", help="Production tokenizer to measure (repeatable): "
+        "cl100k_base, o200k_base, gpt2, ...; a .tiktoken file (FILE@cl100k_base); a "
+        "tokenizer.json; a SentencePiece .model. Needs analyzer[tokenizers]."),
     corpus: str = typer.Option(None, help="Corpus name; optional when there is only one."),
     langs: str = typer.Option(None, help="Languages, e.g. eng_Latn,rus_Cyrl (default: all)."),
     pivot: str = typer.Option(None, help="Pivot language (default: English if present, "
@@ -270,7 +274,7 @@ def run(
     """Train shared and per-language vocabularies, count every unit at every size, store it,
     and write the report."""
     settings = RunSettings(
-        sizes=_parse_sizes(vocab), corpus=corpus,
+        sizes=_parse_sizes(vocab or []), corpus=corpus, tokenizers=list(tokenizer or []),
         languages=[code for code in langs.split(",") if code.strip()] if langs is not None else None,
         pivot=pivot, per_language=per_language, cross=cross, holdout=holdout, seed=seed,
         tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
@@ -362,7 +366,7 @@ def merges(
     db: Path = DbOption,
 ) -> None:
     """List a vocabulary's first merges: which bytes became which token, and how often."""
-    rows = _read(lambda database: load_merges(database, run_id, vocab), db)
+    rows = _read(lambda database: _trained_merges(database, run_id, vocab), db)
     pieces = {byte: bytes([byte]) for byte in range(256)}
     for left, right, new_id, _, token in rows:
         pieces[new_id] = token
@@ -383,7 +387,7 @@ def tokenize(
     db: Path = DbOption,
 ) -> None:
     """Tokenize a text with a run's vocabulary: the pieces, their ids and the count."""
-    rows = _read(lambda database: load_merges(database, run_id, vocab), db)
+    rows = _read(lambda database: _trained_merges(database, run_id, vocab), db)
     size = size or 256 + len(rows)
     if not 256 <= size:
         raise _fail(f"--size {size} is below 256, the byte alphabet")
@@ -452,6 +456,15 @@ class _VocabularyBars:
             self.bars.update(self.overall, description=f"vocabularies done: {self.done}")
 
 
+def _trained_merges(database, run_id: int, scope: str):
+    """The merges of a trained vocabulary; a production tokenizer has none stored."""
+    kinds = {v.scope: v.kind for v in vocabularies(database, run_id)}
+    if kinds.get(scope) == "production":
+        raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
+                         "merges and tokenize show the run's trained vocabularies")
+    return load_merges(database, run_id, scope)
+
+
 def _parse_sizes(values: list[str]) -> list[int]:
     sizes = []
     for value in values:
@@ -481,10 +494,10 @@ def _show_run(database, run_id: int, *, as_json: bool, vocab: str = "shared",
               size: int | None = None) -> None:
     data, frame = _run_metrics(database, run_id)
     run = data.run
-    if vocab not in set(frame["vocab"]):
+    if vocab not in set(frame["vocab"]) and not (vocab == "shared" and not run.sizes):
         raise _fail(f"run {run_id} has no vocabulary {vocab!r}; it has: "
                     f"{', '.join(dict.fromkeys(frame['vocab']))}")
-    if size is not None and size not in run.sizes:
+    if size is not None and size not in set(frame[frame["vocab"] == vocab]["size"]):
         raise _fail(f"run {run_id} has no size {size}; its sizes: {', '.join(map(str, run.sizes))}")
     if as_json:
         typer.echo(json.dumps(views.run_json(run, frame), indent=2))
@@ -508,7 +521,7 @@ def _export_json(database, data, frame) -> dict:
     export["vocabularies"] = [
         {"scope": v.scope, "kind": v.kind, "size": v.size, "trained_bytes": v.trained_bytes,
          "merges_learned": v.merges_learned, "stop_reason": v.stop_reason, "seconds": v.seconds,
-         "roundtrip_ok": v.roundtrip_ok,
+         "roundtrip_ok": v.roundtrip_ok, "library": v.library, "source": v.source,
          "merges": [{"left": l, "right": r, "id": n, "count": c, "token_hex": t.hex()}
                     for l, r, n, c, t in load_merges(database, run.run.id, v.scope)]}
         for v in vocabs]

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from analyzer.corpus import language_name
-from analyzer.metrics import own_vocabulary
+from analyzer.metrics import own_vocabulary, tokenizer_names
 from analyzer.store import RunSummary
 from analyzer.store.models import Vocabulary
 
@@ -48,31 +48,42 @@ def run_list_json(run: RunSummary) -> dict:
 
 def summary_table(run: RunSummary, frame: pd.DataFrame, vocab: str = "shared",
                   sizes: list[int] | None = None) -> Table:
-    """Language, bytes, and per size: tokens and overhead vs the pivot under `vocab`; with the
-    shared vocabulary, also each language's tokens under its own vocabulary."""
-    sizes = sizes or run.sizes
-    rows = frame[(frame["vocab"] == vocab) & frame["size"].isin(sizes)]
-    largest = max(sizes)
-    own = own_vocabulary(frame, run.run.pivot) if vocab == "shared" else pd.DataFrame()
+    """Language, bytes, and per column tokens and overhead vs the pivot. The default view has a
+    column per size of the shared vocabulary, one per production tokenizer, and each language's
+    tokens under its own vocabulary; `vocab` shows one vocabulary's sizes instead."""
+    languages = run.languages
+    if vocab == "shared":
+        columns = [("shared", s) for s in (sizes or run.sizes)]
+        for name in tokenizer_names(frame, languages):
+            columns.append((name, int(frame[frame["vocab"] == name]["size"].iloc[0])))
+    else:
+        own_sizes = sorted(frame[frame["vocab"] == vocab]["size"].unique())
+        columns = [(vocab, int(s)) for s in own_sizes if not sizes or s in sizes]
+    cells = frame.set_index(["vocab", "size", "lang"])
+    largest = max(run.sizes) if run.sizes else None
+    own = own_vocabulary(frame, run.run.pivot) if vocab == "shared" and run.sizes else pd.DataFrame()
     own = own[own["size"] == largest].set_index("lang") if not own.empty else own
-    title = (f"Run {run.run.id} on {run.corpus}: tokens and overhead vs {run.run.pivot} "
-             f"({'shared' if vocab == 'shared' else vocab + ' vocabulary'})")
-    table = Table("language", "bytes", *[f"size {s}" for s in sizes], title=escape(title))
+    title = (f"Run {run.run.id} on {run.corpus}: tokens and overhead vs {run.run.pivot}"
+             + ("" if vocab == "shared" else f" ({vocab} vocabulary)"))
+    headers = [f"size {size}" if scope in ("shared", vocab) and scope not in
+               tokenizer_names(frame, languages) else f"{scope} ({size:,})" for scope, size in columns]
+    table = Table("language", "bytes", *map(escape, headers), title=escape(title))
     if not own.empty:
         table.add_column(f"own vocab ({largest})")
-    at_largest = rows[rows["size"] == largest].set_index("lang")["premium"]
-    order = sorted(rows["lang"].unique(), key=lambda lang: (lang != run.run.pivot,
-                                                            -at_largest.get(lang, 0)))
+    key = columns[-1] if vocab != "shared" or not run.sizes else ("shared", largest)
+    present = [lang for lang in languages if (*key, lang) in cells.index]
+    order = sorted(present, key=lambda lang: (lang != run.run.pivot, -cells.loc[(*key, lang), "premium"]))
     for lang in order:
-        cells = [f"{lang} {escape(language_name(lang))}"]
-        by_size = rows[rows["lang"] == lang].set_index("size")
-        cells.append(f"{int(by_size['bytes'].iloc[0]):,}")
-        for size in sizes:
-            row = by_size.loc[size]
-            cells.append(f"{int(row['tokens']):,} ({_percent(row['overhead'])})")
+        row = [f"{lang} {escape(language_name(lang))}", f"{int(cells.loc[(*key, lang), 'bytes']):,}"]
+        for scope, size in columns:
+            if (scope, size, lang) in cells.index:
+                cell = cells.loc[(scope, size, lang)]
+                row.append(f"{int(cell['tokens']):,} ({_percent(cell['overhead'])})")
+            else:
+                row.append("-")
         if not own.empty:
-            cells.append(f"{int(own.loc[lang, 'own_tokens']):,}" if lang in own.index else "-")
-        table.add_row(*cells)
+            row.append(f"{int(own.loc[lang, 'own_tokens']):,}" if lang in own.index else "-")
+        table.add_row(*row)
     return table
 
 
@@ -81,6 +92,8 @@ def early_stops(vocabularies: list[Vocabulary], sizes: list[int]) -> list[str]:
     as a finding: one sentence for the shared one, one for all per-language ones."""
     stopped = []
     for v in vocabularies:
+        if v.kind != "trained":
+            continue
         final = 256 + (v.merges_learned or 0)
         if v.stop_reason == "min_pair_count" and final < max(sizes):
             stopped.append((v.scope, final))
@@ -111,27 +124,39 @@ def _plain(value):
 def token_report(run: RunSummary, frame: pd.DataFrame, vocabs: list[Vocabulary]) -> dict:
     """The seed's token_report, generalised to any number of languages: per language its
     chars and bytes, tokens under shared and under its own vocabulary, bytes per token and
-    the curve over sizes; rules learned per vocabulary; and whether every text round-tripped."""
-    largest = max(run.sizes)
-    shared = frame[frame["vocab"] == "shared"]
+    the curve over sizes; each production tokenizer's tokens and premium per language; rules
+    learned per vocabulary; and whether every measured text round-tripped."""
+    cells = frame.set_index(["vocab", "size", "lang"])
+    largest = max(run.sizes) if run.sizes else None
     languages = {}
     for lang in run.languages:
-        rows = shared[shared["lang"] == lang].set_index("size")
-        own = frame[(frame["vocab"] == lang) & (frame["lang"] == lang)].set_index("size")
-        languages[lang] = {
-            "name": language_name(lang),
-            "chars": int(rows["chars"].iloc[0]),
-            "bytes": int(rows["bytes"].iloc[0]),
-            "tokens_shared": int(rows.loc[largest, "tokens"]),
-            "tokens_own": int(own.loc[largest, "tokens"]) if not own.empty else None,
-            "bytes_per_token_shared": float(rows.loc[largest, "bytes_per_token"]),
-            "bytes_per_token_own": float(own.loc[largest, "bytes_per_token"]) if not own.empty else None,
-            "curve": [[int(size), int(rows.loc[size, "tokens"])] for size in run.sizes],
-        }
+        any_row = frame[frame["lang"] == lang].iloc[0]
+        entry = {"name": language_name(lang), "chars": int(any_row["chars"]),
+                 "bytes": int(any_row["bytes"])}
+        if largest is not None:
+            shared = cells.loc[("shared", largest, lang)]
+            own = cells.loc[(lang, largest, lang)] if (lang, largest, lang) in cells.index else None
+            entry.update(
+                tokens_shared=int(shared["tokens"]),
+                tokens_own=None if own is None else int(own["tokens"]),
+                bytes_per_token_shared=float(shared["bytes_per_token"]),
+                bytes_per_token_own=None if own is None else float(own["bytes_per_token"]),
+                curve=[[size, int(cells.loc[("shared", size, lang), "tokens"])] for size in run.sizes],
+            )
+        languages[lang] = entry
+    tokenizers = {}
+    for v in vocabs:
+        if v.kind == "production":
+            tokenizers[v.scope] = {
+                "size": v.size, "library": v.library, "source": v.source,
+                "languages": {lang: {"tokens": int(cells.loc[(v.scope, v.size, lang), "tokens"]),
+                                     "premium": _plain(cells.loc[(v.scope, v.size, lang), "premium"])}
+                              for lang in run.languages}}
     return {
         "pivot": run.run.pivot,
         "size": largest,
         "languages": languages,
-        "rules_learned": {v.scope: v.merges_learned for v in vocabs},
+        "tokenizers": tokenizers,
+        "rules_learned": {v.scope: v.merges_learned for v in vocabs if v.kind == "trained"},
         "roundtrip_ok": all(v.roundtrip_ok for v in vocabs if v.roundtrip_ok is not None),
     }

@@ -121,3 +121,12 @@ def m002_runs(db: Database) -> None:
         PRIMARY KEY (vocab_id, size, lang)
     )
     """)
+
+
+@migrations()
+def m003_tokenizer_provenance(db: Database) -> None:
+    # Production tokenizers: which library counted, and where its files came from.
+    _run(db, """
+    ALTER TABLE vocabularies ADD COLUMN library TEXT;
+    ALTER TABLE vocabularies ADD COLUMN source TEXT
+    """)

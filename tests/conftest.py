@@ -57,3 +57,10 @@ def tiny_db(tmp_path, tiny_corpus):
 def _work_in_a_temporary_folder(tmp_path, monkeypatch):
     """Commands write ./analyzer.db and ./reports by default: never into the checkout."""
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def _no_network_for_tokenizers(tmp_path, monkeypatch):
+    """Tests never download: tiktoken rank files come from files shipped in packages."""
+    monkeypatch.setenv("ANALYZER_OFFLINE", "1")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))

@@ -86,3 +86,19 @@ def test_a_hostile_corpus_renders_inert(browser, tmp_path):
     traces, problems = open_page(browser, path, tmp_path / "hostile.png")
     assert problems == []  # no alert dialog, no error, no request
     assert len(traces) == 5
+
+
+def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_db, tmp_path):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300], tokenizers=["cl100k_base", "gpt2"],
+                                              jobs=1))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    page = build_page(tiny_db, run_id)
+    traces, problems = open_page(browser, path, tmp_path / "tokenizers.png")
+    assert problems == []
+    assert [t["traces"] for t in traces] == [len(f.data) for f in page.figures]
+    headline = page.figures[0]
+    assert sum(1 for trace in headline.data if "production tokenizer" in trace.name) == 2
+    only = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["o200k_base"]))
+    traces, problems = open_page(browser, write_report(tiny_db, only, tmp_path / "reports"),
+                                 tmp_path / "only.png")
+    assert problems == [] and len(traces) == 2  # the comparison and the per-unit premiums

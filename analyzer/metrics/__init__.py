@@ -5,7 +5,8 @@ fertility, per-unit spread, bootstrap confidence intervals and the Gini of premi
     frame = language_metrics(data)   # one row per (vocab, size, lang)
 """
 
-from .frames import RESAMPLES, RunData, language_metrics, load_run_data, own_vocabulary
+from .frames import (RESAMPLES, RunData, language_metrics, load_run_data, own_vocabulary,
+                     primary_vocabulary, tokenizer_names)
 from .stats import bootstrap_weights, gini, separates_words
 
 __all__ = [
@@ -16,5 +17,7 @@ __all__ = [
     "language_metrics",
     "load_run_data",
     "own_vocabulary",
+    "primary_vocabulary",
     "separates_words",
+    "tokenizer_names",
 ]

@@ -26,6 +26,8 @@ class Context:
     sizes: list[int]
     languages: list[str]
     colors: dict[str, str]
+    tokenizers: list[tuple[str, int]]
+    """Production tokenizers measured in the run: (name, real vocabulary size)."""
 
     def name(self, lang: str) -> str:
         return label(f"{language_name(lang)} ({lang})")
@@ -38,9 +40,17 @@ class Context:
     def largest(self) -> int:
         return max(self.sizes)
 
-    def by_overhead(self, size: int) -> list[str]:
-        """Languages, highest overhead first, under the shared vocabulary at `size`."""
-        rows = self.shared[self.shared["size"] == size].set_index("lang")["overhead"]
+    @property
+    def primary(self) -> tuple[str, int]:
+        """The vocabulary the page's headline numbers are about."""
+        return ("shared", self.largest) if self.sizes else self.tokenizers[0]
+
+    def rows(self, vocab: str, size: int) -> pd.DataFrame:
+        return self.frame[(self.frame["vocab"] == vocab) & (self.frame["size"] == size)]
+
+    def by_overhead(self, size: int, vocab: str = "shared") -> list[str]:
+        """Languages, highest overhead first, under `vocab` at `size`."""
+        rows = self.rows(vocab, size).set_index("lang")["overhead"]
         return sorted(rows.index, key=lambda lang: -rows[lang])
 
 
@@ -73,8 +83,20 @@ def headline(ctx: Context) -> go.Figure:
                            "<br>overhead %{y:+.1f} %<br>bytes per token %{customdata[1]:.2f}"
                            "<extra></extra>"),
         ))
+    symbols = ["diamond", "star", "square", "triangle-up", "x", "cross"]
+    for index, (name, size) in enumerate(ctx.tokenizers):
+        rows = ctx.rows(name, size).set_index("lang").loc[order]
+        figure.add_trace(go.Scatter(
+            x=[size] * len(order), y=rows["overhead"] * 100, mode="markers",
+            name=f"{label(name)} (production tokenizer)", legendgroup=name,
+            marker=dict(symbol=symbols[index % len(symbols)], size=11,
+                        color=[ctx.colors[lang] for lang in order], line=dict(color="black", width=1)),
+            text=[ctx.name(lang) for lang in order],
+            hovertemplate=(f"<b>%{{text}}</b><br>{label(name)} ({size:,} tokens)<br>"
+                           "overhead %{y:+.1f} %<extra></extra>")))
+    ticks = sorted({*ctx.sizes, *(size for _, size in ctx.tokenizers)})
     figure.update_layout(
-        title=headline_finding(ctx), xaxis=_size_axis(ctx.sizes),
+        title=headline_finding(ctx), xaxis=_size_axis(ticks),
         yaxis=dict(title=f"extra tokens vs {label(language_name(ctx.pivot))} (%)", ticksuffix=" %"),
         legend=dict(title="highest overhead first"), hovermode="closest",
         height=max(480, 22 * len(order)),
@@ -83,15 +105,50 @@ def headline(ctx: Context) -> go.Figure:
 
 
 def headline_finding(ctx: Context) -> str:
-    at = ctx.shared[(ctx.shared["size"] == ctx.largest) & (ctx.shared["lang"] != ctx.pivot)]
+    vocab, size = ctx.primary
+    rows = ctx.rows(vocab, size)
+    at = rows[rows["lang"] != ctx.pivot]
     if at.empty:
-        return f"Tokens per language at size {ctx.largest:,}"
+        return f"Tokens per language at size {size:,}"
     worst = at.loc[at["overhead"].idxmax()]
     best = at.loc[at["overhead"].idxmin()]
     pivot = label(language_name(ctx.pivot))
-    return (f"At vocabulary size {ctx.largest:,}, {label(language_name(worst['lang']))} pays "
+    where = (f"At vocabulary size {size:,}" if vocab == "shared"
+             else f"Under {label(vocab)} ({size:,} tokens)")
+    return (f"{where}, {label(language_name(worst['lang']))} pays "
             f"{percent(worst['overhead'])} tokens vs {pivot} for the same text; "
             f"{label(language_name(best['lang']))} {percent(best['overhead'])}")
+
+
+def tokenizer_comparison(ctx: Context) -> go.Figure:
+    """Each production tokenizer's overhead per language, side by side."""
+    first, first_size = ctx.tokenizers[0]
+    order = ctx.by_overhead(first_size, first)
+    names = [ctx.name(lang) for lang in order]
+    figure = go.Figure()
+    for index, (name, size) in enumerate(ctx.tokenizers):
+        rows = ctx.rows(name, size).set_index("lang").loc[order]
+        figure.add_trace(go.Bar(
+            y=names, x=rows["overhead"] * 100, orientation="h", name=f"{label(name)} ({size:,})",
+            customdata=np.column_stack([rows["tokens"], rows["premium"]]),
+            hovertemplate=(f"%{{y}}<br>{label(name)}: %{{customdata[0]:,}} tokens<br>premium "
+                           "%{customdata[1]:.2f} (%{x:+.1f} %)<extra></extra>")))
+    parts = []
+    for name, size in ctx.tokenizers:
+        rows = ctx.rows(name, size)
+        rows = rows[rows["lang"] != ctx.pivot]
+        if not rows.empty:
+            worst = rows.loc[rows["overhead"].idxmax()]
+            parts.append(f"{label(name)} charges {label(language_name(worst['lang']))} "
+                         f"{percent(worst['overhead'])}")
+    figure.update_layout(
+        title=("; ".join(parts) + f" vs {label(language_name(ctx.pivot))}") if parts
+        else "Production tokenizers", barmode="group",
+        xaxis=dict(title=f"overhead vs {label(language_name(ctx.pivot))} (%)", ticksuffix=" %"),
+        yaxis=dict(categoryorder="array", categoryarray=list(reversed(names))),
+        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0), margin=dict(t=110),
+        height=max(420, (14 + 12 * len(ctx.tokenizers)) * len(order) + 200))
+    return figure
 
 
 def _sized_bars(ctx: Context, title_at, traces_at) -> go.Figure:
@@ -234,9 +291,11 @@ def bytes_per_token(ctx: Context) -> go.Figure:
 
 
 def unit_premiums(ctx: Context, unit_premium: dict[str, np.ndarray]) -> go.Figure:
-    """Distribution of the per-unit premium per language, with the bootstrap interval."""
-    rows = ctx.shared[ctx.shared["size"] == ctx.largest].set_index("lang")
-    order = ctx.by_overhead(ctx.largest)
+    """Distribution of the per-unit premium per language (under the primary vocabulary),
+    with the bootstrap interval."""
+    vocab, size = ctx.primary
+    rows = ctx.rows(vocab, size).set_index("lang")
+    order = ctx.by_overhead(size, vocab)
     figure = go.Figure()
     for lang in order:
         figure.add_trace(go.Box(
@@ -252,8 +311,9 @@ def unit_premiums(ctx: Context, unit_premium: dict[str, np.ndarray]) -> go.Figur
                      arrayminus=rows.loc[order, "premium"] - rows.loc[order, "premium_ci_low"]),
         hovertemplate="%{y}<br>premium %{x:.3f}<extra></extra>"))
     figure.update_layout(
-        title=f"Premium unit by unit at size {ctx.largest:,} (tokens of a unit / tokens of the "
-              f"same unit in {label(language_name(ctx.pivot))}): how steady the tax is",
+        title=(f"Premium unit by unit {'at size ' + format(size, ',') if vocab == 'shared' else 'under ' + label(vocab)}"
+               f" (tokens of a unit / tokens of the same unit in {label(language_name(ctx.pivot))}): "
+               "how steady the tax is"),
         xaxis=dict(title="per-unit premium (1 = as many tokens as the pivot)"),
         yaxis=dict(autorange="reversed"), margin=dict(t=110),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0),

@@ -15,8 +15,8 @@ from sqlite_utils import Database
 
 from analyzer import __version__
 from analyzer.corpus import language_name
-from analyzer.metrics import RunData, language_metrics, load_run_data
-from analyzer.store import get_corpus, list_runs, load_merges, shared_totals, vocabularies
+from analyzer.metrics import RunData, language_metrics, load_run_data, tokenizer_names
+from analyzer.store import get_corpus, list_runs, load_merges, vocabularies, vocabulary_totals
 from analyzer.store.corpora import CorpusSummary
 
 from . import figures
@@ -75,16 +75,24 @@ def build_page(db: Database, run_id: int, *, self_contained: bool = False, price
     frame = language_metrics(data)
     run = data.run
     corpus = get_corpus_by_id(db, run.run.corpus_id)
+    tokenizers = [(name, int(frame[frame["vocab"] == name]["size"].iloc[0]))
+                  for name in tokenizer_names(frame, run.languages)]
     ctx = figures.Context(frame, run.run.pivot, run.sizes, run.languages,
-                          language_colors(run.languages, run.run.pivot))
-    sections: list[tuple[str, str, object]] = [
-        ("Overhead against vocabulary size", _intro_headline(ctx), figures.headline(ctx)),
-        ("Overhead by language: bytes or vocabulary?",
-         "premium = byte premium x (bytes per token of the pivot / bytes per token of the "
-         "language). The grey bar is what the script's UTF-8 encoding alone would cost.",
-         figures.overhead_by_language(ctx)),
-    ]
-    if run.run.per_language:
+                          language_colors(run.languages, run.run.pivot), tokenizers)
+    sections: list[tuple[str, str, object]] = []
+    if run.sizes:
+        sections.append(("Overhead against vocabulary size", _intro_headline(ctx),
+                         figures.headline(ctx)))
+    if tokenizers:
+        sections.append(("Production tokenizers",
+                         "What real tokenizers charge each language for the same text, side by "
+                         "side, counted by their own libraries.", figures.tokenizer_comparison(ctx)))
+    if run.sizes:
+        sections.append(("Overhead by language: bytes or vocabulary?",
+                         "premium = byte premium x (bytes per token of the pivot / bytes per token "
+                         "of the language). The grey bar is what the script's UTF-8 encoding alone "
+                         "would cost.", figures.overhead_by_language(ctx)))
+    if run.sizes and run.run.per_language:
         sections.append(("Shared vs own vocabulary",
                          "The same size, trained on all languages or on one: the gap is what "
                          "sharing costs each language.", figures.shared_vs_own(ctx)))
@@ -92,12 +100,13 @@ def build_page(db: Database, run_id: int, *, self_contained: bool = False, price
         sections.append(("Vocabulary trained on X, text in Y",
                          "Bytes per token of each language under each language's vocabulary.",
                          figures.cross_heatmap(ctx)))
-    sections.append(("Bytes per token", "How many UTF-8 bytes one token carries, per language.",
-                     figures.bytes_per_token(ctx)))
+    if run.sizes:
+        sections.append(("Bytes per token", "How many UTF-8 bytes one token carries, per language.",
+                         figures.bytes_per_token(ctx)))
     sections.append(("How steady is the tax?",
                      "Each box is the per-unit premium over the measured units; the diamond is the "
                      "premium over all of them with its 95 % bootstrap interval.",
-                     figures.unit_premiums(ctx, _unit_premiums(data, ctx.largest))))
+                     figures.unit_premiums(ctx, _unit_premiums(data, *ctx.primary))))
     parts = []
     for index, (title, intro, figure) in enumerate(sections):
         div = pio.to_html(figure, full_html=False, include_plotlyjs=False, div_id=f"figure-{index}",
@@ -110,13 +119,17 @@ def build_page(db: Database, run_id: int, *, self_contained: bool = False, price
                      f": first {MERGES_SHOWN} of {v.merges_learned:,} merges",
                      load_merges(db, run_id, v.scope), MERGES_SHOWN)
         for v in vocabs if v.kind == "trained")
-    parts.append(f"<section><h2>Merges</h2><p class='muted'>The first merges each vocabulary "
-                 f"learned; tokens that are not whole UTF-8 characters are shown as bytes."
-                 f"</p>{merges}</section>")
+    if merges:
+        parts.append(f"<section><h2>Merges</h2><p class='muted'>The first merges each vocabulary "
+                     f"learned; tokens that are not whole UTF-8 characters are shown as bytes."
+                     f"</p>{merges}</section>")
+    vocab, size = ctx.primary
+    under = f"the shared vocabulary at size {size:,}" if vocab == "shared" else vocab
+    costs = "".join(f"<h3>{escape(name)}</h3>{cost_table(frame, ctx.pivot, name, n, price, context)}"
+                    for name, n in tokenizers)
     parts.append(f"<section><h2>What it costs</h2>"
-                 f"<p class='muted'>The measured text of each language under the shared vocabulary "
-                 f"at size {ctx.largest:,}.</p>"
-                 f"{cost_table(frame, ctx.pivot, ctx.largest, price, context)}</section>")
+                 f"<p class='muted'>The measured text of each language under {escape(under)}.</p>"
+                 f"{cost_table(frame, ctx.pivot, vocab, size, price, context)}{costs}</section>")
     parts.append(f"<section><h2>Provenance</h2>{provenance_table(_provenance(run, corpus, vocabs))}"
                  "</section>")
     plotly_script = (f"<script>{get_plotlyjs()}</script>" if self_contained
@@ -145,7 +158,9 @@ def write_index(db: Database, out: Path = DEFAULT_OUT) -> Path:
         link = f"<a href='{page.name}'>run {r.id}</a>" if page.exists() else f"run {r.id}"
         worst = ""
         if r.status == "complete":
-            totals = shared_totals(db, r.id, max(summary.sizes))
+            production = [(v.scope, v.size) for v in vocabularies(db, r.id) if v.kind == "production"]
+            scope, size = ("shared", max(summary.sizes)) if summary.sizes else production[0]
+            totals = vocabulary_totals(db, r.id, scope, size)
             if r.pivot in totals and len(totals) > 1:
                 lang = max((l for l in totals if l != r.pivot), key=lambda l: totals[l])
                 worst = f"{language_name(lang)} {totals[lang] / totals[r.pivot] - 1:+.0%}"
@@ -162,19 +177,22 @@ def write_index(db: Database, out: Path = DEFAULT_OUT) -> Path:
     return path
 
 
-def _unit_premiums(data: RunData, size: int) -> dict[str, np.ndarray]:
-    counts = data.counts[("shared", size)]
+def _unit_premiums(data: RunData, vocab: str, size: int) -> dict[str, np.ndarray]:
+    counts = data.counts[(vocab, size)]
     pivot = counts[data.run.run.pivot]
     return {lang: tokens / pivot for lang, tokens in counts.items()}
 
 
 def _lead(ctx: figures.Context) -> str:
-    at = ctx.shared[(ctx.shared["size"] == ctx.largest) & (ctx.shared["lang"] != ctx.pivot)]
+    vocab, size = ctx.primary
+    rows = ctx.rows(vocab, size)
+    at = rows[rows["lang"] != ctx.pivot]
     if at.empty:
         return "One language only: nothing to compare."
     more = int((at["overhead"] > 0.005).sum())
+    under = f"a shared vocabulary of {size:,}" if vocab == "shared" else vocab
     return (f"{more} of {len(at)} languages need more tokens than {language_name(ctx.pivot)} for the "
-            f"same content under a shared vocabulary of {ctx.largest:,}. "
+            f"same content under {under}. "
             f"{figures.html.unescape(figures.headline_finding(ctx))}.")
 
 
@@ -189,16 +207,18 @@ def _provenance(run, corpus: CorpusSummary, vocabs) -> list[tuple[str, str]]:
     measured = (f"{len(run.measured_units)} held-out units (holdout {r.holdout:g}, seed {r.seed})"
                 if r.holdout else f"the training units themselves (all {len(run.measured_units)})")
     timings = ", ".join(f"{v.scope} {v.seconds:.1f} s" for v in vocabs if v.seconds is not None)
-    return [
+    production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {v.library}; {v.source}")
+                  for v in vocabs if v.kind == "production"]
+    return production + [
         ("corpus", f"{corpus.corpus.name} ({corpus.corpus.source}, {corpus.corpus.format})"),
         ("content hash", corpus.corpus.content_hash),
         ("texts", "NFC-normalised" if corpus.corpus.nfc else "as given"),
         ("languages", ", ".join(f"{language_name(l)} ({l})" for l in run.languages)),
-        ("sizes", ", ".join(f"{s:,}" for s in run.sizes)),
+        ("sizes", ", ".join(f"{s:,}" for s in run.sizes) or "none (production tokenizers only)"),
         ("pivot", f"{language_name(r.pivot)} ({r.pivot})"),
         ("measured on", measured),
-        ("vocabularies", "shared" + (", one per language" if r.per_language else "")
-         + (", cross matrix" if r.cross_matrix else "")),
+        ("vocabularies", ("shared" + (", one per language" if r.per_language else "")
+                          + (", cross matrix" if r.cross_matrix else "")) if run.sizes else "none trained"),
         ("tie-break, min pair count", f"{r.tie_break}, {r.min_pair_count}"),
         ("engine", r.engine_version),
         ("run", f"started {r.started}, finished {r.finished}, {r.seconds or 0:.1f} s"),

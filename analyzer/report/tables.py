@@ -40,10 +40,11 @@ def merges_table(title: str, merges: list[tuple[int, int, int, int, bytes]], top
             f"</tr></thead><tbody>{rows}</tbody></table></details>")
 
 
-def cost_table(frame: pd.DataFrame, pivot: str, size: int, price: float, context: int) -> str:
+def cost_table(frame: pd.DataFrame, pivot: str, vocab: str, size: int, price: float,
+               context: int) -> str:
     """Corpus cost per language at `price` per million tokens, and the characters that fit in a
-    `context`-token window, under the shared vocabulary."""
-    rows = frame[(frame["vocab"] == "shared") & (frame["size"] == size)].set_index("lang")
+    `context`-token window, under one vocabulary."""
+    rows = frame[(frame["vocab"] == vocab) & (frame["size"] == size)].set_index("lang")
     pivot_cost = rows.loc[pivot, "tokens"] / 1e6 * price
     pivot_context = rows.loc[pivot, "chars_per_token"] * context
     body = []

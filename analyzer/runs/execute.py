@@ -8,8 +8,8 @@ import time
 from sqlite_utils import Database
 
 from analyzer import __version__
-from analyzer.store import (FAILED, INTERRUPTED, create_run, finish_run, load_texts, mark_run,
-                            reap_stale_runs)
+from analyzer.store import (FAILED, INTERRUPTED, VocabularyRecord, create_run, finish_run,
+                            load_texts, mark_run, reap_stale_runs)
 
 from .jobs import Report, VocabularyJob, run_jobs
 from .settings import ResolvedRun, RunSettings, resolve
@@ -39,6 +39,8 @@ def execute_run(db: Database, settings: RunSettings, report: Report | None = Non
         jobs = make_jobs(resolved, texts)
         workers = settings.jobs or os.cpu_count() or 1
         records = run_jobs(jobs, workers, report)
+        records += [measure_tokenizer(tokenizer, resolved, texts, report)
+                    for tokenizer in resolved.tokenizers]
         stage("storing results")
         finish_run(db, run_id, records, round(time.perf_counter() - start, 3))
     except KeyboardInterrupt:
@@ -48,6 +50,23 @@ def execute_run(db: Database, settings: RunSettings, report: Report | None = Non
         mark_run(db, run_id, FAILED, f"{type(error).__name__}: {error}")
         raise
     return run_id
+
+
+def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
+                      report: Report | None) -> VocabularyRecord:
+    """Count every measured unit of every language with a production tokenizer's own encoder;
+    stored like a vocabulary of the run at its real size, without merges."""
+    if report:
+        report(tokenizer.name, "count", 0, 1)
+    start = time.perf_counter()
+    counts = {lang: tokenizer.count([texts[lang][u] for u in run.measured_units])
+              for lang in run.languages}
+    if report:
+        report(tokenizer.name, "done", 1, 1)
+    return VocabularyRecord(scope=tokenizer.name, kind="production", size=tokenizer.size,
+                            counts={tokenizer.size: counts},
+                            seconds=round(time.perf_counter() - start, 3),
+                            library=tokenizer.library, source=tokenizer.source)
 
 
 def make_jobs(run: ResolvedRun, texts: dict[str, list[str]]) -> list[VocabularyJob]:
@@ -65,6 +84,8 @@ def make_jobs(run: ResolvedRun, texts: dict[str, list[str]]) -> list[VocabularyJ
         return VocabularyJob(scope, training(train_on), measured(count), run.sizes,
                              settings.tie_break, settings.min_pair_count)
 
+    if not run.sizes:  # production tokenizers only: nothing to train
+        return []
     jobs = [job("shared", run.languages, run.languages)]
     if settings.per_language:
         for lang in run.languages:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlite_utils import Database
 
@@ -32,6 +32,8 @@ class RunSettings:
     tie_break: str = "lexicographic"
     min_pair_count: int = 2
     jobs: int | None = None
+    tokenizers: list[str] = field(default_factory=list)
+    """Production tokenizers to measure: tiktoken names or files (see analyzer.external)."""
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,15 @@ class ResolvedRun:
     train_units: list[int]
     measured_units: list[int]
     settings: RunSettings
+    tokenizers: list = field(default_factory=list)
+    """The resolved `analyzer.external.ProductionTokenizer`s."""
 
 
 def resolve(db: Database, settings: RunSettings) -> ResolvedRun:
-    sizes = _sizes(settings.sizes)
+    if not settings.sizes and not settings.tokenizers:
+        raise RunError("nothing to measure: pass --vocab (e.g. --vocab 512) and/or --tokenizer "
+                       "(e.g. --tokenizer cl100k_base)")
+    sizes = _sizes(settings.sizes) if settings.sizes else []
     corpus = _corpus(db, settings.corpus)
     languages = _languages(corpus, settings.languages)
     pivot = _pivot(languages, settings.pivot)
@@ -60,7 +67,25 @@ def resolve(db: Database, settings: RunSettings) -> ResolvedRun:
     if settings.jobs is not None and settings.jobs < 1:
         raise RunError(f"--jobs must be 1 or more, not {settings.jobs}")
     train, measured = split_units(corpus.corpus.n_units, settings.holdout, settings.seed)
-    return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings)
+    tokenizers = _tokenizers(settings.tokenizers, languages)
+    return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers)
+
+
+def _tokenizers(specs: list[str], languages: list[str]) -> list:
+    from analyzer.external import TokenizerError, resolve_tokenizer
+
+    resolved = []
+    for spec in dict.fromkeys(specs):
+        try:
+            tokenizer = resolve_tokenizer(spec)
+        except TokenizerError as error:
+            raise RunError(f"--tokenizer {error}") from None
+        taken = {t.name for t in resolved} | {"shared", *languages}
+        if tokenizer.name in taken:
+            raise RunError(f"--tokenizer {spec}: its name {tokenizer.name!r} is already used in "
+                           "this run; rename the file")
+        resolved.append(tokenizer)
+    return resolved
 
 
 def split_units(n_units: int, holdout: float, seed: int) -> tuple[list[int], list[int]]:

@@ -6,7 +6,7 @@ from .db import DB_ENV, DEFAULT_DB, default_db_path, open_db
 from .errors import StoreError
 from .runs import (COMPLETE, FAILED, INTERRUPTED, RUNNING, RunSummary, VocabularyRecord,
                    create_run, finish_run, get_run, list_runs, load_counts, load_merges, mark_run,
-                   reap_stale_runs, shared_totals, vocabularies)
+                   reap_stale_runs, vocabulary_totals, vocabularies)
 
 __all__ = [
     "COMPLETE",
@@ -23,7 +23,7 @@ __all__ = [
     "load_merges",
     "mark_run",
     "reap_stale_runs",
-    "shared_totals",
+    "vocabulary_totals",
     "vocabularies",
     "DB_ENV",
     "DEFAULT_DB",

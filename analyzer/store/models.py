@@ -81,6 +81,8 @@ class Vocabulary(SQLModel, table=True):
     stop_reason: str | None = None
     seconds: float | None = None
     roundtrip_ok: bool | None = None
+    library: str | None = None  # production tokenizers: the library and version that counted
+    source: str | None = None  # production tokenizers: the files used, and how they were checked
 
 
 class Merge(SQLModel, table=True):

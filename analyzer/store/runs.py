@@ -40,6 +40,8 @@ class VocabularyRecord:
     roundtrip_ok: bool | None = None
     merges: list[tuple[int, int, int, int, bytes]] = field(default_factory=list)
     """`(left, right, new_id, count at merge time, token bytes)` in rank order."""
+    library: str | None = None
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,10 +97,11 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
     """Insert one vocabulary with its merges and token counts (inside the caller's transaction)."""
     cursor = db.execute(
         "INSERT INTO vocabularies (run_id, scope, kind, size, trained_bytes, merges_learned, "
-        "stop_reason, seconds, roundtrip_ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "stop_reason, seconds, roundtrip_ok, library, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, record.scope, record.kind, record.size, record.trained_bytes,
          record.merges_learned, record.stop_reason, record.seconds,
-         None if record.roundtrip_ok is None else int(record.roundtrip_ok)],
+         None if record.roundtrip_ok is None else int(record.roundtrip_ok), record.library,
+         record.source],
     )
     vocab_id = cursor.lastrowid
     db.conn.executemany(
@@ -165,11 +168,11 @@ def load_counts(db: Database, run_id: int) -> list[tuple[str, int, str, list[int
     return [(scope, size, lang, unpack_counts(blob)) for scope, size, lang, blob in rows]
 
 
-def shared_totals(db: Database, run_id: int, size: int) -> dict[str, int]:
-    """`{lang: tokens}` under the run's shared vocabulary at `size`, from the stored totals."""
+def vocabulary_totals(db: Database, run_id: int, scope: str, size: int) -> dict[str, int]:
+    """`{lang: tokens}` under one vocabulary of the run at `size`, from the stored totals."""
     rows = db.execute("SELECT c.lang, c.tokens FROM token_counts c JOIN vocabularies v "
-                      "ON v.id = c.vocab_id WHERE v.run_id = ? AND v.scope = 'shared' AND c.size = ?",
-                      [run_id, size])
+                      "ON v.id = c.vocab_id WHERE v.run_id = ? AND v.scope = ? AND c.size = ?",
+                      [run_id, scope, size])
     return dict(rows.fetchall())
 
 

