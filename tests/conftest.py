@@ -43,6 +43,19 @@ def tiny_corpus(tmp_path) -> Path:
 
 
 @pytest.fixture
+def tiny_db_path(tmp_path, tiny_corpus) -> Path:
+    """A database file holding the tiny corpus, ingested through the command line."""
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    path = tmp_path / "a.db"
+    result = CliRunner().invoke(app, ["ingest", str(tiny_corpus), "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+@pytest.fixture
 def tiny_db(tmp_path, tiny_corpus):
     """A database holding the tiny corpus (named 'tiny')."""
     from analyzer.corpus import read_corpus

@@ -23,10 +23,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def db(tmp_path, tiny_corpus):
-    path = tmp_path / "a.db"
-    assert runner.invoke(app, ["ingest", str(tiny_corpus), "--db", str(path)]).exit_code == 0
-    return path
+def db(tiny_db_path):
+    return tiny_db_path
 
 
 def invoke(db, *args):

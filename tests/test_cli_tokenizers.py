@@ -18,10 +18,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def db(tmp_path, tiny_corpus):
-    path = tmp_path / "a.db"
-    assert runner.invoke(app, ["ingest", str(tiny_corpus), "--db", str(path)]).exit_code == 0
-    return path
+def db(tiny_db_path):
+    return tiny_db_path
 
 
 def test_tokenizers_only_run_with_premiums_computed_independently(db):

@@ -124,6 +124,9 @@ class Vocabulary:
         up to date and copy them into `result[size]` just before the merge of rank
         `size - 256`, for each `(rank, size)` in `snapshots`.
         """
+        # The loop below mirrors the trainer's (analyzer/bpe/trainer.py, `_merge`) on purpose:
+        # it is the hot path, and a shared helper would cost a call per occurrence. Here no
+        # counts are kept; only positions of pairs that the merge list will ask for.
         tok = token_array(buffer)
         rank_of, bits, lengths, merges = self.rank_of, self.bits, self.lengths, self.merges
         present = {pair: count for pair, count in byte_pair_counts(buffer).items()

@@ -141,10 +141,7 @@ def _languages(corpus: CorpusSummary, wanted: list[str] | None) -> list[str]:
         raise RunError("no languages: --langs needs at least one language code")
     chosen = []
     for code in wanted:
-        try:
-            language = normalise_language(code)
-        except CorpusError as error:
-            raise RunError(f"--langs: {error}") from None
+        language = _normalised(code, "--langs")
         if language not in available:
             raise RunError(f"--langs: {language} is not in corpus {corpus.corpus.name!r} "
                            f"(it has: {', '.join(available)})")
@@ -156,11 +153,15 @@ def _languages(corpus: CorpusSummary, wanted: list[str] | None) -> list[str]:
 def _pivot(languages: list[str], pivot: str | None) -> str:
     if pivot is None:
         return DEFAULT_PIVOT if DEFAULT_PIVOT in languages else languages[0]
-    try:
-        language = normalise_language(pivot)
-    except CorpusError as error:
-        raise RunError(f"--pivot: {error}") from None
+    language = _normalised(pivot, "--pivot")
     if language not in languages:
         raise RunError(f"--pivot {language} is not among the run's languages "
                        f"({', '.join(languages)})")
     return language
+
+
+def _normalised(code: str, option: str) -> str:
+    try:
+        return normalise_language(code)
+    except CorpusError as error:
+        raise RunError(f"{option}: {error}") from None
