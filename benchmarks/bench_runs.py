@@ -2,6 +2,7 @@
 
     python benchmarks/bench_runs.py            # UDHR full run, then the NTREX shared sweep
     python benchmarks/bench_runs.py --udhr     # UDHR only
+    python benchmarks/bench_runs.py --ntrex-cross 512,1024,2048,4096   # the database's growth
 
 Targets (issue 4): UDHR (57 languages x 32 units), sizes 256..4096, shared + per-language +
 cross, under 60 s; NTREX (58 x 1501, 20 MB), shared only, sizes 512..32768, under 3 minutes.
@@ -53,7 +54,14 @@ def bench(name: str, folder: Path, settings: RunSettings) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--udhr", action="store_true", help="only the UDHR run")
+    parser.add_argument("--ntrex-cross", metavar="SIZES",
+                        help="only an NTREX run with every per-language vocabulary and --cross")
     args = parser.parse_args()
+    if args.ntrex_cross:
+        sizes = [int(size) for size in args.ntrex_cross.split(",")]
+        bench(f"ntrex128, {args.ntrex_cross}, shared + per-language + cross", CORPORA / "ntrex128" / "text",
+              RunSettings(sizes=sizes, cross=True))
+        return
     bench("udhr, 256..4096, shared + per-language + cross (target < 60 s)", CORPORA / "udhr" / "text",
           RunSettings(sizes=[256, 512, 1024, 2048, 4096], cross=True))
     if not args.udhr:
