@@ -6,7 +6,7 @@ fertility, per-unit spread, bootstrap confidence intervals and the Gini of premi
 """
 
 from .frames import (RESAMPLES, RunData, language_metrics, load_run_data, own_vocabulary,
-                     primary_vocabulary, tokenizer_names)
+                     tokenizer_names)
 from .stats import bootstrap_weights, gini, separates_words
 
 __all__ = [
@@ -17,7 +17,6 @@ __all__ = [
     "language_metrics",
     "load_run_data",
     "own_vocabulary",
-    "primary_vocabulary",
     "separates_words",
     "tokenizer_names",
 ]

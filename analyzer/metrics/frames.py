@@ -124,11 +124,3 @@ def tokenizer_names(frame: pd.DataFrame, languages: list[str]) -> list[str]:
     """The production tokenizers in a run's frame: vocabularies neither shared nor a language's."""
     return [v for v in dict.fromkeys(frame["vocab"]) if v != "shared" and v not in languages]
 
-
-def primary_vocabulary(frame: pd.DataFrame, sizes: list[int], languages: list[str]) -> tuple[str, int]:
-    """What a run's headline numbers are about: the shared vocabulary at its largest size, or,
-    in a run of production tokenizers only, the first of them at its size."""
-    if sizes:
-        return "shared", max(sizes)
-    first = tokenizer_names(frame, languages)[0]
-    return first, int(frame[frame["vocab"] == first]["size"].iloc[0])
