@@ -327,7 +327,7 @@ def report_command(
 @app.command()
 def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the runs in the database, newest last."""
-    summaries = _read(lambda database: (reap_stale_runs(database), list_runs(database))[1], db)
+    summaries = _read(_reaped_runs, db)
     if as_json:
         typer.echo(json.dumps([views.run_list_json(s) for s in summaries], indent=2))
         return
@@ -388,9 +388,10 @@ def tokenize(
 ) -> None:
     """Tokenize a text with a run's vocabulary: the pieces, their ids and the count."""
     rows = _read(lambda database: _trained_merges(database, run_id, vocab), db)
-    size = size or 256 + len(rows)
-    if not 256 <= size:
-        raise _fail(f"--size {size} is below 256, the byte alphabet")
+    largest = 256 + len(rows)
+    size = size or largest
+    if not 256 <= size <= largest:
+        raise _fail(f"--size {size} is outside 256..{largest}, the sizes {vocab} has in run {run_id}")
     vocabulary = bpe.Vocabulary([((l, r), n) for l, r, n, _, _ in rows[: size - 256]])
     try:
         ids = vocabulary.encode(text)
@@ -456,6 +457,12 @@ class _VocabularyBars:
             self.bars.update(self.overall, description=f"vocabularies done: {self.done}")
 
 
+def _reaped_runs(database):
+    """The runs, after marking those whose process died as interrupted."""
+    reap_stale_runs(database)
+    return list_runs(database)
+
+
 def _trained_merges(database, run_id: int, scope: str):
     """The merges of a trained vocabulary; a production tokenizer has none stored."""
     kinds = {v.scope: v.kind for v in vocabularies(database, run_id)}
@@ -504,9 +511,10 @@ def _show_run(database, run_id: int, *, as_json: bool, vocab: str = "shared",
         return
     console = Console()
     console.print(views.summary_table(run, frame, vocab, [size] if size else None))
-    for note in views.early_stops(vocabularies(database, run_id), run.sizes):
+    vocabs = vocabularies(database, run_id)
+    for note in views.early_stops(vocabs, run.sizes):
         console.print(f"[yellow]Note:[/yellow] {escape(note)}")
-    bad = [v.scope for v in vocabularies(database, run_id) if v.roundtrip_ok is False]
+    bad = [v.scope for v in vocabs if v.roundtrip_ok is False]
     if bad:
         console.print(f"[red]Round trip failed[/red] for {', '.join(bad)}: decoding did not "
                       "give the texts back. This is a bug; please report it.")

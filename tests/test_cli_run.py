@@ -112,7 +112,9 @@ ERRORS = [
     (["run", "--vocab", "300", "--langs", "klingonish"], "unknown language code"),
     (["run", "--vocab", "300", "--holdout", "1.5"], "--holdout must be"),
     (["run", "--vocab", "300", "--min-pair-count", "0"], "--min-pair-count must be"),
+    (["run", "--vocab", "300", "--jobs", "0"], "--jobs must be 1 or more"),
     (["show", "9"], "no run 9"),
+    (["export", "9", "--format", "xml"], "--format must be json or csv"),
     (["merges", "9"], "no vocabulary"),
 ]
 
@@ -124,6 +126,18 @@ def test_run_errors_are_clear_and_change_nothing(db, args, message):
     assert result.exit_code == 1, result.output
     assert message in result.output
     assert list(Database(db).iterdump()) == before
+
+
+def test_tokenize_refuses_sizes_the_vocabulary_lacks(db):
+    invoke(db, "run", "--vocab", "300", "--jobs", "1")
+    for size in ("100", "100000"):
+        result = invoke(db, "tokenize", "1", "the cat", "--size", size)
+        assert result.exit_code == 1 and "is outside 256.." in result.output
+
+
+def test_a_database_in_a_missing_folder(tmp_path, tiny_corpus):
+    result = runner.invoke(app, ["ingest", str(tiny_corpus), "--db", str(tmp_path / "no" / "a.db")])
+    assert result.exit_code == 1 and "no such folder for the database" in result.output
 
 
 def test_several_corpora_need_a_choice(db, tmp_path):

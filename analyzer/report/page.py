@@ -3,7 +3,6 @@ loads nothing but the plotly.js file beside it (or nothing at all when self-cont
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -223,5 +222,4 @@ def _provenance(run, corpus: CorpusSummary, vocabs) -> list[tuple[str, str]]:
         ("engine", r.engine_version),
         ("run", f"started {r.started}, finished {r.finished}, {r.seconds or 0:.1f} s"),
         ("training time", timings),
-        ("settings (JSON)", json.dumps({"sizes": run.sizes, "languages": run.languages})),
     ]
