@@ -1,5 +1,5 @@
 """`python -m analyzer` is the `analyzer` command."""
 
-from analyzer.cli import app
+from analyzer.cli import main
 
-app(prog_name="analyzer")
+main()

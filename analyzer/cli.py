@@ -2,26 +2,37 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import signal
+import sqlite3
+import sys
+import traceback
 import webbrowser
+from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
 from . import __version__, bpe
-from .corpus import FORMATS, CorpusError, read_corpus
-from .store import DB_ENV, DEFAULT_DB, StoreError, get_corpus, list_corpora, open_db, save_corpus
-from .store.corpora import CorpusSummary
 from . import cli_views as views
+from .cli_views import plain
+from .corpus import FORMATS, CorpusError, read_corpus
+from .corpus.files import read_text
+from .corpus.readers import split_lines
+from .external import TokenizerError
 from .metrics import language_metrics, load_run_data
 from .report import DEFAULT_OUT, write_report
+from .report.page import write_atomically
 from .runs import RunError, RunSettings, execute_run
-from .store import get_run, list_runs, load_merges, reap_stale_runs, vocabularies
+from .store import (DB_ENV, DEFAULT_DB, StoreError, get_corpus, get_run, list_corpora, list_runs,
+                    load_merges, open_db, recover_run, save_corpus, vocabularies)
+from .store.corpora import CorpusSummary
 
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "parallel_corpora" / "harbour_town"
 
@@ -29,7 +40,11 @@ app = typer.Typer(
     help="Measure the tokenization tax: how many more tokens each language pays for the same meaning.",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,  # `main` turns an unexpected error into a short message
 )
+
+USER_ERRORS = (CorpusError, StoreError, RunError, TokenizerError)
+"""Errors that are the input's or the situation's, not the program's: a message, exit 1."""
 
 
 Format = Enum("Format", {name: name for name in FORMATS}, type=str)
@@ -50,6 +65,25 @@ class TieBreak(str, Enum):
     first = "first"
 
 
+def main() -> None:
+    """The console script: the app, with any unexpected error said in one line (the
+    traceback goes to a file, for a bug report) instead of a traceback on the terminal."""
+    try:
+        app(prog_name="analyzer")
+    except Exception as error:  # noqa: BLE001 - the last resort, by design
+        with contextlib.suppress(OSError):
+            import tempfile
+
+            with tempfile.NamedTemporaryFile("w", prefix="analyzer-error-", suffix=".txt",
+                                             delete=False) as file:
+                traceback.print_exc(file=file)
+            where = f"; the details are in {file.name}"
+        Console(stderr=True, soft_wrap=True).print(
+            f"[red]Error:[/red] {plain(type(error).__name__)}: {plain(error)}. This is a bug in "
+            f"analyzer {__version__}, not in your input{plain(locals().get('where', ''))}")
+        sys.exit(2)
+
+
 def _print_version(value: bool) -> None:
     if value:
         typer.echo(f"analyzer {__version__}")
@@ -57,12 +91,46 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def main(
+def callback(
     version: bool = typer.Option(
         False, "--version", help="Show the version and exit.", callback=_print_version, is_eager=True
     ),
 ) -> None:
     """Measure the tokenization tax: how many more tokens each language pays for the same meaning."""
+
+
+def _fail(message: str) -> typer.Exit:
+    # soft_wrap: an error names paths and values; wrapping would cut them in two.
+    Console(stderr=True, soft_wrap=True).print(f"[red]Error:[/red] {plain(message)}")
+    return typer.Exit(code=1)
+
+
+@contextlib.contextmanager
+def _errors() -> Iterator[None]:
+    """Input and situation errors become a message and exit 1; SQLite errors that reach
+    this far (a database damaged past its first page) too."""
+    try:
+        yield
+    except USER_ERRORS as error:
+        raise _fail(str(error)) from None
+    except sqlite3.DatabaseError as error:
+        raise _fail(f"the database could not be read or written ({error}); nothing was "
+                    "changed") from None
+
+
+@contextlib.contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """A file or folder that cannot be written is a message naming it, not a traceback."""
+    try:
+        with _errors():
+            yield
+    except OSError as error:
+        raise _fail(f"--out {out}: cannot write ({error.strerror or error})") from None
+
+
+def _open(db: Path):
+    with _errors():
+        return open_db(db, create=False)
 
 
 @app.command()
@@ -76,17 +144,27 @@ def train(
     as_json: bool = typer.Option(False, "--json", help="Print the merge list as JSON."),
 ) -> None:
     """Learn byte-level BPE merges on text files and show what they do to the text."""
-    per_file = [_read_lines(path) for path in files]
-    texts = [line for lines in per_file for line in lines]
     if vocab < 256:
         raise _fail(f"--vocab {vocab} is below 256, the byte alphabet")
+    if vocab > bpe.MAX_VOCAB_SIZE:
+        raise _fail(f"--vocab {vocab} is above {bpe.MAX_VOCAB_SIZE:,}, the largest vocabulary "
+                    "the engine trains")
+    if min_pair_count < 1:
+        raise _fail(f"--min-pair-count must be 1 or more, not {min_pair_count}")
+    if show < 0:
+        raise _fail(f"--show must be 0 or more, not {show}")
+    per_file = [_read_lines(path) for path in files]
+    texts = [line for lines in per_file for line in lines]
     with Progress(*Progress.get_default_columns(), console=Console(stderr=True),
                   transient=True, disable=as_json) as bar:
         task = bar.add_task("training", total=vocab - 256)
-        training = bpe.train_detailed(
-            texts, vocab, min_pair_count=min_pair_count, tie_break=tie_break.value,
-            progress=lambda done, total: bar.update(task, completed=done),
-        )
+        try:
+            training = bpe.train_detailed(
+                texts, vocab, min_pair_count=min_pair_count, tie_break=tie_break.value,
+                progress=lambda done, total: bar.update(task, completed=done),
+            )
+        except ValueError as error:  # a lone surrogate cannot come from a UTF-8 file; kept safe
+            raise _fail(str(error)) from None
     vocabulary = bpe.Vocabulary(training.merges)
     if as_json:
         merges = [{"rank": rank, "left": left, "right": right, "id": new_id,
@@ -106,7 +184,7 @@ def train(
                       f"{min_pair_count} times or more.[/yellow]")
     if len(files) > 1:
         counts = vocabulary.count_tokens(texts, [vocabulary.size])[vocabulary.size]
-        table = Table("file", "bytes", "tokens", "bytes/token", f"tokens vs {files[0].name}",
+        table = views.table("file", "bytes", "tokens", "bytes/token", f"tokens vs {plain(files[0].name)}",
                       title=f"Tokens per file under the shared vocabulary (size {vocabulary.size})")
         first_tokens, offset = None, 0
         for path, lines in zip(files, per_file):
@@ -114,28 +192,21 @@ def train(
             n_tokens = sum(counts[offset:offset + len(lines)])
             offset += len(lines)
             first_tokens = first_tokens or n_tokens
-            table.add_row(escape(path.name), f"{n_bytes:,}", f"{n_tokens:,}",
+            table.add_row(plain(path.name), f"{n_bytes:,}", f"{n_tokens:,}",
                           f"{n_bytes / max(n_tokens, 1):.2f}", f"{n_tokens / max(first_tokens, 1):.2f}x")
         console.print(table)
-    table = Table("rank", "id", "token", "count", title="First merges")
+    table = views.table("rank", "id", "token", "count", title="First merges")
     for rank, (_, new_id) in enumerate(training.merges[:show]):
         token = vocabulary.token_bytes(new_id).decode("utf-8", errors="backslashreplace")
-        table.add_row(str(rank), str(new_id), escape(f"'{token}'"), f"{training.counts[rank]:,}")
+        table.add_row(str(rank), str(new_id), plain(f"'{token}'"), f"{training.counts[rank]:,}")
     if show > 0 and training.merges:
         console.print(table)
 
 
 def _read_lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as error:
-        raise _fail(f"{path}: not UTF-8 text (byte offset {error.start})") from None
-
-
-def _fail(message: str) -> typer.Exit:
-    # soft_wrap: an error names paths and values; wrapping would cut them in two.
-    Console(stderr=True, soft_wrap=True).print(f"[red]Error:[/red] {escape(message)}")
-    return typer.Exit(code=1)
+    """Each line of a UTF-8 file, as ingest reads them (only LF or CRLF ends a line)."""
+    with _errors():
+        return split_lines(read_text(path))
 
 
 @app.command()
@@ -153,24 +224,22 @@ def ingest(
     """Read a parallel corpus, check it, and store it in the database."""
     path = path or SAMPLE_CORPUS
     console = Console(stderr=True)
-    try:
-        with console.status(f"Reading {path}"):
+    with _errors():
+        with console.status(f"Reading {plain(path)}"):
             corpus = read_corpus(path, format=format.value if format else None, units=units.value,
                                  nfc=nfc, skip_empty_units=skip_empty_units)
-        name = name or _default_name(path)
-        database = open_db(db)
+        name = name if name is not None else _default_name(path)
+        database = open_db(db, create=True)
         with console.status(f"Storing {corpus.n_units:,} units x {len(corpus.languages)} languages"):
             status = save_corpus(database, corpus, name, replace=replace)
         summary = get_corpus(database, name)
-    except (CorpusError, StoreError, FileNotFoundError) as error:
-        raise _fail(str(error)) from None
     out = Console()
     if status == "unchanged":
-        out.print(f"Corpus {escape(name)!r} is already ingested with this content; nothing to do.")
+        out.print(f"Corpus {plain(repr(name))} is already ingested with this content; nothing to do.")
     else:
-        out.print(f"{status.capitalize()} corpus {escape(name)!r} from {escape(str(path))} "
+        out.print(f"{status.capitalize()} corpus {plain(repr(name))} from {plain(path)} "
                   f"({corpus.format}): {len(corpus.languages)} languages x {corpus.n_units:,} units "
-                  f"in {escape(str(db))}")
+                  f"in {plain(db)}")
     if corpus.dropped_empty_units:
         out.print(f"Dropped {corpus.dropped_empty_units} unit(s) that were empty in some language.")
     if nfc:
@@ -181,7 +250,9 @@ def ingest(
 @app.command()
 def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the corpora in the database."""
-    summaries = _read(lambda database: list_corpora(database), db)
+    database = _open(db)
+    with _errors():
+        summaries = list_corpora(database)
     if as_json:
         typer.echo(json.dumps([_corpus_json(s, details=False) for s in summaries], indent=2,
                               ensure_ascii=False))
@@ -189,10 +260,10 @@ def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     if not summaries:
         Console().print("No corpora yet: analyzer ingest PATH (or with no PATH, the sample).")
         return
-    table = Table("name", "languages", "units", "bytes", "format", "source", "ingested")
+    table = views.table("name", "languages", "units", "bytes", "format", "source", "ingested")
     for s in summaries:
-        table.add_row(escape(s.corpus.name), str(len(s.languages)), f"{s.corpus.n_units:,}",
-                      f"{s.bytes:,}", s.corpus.format, escape(s.corpus.source), s.corpus.created)
+        table.add_row(plain(s.corpus.name), str(len(s.languages)), f"{s.corpus.n_units:,}",
+                      f"{s.bytes:,}", s.corpus.format, plain(s.corpus.source), s.corpus.created)
     Console().print(table)
 
 
@@ -200,25 +271,17 @@ def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
 def corpus(name: str = typer.Argument(..., help="The corpus name."), db: Path = DbOption,
            as_json: bool = JsonOption) -> None:
     """Show one corpus: its source and every language's size."""
-    summary = _read(lambda database: get_corpus(database, name), db)
+    database = _open(db)
+    with _errors():
+        summary = get_corpus(database, name)
     if as_json:
         typer.echo(json.dumps(_corpus_json(summary, details=True), indent=2, ensure_ascii=False))
         return
     c = summary.corpus
-    Console().print(f"{escape(c.name)}: {len(summary.languages)} languages x {c.n_units:,} units, "
-                    f"{summary.bytes:,} bytes; {c.format} from {escape(c.source)}; "
+    Console().print(f"{plain(c.name)}: {len(summary.languages)} languages x {c.n_units:,} units, "
+                    f"{summary.bytes:,} bytes; {c.format} from {plain(c.source)}; "
                     f"{'NFC-normalised' if c.nfc else 'texts as given'}; ingested {c.created}")
     Console().print(_languages_table(summary))
-
-
-def _read(query, db: Path):
-    """Run a read against the database, turning store errors into a clean exit."""
-    if not db.exists():
-        raise _fail(f"{db}: no database here yet; run analyzer ingest first (or pass --db)")
-    try:
-        return query(open_db(db))
-    except StoreError as error:
-        raise _fail(str(error)) from None
 
 
 def _default_name(path: Path) -> str:
@@ -226,9 +289,9 @@ def _default_name(path: Path) -> str:
 
 
 def _languages_table(summary: CorpusSummary) -> Table:
-    table = Table("language", "name", "units", "bytes", "characters", "bytes/char")
+    table = views.table("language", "name", "units", "bytes", "characters", "bytes/char")
     for stats in summary.languages:
-        table.add_row(stats.lang, escape(stats.name), f"{stats.units:,}", f"{stats.bytes:,}",
+        table.add_row(stats.lang, plain(stats.name), f"{stats.units:,}", f"{stats.bytes:,}",
                       f"{stats.chars:,}", f"{stats.bytes_per_char:.2f}")
     return table
 
@@ -243,6 +306,33 @@ def _corpus_json(summary: CorpusSummary, *, details: bool) -> dict:
             {"lang": s.lang, "name": s.name, "units": s.units, "bytes": s.bytes, "chars": s.chars,
              "bytes_per_char": round(s.bytes_per_char, 4)} for s in summary.languages]
     return record
+
+
+def _check_output_folder(out: Path, option: str = "--out") -> None:
+    """Refuse, before any work, a folder for output that is a file or cannot be made."""
+    if out.exists() and not out.is_dir():
+        raise _fail(f"{option} {out} is a file; it must be a folder (the reports go inside it)")
+    ancestor = out
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise _fail(f"{option} {out}: {ancestor} is a file, so the folder cannot be made")
+
+
+def _check_output_file(out: Path, option: str = "--out") -> None:
+    """Refuse, before any work, an output file in a missing folder, or a folder as a file."""
+    if out.is_dir():
+        raise _fail(f"{option} {out} is a folder; name the file to write")
+    if not out.parent.is_dir():
+        raise _fail(f"{option} {out}: the folder {out.parent} does not exist")
+
+
+class _Interrupted(KeyboardInterrupt):
+    """A stop signal other than Ctrl-C, handled like it (the run is marked, workers stop)."""
+
+
+def _raise_interrupted(signum, frame) -> None:
+    raise _Interrupted(signal.Signals(signum).name)
 
 
 @app.command()
@@ -279,27 +369,42 @@ def run(
         pivot=pivot, per_language=per_language, cross=cross, holdout=holdout, seed=seed,
         tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
     )
-    if not db.exists():
-        raise _fail(f"{db}: no database here yet; run analyzer ingest first (or pass --db)")
-    database = open_db(db)
+    if report:
+        _check_output_folder(out)
+    database = _open(db)
     console = Console(stderr=True)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
         with Progress(*Progress.get_default_columns(), console=console, transient=True) as bars:
-            tracker = _VocabularyBars(bars)
-            run_id = execute_run(database, settings, tracker.report, tracker.stage)
-    except RunError as error:
-        raise _fail(str(error)) from None
-    except KeyboardInterrupt:
-        console.print("Interrupted: the run is marked interrupted and none of its partial "
+            tracker = views.VocabularyBars(bars, plain_lines=not console.is_terminal)
+            with _errors():
+                run_id = execute_run(database, settings, tracker.report, tracker.stage)
+    except KeyboardInterrupt as error:
+        why = f" ({error.args[0]})" if error.args else ""
+        console.print(f"Interrupted{why}: the run is marked interrupted and none of its partial "
                       "results were stored.")
         raise typer.Exit(code=130) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     _show_run(database, run_id, as_json=as_json)
     if report:
-        with console.status("Writing the report"):
+        with console.status("Writing the report"), _writing(out):
             path = write_report(database, run_id, out)
-        console.print(f"Report: {escape(str(path))}")
+        console.print(f"Report: {plain(path)}")
         if open_report:
             webbrowser.open(path.resolve().as_uri())
+
+
+@app.command()
+def recover(
+    file: Path = typer.Argument(..., help="A pending-results file that a run could not store."),
+    db: Path = DbOption,
+) -> None:
+    """Store the results of a run that finished while the database was locked."""
+    database = _open(db)
+    with _errors():
+        run_id = recover_run(database, file)
+    Console().print(f"Stored the results of run {run_id}; {plain(file)} can be deleted.")
 
 
 @app.command("report")
@@ -313,13 +418,15 @@ def report_command(
     db: Path = DbOption,
 ) -> None:
     """Write a run's HTML report (and the index of runs); it works offline."""
-    database = _read(lambda database: database, db)
-    _run_metrics(database, run_id)  # a clear error for a missing or unfinished run
-    if price < 0 or context < 1:
-        raise _fail("--price must be 0 or more and --context 1 or more")
-    path = write_report(database, run_id, out, self_contained=self_contained, price=price,
-                        context=context)
-    Console().print(f"Report: {escape(str(path))}")
+    if not (math.isfinite(price) and price >= 0) or context < 1:
+        raise _fail("--price must be a number 0 or more and --context 1 or more")
+    _check_output_folder(out)
+    database = _open(db)
+    _complete_run(database, run_id)
+    with _writing(out):
+        path = write_report(database, run_id, out, self_contained=self_contained, price=price,
+                            context=context)
+    Console().print(f"Report: {plain(path)}")
     if open_report:
         webbrowser.open(path.resolve().as_uri())
 
@@ -327,22 +434,20 @@ def report_command(
 @app.command()
 def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the runs in the database, newest last."""
-    summaries = _read(_reaped_runs, db)
+    database = _open(db)
+    with _errors():
+        summaries = list_runs(database)
     if as_json:
         typer.echo(json.dumps([views.run_list_json(s) for s in summaries], indent=2))
         return
     if not summaries:
         Console().print("No runs yet: analyzer run --vocab 512")
         return
-    table = Table("id", "corpus", "status", "languages", "sizes", "pivot", "holdout", "started",
-                  "seconds")
+    console = Console()
+    console.print(views.runs_table(summaries, console.width))
     for s in summaries:
-        r = s.run
-        status = r.status if not r.error else f"{r.status}: {r.error}"
-        table.add_row(str(r.id), escape(s.corpus), escape(status), str(len(s.languages)),
-                      ",".join(map(str, s.sizes)), r.pivot, f"{r.holdout:g}", r.started,
-                      f"{r.seconds:.1f}" if r.seconds is not None else "-")
-    Console().print(table)
+        if s.run.error:
+            console.print(f"run {s.run.id} {s.run.status}: {plain(s.run.error)}")
 
 
 @app.command()
@@ -354,8 +459,7 @@ def show(
     db: Path = DbOption,
 ) -> None:
     """Show a run's results: tokens and overhead vs the pivot per language and size."""
-    database = _read(lambda database: database, db)
-    _show_run(database, run_id, as_json=as_json, vocab=vocab, size=size)
+    _show_run(_open(db), run_id, as_json=as_json, vocab=vocab, size=size)
 
 
 @app.command()
@@ -366,7 +470,9 @@ def merges(
     db: Path = DbOption,
 ) -> None:
     """List a vocabulary's first merges: which bytes became which token, and how often."""
-    rows = _read(lambda database: _trained_merges(database, run_id, vocab), db)
+    if top < 0:
+        raise _fail(f"--top must be 0 or more, not {top}")
+    rows = _trained_merges(_open(db), run_id, vocab)
     pieces = {byte: bytes([byte]) for byte in range(256)}
     for left, right, new_id, _, token in rows:
         pieces[new_id] = token
@@ -375,7 +481,7 @@ def merges(
         typer.echo(f"merge {rank:>{max(width, 3)}}: {pieces[left]!r} + {pieces[right]!r}   "
                    f"-> {token!r}     (occurred {count} times)")
     if not rows:
-        typer.echo(f"{vocab}: no merges learned")
+        typer.echo(f"{plain(vocab)}: no merges learned")
 
 
 @app.command()
@@ -387,7 +493,7 @@ def tokenize(
     db: Path = DbOption,
 ) -> None:
     """Tokenize a text with a run's vocabulary: the pieces, their ids and the count."""
-    rows = _read(lambda database: _trained_merges(database, run_id, vocab), db)
+    rows = _trained_merges(_open(db), run_id, vocab)
     largest = 256 + len(rows)
     size = size or largest
     if not 256 <= size <= largest:
@@ -395,17 +501,21 @@ def tokenize(
     vocabulary = bpe.Vocabulary([((l, r), n) for l, r, n, _, _ in rows[: size - 256]])
     try:
         ids = vocabulary.encode(text)
-    except ValueError as error:
-        raise _fail(str(error)) from None
-    table = Table("#", "id", "bytes", "text")
+    except ValueError:
+        position = next(i for i, char in enumerate(text) if "\ud800" <= char <= "\udfff")
+        char = text[position]
+        what = (f"the byte {ord(char) - 0xDC00:#04x}, not UTF-8" if "\udc80" <= char <= "\udcff"
+                else f"U+{ord(char):04X}, a lone surrogate")
+        raise _fail(f"the text is not valid Unicode: character {position} is {what}") from None
+    table = views.table("#", "id", "bytes", "text")
     for index, token in enumerate(ids):
         piece = vocabulary.token_bytes(token)
-        table.add_row(str(index), str(token), escape(repr(piece)),
-                      escape(piece.decode("utf-8", errors="backslashreplace")))
+        table.add_row(str(index), str(token), plain(repr(piece)),
+                      plain(piece.decode("utf-8", errors="backslashreplace")))
     console = Console()
     console.print(table)
-    console.print(f"{len(ids)} tokens for {len(text.encode('utf-8'))} bytes "
-                  f"({vocab} vocabulary, size {vocabulary.size})")
+    console.print(f"{len(ids)} tokens for {len(text.encode('utf-8'))} "
+                  f"bytes ({plain(vocab)} vocabulary, size {vocabulary.size})")
 
 
 @app.command()
@@ -418,7 +528,9 @@ def export(
     """Export a run: settings, vocabularies, merges, metrics records and the token report."""
     if format not in ("json", "csv"):
         raise _fail(f"--format must be json or csv, not {format!r}")
-    database = _read(lambda database: database, db)
+    if out is not None:
+        _check_output_file(out)
+    database = _open(db)
     data, frame = _run_metrics(database, run_id)
     if format == "csv":
         content = frame.to_csv(index=False)
@@ -427,49 +539,20 @@ def export(
     if out is None:
         typer.echo(content)
     else:
-        out.write_text(content, encoding="utf-8")
-        Console(stderr=True).print(f"Wrote {escape(str(out))}")
-
-
-class _VocabularyBars:
-    """Rich progress: one bar per vocabulary while it trains and counts."""
-
-    def __init__(self, bars: Progress):
-        self.bars = bars
-        self.tasks: dict[str, int] = {}
-        self.overall = bars.add_task("vocabularies", total=None)
-        self.done = 0
-
-    def stage(self, message: str) -> None:
-        self.bars.update(self.overall, description=message)
-
-    def report(self, scope: str, phase: str, done: int, total: int) -> None:
-        task = self.tasks.get(scope)
-        if task is None:
-            task = self.tasks[scope] = self.bars.add_task(scope, total=total)
-        if phase == "train":
-            self.bars.update(task, description=f"{scope}: training", completed=done, total=total)
-        elif phase == "count":
-            self.bars.update(task, description=f"{scope}: counting")
-        else:
-            self.bars.remove_task(task)
-            self.done += 1
-            self.bars.update(self.overall, description=f"vocabularies done: {self.done}")
-
-
-def _reaped_runs(database):
-    """The runs, after marking those whose process died as interrupted."""
-    reap_stale_runs(database)
-    return list_runs(database)
+        with _writing(out):
+            write_atomically(out, content)
+        Console(stderr=True).print(f"Wrote {plain(out)}")
 
 
 def _trained_merges(database, run_id: int, scope: str):
     """The merges of a trained vocabulary; a production tokenizer has none stored."""
-    kinds = {v.scope: v.kind for v in vocabularies(database, run_id)}
-    if kinds.get(scope) == "production":
-        raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
-                         "merges and tokenize show the run's trained vocabularies")
-    return load_merges(database, run_id, scope)
+    with _errors():
+        kinds = {v.scope: v.kind for v in vocabularies(database, get_run(database, run_id).run.id)}
+        if kinds.get(scope) == "production":
+            raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
+                             "merges and tokenize show the run's trained vocabularies")
+        _complete_run(database, run_id)
+        return load_merges(database, run_id, scope)
 
 
 def _parse_sizes(values: list[str]) -> list[int]:
@@ -485,16 +568,21 @@ def _parse_sizes(values: list[str]) -> list[int]:
     return sizes
 
 
-def _run_metrics(database, run_id: int):
-    try:
+def _complete_run(database, run_id: int):
+    """The run, if it is complete; else a clear exit saying what it is."""
+    with _errors():
         run = get_run(database, run_id)
-    except StoreError as error:
-        raise _fail(str(error)) from None
     if run.run.status != "complete":
         why = f" ({run.run.error})" if run.run.error else ""
         raise _fail(f"run {run_id} is {run.run.status}{why}: it has no results")
-    data = load_run_data(database, run_id)
-    return data, language_metrics(data)
+    return run
+
+
+def _run_metrics(database, run_id: int):
+    _complete_run(database, run_id)
+    with _errors():
+        data = load_run_data(database, run_id)
+        return data, language_metrics(data)
 
 
 def _show_run(database, run_id: int, *, as_json: bool, vocab: str = "shared",
@@ -513,10 +601,10 @@ def _show_run(database, run_id: int, *, as_json: bool, vocab: str = "shared",
     console.print(views.summary_table(run, frame, vocab, [size] if size else None))
     vocabs = vocabularies(database, run_id)
     for note in views.early_stops(vocabs, run.sizes):
-        console.print(f"[yellow]Note:[/yellow] {escape(note)}")
+        console.print(f"[yellow]Note:[/yellow] {plain(note)}")
     bad = [v.scope for v in vocabs if v.roundtrip_ok is False]
     if bad:
-        console.print(f"[red]Round trip failed[/red] for {', '.join(bad)}: decoding did not "
+        console.print(f"[red]Round trip failed[/red] for {plain(', '.join(bad))}: decoding did not "
                       "give the texts back. This is a bug; please report it.")
 
 

@@ -4,15 +4,34 @@ beyond formatting; the numbers come from `analyzer.metrics`."""
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
+from rich import box
 from rich.markup import escape
+from rich.progress import Progress
 from rich.table import Table
 
 from analyzer.corpus import language_name
 from analyzer.metrics import own_vocabulary, tokenizer_names
 from analyzer.store import RunSummary
 from analyzer.store.models import Vocabulary
+
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+
+
+def plain(value) -> str:
+    """Any value as literal terminal text: rich markup escaped, and control, line-breaking and
+    direction-changing characters shown as escapes, so a name or a path from the data can
+    neither restyle the output nor move the cursor or set the terminal's title.
+
+    >>> print(plain("[bold]x\x1b]0;title\x07"))
+    \\[bold]x\\x1b]0;title\\x07
+    """
+    text = _INVISIBLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"),
+                          str(value))
+    return escape(text)
+
 
 RECORD_KEYS = ["vocab", "size", "lang", "tokens", "bytes", "chars", "premium", "overhead",
                "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
@@ -67,14 +86,14 @@ def summary_table(run: RunSummary, frame: pd.DataFrame, vocab: str = "shared",
              + ("" if vocab == "shared" else f" ({vocab} vocabulary)"))
     headers = [f"size {size}" if scope in ("shared", vocab) and scope not in
                tokenizer_names(frame, languages) else f"{scope} ({size:,})" for scope, size in columns]
-    table = Table("language", "bytes", *map(escape, headers), title=escape(title))
+    result = table("language", "bytes", *map(plain, headers), title=plain(title))
     if not own.empty:
-        table.add_column(f"own vocab ({largest})")
+        result.add_column(f"own vocab ({largest})")
     key = columns[-1] if vocab != "shared" or not run.sizes else ("shared", largest)
     present = [lang for lang in languages if (*key, lang) in cells.index]
     order = sorted(present, key=lambda lang: (lang != run.run.pivot, -cells.loc[(*key, lang), "premium"]))
     for lang in order:
-        row = [f"{lang} {escape(language_name(lang))}", f"{int(cells.loc[(*key, lang), 'bytes']):,}"]
+        row = [f"{lang} {plain(language_name(lang))}", f"{int(cells.loc[(*key, lang), 'bytes']):,}"]
         for scope, size in columns:
             if (scope, size, lang) in cells.index:
                 cell = cells.loc[(scope, size, lang)]
@@ -83,8 +102,8 @@ def summary_table(run: RunSummary, frame: pd.DataFrame, vocab: str = "shared",
                 row.append("-")
         if not own.empty:
             row.append(f"{int(own.loc[lang, 'own_tokens']):,}" if lang in own.index else "-")
-        table.add_row(*row)
-    return table
+        result.add_row(*row)
+    return result
 
 
 def early_stops(vocabularies: list[Vocabulary], sizes: list[int]) -> list[str]:
@@ -160,3 +179,92 @@ def token_report(run: RunSummary, frame: pd.DataFrame, vocabs: list[Vocabulary])
         "rules_learned": {v.scope: v.merges_learned for v in vocabs if v.kind == "trained"},
         "roundtrip_ok": all(v.roundtrip_ok for v in vocabs if v.roundtrip_ok is not None),
     }
+
+
+def table(*headers: str, **options) -> Table:
+    """A rich table whose cells wrap instead of being cut with an ellipsis, so that a narrow
+    terminal (80 columns) shows every value whole."""
+    result = Table(*headers, box=box.SIMPLE_HEAD, **options)
+    for column in result.columns:
+        column.overflow = "fold"
+    return result
+
+
+def runs_table(summaries: list[RunSummary], width: int = 80) -> Table:
+    """The runs, one row each, whole in a terminal `width` columns wide: below 100 columns the
+    pivot is left out and the start is shown without its year; long names wrap instead of being
+    cut; sizes are shown as a range; errors are left to lines below the table."""
+    wide = width >= 100
+    headers = ["id", "corpus", "status", "langs", "sizes", *(["pivot"] if wide else []),
+               "started (UTC)", "seconds"]
+    result = table(*headers, pad_edge=False)
+    for column in result.columns:
+        column.no_wrap = column.header not in ("corpus", "sizes")
+    for s in summaries:
+        r = s.run
+        started = r.started.replace("T", " ")[:16]
+        result.add_row(str(r.id), plain(s.corpus), r.status, str(len(s.languages)),
+                       compact_sizes(s.sizes), *([r.pivot] if wide else []),
+                       started if wide else started[5:],
+                       f"{r.seconds:.1f}" if r.seconds is not None else "-")
+    return result
+
+
+def compact_sizes(sizes: list[int]) -> str:
+    """`256,512` as is; four or more sizes as their range and count.
+
+    >>> compact_sizes([256, 512, 1024, 2048, 4096])
+    '256..4096 (5)'
+    >>> compact_sizes([])
+    '-'
+    """
+    if not sizes:
+        return "-"
+    if len(sizes) <= 3:
+        return ",".join(map(str, sizes))
+    return f"{sizes[0]}..{sizes[-1]} ({len(sizes)})"
+
+
+class VocabularyBars:
+    """Progress of a run: one rich bar per vocabulary in a terminal; elsewhere (a log, a
+    pipe) one plain line per step, so progress is still visible and can be read by a program:
+    `shared: training 120/744`, `shared: counting`, `shared: done`."""
+
+    def __init__(self, bars: Progress, *, plain_lines: bool = False):
+        self.bars = bars
+        self.plain_lines = plain_lines
+        self.tasks: dict[str, int] = {}
+        self.last_tenth: dict[str, int] = {}
+        self.overall = bars.add_task("vocabularies", total=None)
+        self.done = 0
+
+    def _line(self, text: str) -> None:
+        self.bars.console.print(plain(text), soft_wrap=True, highlight=False)
+
+    def stage(self, message: str) -> None:
+        self.bars.update(self.overall, description=plain(message))
+        if self.plain_lines:
+            self._line(message)
+
+    def report(self, scope: str, phase: str, done: int, total: int) -> None:
+        if self.plain_lines:
+            if phase == "train":
+                tenth = 10 * done // max(total, 1)
+                if self.last_tenth.get(scope) != tenth:  # the first report, then every 10 %
+                    self.last_tenth[scope] = tenth
+                    self._line(f"{scope}: training {done}/{total}")
+            else:
+                self._line(f"{scope}: {'counting' if phase == 'count' else 'done'}")
+            return
+        task = self.tasks.get(scope)
+        if task is None:
+            task = self.tasks[scope] = self.bars.add_task(plain(scope), total=total)
+        if phase == "train":
+            self.bars.update(task, description=f"{plain(scope)}: training", completed=done,
+                             total=total)
+        elif phase == "count":
+            self.bars.update(task, description=f"{plain(scope)}: counting")
+        else:
+            self.bars.remove_task(task)
+            self.done += 1
+            self.bars.update(self.overall, description=f"vocabularies done: {self.done}")

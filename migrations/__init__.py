@@ -130,3 +130,19 @@ def m003_tokenizer_provenance(db: Database) -> None:
     ALTER TABLE vocabularies ADD COLUMN library TEXT;
     ALTER TABLE vocabularies ADD COLUMN source TEXT
     """)
+
+
+@migrations()
+def m004_run_owner_and_meta(db: Database) -> None:
+    # A run's process is its host, pid and the pid's start time, so a stale run is told apart
+    # from a live one even after the pid is reused, and a run started on another host is never
+    # reaped from here. `meta` records the analyzer version that last migrated the database,
+    # so an older analyzer can say which version it would need.
+    _run(db, """
+    ALTER TABLE runs ADD COLUMN host TEXT;
+    ALTER TABLE runs ADD COLUMN pid_start TEXT;
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )
+    """)

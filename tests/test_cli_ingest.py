@@ -128,7 +128,7 @@ def test_missing_path_and_empty_folder(db, tmp_path):
     assert result.exit_code == 1 and "no such file or folder" in result.output
     (tmp_path / "empty").mkdir()
     result = ingest(db, tmp_path / "empty")
-    assert result.exit_code == 1 and "no recognised corpus files" in result.output
+    assert result.exit_code == 1 and "no corpus files here (found: nothing)" in result.output
 
 
 def test_skip_empty_units_and_nfc_say_what_they_did(db, tmp_path):

@@ -6,11 +6,7 @@ import csv
 import io
 import json
 import os
-import random
 import signal
-import subprocess
-import sys
-import time
 
 import pytest
 from sqlite_utils import Database
@@ -18,6 +14,7 @@ from typer.testing import CliRunner
 
 from analyzer.cli import app
 from analyzer.store import load_counts, open_db
+from helpers import RunProcess, processes_in_session, wait_until_gone
 
 runner = CliRunner()
 
@@ -115,7 +112,8 @@ ERRORS = [
     (["run", "--vocab", "300", "--jobs", "0"], "--jobs must be 1 or more"),
     (["show", "9"], "no run 9"),
     (["export", "9", "--format", "xml"], "--format must be json or csv"),
-    (["merges", "9"], "no vocabulary"),
+    (["merges", "9"], "no run 9; there are no runs yet"),
+    (["tokenize", "9", "text"], "no run 9; there are no runs yet"),
 ]
 
 
@@ -151,45 +149,15 @@ def test_no_database_yet(tmp_path):
     assert result.exit_code == 1 and "no database here yet" in result.output
 
 
-def slow_corpus(folder):
-    """Two languages of random words: enough distinct pairs that training to a large size
-    takes seconds, so a signal lands mid-run."""
-    folder.mkdir()
-    rng = random.Random(0)
-    for lang, letters in (("eng_Latn", "abcdefghijklmnopqrstuvwxyz"), ("rus_Cyrl", "абвгдежзийклмнопрст")):
-        lines = [" ".join("".join(rng.choice(letters) for _ in range(rng.randint(2, 9)))
-                          for _ in range(60)) for _ in range(1500)]
-        (folder / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder
-
-
-def start_run(db, jobs):
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "analyzer", "run", "--vocab", "60000", "--jobs",
-                             str(jobs), "--db", str(db)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def wait_until_running(db, process, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        assert process.poll() is None, process.stderr.read().decode()
-        rows = Database(db).execute("SELECT status FROM runs ORDER BY id DESC LIMIT 1").fetchall()
-        if rows and rows[0][0] == "running":
-            time.sleep(1.5)  # well into training
-            return
-        time.sleep(0.1)
-    raise AssertionError("the run never started")
+STALL = {"ANALYZER_TEST_STALL": "1"}
+"""Trainings wait after their first progress line until the process is stopped: a signal
+sent after that line lands mid-run, whatever the machine's speed or load."""
 
 
 @pytest.fixture
-def slow_db(tmp_path, db):
+def db_with_a_run(db):
     assert invoke(db, "run", "--vocab", "300", "--jobs", "1").exit_code == 0  # an earlier run
-    path = tmp_path / "slow.db"
-    assert runner.invoke(app, ["ingest", str(slow_corpus(tmp_path / "slow")),
-                               "--db", str(path)]).exit_code == 0
-    assert runner.invoke(app, ["run", "--vocab", "300", "--jobs", "1", "--db", str(path)]).exit_code == 0
-    return path
+    return db
 
 
 def consistent(db_path, run_id):
@@ -199,30 +167,50 @@ def consistent(db_path, run_id):
     assert db.execute("SELECT count(*) FROM vocabularies WHERE run_id = ?", [run_id]).fetchone()[0] == 0
     earlier = db.execute("SELECT status FROM runs WHERE id = 1").fetchone()[0]
     assert earlier == "complete"
-    assert db.execute("SELECT count(*) FROM vocabularies WHERE run_id = 1").fetchone()[0] == 3
+    assert db.execute("SELECT count(*) FROM vocabularies WHERE run_id = 1").fetchone()[0] == 4
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_ctrl_c_marks_the_run_interrupted_and_stores_nothing(slow_db, jobs):
-    process = start_run(slow_db, jobs)
-    wait_until_running(slow_db, process)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr.decode()
-    assert b"marked interrupted" in stderr
-    status = Database(slow_db).execute("SELECT status, error FROM runs WHERE id = 2").fetchone()
-    assert status[0] == "interrupted"
-    consistent(slow_db, 2)
+@pytest.mark.parametrize("signal_number, word", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")])
+def test_a_stop_signal_marks_the_run_interrupted_and_stores_nothing(db_with_a_run, jobs,
+                                                                    signal_number, word):
+    run = RunProcess("run", "--vocab", "60000", "--jobs", str(jobs), "--db", str(db_with_a_run),
+                     env=STALL)
+    run.wait_for("training")
+    run.process.send_signal(signal_number)
+    code, _, stderr = run.finish()
+    assert code == 130, stderr
+    assert "marked interrupted" in stderr and "Traceback" not in stderr
+    status = Database(db_with_a_run).execute("SELECT status, error FROM runs WHERE id = 2").fetchone()
+    assert status == ("interrupted", f"stopped by {word}")
+    consistent(db_with_a_run, 2)
 
 
-def test_a_killed_run_is_found_and_marked_on_the_next_command(slow_db):
-    process = start_run(slow_db, 1)
-    wait_until_running(slow_db, process)
-    process.send_signal(signal.SIGKILL)
-    process.wait(timeout=30)
-    assert Database(slow_db).execute("SELECT status FROM runs WHERE id = 2").fetchone()[0] == "running"
-    listing = json.loads(runner.invoke(app, ["runs", "--json", "--db", str(slow_db)]).stdout)
-    assert listing[1]["status"] == "interrupted" and "killed" in listing[1]["error"]
-    consistent(slow_db, 2)
-    result = runner.invoke(app, ["show", "2", "--db", str(slow_db)])
-    assert result.exit_code == 1 and "run 2 is interrupted" in result.output
+def test_a_killed_run_is_found_and_marked_by_every_next_command(db_with_a_run, tmp_path):
+    for command in (["runs", "--json"], ["show", "2"], ["report", "2"], ["export", "2"],
+                    ["merges", "2"], ["tokenize", "2", "the cat"]):
+        run = RunProcess("run", "--vocab", "60000", "--jobs", "1", "--db", str(db_with_a_run),
+                         env=STALL)
+        run.wait_for("training")
+        run.process.send_signal(signal.SIGKILL)
+        run.finish()
+        run_id = Database(db_with_a_run).execute("SELECT max(id) FROM runs").fetchone()[0]
+        status = "SELECT status, error FROM runs WHERE id = ?"
+        assert Database(db_with_a_run).execute(status, [run_id]).fetchone()[0] == "running"
+        result = invoke(db_with_a_run, *[str(run_id) if arg == "2" else arg for arg in command])
+        marked = Database(db_with_a_run).execute(status, [run_id]).fetchone()
+        assert marked[0] == "interrupted" and "killed" in marked[1], command
+        if command[0] != "runs":
+            assert result.exit_code == 1
+            assert f"run {run_id} is interrupted" in result.output, command
+        consistent(db_with_a_run, run_id)
+
+
+def test_no_process_of_a_run_survives_a_sigkill_of_the_command(db_with_a_run):
+    run = RunProcess("run", "--vocab", "300,512,1024", "--cross", "--jobs", "2", "--no-report",
+                     "--db", str(db_with_a_run), env=STALL, new_session=True)
+    run.wait_for("training")  # sent by a worker: the pool is up and training
+    assert len(processes_in_session(run.pid)) == 3  # the command and its two workers
+    os.kill(run.pid, signal.SIGKILL)
+    run.finish()
+    assert wait_until_gone(run.pid) == []

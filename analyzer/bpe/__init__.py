@@ -18,10 +18,11 @@ Public API (what the rest of the analyzer uses):
 
 from . import reference
 from .reference import MIN_PAIR_COUNT, Merge, Pair
-from .trainer import Progress, Training, train, train_detailed
+from .trainer import MAX_VOCAB_SIZE, Progress, Training, train, train_detailed
 from .vocabulary import Measurement, Vocabulary, count_tokens, decode, encode
 
 __all__ = [
+    "MAX_VOCAB_SIZE",
     "MIN_PAIR_COUNT",
     "Measurement",
     "Merge",

@@ -33,6 +33,10 @@ from .tokens import (
     GAP, byte_pair_counts, byte_pair_positions, is_rare, rare_byte_pair_positions, token_array,
 )
 
+MAX_VOCAB_SIZE = 1 << 24
+"""The largest vocabulary the engine trains: ids fit in 24 bits, so a pair of ids and a
+language index fit in one 64-bit key."""
+
 Progress = Callable[[int, int], None]
 """Called as progress(merges_done, merges_wanted) after each merge."""
 
@@ -84,6 +88,9 @@ def train_detailed(
 ) -> Training:
     """`train`, returning counts, replacements and why training stopped as well."""
     check_training_args(vocab_size, min_pair_count, tie_break)
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise ValueError(f"vocab_size {vocab_size} is above {MAX_VOCAB_SIZE:,}, the largest "
+                         "vocabulary the engine trains")
     buffer = pack(texts).buffer
     return _Trainer(buffer, vocab_size, min_pair_count, tie_break == "first").run(progress)
 

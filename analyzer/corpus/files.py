@@ -6,16 +6,25 @@ from pathlib import Path
 
 from .errors import CorpusError
 
+# Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
+_BYTE_ORDER_MARKS = [(b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"),
+                     (b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE")]
+
 
 def read_text(path: Path) -> str:
     """The file's text; CorpusError naming the file (and byte offset) if it is not UTF-8 text.
 
-    A UTF-8 byte order mark is dropped and CRLF becomes LF.
+    A UTF-8 byte order mark is dropped and CRLF becomes LF. UTF-16 and UTF-32 files are
+    recognised and refused with the command that converts them.
     """
     try:
         data = path.read_bytes()
     except OSError as error:
         raise CorpusError(f"{path}: cannot read ({error.strerror})") from None
+    encoding = wide_encoding(data)
+    if encoding:
+        raise CorpusError(f"{path}: {encoding} text; analyzer reads UTF-8. Convert it, e.g. "
+                          f"iconv -f {encoding} -t UTF-8 {path} > {path.stem}.utf8{path.suffix}")
     if b"\x00" in data:
         raise CorpusError(f"{path}: not a text file (NUL byte at offset {data.index(0)})")
     try:
@@ -24,3 +33,35 @@ def read_text(path: Path) -> str:
         raise CorpusError(f"{path}: not valid UTF-8 at byte offset {error.start} "
                           f"(byte 0x{data[error.start]:02x})") from None
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
+def wide_encoding(data: bytes) -> str | None:
+    """'UTF-16LE', 'UTF-32BE', ... when the bytes look like UTF-16 or UTF-32 text, else None.
+
+    By the byte order mark; without one, when the bytes hold zeros (UTF-8 text never does) and
+    decode in that encoding to text that is nearly all printable, with some ASCII in it (spaces,
+    line breaks, digits: what real text has and random bytes do not).
+
+    >>> wide_encoding("hello".encode("utf-16-le"))
+    'UTF-16LE'
+    >>> wide_encoding("привет мир".encode("utf-16-be"))
+    'UTF-16BE'
+    >>> wide_encoding("hello".encode("utf-8")) is None
+    True
+    """
+    for mark, name in _BYTE_ORDER_MARKS:
+        if data.startswith(mark):
+            return name
+    if b"\x00" not in data:
+        return None
+    sample = data[:4096]
+    for name, width in (("UTF-32LE", 4), ("UTF-32BE", 4), ("UTF-16LE", 2), ("UTF-16BE", 2)):
+        try:
+            text = sample[: len(sample) - len(sample) % width].decode(name)
+        except UnicodeDecodeError:
+            continue
+        readable = sum(char.isprintable() or char in "\t\r\n" for char in text)
+        ascii_chars = sum(char < "\x80" for char in text)
+        if len(text) >= 4 and readable >= 0.95 * len(text) and ascii_chars >= 0.1 * len(text):
+            return name
+    return None

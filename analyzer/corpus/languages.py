@@ -31,6 +31,7 @@ def normalise_language(code: str) -> str:
     """
     cleaned = code.strip()
     if _FLORES_CODE.match(cleaned) and _is_known(cleaned[:3]):
+        _check_script(code, cleaned[4:])
         return cleaned  # already in form; langcodes would rewrite some (tgl_Latn -> fil_Latn)
     try:
         language = Language.get(cleaned.replace("_", "-"))
@@ -39,11 +40,20 @@ def normalise_language(code: str) -> str:
         alpha3 = None
     if not alpha3 or not _is_known(alpha3):
         raise CorpusError(f"unknown language code {code!r}{_suggestion(cleaned)}")
+    if language.script:
+        _check_script(code, language.script)
     script = language.script or language.maximize().script
     if not script:
         raise CorpusError(f"language code {code!r} has no known script; write it as "
                           f"{alpha3}_Xxxx with an ISO 15924 script code")
     return f"{alpha3}_{script}"
+
+
+def _check_script(code: str, script: str) -> None:
+    """CorpusError for a script that is not an ISO 15924 code (Qwer), as for unknown languages."""
+    if Language.get(f"und-{script}").script_name().startswith("Unknown Script ["):
+        raise CorpusError(f"unknown script {script!r} in language code {code!r}: not an ISO 15924 "
+                          "script code (e.g. Latn, Cyrl, Arab, Hans, Deva)")
 
 
 def _is_known(alpha3: str) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .errors import CorpusError
 from .languages import normalise_language
-from .readers import RawCorpus, read_folder, read_jsonl, read_moses, read_table
+from .readers import COMPANION_FILES, RawCorpus, read_folder, read_jsonl, read_moses, read_table
 from .tmx import read_tmx
 
 FORMATS = ("folder", "tsv", "csv", "jsonl", "tmx", "moses")
@@ -68,21 +68,43 @@ def read_corpus(path: Path | str, *, format: str | None = None, units: str = "li
     return build(raw, format=format, source=str(path), nfc=nfc, skip_empty_units=skip_empty_units)
 
 
+BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx"}
+NOT_LANGUAGE_SUFFIXES = {
+    "md", "txt", "rst", "html", "htm", "xml", "json", "jsonl", "ndjson", "yaml", "yml", "toml",
+    "ini", "cfg", "csv", "tsv", "tmx", "py", "sh", "js", "log", "pdf", "doc", "docx", "gz", "bz",
+    "bz2", "xz", "zip", "tar", "tgz", "zst", "db", "sqlite", "lock", "bak", "orig", "tmp", "swp",
+    "ids", "meta", "info", "license", "readme",
+}
+"""File endings that name a kind of file, never a language (some are also ISO 639 codes)."""
+
+
 def detect_format(path: Path) -> str:
-    """The format from the path: a folder of .txt or of name.<lang> files, or a file's suffix."""
+    """The format from what is there: a folder of .txt or of name.<lang> files, or a file's
+    suffix. When nothing fits, the error says what was found."""
     if path.is_dir():
-        if any(path.glob("*.txt")):
+        if any(p.stem.lower() not in COMPANION_FILES for p in path.glob("*.txt")):
             return "folder"
         if _moses_files(path):
             return "moses"
-        raise CorpusError(f"{path}: no recognised corpus files (<lang>.txt files, or "
-                          "Moses-style name.<lang> files)")
+        files = sorted(p.name for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        data = [name for name in files if Path(name).suffix.lower() in BY_SUFFIX]
+        if data:
+            raise CorpusError(f"{path} is a folder holding {', '.join(data)}; give the file "
+                              f"itself, e.g. analyzer ingest {path / data[0]}")
+        found = ", ".join(files[:8]) + (", ..." if len(files) > 8 else "") if files else "nothing"
+        raise CorpusError(f"{path}: no corpus files here (found: {found}); expected <lang>.txt "
+                          "files, Moses-style name.<lang> files, or give a .tsv, .csv, .jsonl or "
+                          ".tmx file")
     suffix = path.suffix.lower()
-    by_suffix = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx"}
-    if suffix in by_suffix:
-        return by_suffix[suffix]
-    if len(_moses_siblings(path)) >= 2:
+    if suffix in BY_SUFFIX:
+        return BY_SUFFIX[suffix]
+    siblings = _moses_siblings(path)
+    if len(siblings) >= 2:
         return "moses"
+    if len(siblings) == 1:
+        raise CorpusError(f"{path}: a Moses-style corpus needs a file per language beside it "
+                          f"({path.with_suffix('.en').name}, {path.with_suffix('.de').name}, ...); "
+                          "this one has none")
     raise CorpusError(f"{path}: cannot tell the format from the name; pass --format "
                       f"({', '.join(FORMATS)})")
 
@@ -114,18 +136,30 @@ def _moses_siblings(path: Path) -> list[Path]:
 
 
 def _moses_files(folder: Path) -> list[Path]:
-    """The files of the one `name.<lang>` set in a folder."""
-    stems = {p.name.rsplit(".", 1)[0] for p in folder.iterdir() if p.is_file()
-             and "." in p.name and _looks_like_code(p.suffix)}
-    if len(stems) > 1:
-        raise CorpusError(f"{folder}: several Moses-style sets ({', '.join(sorted(stems))}); "
+    """The files of the one `name.<lang>` set (two or more files) in a folder."""
+    sets: dict[str, list[Path]] = {}
+    for p in folder.iterdir():
+        if p.is_file() and "." in p.name and _looks_like_code(p.suffix):
+            sets.setdefault(p.name.rsplit(".", 1)[0], []).append(p)
+    sets = {stem: files for stem, files in sets.items() if len(files) >= 2}
+    if len(sets) > 1:
+        raise CorpusError(f"{folder}: several Moses-style sets ({', '.join(sorted(sets))}); "
                           "name one of their files instead of the folder")
-    return _moses_siblings(folder / f"{stems.pop()}.x") if stems else []
+    return sorted(next(iter(sets.values()))) if sets else []
 
 
 def _looks_like_code(suffix: str) -> bool:
+    """Whether a file ending (`.de`, `.eng_Latn`) is a language code, not a kind of file."""
     code = suffix.lstrip(".")
-    return 2 <= len(code) <= 12 and code.replace("_", "").replace("-", "").isalpha()
+    if code.lower() in NOT_LANGUAGE_SUFFIXES:
+        return False
+    if not (2 <= len(code) <= 12 and code.replace("_", "").replace("-", "").isalpha()):
+        return False
+    try:
+        normalise_language(code)
+    except CorpusError:
+        return False
+    return True
 
 
 def build(raw: RawCorpus, *, format: str, source: str, nfc: bool = False,

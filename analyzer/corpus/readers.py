@@ -8,8 +8,10 @@ empty units, NFC, hashing).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,39 +66,58 @@ def read_moses(files: list[Path]) -> RawCorpus:
 
 
 def read_table(path: Path) -> RawCorpus:
-    """TSV or CSV: a header of language codes (and optionally `id`), one unit per row."""
+    """TSV or CSV: a header of language codes (and optionally `id`), one unit per row.
+
+    The csv module reads the text itself (not pre-split lines), so a quoted CSV cell may hold
+    line breaks, which it keeps, and a TSV cell may hold any character but tab and newline.
+    A quote that is never closed is refused with the line where it opened.
+    """
     text = read_text(path)
+    csv.field_size_limit(len(text) + 1)  # a long paragraph is a unit, not an error
     if path.suffix.lower() == ".tsv":
-        reader = csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE,
+                            strict=True)
     else:
-        reader = csv.reader(text.splitlines())
+        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows = _table_rows(path, reader)
     try:
-        header = next(reader)
+        header_line, header = next(rows)
     except StopIteration:
         raise CorpusError(f"{path}: empty file (expected a header row of language codes)") from None
-    except csv.Error as error:
-        raise CorpusError(f"{path}: line 1: {error}") from None
     names = [name.strip() for name in header]
     id_column = next((i for i, name in enumerate(names) if name.lower() == "id"), None)
     languages = [(i, name) for i, name in enumerate(names) if i != id_column]
     _check_header(path, [name for _, name in languages])
     columns: dict[str, list[str]] = {name: [] for _, name in languages}
     labels, unit_ids = [], []
-    try:
-        for row in reader:
-            line = reader.line_num
-            if not any(cell.strip() for cell in row):
-                continue  # a blank line between rows
-            if len(row) != len(names):
-                raise CorpusError(f"{path}: row at line {line} has {len(row)} cells, "
-                                  f"the header has {len(names)}")
-            for i, name in languages:
-                columns[name].append(row[i])
-            unit_ids.append(row[id_column] if id_column is not None else None)
-            labels.append(f"row at line {line}")
-    except csv.Error as error:
-        raise CorpusError(f"{path}: line {reader.line_num}: {error}") from None
+    for line, row in rows:
+        if not any(cell.strip() for cell in row):
+            continue  # a blank line between rows
+        if len(row) != len(names):
+            raise CorpusError(f"{path}: row at line {line} has {len(row)} cells, "
+                              f"the header has {len(names)}")
+        for i, name in languages:
+            columns[name].append(row[i])
+        unit_ids.append(row[id_column] if id_column is not None else None)
+        labels.append(f"row at line {line}")
     return RawCorpus(columns, {name: path.name for _, name in languages}, labels, unit_ids)
+
+
+def _table_rows(path: Path, reader) -> Iterator[tuple[int, list[str]]]:
+    """(line where the row starts, cells) for each row; csv errors named by line."""
+    line = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            if "unexpected end of data" in str(error):
+                raise CorpusError(f"{path}: line {line}: a quoted cell opened in this row is "
+                                  "never closed") from None
+            raise CorpusError(f"{path}: line {reader.line_num}: {error}") from None
+        yield line, row
+        line = reader.line_num + 1
 
 
 def read_jsonl(path: Path) -> RawCorpus:
@@ -110,6 +131,9 @@ def read_jsonl(path: Path) -> RawCorpus:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise CorpusError(f"{path}: line {number}: not JSON ({error.msg})") from None
+        except RecursionError:
+            raise CorpusError(f"{path}: line {number}: nested too deeply to be a unit "
+                              "(expected an object of language: text)") from None
         if not isinstance(record, dict):
             raise CorpusError(f"{path}: line {number}: expected an object of language: text")
         unit_id = record.pop("id", None)
@@ -124,12 +148,22 @@ def read_jsonl(path: Path) -> RawCorpus:
         for code, text in record.items():
             if not isinstance(text, str):
                 raise CorpusError(f"{path}: line {number}: {code} is {type(text).__name__}, not text")
+            _check_unicode(text, f"{path}: line {number}: {code}")
             columns[code].append(text)
         unit_ids.append(None if unit_id is None else str(unit_id))
         labels.append(f"line {number}")
     if not columns:
         raise CorpusError(f"{path}: no units (the file has no JSON lines)")
     return RawCorpus(columns, {code: path.name for code in columns}, labels, unit_ids)
+
+
+def _check_unicode(text: str, where: str) -> None:
+    """JSON escapes can spell a lone surrogate (\\ud800), which is not text: refuse it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise CorpusError(f"{where}: character {error.start} is a lone surrogate "
+                          f"(\\u{ord(text[error.start]):04x}), not valid Unicode") from None
 
 
 def split_lines(text: str) -> list[str]:

@@ -3,6 +3,7 @@ loads nothing but the plotly.js file beside it (or nothing at all when self-cont
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -56,15 +57,26 @@ def write_report(db: Database, run_id: int, out: Path = DEFAULT_OUT, *, self_con
     if not self_contained:
         ensure_plotlyjs(out)
     path = out / f"run-{run_id}.html"
-    path.write_text(page.html, encoding="utf-8")
+    write_atomically(path, page.html)
     write_index(db, out)
     return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file and a rename: a reader (or a later run that checks the
+    file exists) never sees half a page, even if this process is killed while writing."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def ensure_plotlyjs(out: Path) -> Path:
     path = out / plotly_file_name()
     if not path.exists():
-        path.write_text(get_plotlyjs(), encoding="utf-8")
+        write_atomically(path, get_plotlyjs())
     return path
 
 
@@ -172,7 +184,7 @@ def write_index(db: Database, out: Path = DEFAULT_OUT) -> Path:
             f"<th>highest overhead (shared, largest size)</th></tr></thead><tbody>{''.join(rows)}"
             f"</tbody></table></body></html>")
     path = out / "index.html"
-    path.write_text(html, encoding="utf-8")
+    write_atomically(path, html)
     return path
 
 

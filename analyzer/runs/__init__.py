@@ -4,13 +4,14 @@ unit at every size, and store it all atomically.
 `execute_run(db, RunSettings(sizes=[512]))` is what `analyzer run --vocab 512` does.
 """
 
-from .execute import ENGINE_VERSION, execute_run, make_jobs
+from .execute import ENGINE_VERSION, ResultsNotStored, execute_run, make_jobs
 from .jobs import VocabularyJob, build_vocabulary, run_jobs
 from .settings import ResolvedRun, RunError, RunSettings, resolve, split_units
 
 __all__ = [
     "ENGINE_VERSION",
     "ResolvedRun",
+    "ResultsNotStored",
     "RunError",
     "RunSettings",
     "VocabularyJob",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from sqlite_utils import Database
 
 from analyzer import __version__
-from analyzer.store import (FAILED, INTERRUPTED, VocabularyRecord, create_run, finish_run,
-                            load_texts, mark_run, reap_stale_runs)
+from analyzer.store import (DEFAULT_DB, FAILED, INTERRUPTED, DatabaseBusy, StoreError,
+                            VocabularyRecord, create_run, finish_run, get_run, load_texts,
+                            mark_run, save_pending)
 
 from .jobs import Report, VocabularyJob, run_jobs
 from .settings import ResolvedRun, RunSettings, resolve
@@ -17,13 +19,22 @@ from .settings import ResolvedRun, RunSettings, resolve
 ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE"
 
 
+WRITE_ATTEMPTS = 3
+"""How many times the final transaction waits for a busy database before the results are kept
+in a file instead (each attempt waits up to the busy timeout)."""
+
+
+class ResultsNotStored(StoreError):
+    """The run finished but the database stayed locked; the message says where the results are."""
+
+
 def execute_run(db: Database, settings: RunSettings, report: Report | None = None,
                 stage=None) -> int:
     """Do the run and return its id. Settings are checked first (RunError); once the run is
     recorded, a failure or Ctrl-C marks it failed or interrupted before re-raising, and no
-    partial result is ever written."""
+    partial result is ever written. Finished results that cannot be written are kept in a
+    file (ResultsNotStored says where), never dropped."""
     stage = stage or (lambda message: None)
-    reap_stale_runs(db)
     resolved = resolve(db, settings)
     run_id = create_run(
         db, corpus_id=resolved.corpus.corpus.id, languages=resolved.languages,
@@ -41,15 +52,45 @@ def execute_run(db: Database, settings: RunSettings, report: Report | None = Non
         records = run_jobs(jobs, workers, report)
         records += [measure_tokenizer(tokenizer, resolved, texts, report)
                     for tokenizer in resolved.tokenizers]
-        stage("storing results")
-        finish_run(db, run_id, records, round(time.perf_counter() - start, 3))
-    except KeyboardInterrupt:
-        mark_run(db, run_id, INTERRUPTED, "interrupted (Ctrl-C)")
+        store_results(db, run_id, records, round(time.perf_counter() - start, 3), stage)
+    except KeyboardInterrupt as error:
+        _mark(db, run_id, INTERRUPTED, f"stopped by {error.args[0] if error.args else 'Ctrl-C'}")
+        raise
+    except ResultsNotStored as error:
+        _mark(db, run_id, FAILED, str(error))
         raise
     except BaseException as error:
-        mark_run(db, run_id, FAILED, f"{type(error).__name__}: {error}")
+        _mark(db, run_id, FAILED, f"{type(error).__name__}: {error}")
         raise
     return run_id
+
+
+def store_results(db: Database, run_id: int, records: list[VocabularyRecord], seconds: float,
+                  stage) -> None:
+    """The run's one final transaction, retried while another process holds the write lock;
+    if it never gets the lock, the results go to a file and ResultsNotStored says where."""
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        stage("storing results" if attempt == 1 else
+              f"storing results (the database is locked; attempt {attempt} of {WRITE_ATTEMPTS})")
+        try:
+            finish_run(db, run_id, records, seconds)
+            return
+        except DatabaseBusy as error:
+            busy = error
+    started = get_run(db, run_id).run.started
+    path = save_pending(getattr(db, "path", Path(DEFAULT_DB)), run_id, started, records, seconds)
+    raise ResultsNotStored(f"run {run_id} finished, but its results could not be written: {busy}. "
+                           f"They are kept in {path}; analyzer recover {path} stores them once "
+                           "the database is free")
+
+
+def _mark(db: Database, run_id: int, status: str, error: str) -> None:
+    """Mark the run, without letting a database error hide the error that stopped it (if the
+    mark cannot be written, the next command finds the run's process gone and marks it)."""
+    try:
+        mark_run(db, run_id, status, error)
+    except StoreError:
+        pass
 
 
 def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],

@@ -1,14 +1,19 @@
 """One job per vocabulary: train it, then count every measured text at every size.
 
 Jobs are plain data, so they run the same in this process or in a worker process; workers
-report progress through a queue that the parent turns into progress bars.
+report progress through a queue that the parent turns into progress bars. A worker dies with
+its parent: if the command is killed outright (SIGKILL), nothing of it keeps running.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import queue
+import signal
+import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -19,6 +24,11 @@ from analyzer.store import VocabularyRecord
 
 Report = Callable[[str, str, int, int], None]
 """report(scope, phase, done, total); phase is "train", "count" or "done"."""
+
+STALL_ENV = "ANALYZER_TEST_STALL"
+"""A test hook: when set, a training waits after its first progress report until the process
+is interrupted or killed, so tests and benchmarks/fault_injection.py can stop a run at a known
+point instead of after a guessed delay."""
 
 
 @dataclass
@@ -43,9 +53,13 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
     report = report or (lambda *args: None)
     step = max(1, (largest - 256) // 100)
 
+    stall = bool(os.environ.get(STALL_ENV))
+
     def on_merge(done: int, total: int) -> None:
-        if done % step == 0 or done == total:
+        if done % step == 0 or done == total or stall:
             report(job.scope, "train", done, total)
+        while stall:
+            time.sleep(0.05)  # until a signal ends the process (KeyboardInterrupt here)
 
     start = time.perf_counter()
     training = bpe.train_detailed(job.train_texts, largest, min_pair_count=job.min_pair_count,
@@ -87,7 +101,7 @@ def run_jobs(jobs: list[VocabularyJob], workers: int, report: Report | None = No
     results: dict[int, VocabularyRecord] = {}
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i].work)
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
-                             initializer=_init_worker, initargs=(messages,)) as pool:
+                             initializer=_init_worker, initargs=(messages, os.getpid())) as pool:
         pending = {pool.submit(_build_in_worker, jobs[i]): i for i in order}
         try:
             while pending:
@@ -109,9 +123,44 @@ def run_jobs(jobs: list[VocabularyJob], workers: int, report: Report | None = No
 _worker_queue = None
 
 
-def _init_worker(messages) -> None:
+def _init_worker(messages, parent: int) -> None:
     global _worker_queue
     _worker_queue = messages
+    die_with_parent(parent)
+    # Ctrl-C in a terminal reaches the whole process group: the parent stops the workers
+    # itself, so a worker does not also print a KeyboardInterrupt traceback of its own. And
+    # the parent's SIGTERM handler (which turns SIGTERM into an interrupt) is not the
+    # worker's: the parent stops a worker with SIGTERM, which must end it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """End this process when `parent` ends, however it ends (SIGKILL included).
+
+    On Linux the kernel does it (prctl PR_SET_PDEATHSIG); elsewhere a daemon thread watches
+    the parent's pid. Either way, a parent that died before this ran is noticed at once.
+    """
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:
+        os._exit(1)  # the parent is already gone
+    if not armed:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _build_in_worker(job: VocabularyJob) -> VocabularyRecord:

@@ -7,12 +7,15 @@ from dataclasses import dataclass, field
 
 from sqlite_utils import Database
 
+from analyzer.bpe import MAX_VOCAB_SIZE
 from analyzer.bpe.reference import FIRST_NEW_ID, TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
 from analyzer.store import StoreError, get_corpus, list_corpora
 from analyzer.store.corpora import CorpusSummary
 
 DEFAULT_PIVOT = "eng_Latn"
+MAX_STORED_INT = 2**63 - 1
+"""The largest integer SQLite stores: seeds and counts beyond it could never be read back."""
 
 
 class RunError(ValueError):
@@ -62,10 +65,13 @@ def resolve(db: Database, settings: RunSettings) -> ResolvedRun:
     if settings.tie_break not in TIE_BREAKS:
         raise RunError(f"--tie-break must be one of {', '.join(TIE_BREAKS)}, "
                        f"not {settings.tie_break!r}")
-    if settings.min_pair_count < 1:
-        raise RunError(f"--min-pair-count must be 1 or more, not {settings.min_pair_count}")
+    if not 1 <= settings.min_pair_count <= MAX_STORED_INT:
+        raise RunError(f"--min-pair-count must be 1 or more (and at most {MAX_STORED_INT:,}), "
+                       f"not {settings.min_pair_count}")
     if settings.jobs is not None and settings.jobs < 1:
         raise RunError(f"--jobs must be 1 or more, not {settings.jobs}")
+    if not 0 <= settings.seed <= MAX_STORED_INT:
+        raise RunError(f"--seed must be from 0 to {MAX_STORED_INT:,}, not {settings.seed}")
     train, measured = split_units(corpus.corpus.n_units, settings.holdout, settings.seed)
     tokenizers = _tokenizers(settings.tokenizers, languages)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers)
@@ -115,6 +121,9 @@ def _sizes(sizes: list[int]) -> list[int]:
     for size in sizes:
         if size < FIRST_NEW_ID:
             raise RunError(f"--vocab {size} is below {FIRST_NEW_ID}, the byte alphabet")
+        if size > MAX_VOCAB_SIZE:
+            raise RunError(f"--vocab {size} is above {MAX_VOCAB_SIZE:,}, the largest vocabulary "
+                           "the engine trains")
     return sorted(set(sizes))
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from sqlalchemy import func
 from sqlite_utils import Database
@@ -11,9 +11,10 @@ from sqlmodel import select
 
 from analyzer.corpus import ParallelCorpus, language_name
 
+from .db import write_transaction
 from .errors import StoreError
 from .models import Corpus, CorpusLanguage, Text
-from .runs import runs_of_corpus
+from .runs import now, runs_of_corpus
 from .session import session
 
 
@@ -46,27 +47,31 @@ def save_corpus(db: Database, corpus: ParallelCorpus, name: str, *, replace: boo
     The same content under the same name is a no-op; other content under a taken name is a
     StoreError unless `replace`.
     """
+    check_corpus_name(name)
     content_hash = corpus.content_hash()
-    existing = db.execute("SELECT id, content_hash, source FROM corpora WHERE name = ?",
-                          [name]).fetchone()
-    if existing and existing[1] == content_hash:
-        return "unchanged"
-    if existing and replace:
-        n_runs = runs_of_corpus(db, existing[0])
-        if n_runs:
-            raise StoreError(f"corpus {name!r} has {n_runs} run(s) whose results refer to its "
-                             "units; ingest the new content under another --name")
-    if existing and not replace:
-        raise StoreError(f"a corpus named {name!r} already exists (from {existing[2]}) with other "
-                         "content; pass --replace to replace it, or --name to choose another name")
-    with db.atomic():
+    # The name check and the write are one transaction under the write lock, so two ingests
+    # of the same name at once cannot both pass the check.
+    with write_transaction(db):
+        existing = db.execute("SELECT id, content_hash, source FROM corpora WHERE name = ?",
+                              [name]).fetchone()
+        if existing and existing[1] == content_hash:
+            return "unchanged"
+        if existing and replace:
+            n_runs = runs_of_corpus(db, existing[0])
+            if n_runs:
+                raise StoreError(f"corpus {name!r} has {n_runs} run(s) whose results refer to "
+                                 "its units; ingest the new content under another --name")
+        if existing and not replace:
+            raise StoreError(f"a corpus named {name!r} already exists (from {existing[2]}) with "
+                             "other content; pass --replace to replace it, or --name to choose "
+                             "another name")
         if existing:
             db.execute("DELETE FROM corpora WHERE id = ?", [existing[0]])
         cursor = db.execute(
             "INSERT INTO corpora (name, source, format, content_hash, n_units, nfc, created) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [name, corpus.source, corpus.format, content_hash, corpus.n_units, int(corpus.nfc),
-             datetime.now(timezone.utc).isoformat(timespec="seconds")],
+             now()],
         )
         corpus_id = cursor.lastrowid
         db.conn.executemany(
@@ -83,6 +88,35 @@ def save_corpus(db: Database, corpus: ParallelCorpus, name: str, *, replace: boo
              for lang, column in corpus.texts.items() for unit, text in enumerate(column)),
         )
     return "replaced" if existing else "created"
+
+
+MAX_NAME_LENGTH = 200
+_BIDI_CONTROLS = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def check_corpus_name(name: str) -> None:
+    """StoreError for a name that could not be shown or typed back safely: empty, too long, or
+    holding control, line-breaking, direction-changing or surrogate characters.
+
+    >>> check_corpus_name("ntrex128")
+    >>> check_corpus_name("a\\x1b[31mb")
+    Traceback (most recent call last):
+    ...
+    analyzer.store.errors.StoreError: corpus name 'a\\x1b[31mb' has a control character (U+001B) at position 1; choose another with --name
+    """
+    if not name.strip():
+        raise StoreError("a corpus name cannot be empty; choose one with --name")
+    if len(name) > MAX_NAME_LENGTH:
+        raise StoreError(f"a corpus name is at most {MAX_NAME_LENGTH} characters; this one has "
+                         f"{len(name)}; choose another with --name")
+    for position, char in enumerate(name):
+        category = unicodedata.category(char)
+        if category in ("Cc", "Cs", "Zl", "Zp") or char in _BIDI_CONTROLS:
+            kind = {"Cs": "surrogate", "Zl": "line separator", "Zp": "paragraph separator"}.get(
+                category, "direction control" if char in _BIDI_CONTROLS else "control")
+            shown = name.encode("unicode_escape", errors="backslashreplace").decode("ascii")
+            raise StoreError(f"corpus name '{shown}' has a {kind} character (U+{ord(char):04X}) "
+                             f"at position {position}; choose another with --name")
 
 
 def list_corpora(db: Database) -> list[CorpusSummary]:

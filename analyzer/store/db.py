@@ -1,16 +1,57 @@
-"""Open the analyzer's SQLite database: one function, migrations applied on first use."""
+"""Open the analyzer's SQLite database: one function, checked, migrated on first use.
+
+`open_db` refuses, in words and before changing anything, what is not an analyzer database
+(another file, a damaged database, another program's database), and notices what it may not
+write to (a read-only file, a schema made by a newer analyzer). Every write of the store goes
+through `write_transaction`, which takes SQLite's write lock at once (BEGIN IMMEDIATE), so a
+check and the write it guards see the same database, and which turns SQLite's errors (locked,
+read-only, full) into a `StoreError` that says what happened.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from sqlite_utils import Database
 
+from analyzer import __version__
 from analyzer.migrations import migrations
+
+from .errors import DatabaseBusy, StoreError
 
 DEFAULT_DB = "analyzer.db"
 DB_ENV = "ANALYZER_DB"
+BUSY_TIMEOUT_ENV = "ANALYZER_BUSY_TIMEOUT"
+DEFAULT_BUSY_TIMEOUT = 60.0
+"""Seconds a write waits for another process's write lock before giving up."""
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class AnalyzerDatabase(Database):
+    """A sqlite-utils `Database` that knows where it lives and whether it may be written."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, read_only: str | None,
+                 newer: str | None):
+        super().__init__(conn)
+        self.path = path
+        self.read_only = read_only
+        """Why this database cannot be written (None when it can)."""
+        self.newer = newer
+        """Which newer analyzer made this database's schema (None when it is ours)."""
+
+    def refuse_writes(self) -> None:
+        """StoreError when nothing may be written here, saying why; else nothing."""
+        if self.read_only:
+            raise StoreError(f"{self.path} is read-only ({self.read_only}); nothing was changed")
+        if self.newer:
+            raise StoreError(f"{self.path} was written by a newer analyzer ({self.newer}) than "
+                             f"this one ({__version__}); upgrade analyzer to write to it. "
+                             "Nothing was changed")
 
 
 def default_db_path() -> Path:
@@ -18,13 +59,183 @@ def default_db_path() -> Path:
     return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
 
 
-def open_db(path: Path | str | None = None) -> Database:
-    """The database at `path` (created if absent), WAL mode, foreign keys on, schema current."""
+def busy_timeout() -> float:
+    """Seconds to wait for a write lock: `$ANALYZER_BUSY_TIMEOUT`, else 60."""
+    value = os.environ.get(BUSY_TIMEOUT_ENV)
+    try:
+        return max(0.0, float(value)) if value else DEFAULT_BUSY_TIMEOUT
+    except ValueError:
+        raise StoreError(f"{BUSY_TIMEOUT_ENV}={value!r} is not a number of seconds") from None
+
+
+def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerDatabase:
+    """The database at `path` (default `$ANALYZER_DB` or ./analyzer.db), schema current.
+
+    A missing file becomes a new database, unless `create` is False (then it is a
+    StoreError: the commands that only read say "run analyzer ingest first"). A file
+    that is not an analyzer database is a StoreError and is left untouched. A database this
+    process may not write (read-only file or folder, newer schema) opens for reading; writes
+    to it are refused by `write_transaction`.
+    """
     path = Path(path) if path is not None else default_db_path()
-    if path.parent and not path.parent.exists():
-        raise FileNotFoundError(f"{path.parent}: no such folder for the database")
-    db = Database(path)
-    db.execute("PRAGMA foreign_keys = ON")
-    db.enable_wal()
-    migrations.apply(db)
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder, not a database file; pass --db FILE")
+    if not path.exists():
+        if not path.parent.is_dir():
+            raise StoreError(f"{path.parent}: no such folder for the database")
+        if not create:
+            raise StoreError(f"{path}: no database here yet; run analyzer ingest first "
+                             "(or pass --db)")
+    else:
+        _check_header(path)
+    read_only = _why_read_only(path)
+    if read_only and not path.exists():
+        raise StoreError(f"cannot create {path}: {read_only}")
+    conn = None
+    try:
+        if read_only:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        else:
+            conn = sqlite3.connect(str(path))
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout() * 1000)}")
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        db = AnalyzerDatabase(conn, path, read_only=read_only, newer=None)
+        _check_ours(db, tables)
+        db.newer = _newer_schema(db)
+        db.execute("PRAGMA foreign_keys = ON")
+        if not db.read_only and not db.newer:
+            _migrate(db)
+            from .runs import reap_stale_runs  # every command marks runs whose process is gone
+
+            with contextlib.suppress(DatabaseBusy):  # best effort: the next command tries again
+                reap_stale_runs(db)
+        elif migrations.pending(db) and not db.newer:
+            raise StoreError(f"{path} needs a schema upgrade, but it is read-only "
+                             f"({db.read_only}); open it once with write access")
+    except sqlite3.DatabaseError as error:
+        _close(conn)
+        raise StoreError(f"{path} is not a usable SQLite database ({error}); it may be damaged. "
+                         "Nothing was changed") from None
+    except BaseException:
+        _close(conn)
+        raise
     return db
+
+
+@contextlib.contextmanager
+def write_transaction(db: Database) -> Iterator[Database]:
+    """One transaction that holds the write lock from its first statement to COMMIT.
+
+    Inside an outer transaction it is a savepoint. SQLite's operational errors come out as
+    StoreError (DatabaseBusy for a lock held too long), after a rollback.
+    """
+    if isinstance(db, AnalyzerDatabase):
+        db.refuse_writes()
+    if db.conn.in_transaction:
+        with db.atomic():
+            yield db
+        return
+    with sqlite_errors(db):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            if db.conn.in_transaction:
+                db.conn.rollback()
+            raise
+
+
+@contextlib.contextmanager
+def sqlite_errors(db: Database) -> Iterator[None]:
+    """Turn SQLite's operational errors into StoreErrors that name the file and the cause."""
+    path = getattr(db, "path", "the database")
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        name = getattr(error, "sqlite_errorname", "")
+        if name.startswith("SQLITE_BUSY") or "locked" in str(error):
+            raise DatabaseBusy(f"{path} is locked by another process, which kept its write lock "
+                               f"for more than {busy_timeout():g} s ({BUSY_TIMEOUT_ENV} sets the "
+                               "wait)") from None
+        if name.startswith("SQLITE_READONLY"):
+            raise StoreError(f"{path} is read-only ({error}); nothing was changed") from None
+        if name.startswith("SQLITE_FULL"):
+            raise StoreError(f"{path}: the disk is full; nothing was changed") from None
+        raise StoreError(f"{path}: {error}") from None
+    except sqlite3.DatabaseError as error:
+        raise StoreError(f"{path} is damaged ({error})") from None
+
+
+def _close(conn: sqlite3.Connection | None) -> None:
+    """Close a connection that will not be used (SQLite then removes the -wal and -shm files
+    it made while looking)."""
+    if conn is not None:
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+
+
+def _check_header(path: Path) -> None:
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read ({error.strerror})") from None
+    if head and head != SQLITE_HEADER:
+        kind = "a text file" if _looks_like_text(head) else "not a SQLite database"
+        raise StoreError(f"{path} is {kind}, not an analyzer database (it starts with "
+                         f"{head[:8]!r}); nothing was changed. Pass --db with the database file")
+
+
+def _looks_like_text(head: bytes) -> bool:
+    try:
+        return head.decode("utf-8").isprintable() or "\n" in head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+
+
+def _why_read_only(path: Path) -> str | None:
+    """Why this process may not write the database (or create it), or None."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.exists() and not os.access(path, os.W_OK):
+        return "no permission to write the file"
+    # SQLite writes a journal (and in WAL mode -wal and -shm files) beside the database.
+    if not os.access(folder, os.W_OK):
+        return f"no permission to write in the folder {folder}"
+    return None
+
+
+def _check_ours(db: AnalyzerDatabase, tables: list[str]) -> None:
+    """Refuse another program's database: it has tables and none of our migrations."""
+    ours = migrations.applied(db) if "_sqlite_migrations" in tables else []
+    other = sorted(t for t in tables if t != "_sqlite_migrations" and not t.startswith("sqlite_"))
+    if other and not ours:
+        shown = ", ".join(other[:5]) + (", ..." if len(other) > 5 else "")
+        raise StoreError(f"{db.path} is a SQLite database of another program (tables: {shown}), "
+                         "not an analyzer database; nothing was changed. Pass --db with another "
+                         "file")
+
+
+def _newer_schema(db: Database) -> str | None:
+    known = {migration.name for migration in migrations.pending(Database(memory=True))}
+    unknown = [m.name for m in migrations.applied(db) if m.name not in known]
+    if not unknown:
+        return None
+    version = None
+    if "meta" in db.table_names():
+        row = db.execute("SELECT value FROM meta WHERE key = 'analyzer_version'").fetchone()
+        version = row[0] if row else None
+    return f"analyzer {version or 'of unknown version'}, schema {unknown[-1]}"
+
+
+def _migrate(db: AnalyzerDatabase) -> None:
+    with sqlite_errors(db):
+        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.enable_wal()
+        if not migrations.pending(db):
+            return
+        # Under the write lock, so two processes opening a new database do not both migrate.
+        with write_transaction(db):
+            migrations.apply(db)
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)",
+                       [__version__])

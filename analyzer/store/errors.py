@@ -1,5 +1,10 @@
-"""The store's error: a request the database cannot honour, said in words."""
+"""The store's errors: a request the database cannot honour, said in words."""
 
 
 class StoreError(ValueError):
-    """A missing or conflicting name, or similar; the message says what there is instead."""
+    """A missing or conflicting name, an unusable file, or similar; the message says what
+    there is instead, or what was left unchanged."""
+
+
+class DatabaseBusy(StoreError):
+    """Another process held the write lock for longer than the busy timeout."""

@@ -67,6 +67,14 @@ class Run(SQLModel, table=True):
     started: str
     finished: str | None = None
     seconds: float | None = None
+    host: str | None = None
+    pid_start: str | None = None
+
+
+class Meta(SQLModel, table=True):
+    __tablename__ = "meta"
+    key: str = Field(primary_key=True)
+    value: str
 
 
 class Vocabulary(SQLModel, table=True):

@@ -2,13 +2,13 @@
 
 A run's row is committed first, so an interrupted or failed run is always visible and marked,
 and its results (vocabularies, merges, token counts) appear all at once or not at all. A run
-whose process was killed outright is found by `reap_stale_runs` (its pid is gone) and marked.
+whose process was killed outright is found by `reap_stale_runs` (its process is gone) and
+marked; `open_db` does that for every command.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from array import array
 from dataclasses import dataclass, field
@@ -17,8 +17,10 @@ from datetime import datetime, timezone
 from sqlite_utils import Database
 from sqlmodel import select
 
+from .db import write_transaction
 from .errors import StoreError
 from .models import Corpus, Run, Vocabulary
+from .processes import is_alive, this_process
 from .session import session
 
 RUNNING, COMPLETE, FAILED, INTERRUPTED = "running", "complete", "failed", "interrupted"
@@ -71,14 +73,16 @@ def create_run(db: Database, *, corpus_id: int, languages: list[str], pivot: str
                measured_units: list[int], tie_break: str, min_pair_count: int,
                engine_version: str) -> int:
     """Record a new run as 'running' (committed at once) and return its id."""
-    with db.atomic():
+    host, pid, pid_start = this_process()
+    with write_transaction(db):
         cursor = db.execute(
             "INSERT INTO runs (corpus_id, languages, pivot, sizes, per_language, cross_matrix, "
             "holdout, seed, measured_units, tie_break, min_pair_count, engine_version, status, "
-            "pid, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "pid, host, pid_start, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?)",
             [corpus_id, json.dumps(languages), pivot, json.dumps(sizes), int(per_language),
              int(cross), holdout, seed, json.dumps(measured_units), tie_break, min_pair_count,
-             engine_version, RUNNING, os.getpid(), now()],
+             engine_version, RUNNING, pid, host, pid_start, now()],
         )
         return cursor.lastrowid
 
@@ -86,11 +90,17 @@ def create_run(db: Database, *, corpus_id: int, languages: list[str], pivot: str
 def finish_run(db: Database, run_id: int, vocabularies: list[VocabularyRecord],
                seconds: float) -> None:
     """Write every result of the run and mark it complete, in one transaction."""
-    with db.atomic():
+    with write_transaction(db):
+        status = db.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()
+        if status is None or status[0] == COMPLETE:
+            raise StoreError(f"run {run_id} is {'complete' if status else 'not in the database'}; "
+                             "its results cannot be written again")
+        if db.execute("SELECT count(*) FROM vocabularies WHERE run_id = ?", [run_id]).fetchone()[0]:
+            raise StoreError(f"run {run_id} already has results stored")
         for record in vocabularies:
             add_vocabulary(db, run_id, record)
-        db.execute("UPDATE runs SET status = ?, finished = ?, seconds = ? WHERE id = ?",
-                   [COMPLETE, now(), seconds, run_id])
+        db.execute("UPDATE runs SET status = ?, error = NULL, finished = ?, seconds = ? "
+                   "WHERE id = ?", [COMPLETE, now(), seconds, run_id])
 
 
 def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
@@ -119,19 +129,37 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
 
 def mark_run(db: Database, run_id: int, status: str, error: str | None = None) -> None:
     """Mark a run failed or interrupted; its partial results were never written."""
-    with db.atomic():
+    with write_transaction(db):
         db.execute("UPDATE runs SET status = ?, error = ?, finished = ? WHERE id = ?",
                    [status, error, now(), run_id])
 
 
 def reap_stale_runs(db: Database) -> int:
-    """Mark 'running' runs whose process no longer exists as interrupted; how many."""
-    stale = [run_id for run_id, pid in
-             db.execute("SELECT id, pid FROM runs WHERE status = ?", [RUNNING]).fetchall()
-             if not _alive(pid)]
+    """Mark 'running' runs whose process is gone as interrupted; how many."""
+    stale = [run_id for run_id, host, pid, started in
+             db.execute("SELECT id, host, pid, pid_start FROM runs WHERE status = ?",
+                        [RUNNING]).fetchall()
+             if not is_alive(host, pid, started)]
     for run_id in stale:
-        mark_run(db, run_id, INTERRUPTED, "the process ended before the run finished (killed?)")
+        mark_run(db, run_id, INTERRUPTED, _why_stale(db, run_id))
     return len(stale)
+
+
+def _why_stale(db: Database, run_id: int) -> str:
+    from .pending import pending_path
+
+    path = getattr(db, "path", None)
+    saved = pending_path(path, run_id) if path else None
+    if saved and saved.exists():
+        return (f"its results could not be written and are kept in {saved}; "
+                f"analyzer recover {saved} stores them")
+    return "the process ended before the run finished (killed?)"
+
+
+def running_runs(db: Database) -> list[int]:
+    """Ids of the runs still in progress (after reaping)."""
+    return [row[0] for row in db.execute("SELECT id FROM runs WHERE status = ? ORDER BY id",
+                                         [RUNNING])]
 
 
 def list_runs(db: Database) -> list[RunSummary]:
@@ -177,7 +205,9 @@ def vocabulary_totals(db: Database, run_id: int, scope: str, size: int) -> dict[
 
 
 def load_merges(db: Database, run_id: int, scope: str) -> list[tuple[int, int, int, int, bytes]]:
-    """`(left, right, new_id, count, token bytes)` in rank order; StoreError if no such vocabulary."""
+    """`(left, right, new_id, count, token bytes)` in rank order; StoreError if no such run
+    or vocabulary."""
+    get_run(db, run_id)  # "no run N" before "no vocabulary"
     row = db.execute("SELECT id FROM vocabularies WHERE run_id = ? AND scope = ?",
                      [run_id, scope]).fetchone()
     if row is None:
@@ -207,15 +237,3 @@ def unpack_counts(blob: bytes) -> list[int]:
     if sys.byteorder == "big":
         counts.byteswap()
     return counts.tolist()
-
-
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -1,0 +1,77 @@
+"""Finished results that could not be written: kept in a file, stored later by `recover_run`.
+
+When a run's final transaction cannot get the database (another process held its write lock
+past every retry), its results are not thrown away: `save_pending` writes them, with what
+identifies the run, to a gzipped JSON file beside the database, and `analyzer recover FILE`
+stores them once the database is free.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from .errors import StoreError
+from .runs import VocabularyRecord, finish_run
+
+FORMAT = "analyzer pending results 1"
+
+
+def pending_path(db_path: Path, run_id: int) -> Path:
+    """Where a run's pending results go: beside the database when that folder is writable."""
+    name = f"{db_path.name}.run-{run_id}.pending.json.gz"
+    folder = db_path.parent if os.access(db_path.parent, os.W_OK) else Path(tempfile.gettempdir())
+    return folder / name
+
+
+def save_pending(db_path: Path, run_id: int, started: str, records: list[VocabularyRecord],
+                 seconds: float) -> Path:
+    """Write the results to their file (atomically: a temporary file, then a rename)."""
+    document = {
+        "format": FORMAT, "database": str(db_path.resolve()), "run": run_id, "started": started,
+        "seconds": seconds,
+        "vocabularies": [{**asdict(record),
+                          "merges": [[*merge[:4], merge[4].hex()] for merge in record.merges],
+                          "counts": {str(size): by_lang for size, by_lang in record.counts.items()}}
+                         for record in records],
+    }
+    path = pending_path(db_path, run_id)
+    temporary = path.with_name(path.name + ".partial")
+    temporary.write_bytes(gzip.compress(json.dumps(document).encode()))
+    temporary.replace(path)
+    return path
+
+
+def recover_run(db: Database, path: Path) -> int:
+    """Store the pending results in `path` for the run they belong to; return its id."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read ({error.strerror})") from None
+    try:
+        document = json.loads(gzip.decompress(data))
+    except (OSError, ValueError, EOFError):  # not gzip, cut short, or not JSON
+        raise StoreError(f"{path} is not a pending-results file (damaged, or not one)") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise StoreError(f"{path} is not a pending-results file of this analyzer")
+    run_id = document["run"]
+    row = db.execute("SELECT started FROM runs WHERE id = ?", [run_id]).fetchone()
+    if row is None or row[0] != document["started"]:
+        raise StoreError(f"{path} holds results of run {run_id} started {document['started']}, "
+                         f"which is not in {getattr(db, 'path', 'this database')}; pass the --db "
+                         f"it was made for ({document['database']})")
+    records = [
+        VocabularyRecord(**{**vocabulary,
+                            "merges": [(*merge[:4], bytes.fromhex(merge[4]))
+                                       for merge in vocabulary["merges"]],
+                            "counts": {int(size): by_lang
+                                       for size, by_lang in vocabulary["counts"].items()}})
+        for vocabulary in document["vocabularies"]]
+    finish_run(db, run_id, records, document["seconds"])
+    return run_id

@@ -1,0 +1,92 @@
+"""Helpers the tests share that are not fixtures: a run in a real process, watched by its
+output, and a process table read from /proc."""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+
+class RunProcess:
+    """`python -m analyzer ARGS` in a child process whose stderr lines are read as they come,
+    so a test can act on an observed event (a progress line), never after a guessed delay."""
+
+    def __init__(self, *args: str, env: dict | None = None, new_session: bool = False):
+        environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        self.process = subprocess.Popen([sys.executable, "-m", "analyzer", *args], env=environment,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        start_new_session=new_session)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr: list[str] = []
+        self.stdout: list[bytes] = []
+        self.readers = [threading.Thread(target=self._read, daemon=True),
+                        threading.Thread(target=self._read_stdout, daemon=True)]
+        for reader in self.readers:
+            reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def _read(self) -> None:
+        for raw in self.process.stderr:
+            line = raw.decode("utf-8", errors="replace")
+            self.stderr.append(line)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _read_stdout(self) -> None:
+        self.stdout.extend(self.process.stdout)
+
+    def wait_for(self, text: str, timeout: float = 120) -> str:
+        """The first stderr line holding `text`; fails if the process ends first (or the
+        bound, which only guards against a hang, passes)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line with {text!r} within {timeout} s; stderr so far:\n"
+                                     + "".join(self.stderr)) from None
+            if line is None:
+                raise AssertionError(f"the process ended before printing {text!r}; stderr:\n"
+                                     + "".join(self.stderr))
+            if text in line:
+                return line
+
+    def finish(self, timeout: float = 120) -> tuple[int, str, str]:
+        """(exit code, stdout, stderr) once the process has ended."""
+        self.process.wait(timeout=timeout)
+        for reader in self.readers:  # to the end of the output (a surviving child holding the
+            reader.join(timeout=10)  # pipes open is caught by the caller, not waited for)
+        stdout = b"".join(self.stdout).decode("utf-8", errors="replace")
+        return self.process.returncode, stdout, "".join(self.stderr)
+
+
+def processes_in_session(sid: int) -> list[int]:
+    """Pids of the live processes whose session id is `sid` (zombies left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[3]) == sid:  # state, ppid, pgrp, session
+            found.append(int(entry.name))
+    return found
+
+
+def wait_until_gone(sid: int, timeout: float = 60) -> list[int]:
+    """Wait for every process of the session to end; the survivors after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while (alive := processes_in_session(sid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive
