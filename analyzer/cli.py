@@ -17,24 +17,35 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from . import __version__, bpe
 from . import cli_views as views
+from .bpe.reference import TIE_BREAKS
 from .cli_views import plain
-from .corpus import FORMATS, CorpusError, read_corpus
-from .corpus.files import read_text
-from .corpus.readers import split_lines
+from .corpus import FORMATS, SAMPLE_CORPUS, UNIT_KINDS, CorpusError, read_corpus, read_lines
+from .export import export_csv, export_document, show_document, training_document
 from .external import TokenizerError
 from .metrics import language_metrics, load_run_data
-from .report import DEFAULT_OUT, write_report
-from .report.page import write_atomically
+from .report import DEFAULT_OUT, write_atomically, write_report
 from .runs import RunError, RunSettings, execute_run
-from .store import (DB_ENV, DEFAULT_DB, StoreError, get_corpus, get_run, list_corpora, list_runs,
-                    load_merges, open_db, recover_run, save_corpus, vocabularies)
-from .store.corpora import CorpusSummary
-
-SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "parallel_corpora" / "harbour_town"
+from .store import (
+    DB_ENV,
+    DEFAULT_DB,
+    AnalyzerDatabase,
+    RunRead,
+    RunStatus,
+    StoreError,
+    VocabKind,
+    get_corpus,
+    get_run,
+    list_corpora,
+    list_runs,
+    load_merges,
+    open_db,
+    recover_run,
+    save_corpus,
+    vocabularies,
+)
 
 app = typer.Typer(
     help="Measure the tokenization tax: how many more tokens each language pays for the same meaning.",
@@ -47,22 +58,15 @@ USER_ERRORS = (CorpusError, StoreError, RunError, TokenizerError)
 """Errors that are the input's or the situation's, not the program's: a message, exit 1."""
 
 
-Format = Enum("Format", {name: name for name in FORMATS}, type=str)
-
-
-class Units(str, Enum):
-    lines = "lines"
-    paragraphs = "paragraphs"
-
+# Choices the library defines, offered by the command line as they are.
+Format = Enum("Format", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
+Units = Enum("Units", {name: name for name in UNIT_KINDS}, type=str)  # type: ignore[misc]
+TieBreak = Enum("TieBreak", {name: name for name in TIE_BREAKS}, type=str)  # type: ignore[misc]
+ExportFormat = Enum("ExportFormat", {"json": "json", "csv": "csv"}, type=str)
 
 DbOption = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
                         dir_okay=False)
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table (see README).")
-
-
-class TieBreak(str, Enum):
-    lexicographic = "lexicographic"
-    first = "first"
 
 
 def main() -> None:
@@ -128,7 +132,8 @@ def _writing(out: Path) -> Iterator[None]:
         raise _fail(f"--out {out}: cannot write ({error.strerror or error})") from None
 
 
-def _open(db: Path):
+def _open(db: Path) -> AnalyzerDatabase:
+    """The database of a command that needs one to exist already."""
     with _errors():
         return open_db(db, create=False)
 
@@ -139,7 +144,7 @@ def train(
                                        dir_okay=False, readable=True),
     vocab: int = typer.Option(512, "--vocab", "-v", help="Vocabulary size: 256 bytes + merges."),
     min_pair_count: int = typer.Option(2, help="Stop when the best pair occurs fewer times."),
-    tie_break: TieBreak = typer.Option(TieBreak.lexicographic, help="How equal counts are ordered."),
+    tie_break: TieBreak = typer.Option("lexicographic", help="How equal counts are ordered."),
     show: int = typer.Option(10, help="How many of the first merges to list."),
     as_json: bool = typer.Option(False, "--json", help="Print the merge list as JSON."),
 ) -> None:
@@ -165,15 +170,10 @@ def train(
             )
         except ValueError as error:  # a lone surrogate cannot come from a UTF-8 file; kept safe
             raise _fail(str(error)) from None
-    vocabulary = bpe.Vocabulary(training.merges)
     if as_json:
-        merges = [{"rank": rank, "left": left, "right": right, "id": new_id,
-                   "count": training.counts[rank],
-                   "token": vocabulary.token_bytes(new_id).decode("utf-8", errors="backslashreplace")}
-                  for rank, ((left, right), new_id) in enumerate(training.merges)]
-        typer.echo(json.dumps({"vocab_size": vocabulary.size, "stop_reason": training.stop_reason,
-                               "merges": merges}, ensure_ascii=False, indent=2))
+        typer.echo(json.dumps(training_document(training), ensure_ascii=False, indent=2))
         return
+    vocabulary = bpe.Vocabulary(training.merges)
     tokens = training.tokens_after(len(training.merges))
     console = Console()
     console.print(f"{len(texts)} texts, {training.n_bytes:,} bytes -> {tokens:,} tokens "
@@ -183,15 +183,13 @@ def train(
         console.print(f"[yellow]Stopped early at size {vocabulary.size}: no pair occurs "
                       f"{min_pair_count} times or more.[/yellow]")
     if len(files) > 1:
-        counts = vocabulary.count_tokens(texts, [vocabulary.size])[vocabulary.size]
-        table = views.table("file", "bytes", "tokens", "bytes/token", f"tokens vs {plain(files[0].name)}",
-                      title=f"Tokens per file under the shared vocabulary (size {vocabulary.size})")
-        first_tokens, offset = None, 0
-        for path, lines in zip(files, per_file):
-            n_bytes = sum(len(line.encode("utf-8")) for line in lines)
-            n_tokens = sum(counts[offset:offset + len(lines)])
-            offset += len(lines)
-            first_tokens = first_tokens or n_tokens
+        totals = vocabulary.group_totals({str(i): lines for i, lines in enumerate(per_file)})
+        table = views.table("file", "bytes", "tokens", "bytes/token",
+                            f"tokens vs {plain(files[0].name)}",
+                            title=f"Tokens per file under the shared vocabulary (size {vocabulary.size})")
+        first_tokens = totals["0"][1]
+        for index, path in enumerate(files):
+            n_bytes, n_tokens = totals[str(index)]
             table.add_row(plain(path.name), f"{n_bytes:,}", f"{n_tokens:,}",
                           f"{n_bytes / max(n_tokens, 1):.2f}", f"{n_tokens / max(first_tokens, 1):.2f}x")
         console.print(table)
@@ -204,9 +202,8 @@ def train(
 
 
 def _read_lines(path: Path) -> list[str]:
-    """Each line of a UTF-8 file, as ingest reads them (only LF or CRLF ends a line)."""
     with _errors():
-        return split_lines(read_text(path))
+        return read_lines(path)
 
 
 @app.command()
@@ -214,7 +211,7 @@ def ingest(
     path: Path = typer.Argument(None, help="Corpus folder or file; default: the shipped sample."),
     name: str = typer.Option(None, help="Name to store it under; default: the folder or file name."),
     format: Format = typer.Option(None, "--format", help="Input format; default: detected."),
-    units: Units = typer.Option(Units.lines, help="Folder format: a unit per line, or per "
+    units: Units = typer.Option("lines", help="Folder format: a unit per line, or per "
                                                   "blank-line-separated paragraph."),
     nfc: bool = typer.Option(False, "--nfc", help="Normalise texts to Unicode NFC."),
     skip_empty_units: bool = typer.Option(False, help="Drop units empty in any language."),
@@ -244,7 +241,7 @@ def ingest(
         out.print(f"Dropped {corpus.dropped_empty_units} unit(s) that were empty in some language.")
     if nfc:
         out.print(f"NFC normalisation changed {corpus.nfc_changed_units} unit(s).")
-    out.print(_languages_table(summary))
+    out.print(views.languages_table(summary))
 
 
 @app.command()
@@ -254,7 +251,7 @@ def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     with _errors():
         summaries = list_corpora(database)
     if as_json:
-        typer.echo(json.dumps([_corpus_json(s, details=False) for s in summaries], indent=2,
+        typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2,
                               ensure_ascii=False))
         return
     if not summaries:
@@ -262,8 +259,8 @@ def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
         return
     table = views.table("name", "languages", "units", "bytes", "format", "source", "ingested")
     for s in summaries:
-        table.add_row(plain(s.corpus.name), str(len(s.languages)), f"{s.corpus.n_units:,}",
-                      f"{s.bytes:,}", s.corpus.format, plain(s.corpus.source), s.corpus.created)
+        table.add_row(plain(s.name), str(len(s.languages)), f"{s.units:,}", f"{s.bytes:,}",
+                      s.format, plain(s.source), s.created)
     Console().print(table)
 
 
@@ -275,37 +272,17 @@ def corpus(name: str = typer.Argument(..., help="The corpus name."), db: Path = 
     with _errors():
         summary = get_corpus(database, name)
     if as_json:
-        typer.echo(json.dumps(_corpus_json(summary, details=True), indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return
-    c = summary.corpus
-    Console().print(f"{plain(c.name)}: {len(summary.languages)} languages x {c.n_units:,} units, "
-                    f"{summary.bytes:,} bytes; {c.format} from {plain(c.source)}; "
+    c = summary
+    Console().print(f"{plain(c.name)}: {len(c.languages)} languages x {c.units:,} units, "
+                    f"{c.bytes:,} bytes; {c.format} from {plain(c.source)}; "
                     f"{'NFC-normalised' if c.nfc else 'texts as given'}; ingested {c.created}")
-    Console().print(_languages_table(summary))
+    Console().print(views.languages_table(summary))
 
 
 def _default_name(path: Path) -> str:
     return path.name.split(".")[0] if path.is_file() else path.resolve().name
-
-
-def _languages_table(summary: CorpusSummary) -> Table:
-    table = views.table("language", "name", "units", "bytes", "characters", "bytes/char")
-    for stats in summary.languages:
-        table.add_row(stats.lang, plain(stats.name), f"{stats.units:,}", f"{stats.bytes:,}",
-                      f"{stats.chars:,}", f"{stats.bytes_per_char:.2f}")
-    return table
-
-
-def _corpus_json(summary: CorpusSummary, *, details: bool) -> dict:
-    c = summary.corpus
-    record = {"name": c.name, "source": c.source, "format": c.format, "units": c.n_units,
-              "languages": [s.lang for s in summary.languages], "bytes": summary.bytes,
-              "content_hash": c.content_hash, "nfc": bool(c.nfc), "created": c.created}
-    if details:
-        record["language_stats"] = [
-            {"lang": s.lang, "name": s.name, "units": s.units, "bytes": s.bytes, "chars": s.chars,
-             "bytes_per_char": round(s.bytes_per_char, 4)} for s in summary.languages]
-    return record
 
 
 def _check_output_folder(out: Path, option: str = "--out") -> None:
@@ -352,7 +329,7 @@ def run(
     holdout: float = typer.Option(0.0, help="Share of units held out of training and measured "
                                             "(0: train and measure on all)."),
     seed: int = typer.Option(0, help="Seed for the holdout split and the bootstrap."),
-    tie_break: TieBreak = typer.Option(TieBreak.lexicographic, help="How equal counts are ordered."),
+    tie_break: TieBreak = typer.Option("lexicographic", help="How equal counts are ordered."),
     min_pair_count: int = typer.Option(2, help="Stop when the best pair occurs fewer times."),
     jobs: int = typer.Option(None, help="Parallel processes (default: the machine's cores)."),
     report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html)."),
@@ -425,7 +402,7 @@ def report_command(
     _complete_run(database, run_id)
     with _writing(out):
         path = write_report(database, run_id, out, self_contained=self_contained, price=price,
-                            context=context)
+                            context_window=context)
     Console().print(f"Report: {plain(path)}")
     if open_report:
         webbrowser.open(path.resolve().as_uri())
@@ -438,7 +415,7 @@ def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     with _errors():
         summaries = list_runs(database)
     if as_json:
-        typer.echo(json.dumps([views.run_list_json(s) for s in summaries], indent=2))
+        typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2))
         return
     if not summaries:
         Console().print("No runs yet: analyzer run --vocab 512")
@@ -446,15 +423,15 @@ def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     console = Console()
     console.print(views.runs_table(summaries, console.width))
     for s in summaries:
-        if s.run.error:
-            console.print(f"run {s.run.id} {s.run.status}: {plain(s.run.error)}")
+        if s.error:
+            console.print(f"run {s.id} {s.status}: {plain(s.error)}")
 
 
 @app.command()
 def show(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id (see analyzer runs)."),
     size: int = typer.Option(None, help="Only this size."),
-    vocab: str = typer.Option("shared", help="shared, or a language's own vocabulary."),
+    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, or a language's own vocabulary."),
     as_json: bool = JsonOption,
     db: Path = DbOption,
 ) -> None:
@@ -465,7 +442,7 @@ def show(
 @app.command()
 def merges(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
-    vocab: str = typer.Option("shared", help="shared, or a language code."),
+    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, or a language code."),
     top: int = typer.Option(20, help="How many merges, from the first."),
     db: Path = DbOption,
 ) -> None:
@@ -474,12 +451,12 @@ def merges(
         raise _fail(f"--top must be 0 or more, not {top}")
     rows = _trained_merges(_open(db), run_id, vocab)
     pieces = {byte: bytes([byte]) for byte in range(256)}
-    for left, right, new_id, _, token in rows:
-        pieces[new_id] = token
+    for merge in rows:
+        pieces[merge.new_id] = merge.token
     width = len(str(min(top, len(rows))))
-    for rank, (left, right, new_id, count, token) in enumerate(rows[:top], start=1):
-        typer.echo(f"merge {rank:>{max(width, 3)}}: {pieces[left]!r} + {pieces[right]!r}   "
-                   f"-> {token!r}     (occurred {count} times)")
+    for rank, merge in enumerate(rows[:top], start=1):
+        typer.echo(f"merge {rank:>{max(width, 3)}}: {pieces[merge.left]!r} + {pieces[merge.right]!r}"
+                   f"   -> {merge.token!r}     (occurred {merge.pair_count} times)")
     if not rows:
         typer.echo(f"{plain(vocab)}: no merges learned")
 
@@ -488,7 +465,7 @@ def merges(
 def tokenize(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
     text: str = typer.Argument(..., help="The text to tokenize."),
-    vocab: str = typer.Option("shared", help="shared, or a language code."),
+    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, or a language code."),
     size: int = typer.Option(None, help="Vocabulary size (default: the run's largest)."),
     db: Path = DbOption,
 ) -> None:
@@ -521,21 +498,21 @@ def tokenize(
 @app.command()
 def export(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
-    format: str = typer.Option("json", "--format", help="json (everything) or csv (the records)."),
+    format: ExportFormat = typer.Option("json", "--format",
+                                        help="json (everything) or csv (the records)."),
     out: Path = typer.Option(None, help="File to write (default: standard output)."),
     db: Path = DbOption,
 ) -> None:
     """Export a run: settings, vocabularies, merges, metrics records and the token report."""
-    if format not in ("json", "csv"):
-        raise _fail(f"--format must be json or csv, not {format!r}")
     if out is not None:
         _check_output_file(out)
     database = _open(db)
     data, frame = _run_metrics(database, run_id)
-    if format == "csv":
-        content = frame.to_csv(index=False)
+    if format.value == "csv":
+        content = export_csv(frame)
     else:
-        content = json.dumps(_export_json(database, data, frame), indent=2, ensure_ascii=False)
+        content = json.dumps(export_document(database, run_id, data, frame), indent=2,
+                             ensure_ascii=False)
     if out is None:
         typer.echo(content)
     else:
@@ -544,11 +521,11 @@ def export(
         Console(stderr=True).print(f"Wrote {plain(out)}")
 
 
-def _trained_merges(database, run_id: int, scope: str):
+def _trained_merges(database: AnalyzerDatabase, run_id: int, scope: str):
     """The merges of a trained vocabulary; a production tokenizer has none stored."""
     with _errors():
-        kinds = {v.scope: v.kind for v in vocabularies(database, get_run(database, run_id).run.id)}
-        if kinds.get(scope) == "production":
+        kinds = {v.scope: v.kind for v in vocabularies(database, get_run(database, run_id).id)}
+        if kinds.get(scope) == VocabKind.PRODUCTION:
             raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
                              "merges and tokenize show the run's trained vocabularies")
         _complete_run(database, run_id)
@@ -568,59 +545,41 @@ def _parse_sizes(values: list[str]) -> list[int]:
     return sizes
 
 
-def _complete_run(database, run_id: int):
+def _complete_run(database: AnalyzerDatabase, run_id: int) -> RunRead:
     """The run, if it is complete; else a clear exit saying what it is."""
     with _errors():
         run = get_run(database, run_id)
-    if run.run.status != "complete":
-        why = f" ({run.run.error})" if run.run.error else ""
-        raise _fail(f"run {run_id} is {run.run.status}{why}: it has no results")
+    if run.status != RunStatus.COMPLETE:
+        why = f" ({run.error})" if run.error else ""
+        raise _fail(f"run {run_id} is {run.status}{why}: it has no results")
     return run
 
 
-def _run_metrics(database, run_id: int):
+def _run_metrics(database: AnalyzerDatabase, run_id: int):
     _complete_run(database, run_id)
     with _errors():
         data = load_run_data(database, run_id)
         return data, language_metrics(data)
 
 
-def _show_run(database, run_id: int, *, as_json: bool, vocab: str = "shared",
-              size: int | None = None) -> None:
+def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
+              vocab: str = VocabKind.SHARED, size: int | None = None) -> None:
     data, frame = _run_metrics(database, run_id)
     run = data.run
-    if vocab not in set(frame["vocab"]) and not (vocab == "shared" and not run.sizes):
+    if vocab not in set(frame["vocab"]) and not (vocab == VocabKind.SHARED and not run.sizes):
         raise _fail(f"run {run_id} has no vocabulary {vocab!r}; it has: "
                     f"{', '.join(dict.fromkeys(frame['vocab']))}")
     if size is not None and size not in set(frame[frame["vocab"] == vocab]["size"]):
         raise _fail(f"run {run_id} has no size {size}; its sizes: {', '.join(map(str, run.sizes))}")
     if as_json:
-        typer.echo(json.dumps(views.run_json(run, frame), indent=2))
+        typer.echo(json.dumps(show_document(run, frame), indent=2))
         return
     console = Console()
-    console.print(views.summary_table(run, frame, vocab, [size] if size else None))
-    vocabs = vocabularies(database, run_id)
-    for note in views.early_stops(vocabs, run.sizes):
+    console.print(views.summary_table(run, frame, data.vocabularies, vocab,
+                                      [size] if size else None))
+    for note in views.early_stops(data.vocabularies, run.sizes):
         console.print(f"[yellow]Note:[/yellow] {plain(note)}")
-    bad = [v.scope for v in vocabs if v.roundtrip_ok is False]
+    bad = [v.scope for v in data.vocabularies if v.roundtrip_ok is False]
     if bad:
         console.print(f"[red]Round trip failed[/red] for {plain(', '.join(bad))}: decoding did not "
                       "give the texts back. This is a bug; please report it.")
-
-
-def _export_json(database, data, frame) -> dict:
-    run = data.run
-    vocabs = vocabularies(database, run.run.id)
-    export = views.run_list_json(run)
-    export["engine_version"] = run.run.engine_version
-    export["measured_units"] = run.measured_units
-    export["vocabularies"] = [
-        {"scope": v.scope, "kind": v.kind, "size": v.size, "trained_bytes": v.trained_bytes,
-         "merges_learned": v.merges_learned, "stop_reason": v.stop_reason, "seconds": v.seconds,
-         "roundtrip_ok": v.roundtrip_ok, "library": v.library, "source": v.source,
-         "merges": [{"left": l, "right": r, "id": n, "count": c, "token_hex": t.hex()}
-                    for l, r, n, c, t in load_merges(database, run.run.id, v.scope)]}
-        for v in vocabs]
-    export["records"] = views.records(frame)
-    export["token_report"] = views.token_report(run, frame, vocabs)
-    return export

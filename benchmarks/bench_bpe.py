@@ -97,11 +97,11 @@ def peak_rss_mb(megabytes: float, vocab_size: int) -> float:
     Read from VmHWM: ru_maxrss would carry over this (larger) process's peak across fork.
     """
     code = (
-        "import sys; sys.path.insert(0, %r);"
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r});"
         "from bench_bpe import interleaved_lines; from analyzer import bpe;"
-        "lines = interleaved_lines(%r); bpe.train(lines, %d);"
+        f"lines = interleaved_lines({megabytes!r}); bpe.train(lines, {vocab_size});"
         "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
-    ) % (str(Path(__file__).parent), megabytes, vocab_size)
+    )
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(output.stdout.strip()) / 1024
 

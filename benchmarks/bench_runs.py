@@ -27,7 +27,8 @@ CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
 def peak_mb() -> tuple[float, float]:
     """(this process's peak RSS, the largest finished worker's peak RSS) in MB."""
-    own = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+    status = Path("/proc/self/status").read_text().splitlines()
+    own = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return own / 1024, children / 1024
 

@@ -31,7 +31,7 @@ from sqlite_utils import Database
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from helpers import processes_in_session, wait_until_gone  # noqa: E402
+from helpers import wait_until_gone  # noqa: E402
 
 
 def analyzer(*args: str, db: Path) -> subprocess.CompletedProcess:

@@ -146,3 +146,16 @@ def m004_run_owner_and_meta(db: Database) -> None:
         value TEXT NOT NULL
     )
     """)
+
+
+@migrations()
+def m005_words_and_vocabulary_kinds(db: Database) -> None:
+    # Whitespace words per text are counted once here (and at ingest), not on every read of a
+    # run's metrics. A vocabulary's kind says what it is (shared, language, parity,
+    # production) instead of only whether it was trained.
+    db.execute("ALTER TABLE texts ADD COLUMN words INTEGER NOT NULL DEFAULT 0")
+    rows = db.execute("SELECT id, text FROM texts").fetchall()
+    db.conn.executemany("UPDATE texts SET words = ? WHERE id = ?",
+                        ((len(text.split()), text_id) for text_id, text in rows))
+    db.execute("UPDATE vocabularies SET kind = CASE WHEN kind = 'production' THEN 'production' "
+               "WHEN scope = 'shared' THEN 'shared' ELSE 'language' END")

@@ -6,25 +6,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "parallel_corpora" / "harbour_town"
-
-TINY = {
-    "eng_Latn": ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog",
-                 "the mat is on the log", "dogs and cats sat", "the cat, the dog, the mat"],
-    "rus_Cyrl": ["кот сидел на коврике", "пёс сидел на бревне", "кот и пёс",
-                 "коврик лежит на бревне", "собаки и кошки сидели", "кот, пёс, коврик"],
-    "kor_Hang": ["고양이가 매트 위에 앉았다", "개가 통나무 위에 앉았다", "고양이와 개",
-                 "매트가 통나무 위에 있다", "개들과 고양이들이 앉았다", "고양이, 개, 매트"],
-}
-
-
-def shared_corpus(name: str) -> Path:
-    """The text folder of a corpus in ../shared, or skip: a user's clone has no ../shared."""
-    folder = SHARED_CORPORA / name / "text"
-    if not folder.is_dir():
-        pytest.skip(f"{folder} is absent (it exists in the development and CI checkouts only)")
-    return folder
+from helpers import TINY, shared_corpus
 
 
 @pytest.fixture

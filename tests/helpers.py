@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 
 class RunProcess:
     """`python -m analyzer ARGS` in a child process whose stderr lines are read as they come,
@@ -90,3 +92,38 @@ def wait_until_gone(sid: int, timeout: float = 60) -> list[int]:
     while (alive := processes_in_session(sid)) and time.monotonic() < deadline:
         time.sleep(0.1)
     return alive
+
+
+SHARED_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "parallel_corpora" / "harbour_town"
+
+TINY = {
+    "eng_Latn": ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog",
+                 "the mat is on the log", "dogs and cats sat", "the cat, the dog, the mat"],
+    "rus_Cyrl": ["кот сидел на коврике", "пёс сидел на бревне", "кот и пёс",
+                 "коврик лежит на бревне", "собаки и кошки сидели", "кот, пёс, коврик"],
+    "kor_Hang": ["고양이가 매트 위에 앉았다", "개가 통나무 위에 앉았다", "고양이와 개",
+                 "매트가 통나무 위에 있다", "개들과 고양이들이 앉았다", "고양이, 개, 매트"],
+}
+
+
+def shared_corpus(name: str) -> Path:
+    """The text folder of a corpus in ../shared, or skip: a user's clone has no ../shared."""
+    folder = SHARED_CORPORA / name / "text"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent (it exists in the development and CI checkouts only)")
+    return folder
+
+
+HOSTILE = ["<script>alert(1)</script>", "</script><script>alert(2)</script>",
+           "\"'><img src=x onerror=alert(3)>", "javascript:alert(4)"]
+
+
+def hostile_corpus(folder):
+    """Texts full of markup, repeated so that merges learn tokens made of it."""
+    folder.mkdir()
+    english = [f"{h} the cat {h} sat" for h in HOSTILE] * 3
+    russian = [f"{h} кот {h} сидел" for h in HOSTILE] * 3
+    (folder / "eng_Latn.txt").write_text("\n".join(english) + "\n", encoding="utf-8")
+    (folder / "rus_Cyrl.txt").write_text("\n".join(russian) + "\n", encoding="utf-8")
+    return folder

@@ -66,15 +66,15 @@ def test_results_that_cannot_be_written_are_kept_and_recovered(impatient_db):
     locker.execute("ROLLBACK")
     # The lock also kept the run from being marked; once its process is gone, the next
     # command marks it and says where its results are.
-    assert get_run(tiny_db, 1).run.status == "running"
+    assert get_run(tiny_db, 1).status == "running"
     tiny_db.execute("UPDATE runs SET pid = 999999999, pid_start = NULL WHERE id = 1")
     tiny_db.conn.commit()
     run = get_run(open_db(path), 1)
-    assert run.run.status == "interrupted" and f"analyzer recover {saved}" in run.run.error
+    assert run.status == "interrupted" and f"analyzer recover {saved}" in run.error
     assert tiny_db.execute("SELECT count(*) FROM vocabularies").fetchone()[0] == 0
 
     assert recover_run(tiny_db, saved) == 1
-    assert get_run(tiny_db, 1).run.status == "complete"
+    assert get_run(tiny_db, 1).status == "complete"
     again = execute_run(tiny_db, RunSettings(sizes=[270, 300], jobs=1))
     assert load_counts(tiny_db, 1) == load_counts(tiny_db, again)
     assert load_merges(tiny_db, 1, "shared") == load_merges(tiny_db, again, "shared")
@@ -116,7 +116,7 @@ def test_a_lock_held_briefly_is_waited_for(impatient_db):
             locker.execute("ROLLBACK")  # the other process finishes its write
 
     run_id = execute_run(tiny_db, RunSettings(sizes=[300], jobs=1), stage=stage)
-    assert get_run(tiny_db, run_id).run.status == "complete"
+    assert get_run(tiny_db, run_id).status == "complete"
     assert any("attempt 2 of 3" in message for message in seen)
 
 

@@ -111,7 +111,6 @@ ERRORS = [
     (["run", "--vocab", "300", "--min-pair-count", "0"], "--min-pair-count must be"),
     (["run", "--vocab", "300", "--jobs", "0"], "--jobs must be 1 or more"),
     (["show", "9"], "no run 9"),
-    (["export", "9", "--format", "xml"], "--format must be json or csv"),
     (["merges", "9"], "no run 9; there are no runs yet"),
     (["tokenize", "9", "text"], "no run 9; there are no runs yet"),
 ]
@@ -124,6 +123,13 @@ def test_run_errors_are_clear_and_change_nothing(db, args, message):
     assert result.exit_code == 1, result.output
     assert message in result.output
     assert list(Database(db).iterdump()) == before
+
+
+def test_choices_are_checked_by_the_command_line(db):
+    for args, value in ((["export", "1", "--format", "xml"], "'xml'"),
+                        (["run", "--vocab", "300", "--tie-break", "last"], "'last'")):
+        result = runner.invoke(app, [*args, "--db", str(db)], env={"COLUMNS": "200"})
+        assert result.exit_code == 2 and f"{value} is not one of" in result.output
 
 
 def test_tokenize_refuses_sizes_the_vocabulary_lacks(db):

@@ -11,8 +11,7 @@ from analyzer.cli import app
 from analyzer.corpus import read_corpus
 from analyzer.runs import RunSettings, execute_run
 from analyzer.store import open_db, save_corpus, vocabularies
-
-from conftest import TINY, shared_corpus
+from helpers import TINY, shared_corpus
 
 runner = CliRunner()
 

@@ -11,8 +11,7 @@ import pytest
 
 from analyzer.report import build_page, write_report
 from analyzer.runs import RunSettings, execute_run
-
-from test_report import hostile_corpus
+from helpers import hostile_corpus
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

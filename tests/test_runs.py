@@ -9,8 +9,7 @@ from analyzer.bpe import reference as ref
 from analyzer.metrics import gini, language_metrics, load_run_data, own_vocabulary
 from analyzer.runs import RunSettings, execute_run, split_units
 from analyzer.store import get_run, load_counts, load_merges, vocabularies
-
-from conftest import TINY
+from helpers import TINY
 
 SIZES = [256, 270, 300]
 

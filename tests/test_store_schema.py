@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -13,8 +10,11 @@ from sqlmodel import SQLModel
 
 from analyzer.corpus import read_corpus
 from analyzer.migrations import migrations
-from analyzer.store import open_db, save_corpus
-from analyzer.store import models  # noqa: F401  (registers the tables in SQLModel.metadata)
+from analyzer.store import (
+    models,  # noqa: F401  (registers the tables in SQLModel.metadata)
+    open_db,
+    save_corpus,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "parallel_corpora" / "harbour_town"
@@ -85,12 +85,3 @@ def test_replacing_removes_every_old_row(tmp_path):
     assert save_corpus(db, corpus, "c", replace=True) == "replaced"
     assert db.execute("SELECT count(*) FROM texts").fetchone()[0] == 3 * 12
     assert db.execute("SELECT count(*) FROM units").fetchone()[0] == 3
-
-
-def test_an_installed_wheel_carries_the_migrations(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
-    wheel = next(tmp_path.glob("analyzer-*.whl"))
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "analyzer/migrations/__init__.py" in names
-    assert "analyzer/bpe/trainer.py" in names

@@ -1,8 +1,9 @@
 """The literal byte-level BPE: slow, short, and the contract the fast engine must meet.
 
 Read this module first. Every function here does the obvious thing in the obvious way, so it
-can serve as the oracle in tests and as teaching code. The engine in `analyzer.bpe.trainer`
-and `analyzer.bpe.replay` gives exactly the same results, much faster.
+can serve as the oracle in tests and as teaching code. The engine (`analyzer.bpe.trainer` for
+training, `analyzer.bpe.vocabulary` for encoding and counting) gives exactly the same results,
+much faster.
 
 A tiny session:
 
@@ -107,7 +108,7 @@ def train_many(
         if not counts:
             break
         if tie_break == "first":
-            best = max(counts, key=counts.get)
+            best = max(counts, key=lambda pair: counts[pair])  # the first of the largest
         else:
             best = min(counts, key=lambda pair: (-counts[pair], pair))
         if counts[best] < min_pair_count:

@@ -105,7 +105,8 @@ def is_rare(count: int, buffer: bytes) -> bool:
     return count * SCAN_SHARE < len(buffer)
 
 
-def rare_byte_pair_positions(buffer: bytes, pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], list[int]]:
+def rare_byte_pair_positions(buffer: bytes, pairs: Iterable[tuple[int, int]]
+                             ) -> dict[tuple[int, int], list[int]]:
     """The ascending positions of many byte pairs, found in one pass at C speed.
 
     >>> rare_byte_pair_positions(b"abcab", [(97, 98), (99, 97)])

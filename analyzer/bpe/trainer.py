@@ -30,7 +30,12 @@ from heapq import heapify, heappop, heappush
 from .packing import SEPARATOR, pack
 from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge, check_training_args
 from .tokens import (
-    GAP, byte_pair_counts, byte_pair_positions, is_rare, rare_byte_pair_positions, token_array,
+    GAP,
+    byte_pair_counts,
+    byte_pair_positions,
+    is_rare,
+    rare_byte_pair_positions,
+    token_array,
 )
 
 MAX_VOCAB_SIZE = 1 << 24
@@ -196,7 +201,7 @@ class _Trainer:
         """Replace every current occurrence of (a, b) by z; return how many were replaced."""
         del self.counts[key]
         self.heads.pop(key, None)
-        occurrences = self.positions.pop(key, None)
+        occurrences: Iterable[int] | None = self.positions.pop(key, None)
         if occurrences is None:
             occurrences = byte_pair_positions(self.buffer, a, b)
         tok, counts, bits = self.tok, self.counts, self.bits

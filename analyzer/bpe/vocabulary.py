@@ -21,14 +21,19 @@ the token counts just before merge `r` are the counts at size `256 + r`.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from heapq import heappop, heappush
 
 from .packing import as_text_list, pack
 from .reference import FIRST_NEW_ID, Merge
 from .tokens import (
-    GAP, byte_pair_counts, byte_pair_positions, is_rare, rare_byte_pair_positions, read_tokens,
+    GAP,
+    byte_pair_counts,
+    byte_pair_positions,
+    is_rare,
+    rare_byte_pair_positions,
+    read_tokens,
     token_array,
 )
 
@@ -85,6 +90,22 @@ class Vocabulary:
         """`{size: [tokens of each text]}` for every size, in one replay of the merges."""
         return self.measure(texts, sizes).counts
 
+    def group_totals(self, groups: Mapping[str, Sequence[str]]) -> dict[str, tuple[int, int]]:
+        """`{name: (UTF-8 bytes, tokens)}` of each group of texts at the full size, from one
+        replay of all of them.
+
+        >>> Vocabulary([((97, 97), 256)]).group_totals({"a": ["aaaa"], "b": ["ab", "b"]})
+        {'a': (4, 2), 'b': (3, 3)}
+        """
+        texts = [text for group in groups.values() for text in group]
+        counts = self.count_tokens(texts, [self.size])[self.size]
+        totals, offset = {}, 0
+        for name, group in groups.items():
+            n_bytes = sum(len(text.encode("utf-8")) for text in group)
+            totals[name] = (n_bytes, sum(counts[offset:offset + len(group)]))
+            offset += len(group)
+        return totals
+
     def measure(self, texts: str | Iterable[str], sizes: Iterable[int], *,
                 roundtrip: bool = False) -> Measurement:
         """Token counts at every size from one replay; with `roundtrip`, also check that
@@ -116,7 +137,7 @@ class Vocabulary:
         return Measurement(result, ok)
 
     def _replay(self, buffer: bytes, n_merges: int, text_of: array | None = None,
-                counts: list[int] | None = None, snapshots: list[tuple[int, int]] = (),
+                counts: list[int] | None = None, snapshots: Sequence[tuple[int, int]] = (),
                 result: dict[int, list[int]] | None = None) -> list[int]:
         """Apply the first `n_merges` merges to the packed buffer; return the token array.
 
@@ -144,9 +165,9 @@ class Vocabulary:
         while heap:
             rank = heappop(heap)
             while pending and pending[-1][0] <= rank:
-                result[pending.pop()[1]] = list(counts)
+                result[pending.pop()[1]] = list(counts)  # type: ignore[index, arg-type]
             (a, b), z = merges[rank]
-            occurrences = positions.pop(a << bits | b, None)
+            occurrences: Iterable[int] | None = positions.pop(a << bits | b, None)
             if occurrences is None:
                 is_byte_pair = a < FIRST_NEW_ID and b < FIRST_NEW_ID
                 occurrences = byte_pair_positions(buffer, a, b) if is_byte_pair else ()
@@ -163,7 +184,7 @@ class Vocabulary:
                 tok[j] = GAP
                 tok[k - 1] = ~i
                 if counts is not None:
-                    counts[text_of[i]] -= 1
+                    counts[text_of[i]] -= 1  # type: ignore[index]
                 x = tok[i - 1]
                 if x != GAP:
                     if x < 0:
@@ -192,7 +213,7 @@ class Vocabulary:
                         else:
                             recorded.append(i)
         for _, size in reversed(pending):
-            result[size] = list(counts)
+            result[size] = list(counts)  # type: ignore[index, arg-type]
         return tok
 
 

@@ -3,18 +3,25 @@
 No database here: `read_corpus` returns a `ParallelCorpus` (aligned texts per language) or
 raises `CorpusError` with a message naming the file, line or value at fault.
 
->>> from pathlib import Path
->>> corpus = read_corpus(Path(__file__).parents[2] / "parallel_corpora" / "harbour_town")
+>>> corpus = read_corpus(SAMPLE_CORPUS)
 >>> corpus.n_units, "eng_Latn" in corpus.languages
 (20, True)
 """
 
+import importlib.resources
+from pathlib import Path
+
 from .errors import CorpusError
 from .languages import language_name, normalise_language
 from .parallel import FORMATS, UNIT_KINDS, ParallelCorpus, detect_format, read_corpus
+from .readers import read_lines
+
+SAMPLE_CORPUS = Path(str(importlib.resources.files("analyzer.parallel_corpora") / "harbour_town"))
+"""The shipped sample: twelve languages, twenty paragraphs (see its README)."""
 
 __all__ = [
     "FORMATS",
+    "SAMPLE_CORPUS",
     "UNIT_KINDS",
     "CorpusError",
     "ParallelCorpus",
@@ -22,4 +29,5 @@ __all__ = [
     "language_name",
     "normalise_language",
     "read_corpus",
+    "read_lines",
 ]

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 import langcodes
 from langcodes import Language
@@ -23,7 +23,7 @@ _FLORES_CODE = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}$")
 _ALSO_USUAL = {("kor", "Hang")}
 
 
-@lru_cache(maxsize=None)
+@cache
 def normalise_language(code: str) -> str:
     """`eng_Latn` for `en`, `eng`, `en-US`, `EN_us` or `eng_Latn`; CorpusError if unknown.
 
@@ -69,7 +69,7 @@ def _suggestion(code: str) -> str:
         return ""
 
 
-@lru_cache(maxsize=None)
+@cache
 def language_name(code: str) -> str:
     """A human name for a normalised code: 'Russian', 'Chinese (Traditional)'.
 

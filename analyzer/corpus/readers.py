@@ -39,7 +39,8 @@ def read_folder(folder: Path, units: str = "lines") -> RawCorpus:
     files = sorted(p for p in folder.glob("*.txt") if p.stem.lower() not in COMPANION_FILES)
     if not files:
         raise CorpusError(f"{folder}: no <language>.txt files here (e.g. eng_Latn.txt, rus_Cyrl.txt)")
-    columns, origin, labels = {}, {}, {}
+    columns: dict[str, list[str]] = {}
+    origin: dict[str, str] = {}
     for path in files:
         text = read_text(path)
         columns[path.stem] = split_paragraphs(text) if units == "paragraphs" else split_lines(text)
@@ -154,7 +155,7 @@ def read_jsonl(path: Path) -> RawCorpus:
         labels.append(f"line {number}")
     if not columns:
         raise CorpusError(f"{path}: no units (the file has no JSON lines)")
-    return RawCorpus(columns, {code: path.name for code in columns}, labels, unit_ids)
+    return RawCorpus(columns, dict.fromkeys(columns, path.name), labels, unit_ids)
 
 
 def _check_unicode(text: str, where: str) -> None:
@@ -164,6 +165,12 @@ def _check_unicode(text: str, where: str) -> None:
     except UnicodeEncodeError as error:
         raise CorpusError(f"{where}: character {error.start} is a lone surrogate "
                           f"(\\u{ord(text[error.start]):04x}), not valid Unicode") from None
+
+
+def read_lines(path: Path) -> list[str]:
+    """Each line of a UTF-8 text file, as every line-based format reads it: only LF (or CRLF)
+    ends a line, never U+2028 or NEL, and a final newline makes no extra line."""
+    return split_lines(read_text(path))
 
 
 def split_lines(text: str) -> list[str]:

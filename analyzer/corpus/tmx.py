@@ -58,7 +58,7 @@ def read_tmx(path: Path) -> RawCorpus:
             raise CorpusError(f"{path}: misaligned: {label} has no {', '.join(missing)} "
                               f"({len(row)} of {len(languages)} languages)")
     columns = {code: [row[code] for row in rows] for code in languages}
-    return RawCorpus(columns, {code: path.name for code in languages}, labels, unit_ids)
+    return RawCorpus(columns, dict.fromkeys(languages, path.name), labels, unit_ids)
 
 
 def segment_text(element: Element) -> str:

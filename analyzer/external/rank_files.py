@@ -21,6 +21,7 @@ import hashlib
 import importlib.util
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +75,7 @@ class RankFileFinder:
         if os.environ.get(OFFLINE_ENV):
             self.tried.append(f"download of {url} (skipped: {OFFLINE_ENV} is set)")
             return None
+        assert _ORIGINAL_READ is not None, "only called inside finding_rank_files"
         try:
             data = _ORIGINAL_READ(url, expected_hash)
         except Exception as error:  # no network, DNS, HTTP errors: all mean "not from here"
@@ -111,7 +113,7 @@ def _hash_ok(data: bytes, expected_hash: str | None) -> bool:
     return expected_hash is None or hashlib.sha256(data).hexdigest() == expected_hash
 
 
-_ORIGINAL_READ = None
+_ORIGINAL_READ: Callable[..., bytes] | None = None
 
 
 @contextlib.contextmanager
@@ -121,8 +123,8 @@ def finding_rank_files(finder: RankFileFinder):
     import tiktoken.load
 
     _ORIGINAL_READ = tiktoken.load.read_file_cached
-    tiktoken.load.read_file_cached = finder.read
+    setattr(tiktoken.load, "read_file_cached", finder.read)  # noqa: B010 (mypy: same signature)
     try:
         yield finder
     finally:
-        tiktoken.load.read_file_cached = _ORIGINAL_READ
+        setattr(tiktoken.load, "read_file_cached", _ORIGINAL_READ)  # noqa: B010

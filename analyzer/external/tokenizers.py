@@ -1,14 +1,14 @@
 """Production tokenizers, each counted by its own library's encoder (never re-implemented),
 with special tokens treated as plain text.
 
->>> # resolve_tokenizer("cl100k_base").count(["hello world"])  ->  [2]
+    resolve_tokenizer("cl100k_base").count(["hello world"])   # [2]
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .rank_files import RankFileError, RankFileFinder, finding_rank_files
 

@@ -5,18 +5,23 @@ fertility, per-unit spread, bootstrap confidence intervals and the Gini of premi
     frame = language_metrics(data)   # one row per (vocab, size, lang)
 """
 
-from .frames import (RESAMPLES, RunData, language_metrics, load_run_data, own_vocabulary,
-                     tokenizer_names)
-from .stats import bootstrap_weights, gini, separates_words
+from .frames import (
+                     RunData,
+                     headline_vocabulary,
+                     language_metrics,
+                     load_run_data,
+                     own_vocabulary,
+                     tokenizer_sizes,
+)
+from .stats import gini, separates_words
 
 __all__ = [
-    "RESAMPLES",
     "RunData",
-    "bootstrap_weights",
     "gini",
+    "headline_vocabulary",
     "language_metrics",
     "load_run_data",
     "own_vocabulary",
     "separates_words",
-    "tokenizer_names",
+    "tokenizer_sizes",
 ]

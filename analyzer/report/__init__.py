@@ -3,6 +3,7 @@
     write_report(db, run_id)            # reports/run-<id>.html, reports/index.html, plotly.js
 """
 
-from .page import DEFAULT_OUT, Page, build_page, plotly_file_name, write_index, write_report
+from .files import DEFAULT_OUT, plotly_file_name, write_atomically
+from .page import build_page, write_report
 
-__all__ = ["DEFAULT_OUT", "Page", "build_page", "plotly_file_name", "write_index", "write_report"]
+__all__ = ["DEFAULT_OUT", "build_page", "plotly_file_name", "write_atomically", "write_report"]

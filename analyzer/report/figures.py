@@ -1,5 +1,6 @@
-"""The Plotly figures of a run's page. Each takes the metrics frame (one row per vocabulary,
-size and language) and returns a figure whose title states the finding in words.
+"""The Plotly figures of a run's page. Each takes the run as the figures see it (`RunView`:
+the metrics frame, one row per vocabulary, size and language, with the run's pivot, sizes,
+languages and colours) and returns a figure whose title states the finding in words.
 
 Every string that comes from a corpus or a vocabulary is escaped with `label` before it
 reaches Plotly, whose text fields accept a subset of HTML.
@@ -15,11 +16,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
+from analyzer.store import VocabKind
 
 
 @dataclass
-class Context:
-    """What every figure needs besides the frame."""
+class RunView:
+    """What every figure needs: the frame and the run around it."""
 
     frame: pd.DataFrame
     pivot: str
@@ -28,27 +30,24 @@ class Context:
     colors: dict[str, str]
     tokenizers: list[tuple[str, int]]
     """Production tokenizers measured in the run: (name, real vocabulary size)."""
+    primary: tuple[str, int]
+    """The vocabulary and size the page's headline numbers are about."""
 
     def name(self, lang: str) -> str:
         return label(f"{language_name(lang)} ({lang})")
 
     @property
     def shared(self) -> pd.DataFrame:
-        return self.frame[self.frame["vocab"] == "shared"]
+        return self.frame[self.frame["kind"] == VocabKind.SHARED]
 
     @property
     def largest(self) -> int:
         return max(self.sizes)
 
-    @property
-    def primary(self) -> tuple[str, int]:
-        """The vocabulary the page's headline numbers are about."""
-        return ("shared", self.largest) if self.sizes else self.tokenizers[0]
-
     def rows(self, vocab: str, size: int) -> pd.DataFrame:
         return self.frame[(self.frame["vocab"] == vocab) & (self.frame["size"] == size)]
 
-    def by_overhead(self, size: int, vocab: str = "shared") -> list[str]:
+    def by_overhead(self, size: int, vocab: str = VocabKind.SHARED) -> list[str]:
         """Languages, highest overhead first, under `vocab` at `size`."""
         rows = self.rows(vocab, size).set_index("lang")["overhead"]
         return sorted(rows.index, key=lambda lang: -rows[lang])
@@ -68,130 +67,130 @@ def _size_axis(sizes: list[int]) -> dict:
                 title="vocabulary size (256 bytes + merges, log scale)")
 
 
-def headline(ctx: Context) -> go.Figure:
+def headline(view: RunView) -> go.Figure:
     """Overhead vs the pivot against vocabulary size, one line per language."""
-    order = ctx.by_overhead(ctx.largest)
+    order = view.by_overhead(view.largest)
     figure = go.Figure()
     for lang in order:
-        rows = ctx.shared[ctx.shared["lang"] == lang].sort_values("size")
+        rows = view.shared[view.shared["lang"] == lang].sort_values("size")
         figure.add_trace(go.Scatter(
-            x=rows["size"], y=rows["overhead"] * 100, mode="lines+markers", name=ctx.name(lang),
-            line=dict(color=ctx.colors[lang], width=3 if lang == ctx.pivot else 2,
-                      dash="dot" if lang == ctx.pivot else "solid"),
+            x=rows["size"], y=rows["overhead"] * 100, mode="lines+markers", name=view.name(lang),
+            line=dict(color=view.colors[lang], width=3 if lang == view.pivot else 2,
+                      dash="dot" if lang == view.pivot else "solid"),
             customdata=np.column_stack([rows["tokens"], rows["bytes_per_token"]]),
-            hovertemplate=(f"<b>{ctx.name(lang)}</b><br>size %{{x:,}}<br>tokens %{{customdata[0]:,}}"
+            hovertemplate=(f"<b>{view.name(lang)}</b><br>size %{{x:,}}<br>tokens %{{customdata[0]:,}}"
                            "<br>overhead %{y:+.1f} %<br>bytes per token %{customdata[1]:.2f}"
                            "<extra></extra>"),
         ))
     symbols = ["diamond", "star", "square", "triangle-up", "x", "cross"]
-    for index, (name, size) in enumerate(ctx.tokenizers):
-        rows = ctx.rows(name, size).set_index("lang").loc[order]
+    for index, (name, size) in enumerate(view.tokenizers):
+        rows = view.rows(name, size).set_index("lang").loc[order]
         figure.add_trace(go.Scatter(
             x=[size] * len(order), y=rows["overhead"] * 100, mode="markers",
             name=f"{label(name)} (production tokenizer)", legendgroup=name,
             marker=dict(symbol=symbols[index % len(symbols)], size=11,
-                        color=[ctx.colors[lang] for lang in order], line=dict(color="black", width=1)),
-            text=[ctx.name(lang) for lang in order],
+                        color=[view.colors[lang] for lang in order], line=dict(color="black", width=1)),
+            text=[view.name(lang) for lang in order],
             hovertemplate=(f"<b>%{{text}}</b><br>{label(name)} ({size:,} tokens)<br>"
                            "overhead %{y:+.1f} %<extra></extra>")))
-    ticks = sorted({*ctx.sizes, *(size for _, size in ctx.tokenizers)})
+    ticks = sorted({*view.sizes, *(size for _, size in view.tokenizers)})
     figure.update_layout(
-        title=headline_finding(ctx), xaxis=_size_axis(ticks),
-        yaxis=dict(title=f"extra tokens vs {label(language_name(ctx.pivot))} (%)", ticksuffix=" %"),
+        title=headline_finding(view), xaxis=_size_axis(ticks),
+        yaxis=dict(title=f"extra tokens vs {label(language_name(view.pivot))} (%)", ticksuffix=" %"),
         legend=dict(title="highest overhead first"), hovermode="closest",
         height=max(480, 22 * len(order)),
     )
     return figure
 
 
-def headline_finding(ctx: Context) -> str:
-    vocab, size = ctx.primary
-    rows = ctx.rows(vocab, size)
-    at = rows[rows["lang"] != ctx.pivot]
+def headline_finding(view: RunView) -> str:
+    vocab, size = view.primary
+    rows = view.rows(vocab, size)
+    at = rows[rows["lang"] != view.pivot]
     if at.empty:
         return f"Tokens per language at size {size:,}"
     worst = at.loc[at["overhead"].idxmax()]
     best = at.loc[at["overhead"].idxmin()]
-    pivot = label(language_name(ctx.pivot))
-    where = (f"At vocabulary size {size:,}" if vocab == "shared"
+    pivot = label(language_name(view.pivot))
+    where = (f"At vocabulary size {size:,}" if vocab == VocabKind.SHARED
              else f"Under {label(vocab)} ({size:,} tokens)")
     return (f"{where}, {label(language_name(worst['lang']))} pays "
             f"{percent(worst['overhead'])} tokens vs {pivot} for the same text; "
             f"{label(language_name(best['lang']))} {percent(best['overhead'])}")
 
 
-def tokenizer_comparison(ctx: Context) -> go.Figure:
+def tokenizer_comparison(view: RunView) -> go.Figure:
     """Each production tokenizer's overhead per language, side by side."""
-    first, first_size = ctx.tokenizers[0]
-    order = ctx.by_overhead(first_size, first)
-    names = [ctx.name(lang) for lang in order]
+    first, first_size = view.tokenizers[0]
+    order = view.by_overhead(first_size, first)
+    names = [view.name(lang) for lang in order]
     figure = go.Figure()
-    for index, (name, size) in enumerate(ctx.tokenizers):
-        rows = ctx.rows(name, size).set_index("lang").loc[order]
+    for name, size in view.tokenizers:
+        rows = view.rows(name, size).set_index("lang").loc[order]
         figure.add_trace(go.Bar(
             y=names, x=rows["overhead"] * 100, orientation="h", name=f"{label(name)} ({size:,})",
             customdata=np.column_stack([rows["tokens"], rows["premium"]]),
             hovertemplate=(f"%{{y}}<br>{label(name)}: %{{customdata[0]:,}} tokens<br>premium "
                            "%{customdata[1]:.2f} (%{x:+.1f} %)<extra></extra>")))
     parts = []
-    for name, size in ctx.tokenizers:
-        rows = ctx.rows(name, size)
-        rows = rows[rows["lang"] != ctx.pivot]
+    for name, size in view.tokenizers:
+        rows = view.rows(name, size)
+        rows = rows[rows["lang"] != view.pivot]
         if not rows.empty:
             worst = rows.loc[rows["overhead"].idxmax()]
             parts.append(f"{label(name)} charges {label(language_name(worst['lang']))} "
                          f"{percent(worst['overhead'])}")
     figure.update_layout(
-        title=("; ".join(parts) + f" vs {label(language_name(ctx.pivot))}") if parts
+        title=("; ".join(parts) + f" vs {label(language_name(view.pivot))}") if parts
         else "Production tokenizers", barmode="group",
-        xaxis=dict(title=f"overhead vs {label(language_name(ctx.pivot))} (%)", ticksuffix=" %"),
+        xaxis=dict(title=f"overhead vs {label(language_name(view.pivot))} (%)", ticksuffix=" %"),
         yaxis=dict(categoryorder="array", categoryarray=list(reversed(names))),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0), margin=dict(t=110),
-        height=max(420, (14 + 12 * len(ctx.tokenizers)) * len(order) + 200))
+        height=max(420, (14 + 12 * len(view.tokenizers)) * len(order) + 200))
     return figure
 
 
-def _sized_bars(ctx: Context, title_at, traces_at) -> go.Figure:
+def _sized_bars(view: RunView, title_at, traces_at) -> go.Figure:
     """Horizontal bars with a slider over sizes: `traces_at(size)` gives the traces and the
     language order for one size; only the chosen size's traces are visible."""
     figure = go.Figure()
     groups, orders = [], []
-    for size in ctx.sizes:
+    for size in view.sizes:
         traces, order = traces_at(size)
         start = len(figure.data)
         for trace in traces:
-            trace.visible = size == ctx.largest
+            trace.visible = size == view.largest
             figure.add_trace(trace)
         groups.append(range(start, len(figure.data)))
         orders.append(order)
     steps = []
-    for i, size in enumerate(ctx.sizes):
+    for i, size in enumerate(view.sizes):
         visible = [index in groups[i] for index in range(len(figure.data))]
-        names = [ctx.name(lang) for lang in reversed(orders[i])]
+        names = [view.name(lang) for lang in reversed(orders[i])]
         steps.append(dict(label=f"{size:,}", method="update",
                           args=[{"visible": visible}, {"title.text": title_at(size),
                                                        "yaxis.categoryarray": names}]))
-    active = ctx.sizes.index(ctx.largest)
+    active = view.sizes.index(view.largest)
     figure.update_layout(
-        title=title_at(ctx.largest), barmode="group",
-        yaxis=dict(categoryorder="array", categoryarray=[ctx.name(l) for l in reversed(orders[active])]),
+        title=title_at(view.largest), barmode="group",
+        yaxis=dict(categoryorder="array", categoryarray=[view.name(l) for l in reversed(orders[active])]),
         sliders=[dict(active=active, steps=steps, currentvalue=dict(prefix="vocabulary size: "),
-                      pad=dict(t=40))] if len(ctx.sizes) > 1 else [],
-        height=max(420, 28 * len(ctx.languages) + 200), margin=dict(t=110),
+                      pad=dict(t=40))] if len(view.sizes) > 1 else [],
+        height=max(420, 28 * len(view.languages) + 200), margin=dict(t=110),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0),
     )
     return figure
 
 
-def overhead_by_language(ctx: Context) -> go.Figure:
+def overhead_by_language(view: RunView) -> go.Figure:
     """Token overhead beside byte overhead: the script's part and the vocabulary's part."""
 
     def traces(size: int):
-        order = ctx.by_overhead(size)
-        rows = ctx.shared[ctx.shared["size"] == size].set_index("lang").loc[order]
-        names = [ctx.name(lang) for lang in order]
+        order = view.by_overhead(size)
+        rows = view.shared[view.shared["size"] == size].set_index("lang").loc[order]
+        names = [view.name(lang) for lang in order]
         tokens = go.Bar(y=names, x=rows["overhead"] * 100, orientation="h", name="token overhead",
-                        marker_color=[ctx.colors[lang] for lang in order],
+                        marker_color=[view.colors[lang] for lang in order],
                         customdata=np.column_stack([rows["premium"], rows["byte_premium"],
                                                     rows["pivot_bytes_per_token"] / rows["bytes_per_token"]]),
                         hovertemplate=("%{y}<br>token overhead %{x:+.1f} %<br>premium %{customdata[0]:.2f}"
@@ -206,23 +205,24 @@ def overhead_by_language(ctx: Context) -> go.Figure:
         return (f"Extra tokens per language at size {size:,}, beside the extra UTF-8 bytes: where "
                 "the grey bar is longer, the vocabulary recovers part of the script's cost")
 
-    figure = _sized_bars(ctx, title, traces)
-    figure.update_xaxes(title=f"overhead vs {label(language_name(ctx.pivot))} (%)", ticksuffix=" %")
+    figure = _sized_bars(view, title, traces)
+    figure.update_xaxes(title=f"overhead vs {label(language_name(view.pivot))} (%)", ticksuffix=" %")
     return figure
 
 
-def shared_vs_own(ctx: Context) -> go.Figure:
+def shared_vs_own(view: RunView) -> go.Figure:
     """Each language's tokens under the shared vocabulary and under its own."""
-    own = ctx.frame[ctx.frame["vocab"] == ctx.frame["lang"]].set_index(["size", "lang"])["tokens"]
+    own = view.frame[(view.frame["kind"] == VocabKind.LANGUAGE) & (view.frame["vocab"] == view.frame["lang"])]
+    own = own.set_index(["size", "lang"])["tokens"]
 
     def traces(size: int):
-        rows = ctx.shared[ctx.shared["size"] == size].set_index("lang")
+        rows = view.shared[view.shared["size"] == size].set_index("lang")
         cost = {lang: rows.loc[lang, "tokens"] / own[size, lang] - 1 for lang in rows.index
                 if (size, lang) in own.index}
         order = sorted(cost, key=lambda lang: -cost[lang])
-        names = [ctx.name(lang) for lang in order]
+        names = [view.name(lang) for lang in order]
         shared = go.Bar(y=names, x=[rows.loc[lang, "tokens"] for lang in order], orientation="h",
-                        name="shared vocabulary", marker_color=[ctx.colors[l] for l in order],
+                        name="shared vocabulary", marker_color=[view.colors[l] for l in order],
                         customdata=[cost[lang] * 100 for lang in order],
                         hovertemplate="%{y}<br>shared: %{x:,} tokens<br>sharing costs "
                                       "%{customdata:+.1f} %<extra></extra>")
@@ -235,33 +235,33 @@ def shared_vs_own(ctx: Context) -> go.Figure:
         return (f"What sharing costs: tokens under the shared vocabulary vs a vocabulary of the "
                 f"same size ({size:,}) trained on the language alone")
 
-    figure = _sized_bars(ctx, title, traces)
+    figure = _sized_bars(view, title, traces)
     figure.update_xaxes(title="tokens over the measured units")
     return figure
 
 
-def cross_heatmap(ctx: Context) -> go.Figure:
+def cross_heatmap(view: RunView) -> go.Figure:
     """Bytes per token of text in Y under the vocabulary trained on X, with a size slider."""
-    own = ctx.frame[ctx.frame["vocab"] != "shared"]
-    vocabs = [lang for lang in ctx.languages if lang in set(own["vocab"])]
+    own = view.frame[view.frame["kind"] == VocabKind.LANGUAGE]
+    vocabs = [lang for lang in view.languages if lang in set(own["vocab"])]
     figure = go.Figure()
-    for size in ctx.sizes:
+    for size in view.sizes:
         rows = own[own["size"] == size].pivot(index="vocab", columns="lang", values="bytes_per_token")
-        rows = rows.reindex(index=vocabs, columns=ctx.languages)
+        rows = rows.reindex(index=vocabs, columns=view.languages)
         figure.add_trace(go.Heatmap(
-            z=rows.values, x=[ctx.name(l) for l in ctx.languages], y=[ctx.name(v) for v in vocabs],
-            colorscale="Viridis", visible=size == ctx.largest, colorbar=dict(title="bytes/token"),
+            z=rows.values, x=[view.name(l) for l in view.languages], y=[view.name(v) for v in vocabs],
+            colorscale="Viridis", visible=size == view.largest, colorbar=dict(title="bytes/token"),
             hovertemplate="vocabulary trained on %{y}<br>text in %{x}<br>%{z:.2f} bytes per token"
                           "<extra></extra>"))
     steps = [dict(label=f"{size:,}", method="update",
-                  args=[{"visible": [s == size for s in ctx.sizes]},
-                        {"title.text": _cross_title(size)}]) for size in ctx.sizes]
+                  args=[{"visible": [s == size for s in view.sizes]},
+                        {"title.text": _cross_title(size)}]) for size in view.sizes]
     figure.update_layout(
-        title=_cross_title(ctx.largest),
+        title=_cross_title(view.largest),
         xaxis=dict(title="text language", tickangle=-45),
         yaxis=dict(title="vocabulary trained on", autorange="reversed"),
-        sliders=[dict(active=len(ctx.sizes) - 1, steps=steps, pad=dict(t=120),
-                      currentvalue=dict(prefix="vocabulary size: "))] if len(ctx.sizes) > 1 else [],
+        sliders=[dict(active=len(view.sizes) - 1, steps=steps, pad=dict(t=120),
+                      currentvalue=dict(prefix="vocabulary size: "))] if len(view.sizes) > 1 else [],
         height=max(500, 24 * len(vocabs) + 260),
     )
     return figure
@@ -272,47 +272,48 @@ def _cross_title(size: int) -> str:
             "(the diagonal) and languages that share its script next")
 
 
-def bytes_per_token(ctx: Context) -> go.Figure:
-    order = ctx.by_overhead(ctx.largest)
+def bytes_per_token(view: RunView) -> go.Figure:
+    order = view.by_overhead(view.largest)
     figure = go.Figure()
     for lang in order:
-        rows = ctx.shared[ctx.shared["lang"] == lang].sort_values("size")
+        rows = view.shared[view.shared["lang"] == lang].sort_values("size")
         figure.add_trace(go.Scatter(
-            x=rows["size"], y=rows["bytes_per_token"], mode="lines+markers", name=ctx.name(lang),
-            line=dict(color=ctx.colors[lang]),
-            hovertemplate=f"<b>{ctx.name(lang)}</b><br>size %{{x:,}}<br>%{{y:.2f}} bytes per token"
+            x=rows["size"], y=rows["bytes_per_token"], mode="lines+markers", name=view.name(lang),
+            line=dict(color=view.colors[lang]),
+            hovertemplate=f"<b>{view.name(lang)}</b><br>size %{{x:,}}<br>%{{y:.2f}} bytes per token"
                           "<extra></extra>"))
     figure.update_layout(
         title="Bytes per token as the shared vocabulary grows: each merge packs more bytes into a "
               "token, and languages gain at different rates",
-        xaxis=_size_axis(ctx.sizes), yaxis=dict(title="UTF-8 bytes per token"),
+        xaxis=_size_axis(view.sizes), yaxis=dict(title="UTF-8 bytes per token"),
         height=max(480, 22 * len(order)))
     return figure
 
 
-def unit_premiums(ctx: Context, unit_premium: dict[str, np.ndarray]) -> go.Figure:
+def unit_premiums(view: RunView, unit_premium: dict[str, np.ndarray]) -> go.Figure:
     """Distribution of the per-unit premium per language (under the primary vocabulary),
     with the bootstrap interval."""
-    vocab, size = ctx.primary
-    rows = ctx.rows(vocab, size).set_index("lang")
-    order = ctx.by_overhead(size, vocab)
+    vocab, size = view.primary
+    rows = view.rows(vocab, size).set_index("lang")
+    order = view.by_overhead(size, vocab)
     figure = go.Figure()
     for lang in order:
         figure.add_trace(go.Box(
-            x=unit_premium[lang], name=ctx.name(lang), marker_color=ctx.colors[lang],
+            x=unit_premium[lang], name=view.name(lang), marker_color=view.colors[lang],
             boxpoints="outliers", orientation="h", showlegend=False,
-            hovertemplate=f"{ctx.name(lang)}<br>unit premium %{{x:.2f}}<extra></extra>"))
+            hovertemplate=f"{view.name(lang)}<br>unit premium %{{x:.2f}}<extra></extra>"))
     figure.add_trace(go.Scatter(
-        x=rows.loc[order, "premium"], y=[ctx.name(lang) for lang in order], mode="markers",
+        x=rows.loc[order, "premium"], y=[view.name(lang) for lang in order], mode="markers",
         name="premium over all units, with its 95 % bootstrap interval",
         marker=dict(color="black", symbol="diamond", size=8),
         error_x=dict(type="data", symmetric=False,
                      array=rows.loc[order, "premium_ci_high"] - rows.loc[order, "premium"],
                      arrayminus=rows.loc[order, "premium"] - rows.loc[order, "premium_ci_low"]),
         hovertemplate="%{y}<br>premium %{x:.3f}<extra></extra>"))
+    under = f"at size {size:,}" if vocab == VocabKind.SHARED else f"under {label(vocab)}"
     figure.update_layout(
-        title=(f"Premium unit by unit {'at size ' + format(size, ',') if vocab == 'shared' else 'under ' + label(vocab)}"
-               f" (tokens of a unit / tokens of the same unit in {label(language_name(ctx.pivot))}): "
+        title=(f"Premium unit by unit {under}"
+               f" (tokens of a unit / tokens of the same unit in {label(language_name(view.pivot))}): "
                "how steady the tax is"),
         xaxis=dict(title="per-unit premium (1 = as many tokens as the pivot)"),
         yaxis=dict(autorange="reversed"), margin=dict(t=110),

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from pathlib import Path
-
-from sqlite_utils import Database
 
 from analyzer import __version__
-from analyzer.store import (DEFAULT_DB, FAILED, INTERRUPTED, DatabaseBusy, StoreError,
-                            VocabularyRecord, create_run, finish_run, get_run, load_texts,
-                            mark_run, save_pending)
+from analyzer.store import (
+    AnalyzerDatabase,
+    DatabaseBusy,
+    RunStatus,
+    StoreError,
+    VocabKind,
+    VocabularyRecord,
+    create_run,
+    finish_run,
+    get_run,
+    load_texts,
+    mark_run,
+    save_pending,
+)
 
 from .jobs import Report, VocabularyJob, run_jobs
 from .settings import ResolvedRun, RunSettings, resolve
@@ -28,7 +37,7 @@ class ResultsNotStored(StoreError):
     """The run finished but the database stayed locked; the message says where the results are."""
 
 
-def execute_run(db: Database, settings: RunSettings, report: Report | None = None,
+def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | None = None,
                 stage=None) -> int:
     """Do the run and return its id. Settings are checked first (RunError); once the run is
     recorded, a failure or Ctrl-C marks it failed or interrupted before re-raising, and no
@@ -37,7 +46,7 @@ def execute_run(db: Database, settings: RunSettings, report: Report | None = Non
     stage = stage or (lambda message: None)
     resolved = resolve(db, settings)
     run_id = create_run(
-        db, corpus_id=resolved.corpus.corpus.id, languages=resolved.languages,
+        db, corpus_id=resolved.corpus.id, languages=resolved.languages,
         pivot=resolved.pivot, sizes=resolved.sizes, per_language=settings.per_language,
         cross=settings.cross, holdout=settings.holdout, seed=settings.seed,
         measured_units=resolved.measured_units, tie_break=settings.tie_break,
@@ -46,7 +55,7 @@ def execute_run(db: Database, settings: RunSettings, report: Report | None = Non
     start = time.perf_counter()
     try:
         stage("loading texts")
-        texts = load_texts(db, resolved.corpus.corpus.id, resolved.languages)
+        texts = load_texts(db, resolved.corpus.id, resolved.languages)
         jobs = make_jobs(resolved, texts)
         workers = settings.jobs or os.cpu_count() or 1
         records = run_jobs(jobs, workers, report)
@@ -54,18 +63,18 @@ def execute_run(db: Database, settings: RunSettings, report: Report | None = Non
                     for tokenizer in resolved.tokenizers]
         store_results(db, run_id, records, round(time.perf_counter() - start, 3), stage)
     except KeyboardInterrupt as error:
-        _mark(db, run_id, INTERRUPTED, f"stopped by {error.args[0] if error.args else 'Ctrl-C'}")
+        _mark(db, run_id, RunStatus.INTERRUPTED, f"stopped by {error.args[0] if error.args else 'Ctrl-C'}")
         raise
     except ResultsNotStored as error:
-        _mark(db, run_id, FAILED, str(error))
+        _mark(db, run_id, RunStatus.FAILED, str(error))
         raise
     except BaseException as error:
-        _mark(db, run_id, FAILED, f"{type(error).__name__}: {error}")
+        _mark(db, run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}")
         raise
     return run_id
 
 
-def store_results(db: Database, run_id: int, records: list[VocabularyRecord], seconds: float,
+def store_results(db: AnalyzerDatabase, run_id: int, records: list[VocabularyRecord], seconds: float,
                   stage) -> None:
     """The run's one final transaction, retried while another process holds the write lock;
     if it never gets the lock, the results go to a file and ResultsNotStored says where."""
@@ -77,20 +86,18 @@ def store_results(db: Database, run_id: int, records: list[VocabularyRecord], se
             return
         except DatabaseBusy as error:
             busy = error
-    started = get_run(db, run_id).run.started
-    path = save_pending(getattr(db, "path", Path(DEFAULT_DB)), run_id, started, records, seconds)
+    started = get_run(db, run_id).started
+    path = save_pending(db.path, run_id, started, records, seconds)
     raise ResultsNotStored(f"run {run_id} finished, but its results could not be written: {busy}. "
                            f"They are kept in {path}; analyzer recover {path} stores them once "
                            "the database is free")
 
 
-def _mark(db: Database, run_id: int, status: str, error: str) -> None:
+def _mark(db: AnalyzerDatabase, run_id: int, status: RunStatus, error: str) -> None:
     """Mark the run, without letting a database error hide the error that stopped it (if the
     mark cannot be written, the next command finds the run's process gone and marks it)."""
-    try:
+    with contextlib.suppress(StoreError):
         mark_run(db, run_id, status, error)
-    except StoreError:
-        pass
 
 
 def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
@@ -104,7 +111,7 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
               for lang in run.languages}
     if report:
         report(tokenizer.name, "done", 1, 1)
-    return VocabularyRecord(scope=tokenizer.name, kind="production", size=tokenizer.size,
+    return VocabularyRecord(scope=tokenizer.name, kind=VocabKind.PRODUCTION, size=tokenizer.size,
                             counts={tokenizer.size: counts},
                             seconds=round(time.perf_counter() - start, 3),
                             library=tokenizer.library, source=tokenizer.source)
@@ -121,15 +128,15 @@ def make_jobs(run: ResolvedRun, texts: dict[str, list[str]]) -> list[VocabularyJ
     def measured(languages: list[str]) -> dict[str, list[str]]:
         return {lang: [texts[lang][u] for u in run.measured_units] for lang in languages}
 
-    def job(scope: str, train_on: list[str], count: list[str]) -> VocabularyJob:
-        return VocabularyJob(scope, training(train_on), measured(count), run.sizes,
+    def job(kind: VocabKind, scope: str, train_on: list[str], count: list[str]) -> VocabularyJob:
+        return VocabularyJob(kind, scope, training(train_on), measured(count), run.sizes,
                              settings.tie_break, settings.min_pair_count)
 
     if not run.sizes:  # production tokenizers only: nothing to train
         return []
-    jobs = [job("shared", run.languages, run.languages)]
+    jobs = [job(VocabKind.SHARED, VocabKind.SHARED, run.languages, run.languages)]
     if settings.per_language:
         for lang in run.languages:
             counted = run.languages if settings.cross else list(dict.fromkeys([lang, run.pivot]))
-            jobs.append(job(lang, [lang], counted))
+            jobs.append(job(VocabKind.LANGUAGE, lang, [lang], counted))
     return jobs

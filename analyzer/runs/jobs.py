@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
 from analyzer import bpe
-from analyzer.store import VocabularyRecord
+from analyzer.store import StoredMerge, VocabKind, VocabularyRecord
 
 Report = Callable[[str, str, int, int], None]
 """report(scope, phase, done, total); phase is "train", "count" or "done"."""
@@ -33,8 +33,9 @@ point instead of after a guessed delay."""
 
 @dataclass
 class VocabularyJob:
+    kind: VocabKind
     scope: str
-    """"shared" or the language the vocabulary is trained on."""
+    """The vocabulary's name in the run: "shared", or the language it is trained on."""
     train_texts: list[str]
     measure: dict[str, list[str]]
     """The measured texts of every language this vocabulary counts."""
@@ -82,11 +83,11 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
             offset += n
     report(job.scope, "done", 1, 1)
     return VocabularyRecord(
-        scope=job.scope, kind="trained", size=largest, counts=counts,
+        scope=job.scope, kind=job.kind, size=largest, counts=counts,
         trained_bytes=training.n_bytes, merges_learned=len(training.merges),
         stop_reason=training.stop_reason, seconds=round(seconds, 3),
         roundtrip_ok=measured.roundtrip_ok,
-        merges=[(left, right, new_id, count, vocabulary.token_bytes(new_id))
+        merges=[StoredMerge(left, right, new_id, count, vocabulary.token_bytes(new_id))
                 for ((left, right), new_id), count in zip(training.merges, training.counts)],
     )
 
@@ -164,7 +165,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def _build_in_worker(job: VocabularyJob) -> VocabularyRecord:
-    return build_vocabulary(job, lambda *message: _worker_queue.put(message))
+    messages = _worker_queue
+    assert messages is not None, "the pool's initializer sets the queue"
+    return build_vocabulary(job, lambda *message: messages.put(message))
 
 
 def _drain(messages, report: Report | None) -> None:

@@ -5,13 +5,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from sqlite_utils import Database
-
 from analyzer.bpe import MAX_VOCAB_SIZE
 from analyzer.bpe.reference import FIRST_NEW_ID, TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
-from analyzer.store import StoreError, get_corpus, list_corpora
-from analyzer.store.corpora import CorpusSummary
+from analyzer.store import AnalyzerDatabase, CorpusDetail, StoreError, VocabKind, get_corpus, list_corpora
 
 DEFAULT_PIVOT = "eng_Latn"
 MAX_STORED_INT = 2**63 - 1
@@ -43,7 +40,7 @@ class RunSettings:
 class ResolvedRun:
     """Settings made concrete: the corpus, languages, pivot, sizes and the unit split."""
 
-    corpus: CorpusSummary
+    corpus: CorpusDetail
     languages: list[str]
     pivot: str
     sizes: list[int]
@@ -54,7 +51,7 @@ class ResolvedRun:
     """The resolved `analyzer.external.ProductionTokenizer`s."""
 
 
-def resolve(db: Database, settings: RunSettings) -> ResolvedRun:
+def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     if not settings.sizes and not settings.tokenizers:
         raise RunError("nothing to measure: pass --vocab (e.g. --vocab 512) and/or --tokenizer "
                        "(e.g. --tokenizer cl100k_base)")
@@ -72,21 +69,21 @@ def resolve(db: Database, settings: RunSettings) -> ResolvedRun:
         raise RunError(f"--jobs must be 1 or more, not {settings.jobs}")
     if not 0 <= settings.seed <= MAX_STORED_INT:
         raise RunError(f"--seed must be from 0 to {MAX_STORED_INT:,}, not {settings.seed}")
-    train, measured = split_units(corpus.corpus.n_units, settings.holdout, settings.seed)
+    train, measured = split_units(corpus.units, settings.holdout, settings.seed)
     tokenizers = _tokenizers(settings.tokenizers, languages)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers)
 
 
 def _tokenizers(specs: list[str], languages: list[str]) -> list:
-    from analyzer.external import TokenizerError, resolve_tokenizer
+    from analyzer.external import ProductionTokenizer, TokenizerError, resolve_tokenizer
 
-    resolved = []
+    resolved: list[ProductionTokenizer] = []
     for spec in dict.fromkeys(specs):
         try:
             tokenizer = resolve_tokenizer(spec)
         except TokenizerError as error:
             raise RunError(f"--tokenizer {error}") from None
-        taken = {t.name for t in resolved} | {"shared", *languages}
+        taken = {t.name for t in resolved} | {VocabKind.SHARED, VocabKind.PARITY, *languages}
         if tokenizer.name in taken:
             raise RunError(f"--tokenizer {spec}: its name {tokenizer.name!r} is already used in "
                            "this run; rename the file")
@@ -127,7 +124,7 @@ def _sizes(sizes: list[int]) -> list[int]:
     return sorted(set(sizes))
 
 
-def _corpus(db: Database, name: str | None) -> CorpusSummary:
+def _corpus(db: AnalyzerDatabase, name: str | None) -> CorpusDetail:
     if name is not None:
         try:
             return get_corpus(db, name)
@@ -137,13 +134,13 @@ def _corpus(db: Database, name: str | None) -> CorpusSummary:
     if not corpora:
         raise RunError("the database has no corpora yet; run analyzer ingest first")
     if len(corpora) > 1:
-        names = ", ".join(c.corpus.name for c in corpora)
+        names = ", ".join(c.name for c in corpora)
         raise RunError(f"the database has several corpora ({names}); choose one with --corpus")
-    return corpora[0]
+    return get_corpus(db, corpora[0].name)
 
 
-def _languages(corpus: CorpusSummary, wanted: list[str] | None) -> list[str]:
-    available = [stats.lang for stats in corpus.languages]
+def _languages(corpus: CorpusDetail, wanted: list[str] | None) -> list[str]:
+    available = corpus.languages
     if wanted is None:
         return available
     if not wanted:
@@ -152,7 +149,7 @@ def _languages(corpus: CorpusSummary, wanted: list[str] | None) -> list[str]:
     for code in wanted:
         language = _normalised(code, "--langs")
         if language not in available:
-            raise RunError(f"--langs: {language} is not in corpus {corpus.corpus.name!r} "
+            raise RunError(f"--langs: {language} is not in corpus {corpus.name!r} "
                            f"(it has: {', '.join(available)})")
         if language not in chosen:
             chosen.append(language)

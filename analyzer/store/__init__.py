@@ -1,43 +1,63 @@
-"""SQLite storage: one `open_db` that migrates, and typed reads and atomic bulk writes."""
+"""SQLite storage: one `open_db` that checks and migrates, typed reads, atomic bulk writes.
 
-from .corpora import (CorpusSummary, LanguageStats, get_corpus, list_corpora, load_texts,
-                      save_corpus)
-from .db import DB_ENV, DEFAULT_DB, default_db_path, open_db
+    db = open_db("analyzer.db")
+    save_corpus(db, read_corpus("parallel_corpora/harbour_town"), "harbour_town")
+    get_corpus(db, "harbour_town").language_stats
+
+No SQL is written outside this package.
+"""
+
+from .corpora import get_corpus, get_corpus_by_id, list_corpora, load_texts, save_corpus, unit_stats
+from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db
 from .errors import DatabaseBusy, StoreError
+from .kinds import RunStatus, VocabKind
+from .models import CorpusDetail, CorpusRead, LanguageStats, RunRead, VocabularyRead
 from .pending import recover_run, save_pending
-from .runs import (COMPLETE, FAILED, INTERRUPTED, RUNNING, RunSummary, VocabularyRecord,
-                   create_run, finish_run, get_run, list_runs, load_counts, load_merges, mark_run,
-                   reap_stale_runs, vocabulary_totals, vocabularies)
+from .runs import (
+                      StoredMerge,
+                      VocabularyRecord,
+                      create_run,
+                      finish_run,
+                      get_run,
+                      list_runs,
+                      load_counts,
+                      load_merges,
+                      mark_run,
+                      vocabularies,
+                      vocabulary_totals,
+)
 
 __all__ = [
-    "COMPLETE",
-    "FAILED",
-    "INTERRUPTED",
-    "RUNNING",
-    "RunSummary",
+    "DB_ENV",
+    "DEFAULT_DB",
+    "AnalyzerDatabase",
+    "CorpusDetail",
+    "CorpusRead",
+    "DatabaseBusy",
+    "LanguageStats",
+    "RunRead",
+    "RunStatus",
+    "StoreError",
+    "StoredMerge",
+    "VocabKind",
+    "VocabularyRead",
     "VocabularyRecord",
     "create_run",
     "finish_run",
+    "get_corpus",
+    "get_corpus_by_id",
     "get_run",
+    "list_corpora",
     "list_runs",
     "load_counts",
     "load_merges",
-    "mark_run",
-    "reap_stale_runs",
-    "vocabulary_totals",
-    "vocabularies",
-    "DB_ENV",
-    "DEFAULT_DB",
-    "CorpusSummary",
-    "DatabaseBusy",
-    "recover_run",
-    "save_pending",
-    "LanguageStats",
-    "StoreError",
-    "default_db_path",
-    "get_corpus",
-    "list_corpora",
     "load_texts",
+    "mark_run",
     "open_db",
+    "recover_run",
     "save_corpus",
+    "save_pending",
+    "unit_stats",
+    "vocabularies",
+    "vocabulary_totals",
 ]

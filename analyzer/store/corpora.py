@@ -3,45 +3,21 @@
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
 
+import numpy as np
 from sqlalchemy import func
-from sqlite_utils import Database
-from sqlmodel import select
+from sqlmodel import Session, col, select
 
 from analyzer.corpus import ParallelCorpus, language_name
 
-from .db import write_transaction
+from .db import AnalyzerDatabase, write_transaction
 from .errors import StoreError
-from .models import Corpus, CorpusLanguage, Text
-from .runs import now, runs_of_corpus
+from .models import CorpusDetail, CorpusLanguageRow, CorpusRead, CorpusRow, LanguageStats, TextRow
+from .runs import inserted_id, now, runs_of_corpus
 from .session import session
 
 
-@dataclass(frozen=True)
-class LanguageStats:
-    lang: str
-    name: str
-    units: int
-    bytes: int
-    chars: int
-
-    @property
-    def bytes_per_char(self) -> float:
-        return self.bytes / self.chars if self.chars else 0.0
-
-
-@dataclass(frozen=True)
-class CorpusSummary:
-    corpus: Corpus
-    languages: list[LanguageStats]
-
-    @property
-    def bytes(self) -> int:
-        return sum(stats.bytes for stats in self.languages)
-
-
-def save_corpus(db: Database, corpus: ParallelCorpus, name: str, *, replace: bool = False) -> str:
+def save_corpus(db: AnalyzerDatabase, corpus: ParallelCorpus, name: str, *, replace: bool = False) -> str:
     """Store the corpus under `name` in one transaction; "created", "replaced" or "unchanged".
 
     The same content under the same name is a no-op; other content under a taken name is a
@@ -73,7 +49,7 @@ def save_corpus(db: Database, corpus: ParallelCorpus, name: str, *, replace: boo
             [name, corpus.source, corpus.format, content_hash, corpus.n_units, int(corpus.nfc),
              now()],
         )
-        corpus_id = cursor.lastrowid
+        corpus_id = inserted_id(cursor)
         db.conn.executemany(
             "INSERT INTO corpus_languages (corpus_id, lang, position) VALUES (?, ?, ?)",
             [(corpus_id, lang, position) for position, lang in enumerate(corpus.languages)],
@@ -83,8 +59,9 @@ def save_corpus(db: Database, corpus: ParallelCorpus, name: str, *, replace: boo
             [(corpus_id, unit, source_id) for unit, source_id in enumerate(corpus.unit_ids)],
         )
         db.conn.executemany(
-            "INSERT INTO texts (corpus_id, unit, lang, text, bytes, chars) VALUES (?, ?, ?, ?, ?, ?)",
-            ((corpus_id, unit, lang, text, len(text.encode("utf-8")), len(text))
+            "INSERT INTO texts (corpus_id, unit, lang, text, bytes, chars, words) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ((corpus_id, unit, lang, text, len(text.encode("utf-8")), len(text), len(text.split()))
              for lang, column in corpus.texts.items() for unit, text in enumerate(column)),
         )
     return "replaced" if existing else "created"
@@ -99,10 +76,10 @@ def check_corpus_name(name: str) -> None:
     holding control, line-breaking, direction-changing or surrogate characters.
 
     >>> check_corpus_name("ntrex128")
-    >>> check_corpus_name("a\\x1b[31mb")
+    >>> check_corpus_name("a\\x1b[31mb")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    analyzer.store.errors.StoreError: corpus name 'a\\x1b[31mb' has a control character (U+001B) at position 1; choose another with --name
+    analyzer.store.errors.StoreError: corpus name 'a\\x1b[31mb' has a control character (U+001B) ...
     """
     if not name.strip():
         raise StoreError("a corpus name cannot be empty; choose one with --name")
@@ -119,25 +96,34 @@ def check_corpus_name(name: str) -> None:
                              f"at position {position}; choose another with --name")
 
 
-def list_corpora(db: Database) -> list[CorpusSummary]:
-    """Every corpus with its per-language statistics, oldest first."""
+def list_corpora(db: AnalyzerDatabase) -> list[CorpusRead]:
+    """Every corpus, oldest first."""
     with session(db) as s:
-        corpora = s.exec(select(Corpus).order_by(Corpus.id)).all()
-        return [CorpusSummary(corpus, _language_stats(s, corpus.id)) for corpus in corpora]
+        rows = s.exec(select(CorpusRow).order_by(col(CorpusRow.id))).all()
+        return [_read(row, _language_stats(s, row.id), CorpusRead) for row in rows]
 
 
-def get_corpus(db: Database, name: str) -> CorpusSummary:
-    """One corpus by name; StoreError listing the names there are if it is absent."""
+def get_corpus(db: AnalyzerDatabase, name: str) -> CorpusDetail:
+    """One corpus by name, with its languages; StoreError listing the names there are."""
     with session(db) as s:
-        corpus = s.exec(select(Corpus).where(Corpus.name == name)).first()
-        if corpus is None:
-            names = s.exec(select(Corpus.name).order_by(Corpus.id)).all()
+        row = s.exec(select(CorpusRow).where(CorpusRow.name == name)).first()
+        if row is None:
+            names = s.exec(select(CorpusRow.name).order_by(col(CorpusRow.id))).all()
             known = f"; the database has: {', '.join(names)}" if names else "; the database has none"
             raise StoreError(f"no corpus named {name!r}{known}")
-        return CorpusSummary(corpus, _language_stats(s, corpus.id))
+        return _read(row, _language_stats(s, row.id), CorpusDetail)
 
 
-def load_texts(db: Database, corpus_id: int, languages: list[str]) -> dict[str, list[str]]:
+def get_corpus_by_id(db: AnalyzerDatabase, corpus_id: int) -> CorpusDetail:
+    """One corpus by its id (a run's corpus)."""
+    with session(db) as s:
+        row = s.get(CorpusRow, corpus_id)
+        if row is None:
+            raise StoreError(f"no corpus with id {corpus_id}")
+        return _read(row, _language_stats(s, corpus_id), CorpusDetail)
+
+
+def load_texts(db: AnalyzerDatabase, corpus_id: int, languages: list[str]) -> dict[str, list[str]]:
     """The texts of the given languages, each in unit order."""
     texts: dict[str, list[str]] = {lang: [] for lang in languages}
     for lang in languages:
@@ -147,14 +133,43 @@ def load_texts(db: Database, corpus_id: int, languages: list[str]) -> dict[str, 
     return texts
 
 
-def _language_stats(s, corpus_id: int) -> list[LanguageStats]:
+def unit_stats(db: AnalyzerDatabase, corpus_id: int, languages: list[str],
+               units: list[int]) -> dict[str, dict[str, np.ndarray]]:
+    """`{"bytes" | "chars" | "words": {lang: per-unit array aligned with units}}`, as stored
+    at ingest."""
+    position = {unit: i for i, unit in enumerate(units)}
+    stats: dict[str, dict[str, np.ndarray]] = {"bytes": {}, "chars": {}, "words": {}}
+    for lang in languages:
+        values = np.zeros((3, len(units)), np.int64)
+        rows = db.execute("SELECT unit, bytes, chars, words FROM texts WHERE corpus_id = ? "
+                          "AND lang = ?", [corpus_id, lang])
+        for unit, n_bytes, n_chars, n_words in rows:
+            if unit in position:
+                values[:, position[unit]] = n_bytes, n_chars, n_words
+        stats["bytes"][lang], stats["chars"][lang], stats["words"][lang] = values
+    return stats
+
+
+def _read(row: CorpusRow, languages: list[LanguageStats], model):
+    fields: dict[str, object] = dict(id=row.id, name=row.name, source=row.source, format=row.format,
+                  units=row.n_units, languages=[stats.lang for stats in languages],
+                  bytes=sum(stats.bytes for stats in languages), content_hash=row.content_hash,
+                  nfc=bool(row.nfc), created=row.created)
+    if model is CorpusDetail:
+        fields["language_stats"] = languages
+    return model(**fields)
+
+
+def _language_stats(s: Session, corpus_id: int | None) -> list[LanguageStats]:
     rows = s.exec(
-        select(Text.lang, func.count(Text.id), func.sum(Text.bytes), func.sum(Text.chars))
-        .join(CorpusLanguage, (CorpusLanguage.corpus_id == Text.corpus_id)
-              & (CorpusLanguage.lang == Text.lang))
-        .where(Text.corpus_id == corpus_id)
-        .group_by(Text.lang)
-        .order_by(CorpusLanguage.position)
+        select(TextRow.lang, func.count(col(TextRow.id)), func.sum(TextRow.bytes),
+               func.sum(TextRow.chars))
+        .join(CorpusLanguageRow, (col(CorpusLanguageRow.corpus_id) == col(TextRow.corpus_id))
+              & (col(CorpusLanguageRow.lang) == col(TextRow.lang)))
+        .where(TextRow.corpus_id == corpus_id)
+        .group_by(col(TextRow.lang))
+        .order_by(col(CorpusLanguageRow.position))
     ).all()
-    return [LanguageStats(lang, language_name(lang), units, n_bytes, chars)
+    return [LanguageStats(lang=lang, name=language_name(lang), units=units, bytes=n_bytes,
+                          chars=chars, bytes_per_char=round(n_bytes / chars, 4) if chars else 0.0)
             for lang, units, n_bytes, chars in rows]

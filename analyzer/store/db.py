@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from sqlalchemy import Engine
 from sqlite_utils import Database
 
 from analyzer import __version__
@@ -43,6 +44,8 @@ class AnalyzerDatabase(Database):
         """Why this database cannot be written (None when it can)."""
         self.newer = newer
         """Which newer analyzer made this database's schema (None when it is ours)."""
+        self.engine: Engine | None = None
+        """The SQLModel engine over this same connection (made by `session` on first use)."""
 
     def refuse_writes(self) -> None:
         """StoreError when nothing may be written here, saying why; else nothing."""

@@ -1,15 +1,24 @@
-"""SQLModel classes mirroring the tables that `migrations/` creates, for typed reads.
+"""SQLModel classes: the rows of the tables `migrations/` creates, and the read models the
+store returns.
 
-The migrations own the DDL; these only describe it (tests/test_store_schema.py checks
-that they agree). Bulk writes go through `executemany`, never through these classes.
+How the work is divided: the migrations (sqlite-utils `Migrations`) own the DDL; bulk writes go
+through `executemany` in one transaction (sqlite-utils' connection), never through these
+classes. The `...Row` classes mirror the tables (tests/test_store_schema.py checks that they
+agree) so that reads are typed `select()`s; the read models (`CorpusRead`, `RunRead`, ...) are
+what the store's read functions return, what `--json` prints (`model_dump(mode="json")`) and
+what the service answers with (FastAPI takes them as response models as they are).
 """
 
 from __future__ import annotations
 
 from sqlmodel import Field, SQLModel
 
+from .kinds import RunStatus, VocabKind
 
-class Corpus(SQLModel, table=True):
+# Rows: one class per table, field for field.
+
+
+class CorpusRow(SQLModel, table=True):
     __tablename__ = "corpora"
     id: int | None = Field(default=None, primary_key=True)
     name: str
@@ -21,21 +30,21 @@ class Corpus(SQLModel, table=True):
     created: str
 
 
-class CorpusLanguage(SQLModel, table=True):
+class CorpusLanguageRow(SQLModel, table=True):
     __tablename__ = "corpus_languages"
     corpus_id: int = Field(primary_key=True, foreign_key="corpora.id")
     lang: str = Field(primary_key=True)
     position: int
 
 
-class Unit(SQLModel, table=True):
+class UnitRow(SQLModel, table=True):
     __tablename__ = "units"
     corpus_id: int = Field(primary_key=True, foreign_key="corpora.id")
     unit: int = Field(primary_key=True)
     source_id: str | None = None
 
 
-class Text(SQLModel, table=True):
+class TextRow(SQLModel, table=True):
     __tablename__ = "texts"
     id: int | None = Field(default=None, primary_key=True)
     corpus_id: int
@@ -44,9 +53,10 @@ class Text(SQLModel, table=True):
     text: str
     bytes: int
     chars: int
+    words: int  # whitespace-separated words, for fertility (counted once, at ingest)
 
 
-class Run(SQLModel, table=True):
+class RunRow(SQLModel, table=True):
     __tablename__ = "runs"
     id: int | None = Field(default=None, primary_key=True)
     corpus_id: int = Field(foreign_key="corpora.id")
@@ -61,7 +71,7 @@ class Run(SQLModel, table=True):
     tie_break: str
     min_pair_count: int
     engine_version: str
-    status: str  # running | complete | failed | interrupted
+    status: str  # a RunStatus
     error: str | None = None
     pid: int | None = None
     started: str
@@ -71,18 +81,18 @@ class Run(SQLModel, table=True):
     pid_start: str | None = None
 
 
-class Meta(SQLModel, table=True):
+class MetaRow(SQLModel, table=True):
     __tablename__ = "meta"
     key: str = Field(primary_key=True)
     value: str
 
 
-class Vocabulary(SQLModel, table=True):
+class VocabularyRow(SQLModel, table=True):
     __tablename__ = "vocabularies"
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="runs.id")
-    scope: str  # "shared", a language code, or a production tokenizer's name
-    kind: str  # "trained" or "production"
+    scope: str  # "shared", "parity", a language code, or a production tokenizer's name
+    kind: str  # a VocabKind
     size: int  # trained: 256 + merges asked for; production: its real size
     trained_bytes: int | None = None
     merges_learned: int | None = None
@@ -93,7 +103,7 @@ class Vocabulary(SQLModel, table=True):
     source: str | None = None  # production tokenizers: the files used, and how they were checked
 
 
-class Merge(SQLModel, table=True):
+class MergeRow(SQLModel, table=True):
     __tablename__ = "merges"
     vocab_id: int = Field(primary_key=True, foreign_key="vocabularies.id")
     rank: int = Field(primary_key=True)
@@ -104,10 +114,85 @@ class Merge(SQLModel, table=True):
     token: bytes
 
 
-class TokenCount(SQLModel, table=True):
+class TokenCountRow(SQLModel, table=True):
     __tablename__ = "token_counts"
     vocab_id: int = Field(primary_key=True, foreign_key="vocabularies.id")
     size: int = Field(primary_key=True)
     lang: str = Field(primary_key=True)
     tokens: int
     unit_tokens: bytes  # little-endian uint32 per measured unit
+
+
+# Read models: what the store's reads return, and the documented JSON shapes.
+
+
+class LanguageStats(SQLModel):
+    """One language of a corpus."""
+
+    lang: str
+    name: str
+    units: int
+    bytes: int
+    chars: int
+    bytes_per_char: float
+
+
+class CorpusRead(SQLModel):
+    """A stored corpus (`analyzer corpora --json`, `GET /api/corpora`)."""
+
+    id: int = Field(exclude=True)
+    name: str
+    source: str
+    format: str
+    units: int
+    languages: list[str]
+    bytes: int
+    content_hash: str
+    nfc: bool
+    created: str
+
+
+class CorpusDetail(CorpusRead):
+    """A corpus with its languages (`analyzer corpus NAME --json`)."""
+
+    language_stats: list[LanguageStats]
+
+
+class RunRead(SQLModel):
+    """A run's settings and state (`analyzer runs --json`, `GET /api/runs`)."""
+
+    id: int
+    corpus: str
+    status: RunStatus
+    languages: list[str]
+    pivot: str
+    sizes: list[int]
+    per_language: bool
+    cross: bool
+    holdout: float
+    seed: int
+    tie_break: str
+    min_pair_count: int
+    started: str
+    finished: str | None
+    seconds: float | None
+    error: str | None
+    corpus_id: int = Field(exclude=True)
+    measured_units: list[int] = Field(exclude=True)
+    engine_version: str = Field(exclude=True)
+
+
+class VocabularyRead(SQLModel):
+    """One vocabulary of a run: trained, or a production tokenizer measured."""
+
+    id: int = Field(exclude=True)
+    scope: str
+    kind: VocabKind
+    size: int
+    trained_bytes: int | None
+    merges_learned: int | None
+    stop_reason: str | None
+    seconds: float | None
+    roundtrip_ok: bool | None
+    library: str | None
+    source: str | None

@@ -12,18 +12,29 @@ import json
 import sys
 from array import array
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import NamedTuple
 
 from sqlite_utils import Database
-from sqlmodel import select
+from sqlmodel import col, select
 
-from .db import write_transaction
+from .db import AnalyzerDatabase, write_transaction
 from .errors import StoreError
-from .models import Corpus, Run, Vocabulary
+from .kinds import RunStatus, VocabKind
+from .models import CorpusRow, RunRead, RunRow, VocabularyRead, VocabularyRow
 from .processes import is_alive, this_process
 from .session import session
 
-RUNNING, COMPLETE, FAILED, INTERRUPTED = "running", "complete", "failed", "interrupted"
+
+class StoredMerge(NamedTuple):
+    """One merge of a stored vocabulary, in rank order."""
+
+    left: int
+    right: int
+    new_id: int
+    pair_count: int
+    """The pair's count when the merge was chosen (overlaps included)."""
+    token: bytes
 
 
 @dataclass
@@ -31,7 +42,7 @@ class VocabularyRecord:
     """One vocabulary's results, ready to store."""
 
     scope: str
-    kind: str
+    kind: VocabKind
     size: int
     counts: dict[int, dict[str, list[int]]]
     """`{size: {lang: [tokens of each measured unit]}}`."""
@@ -40,32 +51,14 @@ class VocabularyRecord:
     stop_reason: str | None = None
     seconds: float | None = None
     roundtrip_ok: bool | None = None
-    merges: list[tuple[int, int, int, int, bytes]] = field(default_factory=list)
-    """`(left, right, new_id, count at merge time, token bytes)` in rank order."""
+    merges: list[StoredMerge] = field(default_factory=list)
     library: str | None = None
     source: str | None = None
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    run: Run
-    corpus: str
-
-    @property
-    def languages(self) -> list[str]:
-        return json.loads(self.run.languages)
-
-    @property
-    def sizes(self) -> list[int]:
-        return json.loads(self.run.sizes)
-
-    @property
-    def measured_units(self) -> list[int]:
-        return json.loads(self.run.measured_units)
-
-
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    """The time, as every stored date is written: UTC, to the second, ISO 8601."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def create_run(db: Database, *, corpus_id: int, languages: list[str], pivot: str,
@@ -82,9 +75,15 @@ def create_run(db: Database, *, corpus_id: int, languages: list[str], pivot: str
             "?, ?)",
             [corpus_id, json.dumps(languages), pivot, json.dumps(sizes), int(per_language),
              int(cross), holdout, seed, json.dumps(measured_units), tie_break, min_pair_count,
-             engine_version, RUNNING, pid, host, pid_start, now()],
+             engine_version, RunStatus.RUNNING, pid, host, pid_start, now()],
         )
-        return cursor.lastrowid
+        return inserted_id(cursor)
+
+
+def inserted_id(cursor) -> int:
+    """The rowid the INSERT just made."""
+    assert cursor.lastrowid is not None, "an INSERT always sets lastrowid"
+    return cursor.lastrowid
 
 
 def finish_run(db: Database, run_id: int, vocabularies: list[VocabularyRecord],
@@ -92,7 +91,7 @@ def finish_run(db: Database, run_id: int, vocabularies: list[VocabularyRecord],
     """Write every result of the run and mark it complete, in one transaction."""
     with write_transaction(db):
         status = db.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()
-        if status is None or status[0] == COMPLETE:
+        if status is None or status[0] == RunStatus.COMPLETE:
             raise StoreError(f"run {run_id} is {'complete' if status else 'not in the database'}; "
                              "its results cannot be written again")
         if db.execute("SELECT count(*) FROM vocabularies WHERE run_id = ?", [run_id]).fetchone()[0]:
@@ -100,7 +99,7 @@ def finish_run(db: Database, run_id: int, vocabularies: list[VocabularyRecord],
         for record in vocabularies:
             add_vocabulary(db, run_id, record)
         db.execute("UPDATE runs SET status = ?, error = NULL, finished = ?, seconds = ? "
-                   "WHERE id = ?", [COMPLETE, now(), seconds, run_id])
+                   "WHERE id = ?", [RunStatus.COMPLETE, now(), seconds, run_id])
 
 
 def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
@@ -113,7 +112,7 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
          None if record.roundtrip_ok is None else int(record.roundtrip_ok), record.library,
          record.source],
     )
-    vocab_id = cursor.lastrowid
+    vocab_id = inserted_id(cursor)
     db.conn.executemany(
         "INSERT INTO merges (vocab_id, rank, left_id, right_id, new_id, count, token) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -127,7 +126,7 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
     return vocab_id
 
 
-def mark_run(db: Database, run_id: int, status: str, error: str | None = None) -> None:
+def mark_run(db: Database, run_id: int, status: RunStatus, error: str | None = None) -> None:
     """Mark a run failed or interrupted; its partial results were never written."""
     with write_transaction(db):
         db.execute("UPDATE runs SET status = ?, error = ?, finished = ? WHERE id = ?",
@@ -138,10 +137,10 @@ def reap_stale_runs(db: Database) -> int:
     """Mark 'running' runs whose process is gone as interrupted; how many."""
     stale = [run_id for run_id, host, pid, started in
              db.execute("SELECT id, host, pid, pid_start FROM runs WHERE status = ?",
-                        [RUNNING]).fetchall()
+                        [RunStatus.RUNNING]).fetchall()
              if not is_alive(host, pid, started)]
     for run_id in stale:
-        mark_run(db, run_id, INTERRUPTED, _why_stale(db, run_id))
+        mark_run(db, run_id, RunStatus.INTERRUPTED, _why_stale(db, run_id))
     return len(stale)
 
 
@@ -159,32 +158,48 @@ def _why_stale(db: Database, run_id: int) -> str:
 def running_runs(db: Database) -> list[int]:
     """Ids of the runs still in progress (after reaping)."""
     return [row[0] for row in db.execute("SELECT id FROM runs WHERE status = ? ORDER BY id",
-                                         [RUNNING])]
+                                         [RunStatus.RUNNING])]
 
 
-def list_runs(db: Database) -> list[RunSummary]:
+def list_runs(db: AnalyzerDatabase) -> list[RunRead]:
+    """Every run, oldest first."""
     with session(db) as s:
-        rows = s.exec(select(Run, Corpus.name).join(Corpus, Corpus.id == Run.corpus_id)
-                      .order_by(Run.id)).all()
-        return [RunSummary(run, name) for run, name in rows]
+        rows = s.exec(select(RunRow, CorpusRow.name)
+                      .join(CorpusRow, col(CorpusRow.id) == col(RunRow.corpus_id))
+                      .order_by(col(RunRow.id))).all()
+        return [_run_read(run, name) for run, name in rows]
 
 
-def get_run(db: Database, run_id: int) -> RunSummary:
+def get_run(db: AnalyzerDatabase, run_id: int) -> RunRead:
     """One run; StoreError naming the runs there are if it is absent."""
     with session(db) as s:
-        row = s.exec(select(Run, Corpus.name).join(Corpus, Corpus.id == Run.corpus_id)
-                     .where(Run.id == run_id)).first()
+        row = s.exec(select(RunRow, CorpusRow.name)
+                     .join(CorpusRow, col(CorpusRow.id) == col(RunRow.corpus_id))
+                     .where(RunRow.id == run_id)).first()
         if row is None:
-            ids = s.exec(select(Run.id).order_by(Run.id)).all()
+            ids = s.exec(select(RunRow.id).order_by(col(RunRow.id))).all()
             known = f"; runs here: {', '.join(map(str, ids))}" if ids else "; there are no runs yet"
             raise StoreError(f"no run {run_id}{known}")
-        return RunSummary(*row)
+        return _run_read(*row)
 
 
-def vocabularies(db: Database, run_id: int) -> list[Vocabulary]:
+def _run_read(run: RunRow, corpus: str) -> RunRead:
+    assert run.id is not None  # a row read back always has its id
+    return RunRead(
+        id=run.id, corpus=corpus, status=RunStatus(run.status), languages=json.loads(run.languages),
+        pivot=run.pivot, sizes=json.loads(run.sizes), per_language=bool(run.per_language),
+        cross=bool(run.cross_matrix), holdout=run.holdout, seed=run.seed, tie_break=run.tie_break,
+        min_pair_count=run.min_pair_count, started=run.started, finished=run.finished,
+        seconds=run.seconds, error=run.error, corpus_id=run.corpus_id,
+        measured_units=json.loads(run.measured_units), engine_version=run.engine_version)
+
+
+def vocabularies(db: AnalyzerDatabase, run_id: int) -> list[VocabularyRead]:
+    """The vocabularies of a run, in the order they were stored."""
     with session(db) as s:
-        return list(s.exec(select(Vocabulary).where(Vocabulary.run_id == run_id)
-                           .order_by(Vocabulary.id)).all())
+        rows = s.exec(select(VocabularyRow).where(VocabularyRow.run_id == run_id)
+                      .order_by(col(VocabularyRow.id))).all()
+        return [VocabularyRead.model_validate(row, from_attributes=True) for row in rows]
 
 
 def load_counts(db: Database, run_id: int) -> list[tuple[str, int, str, list[int]]]:
@@ -204,9 +219,8 @@ def vocabulary_totals(db: Database, run_id: int, scope: str, size: int) -> dict[
     return dict(rows.fetchall())
 
 
-def load_merges(db: Database, run_id: int, scope: str) -> list[tuple[int, int, int, int, bytes]]:
-    """`(left, right, new_id, count, token bytes)` in rank order; StoreError if no such run
-    or vocabulary."""
+def load_merges(db: AnalyzerDatabase, run_id: int, scope: str) -> list[StoredMerge]:
+    """A vocabulary's merges in rank order; StoreError if there is no such run or vocabulary."""
     get_run(db, run_id)  # "no run N" before "no vocabulary"
     row = db.execute("SELECT id FROM vocabularies WHERE run_id = ? AND scope = ?",
                      [run_id, scope]).fetchone()
@@ -215,7 +229,7 @@ def load_merges(db: Database, run_id: int, scope: str) -> list[tuple[int, int, i
                                            "ORDER BY id", [run_id])]
         raise StoreError(f"run {run_id} has no vocabulary {scope!r}; it has: "
                          f"{', '.join(scopes) or 'none (the run did not complete)'}")
-    return [tuple(r) for r in db.execute(
+    return [StoredMerge(*r) for r in db.execute(
         "SELECT left_id, right_id, new_id, count, token FROM merges WHERE vocab_id = ? "
         "ORDER BY rank", [row[0]])]
 

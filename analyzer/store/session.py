@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from sqlalchemy.pool import StaticPool
-from sqlite_utils import Database
 from sqlmodel import Session, create_engine
 
+from .db import AnalyzerDatabase
 
-def session(db: Database) -> Session:
+
+def session(db: AnalyzerDatabase) -> Session:
     """A read session on `db`'s own connection: one connection, one view of the data."""
-    engine = getattr(db, "_sqlmodel_engine", None)
-    if engine is None:
-        engine = create_engine("sqlite://", creator=lambda: db.conn, poolclass=StaticPool)
-        db._sqlmodel_engine = engine
-    return Session(engine)
+    if db.engine is None:
+        db.engine = create_engine("sqlite://", creator=lambda: db.conn, poolclass=StaticPool)
+    return Session(db.engine)

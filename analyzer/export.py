@@ -1,0 +1,136 @@
+"""The documents a run is shown as: the JSON of `show --json` and `export`, and the CSV.
+
+The command line prints them and the service answers with them; neither builds a document of
+its own. Every NaN becomes null, every number a plain int or float.
+
+    show_document(run, frame)           # {"run", "corpus", ..., "records": [...]}
+    export_document(db, run_id)         # settings, vocabularies with merges, records, token report
+    export_csv(frame)                   # the records, one row each
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analyzer.bpe import Training, Vocabulary
+from analyzer.corpus import language_name
+from analyzer.metrics import RunData, language_metrics, load_run_data
+from analyzer.store import AnalyzerDatabase, RunRead, StoredMerge, VocabKind, VocabularyRead, load_merges
+
+RECORD_KEYS = ["vocab", "size", "lang", "tokens", "bytes", "chars", "premium", "overhead",
+               "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
+               "unit_premium_median", "unit_premium_q1", "unit_premium_q3", "premium_ci_low",
+               "premium_ci_high", "gini"]
+"""The fields of a record, in order: one record per (vocabulary, size, language)."""
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """The documented records: one per (vocab, size, lang); NaN becomes null."""
+    if frame.empty:
+        return []
+    return [{key: plain_value(value) for key, value in row.items()}
+            for row in frame[RECORD_KEYS].to_dict(orient="records")]
+
+
+def show_document(run: RunRead, frame: pd.DataFrame) -> dict:
+    """`analyzer show RUN --json`: the run's identity and every record."""
+    return {"run": run.id, "corpus": run.corpus, "status": str(run.status), "pivot": run.pivot,
+            "languages": run.languages, "sizes": run.sizes, "holdout": run.holdout,
+            "seed": run.seed, "records": records(frame)}
+
+
+def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
+                    frame: pd.DataFrame | None = None) -> dict:
+    """`analyzer export RUN`: the run's settings, its vocabularies with their merges, the
+    records and the token report."""
+    data = data or load_run_data(db, run_id)
+    frame = language_metrics(data) if frame is None else frame
+    run = data.run
+    document = run.model_dump(mode="json")
+    document["engine_version"] = run.engine_version
+    document["measured_units"] = run.measured_units
+    document["vocabularies"] = [
+        {**vocabulary.model_dump(mode="json"),
+         "merges": merges_document(load_merges(db, run.id, vocabulary.scope))}
+        for vocabulary in data.vocabularies]
+    document["records"] = records(frame)
+    document["token_report"] = token_report(run, frame, data.vocabularies)
+    return document
+
+
+def export_csv(frame: pd.DataFrame) -> str:
+    """The records as CSV, with the same fields in the same order as the JSON records."""
+    if frame.empty:
+        return ",".join(RECORD_KEYS) + "\n"
+    return frame[RECORD_KEYS].to_csv(index=False)
+
+
+def merges_document(merges: list[StoredMerge]) -> list[dict]:
+    """Merges as JSON: ids, the count when chosen, and the token's bytes in hex."""
+    return [{"left": m.left, "right": m.right, "id": m.new_id, "count": m.pair_count,
+             "token_hex": m.token.hex()} for m in merges]
+
+
+def training_document(training: Training) -> dict:
+    """`analyzer train --json`: the merge list with each token's text (bytes that are not
+    UTF-8 shown as \\x escapes)."""
+    vocabulary = Vocabulary(training.merges)
+    merges = [{"rank": rank, "left": left, "right": right, "id": new_id,
+               "count": training.counts[rank],
+               "token": vocabulary.token_bytes(new_id).decode("utf-8", errors="backslashreplace")}
+              for rank, ((left, right), new_id) in enumerate(training.merges)]
+    return {"vocab_size": vocabulary.size, "stop_reason": training.stop_reason, "merges": merges}
+
+
+def token_report(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead]) -> dict:
+    """The seed's token_report, generalised to any number of languages: per language its
+    chars and bytes, tokens under shared and under its own vocabulary, bytes per token and
+    the curve over sizes; each production tokenizer's tokens and premium per language; rules
+    learned per vocabulary; and whether every measured text round-tripped."""
+    cells = frame.set_index(["vocab", "size", "lang"])
+    largest = max(run.sizes) if run.sizes else None
+    languages = {}
+    for lang in run.languages:
+        any_row = frame[frame["lang"] == lang].iloc[0]
+        entry = {"name": language_name(lang), "chars": int(any_row["chars"]),
+                 "bytes": int(any_row["bytes"])}
+        if largest is not None:
+            shared = cells.loc[(VocabKind.SHARED, largest, lang)]
+            own = cells.loc[(lang, largest, lang)] if (lang, largest, lang) in cells.index else None
+            entry.update(
+                tokens_shared=int(shared["tokens"]),
+                tokens_own=None if own is None else int(own["tokens"]),
+                bytes_per_token_shared=float(shared["bytes_per_token"]),
+                bytes_per_token_own=None if own is None else float(own["bytes_per_token"]),
+                curve=[[size, int(cells.loc[(VocabKind.SHARED, size, lang), "tokens"])]
+                       for size in run.sizes],
+            )
+        languages[lang] = entry
+    tokenizers = {}
+    for v in vocabs:
+        if v.kind == VocabKind.PRODUCTION:
+            tokenizers[v.scope] = {
+                "size": v.size, "library": v.library, "source": v.source,
+                "languages": {lang: {"tokens": int(cells.loc[(v.scope, v.size, lang), "tokens"]),
+                                     "premium": plain_value(cells.loc[(v.scope, v.size, lang),
+                                                                      "premium"])}
+                              for lang in run.languages}}
+    return {
+        "pivot": run.pivot,
+        "size": largest,
+        "languages": languages,
+        "tokenizers": tokenizers,
+        "rules_learned": {v.scope: v.merges_learned for v in vocabs if v.kind.trained},
+        "roundtrip_ok": all(v.roundtrip_ok for v in vocabs if v.roundtrip_ok is not None),
+    }
+
+
+def plain_value(value):
+    """A frame cell as JSON wants it: NaN as None, numpy scalars as Python numbers."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

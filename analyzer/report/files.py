@@ -1,0 +1,53 @@
+"""What the report pages are written with: atomic file writes, the one plotly.js per folder,
+and the page style they share."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+DEFAULT_OUT = Path("reports")
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
+       max-width: 1200px; padding: 0 1rem; color: #222; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { margin-top: 2.5rem; font-size: 1.25rem; }
+.lead { font-size: 1.15rem; } .muted { color: #666; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
+th, td { border-bottom: 1px solid #ddd; padding: .25rem .6rem; text-align: left; vertical-align: top; }
+table.numbers td:not(:first-child) { text-align: right; font-variant-numeric: tabular-nums; }
+details { margin: .3rem 0; } summary { cursor: pointer; font-weight: 600; }
+code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
+.figure { margin: 1rem 0 2rem; }
+"""
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file and a rename: a reader (or a later run that checks the
+    file exists) never sees half a file, even if this process is killed while writing."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def plotly_file_name() -> str:
+    return f"plotly-{get_plotlyjs_version()}.min.js"
+
+
+def plotly_script(self_contained: bool) -> str:
+    """The page's one script tag: plotly.js inlined, or the file beside the page."""
+    if self_contained:
+        return f"<script>{get_plotlyjs()}</script>"
+    return f"<script src='{plotly_file_name()}'></script>"
+
+
+def ensure_plotlyjs(out: Path) -> Path:
+    """plotly.js in the folder, written once per plotly version."""
+    path = out / plotly_file_name()
+    if not path.exists():
+        write_atomically(path, get_plotlyjs())
+    return path
