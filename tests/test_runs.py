@@ -66,7 +66,6 @@ def test_holdout_trains_without_the_held_out_units(tiny_db):
     train, held = split_units(6, 0.34, 7)
     assert run.measured_units == held and not set(train) & set(held)
     # The stored merges are what training on the training units alone learns...
-    shared_training = [TINY[lang][u] for lang in TINY for u in train]
     stored = load_merges(tiny_db, run_id, "shared")
     shared_training = [TINY[lang][u] for lang in run.languages for u in train]
     assert [((l, r), n) for l, r, n, _, _ in stored] == ref.train_many(shared_training, 300)
