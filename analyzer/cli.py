@@ -90,7 +90,7 @@ def main() -> None:
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"analyzer {__version__}")
+        typer.echo(f"analyzer {__version__} ({bpe.ENGINE} BPE engine)")
         raise typer.Exit()
 
 

@@ -1,4 +1,5 @@
-"""Exact BPE training without recounting: the engine behind `analyzer.bpe.train`.
+"""Exact BPE training without recounting, in pure Python: the fallback engine, and a second
+oracle for the compiled one (`analyzer/bpe/_engine.c` follows the same algorithm).
 
 It learns the same merges as `reference.train_many`, but instead of recounting every pair
 after every merge it:
@@ -22,13 +23,14 @@ high, never too low: on pop it is re-pushed with its current rank.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from heapq import heapify, heappop, heappush
 
-from .packing import SEPARATOR, pack
-from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge, check_training_args
+from .contract import Progress, Training, check_arguments, check_weights
+from .packing import SEPARATOR, as_text_list, pack
+from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
 from .tokens import (
     GAP,
     byte_pair_counts,
@@ -38,71 +40,43 @@ from .tokens import (
     token_array,
 )
 
-MAX_VOCAB_SIZE = 1 << 24
-"""The largest vocabulary the engine trains: ids fit in 24 bits, so a pair of ids and a
-language index fit in one 64-bit key."""
-
-Progress = Callable[[int, int], None]
-"""Called as progress(merges_done, merges_wanted) after each merge."""
-
-
-@dataclass(frozen=True)
-class Training:
-    """What one training learned, and what it saw along the way."""
-
-    merges: list[Merge]
-    counts: list[int]
-    """The pair's count (overlaps included) when each merge was chosen."""
-    applied: list[int]
-    """How many occurrences each merge replaced (fewer than its count when runs overlap)."""
-    n_bytes: int
-    """Tokens before any merge: the UTF-8 bytes of all texts."""
-    stop_reason: str
-    """"vocab_size" when every merge asked for was learned, else "min_pair_count"."""
-
-    def tokens_after(self, n_merges: int) -> int:
-        """Tokens in the training texts after the first `n_merges` merges."""
-        return self.n_bytes - sum(self.applied[:n_merges])
-
-
-def train(
-    texts: str | Iterable[str],
-    vocab_size: int,
-    *,
-    min_pair_count: int = MIN_PAIR_COUNT,
-    tie_break: str = "lexicographic",
-    progress: Progress | None = None,
-) -> list[Merge]:
-    """Learn merges on a text or several; exactly `reference.train_many`'s result.
-
-    >>> train(["abab", "ab"], 300)
-    [((97, 98), 256)]
-    """
-    return train_detailed(
-        texts, vocab_size, min_pair_count=min_pair_count, tie_break=tie_break, progress=progress
-    ).merges
-
 
 def train_detailed(
     texts: str | Iterable[str],
     vocab_size: int,
     *,
+    weights: Sequence[int] | None = None,
     min_pair_count: int = MIN_PAIR_COUNT,
     tie_break: str = "lexicographic",
     progress: Progress | None = None,
 ) -> Training:
-    """`train`, returning counts, replacements and why training stopped as well."""
-    check_training_args(vocab_size, min_pair_count, tie_break)
-    if vocab_size > MAX_VOCAB_SIZE:
-        raise ValueError(f"vocab_size {vocab_size} is above {MAX_VOCAB_SIZE:,}, the largest "
-                         "vocabulary the engine trains")
-    buffer = pack(texts).buffer
-    return _Trainer(buffer, vocab_size, min_pair_count, tie_break == "first").run(progress)
+    """Learn merges on a text or several (a text of weight w counts as w copies of itself, in
+    place); exactly `reference.train_many`'s result, with counts and the stop reason.
+
+    >>> train_detailed(["abab", "ab"], 300).merges
+    [((97, 98), 256)]
+    >>> train_detailed(["ab", "cd"], 300, weights=[1, 3]).merges
+    [((99, 100), 256)]
+    """
+    check_arguments(vocab_size, min_pair_count, tie_break)
+    text_list = as_text_list(texts)
+    weight_list = check_weights(text_list, weights)
+    packed = pack(text_list)
+    weight = None
+    if weight_list is not None and any(w != 1 for w in weight_list):
+        weight = array("I", bytes(4 * len(packed.buffer)))
+        for start, end, w in zip(packed.starts, packed.ends(), weight_list):
+            weight[start - 1:end] = array("I", [w]) * (end - start + 1)
+    trainer = _Trainer(packed.buffer, vocab_size, min_pair_count, tie_break == "first", weight)
+    return trainer.run(progress)
 
 
 class _Trainer:
-    def __init__(self, buffer: bytes, vocab_size: int, min_count: int, first: bool):
+    def __init__(self, buffer: bytes, vocab_size: int, min_count: int, first: bool,
+                 weight: array | None = None):
         self.buffer = buffer
+        self.weight = weight
+        """The weight of the text each position belongs to (None: every text weighs 1)."""
         self.n_merges = vocab_size - FIRST_NEW_ID
         self.min_count = min_count
         self.first = first
@@ -126,11 +100,29 @@ class _Trainer:
         heapify(self.heap)
 
     def _byte_pair_counts(self) -> dict[int, int]:
+        counts = byte_pair_counts(self.buffer) if self.weight is None else self._weighted_counts()
         return {
             left << self.bits | right: count
-            for (left, right), count in byte_pair_counts(self.buffer).items()
+            for (left, right), count in counts.items()
             if count >= self.min_count
         }
+
+    def _weighted_counts(self) -> Counter[tuple[int, int]]:
+        """Byte pair counts with weights: the texts of each weight counted together."""
+        by_weight: dict[int, list[bytes]] = {}
+        buffer, weight = self.buffer, self.weight
+        assert weight is not None
+        start = 1
+        while start < len(buffer):
+            end = buffer.index(SEPARATOR, start)
+            by_weight.setdefault(weight[start - 1], []).append(buffer[start:end])
+            start = end + 1
+        counts: Counter[tuple[int, int]] = Counter()
+        separator = bytes([SEPARATOR])
+        for w, texts in by_weight.items():
+            for pair, count in byte_pair_counts(separator.join(texts)).items():
+                counts[pair] += count * w
+        return counts
 
     def _rank(self, key: int, count: int) -> int:
         """One int that orders the heap: higher count first, then the tie-break."""
@@ -194,7 +186,10 @@ class _Trainer:
             pair_counts.append(count)
             if progress is not None:
                 progress(len(merges), self.n_merges)
-        n_bytes = len(self.buffer) - self.buffer.count(SEPARATOR)
+        if self.weight is None:
+            n_bytes = len(self.buffer) - self.buffer.count(SEPARATOR)
+        else:
+            n_bytes = sum(w for byte, w in zip(self.buffer, self.weight) if byte != SEPARATOR)
         return Training(merges, pair_counts, applied, n_bytes, stop_reason)
 
     def _merge(self, key: int, a: int, b: int, z: int) -> int:
@@ -204,7 +199,7 @@ class _Trainer:
         occurrences: Iterable[int] | None = self.positions.pop(key, None)
         if occurrences is None:
             occurrences = byte_pair_positions(self.buffer, a, b)
-        tok, counts, bits = self.tok, self.counts, self.bits
+        tok, counts, bits, weight = self.tok, self.counts, self.bits, self.weight
         counts_get = counts.get
         la, lb = self.lengths[a], self.lengths[b]
         zkey = z << bits
@@ -220,7 +215,8 @@ class _Trainer:
             tok[i] = z
             tok[j] = GAP
             tok[k - 1] = ~i
-            replaced += 1
+            w = 1 if weight is None else weight[i]
+            replaced += w
             x = tok[i - 1]
             if x != GAP:
                 if x < 0:
@@ -236,20 +232,21 @@ class _Trainer:
                     old = x << bits | a
                     count = counts_get(old)
                     if count is not None:
-                        counts[old] = count - 1
+                        counts[old] = count - w
                 created[x << bits | z].append(start)
             y = tok[k]
             if y >= 0:
                 old = b << bits | y
                 count = counts_get(old)
                 if count is not None:
-                    counts[old] = count - 1
+                    counts[old] = count - w
                 created[zkey | y].append(i)
         self.lengths.append(la + lb)
         for new_key, recorded in created.items():
-            if len(recorded) >= self.min_count:
-                counts[new_key] = len(recorded)
+            total = len(recorded) if weight is None else sum(weight[p] for p in recorded)
+            if total >= self.min_count:
+                counts[new_key] = total
                 self.positions[new_key] = recorded
-                heappush(self.heap, self._rank(new_key, len(recorded)))
+                heappush(self.heap, self._rank(new_key, total))
         return replaced
 

@@ -1,4 +1,5 @@
-"""Encode, decode and count with a learned merge list: the fast path of `reference.encode`.
+"""Encode, decode and count with a learned merge list, in pure Python: the fallback engine's
+`Vocabulary` (the compiled engine's is in `analyzer.bpe.compiled`), exactly `reference.encode`.
 
 Encoding applies the merges in learned order, each once. Rather than pass over the text once
 per merge, the replay keeps a heap of the ranks of merges whose pair is present, and the
@@ -21,10 +22,10 @@ the token counts just before merge `r` are the counts at size `256 + r`.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from heapq import heappop, heappush
 
+from .contract import BaseVocabulary, Measurement
 from .packing import as_text_list, pack
 from .reference import FIRST_NEW_ID, Merge
 from .tokens import (
@@ -38,42 +39,24 @@ from .tokens import (
 )
 
 
-@dataclass(frozen=True)
-class Measurement:
-    counts: dict[int, list[int]]
-    """`{size: [tokens of each text]}`."""
-    roundtrip_ok: bool | None = None
-    """Whether every text decoded back to itself (None when not checked)."""
-
-
-class Vocabulary:
-    """A merge list made ready for fast encoding, decoding and counting.
-
-    Merges must be as `train` returns them: merge `r` creates id `256 + r` from two ids that
-    already exist. Anything else is a ValueError naming the first bad merge.
-    """
+class Vocabulary(BaseVocabulary):
+    """A merge list made ready for encoding, decoding and counting, in pure Python."""
 
     def __init__(self, merges: Sequence[Merge]):
-        self.merges = list(merges)
+        super().__init__(merges)
         self.bits = max(8, (FIRST_NEW_ID + len(self.merges)).bit_length())
         self.rank_of: dict[int, int] = {}
         self.lengths = [1] * FIRST_NEW_ID
         self._pieces: list[bytes] = [bytes([byte]) for byte in range(FIRST_NEW_ID)]
-        for rank, merge in enumerate(self.merges):
-            left, right = _check_merge(rank, merge)
+        for rank, (left, right) in enumerate(self.pairs):
             # A pair listed twice acts at its first rank; later, none of it is left to merge.
             self.rank_of.setdefault(left << self.bits | right, rank)
             self.lengths.append(self.lengths[left] + self.lengths[right])
             self._pieces.append(self._pieces[left] + self._pieces[right])
 
-    @property
-    def size(self) -> int:
-        return FIRST_NEW_ID + len(self.merges)
-
     def token_bytes(self, token: int) -> bytes:
         """The bytes an id stands for; a ValueError for an id this vocabulary lacks."""
-        if not isinstance(token, int) or not 0 <= token < self.size:
-            raise ValueError(f"unknown token id {token!r}: neither a byte nor a learned id")
+        self.check_id(token)
         return self._pieces[token]
 
     def encode(self, text: str) -> list[int]:
@@ -82,40 +65,11 @@ class Vocabulary:
         tok = self._replay(buffer, len(self.merges))
         return read_tokens(tok, 1, len(buffer) - 1, self.lengths)
 
-    def decode(self, ids: Iterable[int]) -> str:
-        """Text from ids; a cut multi-byte character becomes U+FFFD instead of raising."""
-        return b"".join(map(self.token_bytes, ids)).decode("utf-8", errors="replace")
-
-    def count_tokens(self, texts: str | Iterable[str], sizes: Iterable[int]) -> dict[int, list[int]]:
-        """`{size: [tokens of each text]}` for every size, in one replay of the merges."""
-        return self.measure(texts, sizes).counts
-
-    def group_totals(self, groups: Mapping[str, Sequence[str]]) -> dict[str, tuple[int, int]]:
-        """`{name: (UTF-8 bytes, tokens)}` of each group of texts at the full size, from one
-        replay of all of them.
-
-        >>> Vocabulary([((97, 97), 256)]).group_totals({"a": ["aaaa"], "b": ["ab", "b"]})
-        {'a': (4, 2), 'b': (3, 3)}
-        """
-        texts = [text for group in groups.values() for text in group]
-        counts = self.count_tokens(texts, [self.size])[self.size]
-        totals, offset = {}, 0
-        for name, group in groups.items():
-            n_bytes = sum(len(text.encode("utf-8")) for text in group)
-            totals[name] = (n_bytes, sum(counts[offset:offset + len(group)]))
-            offset += len(group)
-        return totals
-
     def measure(self, texts: str | Iterable[str], sizes: Iterable[int], *,
                 roundtrip: bool = False) -> Measurement:
         """Token counts at every size from one replay; with `roundtrip`, also check that
         decoding each text's ids at the largest size gives the text back."""
-        sizes = sorted(set(sizes))
-        for size in sizes:
-            if isinstance(size, bool) or not isinstance(size, int) \
-                    or not FIRST_NEW_ID <= size <= self.size:
-                raise ValueError(f"size {size!r} is outside {FIRST_NEW_ID}..{self.size}, "
-                                 f"the sizes this merge list has")
+        sizes = self.checked_sizes(sizes)
         text_list = as_text_list(texts)
         packed = pack(text_list)
         counts = [end - start for start, end in zip(packed.starts, packed.ends())]
@@ -217,52 +171,9 @@ class Vocabulary:
         return tok
 
 
-def encode(text: str, merges: Sequence[Merge]) -> list[int]:
-    """The ids of `text` under `merges`, exactly as `reference.encode`.
-
-    >>> encode("aaaa", [((97, 97), 256)])
-    [256, 256]
-    """
-    return Vocabulary(merges).encode(text)
-
-
-def decode(ids: Iterable[int], merges: Sequence[Merge]) -> str:
-    """Text from ids, exactly as `reference.decode`.
-
-    >>> decode([256, 98], [((97, 97), 256)])
-    'aab'
-    """
-    return Vocabulary(merges).decode(ids)
-
-
-def count_tokens(
-    texts: str | Iterable[str], merges: Sequence[Merge], sizes: Iterable[int]
-) -> dict[int, list[int]]:
-    """`{size: [tokens of each text]}` for each size, from one replay of the merge list.
-
-    >>> count_tokens(["aaaa", "ab"], [((97, 97), 256), ((256, 256), 257)], [256, 257, 258])
-    {256: [4, 2], 257: [2, 2], 258: [1, 2]}
-    """
-    return Vocabulary(merges).count_tokens(texts, sizes)
-
-
 def _text_index(packed) -> array:
     """For each position of the packed buffer, the index of the text it belongs to."""
     text_of = array("i", [0])  # the leading separator
     for index, (start, end) in enumerate(zip(packed.starts, packed.ends())):
         text_of.extend(array("i", [index]) * (end - start + 1))
     return text_of
-
-
-def _check_merge(rank: int, merge: Merge) -> tuple[int, int]:
-    try:
-        (left, right), new_id = merge
-    except (TypeError, ValueError):
-        raise ValueError(f"merge {rank} is {merge!r}, not ((left, right), new_id)") from None
-    expected = FIRST_NEW_ID + rank
-    if new_id != expected:
-        raise ValueError(f"merge {rank} creates id {new_id!r}; merges must create {expected}")
-    for part in (left, right):
-        if isinstance(part, bool) or not isinstance(part, int) or not 0 <= part < expected:
-            raise ValueError(f"merge {rank} uses id {part!r}, which does not exist before it")
-    return left, right

@@ -6,7 +6,7 @@ import contextlib
 import os
 import time
 
-from analyzer import __version__
+from analyzer import __version__, bpe
 from analyzer.store import (
     AnalyzerDatabase,
     DatabaseBusy,
@@ -25,7 +25,8 @@ from analyzer.store import (
 from .jobs import Report, VocabularyJob, run_jobs
 from .settings import ResolvedRun, RunSettings, resolve
 
-ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE"
+ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE, {bpe.ENGINE} engine"
+"""Recorded with every run: which analyzer and which engine (compiled or python) made it."""
 
 
 WRITE_ATTEMPTS = 3

@@ -56,8 +56,11 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
 
     stall = bool(os.environ.get(STALL_ENV))
 
+    reported = [-1]  # the last step reported: the engine calls after each block of merges
+
     def on_merge(done: int, total: int) -> None:
-        if done % step == 0 or done == total or stall:
+        if done // step != reported[0] or done == total or stall:
+            reported[0] = done // step
             report(job.scope, "train", done, total)
         while stall:
             time.sleep(0.05)  # until a signal ends the process (KeyboardInterrupt here)

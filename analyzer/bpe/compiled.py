@@ -1,0 +1,104 @@
+"""The compiled engine (the C extension `analyzer.bpe._engine`) behind the contract that both
+engines share: `train_detailed` and `Vocabulary`, exactly as the pure engine and the reference.
+
+Importing this module fails with ImportError when the extension was not built; the package
+then runs on the pure engine (see `analyzer.bpe.engines`).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+
+from . import _engine
+from .contract import BaseVocabulary, Measurement, Progress, Training, check_arguments, check_weights
+from .packing import as_text_list, pack
+from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
+
+PROGRESS_EVERY = 64
+"""Merges between two calls of the progress callback (and two looks at Ctrl-C): the loop runs
+without the GIL in between."""
+
+
+def train_detailed(
+    texts: str | Iterable[str],
+    vocab_size: int,
+    *,
+    weights: Sequence[int] | None = None,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+    progress: Progress | None = None,
+) -> Training:
+    """Learn merges on a text or several (a text of weight w counts as w copies of itself, in
+    place); exactly `reference.train_many`'s result, with counts and the stop reason.
+
+    >>> train_detailed(["ab", "cd"], 300, weights=[1, 3]).merges
+    [((99, 100), 256)]
+    """
+    check_arguments(vocab_size, min_pair_count, tie_break)
+    text_list = as_text_list(texts)
+    weight_list = check_weights(text_list, weights)
+    packed = pack(text_list)
+    heavy = weight_list is not None and any(weight != 1 for weight in weight_list)
+    weight_array = array("q", weight_list) if weight_list is not None and heavy else None
+    lefts, rights, counts, applied, stop_reason = _engine.train(
+        packed.buffer, array("q", packed.starts), weight_array, vocab_size, min_pair_count,
+        tie_break == "first", progress, PROGRESS_EVERY)
+    left_ids, right_ids, pair_counts, replaced = (array("i"), array("i"), array("q"), array("q"))
+    left_ids.frombytes(lefts)
+    right_ids.frombytes(rights)
+    pair_counts.frombytes(counts)
+    replaced.frombytes(applied)
+    merges = [((left, right), FIRST_NEW_ID + rank)
+              for rank, (left, right) in enumerate(zip(left_ids, right_ids))]
+    if heavy:
+        assert weight_list is not None
+        n_bytes = sum((end - start) * weight
+                      for start, end, weight in zip(packed.starts, packed.ends(), weight_list))
+    else:
+        n_bytes = len(packed.buffer) - len(text_list) - 1  # all but the separators
+    return Training(merges, pair_counts.tolist(), replaced.tolist(), n_bytes, stop_reason)
+
+
+class Vocabulary(BaseVocabulary):
+    """A merge list made ready for encoding, decoding and counting, in compiled code."""
+
+    def __init__(self, merges: Sequence[Merge]):
+        super().__init__(merges)
+        self._replayer = _engine.Replayer(array("i", [left for left, _ in self.pairs]).tobytes(),
+                                          array("i", [right for _, right in self.pairs]).tobytes())
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes an id stands for; a ValueError for an id this vocabulary lacks."""
+        self.check_id(token)
+        return self._replayer.piece(token)
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of `text`, as `reference.encode` gives them."""
+        ids = array("i")
+        ids.frombytes(self._replayer.encode(pack([text]).buffer))
+        return ids.tolist()
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text from ids; a cut multi-byte character becomes U+FFFD instead of raising."""
+        ids = list(ids)
+        for token in ids:
+            self.check_id(token)
+        return self._replayer.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    def measure(self, texts: str | Iterable[str], sizes: Iterable[int], *,
+                roundtrip: bool = False) -> Measurement:
+        """Token counts at every size from one replay; with `roundtrip`, also check that each
+        text's tokens at the largest size spell the text again."""
+        ordered = self.checked_sizes(sizes)
+        if not ordered and not roundtrip:
+            return Measurement({})
+        ranks = [size - FIRST_NEW_ID for size in ordered] or [len(self.merges)]
+        snapshots, _, ok = self._replayer.count_texts(as_text_list(texts), array("q", ranks),
+                                                      roundtrip=roundtrip)
+        counts = {}
+        for size, blob in zip(ordered, snapshots):
+            per_text = array("I")
+            per_text.frombytes(blob)
+            counts[size] = per_text.tolist()
+        return Measurement(counts, ok)

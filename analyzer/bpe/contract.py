@@ -1,0 +1,160 @@
+"""What every engine takes and returns: the checks on arguments, `Training`, `Measurement`.
+
+Two engines implement the same contract: the compiled one (`analyzer.bpe.compiled`, a C
+extension) and the pure-Python one (`analyzer.bpe.trainer` and `analyzer.bpe.vocabulary`).
+Both give exactly what `analyzer.bpe.reference` gives.
+
+>>> check_weights(["a", "b"], [1, 3])
+[1, 3]
+>>> check_weights(["a"], None) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .reference import FIRST_NEW_ID, Merge, check_training_args
+
+MAX_VOCAB_SIZE = 1 << 24
+"""The largest vocabulary the engines train: ids fit in 24 bits, so a pair of ids and a
+language index fit in one 64-bit key."""
+
+MAX_WEIGHT = 2**32 - 1
+"""The largest weight of one text."""
+
+Progress = Callable[[int, int], None]
+"""Called as progress(merges_done, merges_wanted): after each merge (pure engine) or after each
+block of merges (compiled engine, so that it costs nothing), and once at the end."""
+
+
+@dataclass(frozen=True)
+class Training:
+    """What one training learned, and what it saw along the way."""
+
+    merges: list[Merge]
+    counts: list[int]
+    """The pair's count (overlaps included, weights applied) when each merge was chosen."""
+    applied: list[int]
+    """How many occurrences each merge replaced (weights applied; fewer than its count when
+    runs overlap)."""
+    n_bytes: int
+    """Tokens before any merge: the UTF-8 bytes of all texts (weights applied)."""
+    stop_reason: str
+    """"vocab_size" when every merge asked for was learned, else "min_pair_count"."""
+
+    def tokens_after(self, n_merges: int) -> int:
+        """Tokens in the training texts after the first `n_merges` merges."""
+        return self.n_bytes - sum(self.applied[:n_merges])
+
+
+@dataclass(frozen=True)
+class Measurement:
+    counts: dict[int, list[int]]
+    """`{size: [tokens of each text]}`."""
+    roundtrip_ok: bool | None = None
+    """Whether every text decoded back to itself (None when not checked)."""
+
+
+def check_arguments(vocab_size: int, min_pair_count: int, tie_break: str) -> None:
+    """ValueError (or TypeError) for arguments no training can honour."""
+    check_training_args(vocab_size, min_pair_count, tie_break)
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise ValueError(f"vocab_size {vocab_size} is above {MAX_VOCAB_SIZE:,}, the largest "
+                         "vocabulary the engine trains")
+
+
+def check_weights(texts: Sequence[str], weights: Sequence[int] | None) -> list[int] | None:
+    """The weights as a list aligned with the texts, checked; None when none were given.
+
+    A text of weight w counts as w copies of itself, in place.
+    """
+    if weights is None:
+        return None
+    weights = list(weights)
+    if len(weights) != len(texts):
+        raise ValueError(f"{len(weights)} weights for {len(texts)} texts: give one per text")
+    for index, weight in enumerate(weights):
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= MAX_WEIGHT:
+            raise ValueError(f"weight {index} is {weight!r}; weights are whole numbers from 1 to "
+                             f"{MAX_WEIGHT:,}")
+    return weights
+
+
+class BaseVocabulary:
+    """What both engines' `Vocabulary` share: the checked merge list, and the operations made of
+    the engine's own `encode`, `token_bytes` and `measure`.
+
+    Merges must be as `train` returns them: merge `r` creates id `256 + r` from two ids that
+    already exist. Anything else is a ValueError naming the first bad merge.
+    """
+
+    def __init__(self, merges: Sequence[Merge]):
+        self.merges = list(merges)
+        self.pairs = [check_merge(rank, merge) for rank, merge in enumerate(self.merges)]
+
+    @property
+    def size(self) -> int:
+        return FIRST_NEW_ID + len(self.merges)
+
+    def encode(self, text: str) -> list[int]:
+        raise NotImplementedError
+
+    def token_bytes(self, token: int) -> bytes:
+        raise NotImplementedError
+
+    def measure(self, texts: str | Iterable[str], sizes: Iterable[int], *,
+                roundtrip: bool = False) -> Measurement:
+        raise NotImplementedError
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text from ids; a cut multi-byte character becomes U+FFFD instead of raising."""
+        return b"".join(map(self.token_bytes, ids)).decode("utf-8", errors="replace")
+
+    def count_tokens(self, texts: str | Iterable[str], sizes: Iterable[int]) -> dict[int, list[int]]:
+        """`{size: [tokens of each text]}` for every size, in one replay of the merges (each
+        text counted once: weights are for training only)."""
+        return self.measure(texts, sizes).counts
+
+    def group_totals(self, groups: Mapping[str, Sequence[str]]) -> dict[str, tuple[int, int]]:
+        """`{name: (UTF-8 bytes, tokens)}` of each group of texts at the full size, from one
+        replay of all of them."""
+        texts = [text for group in groups.values() for text in group]
+        counts = self.count_tokens(texts, [self.size])[self.size]
+        totals, offset = {}, 0
+        for name, group in groups.items():
+            n_bytes = sum(len(text.encode("utf-8")) for text in group)
+            totals[name] = (n_bytes, sum(counts[offset:offset + len(group)]))
+            offset += len(group)
+        return totals
+
+    def checked_sizes(self, sizes: Iterable[int]) -> list[int]:
+        """The sizes, ascending and unique; ValueError for one this merge list does not have."""
+        ordered = sorted(set(sizes))
+        for size in ordered:
+            if isinstance(size, bool) or not isinstance(size, int) \
+                    or not FIRST_NEW_ID <= size <= self.size:
+                raise ValueError(f"size {size!r} is outside {FIRST_NEW_ID}..{self.size}, "
+                                 f"the sizes this merge list has")
+        return ordered
+
+    def check_id(self, token: int) -> None:
+        """ValueError for an id this vocabulary lacks."""
+        if not isinstance(token, int) or not 0 <= token < self.size:
+            raise ValueError(f"unknown token id {token!r}: neither a byte nor a learned id")
+
+
+def check_merge(rank: int, merge: Merge) -> tuple[int, int]:
+    """(left, right) of merge `rank`, or ValueError if it is not one `train` could return."""
+    try:
+        (left, right), new_id = merge
+    except (TypeError, ValueError):
+        raise ValueError(f"merge {rank} is {merge!r}, not ((left, right), new_id)") from None
+    expected = FIRST_NEW_ID + rank
+    if new_id != expected:
+        raise ValueError(f"merge {rank} creates id {new_id!r}; merges must create {expected}")
+    for part in (left, right):
+        if isinstance(part, bool) or not isinstance(part, int) or not 0 <= part < expected:
+            raise ValueError(f"merge {rank} uses id {part!r}, which does not exist before it")
+    return left, right

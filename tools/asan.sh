@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Run the engine's property tests against the compiled engine built with AddressSanitizer.
+#
+#     bash tools/asan.sh                 # the engine tests (a few minutes)
+#     bash tools/asan.sh -k weighted     # extra pytest arguments are passed on
+#
+# The extension is rebuilt with -fsanitize=address in place of the installed one (the usual
+# build is put back afterwards, however the script ends), and the interpreter runs with libasan
+# preloaded. Leak checking is off: CPython itself keeps memory until exit, which LeakSanitizer
+# would report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+module="$(python -c 'import analyzer.bpe._engine as e; print(e.__file__)')"
+backup="$(mktemp)"
+reports="$(mktemp -d)"
+cp "$module" "$backup"
+trap 'cp "$backup" "$module"; rm -rf "$backup" "$reports"' EXIT
+gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -shared -fPIC \
+    $(python3-config --includes) analyzer/bpe/_engine.c -o "$module"
+libasan="$(gcc -print-file-name=libasan.so)"
+export ANALYZER_ENGINE=compiled
+# Reports go to files (pytest captures the test's stderr), and are shown below.
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:log_path=$reports/asan"
+LD_PRELOAD="$libasan" python -c "import analyzer.bpe._engine as e; print('AddressSanitizer build:', e.__file__)"
+status=0
+LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
+    tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py "$@" || status=$?
+if compgen -G "$reports/asan*" >/dev/null; then
+    cat "$reports"/asan*
+    echo "AddressSanitizer: errors reported (above)"
+    exit 1
+fi
+[ "$status" -eq 0 ] && echo "AddressSanitizer: no error in the engine tests"
+exit "$status"
