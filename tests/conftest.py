@@ -59,3 +59,14 @@ def _no_network_for_tokenizers(tmp_path, monkeypatch):
     """Tests never download: tiktoken rank files come from files shipped in packages."""
     monkeypatch.setenv("ANALYZER_OFFLINE", "1")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+
+
+@pytest.fixture(params=["python", "compiled"])
+def engine(request):
+    """Each BPE engine in turn; the compiled one is skipped, saying why, where it is not built
+    (test_bpe_engines checks that it is built wherever a C compiler is)."""
+    from analyzer import bpe
+
+    if request.param not in bpe.ENGINES:
+        pytest.skip("the compiled engine is not built here (no C compiler at install)")
+    return bpe.ENGINES[request.param]

@@ -17,13 +17,6 @@ from analyzer import bpe
 from analyzer.bpe import reference as ref
 
 
-@pytest.fixture(params=["python", "compiled"])
-def engine(request):
-    if request.param not in bpe.ENGINES:
-        pytest.skip("the compiled engine is not built here (no C compiler at install)")
-    return bpe.ENGINES[request.param]
-
-
 def train(engine, texts, size, **options):
     return engine.train_detailed(texts, size, **options).merges
 
