@@ -20,6 +20,7 @@ from rich.progress import Progress
 
 from . import __version__, bpe
 from . import cli_views as views
+from .bpe import PRETOKENIZERS
 from .bpe.reference import TIE_BREAKS
 from .cli_views import plain
 from .corpus import FORMATS, SAMPLE_CORPUS, UNIT_KINDS, CorpusError, read_corpus, read_lines
@@ -63,6 +64,8 @@ Format = Enum("Format", {name: name for name in FORMATS}, type=str)  # type: ign
 Units = Enum("Units", {name: name for name in UNIT_KINDS}, type=str)  # type: ignore[misc]
 TieBreak = Enum("TieBreak", {name: name for name in TIE_BREAKS}, type=str)  # type: ignore[misc]
 ExportFormat = Enum("ExportFormat", {"json": "json", "csv": "csv"}, type=str)
+PRETOKENIZE_HELP = ("How texts are cut before BPE (merges never cross a chunk): "
+                    f"{', '.join(PRETOKENIZERS)}, or re:PATTERN.")
 
 DbOption = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
                         dir_okay=False)
@@ -145,6 +148,7 @@ def train(
     vocab: int = typer.Option(512, "--vocab", "-v", help="Vocabulary size: 256 bytes + merges."),
     min_pair_count: int = typer.Option(2, help="Stop when the best pair occurs fewer times."),
     tie_break: TieBreak = typer.Option("lexicographic", help="How equal counts are ordered."),
+    pretokenize: str = typer.Option("none", "--pretokenize", help=PRETOKENIZE_HELP),
     show: int = typer.Option(10, help="How many of the first merges to list."),
     as_json: bool = typer.Option(False, "--json", help="Print the merge list as JSON."),
 ) -> None:
@@ -165,15 +169,16 @@ def train(
         task = bar.add_task("training", total=vocab - 256)
         try:
             training = bpe.train_detailed(
-                texts, vocab, min_pair_count=min_pair_count, tie_break=tie_break.value,
+                texts, vocab, pretokenizer=pretokenize, min_pair_count=min_pair_count,
+                tie_break=tie_break.value,
                 progress=lambda done, total: bar.update(task, completed=done),
             )
-        except ValueError as error:  # a lone surrogate cannot come from a UTF-8 file; kept safe
+        except ValueError as error:  # a pre-tokenizer refused, or (not from a file) a surrogate
             raise _fail(str(error)) from None
     if as_json:
         typer.echo(json.dumps(training_document(training), ensure_ascii=False, indent=2))
         return
-    vocabulary = bpe.Vocabulary(training.merges)
+    vocabulary = bpe.Vocabulary(training.merges, pretokenize)
     tokens = training.tokens_after(len(training.merges))
     console = Console()
     console.print(f"{len(texts)} texts, {training.n_bytes:,} bytes -> {tokens:,} tokens "
@@ -331,6 +336,9 @@ def run(
     seed: int = typer.Option(0, help="Seed for the holdout split and the bootstrap."),
     tie_break: TieBreak = typer.Option("lexicographic", help="How equal counts are ordered."),
     min_pair_count: int = typer.Option(2, help="Stop when the best pair occurs fewer times."),
+    pretokenize: list[str] = typer.Option(
+        None, "--pretokenize", help=PRETOKENIZE_HELP + " Repeat, or give a comma list: every "
+        "trained vocabulary is trained once per pre-tokenizer (default: none)."),
     jobs: int = typer.Option(None, help="Parallel processes (default: the machine's cores)."),
     report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html)."),
     open_report: bool = typer.Option(False, "--open", help="Open the report in a browser."),
@@ -345,6 +353,7 @@ def run(
         languages=[code for code in langs.split(",") if code.strip()] if langs is not None else None,
         pivot=pivot, per_language=per_language, cross=cross, holdout=holdout, seed=seed,
         tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
+        pretokenizers=_split_commas(pretokenize) or ["none"],
     )
     if report:
         _check_output_folder(out)
@@ -432,24 +441,28 @@ def show(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id (see analyzer runs)."),
     size: int = typer.Option(None, help="Only this size."),
     vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, or a language's own vocabulary."),
+    pretokenizer: str = typer.Option(None, help="Only this pre-tokenizer's vocabularies "
+                                                "(default: a table for each)."),
     as_json: bool = JsonOption,
     db: Path = DbOption,
 ) -> None:
     """Show a run's results: tokens and overhead vs the pivot per language and size."""
-    _show_run(_open(db), run_id, as_json=as_json, vocab=vocab, size=size)
+    _show_run(_open(db), run_id, as_json=as_json, vocab=vocab, size=size, pretokenizer=pretokenizer)
 
 
 @app.command()
 def merges(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
     vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, or a language code."),
+    pretokenizer: str = typer.Option(None, help="The vocabulary's pre-tokenizer (default: the "
+                                                "run's first)."),
     top: int = typer.Option(20, help="How many merges, from the first."),
     db: Path = DbOption,
 ) -> None:
     """List a vocabulary's first merges: which bytes became which token, and how often."""
     if top < 0:
         raise _fail(f"--top must be 0 or more, not {top}")
-    rows = _trained_merges(_open(db), run_id, vocab)
+    rows, _ = _trained_merges(_open(db), run_id, vocab, pretokenizer)
     pieces = {byte: bytes([byte]) for byte in range(256)}
     for merge in rows:
         pieces[merge.new_id] = merge.token
@@ -467,15 +480,17 @@ def tokenize(
     text: str = typer.Argument(..., help="The text to tokenize."),
     vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, or a language code."),
     size: int = typer.Option(None, help="Vocabulary size (default: the run's largest)."),
+    pretokenizer: str = typer.Option(None, help="The vocabulary's pre-tokenizer (default: the "
+                                                "run's first)."),
     db: Path = DbOption,
 ) -> None:
     """Tokenize a text with a run's vocabulary: the pieces, their ids and the count."""
-    rows = _trained_merges(_open(db), run_id, vocab)
+    rows, pretokenizer = _trained_merges(_open(db), run_id, vocab, pretokenizer)
     largest = 256 + len(rows)
     size = size or largest
     if not 256 <= size <= largest:
         raise _fail(f"--size {size} is outside 256..{largest}, the sizes {vocab} has in run {run_id}")
-    vocabulary = bpe.Vocabulary([((l, r), n) for l, r, n, _, _ in rows[: size - 256]])
+    vocabulary = bpe.Vocabulary([((l, r), n) for l, r, n, _, _ in rows[: size - 256]], pretokenizer)
     try:
         ids = vocabulary.encode(text)
     except ValueError:
@@ -521,15 +536,31 @@ def export(
         Console(stderr=True).print(f"Wrote {plain(out)}")
 
 
-def _trained_merges(database: AnalyzerDatabase, run_id: int, scope: str):
-    """The merges of a trained vocabulary; a production tokenizer has none stored."""
+def _trained_merges(database: AnalyzerDatabase, run_id: int, scope: str,
+                    pretokenizer: str | None) -> tuple[list, str]:
+    """The merges of a trained vocabulary, and its pre-tokenizer (the run's first unless one is
+    named); a production tokenizer has none stored."""
     with _errors():
-        kinds = {v.scope: v.kind for v in vocabularies(database, get_run(database, run_id).id)}
+        run = get_run(database, run_id)
+        kinds = {v.scope: v.kind for v in vocabularies(database, run.id)}
         if kinds.get(scope) == VocabKind.PRODUCTION:
             raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
                              "merges and tokenize show the run's trained vocabularies")
         _complete_run(database, run_id)
-        return load_merges(database, run_id, scope)
+        pretokenizer = pretokenizer or run.pretokenizers[0]
+        return load_merges(database, run_id, scope, pretokenizer), pretokenizer
+
+
+def _split_commas(values: list[str] | None) -> list[str]:
+    """Repeated options and comma lists alike: ["a,b", "c"] -> ["a", "b", "c"]. A user's
+    pattern (re:...) is taken whole, commas and all."""
+    found = []
+    for value in values or []:
+        if value.startswith("re:"):
+            found.append(value)
+        else:
+            found.extend(part.strip() for part in value.split(",") if part.strip())
+    return found
 
 
 def _parse_sizes(values: list[str]) -> list[int]:
@@ -563,9 +594,13 @@ def _run_metrics(database: AnalyzerDatabase, run_id: int):
 
 
 def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
-              vocab: str = VocabKind.SHARED, size: int | None = None) -> None:
+              vocab: str = VocabKind.SHARED, size: int | None = None,
+              pretokenizer: str | None = None) -> None:
     data, frame = _run_metrics(database, run_id)
     run = data.run
+    if pretokenizer is not None and pretokenizer not in run.pretokenizers:
+        raise _fail(f"run {run_id} has no pre-tokenizer {pretokenizer!r}; it has: "
+                    f"{', '.join(run.pretokenizers)}")
     if vocab not in set(frame["vocab"]) and not (vocab == VocabKind.SHARED and not run.sizes):
         raise _fail(f"run {run_id} has no vocabulary {vocab!r}; it has: "
                     f"{', '.join(dict.fromkeys(frame['vocab']))}")
@@ -575,8 +610,10 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
         typer.echo(json.dumps(show_document(run, frame), indent=2))
         return
     console = Console()
-    console.print(views.summary_table(run, frame, data.vocabularies, vocab,
-                                      [size] if size else None))
+    shown = [pretokenizer] if pretokenizer else run.pretokenizers
+    for index, split in enumerate(shown):
+        console.print(views.summary_table(run, frame, data.vocabularies, vocab,
+                                          [size] if size else None, split, tokenizers=index == 0))
     for note in views.early_stops(data.vocabularies, run.sizes):
         console.print(f"[yellow]Note:[/yellow] {plain(note)}")
     bad = [v.scope for v in data.vocabularies if v.roundtrip_ok is False]

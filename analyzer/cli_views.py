@@ -12,8 +12,9 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
+from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
-from analyzer.metrics import own_vocabulary, tokenizer_sizes
+from analyzer.metrics import for_pretokenizer, own_vocabulary, tokenizer_sizes
 from analyzer.store import CorpusDetail, RunRead, VocabKind, VocabularyRead
 
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
@@ -50,11 +51,14 @@ def languages_table(corpus: CorpusDetail) -> Table:
 
 
 def summary_table(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead],
-                  vocab: str = VocabKind.SHARED, sizes: list[int] | None = None) -> Table:
-    """Language, bytes, and per column tokens and overhead vs the pivot. The default view has a
-    column per size of the shared vocabulary, one per production tokenizer, and each language's
-    tokens under its own vocabulary; `vocab` shows one vocabulary's sizes instead."""
-    production = tokenizer_sizes(vocabs)
+                  vocab: str = VocabKind.SHARED, sizes: list[int] | None = None,
+                  pretokenizer: str = NONE, tokenizers: bool = True) -> Table:
+    """Language, bytes, and per column tokens and overhead vs the pivot, under one
+    pre-tokenizer. The default view has a column per size of the shared vocabulary, one per
+    production tokenizer (with `tokenizers`), and each language's tokens under its own
+    vocabulary; `vocab` shows one vocabulary's sizes instead."""
+    frame = for_pretokenizer(frame, pretokenizer)
+    production = tokenizer_sizes(vocabs) if tokenizers else []
     overview = vocab == VocabKind.SHARED
     if overview:
         columns = [(str(VocabKind.SHARED), s) for s in (sizes or run.sizes)] + production
@@ -67,7 +71,8 @@ def summary_table(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead
     own = own_vocabulary(frame, run.pivot) if overview and run.sizes else pd.DataFrame()
     own = own[own["size"] == largest].set_index("lang") if not own.empty else own
     title = (f"Run {run.id} on {run.corpus}: tokens and overhead vs {run.pivot}"
-             + ("" if overview else f" ({vocab} vocabulary)"))
+             + ("" if overview else f" ({vocab} vocabulary)")
+             + ("" if pretokenizer == NONE else f", pre-tokenizer {pretokenizer}"))
     headers = [f"{scope} ({size:,})" if scope in names else f"size {size}"
                for scope, size in columns]
     result = table("language", "bytes", *map(plain, headers), title=plain(title))
@@ -100,15 +105,22 @@ def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[st
         final = 256 + (v.merges_learned or 0)
         if v.stop_reason == "min_pair_count" and final < max(sizes):
             stopped.append((v, final))
-    notes = [f"the {v.scope} vocabulary stopped at size {final}: no pair occurs often enough; "
+    notes = [f"the {_name(v)} vocabulary stopped at size {final}: no pair occurs often enough; "
              f"its larger sizes equal size {final}" for v, final in stopped
              if v.kind != VocabKind.LANGUAGE]
-    own = [f"{v.scope} at {final}" for v, final in stopped if v.kind == VocabKind.LANGUAGE]
+    own = [f"{_name(v)} at {final}" for v, final in stopped if v.kind == VocabKind.LANGUAGE]
     if own:
         notes.append(f"{len(own)} per-language vocabularies stopped before size {max(sizes)} "
                      f"(no pair occurs often enough; larger sizes equal the final one): "
                      + ", ".join(own))
     return notes
+
+
+def _name(vocabulary: VocabularyRead) -> str:
+    """A vocabulary's name for a sentence: its scope, with its pre-tokenizer if it has one."""
+    if vocabulary.pretokenizer in (None, NONE):
+        return vocabulary.scope
+    return f"{vocabulary.scope} ({vocabulary.pretokenizer})"
 
 
 def _percent(overhead: float) -> str:

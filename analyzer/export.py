@@ -19,19 +19,29 @@ from analyzer.corpus import language_name
 from analyzer.metrics import RunData, language_metrics, load_run_data
 from analyzer.store import AnalyzerDatabase, RunRead, StoredMerge, VocabKind, VocabularyRead, load_merges
 
-RECORD_KEYS = ["vocab", "size", "lang", "tokens", "bytes", "chars", "premium", "overhead",
-               "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
+RECORD_KEYS = ["vocab", "pretokenizer", "size", "lang", "tokens", "bytes", "chars", "premium",
+               "overhead", "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
                "unit_premium_median", "unit_premium_q1", "unit_premium_q3", "premium_ci_low",
-               "premium_ci_high", "gini"]
-"""The fields of a record, in order: one record per (vocabulary, size, language)."""
+               "premium_ci_high", "gini", "chunks", "chunk_premium"]
+"""The fields of a record, in order: one record per (vocabulary, pre-tokenizer, size,
+language). `pretokenizer` is null for production tokenizers; `chunks` and `chunk_premium` (the
+language's chunks over the pivot's) only where a pre-tokenizer split the text."""
+
+
+INTEGER_KEYS = {"size", "tokens", "bytes", "chars", "chunks"}
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
-    """The documented records: one per (vocab, size, lang); NaN becomes null."""
+    """The documented records: one per (vocab, pretokenizer, size, lang); NaN becomes null."""
     if frame.empty:
         return []
-    return [{key: plain_value(value) for key, value in row.items()}
+    return [{key: _record_value(key, value) for key, value in row.items()}
             for row in frame[RECORD_KEYS].to_dict(orient="records")]
+
+
+def _record_value(key: str, value):
+    value = plain_value(value)
+    return int(value) if key in INTEGER_KEYS and value is not None else value
 
 
 def show_document(run: RunRead, frame: pd.DataFrame) -> dict:
@@ -53,7 +63,8 @@ def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = No
     document["measured_units"] = run.measured_units
     document["vocabularies"] = [
         {**vocabulary.model_dump(mode="json"),
-         "merges": merges_document(load_merges(db, run.id, vocabulary.scope))}
+         "merges": merges_document(load_merges(db, run.id, vocabulary.scope,
+                                               vocabulary.pretokenizer))}
         for vocabulary in data.vocabularies]
     document["records"] = records(frame)
     document["token_report"] = token_report(run, frame, data.vocabularies)
@@ -88,7 +99,11 @@ def token_report(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead]
     """The seed's token_report, generalised to any number of languages: per language its
     chars and bytes, tokens under shared and under its own vocabulary, bytes per token and
     the curve over sizes; each production tokenizer's tokens and premium per language; rules
-    learned per vocabulary; and whether every measured text round-tripped."""
+    learned per vocabulary; and whether every measured text round-tripped. Trained numbers are
+    those of the run's first pre-tokenizer."""
+    first = run.pretokenizers[0]
+    frame = frame[(frame["pretokenizer"] == first) | frame["pretokenizer"].isna()]
+    vocabs = [v for v in vocabs if v.pretokenizer in (first, None)]
     cells = frame.set_index(["vocab", "size", "lang"])
     largest = max(run.sizes) if run.sizes else None
     languages = {}

@@ -60,6 +60,16 @@ TRAINERS = {
               f"{PEERS_PATTERN!r}, 10**6, SIZE); tokens = None",
     "hf": "from bench_bpe import hf_tokenizer; result = hf_tokenizer(SIZE, lines); "
           "tokens = sum(len(e.ids) for e in result.encode_batch(lines))",
+    # With GPT-2's split pattern (issue 12): ours trains on each distinct chunk once, weighted.
+    "compiled-gpt2": "from analyzer import bpe; "
+                     "result = bpe.train_detailed(lines, SIZE, pretokenizer='gpt2'); "
+                     "tokens = result.tokens_after(len(result.merges))",
+    "rustbpe-gpt2": "import rustbpe; from analyzer.bpe import PRETOKENIZERS; "
+                    "result = rustbpe.Tokenizer(); "
+                    "result.train_from_iterator(iter(lines), SIZE, pattern=PRETOKENIZERS['gpt2']); "
+                    "tokens = sum(map(len, result.batch_encode(lines)))",
+    "hf-gpt2": "from bench_bpe import hf_tokenizer; result = hf_tokenizer(SIZE, lines, split=True); "
+               "tokens = None",
 }
 """Code that trains on `lines` to SIZE (and, where cheap, counts the training tokens, to check
 the peers agree with us)."""
@@ -89,12 +99,13 @@ print(json.dumps({{"seconds": seconds, "added_mb": added, "bytes": n_bytes, "tok
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def hf_tokenizer(vocab_size: int, lines: list[str]):
-    """HF BPE trained byte-level with no splitting: the configuration closest to ours."""
+def hf_tokenizer(vocab_size: int, lines: list[str], split: bool = False):
+    """HF BPE trained byte-level with no splitting (the configuration closest to ours), or with
+    its ByteLevel pre-tokenizer's own regex (GPT-2's split rule) when `split`."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=split)
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, min_frequency=2, show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
@@ -201,6 +212,38 @@ def main() -> None:
             added = other["added_mb"]
             table.figure(f"  memory added, {trainer}", f"{added:7.0f} MB = {added * 2**20 / n_bytes:5.1f} "
                          "bytes per input byte", trainer=trainer, added_mb=round(added))
+
+    print("== pre-tokenized with GPT-2's pattern, training to 32768 (issue 12)")
+    megabytes = 4 if args.quick else 16
+    runs = {name: [train_in_fresh_process(name, megabytes, 32768) for _ in range(args.runs)]
+            for name in ("compiled-gpt2", "rustbpe-gpt2")}
+    hf = train_in_fresh_process("hf-gpt2", megabytes, 32768)
+    ours = statistics.median(r["seconds"] for r in runs["compiled-gpt2"])
+    rust = statistics.median(r["seconds"] for r in runs["rustbpe-gpt2"])
+    table.ratio(f"{megabytes} MB, gpt2 pattern, vs rustbpe", ours, rust, "rustbpe", "<= 1.0")
+    table.ratio(f"{megabytes} MB, gpt2 pattern, vs HF ByteLevel regex", ours, hf["seconds"], "hf",
+                "<= 1.5")
+    n_bytes = runs["compiled-gpt2"][0]["bytes"]
+    for name, added in (("ours", max(r["added_mb"] for r in runs["compiled-gpt2"])),
+                        ("rustbpe", max(r["added_mb"] for r in runs["rustbpe-gpt2"])),
+                        ("hf", hf["added_mb"])):
+        table.figure(f"  memory added, {name}", f"{added:7.0f} MB = {added * 2**20 / n_bytes:5.1f} "
+                     "bytes per input byte (ours at most theirs)", trainer=name,
+                     added_mb=round(added))
+    same = runs["compiled-gpt2"][0]["tokens"] == runs["rustbpe-gpt2"][0]["tokens"]
+    table.figure("  rustbpe's merges give our token total", str(same), same=same)
+    lines = interleaved_lines(4)
+    n_bytes = sum(len(line.encode()) for line in lines)
+    merges = bpe.train(lines, 32768, pretokenizer="gpt2")
+    for name in ("gpt2", "cl100k"):
+        vocabulary = bpe.Vocabulary(merges, name)
+        seconds, _ = median_of(args.runs, vocabulary.count_tokens, lines, SWEEP)
+        pretokenizer = vocabulary.pretokenizer
+        split, _ = median_of(1, lambda pre=pretokenizer: [pre.split(line) for line in lines])
+        table.figure(f"count_tokens with {name} splitting, 32768", f"{seconds:.3f} s = "
+                     f"{n_bytes / seconds / 1e6:.1f} MB/s (>= 20; the regex split alone: "
+                     f"{n_bytes / split / 1e6:.1f} MB/s)", seconds=round(seconds, 3),
+                     split_mb_per_s=round(n_bytes / split / 1e6, 1))
 
     print("== a sweep of 7 sizes, every line counted at every size")
     lines = interleaved_lines(4)

@@ -3,6 +3,7 @@
     python benchmarks/bench_runs.py            # UDHR full run, then the NTREX shared sweep
     python benchmarks/bench_runs.py --udhr     # UDHR only
     python benchmarks/bench_runs.py --ntrex-cross 512,1024,2048,4096   # the database's growth
+    python benchmarks/bench_runs.py --cl100k-study     # our cl100k-split vocabulary vs cl100k_base
 
 Targets (issue 4): UDHR (57 languages x 32 units), sizes 256..4096, shared + per-language +
 cross, under 60 s; NTREX (58 x 1501, 20 MB), shared only, sizes 512..32768, under 3 minutes.
@@ -52,12 +53,54 @@ def bench(name: str, folder: Path, settings: RunSettings) -> None:
           f"worker; database {size / 1e6:.1f} MB ({(size - before) / 1e6:.1f} MB for the run)")
 
 
+def cl100k_study() -> None:
+    """How close does a vocabulary trained on NTREX with cl100k's pre-tokenizer come to the
+    cl100k_base tokenizer's own premiums on the same units? (A finding, not a target.)"""
+    import os
+
+    from analyzer.metrics import language_metrics, load_run_data
+
+    os.environ.setdefault("ANALYZER_OFFLINE", "1")
+    folder = CORPORA / "ntrex128" / "text"
+    with tempfile.TemporaryDirectory() as tmp:
+        db = open_db(Path(tmp) / "study.db")
+        save_corpus(db, read_corpus(folder), "ntrex128")
+        start = time.perf_counter()
+        run_id = execute_run(db, RunSettings(sizes=[32768], per_language=False,
+                                             pretokenizers=["cl100k", "none"],
+                                             tokenizers=["cl100k_base"]))
+        seconds = time.perf_counter() - start
+        frame = language_metrics(load_run_data(db, run_id), resamples=200)
+    ours = frame[(frame["vocab"] == "shared") & (frame["pretokenizer"] == "cl100k")].set_index("lang")
+    plain = frame[(frame["vocab"] == "shared") & (frame["pretokenizer"] == "none")].set_index("lang")
+    theirs = frame[frame["vocab"] == "cl100k_base"].set_index("lang")
+    print(f"NTREX-128, 58 languages, shared vocabulary of 32768 ({seconds:.0f} s for the run)")
+    print(f"{'language':<10} {'ours, cl100k split':>19} {'ours, no split':>15} {'cl100k_base':>12}")
+    for lang in sorted(ours.index, key=lambda lang: -theirs.loc[lang, "premium"]):
+        print(f"{lang:<10} {ours.loc[lang, 'premium']:>19.2f} {plain.loc[lang, 'premium']:>15.2f} "
+              f"{theirs.loc[lang, 'premium']:>12.2f}")
+    both = ours["premium"].to_frame("ours").join(theirs["premium"].to_frame("theirs"))
+    both["nosplit"] = plain["premium"]
+    print(f"Pearson r, ours (cl100k split) vs cl100k_base: {both['ours'].corr(both['theirs']):.3f}; "
+          f"ours (no split) vs cl100k_base: {both['nosplit'].corr(both['theirs']):.3f}")
+    print(f"median |ours - theirs| / theirs: "
+          f"{((both['ours'] - both['theirs']).abs() / both['theirs']).median():.1%}; "
+          f"Gini of premiums: ours {frame[frame['vocab'] == 'shared']['gini'].iloc[0]:.3f}, "
+          f"cl100k_base {theirs['gini'].iloc[0]:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--udhr", action="store_true", help="only the UDHR run")
+    parser.add_argument("--cl100k-study", action="store_true",
+                        help="NTREX, a shared vocabulary of 32768 trained with cl100k's split "
+                             "rule, beside the cl100k_base tokenizer on the same units")
     parser.add_argument("--ntrex-cross", metavar="SIZES",
                         help="only an NTREX run with every per-language vocabulary and --cross")
     args = parser.parse_args()
+    if args.cl100k_study:
+        cl100k_study()
+        return
     if args.ntrex_cross:
         sizes = [int(size) for size in args.ntrex_cross.split(",")]
         bench(f"ntrex128, {args.ntrex_cross}, shared + per-language + cross", CORPORA / "ntrex128" / "text",

@@ -159,3 +159,48 @@ def m005_words_and_vocabulary_kinds(db: Database) -> None:
                         ((len(text.split()), text_id) for text_id, text in rows))
     db.execute("UPDATE vocabularies SET kind = CASE WHEN kind = 'production' THEN 'production' "
                "WHEN scope = 'shared' THEN 'shared' ELSE 'language' END")
+
+
+@migrations()
+def m006_pretokenizers(db: Database) -> None:
+    # A vocabulary is now (scope, pre-tokenizer): the same kind trained under several split
+    # rules in one run. The table is rebuilt for its new UNIQUE constraint (open_db migrates
+    # with foreign keys off, so dropping the old table cascades nowhere); rows stored before
+    # read back as pre-tokenizer "none" (production tokenizers: NULL, they split their own way).
+    # chunk_counts: how many chunks each measured unit is cut into, per pre-tokenizer.
+    _run(db, """
+    CREATE TABLE vocabularies_new (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        trained_bytes INTEGER,
+        merges_learned INTEGER,
+        stop_reason TEXT,
+        seconds REAL,
+        roundtrip_ok INTEGER,
+        library TEXT,
+        source TEXT,
+        pretokenizer TEXT,
+        pattern TEXT,
+        UNIQUE (run_id, scope, pretokenizer)
+    );
+    INSERT INTO vocabularies_new (id, run_id, scope, kind, size, trained_bytes, merges_learned,
+        stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern)
+        SELECT id, run_id, scope, kind, size, trained_bytes, merges_learned, stop_reason, seconds,
+               roundtrip_ok, library, source,
+               CASE WHEN kind = 'production' THEN NULL ELSE 'none' END, NULL
+        FROM vocabularies;
+    DROP TABLE vocabularies;
+    ALTER TABLE vocabularies_new RENAME TO vocabularies;
+    ALTER TABLE runs ADD COLUMN pretokenizers TEXT NOT NULL DEFAULT '["none"]';
+    CREATE TABLE chunk_counts (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        pretokenizer TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        chunks INTEGER NOT NULL,
+        unit_chunks BLOB NOT NULL,
+        PRIMARY KEY (run_id, pretokenizer, lang)
+    )
+    """)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import json
@@ -41,7 +42,7 @@ def test_run_prints_the_table_and_json_has_the_documented_records(db):
     keys = {"vocab", "size", "lang", "tokens", "bytes", "chars", "premium", "byte_premium"}
     assert all(keys <= set(record) for record in data["records"])
     shared = [r for r in data["records"] if r["vocab"] == "shared" and r["size"] == 300]
-    stored = {lang: sum(units) for scope, size, lang, units in load_counts(open_db(db), 1)
+    stored = {lang: sum(units) for scope, _, size, lang, units in load_counts(open_db(db), 1)
               if scope == "shared" and size == 300}
     assert {r["lang"]: r["tokens"] for r in shared} == stored
 
@@ -220,3 +221,51 @@ def test_no_process_of_a_run_survives_a_sigkill_of_the_command(db_with_a_run):
     os.kill(run.pid, signal.SIGKILL)
     run.finish()
     assert wait_until_gone(run.pid) == []
+
+
+def test_pretokenizers_through_the_command_line(db):
+    result = invoke(db, "run", "--vocab", "270,300", "--pretokenize", "none,cl100k",
+                    "--pretokenize", "words", "--jobs", "1", "--no-report")
+    assert result.exit_code == 0, result.output
+    assert "pre-tokenizer cl100k" in result.output and "pre-tokenizer words" in result.output
+    records = json.loads(invoke(db, "show", "1", "--json").stdout)["records"]
+    assert {r["pretokenizer"] for r in records} == {"none", "cl100k", "words"}
+    result = invoke(db, "show", "1", "--pretokenizer", "words")
+    assert result.exit_code == 0 and "pre-tokenizer words" in result.output
+    assert "pre-tokenizer cl100k" not in result.output
+    result = invoke(db, "show", "1", "--pretokenizer", "o200k")
+    assert result.exit_code == 1 and "has no pre-tokenizer 'o200k'; it has: none, cl100k, words" in result.output
+    words = invoke(db, "merges", "1", "--pretokenizer", "words", "--top", "500").output
+    tokens = [ast.literal_eval(line.split("-> ")[1].split("  ")[0]) for line in words.splitlines()]
+    assert tokens and all(b" " not in token.lstrip(b" ") for token in tokens)  # no merge crosses a word
+    result = invoke(db, "tokenize", "1", "the cat sat", "--pretokenizer", "words", "--size", "256")
+    assert "11 tokens for 11 bytes" in result.output
+    result = invoke(db, "merges", "1", "--pretokenizer", "gpt2")
+    assert result.exit_code == 1 and "has no vocabulary 'shared (gpt2)'" in result.output
+    listing = json.loads(invoke(db, "runs", "--json").stdout)
+    assert listing[0]["pretokenizers"] == ["none", "cl100k", "words"]
+
+
+def test_a_bad_pretokenizer_changes_nothing(db):
+    before = list(Database(db).iterdump())
+    for args, message in ((["--pretokenize", "re:[a-z]+"], "loses text: eng_Latn unit 1"),
+                          (["--pretokenize", "re:(unclosed"], "not a regular expression"),
+                          (["--pretokenize", "bpe"], "unknown pre-tokenizer 'bpe'")):
+        result = invoke(db, "run", "--vocab", "300", *args, "--jobs", "1")
+        assert result.exit_code == 1 and message in " ".join(result.output.split()), result.output
+    assert list(Database(db).iterdump()) == before
+
+
+def test_train_takes_a_pretokenizer(tmp_path):
+    corpus = tmp_path / "a.txt"
+    corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n", encoding="utf-8")
+    result = runner.invoke(app, ["train", str(corpus), "--vocab", "300", "--pretokenize", "words",
+                                 "--json"])
+    merges = [((m["left"], m["right"]), m["id"]) for m in json.loads(result.stdout)["merges"]]
+    from analyzer.bpe import reference as ref
+
+    chunks = [c for line in ["the cat sat on the mat", "the dog sat on the log"]
+              for c in ref.pretokenize(line, r"\s?\S+|\s+")]
+    assert merges == ref.train_many(chunks, 300)
+    result = runner.invoke(app, ["train", str(corpus), "--pretokenize", "re:[a-z]+"])
+    assert result.exit_code == 1 and "loses text: text 0, character 3" in result.output

@@ -101,3 +101,26 @@ def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_
     traces, problems = open_page(browser, write_report(tiny_db, only, tmp_path / "reports"),
                                  tmp_path / "only.png")
     assert problems == [] and len(traces) == 2  # the comparison and the per-unit premiums
+
+
+def test_split_rule_views_render_and_the_selector_switches_the_headline(browser, tiny_db, tmp_path):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300], pretokenizers=["none", "cl100k", "words"],
+                                              tokenizers=["o200k_base"], jobs=1))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    expected = [len(figure.data) for figure in build_page(tiny_db, run_id).figures]
+    traces, problems = open_page(browser, path, tmp_path / "split.png")
+    assert problems == [] and [t["traces"] for t in traces] == expected
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    page.wait_for_function("() => document.querySelector('#figure-0 .updatemenu-header-group')")
+    before = page.evaluate("() => document.getElementById('figure-0').layout.title.text")
+    page.click("#figure-0 .updatemenu-header-group")
+    page.locator("#figure-0 .updatemenu-item-text", has_text="pre-tokenizer: words").click()
+    page.wait_for_function("(before) => document.getElementById('figure-0').layout.title.text "
+                           "!== before", arg=before)
+    title = page.evaluate("() => document.getElementById('figure-0').layout.title.text")
+    assert "pre-tokenizer words" in title and "pre-tokenizer" not in before
+    visible = page.evaluate("() => document.getElementById('figure-0').data.filter(t => t.visible !== "
+                            "false).length")
+    assert visible == 3 + 1  # three languages under the rule chosen, and o200k's marks
+    page.close()

@@ -15,7 +15,7 @@ SIZES = [256, 270, 300]
 
 
 def stored_counts(db, run_id):
-    return {(scope, size, lang): units for scope, size, lang, units in load_counts(db, run_id)}
+    return {(scope, size, lang): units for scope, _, size, lang, units in load_counts(db, run_id)}
 
 
 def reference_counts(train_texts, measured, size, **settings):

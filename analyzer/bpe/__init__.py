@@ -2,13 +2,17 @@
 
 Public API (what the rest of the analyzer uses):
 
-- `train(texts, vocab_size, *, weights=None, min_pair_count=2, tie_break="lexicographic",
-  progress=None)`: the merge list; a text of weight w counts as w copies of itself
+- `train(texts, vocab_size, *, pretokenizer="none", weights=None, min_pair_count=2,
+  tie_break="lexicographic", progress=None)`: the merge list; a text of weight w counts as w
+  copies of itself; a pre-tokenizer cuts texts into chunks that merges never cross
 - `train_detailed(...)`: the same, returning a `Training` with counts and the stop reason
-- `encode(text, merges)`, `decode(ids, merges)`
-- `count_tokens(texts, merges, sizes)`: `{size: [tokens of each text]}` in one replay
-- `Vocabulary(merges)`: the same operations with the merge list prepared once, and
-  `measure(texts, sizes, roundtrip=True)`: counts plus a decode check, in one replay
+- `encode(text, merges, pretokenizer=...)`, `decode(ids, merges)`
+- `count_tokens(texts, merges, sizes, pretokenizer=...)`: `{size: [tokens of each text]}` in
+  one replay
+- `Vocabulary(merges, pretokenizer=...)`: the same operations with the merge list prepared once,
+  and `measure(texts, sizes, roundtrip=True)`: counts plus a decode check, in one replay
+- `PRETOKENIZERS`: the built-in pre-tokenizers (`none`, `words`, `gpt2`, `cl100k`, `o200k`,
+  `llama3`); `re:<pattern>` names a regular expression of one's own
 
 Two engines give these, with identical results: the compiled one (a C extension, the default)
 and the pure-Python one (`ANALYZER_ENGINE=python`, and the fallback); `ENGINE` says which runs.
@@ -26,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from . import reference
 from .contract import MAX_VOCAB_SIZE, Measurement, Progress, Training
 from .engines import ENGINE, ENGINES, engine
+from .pretokenize import PRETOKENIZERS, Pretokenizer, PretokenizerError, chunk_texts, resolve
 from .reference import MIN_PAIR_COUNT, Merge, Pair
 
 Vocabulary = engine.Vocabulary
@@ -36,42 +41,61 @@ def train(
     texts: str | Iterable[str],
     vocab_size: int,
     *,
+    pretokenizer: str | None = "none",
     weights: Sequence[int] | None = None,
     min_pair_count: int = MIN_PAIR_COUNT,
     tie_break: str = "lexicographic",
     progress: Progress | None = None,
 ) -> list[Merge]:
     """Learn merges on a text or several; exactly `reference.train_many`'s result (on the
-    texts repeated as the weights say, each copy in place).
+    texts repeated as the weights say, each copy in place; with a pre-tokenizer, on the list of
+    every chunk of every text, in order).
 
     >>> train(["abab", "ab"], 300)
     [((97, 98), 256)]
+    >>> train(["ab ab"], 300, pretokenizer="words")  # no merge crosses the space
+    [((97, 98), 256)]
     """
-    return train_detailed(texts, vocab_size, weights=weights, min_pair_count=min_pair_count,
-                          tie_break=tie_break, progress=progress).merges
+    return train_detailed(texts, vocab_size, pretokenizer=pretokenizer, weights=weights,
+                          min_pair_count=min_pair_count, tie_break=tie_break,
+                          progress=progress).merges
 
 
 def train_detailed(
     texts: str | Iterable[str],
     vocab_size: int,
     *,
+    pretokenizer: str | None = "none",
     weights: Sequence[int] | None = None,
     min_pair_count: int = MIN_PAIR_COUNT,
     tie_break: str = "lexicographic",
     progress: Progress | None = None,
 ) -> Training:
-    """`train`, returning counts, replacements and why training stopped as well."""
+    """`train`, returning counts, replacements and why training stopped as well.
+
+    With a pre-tokenizer the engine trains on each distinct chunk once, weighted by how often
+    it occurs (in order of first appearance, so "first" ties fall as in the full list).
+    """
+    split = resolve(pretokenizer)
+    if split is not None:
+        from .contract import check_weights
+        from .packing import as_text_list
+
+        text_list = as_text_list(texts)
+        chunked = chunk_texts(text_list, split, check_weights(text_list, weights))
+        texts, weights = chunked.chunks, chunked.counts
     return engine.train_detailed(texts, vocab_size, weights=weights, min_pair_count=min_pair_count,
                                  tie_break=tie_break, progress=progress)
 
 
-def encode(text: str, merges: Sequence[Merge]) -> list[int]:
-    """The ids of `text` under `merges`, exactly as `reference.encode`.
+def encode(text: str, merges: Sequence[Merge], pretokenizer: str | None = "none") -> list[int]:
+    """The ids of `text` under `merges`, exactly as `reference.encode` (chunk by chunk with a
+    pre-tokenizer).
 
     >>> encode("aaaa", [((97, 97), 256)])
     [256, 256]
     """
-    return Vocabulary(merges).encode(text)
+    return Vocabulary(merges, pretokenizer).encode(text)
 
 
 def decode(ids: Iterable[int], merges: Sequence[Merge]) -> str:
@@ -84,6 +108,7 @@ def decode(ids: Iterable[int], merges: Sequence[Merge]) -> str:
 
 
 def count_tokens(texts: str | Iterable[str], merges: Sequence[Merge], sizes: Iterable[int], *,
+                 pretokenizer: str | None = "none",
                  weights: Sequence[int] | None = None) -> dict[int, list[int]]:
     """`{size: [tokens of each text]}` for each size, from one replay of the merge list. Each
     text is counted once: `weights` (accepted so that training and counting take the same
@@ -98,7 +123,7 @@ def count_tokens(texts: str | Iterable[str], merges: Sequence[Merge], sizes: Ite
 
         texts = as_text_list(texts)
         check_weights(texts, weights)
-    return Vocabulary(merges).count_tokens(texts, sizes)
+    return Vocabulary(merges, pretokenizer).count_tokens(texts, sizes)
 
 
 __all__ = [
@@ -106,9 +131,12 @@ __all__ = [
     "ENGINES",
     "MAX_VOCAB_SIZE",
     "MIN_PAIR_COUNT",
+    "PRETOKENIZERS",
     "Measurement",
     "Merge",
     "Pair",
+    "Pretokenizer",
+    "PretokenizerError",
     "Progress",
     "Training",
     "Vocabulary",

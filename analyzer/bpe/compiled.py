@@ -63,8 +63,8 @@ def train_detailed(
 class Vocabulary(BaseVocabulary):
     """A merge list made ready for encoding, decoding and counting, in compiled code."""
 
-    def __init__(self, merges: Sequence[Merge]):
-        super().__init__(merges)
+    def __init__(self, merges: Sequence[Merge], pretokenizer: str | None = None):
+        super().__init__(merges, pretokenizer)
         self._replayer = _engine.Replayer(array("i", [left for left, _ in self.pairs]).tobytes(),
                                           array("i", [right for _, right in self.pairs]).tobytes())
 
@@ -73,8 +73,7 @@ class Vocabulary(BaseVocabulary):
         self.check_id(token)
         return self._replayer.piece(token)
 
-    def encode(self, text: str) -> list[int]:
-        """The ids of `text`, as `reference.encode` gives them."""
+    def _encode(self, text: str) -> list[int]:
         ids = array("i")
         ids.frombytes(self._replayer.encode(pack([text]).buffer))
         return ids.tolist()
@@ -86,16 +85,12 @@ class Vocabulary(BaseVocabulary):
             self.check_id(token)
         return self._replayer.decode_bytes(ids).decode("utf-8", errors="replace")
 
-    def measure(self, texts: str | Iterable[str], sizes: Iterable[int], *,
-                roundtrip: bool = False) -> Measurement:
-        """Token counts at every size from one replay; with `roundtrip`, also check that each
-        text's tokens at the largest size spell the text again."""
-        ordered = self.checked_sizes(sizes)
+    def _measure(self, texts: list[str], sizes: list[int], roundtrip: bool) -> Measurement:
+        ordered = sizes
         if not ordered and not roundtrip:
             return Measurement({})
         ranks = [size - FIRST_NEW_ID for size in ordered] or [len(self.merges)]
-        snapshots, _, ok = self._replayer.count_texts(as_text_list(texts), array("q", ranks),
-                                                      roundtrip=roundtrip)
+        snapshots, _, ok = self._replayer.count_texts(texts, array("q", ranks), roundtrip=roundtrip)
         counts = {}
         for size, blob in zip(ordered, snapshots):
             per_text = array("I")

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .packing import as_text_list
+from .pretokenize import chunk_texts, resolve
 from .reference import FIRST_NEW_ID, Merge, check_training_args
 
 MAX_VOCAB_SIZE = 1 << 24
@@ -55,6 +57,8 @@ class Measurement:
     """`{size: [tokens of each text]}`."""
     roundtrip_ok: bool | None = None
     """Whether every text decoded back to itself (None when not checked)."""
+    chunks: list[int] | None = None
+    """With a pre-tokenizer: how many chunks each text was cut into."""
 
 
 def check_arguments(vocab_size: int, min_pair_count: int, tie_break: str) -> None:
@@ -83,30 +87,63 @@ def check_weights(texts: Sequence[str], weights: Sequence[int] | None) -> list[i
 
 
 class BaseVocabulary:
-    """What both engines' `Vocabulary` share: the checked merge list, and the operations made of
-    the engine's own `encode`, `token_bytes` and `measure`.
+    """What both engines' `Vocabulary` share: the checked merge list, the pre-tokenizer, and the
+    operations made of the engine's own `_encode` and `_measure` (which see chunks only).
 
     Merges must be as `train` returns them: merge `r` creates id `256 + r` from two ids that
-    already exist. Anything else is a ValueError naming the first bad merge.
+    already exist. Anything else is a ValueError naming the first bad merge. With a
+    pre-tokenizer, a text is cut into chunks first and each chunk is encoded on its own.
     """
 
-    def __init__(self, merges: Sequence[Merge]):
+    def __init__(self, merges: Sequence[Merge], pretokenizer: str | None = None):
         self.merges = list(merges)
         self.pairs = [check_merge(rank, merge) for rank, merge in enumerate(self.merges)]
+        self.pretokenizer = resolve(pretokenizer)
+        self._chunk_ids: dict[str, list[int]] = {}
 
     @property
     def size(self) -> int:
         return FIRST_NEW_ID + len(self.merges)
 
-    def encode(self, text: str) -> list[int]:
+    def _encode(self, text: str) -> list[int]:
+        raise NotImplementedError
+
+    def _measure(self, texts: list[str], sizes: list[int], roundtrip: bool) -> Measurement:
         raise NotImplementedError
 
     def token_bytes(self, token: int) -> bytes:
         raise NotImplementedError
 
+    def encode(self, text: str) -> list[int]:
+        """The ids of `text`, as `reference.encode` gives them (chunk by chunk, with a
+        pre-tokenizer; a chunk's ids are kept, for the next text that has it)."""
+        if self.pretokenizer is None:
+            return self._encode(text)
+        ids: list[int] = []
+        cache = self._chunk_ids
+        for chunk in self.pretokenizer.split(text):
+            found = cache.get(chunk)
+            if found is None:
+                found = self._encode(chunk)
+                if len(cache) < CHUNK_CACHE:
+                    cache[chunk] = found
+            ids.extend(found)
+        return ids
+
     def measure(self, texts: str | Iterable[str], sizes: Iterable[int], *,
                 roundtrip: bool = False) -> Measurement:
-        raise NotImplementedError
+        """Token counts of each text at every size, from one replay; with `roundtrip`, also
+        whether every text's tokens at the largest size spell it again. With a pre-tokenizer,
+        each distinct chunk is counted once and its counts added up per text."""
+        ordered = self.checked_sizes(sizes)
+        text_list = as_text_list(texts)
+        if self.pretokenizer is None:
+            return self._measure(text_list, ordered, roundtrip)
+        chunked = chunk_texts(text_list, self.pretokenizer)
+        measured = self._measure(chunked.chunks, ordered, roundtrip)
+        counts = {size: [sum(per_chunk[i] for i in ids) for ids in chunked.of_text]
+                  for size, per_chunk in measured.counts.items()}
+        return Measurement(counts, measured.roundtrip_ok, [len(ids) for ids in chunked.of_text])
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text from ids; a cut multi-byte character becomes U+FFFD instead of raising."""
@@ -143,6 +180,10 @@ class BaseVocabulary:
         """ValueError for an id this vocabulary lacks."""
         if not isinstance(token, int) or not 0 <= token < self.size:
             raise ValueError(f"unknown token id {token!r}: neither a byte nor a learned id")
+
+
+CHUNK_CACHE = 1 << 20
+"""At most this many chunks' ids are kept by a vocabulary (for encoding text after text)."""
 
 
 def check_merge(rank: int, merge: Merge) -> tuple[int, int]:

@@ -160,6 +160,29 @@ def decode(ids: Iterable[int], merges: Sequence[Merge]) -> str:
     return from_ids([byte for token in ids for byte in expand(token)])
 
 
+def pretokenize(text: str, pattern: str | None) -> list[str]:
+    r"""The chunks of `text` under a pre-tokenizer's pattern: its non-overlapping matches, in
+    order (`regex`, which the production patterns need); the whole text when there is none.
+    Training with a pre-tokenizer is `train_many` over every chunk of every text, in order;
+    encoding encodes each chunk on its own (`encode_chunks`).
+
+    >>> pretokenize("ab cd", r"\s?\S+|\s+")
+    ['ab', ' cd']
+    """
+    import regex
+
+    return [text] if pattern is None else regex.findall(pattern, text)
+
+
+def encode_chunks(text: str, merges: Sequence[Merge], pattern: str | None) -> list[int]:
+    r"""`encode` of each chunk of `text`, one after the other.
+
+    >>> encode_chunks("aa aa", [((97, 97), 256), ((32, 256), 257)], r"\s?\S+|\s+")
+    [256, 257]
+    """
+    return [token for chunk in pretokenize(text, pattern) for token in encode(chunk, merges)]
+
+
 def vocab_curve(text: str, sizes: Iterable[int]) -> list[tuple[int, int]]:
     """Token count of `text` at each size, each size trained from scratch.
 

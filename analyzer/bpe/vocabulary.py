@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from heapq import heappop, heappush
 
 from .contract import BaseVocabulary, Measurement
-from .packing import as_text_list, pack
+from .packing import pack
 from .reference import FIRST_NEW_ID, Merge
 from .tokens import (
     GAP,
@@ -42,8 +42,8 @@ from .tokens import (
 class Vocabulary(BaseVocabulary):
     """A merge list made ready for encoding, decoding and counting, in pure Python."""
 
-    def __init__(self, merges: Sequence[Merge]):
-        super().__init__(merges)
+    def __init__(self, merges: Sequence[Merge], pretokenizer: str | None = None):
+        super().__init__(merges, pretokenizer)
         self.bits = max(8, (FIRST_NEW_ID + len(self.merges)).bit_length())
         self.rank_of: dict[int, int] = {}
         self.lengths = [1] * FIRST_NEW_ID
@@ -59,18 +59,13 @@ class Vocabulary(BaseVocabulary):
         self.check_id(token)
         return self._pieces[token]
 
-    def encode(self, text: str) -> list[int]:
-        """The ids of `text`, as `reference.encode` gives them."""
+    def _encode(self, text: str) -> list[int]:
         buffer = pack([text]).buffer
         tok = self._replay(buffer, len(self.merges))
         return read_tokens(tok, 1, len(buffer) - 1, self.lengths)
 
-    def measure(self, texts: str | Iterable[str], sizes: Iterable[int], *,
-                roundtrip: bool = False) -> Measurement:
-        """Token counts at every size from one replay; with `roundtrip`, also check that
-        decoding each text's ids at the largest size gives the text back."""
-        sizes = self.checked_sizes(sizes)
-        text_list = as_text_list(texts)
+    def _measure(self, texts: list[str], sizes: list[int], roundtrip: bool) -> Measurement:
+        text_list = texts
         packed = pack(text_list)
         counts = [end - start for start, end in zip(packed.starts, packed.ends())]
         result: dict[int, list[int]] = {}

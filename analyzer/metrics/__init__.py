@@ -7,6 +7,7 @@ fertility, per-unit spread, bootstrap confidence intervals and the Gini of premi
 
 from .frames import (
                      RunData,
+                     for_pretokenizer,
                      headline_vocabulary,
                      language_metrics,
                      load_run_data,
@@ -17,6 +18,7 @@ from .stats import gini, separates_words
 
 __all__ = [
     "RunData",
+    "for_pretokenizer",
     "gini",
     "headline_vocabulary",
     "language_metrics",

@@ -19,6 +19,7 @@ from analyzer.store import (
     VocabKind,
     VocabularyRead,
     get_run,
+    load_chunk_counts,
     load_counts,
     unit_stats,
     vocabularies,
@@ -35,33 +36,40 @@ class RunData:
 
     run: RunRead
     vocabularies: list[VocabularyRead]
-    counts: dict[tuple[str, int], dict[str, np.ndarray]]
-    """`{(vocab, size): {lang: tokens per measured unit}}`."""
+    counts: dict[tuple[str, str | None, int], dict[str, np.ndarray]]
+    """`{(vocab, pretokenizer, size): {lang: tokens per measured unit}}` (pretokenizer None for
+    production tokenizers)."""
     unit_bytes: dict[str, np.ndarray]
     unit_chars: dict[str, np.ndarray]
     unit_words: dict[str, np.ndarray]
+    chunks: dict[str, dict[str, np.ndarray]]
+    """`{pretokenizer: {lang: chunks per measured unit}}` for the run's pre-tokenizers."""
 
-    def kind(self, scope: str) -> VocabKind:
-        return next(v.kind for v in self.vocabularies if v.scope == scope)
+    def kind(self, scope: str, pretokenizer: str | None) -> VocabKind:
+        return next(v.kind for v in self.vocabularies
+                    if v.scope == scope and v.pretokenizer == pretokenizer)
 
 
 def load_run_data(db: AnalyzerDatabase, run_id: int) -> RunData:
     run = get_run(db, run_id)
-    counts: dict[tuple[str, int], dict[str, np.ndarray]] = {}
-    for vocab, size, lang, units in load_counts(db, run_id):
-        counts.setdefault((vocab, size), {})[lang] = np.asarray(units, dtype=np.int64)
+    counts: dict[tuple[str, str | None, int], dict[str, np.ndarray]] = {}
+    for vocab, pretokenizer, size, lang, units in load_counts(db, run_id):
+        counts.setdefault((vocab, pretokenizer, size), {})[lang] = np.asarray(units, dtype=np.int64)
     stats = unit_stats(db, run.corpus_id, run.languages, run.measured_units)
+    chunks = {pretokenizer: {lang: np.asarray(units, dtype=np.int64) for lang, units in by_lang.items()}
+              for pretokenizer, by_lang in load_chunk_counts(db, run_id).items()}
     return RunData(run, vocabularies(db, run_id), counts, stats["bytes"], stats["chars"],
-                   stats["words"])
+                   stats["words"], chunks)
 
 
-def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str, int]:
-    """The (vocabulary, size) a run's headline numbers are about: the shared vocabulary at the
-    largest size, or the first production tokenizer of a run that trained nothing."""
+def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str, str | None, int]:
+    """The (vocabulary, pre-tokenizer, size) a run's headline numbers are about: the shared
+    vocabulary of the run's first pre-tokenizer at the largest size, or the first production
+    tokenizer of a run that trained nothing."""
     if run.sizes:
-        return VocabKind.SHARED, max(run.sizes)
+        return VocabKind.SHARED, run.pretokenizers[0], max(run.sizes)
     first = next(v for v in vocabs if v.kind == VocabKind.PRODUCTION)
-    return first.scope, first.size
+    return first.scope, None, first.size
 
 
 def tokenizer_sizes(vocabs: list[VocabularyRead]) -> list[tuple[str, int]]:
@@ -75,14 +83,18 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     n_units = len(data.run.measured_units)
     weights = bootstrap_weights(n_units, resamples, data.run.seed)
     rows = []
-    for (vocab, size), by_lang in data.counts.items():
+    for (vocab, pretokenizer, size), by_lang in data.counts.items():
         langs = [lang for lang in data.run.languages if lang in by_lang]
         tokens = np.vstack([by_lang[lang] for lang in langs])  # langs x units
         boot = tokens @ weights.T  # langs x resamples: each resample's total tokens
         p = langs.index(pivot) if pivot in langs else None
-        kind = data.kind(vocab)
+        kind = data.kind(vocab, pretokenizer)
+        chunks = data.chunks.get(pretokenizer or "", {})
         for i, lang in enumerate(langs):
-            row = _row(vocab, kind, size, lang, tokens[i], data)
+            row = _row(vocab, pretokenizer, kind, size, lang, tokens[i], data)
+            if lang in chunks and pivot in chunks:
+                row["chunks"] = int(chunks[lang].sum())
+                row["chunk_premium"] = chunks[lang].sum() / chunks[pivot].sum()
             if p is not None:
                 unit_premium = tokens[i] / tokens[p]
                 boot_premium = boot[i] / boot[p]
@@ -102,18 +114,23 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     if frame.empty:
         return frame
     frame["overhead"] = frame["premium"] - 1
-    frame["gini"] = frame.groupby(["vocab", "size"])["premium"].transform(gini)
+    frame["gini"] = frame.groupby(["vocab", "pretokenizer", "size"], dropna=False)["premium"] \
+        .transform(gini)
+    for column in ("chunks", "chunk_premium"):
+        if column not in frame:
+            frame[column] = float("nan")
     return frame
 
 
-def _row(vocab: str, kind: VocabKind, size: int, lang: str, tokens: np.ndarray,
-         data: RunData) -> dict:
+def _row(vocab: str, pretokenizer: str | None, kind: VocabKind, size: int, lang: str,
+         tokens: np.ndarray, data: RunData) -> dict:
     n_tokens = int(tokens.sum())
     n_bytes = int(data.unit_bytes[lang].sum())
     n_chars = int(data.unit_chars[lang].sum())
     words = int(data.unit_words[lang].sum())
     return {
-        "vocab": vocab, "kind": kind, "size": size, "lang": lang, "tokens": n_tokens,
+        "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind, "size": size, "lang": lang,
+        "tokens": n_tokens,
         "bytes": n_bytes, "chars": n_chars, "bytes_per_token": n_bytes / n_tokens,
         "chars_per_token": n_chars / n_tokens,
         "fertility": n_tokens / words if separates_words(lang) and words else float("nan"),
@@ -122,12 +139,21 @@ def _row(vocab: str, kind: VocabKind, size: int, lang: str, tokens: np.ndarray,
 
 
 def own_vocabulary(frame: pd.DataFrame, pivot: str) -> pd.DataFrame:
-    """Per (size, lang): tokens under the language's own vocabulary, beside the shared one,
-    and the own-vocabulary premium against the pivot's own vocabulary."""
+    """Per (pre-tokenizer, size, lang): tokens under the language's own vocabulary, beside the
+    shared one, and the own-vocabulary premium against the pivot's own vocabulary."""
+    keys = ["pretokenizer", "size", "lang"]
     own = frame[(frame["kind"] == VocabKind.LANGUAGE) & (frame["vocab"] == frame["lang"])]
-    own = own[["size", "lang", "tokens"]].rename(columns={"tokens": "own_tokens"})
-    shared = frame[frame["kind"] == VocabKind.SHARED][["size", "lang", "tokens"]]
-    merged = shared.rename(columns={"tokens": "shared_tokens"}).merge(own, on=["size", "lang"])
-    pivot_own = merged[merged["lang"] == pivot].set_index("size")["own_tokens"]
-    merged["own_premium"] = merged["own_tokens"] / merged["size"].map(pivot_own)
+    own = own[[*keys, "tokens"]].rename(columns={"tokens": "own_tokens"})
+    shared = frame[frame["kind"] == VocabKind.SHARED][[*keys, "tokens"]]
+    merged = shared.rename(columns={"tokens": "shared_tokens"}).merge(own, on=keys)
+    pivot_own = merged[merged["lang"] == pivot].set_index(["pretokenizer", "size"])["own_tokens"]
+    index = pd.MultiIndex.from_frame(merged[["pretokenizer", "size"]])
+    merged["own_premium"] = merged["own_tokens"].to_numpy() / pivot_own.reindex(index).to_numpy()
     return merged
+
+
+def for_pretokenizer(frame: pd.DataFrame, pretokenizer: str) -> pd.DataFrame:
+    """The rows of one pre-tokenizer's trained vocabularies, and every production tokenizer's:
+    what a table or a chart about that split rule shows."""
+    keep = (frame["pretokenizer"] == pretokenizer) | (frame["kind"] == VocabKind.PRODUCTION)
+    return frame[keep]

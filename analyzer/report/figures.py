@@ -9,21 +9,26 @@ reaches Plotly, whose text fields accept a subset of HTML.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
+from analyzer.metrics import for_pretokenizer
 from analyzer.store import VocabKind
 
 
 @dataclass
 class RunView:
-    """What every figure needs: the frame and the run around it."""
+    """What every figure needs: the frame and the run around it, seen under one pre-tokenizer
+    (its trained vocabularies, and every production tokenizer); `split` gives the view under
+    another, and `full` keeps every row."""
 
-    frame: pd.DataFrame
+    full: pd.DataFrame
     pivot: str
     sizes: list[int]
     languages: list[str]
@@ -32,6 +37,17 @@ class RunView:
     """Production tokenizers measured in the run: (name, real vocabulary size)."""
     primary: tuple[str, int]
     """The vocabulary and size the page's headline numbers are about."""
+    pretokenizers: list[str] = field(default_factory=lambda: [NONE])
+    """The run's pre-tokenizers; the view is under the first unless `split` chose another."""
+    pretokenizer: str = NONE
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        return for_pretokenizer(self.full, self.pretokenizer)
+
+    def split(self, pretokenizer: str) -> RunView:
+        """The same run seen under another pre-tokenizer."""
+        return replace(self, pretokenizer=pretokenizer)
 
     def name(self, lang: str) -> str:
         return label(f"{language_name(lang)} ({lang})")
@@ -114,6 +130,8 @@ def headline_finding(view: RunView) -> str:
     pivot = label(language_name(view.pivot))
     where = (f"At vocabulary size {size:,}" if vocab == VocabKind.SHARED
              else f"Under {label(vocab)} ({size:,} tokens)")
+    if vocab == VocabKind.SHARED and view.pretokenizer != NONE:
+        where += f", pre-tokenizer {label(view.pretokenizer)}"
     return (f"{where}, {label(language_name(worst['lang']))} pays "
             f"{percent(worst['overhead'])} tokens vs {pivot} for the same text; "
             f"{label(language_name(best['lang']))} {percent(best['overhead'])}")

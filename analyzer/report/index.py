@@ -20,8 +20,8 @@ def write_index(db: AnalyzerDatabase, out: Path = DEFAULT_OUT) -> Path:
         link = f"<a href='{page.name}'>run {run.id}</a>" if page.exists() else f"run {run.id}"
         worst = ""
         if run.status == RunStatus.COMPLETE:
-            scope, size = headline_vocabulary(run, vocabularies(db, run.id))
-            totals = vocabulary_totals(db, run.id, scope, size)
+            scope, pretokenizer, size = headline_vocabulary(run, vocabularies(db, run.id))
+            totals = vocabulary_totals(db, run.id, scope, size, pretokenizer)
             if run.pivot in totals and len(totals) > 1:
                 lang = max((lang for lang in totals if lang != run.pivot), key=totals.__getitem__)
                 worst = f"{language_name(lang)} {totals[lang] / totals[run.pivot] - 1:+.0%}"

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.io as pio
 
 from analyzer import __version__
+from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.metrics import RunData, headline_vocabulary, language_metrics, load_run_data, tokenizer_sizes
 from analyzer.store import (
@@ -23,7 +24,7 @@ from analyzer.store import (
     load_merges,
 )
 
-from . import figures
+from . import figures, split_rules
 from .colors import language_colors
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script, write_atomically
 from .index import write_index
@@ -60,9 +61,10 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     frame = language_metrics(data)
     run = data.run
     tokenizers = tokenizer_sizes(data.vocabularies)
+    vocab, pretokenizer, size = headline_vocabulary(run, data.vocabularies)
     view = figures.RunView(frame, run.pivot, run.sizes, run.languages,
-                           language_colors(run.languages, run.pivot), tokenizers,
-                           headline_vocabulary(run, data.vocabularies))
+                           language_colors(run.languages, run.pivot), tokenizers, (vocab, size),
+                           run.pretokenizers, run.pretokenizers[0])
     sections = _sections(view, data)
     parts = []
     for index, (title, intro, figure) in enumerate(sections):
@@ -72,20 +74,21 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                      f"<div class='figure'>{div}</div></section>")
     merges = "".join(
         merges_table(f"{_vocabulary_title(v)}: first {MERGES_SHOWN} of {v.merges_learned:,} merges",
-                     load_merges(db, run_id, v.scope), MERGES_SHOWN)
+                     load_merges(db, run_id, v.scope, v.pretokenizer), MERGES_SHOWN)
         for v in data.vocabularies if v.kind.trained)
     if merges:
         parts.append(f"<section><h2>Merges</h2><p class='muted'>The first merges each vocabulary "
                      f"learned; tokens that are not whole UTF-8 characters are shown as bytes."
                      f"</p>{merges}</section>")
-    vocab, size = view.primary
     under = f"the shared vocabulary at size {size:,}" if vocab == VocabKind.SHARED else vocab
+    if vocab == VocabKind.SHARED and pretokenizer != NONE:
+        under += f" (pre-tokenizer {pretokenizer})"
     costs = "".join(f"<h3>{escape(name)}</h3>"
-                    f"{cost_table(frame, view.pivot, name, n, price, context_window)}"
+                    f"{cost_table(view.frame, view.pivot, name, n, price, context_window)}"
                     for name, n in tokenizers)
     parts.append(f"<section><h2>What it costs</h2>"
                  f"<p class='muted'>The measured text of each language under {escape(under)}.</p>"
-                 f"{cost_table(frame, view.pivot, vocab, size, price, context_window)}{costs}"
+                 f"{cost_table(view.frame, view.pivot, vocab, size, price, context_window)}{costs}"
                  "</section>")
     corpus = get_corpus_by_id(db, run.corpus_id)
     parts.append(f"<section><h2>Provenance</h2>"
@@ -105,9 +108,19 @@ def _sections(view: figures.RunView, data: RunData) -> list[tuple[str, str, obje
     """(title, introduction, figure) for each chart the run has data for, in page order."""
     run = data.run
     sections: list[tuple[str, str, object]] = []
+    several = len(run.pretokenizers) > 1
     if run.sizes:
         sections.append(("Overhead against vocabulary size", _intro_headline(view),
-                         figures.headline(view)))
+                         split_rules.headline_with_selector(view) if several
+                         else figures.headline(view)))
+    if run.sizes and (several or run.pretokenizers[0] != NONE):
+        sections.append(("Split rules", "The pre-tokenizer decides where merges may not go: "
+                         "each language's overhead under each rule, at the same vocabulary size.",
+                         split_rules.overhead_by_rule(view)))
+        sections.append(("Chunks per text", "premium = byte premium x (bytes per token of the "
+                         "pivot / bytes per token of the language); how many chunks each rule cuts "
+                         "a language into, relative to the pivot, is the split rule's part of the "
+                         "bytes-per-token ratio.", split_rules.chunks_per_unit(view)))
     if view.tokenizers:
         sections.append(("Production tokenizers",
                          "What real tokenizers charge each language for the same text, side by "
@@ -128,21 +141,24 @@ def _sections(view: figures.RunView, data: RunData) -> list[tuple[str, str, obje
     if run.sizes:
         sections.append(("Bytes per token", "How many UTF-8 bytes one token carries, per language.",
                          figures.bytes_per_token(view)))
+    vocab, pretokenizer, size = headline_vocabulary(run, data.vocabularies)
     sections.append(("How steady is the tax?",
                      "Each box is the per-unit premium over the measured units; the diamond is the "
                      "premium over all of them with its 95 % bootstrap interval.",
-                     figures.unit_premiums(view, _unit_premiums(data, *view.primary))))
+                     figures.unit_premiums(view, _unit_premiums(data, vocab, pretokenizer, size))))
     return sections
 
 
 def _vocabulary_title(vocabulary: VocabularyRead) -> str:
+    split = "" if vocabulary.pretokenizer in (None, NONE) else f", pre-tokenizer {vocabulary.pretokenizer}"
     if vocabulary.kind == VocabKind.LANGUAGE:
-        return f"{language_name(vocabulary.scope)} ({vocabulary.scope})"
-    return f"{vocabulary.scope} vocabulary"
+        return f"{language_name(vocabulary.scope)} ({vocabulary.scope}){split}"
+    return f"{vocabulary.scope} vocabulary{split}"
 
 
-def _unit_premiums(data: RunData, vocab: str, size: int) -> dict[str, np.ndarray]:
-    counts = data.counts[(vocab, size)]
+def _unit_premiums(data: RunData, vocab: str, pretokenizer: str | None,
+                   size: int) -> dict[str, np.ndarray]:
+    counts = data.counts[(vocab, pretokenizer, size)]
     pivot = counts[data.run.pivot]
     return {lang: tokens / pivot for lang, tokens in counts.items()}
 
@@ -175,7 +191,10 @@ def _provenance(run: RunRead, corpus: CorpusDetail,
                   for v in vocabs if v.kind == VocabKind.PRODUCTION]
     trained = ("shared" + (", one per language" if run.per_language else "")
                + (", cross matrix" if run.cross else "")) if run.sizes else "none trained"
-    return production + [
+    patterns = {v.pretokenizer: v.pattern for v in vocabs if v.pretokenizer}
+    rules = [(f"pre-tokenizer {name}", patterns.get(name) or "none: each text is one chunk")
+             for name in run.pretokenizers]
+    return production + rules + [
         ("corpus", f"{corpus.name} ({corpus.source}, {corpus.format})"),
         ("content hash", corpus.content_hash),
         ("texts", "NFC-normalised" if corpus.nfc else "as given"),

@@ -10,6 +10,7 @@ from analyzer import __version__, bpe
 from analyzer.store import (
     AnalyzerDatabase,
     DatabaseBusy,
+    NewRun,
     RunStatus,
     StoreError,
     VocabKind,
@@ -23,7 +24,7 @@ from analyzer.store import (
 )
 
 from .jobs import Report, VocabularyJob, run_jobs
-from .settings import ResolvedRun, RunSettings, resolve
+from .settings import ResolvedRun, RunSettings, check_lossless, resolve
 
 ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE, {bpe.ENGINE} engine"
 """Recorded with every run: which analyzer and which engine (compiled or python) made it."""
@@ -46,17 +47,17 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
     file (ResultsNotStored says where), never dropped."""
     stage = stage or (lambda message: None)
     resolved = resolve(db, settings)
-    run_id = create_run(
-        db, corpus_id=resolved.corpus.id, languages=resolved.languages,
-        pivot=resolved.pivot, sizes=resolved.sizes, per_language=settings.per_language,
-        cross=settings.cross, holdout=settings.holdout, seed=settings.seed,
-        measured_units=resolved.measured_units, tie_break=settings.tie_break,
-        min_pair_count=settings.min_pair_count, engine_version=ENGINE_VERSION,
-    )
+    stage("loading texts")
+    texts = load_texts(db, resolved.corpus.id, resolved.languages)
+    check_lossless(resolved, texts)
+    run_id = create_run(db, NewRun(
+        corpus_id=resolved.corpus.id, languages=resolved.languages, pivot=resolved.pivot,
+        sizes=resolved.sizes, per_language=settings.per_language, cross=settings.cross,
+        holdout=settings.holdout, seed=settings.seed, measured_units=resolved.measured_units,
+        tie_break=settings.tie_break, min_pair_count=settings.min_pair_count,
+        engine_version=ENGINE_VERSION, pretokenizers=resolved.pretokenizers))
     start = time.perf_counter()
     try:
-        stage("loading texts")
-        texts = load_texts(db, resolved.corpus.id, resolved.languages)
         jobs = make_jobs(resolved, texts)
         workers = settings.jobs or os.cpu_count() or 1
         records = run_jobs(jobs, workers, report)
@@ -129,15 +130,19 @@ def make_jobs(run: ResolvedRun, texts: dict[str, list[str]]) -> list[VocabularyJ
     def measured(languages: list[str]) -> dict[str, list[str]]:
         return {lang: [texts[lang][u] for u in run.measured_units] for lang in languages}
 
-    def job(kind: VocabKind, scope: str, train_on: list[str], count: list[str]) -> VocabularyJob:
+    def job(kind: VocabKind, scope: str, train_on: list[str], count: list[str],
+            pretokenizer: str) -> VocabularyJob:
         return VocabularyJob(kind, scope, training(train_on), measured(count), run.sizes,
-                             settings.tie_break, settings.min_pair_count)
+                             settings.tie_break, settings.min_pair_count, pretokenizer)
 
     if not run.sizes:  # production tokenizers only: nothing to train
         return []
-    jobs = [job(VocabKind.SHARED, VocabKind.SHARED, run.languages, run.languages)]
-    if settings.per_language:
-        for lang in run.languages:
-            counted = run.languages if settings.cross else list(dict.fromkeys([lang, run.pivot]))
-            jobs.append(job(VocabKind.LANGUAGE, lang, [lang], counted))
+    jobs = []
+    for pretokenizer in run.pretokenizers:
+        jobs.append(job(VocabKind.SHARED, VocabKind.SHARED, run.languages, run.languages,
+                        pretokenizer))
+        if settings.per_language:
+            for lang in run.languages:
+                counted = run.languages if settings.cross else list(dict.fromkeys([lang, run.pivot]))
+                jobs.append(job(VocabKind.LANGUAGE, lang, [lang], counted, pretokenizer))
     return jobs

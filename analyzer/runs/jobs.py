@@ -20,6 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
 from analyzer import bpe
+from analyzer.bpe.pretokenize import NONE
 from analyzer.store import StoredMerge, VocabKind, VocabularyRecord
 
 Report = Callable[[str, str, int, int], None]
@@ -42,10 +43,17 @@ class VocabularyJob:
     sizes: list[int]
     tie_break: str
     min_pair_count: int
+    pretokenizer: str = NONE
+    """The pre-tokenizer's name as given (built-in or re:PATTERN)."""
 
     @property
     def work(self) -> int:
         return sum(len(t) for t in self.train_texts)
+
+    @property
+    def label(self) -> str:
+        """How progress names the job: its scope, and its pre-tokenizer if it has one."""
+        return self.scope if self.pretokenizer == NONE else f"{self.scope} [{self.pretokenizer}]"
 
 
 def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
@@ -61,16 +69,17 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
     def on_merge(done: int, total: int) -> None:
         if done // step != reported[0] or done == total or stall:
             reported[0] = done // step
-            report(job.scope, "train", done, total)
+            report(job.label, "train", done, total)
         while stall:
             time.sleep(0.05)  # until a signal ends the process (KeyboardInterrupt here)
 
     start = time.perf_counter()
-    training = bpe.train_detailed(job.train_texts, largest, min_pair_count=job.min_pair_count,
-                                  tie_break=job.tie_break, progress=on_merge)
+    training = bpe.train_detailed(job.train_texts, largest, pretokenizer=job.pretokenizer,
+                                  min_pair_count=job.min_pair_count, tie_break=job.tie_break,
+                                  progress=on_merge)
     seconds = time.perf_counter() - start
-    report(job.scope, "count", 0, 1)
-    vocabulary = bpe.Vocabulary(training.merges)
+    report(job.label, "count", 0, 1)
+    vocabulary = bpe.Vocabulary(training.merges, job.pretokenizer)
     # A vocabulary that stopped early has no larger sizes: those equal its final size.
     reachable = sorted({min(size, vocabulary.size) for size in job.sizes})
     languages = list(job.measure)
@@ -84,7 +93,14 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
             n = len(job.measure[lang])
             counts[size][lang] = flat[offset:offset + n]
             offset += n
-    report(job.scope, "done", 1, 1)
+    report(job.label, "done", 1, 1)
+    pretokenizer = vocabulary.pretokenizer
+    chunks = None
+    if measured.chunks is not None and job.kind == VocabKind.SHARED:  # it measures every language
+        chunks, offset = {}, 0
+        for lang in languages:
+            chunks[lang] = measured.chunks[offset:offset + len(job.measure[lang])]
+            offset += len(job.measure[lang])
     return VocabularyRecord(
         scope=job.scope, kind=job.kind, size=largest, counts=counts,
         trained_bytes=training.n_bytes, merges_learned=len(training.merges),
@@ -92,6 +108,8 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
         roundtrip_ok=measured.roundtrip_ok,
         merges=[StoredMerge(left, right, new_id, count, vocabulary.token_bytes(new_id))
                 for ((left, right), new_id), count in zip(training.merges, training.counts)],
+        pretokenizer=job.pretokenizer, pattern=pretokenizer.pattern if pretokenizer else None,
+        chunks=chunks,
     )
 
 

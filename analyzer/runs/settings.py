@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from analyzer.bpe import MAX_VOCAB_SIZE
+from analyzer.bpe import MAX_VOCAB_SIZE, PretokenizerError
+from analyzer.bpe.pretokenize import NONE, USER_PREFIX
+from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import FIRST_NEW_ID, TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
 from analyzer.store import AnalyzerDatabase, CorpusDetail, StoreError, VocabKind, get_corpus, list_corpora
@@ -34,6 +36,8 @@ class RunSettings:
     jobs: int | None = None
     tokenizers: list[str] = field(default_factory=list)
     """Production tokenizers to measure: tiktoken names or files (see analyzer.external)."""
+    pretokenizers: list[str] = field(default_factory=lambda: [NONE])
+    """Every trained vocabulary is trained once per pre-tokenizer: built-in names or re:PATTERN."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class ResolvedRun:
     settings: RunSettings
     tokenizers: list = field(default_factory=list)
     """The resolved `analyzer.external.ProductionTokenizer`s."""
+    pretokenizers: list[str] = field(default_factory=lambda: [NONE])
+    """The pre-tokenizers' names, checked, without repeats, in the order given."""
 
 
 def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
@@ -70,8 +76,41 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     if not 0 <= settings.seed <= MAX_STORED_INT:
         raise RunError(f"--seed must be from 0 to {MAX_STORED_INT:,}, not {settings.seed}")
     train, measured = split_units(corpus.units, settings.holdout, settings.seed)
+    pretokenizers = _pretokenizers(settings.pretokenizers)
     tokenizers = _tokenizers(settings.tokenizers, languages)
-    return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers)
+    return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
+                       pretokenizers)
+
+
+def _pretokenizers(names: list[str]) -> list[str]:
+    if not names:
+        raise RunError("--pretokenize needs at least one pre-tokenizer (none: no splitting)")
+    for name in names:
+        try:
+            resolve_pretokenizer(name)
+        except PretokenizerError as error:
+            raise RunError(f"--pretokenize: {error}") from None
+    return list(dict.fromkeys(names))
+
+
+def check_lossless(run: ResolvedRun, texts: dict[str, list[str]]) -> None:
+    """RunError, before anything is stored, when a pre-tokenizer of the user's own (re:...)
+    loses text of the run, naming the language, the unit and the character. The built-in ones
+    are lossless on any text by construction (and tested on every language of the real
+    corpora); they are checked again as texts are split."""
+    for name in run.pretokenizers:
+        if not name.startswith(USER_PREFIX):
+            continue
+        pretokenizer = resolve_pretokenizer(name)
+        assert pretokenizer is not None
+        for lang in run.languages:
+            for unit, text in enumerate(texts[lang]):
+                try:
+                    pretokenizer.split(text, unit)
+                except PretokenizerError as error:
+                    where = str(error).split(": text ", 1)[1].split(", ", 1)[1]
+                    raise RunError(f"--pretokenize {name} loses text: {lang} unit {unit + 1} "
+                                   f"of corpus {run.corpus.name!r}, {where}") from None
 
 
 def _tokenizers(specs: list[str], languages: list[str]) -> list:

@@ -14,17 +14,19 @@ from .kinds import RunStatus, VocabKind
 from .models import CorpusDetail, CorpusRead, LanguageStats, RunRead, VocabularyRead
 from .pending import recover_run, save_pending
 from .runs import (
-                      StoredMerge,
-                      VocabularyRecord,
-                      create_run,
-                      finish_run,
-                      get_run,
-                      list_runs,
-                      load_counts,
-                      load_merges,
-                      mark_run,
-                      vocabularies,
-                      vocabulary_totals,
+                   NewRun,
+                   StoredMerge,
+                   VocabularyRecord,
+                   create_run,
+                   finish_run,
+                   get_run,
+                   list_runs,
+                   load_chunk_counts,
+                   load_counts,
+                   load_merges,
+                   mark_run,
+                   vocabularies,
+                   vocabulary_totals,
 )
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "CorpusRead",
     "DatabaseBusy",
     "LanguageStats",
+    "NewRun",
     "RunRead",
     "RunStatus",
     "StoreError",
@@ -49,6 +52,7 @@ __all__ = [
     "get_run",
     "list_corpora",
     "list_runs",
+    "load_chunk_counts",
     "load_counts",
     "load_merges",
     "load_texts",

@@ -105,9 +105,10 @@ def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerD
         db = AnalyzerDatabase(conn, path, read_only=read_only, newer=None)
         _check_ours(db, tables)
         db.newer = _newer_schema(db)
-        db.execute("PRAGMA foreign_keys = ON")
         if not db.read_only and not db.newer:
             _migrate(db)
+        db.execute("PRAGMA foreign_keys = ON")
+        if not db.read_only and not db.newer:
             from .runs import reap_stale_runs  # every command marks runs whose process is gone
 
             with contextlib.suppress(DatabaseBusy):  # best effort: the next command tries again
@@ -232,6 +233,8 @@ def _newer_schema(db: Database) -> str | None:
 
 
 def _migrate(db: AnalyzerDatabase) -> None:
+    """Apply pending migrations with foreign keys off (a migration that rebuilds a table must
+    not cascade its DROP), then check that every reference still holds."""
     with sqlite_errors(db):
         if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             db.enable_wal()
@@ -242,3 +245,7 @@ def _migrate(db: AnalyzerDatabase) -> None:
             migrations.apply(db)
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('analyzer_version', ?)",
                        [__version__])
+            broken = db.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise StoreError(f"{db.path}: migrating would break references ({broken[:3]}); "
+                                 "nothing was changed")

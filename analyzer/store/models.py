@@ -79,6 +79,7 @@ class RunRow(SQLModel, table=True):
     seconds: float | None = None
     host: str | None = None
     pid_start: str | None = None
+    pretokenizers: str = '["none"]'  # JSON list of the pre-tokenizers' names, as given
 
 
 class MetaRow(SQLModel, table=True):
@@ -101,6 +102,17 @@ class VocabularyRow(SQLModel, table=True):
     roundtrip_ok: bool | None = None
     library: str | None = None  # production tokenizers: the library and version that counted
     source: str | None = None  # production tokenizers: the files used, and how they were checked
+    pretokenizer: str | None = None  # trained: its name as given ("none", "cl100k", "re:...")
+    pattern: str | None = None  # trained with a pre-tokenizer: the pattern's text
+
+
+class ChunkCountRow(SQLModel, table=True):
+    __tablename__ = "chunk_counts"
+    run_id: int = Field(primary_key=True, foreign_key="runs.id")
+    pretokenizer: str = Field(primary_key=True)
+    lang: str = Field(primary_key=True)
+    chunks: int
+    unit_chunks: bytes  # little-endian uint32 per measured unit
 
 
 class MergeRow(SQLModel, table=True):
@@ -177,6 +189,7 @@ class RunRead(SQLModel):
     finished: str | None
     seconds: float | None
     error: str | None
+    pretokenizers: list[str]
     corpus_id: int = Field(exclude=True)
     measured_units: list[int] = Field(exclude=True)
     engine_version: str = Field(exclude=True)
@@ -196,3 +209,5 @@ class VocabularyRead(SQLModel):
     roundtrip_ok: bool | None
     library: str | None
     source: str | None
+    pretokenizer: str | None
+    pattern: str | None

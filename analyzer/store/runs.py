@@ -54,6 +54,12 @@ class VocabularyRecord:
     merges: list[StoredMerge] = field(default_factory=list)
     library: str | None = None
     source: str | None = None
+    pretokenizer: str | None = None
+    """Trained: the pre-tokenizer's name as given ("none" for none); production: None."""
+    pattern: str | None = None
+    chunks: dict[str, list[int]] | None = None
+    """With a pre-tokenizer: `{lang: [chunks of each measured unit]}` (one vocabulary per
+    pre-tokenizer reports them; the run stores them once)."""
 
 
 def now() -> str:
@@ -61,22 +67,40 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def create_run(db: Database, *, corpus_id: int, languages: list[str], pivot: str,
-               sizes: list[int], per_language: bool, cross: bool, holdout: float, seed: int,
-               measured_units: list[int], tie_break: str, min_pair_count: int,
-               engine_version: str) -> int:
+@dataclass
+class NewRun:
+    """What a run is asked to do, as its row records it."""
+
+    corpus_id: int
+    languages: list[str]
+    pivot: str
+    sizes: list[int]
+    per_language: bool
+    cross: bool
+    holdout: float
+    seed: int
+    measured_units: list[int]
+    tie_break: str
+    min_pair_count: int
+    engine_version: str
+    pretokenizers: list[str] = field(default_factory=lambda: ["none"])
+
+
+def create_run(db: Database, new: NewRun) -> int:
     """Record a new run as 'running' (committed at once) and return its id."""
     host, pid, pid_start = this_process()
+    columns = {
+        "corpus_id": new.corpus_id, "languages": json.dumps(new.languages), "pivot": new.pivot,
+        "sizes": json.dumps(new.sizes), "per_language": int(new.per_language),
+        "cross_matrix": int(new.cross), "holdout": new.holdout, "seed": new.seed,
+        "measured_units": json.dumps(new.measured_units), "tie_break": new.tie_break,
+        "min_pair_count": new.min_pair_count, "engine_version": new.engine_version,
+        "pretokenizers": json.dumps(new.pretokenizers), "status": RunStatus.RUNNING, "pid": pid,
+        "host": host, "pid_start": pid_start, "started": now(),
+    }
     with write_transaction(db):
-        cursor = db.execute(
-            "INSERT INTO runs (corpus_id, languages, pivot, sizes, per_language, cross_matrix, "
-            "holdout, seed, measured_units, tie_break, min_pair_count, engine_version, status, "
-            "pid, host, pid_start, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?)",
-            [corpus_id, json.dumps(languages), pivot, json.dumps(sizes), int(per_language),
-             int(cross), holdout, seed, json.dumps(measured_units), tie_break, min_pair_count,
-             engine_version, RunStatus.RUNNING, pid, host, pid_start, now()],
-        )
+        cursor = db.execute(f"INSERT INTO runs ({', '.join(columns)}) "
+                            f"VALUES ({', '.join('?' * len(columns))})", list(columns.values()))
         return inserted_id(cursor)
 
 
@@ -96,8 +120,16 @@ def finish_run(db: Database, run_id: int, vocabularies: list[VocabularyRecord],
                              "its results cannot be written again")
         if db.execute("SELECT count(*) FROM vocabularies WHERE run_id = ?", [run_id]).fetchone()[0]:
             raise StoreError(f"run {run_id} already has results stored")
+        stored_chunks = set()
         for record in vocabularies:
             add_vocabulary(db, run_id, record)
+            if record.chunks and record.pretokenizer not in stored_chunks:
+                stored_chunks.add(record.pretokenizer)
+                db.conn.executemany(
+                    "INSERT INTO chunk_counts (run_id, pretokenizer, lang, chunks, unit_chunks) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    ((run_id, record.pretokenizer, lang, sum(units), pack_counts(units))
+                     for lang, units in record.chunks.items()))
         db.execute("UPDATE runs SET status = ?, error = NULL, finished = ?, seconds = ? "
                    "WHERE id = ?", [RunStatus.COMPLETE, now(), seconds, run_id])
 
@@ -106,11 +138,12 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
     """Insert one vocabulary with its merges and token counts (inside the caller's transaction)."""
     cursor = db.execute(
         "INSERT INTO vocabularies (run_id, scope, kind, size, trained_bytes, merges_learned, "
-        "stop_reason, seconds, roundtrip_ok, library, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, record.scope, record.kind, record.size, record.trained_bytes,
          record.merges_learned, record.stop_reason, record.seconds,
          None if record.roundtrip_ok is None else int(record.roundtrip_ok), record.library,
-         record.source],
+         record.source, record.pretokenizer, record.pattern],
     )
     vocab_id = inserted_id(cursor)
     db.conn.executemany(
@@ -190,7 +223,8 @@ def _run_read(run: RunRow, corpus: str) -> RunRead:
         pivot=run.pivot, sizes=json.loads(run.sizes), per_language=bool(run.per_language),
         cross=bool(run.cross_matrix), holdout=run.holdout, seed=run.seed, tie_break=run.tie_break,
         min_pair_count=run.min_pair_count, started=run.started, finished=run.finished,
-        seconds=run.seconds, error=run.error, corpus_id=run.corpus_id,
+        seconds=run.seconds, error=run.error, pretokenizers=json.loads(run.pretokenizers),
+        corpus_id=run.corpus_id,
         measured_units=json.loads(run.measured_units), engine_version=run.engine_version)
 
 
@@ -202,36 +236,61 @@ def vocabularies(db: AnalyzerDatabase, run_id: int) -> list[VocabularyRead]:
         return [VocabularyRead.model_validate(row, from_attributes=True) for row in rows]
 
 
-def load_counts(db: Database, run_id: int) -> list[tuple[str, int, str, list[int]]]:
-    """`(scope, size, lang, [tokens per measured unit])` for every count of the run."""
+def load_counts(db: Database, run_id: int) -> list[tuple[str, str | None, int, str, list[int]]]:
+    """`(scope, pretokenizer, size, lang, [tokens per measured unit])` for every count of the
+    run (pretokenizer None for production tokenizers)."""
     rows = db.execute(
-        "SELECT v.scope, c.size, c.lang, c.unit_tokens FROM token_counts c "
+        "SELECT v.scope, v.pretokenizer, c.size, c.lang, c.unit_tokens FROM token_counts c "
         "JOIN vocabularies v ON v.id = c.vocab_id WHERE v.run_id = ? ORDER BY v.id, c.size, c.lang",
         [run_id])
-    return [(scope, size, lang, unpack_counts(blob)) for scope, size, lang, blob in rows]
+    return [(scope, pretokenizer, size, lang, unpack_counts(blob))
+            for scope, pretokenizer, size, lang, blob in rows]
 
 
-def vocabulary_totals(db: Database, run_id: int, scope: str, size: int) -> dict[str, int]:
-    """`{lang: tokens}` under one vocabulary of the run at `size`, from the stored totals."""
-    rows = db.execute("SELECT c.lang, c.tokens FROM token_counts c JOIN vocabularies v "
-                      "ON v.id = c.vocab_id WHERE v.run_id = ? AND v.scope = ? AND c.size = ?",
-                      [run_id, scope, size])
+def load_chunk_counts(db: Database, run_id: int) -> dict[str, dict[str, list[int]]]:
+    """`{pretokenizer: {lang: [chunks of each measured unit]}}` of a run's pre-tokenizers."""
+    found: dict[str, dict[str, list[int]]] = {}
+    for pretokenizer, lang, blob in db.execute(
+            "SELECT pretokenizer, lang, unit_chunks FROM chunk_counts WHERE run_id = ? "
+            "ORDER BY pretokenizer, lang", [run_id]):
+        found.setdefault(pretokenizer, {})[lang] = unpack_counts(blob)
+    return found
+
+
+def vocabulary_totals(db: AnalyzerDatabase, run_id: int, scope: str, size: int,
+                      pretokenizer: str | None = None) -> dict[str, int]:
+    """`{lang: tokens}` under one vocabulary of the run at `size`, from the stored totals (the
+    first pre-tokenizer's, unless one is named)."""
+    vocab_id = _vocabulary_id(db, run_id, scope, pretokenizer)
+    rows = db.execute("SELECT lang, tokens FROM token_counts WHERE vocab_id = ? AND size = ?",
+                      [vocab_id, size])
     return dict(rows.fetchall())
 
 
-def load_merges(db: AnalyzerDatabase, run_id: int, scope: str) -> list[StoredMerge]:
-    """A vocabulary's merges in rank order; StoreError if there is no such run or vocabulary."""
-    get_run(db, run_id)  # "no run N" before "no vocabulary"
-    row = db.execute("SELECT id FROM vocabularies WHERE run_id = ? AND scope = ?",
-                     [run_id, scope]).fetchone()
-    if row is None:
-        scopes = [r[0] for r in db.execute("SELECT scope FROM vocabularies WHERE run_id = ? "
-                                           "ORDER BY id", [run_id])]
-        raise StoreError(f"run {run_id} has no vocabulary {scope!r}; it has: "
-                         f"{', '.join(scopes) or 'none (the run did not complete)'}")
+def load_merges(db: AnalyzerDatabase, run_id: int, scope: str,
+                pretokenizer: str | None = None) -> list[StoredMerge]:
+    """A vocabulary's merges in rank order (the run's first pre-tokenizer's, unless one is
+    named); StoreError if there is no such run or vocabulary."""
+    vocab_id = _vocabulary_id(db, run_id, scope, pretokenizer)
     return [StoredMerge(*r) for r in db.execute(
         "SELECT left_id, right_id, new_id, count, token FROM merges WHERE vocab_id = ? "
-        "ORDER BY rank", [row[0]])]
+        "ORDER BY rank", [vocab_id])]
+
+
+def _vocabulary_id(db: AnalyzerDatabase, run_id: int, scope: str, pretokenizer: str | None) -> int:
+    """The id of a run's vocabulary; StoreError naming what the run has if it has none such."""
+    get_run(db, run_id)  # "no run N" before "no vocabulary"
+    rows = db.execute("SELECT id, pretokenizer FROM vocabularies WHERE run_id = ? AND scope = ? "
+                      "ORDER BY id", [run_id, scope]).fetchall()
+    if pretokenizer is not None:
+        rows = [row for row in rows if row[1] == pretokenizer]
+    if not rows:
+        names = [f"{s}" if p in (None, "none") else f"{s} ({p})" for s, p in db.execute(
+            "SELECT scope, pretokenizer FROM vocabularies WHERE run_id = ? ORDER BY id", [run_id])]
+        wanted = scope if pretokenizer in (None, "none") else f"{scope} ({pretokenizer})"
+        raise StoreError(f"run {run_id} has no vocabulary {wanted!r}; it has: "
+                         f"{', '.join(dict.fromkeys(names)) or 'none (the run did not complete)'}")
+    return rows[0][0]
 
 
 def runs_of_corpus(db: Database, corpus_id: int) -> int:

@@ -1,0 +1,163 @@
+"""Pre-tokenizers: the rule that cuts a text into chunks before BPE; merges never cross a chunk.
+
+A pre-tokenizer is a regular expression (the third-party `regex` module, which the production
+patterns need for `\\p{L}` and possessive quantifiers); a text's chunks are its non-overlapping
+matches in order, `regex.findall(pattern, text)`. It is accepted only where it is lossless: the
+chunks joined must give the text back, else `PretokenizerError` names the text and the first
+character lost.
+
+>>> resolve("words").split("Hello  world!")
+['Hello', '  ', 'world!']
+>>> resolve("cl100k").split("I'm 12345 km away")
+['I', "'m", ' ', '123', '45', ' km', ' away']
+>>> resolve("none") is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import regex
+
+NONE = "none"
+USER_PREFIX = "re:"
+
+# The published patterns, as the tokenizers that use them define them.
+PRETOKENIZERS: dict[str, str | None] = {
+    NONE: None,
+    # An optional single whitespace character, then a run of non-whitespace; else a run of
+    # whitespace. Lossless on any text, and neutral between scripts.
+    "words": r"\s?\S+|\s+",
+    # GPT-2 (OpenAI's gpt-2 encoder.py), in the faster equivalent form that tiktoken uses for
+    # gpt2/r50k_base/p50k_base (tiktoken_ext/openai_public.py, r50k_pat_str).
+    "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
+    # cl100k_base (GPT-3.5, GPT-4): tiktoken_ext/openai_public.py, cl100k_base()["pat_str"].
+    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++"""
+              r"""[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    # o200k_base (GPT-4o): tiktoken_ext/openai_public.py, o200k_base()["pat_str"].
+    "o200k": "|".join([
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]),
+    # Llama 3 (Meta's llama3 tokenizer.py `pat_str`, the same in the Split pre-tokenizer of the
+    # Hugging Face tokenizer.json of Meta-Llama-3).
+    "llama3": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"""
+              r"""[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+}
+"""Built-in pre-tokenizers by name (`none`: no splitting, each text is one chunk)."""
+
+
+class PretokenizerError(ValueError):
+    """A pattern that is not a regular expression, a name that is not a pre-tokenizer, or a
+    pre-tokenizer that loses text; the message says which, and where."""
+
+
+@dataclass(frozen=True)
+class Pretokenizer:
+    name: str
+    """As given: a built-in name or `re:<pattern>`."""
+    pattern: str
+    compiled: regex.Pattern = field(repr=False, compare=False)
+
+    def split(self, text: str, index: int = 0) -> list[str]:
+        """The text's chunks; PretokenizerError if they do not give the text back."""
+        chunks = self.compiled.findall(text)
+        if sum(map(len, chunks)) != len(text) or "".join(chunks) != text:
+            raise PretokenizerError(f"pre-tokenizer {self.name} loses text: text {index}, "
+                                    f"{_first_loss(text, chunks)}")
+        return chunks
+
+
+def resolve(spec: str | None) -> Pretokenizer | None:
+    """The pre-tokenizer a name stands for (None for `none`): a built-in name, or `re:` and a
+    pattern of the user's. PretokenizerError says what is wrong with anything else."""
+    if spec is None or spec == NONE:
+        return None
+    if spec in PRETOKENIZERS:
+        pattern = PRETOKENIZERS[spec]
+        assert pattern is not None
+        return Pretokenizer(spec, pattern, _compile(spec, pattern))
+    if spec.startswith(USER_PREFIX):
+        pattern = spec[len(USER_PREFIX):]
+        if not pattern:
+            raise PretokenizerError(f"pre-tokenizer {spec!r} has an empty pattern")
+        return Pretokenizer(spec, pattern, _compile(spec, pattern))
+    raise PretokenizerError(f"unknown pre-tokenizer {spec!r}: use one of "
+                            f"{', '.join(PRETOKENIZERS)}, or re:PATTERN for a regular expression")
+
+
+def name_of(pretokenizer: Pretokenizer | None) -> str:
+    return NONE if pretokenizer is None else pretokenizer.name
+
+
+def pattern_of(pretokenizer: Pretokenizer | None) -> str | None:
+    return None if pretokenizer is None else pretokenizer.pattern
+
+
+@dataclass
+class Chunked:
+    """Texts cut into chunks: the distinct chunks (in order of first appearance), how often each
+    occurs (texts' weights applied), and for each text the index of each of its chunks."""
+
+    chunks: list[str]
+    counts: list[int]
+    of_text: list[list[int]]
+
+
+def chunk_texts(texts: Sequence[str], pretokenizer: Pretokenizer,
+                weights: Sequence[int] | None = None) -> Chunked:
+    """Every text's chunks, checked lossless, counted once per distinct chunk.
+
+    >>> chunked = chunk_texts(["a b", "b a"], resolve("words"))
+    >>> chunked.chunks, chunked.counts, chunked.of_text
+    (['a', ' b', 'b', ' a'], [1, 1, 1, 1], [[0, 1], [2, 3]])
+    """
+    index: dict[str, int] = {}
+    counts: list[int] = []
+    of_text = []
+    for position, text in enumerate(texts):
+        weight = 1 if weights is None else weights[position]
+        ids = []
+        for chunk in pretokenizer.split(text, position):
+            number = index.get(chunk)
+            if number is None:
+                number = index[chunk] = len(counts)
+                counts.append(0)
+            counts[number] += weight
+            ids.append(number)
+        of_text.append(ids)
+    return Chunked(list(index), counts, of_text)
+
+
+def _compile(name: str, pattern: str) -> regex.Pattern:
+    try:
+        return _compiled(pattern)
+    except regex.error as error:
+        raise PretokenizerError(f"pre-tokenizer {name}: not a regular expression ({error})") from None
+
+
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> regex.Pattern:
+    return regex.compile(pattern)
+
+
+def _first_loss(text: str, chunks: Iterable[str]) -> str:
+    """Where the chunks first stop spelling the text."""
+    position = 0
+    for chunk in chunks:
+        found = text.find(chunk, position)
+        if found != position:
+            break
+        position += len(chunk)
+    lost = text[position:position + 20]
+    return f"character {position} ({lost!r}) is in no chunk"
