@@ -85,7 +85,7 @@ def cl100k_study() -> None:
           f"ours (no split) vs cl100k_base: {both['nosplit'].corr(both['theirs']):.3f}")
     print(f"median |ours - theirs| / theirs: "
           f"{((both['ours'] - both['theirs']).abs() / both['theirs']).median():.1%}; "
-          f"Gini of premiums: ours {frame[frame['vocab'] == 'shared']['gini'].iloc[0]:.3f}, "
+          f"Gini of premiums: ours {ours['gini'].iloc[0]:.3f}, "
           f"cl100k_base {theirs['gini'].iloc[0]:.3f}")
 
 

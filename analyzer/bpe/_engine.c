@@ -1357,6 +1357,39 @@ static int append_text(PyObject *texts, Py_ssize_t index, uint8_t **batch, size_
     return 0;
 }
 
+/* The counts of whole texts from those of their chunks: out[s][k] = sum of counts[s][c] for
+   the chunks c of text k (chunk_ids[offsets[k]..offsets[k + 1])). */
+static PyObject *sum_by_text(PyObject *self, PyObject *args) {
+    Py_buffer counts_view, ids_view, offsets_view;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &counts_view, &ids_view, &offsets_view)) return NULL;
+    PyObject *result = NULL;
+    const uint32_t *counts = counts_view.buf, *ids = ids_view.buf;
+    const int64_t *offsets = offsets_view.buf;
+    size_t n_chunks = (size_t)counts_view.len / 4, n_ids = (size_t)ids_view.len / 4;
+    Py_ssize_t n_texts = offsets_view.len / 8 - 1;
+    int valid = offsets_view.len >= 8 && offsets[0] == 0 && (size_t)offsets[n_texts] == n_ids;
+    for (Py_ssize_t k = 0; valid && k < n_texts; k++) valid = offsets[k] <= offsets[k + 1];
+    for (size_t i = 0; valid && i < n_ids; i++) valid = ids[i] < n_chunks;
+    if (!valid) {
+        PyErr_SetString(PyExc_ValueError, "sum_by_text: offsets or chunk ids out of range");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, n_texts * 4);
+    if (result) {
+        uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+        for (Py_ssize_t k = 0; k < n_texts; k++) {
+            uint32_t total = 0;
+            for (int64_t i = offsets[k]; i < offsets[k + 1]; i++) total += counts[ids[i]];
+            out[k] = total;
+        }
+    }
+done:
+    PyBuffer_Release(&counts_view);
+    PyBuffer_Release(&ids_view);
+    PyBuffer_Release(&offsets_view);
+    return result;
+}
+
 /* count_texts(texts, snapshots, group_starts=None, roundtrip=False) -> (list of bytes, one per
    snapshot rank, each a uint32 per text: its tokens just before that merge; bytes of int64,
    merge x group: each merge's replacements in each group of texts, or None; with roundtrip,
@@ -1574,6 +1607,8 @@ static PyTypeObject ReplayerType = {
 static PyMethodDef engine_methods[] = {
     {"train", (PyCFunction)(void (*)(void))engine_train, METH_VARARGS | METH_KEYWORDS,
      "train(buffer, starts, weights, vocab_size, min_pair_count, first, progress, progress_every)"},
+    {"sum_by_text", sum_by_text, METH_VARARGS,
+     "sum_by_text(counts, chunk_ids, offsets): each text's total from its chunks' counts"},
     {NULL, NULL, 0, NULL},
 };
 

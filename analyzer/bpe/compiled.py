@@ -73,6 +73,16 @@ class Vocabulary(BaseVocabulary):
         self.check_id(token)
         return self._replayer.piece(token)
 
+    def _sum_by_text(self, per_chunk: list[int], of_text: list[list[int]]) -> list[int]:
+        ids = array("I", [i for chunk_ids in of_text for i in chunk_ids])
+        offsets = array("q", [0])
+        for chunk_ids in of_text:
+            offsets.append(offsets[-1] + len(chunk_ids))
+        totals = array("I")
+        totals.frombytes(_engine.sum_by_text(array("I", per_chunk).tobytes(), ids.tobytes(),
+                                             offsets.tobytes()))
+        return totals.tolist()
+
     def _encode(self, text: str) -> list[int]:
         ids = array("i")
         ids.frombytes(self._replayer.encode(pack([text]).buffer))

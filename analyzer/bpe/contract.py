@@ -141,9 +141,13 @@ class BaseVocabulary:
             return self._measure(text_list, ordered, roundtrip)
         chunked = chunk_texts(text_list, self.pretokenizer)
         measured = self._measure(chunked.chunks, ordered, roundtrip)
-        counts = {size: [sum(per_chunk[i] for i in ids) for ids in chunked.of_text]
+        counts = {size: self._sum_by_text(per_chunk, chunked.of_text)
                   for size, per_chunk in measured.counts.items()}
         return Measurement(counts, measured.roundtrip_ok, [len(ids) for ids in chunked.of_text])
+
+    def _sum_by_text(self, per_chunk: list[int], of_text: list[list[int]]) -> list[int]:
+        """Each text's count: the sum of its chunks' (an engine may do it faster)."""
+        return [sum(per_chunk[i] for i in ids) for ids in of_text]
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text from ids; a cut multi-byte character becomes U+FFFD instead of raising."""
