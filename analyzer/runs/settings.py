@@ -35,7 +35,8 @@ class RunSettings:
     min_pair_count: int = 2
     jobs: int | None = None
     tokenizers: list[str] = field(default_factory=list)
-    """Production tokenizers to measure: tiktoken names or files (see analyzer.external)."""
+    """Production tokenizers to measure: catalog names, `all-available`, NAME=FILE, hf:ORG/NAME
+    or files (see analyzer.external)."""
     pretokenizers: list[str] = field(default_factory=lambda: [NONE])
     """Every trained vocabulary is trained once per pre-tokenizer: built-in names or re:PATTERN."""
 
@@ -114,8 +115,17 @@ def check_lossless(run: ResolvedRun, texts: dict[str, list[str]]) -> None:
 
 
 def _tokenizers(specs: list[str], languages: list[str]) -> list:
-    from analyzer.external import ProductionTokenizer, TokenizerError, resolve_tokenizer
+    from analyzer.external import (
+        ProductionTokenizer,
+        TokenizerError,
+        expand_all_available,
+        resolve_tokenizer,
+    )
 
+    try:
+        specs, _ = expand_all_available(specs)
+    except TokenizerError as error:
+        raise RunError(f"--tokenizer {error}") from None
     resolved: list[ProductionTokenizer] = []
     for spec in dict.fromkeys(specs):
         try:

@@ -1,0 +1,226 @@
+"""Adapters: a tokenizer's files, as bytes, made into its own library's encoder.
+
+Counting is always the library's (tiktoken, tokenizers, sentencepiece); an adapter only reads a
+format that library does not read by itself into the arguments it takes. Every count is a text's
+own tokens: special-token text is plain text, and nothing is added around a text (no BOS/EOS).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from .catalog import CatalogEntry, Format
+from .errors import TokenizerError
+
+EXTRA = "pip install 'analyzer[tokenizers]'"
+
+Count = Callable[[list[str]], list[int]]
+Normalization = Literal["NFC", "NFD", "NFKC", "NFKD"]
+
+
+@dataclass(frozen=True)
+class Encoder:
+    count: Count
+    """Tokens of each text."""
+    size: int
+    library: str
+    """The library and its version, e.g. `tiktoken 0.14.0`."""
+
+
+def build(entry: CatalogEntry, files: dict[str, bytes], label: str) -> Encoder:
+    """The encoder of a catalog entry from its (verified) files."""
+    data = files[entry.files[0].name]
+    if entry.format is Format.TIKTOKEN:
+        assert entry.encoding is not None
+        return openai_encoding(entry.encoding, files, {f.name: f.sha256 for f in entry.files})
+    if entry.format is Format.TIKTOKEN_RANKS:
+        assert entry.pattern is not None
+        return _tiktoken(label, entry.pattern, rank_file(data, label), entry.special_tokens)
+    if entry.format is Format.TEKKEN:
+        return tekken(data, label)
+    if entry.format is Format.TIKTOKEN_JS:
+        return tiktoken_js(data, label, entry.normalization)
+    if entry.format is Format.TOKENIZER_JSON:
+        return tokenizer_json(data, label)
+    return sentencepiece_model(data, label)
+
+
+# --- tiktoken ---------------------------------------------------------------------------------
+
+
+def _tiktoken_module():
+    try:
+        import tiktoken
+    except ImportError:
+        raise TokenizerError(f"counting needs tiktoken: {EXTRA}") from None
+    return tiktoken
+
+
+def _counter(encoder, normalization: Normalization | None = None) -> Count:
+    if normalization is None:
+        return lambda texts: [len(ids) for ids in encoder.encode_ordinary_batch(texts)]
+    return lambda texts: [len(ids) for ids in encoder.encode_ordinary_batch(
+        [unicodedata.normalize(normalization, t) for t in texts])]
+
+
+def openai_encoding(encoding: str, files: dict[str, bytes], pinned: dict[str, str] | None) -> Encoder:
+    """One of tiktoken's own encodings, built by tiktoken's constructor from the given files
+    (by file name) instead of its downloads. With `pinned` (file name -> SHA-256), the hashes
+    tiktoken expects must be the pinned ones; without, the files are a user's own ranks."""
+    tiktoken = _tiktoken_module()
+    from tiktoken_ext import openai_public
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS.get(encoding)
+    if constructor is None:
+        raise TokenizerError(f"tiktoken {tiktoken.__version__} has no encoding {encoding!r}")
+    try:
+        with _serving(files, pinned):
+            arguments = constructor()
+    except (ValueError, KeyError) as error:
+        raise TokenizerError(f"{encoding}: not a valid rank file ({error})") from None
+    if pinned is None:  # the user's own ranks need not have the official vocabulary size
+        arguments.pop("explicit_n_vocab", None)
+    encoder = tiktoken.Encoding(**arguments)
+    # n_vocab is the largest id + 1; a user's file's special-token ids follow the base encoding's
+    # numbering, so count its tokens instead.
+    size = encoder.n_vocab if pinned is not None else \
+        len(arguments["mergeable_ranks"]) + len(arguments["special_tokens"])
+    return Encoder(_counter(encoder), size, f"tiktoken {tiktoken.__version__}")
+
+
+@contextlib.contextmanager
+def _serving(files: dict[str, bytes], pinned: dict[str, str] | None) -> Iterator[None]:
+    """Let tiktoken's constructors read `files` (by the URL's last part) for the duration."""
+    import tiktoken.load
+
+    original = tiktoken.load.read_file_cached
+
+    def read(url: str, expected_hash: str | None = None) -> bytes:
+        name = url.rsplit("/", 1)[-1]
+        if pinned is None:  # the user's ranks stand for the encoding's one rank file
+            return next(iter(files.values()))
+        if expected_hash is not None and pinned.get(name) != expected_hash:
+            raise TokenizerError(f"the catalog pins {name} at SHA-256 {pinned.get(name)}, but "
+                                 f"tiktoken expects {expected_hash}: update the catalog")
+        return files[name]
+
+    setattr(tiktoken.load, "read_file_cached", read)  # noqa: B010 (mypy: same signature)
+    try:
+        yield
+    finally:
+        setattr(tiktoken.load, "read_file_cached", original)  # noqa: B010
+
+
+def rank_file(data: bytes, label: str) -> dict[bytes, int]:
+    """A tiktoken rank file: a base64 token and its rank per line."""
+    ranks = {}
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line:
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token, validate=True)] = int(rank)
+        except ValueError:
+            raise TokenizerError(f"{label}: line {number} is not `base64-token rank`") from None
+    return ranks
+
+
+def _tiktoken(label: str, pattern: str, ranks: dict[bytes, int], specials: int) -> Encoder:
+    tiktoken = _tiktoken_module()
+    first = max(ranks.values(), default=-1) + 1
+    # Special tokens take the ids after the ranks; their names never matter here, since
+    # special-token text is encoded as plain text.
+    special = {f"<|special_{i}|>": first + i for i in range(specials)}
+    try:
+        encoder = tiktoken.Encoding(label, pat_str=pattern, mergeable_ranks=ranks,
+                                    special_tokens=special)
+    except ValueError as error:
+        raise TokenizerError(f"{label}: tiktoken refuses it ({error})") from None
+    return Encoder(_counter(encoder), encoder.n_vocab, f"tiktoken {tiktoken.__version__}")
+
+
+def _json(data: bytes, label: str) -> dict:
+    try:
+        document = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise TokenizerError(f"{label}: not JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise TokenizerError(f"{label}: not a JSON object")
+    return document
+
+
+def tekken(data: bytes, label: str) -> Encoder:
+    """Mistral's Tekken JSON: the first `default_vocab_size - default_num_special_tokens` ranks
+    (ids shifted past the special tokens, which changes no count), split by its pattern."""
+    document = _json(data, label)
+    try:
+        config = document["config"]
+        inner = config["default_vocab_size"] - config["default_num_special_tokens"]
+        ranks = {base64.b64decode(token["token_bytes"]): token["rank"]
+                 for token in document["vocab"][:inner]}
+        encoder = _tiktoken(label, config["pattern"], ranks, 0)
+    except (KeyError, TypeError, ValueError) as error:
+        raise TokenizerError(f"{label}: not a Tekken tokenizer ({type(error).__name__}: {error})") from None
+    return Encoder(encoder.count, config["default_vocab_size"], encoder.library)
+
+
+def tiktoken_js(data: bytes, label: str, normalization: Normalization | None) -> Encoder:
+    """js-tiktoken's "lite" JSON (`bpe_ranks`: per line, a label, the first rank, then base64
+    tokens of consecutive ranks), its special tokens and pattern; text normalised first."""
+    tiktoken = _tiktoken_module()
+    document = _json(data, label)
+    try:
+        ranks = {}
+        for line in document["bpe_ranks"].split("\n"):
+            if not line:
+                continue
+            _, first, *tokens = line.split(" ")
+            for offset, token in enumerate(tokens):
+                ranks[base64.b64decode(token)] = int(first) + offset
+        encoder = tiktoken.Encoding(label, pat_str=document["pat_str"], mergeable_ranks=ranks,
+                                    special_tokens=dict(document["special_tokens"]))
+    except (KeyError, TypeError, ValueError) as error:
+        raise TokenizerError(f"{label}: not a js-tiktoken JSON ({type(error).__name__}: {error})") from None
+    return Encoder(_counter(encoder, normalization), encoder.n_vocab, f"tiktoken {tiktoken.__version__}")
+
+
+# --- Hugging Face tokenizers and SentencePiece ------------------------------------------------
+
+
+def tokenizer_json(data: bytes, label: str) -> Encoder:
+    try:
+        import tokenizers
+    except ImportError:
+        raise TokenizerError(f"{label} needs Hugging Face tokenizers: {EXTRA}") from None
+    try:
+        tokenizer = tokenizers.Tokenizer.from_str(data.decode("utf-8"))
+    except Exception as error:  # the Rust side raises plain Exception
+        raise TokenizerError(f"{label}: not a Hugging Face tokenizer.json ({error})") from None
+    tokenizer.encode_special_tokens = True  # special tokens in the text are plain text
+
+    def count(texts: list[str]) -> list[int]:
+        return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    return Encoder(count, tokenizer.get_vocab_size(), f"tokenizers {tokenizers.__version__}")
+
+
+def sentencepiece_model(data: bytes, label: str) -> Encoder:
+    try:
+        import sentencepiece
+    except ImportError:
+        raise TokenizerError(f"{label} needs sentencepiece: {EXTRA}") from None
+    try:
+        processor = sentencepiece.SentencePieceProcessor(model_proto=data)
+    except Exception as error:
+        raise TokenizerError(f"{label}: not a SentencePiece model ({error})") from None
+
+    def count(texts: list[str]) -> list[int]:
+        return [len(ids) for ids in processor.encode(texts)]
+
+    return Encoder(count, processor.get_piece_size(), f"sentencepiece {sentencepiece.__version__}")

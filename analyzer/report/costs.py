@@ -1,0 +1,90 @@
+"""The cost view: what the same content costs each language, under each priced model whose
+tokenizer the run measured (and under a trained vocabulary at a price the user names), and how
+many characters of each language a context window holds."""
+
+from __future__ import annotations
+
+from html import escape
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from analyzer.corpus import language_name
+from analyzer.metrics.costs import CONTENT_CHARS, scaled_cost
+
+
+def content_note(pivot: str) -> str:
+    return (f"Costs are for the same content as {CONTENT_CHARS:,} characters of "
+            f"{language_name(pivot)} text: the measured units, scaled.")
+
+
+def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -> go.Figure:
+    """The same content's input cost: a row per language (dearest first), a column per model;
+    each cell says the dollars, its colour how many times the pivot's cost that is (so the
+    tax shows under cheap models as under dear ones)."""
+    models = list(dict.fromkeys(costs["model"]))
+    ratio = costs.pivot(index="lang", columns="model", values="cost_ratio")
+    order = ratio.mean(axis=1).sort_values(ascending=False).index
+    ratio = ratio.reindex(index=[lang for lang in order if lang in languages], columns=models)
+    dollars = costs.pivot(index="lang", columns="model", values="input_cost").reindex_like(ratio)
+    names = [f"{language_name(lang)} ({lang})" for lang in ratio.index]
+    figure = go.Figure(go.Heatmap(
+        z=ratio.values, x=models, y=names, colorscale="Reds", zmin=1,
+        text=[[f"${value:,.2f}" for value in row] for row in dollars.values],
+        texttemplate="%{text}" if ratio.size <= 600 else None,
+        colorbar=dict(title=f"x {language_name(pivot)}"),
+        hovertemplate="%{y}<br>%{x}<br>input cost %{text}<br>%{z:.2f}x the pivot's"
+                      "<extra></extra>"))
+    figure.update_layout(
+        title=f"Input cost of the same content (colour: times the {language_name(pivot)} cost)",
+        xaxis=dict(tickangle=-30, side="top"),
+        yaxis=dict(autorange="reversed"),
+        height=max(420, 22 * len(ratio.index) + 240),
+        margin=dict(t=180),
+    )
+    return figure
+
+
+def model_cost_table(costs: pd.DataFrame) -> str:
+    """One priced model: per language, tokens, the cost of the same content as input and as
+    output, the cost relative to the pivot's, and what fits in the model's context window."""
+    first = costs.iloc[0]
+    summary = (f"{first['model']} ({first['provider']}, tokenizer {first['tokenizer']}): "
+               f"${first['input_price']:.2f} in / ${first['output_price']:.2f} out per million "
+               f"tokens, {int(first['context_window']):,}-token window; listed {first['date']}")
+    body = "".join(
+        f"<tr><td>{escape(language_name(row.lang))} <code>{escape(row.lang)}</code></td>"
+        f"<td>{row.tokens:,}</td><td>${row.input_cost:,.3f}</td><td>${row.output_cost:,.3f}</td>"
+        f"<td>{row.cost_ratio:.2f}x</td><td>{row.context_chars:,.0f}</td>"
+        f"<td>{row.context_share:.0%}</td></tr>"
+        for row in costs.sort_values("cost_ratio", ascending=False).itertuples())
+    source = escape(str(first["source"]))
+    return (f"<details><summary>{escape(summary)}</summary>"
+            f"<p class='muted'>Source: <a href='{source}'>{source}</a></p>"
+            f"<table class='numbers'><thead><tr><th>language</th><th>tokens</th>"
+            f"<th>input cost</th><th>output cost</th><th>vs pivot</th>"
+            f"<th>characters in the window</th><th>of the pivot's</th></tr></thead>"
+            f"<tbody>{body}</tbody></table></details>")
+
+
+def cost_table(frame: pd.DataFrame, pivot: str, vocab: str, size: int, price: float,
+               context_window: int) -> str:
+    """One vocabulary at a price the user names: per language, the cost of the same content,
+    the extra over the pivot's, and the characters that fit in a `context_window`."""
+    rows = frame[(frame["vocab"] == vocab) & (frame["size"] == size)].set_index("lang")
+    pivot_chars = rows.loc[pivot, "chars"]
+    pivot_cost = scaled_cost(rows.loc[pivot, "tokens"], pivot_chars, price)
+    pivot_context = rows.loc[pivot, "chars_per_token"] * context_window
+    body = []
+    for lang in rows.sort_values("premium", ascending=False).index:
+        row = rows.loc[lang]
+        cost = scaled_cost(row["tokens"], pivot_chars, price)
+        fits = row["chars_per_token"] * context_window
+        body.append(
+            f"<tr><td>{escape(language_name(lang))} <code>{escape(lang)}</code></td>"
+            f"<td>{int(row['tokens']):,}</td><td>{cost:,.3f}</td><td>{cost - pivot_cost:+,.3f}</td>"
+            f"<td>{row['overhead']:+.0%}</td><td>{fits:,.0f}</td><td>{fits / pivot_context:.0%}</td></tr>")
+    return (f"<table class='numbers'><thead><tr><th>language</th><th>tokens</th>"
+            f"<th>cost at {price:g} per million tokens</th><th>extra vs pivot</th>"
+            f"<th>premium in money</th><th>characters in a {context_window:,}-token window</th>"
+            f"<th>of the pivot's</th></tr></thead><tbody>{''.join(body)}</tbody></table>")

