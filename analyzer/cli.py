@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import signal
 import sqlite3
 import sys
@@ -36,7 +37,7 @@ from .external import (
     fetch,
     load_prices,
 )
-from .metrics import language_metrics, load_run_data
+from .metrics import attribution, language_metrics, load_run_data, summaries
 from .report import DEFAULT_OUT, write_atomically, write_report
 from .runs import RunError, RunSettings, execute_run
 from .store import (
@@ -323,8 +324,16 @@ class _Interrupted(KeyboardInterrupt):
     """A stop signal other than Ctrl-C, handled like it (the run is marked, workers stop)."""
 
 
-def _raise_interrupted(signum, frame) -> None:
-    raise _Interrupted(signal.Signals(signum).name)
+def _interrupt_handler():
+    """SIGTERM as an interrupt of this process; a worker forked before it resets its own
+    handlers (a stop can land in that instant) just ends, quietly, as SIG_DFL would."""
+    owner = os.getpid()
+
+    def handler(signum, frame) -> None:
+        if os.getpid() != owner:
+            os._exit(128 + signum)
+        raise _Interrupted(signal.Signals(signum).name)
+    return handler
 
 
 @app.command()
@@ -351,6 +360,17 @@ def run(
     pretokenize: list[str] = typer.Option(
         None, "--pretokenize", help=PRETOKENIZE_HELP + " Repeat, or give a comma list: every "
         "trained vocabulary is trained once per pre-tokenizer (default: none)."),
+    parity: bool = typer.Option(
+        False, "--parity", help="Also train a parity-aware vocabulary on all languages: each merge "
+        "is the most frequent pair of the language that compresses worst so far (Foroutan et "
+        "al. 2025), judged on the training units, or the held-out ones with --holdout."),
+    global_merges: int = typer.Option(
+        0, "--global-merges", metavar="M", help="With --parity: the first M merges are ordinary "
+        "shared merges (the hybrid)."),
+    weight: list[str] = typer.Option(
+        None, "--weight", metavar="LANG=N", help="The training mix of the shared and parity "
+        "vocabularies: each unit of LANG counts N times (repeatable; default 1), e.g. "
+        "--weight eng_Latn=20."),
     jobs: int = typer.Option(None, help="Parallel processes (default: the machine's cores)."),
     report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html)."),
     open_report: bool = typer.Option(False, "--open", help="Open the report in a browser."),
@@ -366,12 +386,13 @@ def run(
         pivot=pivot, per_language=per_language, cross=cross, holdout=holdout, seed=seed,
         tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
         pretokenizers=_split_commas(pretokenize) or ["none"],
+        parity=parity, global_merges=global_merges, weights=_parse_weights(weight),
     )
     if report:
         _check_output_folder(out)
     database = _open(db)
     console = Console(stderr=True)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    previous = signal.signal(signal.SIGTERM, _interrupt_handler())
     try:
         with Progress(*Progress.get_default_columns(), console=console, transient=True) as bars:
             tracker = views.VocabularyBars(bars, plain_lines=not console.is_terminal)
@@ -472,23 +493,44 @@ def show(
 @app.command()
 def merges(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
-    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, or a language code."),
+    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, parity, or a language code."),
     pretokenizer: str = typer.Option(None, help="The vocabulary's pre-tokenizer (default: the "
                                                 "run's first)."),
     top: int = typer.Option(20, help="How many merges, from the first."),
+    by_language: bool = typer.Option(
+        False, "--by-language", help="Who got the vocabulary: each language's share of the "
+        "merges, of the replaced occurrences and of the training bytes, and its first merge; "
+        "and for each merge listed, the language it served most."),
     db: Path = DbOption,
 ) -> None:
     """List a vocabulary's first merges: which bytes became which token, and how often."""
     if top < 0:
         raise _fail(f"--top must be 0 or more, not {top}")
-    rows, _ = _trained_merges(_open(db), run_id, vocab, pretokenizer)
+    database = _open(db)
+    rows, pretokenizer = _trained_merges(database, run_id, vocab, pretokenizer)
+    served: dict[str, list[int]] = {}
+    chosen: list[str | None] = []
+    if by_language:
+        data, _ = _run_metrics(database, run_id)
+        assert data.fairness is not None
+        if data.kind(vocab, pretokenizer) not in (VocabKind.SHARED, VocabKind.PARITY):
+            raise _fail(f"--by-language is for the shared and parity vocabularies; {vocab} is "
+                        "one language's own")
+        served = data.fairness.trained.get((vocab, pretokenizer), {})
+        chosen = data.fairness.chosen.get((vocab, pretokenizer), [])
+        shares = attribution(data)
+        shares = shares[(shares["vocab"] == vocab) & (shares["pretokenizer"] == pretokenizer)]
+        Console().print(views.attribution_table(shares, vocab))
     pieces = {byte: bytes([byte]) for byte in range(256)}
     for merge in rows:
         pieces[merge.new_id] = merge.token
     width = len(str(min(top, len(rows))))
     for rank, merge in enumerate(rows[:top], start=1):
-        typer.echo(f"merge {rank:>{max(width, 3)}}: {pieces[merge.left]!r} + {pieces[merge.right]!r}"
-                   f"   -> {merge.token!r}     (occurred {merge.pair_count} times)")
+        line = (f"merge {rank:>{max(width, 3)}}: {pieces[merge.left]!r} + {pieces[merge.right]!r}"
+                f"   -> {merge.token!r}     (occurred {merge.pair_count} times)")
+        if served:
+            line += f"; {views.served_most(served, rank - 1, chosen)}"
+        typer.echo(line)
     if not rows:
         typer.echo(f"{plain(vocab)}: no merges learned")
 
@@ -661,6 +703,23 @@ def _parse_sizes(values: list[str]) -> list[int]:
     return sizes
 
 
+def _parse_weights(values: list[str] | None) -> dict[str, int]:
+    """`--weight eng_Latn=20` (repeatable, or comma-separated) as {code: 20}."""
+    weights: dict[str, int] = {}
+    for value in _split_commas(values):
+        code, equals, number = value.partition("=")
+        if not equals or not code.strip():
+            raise _fail(f"--weight {value!r}: write LANG=N, e.g. --weight eng_Latn=20")
+        try:
+            weight = int(number)
+        except ValueError:
+            raise _fail(f"--weight {value!r}: {number.strip()!r} is not a whole number") from None
+        if code.strip() in weights:
+            raise _fail(f"--weight {code.strip()} is given twice")
+        weights[code.strip()] = weight
+    return weights
+
+
 def _complete_run(database: AnalyzerDatabase, run_id: int) -> RunRead:
     """The run, if it is complete; else a clear exit saying what it is."""
     with _errors():
@@ -692,14 +751,17 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
     if size is not None and size not in set(frame[frame["vocab"] == vocab]["size"]):
         raise _fail(f"run {run_id} has no size {size}; its sizes: {', '.join(map(str, run.sizes))}")
     if as_json:
-        typer.echo(json.dumps(show_document(run, frame), indent=2))
+        typer.echo(json.dumps(show_document(data, frame), indent=2))
         return
     console = Console()
     shown = [pretokenizer] if pretokenizer else run.pretokenizers
+    parity = summaries(data) if run.parity and vocab == VocabKind.SHARED else None
     for index, split in enumerate(shown):
         console.print(*views.summary_tables(run, frame, data.vocabularies, vocab,
                                             [size] if size else None, split,
                                             tokenizers=index == 0, width=console.width))
+        for note in views.summary_notes(parity, split) if parity is not None else []:
+            console.print(f"[cyan]Parity:[/cyan] {plain(note)}")
     for note in views.early_stops(data.vocabularies, run.sizes):
         console.print(f"[yellow]Note:[/yellow] {plain(note)}")
     bad = [v.scope for v in data.vocabularies if v.roundtrip_ok is False]

@@ -69,7 +69,8 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     production = tokenizer_sizes(vocabs) if tokenizers else []
     overview = vocab == VocabKind.SHARED
     if overview:
-        columns = [(str(VocabKind.SHARED), s) for s in (sizes or run.sizes)] + production
+        trained = [VocabKind.SHARED] + ([VocabKind.PARITY] if run.parity else [])
+        columns = [(str(kind), s) for kind in trained for s in (sizes or run.sizes)] + production
     else:
         own_sizes = sorted(frame[frame["vocab"] == vocab]["size"].unique())
         columns = [(vocab, int(s)) for s in own_sizes if not sizes or s in sizes]
@@ -90,7 +91,9 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     chunks = [columns[start:start + fits] for start in range(0, len(columns), fits)] or [[]]
     result = []
     for number, chunk in enumerate(chunks):
-        headers = [f"{scope} ({size:,})" if scope in names else f"size {size}" for scope, size in chunk]
+        headers = [f"{scope} ({size:,})" if scope in names else
+                   f"parity {size}" if scope == VocabKind.PARITY else f"size {size}"
+                   for scope, size in chunk]
         part = table("language", "bytes", *map(plain, headers), title=plain(
             title if number == 0 else f"{title} (continued, {number + 1} of {len(chunks)})"))
         last = number == len(chunks) - 1
@@ -108,6 +111,60 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
             part.add_row(*row)
         result.append(part)
     return result
+
+
+def attribution_table(shares: pd.DataFrame, vocab: str) -> Table:
+    """Who got the vocabulary: per language (most merges first), its share of the merges, of
+    the replaced occurrences and of the training bytes, its first merge, and (parity-aware) the
+    share of merges chosen for it."""
+    parity = vocab == VocabKind.PARITY
+    result = table("language", "merges", "occurrences", "training bytes", "first merge",
+                   *(["chosen for it"] if parity else []),
+                   title=plain(f"Who got the {vocab} vocabulary"))
+    for row in shares.sort_values("merges_share", ascending=False).itertuples():
+        first = "-" if row.first_merge is None or row.first_merge != row.first_merge \
+            else f"{int(row.first_merge):,}"
+        result.add_row(f"{row.lang} {plain(language_name(row.lang))}", f"{row.merges_share:.1%}",
+                       f"{row.occurrences_share:.1%}", f"{row.bytes_share:.1%}", first,
+                       *([f"{row.chosen_share:.1%}"] if parity else []))
+    return result
+
+
+def served_most(served: dict[str, list[int]], rank: int, chosen: list[str | None]) -> str:
+    """Which language a merge served most (its share of the occurrences replaced), and for
+    whom a parity-aware merge was chosen.
+
+    >>> served_most({"eng": [3, 0], "kor": [1, 2]}, 0, ["kor", None])
+    'chosen for kor; eng 75%'
+    """
+    total = sum(values[rank] for values in served.values())
+    lang = max(served, key=lambda code: served[code][rank])
+    share = f"{lang} {served[lang][rank] / total:.0%}" if total else "no occurrence"
+    who = chosen[rank] if rank < len(chosen) else None
+    return f"chosen for {who}; {share}" if who else share
+
+
+def summary_notes(summaries: pd.DataFrame, pretokenizer: str) -> list[str]:
+    """What the parity-aware vocabulary changes, in a sentence per size: the Gini of premiums
+    beside the shared one's, and the total tokens against the shared vocabulary's."""
+    rows = summaries[summaries["pretokenizer"] == pretokenizer]
+    shared = rows[rows["kind"] == VocabKind.SHARED].set_index("size")
+    notes = []
+    for _, row in rows[rows["kind"] == VocabKind.PARITY].iterrows():
+        base = shared.loc[row["size"]]
+        notes.append(
+            f"parity-aware at size {row['size']}: Gini of premiums {row['gini']:.3f} "
+            f"[{row['gini_ci_low']:.3f}, {row['gini_ci_high']:.3f}] vs shared {base['gini']:.3f} "
+            f"[{base['gini_ci_low']:.3f}, {base['gini_ci_high']:.3f}]; total tokens "
+            f"{row['vs_shared']:+.1%} [{row['vs_shared_ci_low']:+.1%}, {row['vs_shared_ci_high']:+.1%}] "
+            "vs shared (95 % bootstrap intervals)")
+        if row["gini"] < row["gini_ci_low"]:
+            # Not a bug: parity-aware training equalised these very units (its dev units), so
+            # any resample of them is less even than the set it was fitted to.
+            notes.append(f"at size {row['size']} the parity-aware Gini lies below its interval: "
+                         "the vocabulary was fitted to even out these very units, and resamples "
+                         "of them are less even (an in-sample figure)")
+    return notes
 
 
 def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[str]:

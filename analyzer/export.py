@@ -3,7 +3,7 @@
 The command line prints them and the service answers with them; neither builds a document of
 its own. Every NaN becomes null, every number a plain int or float.
 
-    show_document(run, frame)           # {"run", "corpus", ..., "records": [...]}
+    show_document(data, frame)          # {"run", "corpus", ..., "records": [...], ...}
     export_document(db, run_id)         # settings, vocabularies with merges, records, token report
     export_csv(frame)                   # the records, one row each
 """
@@ -16,27 +16,43 @@ import pandas as pd
 
 from analyzer.bpe import Training, Vocabulary
 from analyzer.corpus import language_name
-from analyzer.metrics import RunData, language_metrics, load_run_data
+from analyzer.metrics import (
+    RunData,
+    attribution,
+    divergence_matrix,
+    equal_cost_sizes,
+    language_metrics,
+    load_run_data,
+    summaries,
+)
 from analyzer.store import AnalyzerDatabase, RunRead, StoredMerge, VocabKind, VocabularyRead, load_merges
 
 RECORD_KEYS = ["vocab", "pretokenizer", "size", "lang", "tokens", "bytes", "chars", "premium",
                "overhead", "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
                "unit_premium_median", "unit_premium_q1", "unit_premium_q3", "premium_ci_low",
-               "premium_ci_high", "gini", "chunks", "chunk_premium"]
+               "premium_ci_high", "gini", "chunks", "chunk_premium", "utilisation", "mean_rank",
+               "renyi_efficiency"]
 """The fields of a record, in order: one record per (vocabulary, pre-tokenizer, size,
 language). `pretokenizer` is null for production tokenizers; `chunks` and `chunk_premium` (the
-language's chunks over the pivot's) only where a pre-tokenizer split the text."""
+language's chunks over the pivot's) only where a pre-tokenizer split the text; the allocation
+metrics (`utilisation`, `mean_rank`, `renyi_efficiency`; see analyzer.metrics.allocation) only
+for trained vocabularies."""
+
+SUMMARY_KEYS = ["vocab", "pretokenizer", "size", "tokens", "gini", "gini_ci_low", "gini_ci_high",
+                "vs_shared", "vs_shared_ci_low", "vs_shared_ci_high"]
+"""Per vocabulary that counts every language, and size: total tokens over all languages, the
+Gini of the premiums, and (parity-aware) the total against the shared vocabulary's."""
+
+ATTRIBUTION_KEYS = ["vocab", "pretokenizer", "lang", "merges_share", "occurrences_share",
+                    "bytes_share", "first_merge", "chosen_share"]
 
 
-INTEGER_KEYS = {"size", "tokens", "bytes", "chars", "chunks"}
+INTEGER_KEYS = {"size", "tokens", "bytes", "chars", "chunks", "first_merge"}
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
     """The documented records: one per (vocab, pretokenizer, size, lang); NaN becomes null."""
-    if frame.empty:
-        return []
-    return [{key: _record_value(key, value) for key, value in row.items()}
-            for row in frame[RECORD_KEYS].to_dict(orient="records")]
+    return rows(frame, RECORD_KEYS)
 
 
 def _record_value(key: str, value):
@@ -44,11 +60,23 @@ def _record_value(key: str, value):
     return int(value) if key in INTEGER_KEYS and value is not None else value
 
 
-def show_document(run: RunRead, frame: pd.DataFrame) -> dict:
-    """`analyzer show RUN --json`: the run's identity and every record."""
+def rows(frame: pd.DataFrame, keys: list[str]) -> list[dict]:
+    """A frame's rows as JSON objects with these keys; NaN becomes null."""
+    if frame.empty:
+        return []
+    return [{key: _record_value(key, value) for key, value in row.items()}
+            for row in frame[keys].to_dict(orient="records")]
+
+
+def show_document(data: RunData, frame: pd.DataFrame) -> dict:
+    """`analyzer show RUN --json`: the run's identity, every record, each all-language
+    vocabulary's summary (Gini, total cost) and the equal-cost sizes."""
+    run = data.run
     return {"run": run.id, "corpus": run.corpus, "status": str(run.status), "pivot": run.pivot,
             "languages": run.languages, "sizes": run.sizes, "holdout": run.holdout,
-            "seed": run.seed, "records": records(frame)}
+            "seed": run.seed, "records": records(frame),
+            "summaries": rows(summaries(data), SUMMARY_KEYS),
+            "equal_cost_sizes": equal_cost_sizes(data) if data.fairness else []}
 
 
 def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
@@ -67,8 +95,27 @@ def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = No
                                                vocabulary.pretokenizer))}
         for vocabulary in data.vocabularies]
     document["records"] = records(frame)
+    document["summaries"] = rows(summaries(data), SUMMARY_KEYS)
+    document["equal_cost_sizes"] = equal_cost_sizes(data)
+    document["attribution"] = rows(attribution(data), ATTRIBUTION_KEYS)
+    document["divergence"] = divergence_document(data)
     document["token_report"] = token_report(run, frame, data.vocabularies)
     return document
+
+
+def divergence_document(data: RunData) -> list[dict]:
+    """Per shared or parity-aware vocabulary and size: the Jensen-Shannon divergence between
+    every two languages' token distributions (`matrix[i][j]`, languages in run order)."""
+    assert data.fairness is not None
+    found = []
+    for (vocab, pretokenizer, size), by_lang in data.fairness.histograms.items():
+        if data.kind(vocab, pretokenizer) not in (VocabKind.SHARED, VocabKind.PARITY):
+            continue
+        matrix = divergence_matrix(by_lang, data.run.languages)
+        found.append({"vocab": vocab, "pretokenizer": pretokenizer, "size": size,
+                      "languages": list(matrix.index),
+                      "matrix": [[round(float(v), 6) for v in row] for row in matrix.to_numpy()]})
+    return found
 
 
 def export_csv(frame: pd.DataFrame) -> str:

@@ -46,6 +46,20 @@ def interleaved_lines(megabytes: float) -> list[str]:
                     return lines
 
 
+def lines_by_language(megabytes: float) -> dict[str, list[str]]:
+    """The first lines of every language (the same lines in each), up to the byte budget (at
+    most the whole corpus)."""
+    columns = {path.stem: path.read_text(encoding="utf-8").splitlines()
+               for path in sorted(NTREX.glob("*.txt"))}
+    budget, total, rows = int(megabytes * 1_000_000), 0, 0
+    for row in zip(*columns.values()):
+        total += sum(len(line.encode("utf-8")) for line in row)
+        rows += 1
+        if total >= budget:
+            break
+    return {lang: lines[:rows] for lang, lines in columns.items()}
+
+
 TRAINERS = {
     "compiled": "from analyzer.bpe import ENGINES; "
                 "result = ENGINES['compiled'].train_detailed(lines, SIZE); "
@@ -293,6 +307,17 @@ def main() -> None:
     ours, _ = median_of(args.runs, bpe.train, lines, 32768)
     pure, _ = median_of(1, bpe.ENGINES["python"].train_detailed, lines, 32768)
     table.ratio("4 MB to 32768 vs the pure engine", ours, pure, "python", "exact")
+
+    print("== parity-aware training vs shared, NTREX by language, to 32768 (issue 14)")
+    by_language = lines_by_language(4 if args.quick else 20)
+    everything = [line for lang_lines in by_language.values() for line in lang_lines]
+    shared, _ = median_of(args.runs, bpe.train, everything, 32768)
+    attributed, _ = median_of(args.runs, bpe.train_by_language, by_language, 32768)
+    parity, _ = median_of(args.runs, bpe.train_parity, by_language, 32768)
+    table.ratio(f"{len(by_language)} languages, parity-aware vs shared", parity, shared, "shared",
+                "<= 2.0")
+    table.ratio("  shared with per-language attribution vs shared", attributed, shared, "shared",
+                "about 1")
 
     print("== two trainings in two threads (the loop releases the GIL)")
     quarter = interleaved_lines(2)

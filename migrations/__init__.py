@@ -204,3 +204,33 @@ def m006_pretokenizers(db: Database) -> None:
         PRIMARY KEY (run_id, pretokenizer, lang)
     )
     """)
+
+
+@migrations()
+def m007_fairness(db: Database) -> None:
+    # Parity-aware vocabularies and training mixes are settings of a run. For every merge of a
+    # trained vocabulary, merge_replacements keeps how many occurrences it replaced in each
+    # language: in the training texts when it was learned ('trained': who got the vocabulary)
+    # and in the measured units ('measured': every language's token count at every size).
+    # token_histograms: how often each token occurs in each language's measured units at each
+    # size (vocabulary allocation). Blobs are zlib-compressed little-endian arrays.
+    _run(db, """
+    ALTER TABLE runs ADD COLUMN parity INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN global_merges INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN weights TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE merges ADD COLUMN chosen_by TEXT;
+    CREATE TABLE merge_replacements (
+        vocab_id INTEGER NOT NULL REFERENCES vocabularies(id) ON DELETE CASCADE,
+        texts TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        per_merge BLOB NOT NULL,
+        PRIMARY KEY (vocab_id, texts, lang)
+    );
+    CREATE TABLE token_histograms (
+        vocab_id INTEGER NOT NULL REFERENCES vocabularies(id) ON DELETE CASCADE,
+        size INTEGER NOT NULL,
+        lang TEXT NOT NULL,
+        histogram BLOB NOT NULL,
+        PRIMARY KEY (vocab_id, size, lang)
+    )
+    """)

@@ -16,6 +16,7 @@ from sqlite_utils import Database
 from typer.testing import CliRunner
 
 from analyzer.cli import app
+from analyzer.metrics import load_run_data
 from analyzer.runs import ResultsNotStored, RunSettings, execute_run
 from analyzer.store import get_run, load_counts, load_merges, open_db, recover_run
 
@@ -48,6 +49,9 @@ def impatient_db(tiny_db, monkeypatch):
     return open_db(tiny_db.path)
 
 
+FAIRNESS_SETTINGS = RunSettings(sizes=[270, 300], parity=True, weights={"eng": 2}, jobs=1)
+
+
 def test_results_that_cannot_be_written_are_kept_and_recovered(impatient_db):
     tiny_db = impatient_db
     path = tiny_db.path
@@ -58,7 +62,7 @@ def test_results_that_cannot_be_written_are_kept_and_recovered(impatient_db):
             locker.execute("BEGIN IMMEDIATE")
 
     with pytest.raises(ResultsNotStored) as caught:
-        execute_run(tiny_db, RunSettings(sizes=[270, 300], jobs=1), stage=stage)
+        execute_run(tiny_db, FAIRNESS_SETTINGS, stage=stage)
     message = str(caught.value)
     assert "could not be written" in message and "is locked by another process" in message
     saved = Path(message.split("They are kept in ")[1].split(";")[0])
@@ -75,9 +79,13 @@ def test_results_that_cannot_be_written_are_kept_and_recovered(impatient_db):
 
     assert recover_run(tiny_db, saved) == 1
     assert get_run(tiny_db, 1).status == "complete"
-    again = execute_run(tiny_db, RunSettings(sizes=[270, 300], jobs=1))
+    again = execute_run(tiny_db, FAIRNESS_SETTINGS)
     assert load_counts(tiny_db, 1) == load_counts(tiny_db, again)
     assert load_merges(tiny_db, 1, "shared") == load_merges(tiny_db, again, "shared")
+    assert load_merges(tiny_db, 1, "parity") == load_merges(tiny_db, again, "parity")
+    recovered, fresh = (load_run_data(tiny_db, run_id) for run_id in (1, again))
+    assert recovered.fairness == fresh.fairness  # replacements, histograms, chosen languages
+    assert recovered.run.weights == {"eng_Latn": 2} and recovered.run.parity
 
 
 def test_recover_through_the_command_line_and_its_refusals(impatient_db, tmp_path):

@@ -269,3 +269,41 @@ def test_train_takes_a_pretokenizer(tmp_path):
     assert merges == ref.train_many(chunks, 300)
     result = runner.invoke(app, ["train", str(corpus), "--pretokenize", "re:[a-z]+"])
     assert result.exit_code == 1 and "loses text: text 0, character 3" in result.output
+
+
+def test_a_parity_run_through_the_command_line(db):
+    result = invoke(db, "run", "--vocab", "280,300", "--parity", "--weight", "eng_Latn=2",
+                    "--global-merges", "3", "--jobs", "1", "--no-report")
+    assert result.exit_code == 0, result.output
+    assert "parity 300" in result.output
+    assert "Parity: parity-aware at size 300: Gini of premiums" in result.output
+    document = json.loads(invoke(db, "show", "1", "--json").stdout)
+    assert {r["vocab"] for r in document["records"]} >= {"shared", "parity"}
+    assert {(s["vocab"], s["size"]) for s in document["summaries"]} == \
+        {(vocab, size) for vocab in ("shared", "parity") for size in (280, 300)}
+    assert {row["vocab"] for row in document["equal_cost_sizes"]} >= {"shared", "parity"}
+    assert all(row["reference_size"] == 300 for row in document["equal_cost_sizes"])
+    exported = json.loads(invoke(db, "export", "1").stdout)
+    assert exported["parity"] is True and exported["global_merges"] == 3
+    assert exported["weights"] == {"eng_Latn": 2}
+    assert {row["vocab"] for row in exported["attribution"]} == {"shared", "parity"}
+    assert exported["divergence"][0]["languages"] and exported["divergence"][0]["matrix"]
+    by_language = invoke(db, "merges", "1", "--by-language", "--vocab", "parity")
+    assert by_language.exit_code == 0, by_language.output
+    assert "Who got the parity vocabulary" in by_language.output
+    assert "chosen for" in by_language.output and "kor_Hang" in by_language.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--weight", "eng_Latn"], "write LANG=N"),
+    (["--weight", "eng_Latn=x"], "'x' is not a whole number"),
+    (["--weight", "eng_Latn=0"], "a weight is a whole number from 1"),
+    (["--weight", "fra_Latn=2"], "fra_Latn is not a language of this run"),
+    (["--global-merges", "2"], "add --parity"),
+    (["--parity", "--langs", "eng_Latn"], "--parity needs two languages"),
+])
+def test_bad_fairness_flags_fail_clearly_and_store_nothing(db, args, message):
+    result = invoke(db, "run", "--vocab", "300", "--jobs", "1", *args)
+    assert result.exit_code != 0 and message in result.output
+    assert "Traceback" not in result.output
+    assert Database(db).execute("SELECT count(*) FROM runs").fetchone()[0] == 0

@@ -13,8 +13,10 @@ def test_a_page_has_every_figure_and_loads_only_the_plotly_file_beside_it(tiny_d
     path = write_report(tiny_db, run_id, tmp_path / "reports")
     html = path.read_text(encoding="utf-8")
     page = build_page(tiny_db, run_id)
-    assert len(page.figures) == 6  # headline, by language, shared vs own, cross, bytes/token, units
-    assert html.count("class=\"plotly-graph-div\"") == 6
+    # headline; who got the vocabulary, equal-cost sizes, allocation, divergence; by language,
+    # shared vs own, cross, bytes/token, units
+    assert len(page.figures) == 10
+    assert html.count("class=\"plotly-graph-div\"") == 10
     sources = re.findall(r"<script[^>]*src=['\"]([^'\"]+)", html)
     assert sources == [plotly_file_name()]
     assert (tmp_path / "reports" / plotly_file_name()).stat().st_size > 1_000_000
@@ -29,4 +31,4 @@ def test_self_contained_inlines_plotly(tiny_db, tmp_path):
     html = path.read_text(encoding="utf-8")
     assert "<script src" not in html and len(html) > 1_000_000
     assert not (tmp_path / "out" / plotly_file_name()).exists()
-    assert len(build_page(tiny_db, run_id).figures) == 4  # no shared-vs-own, no cross
+    assert len(build_page(tiny_db, run_id).figures) == 8  # no shared-vs-own, no cross

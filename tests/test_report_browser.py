@@ -67,7 +67,7 @@ def test_the_self_contained_page_and_the_index_work_too(browser, tiny_db, tmp_pa
     single = tmp_path / "elsewhere.html"
     shutil.copy(path, single)  # a file sent to someone, without anything beside it
     traces, problems = open_page(browser, single, tmp_path / "alone.png")
-    assert problems == [] and len(traces) == 5
+    assert problems == [] and len(traces) == len(build_page(tiny_db, run_id).figures) == 9
     page = browser.new_page()
     page.goto((tmp_path / "alone" / "index.html").resolve().as_uri())
     assert page.locator(f"a[href='run-{run_id}.html']").count() == 1
@@ -84,7 +84,7 @@ def test_a_hostile_corpus_renders_inert(browser, tmp_path):
     path = write_report(db, run_id, tmp_path / "reports")
     traces, problems = open_page(browser, path, tmp_path / "hostile.png")
     assert problems == []  # no alert dialog, no error, no request
-    assert len(traces) == 5
+    assert len(traces) == len(build_page(db, run_id).figures)
 
 
 def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_db, tmp_path):
@@ -147,3 +147,103 @@ def test_split_rule_views_render_and_the_selector_switches_the_headline(browser,
                             "false).length")
     assert visible == 3 + 1  # three languages under the rule chosen, and o200k's marks
     page.close()
+
+
+FAIRNESS_VIEWS = ("parity-aware training takes the Gini of premiums from", "Who got the vocabulary", "Equal-cost size",
+                  "How differently languages use", "How much of the shared vocabulary")
+
+
+def loaded(browser, path: Path):
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    page.wait_for_function("() => window.Plotly && document.querySelectorAll('.js-plotly-plot').length"
+                           " === document.querySelectorAll('.plotly-graph-div').length")
+    return page, problems
+
+
+def titles_in(page) -> list[str]:
+    return page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                         ".map(div => div.layout.title.text || '')")
+
+
+def test_the_fairness_views_render_beside_the_shared_ones(browser, tiny_db, tmp_path):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[256, 280, 320], parity=True,
+                                              weights={"eng": 2}, jobs=1))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    built = build_page(tiny_db, run_id)
+    traces, problems = open_page(browser, path, tmp_path / "fairness.png")
+    assert problems == []
+    assert [t["traces"] for t in traces] == [len(figure.data) for figure in built.figures]
+    assert all(t["drawn"] >= 1 for t in traces)
+    page, problems = loaded(browser, path)
+    titles = titles_in(page)
+    for view in FAIRNESS_VIEWS:
+        assert any(view in title for title in titles), (view, titles)
+    # the parity vocabulary is drawn beside the shared one, per language
+    names = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                          ".flatMap(div => div.data.map(t => t.name || ''))")
+    assert any("parity" in name for name in names)
+    assert "training mix" in page.content() and "eng_Latn x2" in page.content()
+    page.close()
+    assert problems == []
+
+
+def many_languages_corpus(folder: Path) -> Path:
+    """The shipped sample's 12 languages and two more (their texts re-used: only the drawing is
+    under test), so the report takes its many-languages form."""
+    sample = Path(__file__).parent.parent / "parallel_corpora" / "harbour_town"
+    folder.mkdir()
+    for source in sample.glob("*.txt"):
+        shutil.copy(source, folder / source.name)
+    shutil.copy(sample / "rus_Cyrl.txt", folder / "ukr_Cyrl.txt")
+    shutil.copy(sample / "spa_Latn.txt", folder / "ita_Latn.txt")
+    return folder
+
+
+def test_many_languages_get_a_heatmap_headline_and_a_filter_that_narrows_every_chart(browser,
+                                                                                      tmp_path):
+    from analyzer.corpus import read_corpus
+    from analyzer.store import open_db, save_corpus
+
+    db = open_db(tmp_path / "many.db")
+    save_corpus(db, read_corpus(many_languages_corpus(tmp_path / "many")), "many")
+    run_id = execute_run(db, RunSettings(sizes=[300, 400], parity=True, per_language=False,
+                                         jobs=1))
+    path = write_report(db, run_id, tmp_path / "reports")
+    page, problems = loaded(browser, path)
+    headline = page.evaluate("() => document.getElementById('figure-0').data.map(t => t.type)")
+    assert "heatmap" in headline
+    rows = page.evaluate("() => document.getElementById('figure-0').data"
+                         ".filter(t => t.type === 'heatmap')[0].y.length")
+    assert rows == 14
+    assert page.locator("#language-filter input[type=checkbox]").count() >= 7  # scripts
+
+    def drawn_languages(figure: str) -> int:
+        return page.evaluate(f"""() => {{
+            var div = document.getElementById('{figure}');
+            var heat = div.data.filter(t => t.type === 'heatmap')[0];
+            return heat ? heat.y.length : div.data.filter(t => (t.x || []).length).length; }}""")
+
+    heights = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                            ".map(div => div.layout.height)")
+    page.fill("#language-filter input[type=search]", "cyrl")
+    page.wait_for_function("() => document.getElementById('filter-count').textContent"
+                           ".startsWith('2 of 14')")
+    assert drawn_languages("figure-0") == 2  # Russian and Ukrainian rows left in the heatmap
+    after = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                          ".map(div => div.layout.height)")
+    assert any(a < b for a, b in zip(after, heights))  # per-language charts shrank
+    page.fill("#language-filter input[type=search]", "")
+    page.wait_for_function("() => document.getElementById('filter-count').textContent"
+                           ".startsWith('14 of 14')")
+    latin = page.locator("#language-filter input[type=checkbox][value=Latn]")
+    latin.uncheck()
+    page.wait_for_function("() => document.getElementById('filter-count').textContent"
+                           ".startsWith('8 of 14')")
+    assert drawn_languages("figure-0") == 8
+    page.screenshot(path=str(tmp_path / "many.png"), full_page=True)
+    page.close()
+    assert problems == []

@@ -50,7 +50,7 @@ def test_records_csv_and_the_page_carry_the_pretokenizer(tiny_db):
                                               tokenizers=["cl100k_base"], jobs=1))
     data = load_run_data(tiny_db, run_id)
     frame = language_metrics(data, resamples=50)
-    records = show_document(data.run, frame)["records"]
+    records = show_document(data, frame)["records"]
     assert {r["pretokenizer"] for r in records} == {"none", "gpt2", None}
     gpt2 = [r for r in records if r["pretokenizer"] == "gpt2" and r["vocab"] == "shared"]
     pivot_chunks = next(r["chunks"] for r in gpt2 if r["lang"] == "eng_Latn")

@@ -24,7 +24,8 @@ export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:log_path=$reports/asan"
 LD_PRELOAD="$libasan" python -c "import analyzer.bpe._engine as e; print('AddressSanitizer build:', e.__file__)"
 status=0
 LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
-    tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py "$@" || status=$?
+    tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py \
+    tests/test_bpe_parity.py "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*
     echo "AddressSanitizer: errors reported (above)"

@@ -11,6 +11,11 @@ Public API (what the rest of the analyzer uses):
   one replay
 - `Vocabulary(merges, pretokenizer=...)`: the same operations with the merge list prepared once,
   and `measure(texts, sizes, roundtrip=True)`: counts plus a decode check, in one replay
+- `train_parity(texts_by_language, vocab_size, *, dev=None, global_merges=0, ...)`: parity-aware
+  merges (each merge serves the language that compresses worst), exactly
+  `reference.train_parity`'s
+- `train_by_language(texts_by_language, vocab_size, *, parity=False, ...)`: a
+  `LanguageTraining`, with how many occurrences each merge replaced in each language
 - `PRETOKENIZERS`: the built-in pre-tokenizers (`none`, `words`, `gpt2`, `cl100k`, `o200k`,
   `llama3`); `re:<pattern>` names a regular expression of one's own
 
@@ -30,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from . import reference
 from .contract import MAX_VOCAB_SIZE, Measurement, Progress, Training
 from .engines import ENGINE, ENGINES, engine
+from .languages import LanguageTraining, train_by_language, train_parity
 from .pretokenize import PRETOKENIZERS, Pretokenizer, PretokenizerError, chunk_texts, resolve
 from .reference import MIN_PAIR_COUNT, Merge, Pair
 
@@ -132,6 +138,7 @@ __all__ = [
     "MAX_VOCAB_SIZE",
     "MIN_PAIR_COUNT",
     "PRETOKENIZERS",
+    "LanguageTraining",
     "Measurement",
     "Merge",
     "Pair",
@@ -145,5 +152,7 @@ __all__ = [
     "encode",
     "reference",
     "train",
+    "train_by_language",
     "train_detailed",
+    "train_parity",
 ]

@@ -332,7 +332,63 @@ typedef struct {
     Heap heap;
     Blocks blocks;
     Scratch scratch;
+    struct Groups *groups; /* NULL unless texts are in groups (languages) */
 } Trainer;
+
+/* Texts in groups (languages): each merge's replacements counted per group, and, for
+   parity-aware training (Foroutan et al. 2025), each pair's count within each group and a heap
+   per group, so that the group with the most tokens can take its own best pair. Pair counts
+   and positions stay global (a merge applies to every group); only the choice is per group.
+   A text of weight 0 is measured only: its pairs count for nothing, merges still apply. */
+typedef struct {
+    size_t start;            /* the first position of the run's first text */
+    uint32_t multiplicity;   /* its texts' weight in the group's token count */
+    uint16_t group;
+} Run;
+
+typedef struct Groups {
+    /* Consecutive texts of one group and one multiplicity form a run: texts laid out language
+       by language make a few runs, so finding a position's group is a search in a small array
+       that stays in cache, where a per-position array cost a cache miss per occurrence. */
+    Run *runs;
+    size_t n_runs;
+    size_t cursor;           /* the run found last: positions asked for mostly increase */
+    int64_t *tokens;         /* per group: current tokens (multiplicities applied) */
+    int64_t *applied;        /* per group: the current merge's replacements (weights applied) */
+    int32_t n;
+    int parity;
+    int global_phase;        /* the next merge is chosen over all groups (the global heap) */
+    PairTable counts;        /* parity: group_key(group, pair) -> count in the group */
+    Heap *heaps;             /* parity: one per group; candidates name entries of `counts` */
+    int32_t *touched;        /* scratch: entries of `counts` a merge created */
+    size_t n_touched, touched_capacity;
+} Groups;
+
+/* The run holding `position` (a position inside a text): the last run starting at or before it. */
+static inline const Run *run_at(Groups *groups, size_t position) {
+    const Run *runs = groups->runs;
+    size_t r = groups->cursor, n = groups->n_runs;
+    if (runs[r].start <= position && (r + 1 == n || position < runs[r + 1].start)) return &runs[r];
+    if (r + 1 < n && runs[r + 1].start <= position && (r + 2 == n || position < runs[r + 2].start)) {
+        groups->cursor = r + 1;
+        return &runs[r + 1];
+    }
+    size_t lo = 0, hi = n; /* the answer is in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (runs[mid].start <= position) lo = mid; else hi = mid;
+    }
+    groups->cursor = lo;
+    return &runs[lo];
+}
+
+static inline uint16_t group_at(Groups *groups, size_t position) {
+    return run_at(groups, position)->group;
+}
+
+static inline Key group_key(uint32_t group, Key key) {
+    return (Key)group << 48 | (Key)key_left(key) << 24 | (Key)key_right(key);
+}
 
 static inline uint32_t weight_at(const Trainer *t, size_t position) {
     return t->weight ? t->weight[position] : 1;
@@ -348,7 +404,7 @@ static uint32_t first_occurrence(Trainer *t, Pair *pair) {
     const uint32_t *positions = pair_positions(t, pair);
     for (uint32_t k = pair->head; k < pair->n; k++) {
         uint32_t i = positions[k];
-        if (t->tok[i] == left && t->tok[i + t->length[left]] == right) {
+        if (t->tok[i] == left && t->tok[i + t->length[left]] == right && weight_at(t, i)) {
             pair->head = k;
             return i;
         }
@@ -357,11 +413,40 @@ static uint32_t first_occurrence(Trainer *t, Pair *pair) {
     return UINT32_MAX; /* none left: its count is 0 */
 }
 
+/* The first current occurrence of a pair in one group's trained texts (no resumption: it is
+   only needed in "first" mode with groups). */
+static uint32_t group_first_occurrence(Trainer *t, Pair *pair, uint16_t group) {
+    int32_t left = key_left(pair->key), right = key_right(pair->key);
+    const uint32_t *positions = pair_positions(t, pair);
+    for (uint32_t k = pair->head; k < pair->n; k++) {
+        uint32_t i = positions[k];
+        if (group_at(t->groups, i) == group && t->tok[i] == left && t->tok[i + t->length[left]] == right
+            && weight_at(t, i))
+            return i;
+    }
+    return UINT32_MAX;
+}
+
 static void push_pair(Trainer *t, int32_t index) {
     Pair *pair = &t->table.pairs[index];
     Candidate candidate = {pair->count, pair->key, 0, index};
     if (t->first_mode) candidate.first = first_occurrence(t, pair);
     heap_push(&t->status, &t->heap, candidate);
+}
+
+/* Push entry `entry` of the group counts on its group's heap (parity-aware training). The
+   candidate carries the plain pair key, so that ties fall as in the global heap. */
+static void push_group(Trainer *t, int32_t entry) {
+    Groups *groups = t->groups;
+    Pair *counted = &groups->counts.pairs[entry];
+    uint16_t group = (uint16_t)(counted->key >> 48);
+    Key key = pair_key((int32_t)(counted->key >> 24 & 0xFFFFFF), (int32_t)(counted->key & 0xFFFFFF));
+    Candidate candidate = {counted->count, key, 0, entry};
+    if (t->first_mode) {
+        int32_t index = table_find(&t->table, key);
+        candidate.first = index < 0 ? UINT32_MAX : group_first_occurrence(t, &t->table.pairs[index], group);
+    }
+    heap_push(&t->status, &groups->heaps[group], candidate);
 }
 
 /* A pair that will never be merged (merged already, or forgotten): its positions go. */
@@ -506,6 +591,32 @@ static void count_pairs(Trainer *t) {
     free(stored);
 }
 
+/* Parity-aware training: every stored pair's count in each group, recounted from the current
+   tokens, and the groups' heaps rebuilt (at the start, and whenever the floor is lowered). */
+static void group_recount(Trainer *t) {
+    Groups *groups = t->groups;
+    table_free(&groups->counts);
+    table_rehash(&t->status, &groups->counts, 1024);
+    for (int32_t g = 0; g < groups->n; g++) groups->heaps[g].n = 0;
+    /* (No `continue` in the body: it would skip the macro's step to the next token.) */
+    FOR_EACH_PAIR(t, {
+        if (t->status.failed) break;
+        uint32_t w = weight_at(t, left_start);
+        Key key = pair_key(left, right);
+        /* Pairs below the floor are kept nowhere; measured-only texts count for nothing. */
+        if (w && table_find(&t->table, key) >= 0) {
+            Key counted = group_key(group_at(groups, left_start), key);
+            int32_t entry = table_find(&groups->counts, counted);
+            if (entry < 0) entry = table_add(&t->status, &groups->counts, counted, 0);
+            if (entry < 0) break;
+            groups->counts.pairs[entry].count += w;
+        }
+    });
+    for (size_t i = 0; i < groups->counts.n && !t->status.failed; i++) {
+        if (groups->counts.pairs[i].count >= t->min_count) push_group(t, (int32_t)i);
+    }
+}
+
 /* Count every adjacent pair of the current tokens and store those at or above the floor:
    entries, positions (ascending: the walks go left to right) and the heap, all built afresh.
    Exact by construction, so it serves for the start and whenever the floor is lowered. */
@@ -519,6 +630,7 @@ static void rescan(Trainer *t, int start) {
     else count_pairs(t);
     if (t->blocks.n) t->blocks.blocks[t->blocks.n - 1].closed = 1;
     for (size_t i = 0; i < t->table.n && !t->status.failed; i++) push_pair(t, (int32_t)i);
+    if (t->groups && t->groups->parity) group_recount(t);
 }
 
 /* The best pair to merge now, or -1 when none reaches min_count. */
@@ -544,6 +656,65 @@ static int32_t best_pair(Trainer *t) {
             break;
         }
         if (t->status.failed || t->floor <= t->min_count) return -1;
+        t->floor = t->floor / 4 > t->min_count ? t->floor / 4 : t->min_count;
+        rescan(t, 0);
+    }
+}
+
+/* Parity-aware: the best pair of one group, by its count there (the global entry's index);
+   -1 when the group has none reaching min_count; -2 when the floor must be lowered first (the
+   group's best stored count is below it, or it has none stored while pairs were left out). */
+static int32_t best_pair_group(Trainer *t, int32_t group) {
+    Groups *groups = t->groups;
+    Heap *heap = &groups->heaps[group];
+    while (heap->n && !t->status.failed) {
+        Candidate top = heap_pop(heap);
+        int32_t index = table_find(&t->table, top.key);
+        if (index < 0 || t->table.pairs[index].count < 0) continue; /* merged or forgotten */
+        int64_t count = groups->counts.pairs[top.pair].count;
+        if (count < t->min_count) continue; /* counts only fall: not this group's any more */
+        Candidate current = {count, top.key, 0, top.pair};
+        if (t->first_mode) current.first = group_first_occurrence(t, &t->table.pairs[index], (uint16_t)group);
+        if (current.count != top.count || current.first != top.first) {
+            heap_push(&t->status, heap, current); /* stale: rank it again */
+            continue;
+        }
+        if (count >= t->floor) return index;
+        heap_push(&t->status, heap, current);
+        return -2;
+    }
+    return t->floor > t->min_count ? -2 : -1;
+}
+
+typedef struct {
+    int64_t tokens;
+    int32_t group;
+} GroupTokens;
+
+/* Most tokens first; ties to the lower group (the smaller language code). */
+static int worst_first(const void *a, const void *b) {
+    const GroupTokens *x = a, *y = b;
+    if (x->tokens != y->tokens) return x->tokens > y->tokens ? -1 : 1;
+    return (x->group > y->group) - (x->group < y->group);
+}
+
+/* Parity-aware: the pair of the group with the most tokens that has one; *chosen says which
+   group. -1 when no group has a pair reaching min_count. */
+static int32_t best_pair_parity(Trainer *t, GroupTokens *order, int32_t *chosen) {
+    Groups *groups = t->groups;
+    for (;;) {
+        for (int32_t g = 0; g < groups->n; g++) order[g] = (GroupTokens){groups->tokens[g], g};
+        qsort(order, (size_t)groups->n, sizeof(GroupTokens), worst_first);
+        int lower = 0;
+        for (int32_t k = 0; k < groups->n && !lower; k++) {
+            int32_t index = best_pair_group(t, order[k].group);
+            if (index >= 0) {
+                *chosen = order[k].group;
+                return index;
+            }
+            lower = index == -2;
+        }
+        if (!lower || t->status.failed) return -1;
         t->floor = t->floor / 4 > t->min_count ? t->floor / 4 : t->min_count;
         rescan(t, 0);
     }
@@ -576,12 +747,13 @@ static inline void record(Trainer *t, Key key, size_t position, uint32_t weight)
     s->records[s->n++] = (Record){key, (uint32_t)position, weight};
 }
 
-/* An occurrence of (left, right) is gone: its count falls, later (see apply_decrements). */
-static inline void decrement(Trainer *t, int32_t left, int32_t right, uint32_t weight) {
+/* An occurrence of (left, right), at `position`, is gone: its count falls, later (see
+   apply_decrements). */
+static inline void decrement(Trainer *t, int32_t left, int32_t right, size_t position, uint32_t weight) {
     Scratch *s = &t->scratch;
     s->lost = grow(&t->status, s->lost, &s->lost_capacity, s->n_lost + 1, sizeof(Record));
     if (t->status.failed) return;
-    s->lost[s->n_lost++] = (Record){pair_key(left, right), 0, weight};
+    s->lost[s->n_lost++] = (Record){pair_key(left, right), (uint32_t)position, weight};
 }
 
 /* The counts of the pairs a merge destroyed occurrences of, lowered in one pass. Their order
@@ -603,6 +775,16 @@ static void apply_decrements(Trainer *t) {
         int32_t index = table_find(table, s->lost[k].key);
         if (index >= 0 && table->pairs[index].count > 0) table->pairs[index].count -= s->lost[k].weight;
     }
+    Groups *groups = t->groups;
+    if (groups && groups->parity) { /* the same, within the occurrence's group */
+        for (size_t k = 0; k < n; k++) {
+            if (!s->lost[k].weight) continue;
+            Key counted = group_key(group_at(groups, s->lost[k].position), s->lost[k].key);
+            int32_t entry = table_find(&groups->counts, counted);
+            if (entry >= 0 && groups->counts.pairs[entry].count > 0)
+                groups->counts.pairs[entry].count -= s->lost[k].weight;
+        }
+    }
     s->n_lost = 0;
 }
 
@@ -617,6 +799,7 @@ static int64_t merge(Trainer *t, int32_t index, int32_t z) {
     s->n = 0;
     s->n_lost = 0;
     int64_t replaced = 0;
+    Groups *groups = t->groups;
     const uint32_t *positions = pair_positions(t, pair);
     const uint32_t ahead = 16; /* fetch the tokens of later occurrences while this one is done */
     for (uint32_t k = 0; k < pair->n && k < ahead; k++) __builtin_prefetch(&tok[positions[k]]);
@@ -632,6 +815,11 @@ static int64_t merge(Trainer *t, int32_t index, int32_t z) {
         tok[end - 1] = ~(int32_t)i;
         uint32_t w = weight_at(t, i);
         replaced += w;
+        if (groups) {
+            const Run *run = run_at(groups, i);
+            groups->applied[run->group] += w;
+            groups->tokens[run->group] -= run->multiplicity;
+        }
         int32_t x = tok[i - 1];
         if (x != GAP) {
             size_t start = i - 1;
@@ -641,13 +829,13 @@ static int64_t merge(Trainer *t, int32_t index, int32_t z) {
                    is merged away now: the record is the last one made. */
                 s->n--;
             } else {
-                decrement(t, x, a, w);
+                decrement(t, x, a, start, w);
             }
             record(t, pair_key(x, z), start, w);
         }
         int32_t y = tok[end];
         if (y >= 0) {
-            decrement(t, b, y, w);
+            decrement(t, b, y, i, w);
             record(t, pair_key(z, y), i, w);
         }
     }
@@ -698,8 +886,31 @@ static int64_t merge(Trainer *t, int32_t index, int32_t z) {
         Pair *stored = &t->table.pairs[made->pair];
         t->blocks.blocks[block].data[stored->offset + made->filled++] = s->records[r].position;
     }
-    for (size_t m = 0; m < s->n_made && !t->status.failed; m++) {
+    int global_heap = !groups || !groups->parity || groups->global_phase;
+    for (size_t m = 0; m < s->n_made && !t->status.failed && global_heap; m++) {
         if (s->made[m].pair >= 0) push_pair(t, s->made[m].pair);
+    }
+    if (groups && groups->parity) {
+        /* Each kept pair's count in each group: new keys (they hold z), so new entries. */
+        groups->n_touched = 0;
+        for (size_t r = 0; r < s->n && !t->status.failed; r++) {
+            Made *made = scratch_made(t, s->records[r].key);
+            if (made->pair < 0 || !s->records[r].weight) continue;
+            Key counted = group_key(group_at(groups, s->records[r].position), made->key);
+            int32_t entry = table_find(&groups->counts, counted);
+            if (entry < 0) {
+                entry = table_add(&t->status, &groups->counts, counted, 0);
+                groups->touched = grow(&t->status, groups->touched, &groups->touched_capacity,
+                                       groups->n_touched + 1, sizeof(int32_t));
+                if (entry < 0 || t->status.failed) return replaced;
+                groups->touched[groups->n_touched++] = entry;
+            }
+            groups->counts.pairs[entry].count += s->records[r].weight;
+        }
+        for (size_t k = 0; k < groups->n_touched && !t->status.failed; k++) {
+            if (groups->counts.pairs[groups->touched[k]].count >= t->min_count)
+                push_group(t, groups->touched[k]);
+        }
     }
     /* Reset the slots this merge used. */
     size_t mask = s->n_slots - 1;
@@ -754,33 +965,112 @@ static int report(PyObject *progress, Py_ssize_t done, Py_ssize_t total) {
     return 0;
 }
 
+static void groups_free(Groups *groups) {
+    free(groups->runs);
+    free(groups->tokens);
+    free(groups->applied);
+    table_free(&groups->counts);
+    if (groups->heaps) {
+        for (int32_t g = 0; g < groups->n; g++) free(groups->heaps[g].items);
+        free(groups->heaps);
+    }
+    free(groups->touched);
+}
+
+/* Set up `groups` from one group number per text (and, for parity-aware training, one
+   multiplicity per text: its weight in its group's token count). 0, or -1 with an exception. */
+static int groups_init(Groups *groups, const Trainer *t, const int64_t *starts, Py_ssize_t n_texts,
+                       const int64_t *group_of_text, const int64_t *multiplicities, int parity) {
+    int64_t largest = -1;
+    for (Py_ssize_t k = 0; k < n_texts; k++) {
+        if (group_of_text[k] < 0 || group_of_text[k] >= (1 << 16)) {
+            PyErr_SetString(PyExc_ValueError, "groups must be from 0 to 65535");
+            return -1;
+        }
+        if (group_of_text[k] > largest) largest = group_of_text[k];
+        if (multiplicities && (multiplicities[k] < 0 || multiplicities[k] > UINT32_MAX)) {
+            PyErr_SetString(PyExc_ValueError, "multiplicities must be from 0 to 2**32 - 1");
+            return -1;
+        }
+    }
+    groups->n = (int32_t)(largest + 1);
+    groups->parity = parity;
+    groups->runs = malloc(((size_t)n_texts + 1) * sizeof(Run));
+    groups->tokens = calloc((size_t)groups->n + 1, sizeof(int64_t));
+    groups->applied = calloc((size_t)groups->n + 1, sizeof(int64_t));
+    if (parity) groups->heaps = calloc((size_t)groups->n + 1, sizeof(Heap));
+    if (!groups->runs || !groups->tokens || !groups->applied || (parity && !groups->heaps)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n_texts; k++) {
+        size_t from = (size_t)starts[k];
+        size_t end = k + 1 < n_texts ? (size_t)starts[k + 1] - 1 : t->size - 1; /* its separator */
+        uint16_t group = (uint16_t)group_of_text[k];
+        /* Only parity-aware training follows a group's tokens (by default each text once);
+           otherwise 0 everywhere keeps the runs long. */
+        uint32_t m = multiplicities ? (uint32_t)multiplicities[k] : (parity ? 1 : 0);
+        Run *last = groups->n_runs ? &groups->runs[groups->n_runs - 1] : NULL;
+        if (!last || last->group != group || last->multiplicity != m)
+            groups->runs[groups->n_runs++] = (Run){k ? from : 0, m, group};
+        groups->tokens[group] += (int64_t)m * (int64_t)(end - from);
+    }
+    return 0;
+}
+
 static PyObject *engine_train(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"buffer", "starts", "weights", "vocab_size", "min_pair_count",
-                               "first", "progress", "progress_every", NULL};
-    Py_buffer buffer, starts_view, weights_view = {0};
+                               "first", "progress", "progress_every", "groups", "multiplicities",
+                               "parity", "global_merges", "floor", NULL};
+    Py_buffer buffer, starts_view, weights_view = {0}, groups_view = {0}, multiplicities_view = {0};
     PyObject *starts_object, *weights_object, *progress;
-    Py_ssize_t vocab_size, progress_every;
-    long long min_pair_count;
-    int first;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOnLpOn", keywords, &buffer, &starts_object,
+    PyObject *groups_object = Py_None, *multiplicities_object = Py_None;
+    Py_ssize_t vocab_size, progress_every, global_merges = 0;
+    long long min_pair_count, forced_floor = 0;
+    int first, parity = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOnLpOn|OOpnL", keywords, &buffer, &starts_object,
                                      &weights_object, &vocab_size, &min_pair_count, &first,
-                                     &progress, &progress_every))
+                                     &progress, &progress_every, &groups_object,
+                                     &multiplicities_object, &parity, &global_merges, &forced_floor))
         return NULL;
     PyObject *result = NULL;
     Trainer t = {0};
-    int have_starts = 0, have_weights = 0;
-    int32_t *lefts = NULL, *rights = NULL;
-    int64_t *counts = NULL, *applied = NULL;
+    Groups groups = {0};
+    GroupTokens *order = NULL;
+    int have_starts = 0, have_weights = 0, have_groups = 0, have_multiplicities = 0;
+    int32_t *lefts = NULL, *rights = NULL, *chosen = NULL;
+    int64_t *counts = NULL, *applied = NULL, *group_applied = NULL;
     if ((size_t)buffer.len >= (size_t)INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "the compiled engine trains on at most 2 GiB of text at once");
         goto done;
     }
-    if (vocab_size < FIRST_NEW_ID || vocab_size > MAX_IDS || min_pair_count < 1 || progress_every < 1) {
-        PyErr_SetString(PyExc_ValueError, "vocab_size, min_pair_count or progress_every out of range");
+    if (vocab_size < FIRST_NEW_ID || vocab_size > MAX_IDS || min_pair_count < 1 || progress_every < 1
+        || global_merges < 0) {
+        PyErr_SetString(PyExc_ValueError, "vocab_size, min_pair_count, progress_every or global_merges out of range");
         goto done;
     }
     if (read_int64s(starts_object, &starts_view, "starts") < 0) goto done;
     have_starts = 1;
+    Py_ssize_t n_texts = starts_view.len / 8;
+    if (groups_object != Py_None) {
+        if (read_int64s(groups_object, &groups_view, "groups") < 0) goto done;
+        have_groups = 1;
+        if (groups_view.len != starts_view.len) {
+            PyErr_SetString(PyExc_ValueError, "groups and starts differ in length");
+            goto done;
+        }
+    } else if (parity) {
+        PyErr_SetString(PyExc_ValueError, "parity-aware training needs groups");
+        goto done;
+    }
+    if (multiplicities_object != Py_None) {
+        if (read_int64s(multiplicities_object, &multiplicities_view, "multiplicities") < 0) goto done;
+        have_multiplicities = 1;
+        if (multiplicities_view.len != starts_view.len) {
+            PyErr_SetString(PyExc_ValueError, "multiplicities and starts differ in length");
+            goto done;
+        }
+    }
     if (weights_object != Py_None) {
         if (read_int64s(weights_object, &weights_view, "weights") < 0) goto done;
         have_weights = 1;
@@ -807,11 +1097,12 @@ static PyObject *engine_train(PyObject *self, PyObject *args, PyObject *kwargs) 
     }
     if (have_weights) {
         const int64_t *starts = starts_view.buf, *weights = weights_view.buf;
-        Py_ssize_t n_texts = starts_view.len / 8;
+        int64_t lowest = have_groups ? 0 : 1; /* weight 0 (measured only) needs groups */
         int heavy = 0;
         for (Py_ssize_t k = 0; k < n_texts; k++) {
-            if (weights[k] < 1 || weights[k] > UINT32_MAX) {
-                PyErr_SetString(PyExc_ValueError, "weights must be from 1 to 2**32 - 1");
+            if (weights[k] < lowest || weights[k] > UINT32_MAX) {
+                PyErr_SetString(PyExc_ValueError, lowest ? "weights must be from 1 to 2**32 - 1"
+                                                         : "weights must be from 0 to 2**32 - 1");
                 goto done;
             }
             heavy |= weights[k] != 1;
@@ -826,6 +1117,21 @@ static PyObject *engine_train(PyObject *self, PyObject *args, PyObject *kwargs) 
             }
         }
     }
+    if (have_groups) {
+        if (groups_init(&groups, &t, starts_view.buf, n_texts, groups_view.buf,
+                        have_multiplicities ? multiplicities_view.buf : NULL, parity) < 0)
+            goto done;
+        if ((size_t)groups.n * ((size_t)n_merges + 1) > ((size_t)1 << 31)) {
+            PyErr_SetString(PyExc_ValueError, "too many groups times merges to report on");
+            goto done;
+        }
+        chosen = malloc(((size_t)n_merges + 1) * sizeof(int32_t));
+        group_applied = calloc((size_t)groups.n * ((size_t)n_merges + 1), sizeof(int64_t));
+        order = malloc(((size_t)groups.n + 1) * sizeof(GroupTokens));
+        if (!chosen || !group_applied || !order) { PyErr_NoMemory(); goto done; }
+        groups.global_phase = parity && global_merges > 0;
+        t.groups = &groups;
+    }
     t.n_ids = FIRST_NEW_ID;
     for (int b = 0; b < FIRST_NEW_ID; b++) t.length[b] = 1;
     Py_ssize_t learned = 0;
@@ -836,26 +1142,54 @@ static PyObject *engine_train(PyObject *self, PyObject *args, PyObject *kwargs) 
     const uint8_t *bytes = t.buffer;
     for (size_t p = 0; p < t.size; p++) t.tok[p] = bytes[p] == SEPARATOR ? GAP : bytes[p];
     t.floor = initial_floor(t.size, t.min_count, t.weight);
+    if (parity) {
+        /* A group's counts are a share of the whole: a floor from the whole text would be
+           above most of them, and each group's heap would soon run dry and ask for a rescan.
+           So the floor follows the smallest group's share. */
+        size_t smallest = t.size;
+        for (int32_t g = 0; g < groups.n; g++) {
+            size_t bytes = (size_t)groups.tokens[g];
+            if (bytes && bytes < smallest) smallest = bytes;
+        }
+        t.floor = initial_floor(smallest, t.min_count, t.weight);
+    }
+    /* Tests start from a high floor on small texts, so that the recounts are exercised. */
+    if (forced_floor > t.min_count) t.floor = forced_floor;
     rescan(&t, 1);
     Py_END_ALLOW_THREADS
     while (learned < n_merges && !t.status.failed && !interrupted) {
         Py_ssize_t until = learned + progress_every < n_merges ? learned + progress_every : n_merges;
         Py_BEGIN_ALLOW_THREADS
         while (learned < until) {
-            int32_t index = best_pair(&t);
+            int32_t group = -1, index;
+            if (parity && learned >= global_merges) index = best_pair_parity(&t, order, &group);
+            else index = best_pair(&t);
             if (index < 0 || t.status.failed) { stopped_early = 1; break; }
             Key key = t.table.pairs[index].key;
-            int64_t count = t.table.pairs[index].count;
+            int64_t count = group >= 0 ? 0 : t.table.pairs[index].count;
+            if (group >= 0) { /* the count it was chosen on: the group's own */
+                int32_t entry = table_find(&groups.counts, group_key((uint32_t)group, key));
+                count = entry >= 0 ? groups.counts.pairs[entry].count : 0;
+            }
             int32_t z = (int32_t)(FIRST_NEW_ID + learned);
             t.length = grow(&t.status, t.length, &t.length_capacity, (size_t)z + 1, sizeof(int32_t));
             if (t.status.failed) break;
             t.length[z] = t.length[key_left(key)] + t.length[key_right(key)];
             t.n_ids = (size_t)z + 1;
+            if (t.groups) {
+                groups.global_phase = parity && learned + 1 < global_merges;
+                memset(groups.applied, 0, (size_t)groups.n * sizeof(int64_t));
+            }
             int64_t replaced = merge(&t, index, z);
             lefts[learned] = key_left(key);
             rights[learned] = key_right(key);
             counts[learned] = count;
             applied[learned] = replaced;
+            if (t.groups) {
+                chosen[learned] = group;
+                for (int32_t g = 0; g < groups.n; g++)
+                    group_applied[(size_t)g * (size_t)n_merges + (size_t)learned] = groups.applied[g];
+            }
             learned++;
         }
         Py_END_ALLOW_THREADS
@@ -865,17 +1199,37 @@ static PyObject *engine_train(PyObject *self, PyObject *args, PyObject *kwargs) 
     }
     if (interrupted) goto done;
     if (t.status.failed) { PyErr_NoMemory(); goto done; }
-    result = Py_BuildValue("y#y#y#y#s", (char *)lefts, (Py_ssize_t)(learned * 4),
-                           (char *)rights, (Py_ssize_t)(learned * 4), (char *)counts,
-                           (Py_ssize_t)(learned * 8), (char *)applied, (Py_ssize_t)(learned * 8),
-                           learned < n_merges ? "min_pair_count" : "vocab_size");
+    const char *stop = learned < n_merges ? "min_pair_count" : "vocab_size";
+    if (!t.groups) {
+        result = Py_BuildValue("y#y#y#y#s", (char *)lefts, (Py_ssize_t)(learned * 4),
+                               (char *)rights, (Py_ssize_t)(learned * 4), (char *)counts,
+                               (Py_ssize_t)(learned * 8), (char *)applied, (Py_ssize_t)(learned * 8),
+                               stop);
+    } else {
+        /* group_applied is group-major with n_merges columns: keep the learned ones of each. */
+        for (int32_t g = 1; g < groups.n; g++)
+            memmove(group_applied + (size_t)g * (size_t)learned,
+                    group_applied + (size_t)g * (size_t)n_merges, (size_t)learned * sizeof(int64_t));
+        result = Py_BuildValue("y#y#y#y#sy#y#", (char *)lefts, (Py_ssize_t)(learned * 4),
+                               (char *)rights, (Py_ssize_t)(learned * 4), (char *)counts,
+                               (Py_ssize_t)(learned * 8), (char *)applied, (Py_ssize_t)(learned * 8),
+                               stop, (char *)chosen, (Py_ssize_t)(learned * 4), (char *)group_applied,
+                               (Py_ssize_t)((size_t)groups.n * (size_t)learned * 8));
+    }
 done:
+    t.groups = NULL;
     trainer_free(&t);
+    groups_free(&groups);
+    free(order);
     free(lefts);
     free(rights);
     free(counts);
     free(applied);
+    free(chosen);
+    free(group_applied);
     if (have_weights) PyBuffer_Release(&weights_view);
+    if (have_groups) PyBuffer_Release(&groups_view);
+    if (have_multiplicities) PyBuffer_Release(&multiplicities_view);
     if (have_starts) PyBuffer_Release(&starts_view);
     PyBuffer_Release(&buffer);
     return result;
@@ -1397,17 +1751,17 @@ done:
    batch at a time (the whole corpus is never copied); group g is the texts from
    group_starts[g] (a text index) on. */
 static PyObject *Replayer_count_texts(Replayer *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"texts", "snapshots", "group_starts", "roundtrip", NULL};
+    static char *keywords[] = {"texts", "snapshots", "group_starts", "roundtrip", "histograms", NULL};
     Py_buffer snapshots_view, groups_view = {0};
     PyObject *texts, *snapshots_object, *groups_object = Py_None;
-    int roundtrip = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|Op", keywords, &PyList_Type, &texts,
-                                     &snapshots_object, &groups_object, &roundtrip))
+    int roundtrip = 0, want_histograms = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|Opp", keywords, &PyList_Type, &texts,
+                                     &snapshots_object, &groups_object, &roundtrip, &want_histograms))
         return NULL;
     PyObject *result = NULL;
     int have_snapshots = 0, have_groups = 0;
     uint32_t *counts = NULL;
-    int64_t *replaced = NULL, *local_starts = NULL;
+    int64_t *replaced = NULL, *local_starts = NULL, *histograms = NULL;
     int32_t *group_of = NULL;
     uint8_t *batch = NULL;
     size_t batch_capacity = 0;
@@ -1434,6 +1788,12 @@ static PyObject *Replayer_count_texts(Replayer *self, PyObject *args, PyObject *
     }
     counts = malloc(((size_t)n_snapshots * (size_t)n_texts + 1) * sizeof(uint32_t));
     if (!counts) { PyErr_NoMemory(); goto done; }
+    size_t n_ids = FIRST_NEW_ID + (size_t)limit; /* the ids the replay can make */
+    if (want_histograms) {
+        /* Each group's token histogram after the replay: how often each id occurs. */
+        histograms = calloc((size_t)(n_groups ? n_groups : 1) * n_ids, sizeof(int64_t));
+        if (!histograms) { PyErr_NoMemory(); goto done; }
+    }
     if (n_groups) {
         replaced = calloc((size_t)limit * (size_t)n_groups + 1, sizeof(int64_t));
         group_of = malloc(((size_t)n_texts + 1) * sizeof(int32_t));
@@ -1470,6 +1830,15 @@ static PyObject *Replayer_count_texts(Replayer *self, PyObject *args, PyObject *
                      group_of ? group_of + first : NULL);
         for (Py_ssize_t k = first; roundtrip && k < last && roundtrip_ok && !w.status.failed; k++)
             roundtrip_ok = spells(self, &w, batch, (size_t)local_starts[k - first]);
+        if (histograms && !w.status.failed) {
+            /* A token is stored at its first byte; every other slot is negative. */
+            for (size_t p = 0; p < used; p++) {
+                int32_t id = w.tok[p];
+                if (id < 0) continue;
+                size_t group = group_of ? (size_t)group_of[first + w.text_of[p]] : 0;
+                histograms[group * n_ids + (size_t)id]++;
+            }
+        }
         Py_END_ALLOW_THREADS
         if (w.status.failed) { PyErr_NoMemory(); goto done; }
         first = last;
@@ -1489,13 +1858,22 @@ static PyObject *Replayer_count_texts(Replayer *self, PyObject *args, PyObject *
     } else {
         Py_INCREF(Py_None);
     }
-    result = Py_BuildValue("(NNO)", snapshots_out, replaced_out,
-                           !roundtrip ? Py_None : roundtrip_ok ? Py_True : Py_False);
+    if (histograms) {
+        PyObject *histograms_out = PyBytes_FromStringAndSize(
+            (char *)histograms, (Py_ssize_t)((size_t)(n_groups ? n_groups : 1) * n_ids * 8));
+        if (!histograms_out) { Py_DECREF(snapshots_out); Py_DECREF(replaced_out); goto done; }
+        result = Py_BuildValue("(NNON)", snapshots_out, replaced_out,
+                               !roundtrip ? Py_None : roundtrip_ok ? Py_True : Py_False, histograms_out);
+    } else {
+        result = Py_BuildValue("(NNO)", snapshots_out, replaced_out,
+                               !roundtrip ? Py_None : roundtrip_ok ? Py_True : Py_False);
+    }
 done:
     if (work_ready) work_free(&w);
     free(batch);
     free(counts);
     free(replaced);
+    free(histograms);
     free(local_starts);
     free(group_of);
     if (have_groups) PyBuffer_Release(&groups_view);

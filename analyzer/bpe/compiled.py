@@ -11,7 +11,16 @@ from array import array
 from collections.abc import Iterable, Sequence
 
 from . import _engine
-from .contract import BaseVocabulary, Measurement, Progress, Training, check_arguments, check_weights
+from .contract import (
+    BaseVocabulary,
+    GroupedTraining,
+    Measurement,
+    Progress,
+    Training,
+    check_arguments,
+    check_groups,
+    check_weights,
+)
 from .packing import as_text_list, pack
 from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
 
@@ -28,9 +37,13 @@ def train_detailed(
     min_pair_count: int = MIN_PAIR_COUNT,
     tie_break: str = "lexicographic",
     progress: Progress | None = None,
+    floor: int = 0,
 ) -> Training:
     """Learn merges on a text or several (a text of weight w counts as w copies of itself, in
     place); exactly `reference.train_many`'s result, with counts and the stop reason.
+
+    `floor`: the count floor to start from (0: chosen from the text's size); tests set it high
+    on small texts so that the recounts it causes are exercised.
 
     >>> train_detailed(["ab", "cd"], 300, weights=[1, 3]).merges
     [((99, 100), 256)]
@@ -43,7 +56,63 @@ def train_detailed(
     weight_array = array("q", weight_list) if weight_list is not None and heavy else None
     lefts, rights, counts, applied, stop_reason = _engine.train(
         packed.buffer, array("q", packed.starts), weight_array, vocab_size, min_pair_count,
-        tie_break == "first", progress, PROGRESS_EVERY)
+        tie_break == "first", progress, PROGRESS_EVERY, floor=floor)
+    merges, pair_counts, replaced = _merges(lefts, rights, counts, applied)
+    if heavy:
+        assert weight_list is not None
+        n_bytes = sum((end - start) * weight
+                      for start, end, weight in zip(packed.starts, packed.ends(), weight_list))
+    else:
+        n_bytes = len(packed.buffer) - len(text_list) - 1  # all but the separators
+    return Training(merges, pair_counts, replaced, n_bytes, stop_reason)
+
+
+def train_grouped(
+    texts: Sequence[str],
+    groups: Sequence[int],
+    vocab_size: int,
+    *,
+    weights: Sequence[int] | None = None,
+    multiplicities: Sequence[int] | None = None,
+    parity: bool = False,
+    global_merges: int = 0,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+    progress: Progress | None = None,
+    floor: int = 0,
+) -> GroupedTraining:
+    """Learn merges on texts in groups, exactly as the pure engine's `train_grouped` (see
+    `analyzer.bpe.groups`): replacements per group and, `parity`, parity-aware training.
+
+    >>> train_grouped(["aaaaaaaa", "bcdbcdbcd"], [0, 1], 258, parity=True).chosen
+    [1, 0]
+    """
+    check_arguments(vocab_size, min_pair_count, tie_break)
+    text_list = as_text_list(texts)
+    n_groups = check_groups(text_list, groups, weights, multiplicities)
+    packed = pack(text_list)
+    weight_array = array("q", weights) if weights is not None else None
+    result = _engine.train(
+        packed.buffer, array("q", packed.starts), weight_array, vocab_size, min_pair_count,
+        tie_break == "first", progress, PROGRESS_EVERY, groups=array("q", groups),
+        multiplicities=array("q", multiplicities) if multiplicities is not None else None,
+        parity=parity, global_merges=global_merges, floor=floor)
+    lefts, rights, counts, applied, stop_reason, chosen_bytes, group_bytes = result
+    merges, pair_counts, replaced = _merges(lefts, rights, counts, applied)
+    chosen, by_group = array("i"), array("q")
+    chosen.frombytes(chosen_bytes)
+    by_group.frombytes(group_bytes)
+    n = len(merges)
+    group_applied = [by_group[g * n:(g + 1) * n].tolist() for g in range(n_groups)]
+    n_bytes = sum((end - start) * (1 if weights is None else weights[index])
+                  for index, (start, end) in enumerate(zip(packed.starts, packed.ends())))
+    return GroupedTraining(merges, pair_counts, replaced, n_bytes, stop_reason, chosen.tolist(),
+                           group_applied)
+
+
+def _merges(lefts: bytes, rights: bytes, counts: bytes,
+            applied: bytes) -> tuple[list[Merge], list[int], list[int]]:
+    """The merge list, pair counts and replacements from the engine's packed arrays."""
     left_ids, right_ids, pair_counts, replaced = (array("i"), array("i"), array("q"), array("q"))
     left_ids.frombytes(lefts)
     right_ids.frombytes(rights)
@@ -51,13 +120,7 @@ def train_detailed(
     replaced.frombytes(applied)
     merges = [((left, right), FIRST_NEW_ID + rank)
               for rank, (left, right) in enumerate(zip(left_ids, right_ids))]
-    if heavy:
-        assert weight_list is not None
-        n_bytes = sum((end - start) * weight
-                      for start, end, weight in zip(packed.starts, packed.ends(), weight_list))
-    else:
-        n_bytes = len(packed.buffer) - len(text_list) - 1  # all but the separators
-    return Training(merges, pair_counts.tolist(), replaced.tolist(), n_bytes, stop_reason)
+    return merges, pair_counts.tolist(), replaced.tolist()
 
 
 class Vocabulary(BaseVocabulary):
@@ -72,6 +135,15 @@ class Vocabulary(BaseVocabulary):
         """The bytes an id stands for; a ValueError for an id this vocabulary lacks."""
         self.check_id(token)
         return self._replayer.piece(token)
+
+    def _histograms(self, texts: list[str], group_starts: list[int]) -> list[dict[int, int]]:
+        _, _, _, blob = self._replayer.count_texts(texts, array("q"), array("q", group_starts),
+                                                   histograms=True)
+        counts = array("q")
+        counts.frombytes(blob)
+        n_ids = self.size
+        return [{token: n for token, n in enumerate(counts[g * n_ids:(g + 1) * n_ids]) if n}
+                for g in range(len(group_starts))]
 
     def _sum_by_text(self, per_chunk: list[int], of_text: list[list[int]]) -> list[int]:
         ids = array("I", [i for chunk_ids in of_text for i in chunk_ids])

@@ -13,7 +13,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .packing import as_text_list
 from .pretokenize import chunk_texts, resolve
@@ -51,6 +51,29 @@ class Training:
         return self.n_bytes - sum(self.applied[:n_merges])
 
 
+MAX_GROUPS = 1 << 16
+"""Groups are numbered in 16 bits (the compiled engine's keys hold a group and a pair)."""
+
+
+@dataclass(frozen=True)
+class GroupedTraining(Training):
+    chosen: list[int] = field(default_factory=list)
+    """For each merge, the group whose pair it was (parity-aware), or -1 (all groups' counts)."""
+    group_applied: list[list[int]] = field(default_factory=list)
+    """`[group][merge]`: occurrences each merge replaced in the group's texts (weights applied)."""
+
+
+@dataclass(frozen=True)
+class TokenStatistics:
+    """Which tokens some texts use, at each size, and what each merge does to them."""
+
+    histograms: dict[int, dict[int, int]]
+    """`{size: {token id: occurrences}}`."""
+    replaced: list[int]
+    """Occurrences each merge replaces in the texts (so tokens at size 256 + k are the bytes
+    minus the first k of these)."""
+
+
 @dataclass(frozen=True)
 class Measurement:
     counts: dict[int, list[int]]
@@ -84,6 +107,52 @@ def check_weights(texts: Sequence[str], weights: Sequence[int] | None) -> list[i
             raise ValueError(f"weight {index} is {weight!r}; weights are whole numbers from 1 to "
                              f"{MAX_WEIGHT:,}")
     return weights
+
+
+def check_groups(texts: Sequence[str], groups: Sequence[int], weights: Sequence[int] | None,
+                 multiplicities: Sequence[int] | None) -> int:
+    """The number of groups; ValueError unless each text has a group (in non-decreasing order:
+    a group's texts together), and a weight and multiplicity from 0."""
+    if len(groups) != len(texts):
+        raise ValueError(f"{len(groups)} groups for {len(texts)} texts: give one per text")
+    if any(b < a for a, b in zip(groups, groups[1:])) or (groups and groups[0] < 0):
+        raise ValueError("groups must be numbers from 0, in non-decreasing order")
+    n = (max(groups) + 1) if groups else 0
+    if n > MAX_GROUPS:
+        raise ValueError(f"{n} groups: at most {MAX_GROUPS:,}")
+    for name, values in (("weight", weights), ("multiplicity", multiplicities)):
+        if values is None:
+            continue
+        if len(values) != len(texts):
+            raise ValueError(f"{len(values)} {name}s for {len(texts)} texts: give one per text")
+        for index, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WEIGHT:
+                raise ValueError(f"{name} {index} is {value!r}: whole numbers from 0 to {MAX_WEIGHT:,}")
+    return n
+
+
+def expand_histogram(final: dict[int, int], pairs: Sequence[tuple[int, int]],
+                     sizes: Iterable[int]) -> TokenStatistics:
+    """The histograms at `sizes` (a size beyond the merges is the final one) and each merge's
+    replacements, from the histogram with every merge applied: undo the merges from the last,
+    each turning its token's occurrences back into its pair's."""
+    full = FIRST_NEW_ID + len(pairs)
+    wanted = {min(size, full) for size in sizes}
+    histogram = dict(final)
+    replaced = [0] * len(pairs)
+    found: dict[int, dict[int, int]] = {}
+    for token in range(full - 1, FIRST_NEW_ID - 1, -1):
+        if token + 1 in wanted:
+            found[token + 1] = dict(histogram)
+        occurrences = histogram.pop(token, 0)
+        if occurrences:
+            left, right = pairs[token - FIRST_NEW_ID]
+            histogram[left] = histogram.get(left, 0) + occurrences
+            histogram[right] = histogram.get(right, 0) + occurrences
+        replaced[token - FIRST_NEW_ID] = occurrences
+    if FIRST_NEW_ID in wanted:
+        found[FIRST_NEW_ID] = histogram
+    return TokenStatistics({size: found[size] for size in sorted(wanted)}, replaced)
 
 
 class BaseVocabulary:
@@ -144,6 +213,35 @@ class BaseVocabulary:
         counts = {size: self._sum_by_text(per_chunk, chunked.of_text)
                   for size, per_chunk in measured.counts.items()}
         return Measurement(counts, measured.roundtrip_ok, [len(ids) for ids in chunked.of_text])
+
+    def token_statistics(self, texts_by_group: Sequence[Sequence[str]],
+                         sizes: Iterable[int]) -> list[TokenStatistics]:
+        """For each group of texts (a language's measured units): its token histogram at each
+        size and the occurrences each merge replaces, from one replay.
+
+        A size's tokens are the final tokens with every later merge undone (merges after the
+        size only join tokens the size already has), so the final histogram gives them all;
+        and undoing merge k replaces its token's occurrences, which is what merge k replaced.
+
+        >>> expand_histogram({257: 2, 98: 1}, [(97, 97), (256, 98)], [256, 258])
+        TokenStatistics(histograms={256: {98: 3, 97: 4}, 258: {257: 2, 98: 1}}, replaced=[2, 2])
+        """
+        flat: list[str] = []
+        starts = []
+        for texts in texts_by_group:
+            starts.append(len(flat))
+            for index, text in enumerate(texts):
+                if self.pretokenizer is None:
+                    flat.append(text)
+                else:
+                    flat.extend(self.pretokenizer.split(text, index))
+        finals = self._histograms(flat, starts)
+        return [expand_histogram(final, self.pairs, sizes) for final in finals]
+
+    def _histograms(self, texts: list[str], group_starts: list[int]) -> list[dict[int, int]]:
+        """Each group's token histogram with every merge applied (texts of group g start at
+        `group_starts[g]`)."""
+        raise NotImplementedError
 
     def _sum_by_text(self, per_chunk: list[int], of_text: list[list[int]]) -> list[int]:
         """Each text's count: the sum of its chunks' (an engine may do it faster)."""

@@ -18,7 +18,7 @@ A tiny session:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 Pair = tuple[int, int]
 Merge = tuple[Pair, int]
@@ -101,19 +101,83 @@ def train_many(
     sequences = [to_ids(text) for text in texts]
     merges: list[Merge] = []
     for new_id in range(FIRST_NEW_ID, vocab_size):
-        counts: dict[Pair, int] = {}
-        for ids in sequences:
-            for pair, n in count_pairs(ids).items():
-                counts[pair] = counts.get(pair, 0) + n
-        if not counts:
-            break
-        if tie_break == "first":
-            best = max(counts, key=lambda pair: counts[pair])  # the first of the largest
-        else:
-            best = min(counts, key=lambda pair: (-counts[pair], pair))
-        if counts[best] < min_pair_count:
+        best = best_pair(sequences, min_pair_count, tie_break)
+        if best is None:
             break
         sequences = [merge(ids, best, new_id) for ids in sequences]
+        merges.append((best, new_id))
+    return merges
+
+
+def best_pair(sequences: Iterable[Sequence[int]], min_pair_count: int, tie_break: str) -> Pair | None:
+    """The pair to merge next over these sequences (counts summed over them), or None when
+    none occurs `min_pair_count` times.
+
+    >>> best_pair([[1, 2, 1, 2], [3, 4, 3, 4]], 2, "lexicographic")
+    (1, 2)
+    >>> best_pair([[3, 4, 3, 4], [1, 2, 1, 2]], 2, "first")
+    (3, 4)
+    """
+    counts: dict[Pair, int] = {}
+    for ids in sequences:
+        for pair, n in count_pairs(ids).items():
+            counts[pair] = counts.get(pair, 0) + n
+    if not counts:
+        return None
+    if tie_break == "first":
+        best = max(counts, key=lambda pair: counts[pair])  # the first of the largest
+    else:
+        best = min(counts, key=lambda pair: (-counts[pair], pair))
+    return best if counts[best] >= min_pair_count else None
+
+
+def train_parity(
+    texts: Mapping[str, Sequence[str]],
+    vocab_size: int,
+    *,
+    dev: Mapping[str, Sequence[str]] | None = None,
+    global_merges: int = 0,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+) -> list[Merge]:
+    """Parity-aware BPE (Foroutan et al. 2025, arXiv 2508.04796): each step serves the language
+    that compresses worst. Its dev texts (`dev`, by default the training texts) are counted in
+    tokens under the merges so far; the language with the most tokens (ties: the smaller code)
+    contributes its most frequent pair, counted over its own training texts only (the usual
+    tie-break and `min_pair_count`; when it has no such pair, the next worst language does), and
+    the merge is applied to every language. The first `global_merges` merges are ordinary shared
+    merges over all languages' texts together (the paper's hybrid).
+
+    >>> texts = {"eng": ["aaaaaaaa"], "kor": ["bcdbcdbcd"]}
+    >>> train_parity(texts, 258)  # kor has the most tokens (9), so its pair comes first
+    [((98, 99), 256), ((97, 97), 257)]
+    >>> train_many(texts["eng"] + texts["kor"], 258)  # shared: the most frequent pair first
+    [((97, 97), 256), ((98, 99), 257)]
+    """
+    check_training_args(vocab_size, min_pair_count, tie_break)
+    dev = texts if dev is None else dev
+    if set(dev) != set(texts):
+        raise ValueError("dev must have the same languages as texts")
+    languages = sorted(texts)
+    train_ids = {lang: [to_ids(text) for text in texts[lang]] for lang in languages}
+    dev_ids = {lang: [to_ids(text) for text in dev[lang]] for lang in languages}
+    merges: list[Merge] = []
+    for new_id in range(FIRST_NEW_ID, vocab_size):
+        if len(merges) < global_merges:
+            turns = [languages]  # one turn: every language's texts together
+        else:
+            worst_first = sorted(languages, key=lambda lang: (-sum(map(len, dev_ids[lang])), lang))
+            turns = [[lang] for lang in worst_first]
+        best = None
+        for turn in turns:
+            best = best_pair([ids for lang in turn for ids in train_ids[lang]], min_pair_count,
+                             tie_break)
+            if best is not None:
+                break
+        if best is None:
+            break
+        train_ids = {lang: [merge(ids, best, new_id) for ids in seqs] for lang, seqs in train_ids.items()}
+        dev_ids = {lang: [merge(ids, best, new_id) for ids in seqs] for lang, seqs in dev_ids.items()}
         merges.append((best, new_id))
     return merges
 

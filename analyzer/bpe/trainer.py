@@ -27,8 +27,12 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from heapq import heapify, heappop, heappush
+from typing import TYPE_CHECKING
 
 from .contract import Progress, Training, check_arguments, check_weights
+
+if TYPE_CHECKING:
+    from .groups import Groups
 from .packing import SEPARATOR, as_text_list, pack
 from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
 from .tokens import (
@@ -73,10 +77,11 @@ def train_detailed(
 
 class _Trainer:
     def __init__(self, buffer: bytes, vocab_size: int, min_count: int, first: bool,
-                 weight: array | None = None):
+                 weight: array | None = None, groups: Groups | None = None):
         self.buffer = buffer
         self.weight = weight
         """The weight of the text each position belongs to (None: every text weighs 1)."""
+        self.groups = groups
         self.n_merges = vocab_size - FIRST_NEW_ID
         self.min_count = min_count
         self.first = first
@@ -98,6 +103,8 @@ class _Trainer:
         self.heads: dict[int, int] = {}  # "first" mode: where the first valid occurrence is
         self.heap = [self._rank(key, count) for key, count in self.counts.items()]
         heapify(self.heap)
+        if groups is not None:
+            groups.start(self)
 
     def _byte_pair_counts(self) -> dict[int, int]:
         counts = byte_pair_counts(self.buffer) if self.weight is None else self._weighted_counts()
@@ -124,29 +131,35 @@ class _Trainer:
                 counts[pair] += count * w
         return counts
 
-    def _rank(self, key: int, count: int) -> int:
-        """One int that orders the heap: higher count first, then the tie-break."""
+    def _rank(self, key: int, count: int, group: int = -1) -> int:
+        """One int that orders a heap: higher count first, then the tie-break ("first": the
+        first occurrence, in the group's texts when a group is given)."""
         rank = -count << self.rank_bits | key
         if self.first:
-            rank |= self._first_position(key) << self.key_bits
+            rank |= self._first_position(key, group) << self.key_bits
         return rank
 
-    def _first_position(self, key: int) -> int:
-        """Position of the pair's first current occurrence (positions only ever move right)."""
+    def _first_position(self, key: int, group: int = -1) -> int:
+        """Position of the pair's first current occurrence, in a group's texts or in all
+        (positions only ever move right, so the search resumes where the last one ended)."""
         left, right = key >> self.bits, key & ((1 << self.bits) - 1)
-        tok, head = self.tok, self.heads.get(key, 0)
+        of = self.groups.of if group >= 0 and self.groups is not None else None
+        head_key = key if of is None else ~(group << self.key_bits | key)
+        tok, head, weight = self.tok, self.heads.get(head_key, 0), self.weight  # weight 0: measured only
         recorded = self.positions.get(key)
         if recorded is None:  # a frequent byte pair: search the buffer from the last hit
             for position in byte_pair_positions(self.buffer, left, right, head):
-                if tok[position] == left and tok[position + 1] == right:
-                    self.heads[key] = position
+                if tok[position] == left and tok[position + 1] == right and \
+                        (of is None or of[position] == group) and (weight is None or weight[position]):
+                    self.heads[head_key] = position
                     return position
         else:
             step = self.lengths[left]
             for index in range(head, len(recorded)):
                 position = recorded[index]
-                if tok[position] == left and tok[position + step] == right:
-                    self.heads[key] = index
+                if tok[position] == left and tok[position + step] == right and \
+                        (of is None or of[position] == group) and (weight is None or weight[position]):
+                    self.heads[head_key] = index
                     return position
         raise AssertionError(f"pair {key} has a count but no occurrence")
 
@@ -173,8 +186,14 @@ class _Trainer:
         applied: list[int] = []
         stop_reason = "vocab_size"
         right_mask = (1 << self.bits) - 1
+        groups = self.groups
         while len(merges) < self.n_merges:
-            best = self._pop_best()
+            if groups is not None and groups.parity and len(merges) >= groups.global_merges:
+                best = groups.pop_best(self)
+            else:
+                best = self._pop_best()
+                if groups is not None:
+                    groups.chosen.append(-1)
             if best is None:
                 stop_reason = "min_pair_count"
                 break
@@ -201,6 +220,12 @@ class _Trainer:
             occurrences = byte_pair_positions(self.buffer, a, b)
         tok, counts, bits, weight = self.tok, self.counts, self.bits, self.weight
         counts_get = counts.get
+        groups = self.groups
+        parity = groups is not None and groups.parity  # per-language counts are kept
+        if groups is not None:
+            of, group_counts, key_bits = groups.of, groups.counts, self.key_bits
+            mult, tokens = groups.multiplicity, groups.tokens
+            applied = [0] * groups.n
         la, lb = self.lengths[a], self.lengths[b]
         zkey = z << bits
         created: defaultdict[int, list[int]] = defaultdict(list)
@@ -217,6 +242,11 @@ class _Trainer:
             tok[k - 1] = ~i
             w = 1 if weight is None else weight[i]
             replaced += w
+            if groups is not None:
+                g = of[i]
+                applied[g] += w
+                tokens[g] -= mult[i]
+                gbits = g << key_bits
             x = tok[i - 1]
             if x != GAP:
                 if x < 0:
@@ -233,6 +263,8 @@ class _Trainer:
                     count = counts_get(old)
                     if count is not None:
                         counts[old] = count - w
+                        if parity:
+                            group_counts[gbits | old] -= w
                 created[x << bits | z].append(start)
             y = tok[k]
             if y >= 0:
@@ -240,6 +272,8 @@ class _Trainer:
                 count = counts_get(old)
                 if count is not None:
                     counts[old] = count - w
+                    if parity:
+                        group_counts[gbits | old] -= w
                 created[zkey | y].append(i)
         self.lengths.append(la + lb)
         for new_key, recorded in created.items():
@@ -247,6 +281,11 @@ class _Trainer:
             if total >= self.min_count:
                 counts[new_key] = total
                 self.positions[new_key] = recorded
-                heappush(self.heap, self._rank(new_key, total))
+                if groups is None or not parity or groups.global_phase:
+                    heappush(self.heap, self._rank(new_key, total))
+                if groups is not None and parity:
+                    groups.created(self, new_key, recorded)
+        if groups is not None:
+            groups.merged(applied)
         return replaced
 

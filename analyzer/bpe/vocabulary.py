@@ -22,6 +22,7 @@ the token counts just before merge `r` are the counts at size `256 + r`.
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from heapq import heappop, heappush
 
@@ -84,6 +85,19 @@ class Vocabulary(BaseVocabulary):
             for text, start, end in zip(text_list, packed.starts, packed.ends())
         )
         return Measurement(result, ok)
+
+    def _histograms(self, texts: list[str], group_starts: list[int]) -> list[dict[int, int]]:
+        packed = pack(texts)
+        tok = self._replay(packed.buffer, len(self.merges))
+        found: list[dict[int, int]] = []
+        bounds = [*group_starts, len(texts)]
+        for group in range(len(group_starts)):
+            histogram: Counter[int] = Counter()
+            for start, end in zip(packed.starts[bounds[group]:bounds[group + 1]],
+                                  packed.ends()[bounds[group]:bounds[group + 1]]):
+                histogram.update(read_tokens(tok, start, end, self.lengths))
+            found.append(dict(histogram))
+        return found
 
     def _replay(self, buffer: bytes, n_merges: int, text_of: array | None = None,
                 counts: list[int] | None = None, snapshots: Sequence[tuple[int, int]] = (),

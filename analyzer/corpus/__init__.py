@@ -12,7 +12,7 @@ import importlib.resources
 from pathlib import Path
 
 from .errors import CorpusError
-from .languages import language_name, normalise_language
+from .languages import language_name, normalise_language, script_name, script_of
 from .parallel import FORMATS, UNIT_KINDS, ParallelCorpus, detect_format, read_corpus
 from .readers import read_lines
 
@@ -28,6 +28,8 @@ __all__ = [
     "detect_format",
     "language_name",
     "normalise_language",
+    "script_name",
+    "script_of",
     "read_corpus",
     "read_lines",
 ]

@@ -82,3 +82,27 @@ def language_name(code: str) -> str:
     usual = base.maximize().script == script or (alpha3, script) in _ALSO_USUAL
     tag = alpha3 if usual else f"{alpha3}-{script}"
     return Language.get(tag).display_name().replace(" (individual language)", "")
+
+
+_SCRIPT_NAMES = {"Hans": "Han (Simplified)", "Hant": "Han (Traditional)",
+                 "Jpan": "Japanese (Han and Kana)", "Kore": "Korean (Hangul and Han)"}
+
+
+def script_of(code: str) -> str:
+    """The ISO 15924 script of a normalised code: 'hin_Deva' -> 'Deva'."""
+    return code.rsplit("_", 1)[-1] if _FLORES_CODE.match(code) else code
+
+
+def script_name(code: str) -> str:
+    """The name of a code's script: 'Devanagari', 'Latin', 'Han (Simplified)'.
+
+    >>> script_name("hin_Deva"), script_name("zho_Hant")
+    ('Devanagari', 'Han (Traditional)')
+    """
+    script = script_of(code)
+    if script in _SCRIPT_NAMES:
+        return _SCRIPT_NAMES[script]
+    try:
+        return Language.get(f"und-{script}").script_name() or script
+    except ValueError:
+        return script

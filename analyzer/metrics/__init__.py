@@ -1,23 +1,33 @@
 """Metrics of a run as pandas frames: premium, byte premium, bytes and characters per token,
-fertility, per-unit spread, bootstrap confidence intervals and the Gini of premiums.
+fertility, per-unit spread, bootstrap confidence intervals and the Gini of premiums; vocabulary
+allocation (utilisation, mean rank, Rényi efficiency, divergence between languages); and the
+fairness views (who got the vocabulary, what parity costs, equal-cost sizes).
 
     data = load_run_data(db, run_id)
-    frame = language_metrics(data)   # one row per (vocab, size, lang)
+    frame = language_metrics(data)   # one row per (vocab, pretokenizer, size, lang)
+    summaries(data)                  # Gini and total cost per vocabulary and size
+    attribution(data)                # who got the vocabulary
+    equal_cost_sizes(data)           # the size at which each language costs what the pivot does
 """
 
+from .allocation import divergence_matrix
+from .data import FairnessData, RunData, load_run_data
+from .fairness import attribution, equal_cost_sizes, summaries, token_curve
 from .frames import (
-                     RunData,
-                     for_pretokenizer,
-                     headline_vocabulary,
-                     language_metrics,
-                     load_run_data,
-                     own_vocabulary,
-                     tokenizer_sizes,
+    for_pretokenizer,
+    headline_vocabulary,
+    language_metrics,
+    own_vocabulary,
+    tokenizer_sizes,
 )
 from .stats import gini, separates_words
 
 __all__ = [
+    "FairnessData",
     "RunData",
+    "attribution",
+    "divergence_matrix",
+    "equal_cost_sizes",
     "for_pretokenizer",
     "gini",
     "headline_vocabulary",
@@ -25,5 +35,7 @@ __all__ = [
     "load_run_data",
     "own_vocabulary",
     "separates_words",
+    "summaries",
+    "token_curve",
     "tokenizer_sizes",
 ]

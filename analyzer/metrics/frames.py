@@ -8,58 +8,16 @@ vocabulary's part.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
-from analyzer.store import (
-    AnalyzerDatabase,
-    RunRead,
-    VocabKind,
-    VocabularyRead,
-    get_run,
-    load_chunk_counts,
-    load_counts,
-    unit_stats,
-    vocabularies,
-)
+from analyzer.store import RunRead, VocabKind, VocabularyRead
 
+from .allocation import allocation_frame
+from .data import RunData
 from .stats import bootstrap_weights, gini, separates_words
 
 RESAMPLES = 1000
-
-
-@dataclass
-class RunData:
-    """Everything metrics need from the database, as arrays aligned with the measured units."""
-
-    run: RunRead
-    vocabularies: list[VocabularyRead]
-    counts: dict[tuple[str, str | None, int], dict[str, np.ndarray]]
-    """`{(vocab, pretokenizer, size): {lang: tokens per measured unit}}` (pretokenizer None for
-    production tokenizers)."""
-    unit_bytes: dict[str, np.ndarray]
-    unit_chars: dict[str, np.ndarray]
-    unit_words: dict[str, np.ndarray]
-    chunks: dict[str, dict[str, np.ndarray]]
-    """`{pretokenizer: {lang: chunks per measured unit}}` for the run's pre-tokenizers."""
-
-    def kind(self, scope: str, pretokenizer: str | None) -> VocabKind:
-        return next(v.kind for v in self.vocabularies
-                    if v.scope == scope and v.pretokenizer == pretokenizer)
-
-
-def load_run_data(db: AnalyzerDatabase, run_id: int) -> RunData:
-    run = get_run(db, run_id)
-    counts: dict[tuple[str, str | None, int], dict[str, np.ndarray]] = {}
-    for vocab, pretokenizer, size, lang, units in load_counts(db, run_id):
-        counts.setdefault((vocab, pretokenizer, size), {})[lang] = np.asarray(units, dtype=np.int64)
-    stats = unit_stats(db, run.corpus_id, run.languages, run.measured_units)
-    chunks = {pretokenizer: {lang: np.asarray(units, dtype=np.int64) for lang, units in by_lang.items()}
-              for pretokenizer, by_lang in load_chunk_counts(db, run_id).items()}
-    return RunData(run, vocabularies(db, run_id), counts, stats["bytes"], stats["chars"],
-                   stats["words"], chunks)
 
 
 def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str, str | None, int]:
@@ -114,6 +72,8 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     if frame.empty:
         return frame
     frame["overhead"] = frame["premium"] - 1
+    allocation = allocation_frame(data.fairness.histograms if data.fairness else {})
+    frame = frame.merge(allocation, on=["vocab", "pretokenizer", "size", "lang"], how="left")
     frame["gini"] = frame.groupby(["vocab", "pretokenizer", "size"], dropna=False)["premium"] \
         .transform(gini)
     for column in ("chunks", "chunk_premium"):

@@ -29,7 +29,7 @@ def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -
     dollars = costs.pivot(index="lang", columns="model", values="input_cost").reindex_like(ratio)
     names = [f"{language_name(lang)} ({lang})" for lang in ratio.index]
     figure = go.Figure(go.Heatmap(
-        z=ratio.values, x=models, y=names, colorscale="Reds", zmin=1,
+        z=ratio.values, x=models, y=names, colorscale="Reds", zmin=1, meta={"rows": list(ratio.index)},
         text=[[f"${value:,.2f}" for value in row] for row in dollars.values],
         texttemplate="%{text}" if ratio.size <= 600 else None,
         colorbar=dict(title=f"x {language_name(pivot)}"),

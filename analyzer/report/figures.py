@@ -21,6 +21,13 @@ from analyzer.corpus import language_name
 from analyzer.metrics import for_pretokenizer
 from analyzer.store import VocabKind
 
+from .languages import MANY_LANGUAGES, by_script, script_label
+
+TOKENS_COLOR = "#2b6cb0"
+"""Bars of tokens (or token overhead): one colour for the series, as its legend swatch shows."""
+OTHER_COLOR = "#bbbbbb"
+"""The bar beside it (bytes, or the language's own vocabulary)."""
+
 
 @dataclass
 class RunView:
@@ -84,13 +91,17 @@ def _size_axis(sizes: list[int]) -> dict:
 
 
 def headline(view: RunView) -> go.Figure:
-    """Overhead vs the pivot against vocabulary size, one line per language."""
+    """Overhead vs the pivot against vocabulary size: one line per language, or, with many
+    languages, a heatmap (language x size) grouped by script."""
+    if len(view.languages) > MANY_LANGUAGES:
+        return headline_heatmap(view)
     order = view.by_overhead(view.largest)
     figure = go.Figure()
     for lang in order:
         rows = view.shared[view.shared["lang"] == lang].sort_values("size")
         figure.add_trace(go.Scatter(
             x=rows["size"], y=rows["overhead"] * 100, mode="lines+markers", name=view.name(lang),
+            meta={"lang": lang},
             line=dict(color=view.colors[lang], width=3 if lang == view.pivot else 2,
                       dash="dot" if lang == view.pivot else "solid"),
             customdata=np.column_stack([rows["tokens"], rows["bytes_per_token"]]),
@@ -103,7 +114,7 @@ def headline(view: RunView) -> go.Figure:
         rows = view.rows(name, size).set_index("lang").loc[order]
         figure.add_trace(go.Scatter(
             x=[size] * len(order), y=rows["overhead"] * 100, mode="markers",
-            name=f"{label(name)} (production tokenizer)", legendgroup=name,
+            name=f"{label(name)} (production tokenizer)", legendgroup=name, meta={"langs": order},
             marker=dict(symbol=symbols[index % len(symbols)], size=11,
                         color=[view.colors[lang] for lang in order], line=dict(color="black", width=1)),
             text=[view.name(lang) for lang in order],
@@ -116,6 +127,37 @@ def headline(view: RunView) -> go.Figure:
         legend=dict(title="highest overhead first"), hovermode="closest",
         height=max(480, 22 * len(order)),
     )
+    return figure
+
+
+def headline_heatmap(view: RunView) -> go.Figure:
+    """The headline for many languages: overhead (colour and number) per language (rows,
+    grouped by script, the script named) and vocabulary size (columns), production tokenizers
+    as the last columns."""
+    largest = view.shared[view.shared["size"] == view.largest].set_index("lang")["overhead"]
+    order = by_script(view.languages, view.pivot, key=lambda lang: largest.get(lang, 0.0))
+    columns = [f"{size:,}" for size in view.sizes] + \
+        [f"{label(name)} ({size:,})" for name, size in view.tokenizers]
+    cells = view.frame.set_index(["vocab", "size", "lang"])
+    keys = [(str(VocabKind.SHARED), size) for size in view.sizes] + list(view.tokenizers)
+    z = [[float(cells.loc[(vocab, size, lang), "overhead"]) * 100
+          if (vocab, size, lang) in cells.index else np.nan for vocab, size in keys]
+         for lang in order]
+    # The colours span the trained columns; a production tokenizer's larger overheads saturate
+    # (their numbers are still written in the cells).
+    trained = [abs(row[i]) for row in z for i in range(len(view.sizes)) if not np.isnan(row[i])]
+    span = max(trained, default=100.0) or 100.0
+    figure = go.Figure(go.Heatmap(
+        z=z, x=columns, y=[label(script_label(lang)) for lang in order], colorscale="RdBu_r",
+        zmin=-span, zmax=span, meta={"rows": order},
+        texttemplate="%{z:+.0f}%" if len(order) * len(keys) <= 900 else None,
+        colorbar=dict(title="overhead %"),
+        hovertemplate="%{y}<br>%{x}<br>overhead %{z:+.1f} %<extra></extra>"))
+    figure.update_layout(
+        title=headline_finding(view),
+        xaxis=dict(title="shared vocabulary size; production tokenizers last", side="top"),
+        yaxis=dict(autorange="reversed"), margin=dict(t=150, l=260),
+        height=max(480, 20 * len(order) + 240))
     return figure
 
 
@@ -147,7 +189,7 @@ def tokenizer_comparison(view: RunView) -> go.Figure:
         rows = view.rows(name, size).set_index("lang").loc[order]
         figure.add_trace(go.Bar(
             y=names, x=rows["overhead"] * 100, orientation="h", name=f"{label(name)} ({size:,})",
-            customdata=np.column_stack([rows["tokens"], rows["premium"]]),
+            meta={"langs": order}, customdata=np.column_stack([rows["tokens"], rows["premium"]]),
             hovertemplate=(f"%{{y}}<br>{label(name)}: %{{customdata[0]:,}} tokens<br>premium "
                            "%{customdata[1]:.2f} (%{x:+.1f} %)<extra></extra>")))
     parts = []
@@ -208,14 +250,15 @@ def overhead_by_language(view: RunView) -> go.Figure:
         rows = view.shared[view.shared["size"] == size].set_index("lang").loc[order]
         names = [view.name(lang) for lang in order]
         tokens = go.Bar(y=names, x=rows["overhead"] * 100, orientation="h", name="token overhead",
-                        marker_color=[view.colors[lang] for lang in order],
+                        marker_color=TOKENS_COLOR, meta={"langs": order},
                         customdata=np.column_stack([rows["premium"], rows["byte_premium"],
                                                     rows["pivot_bytes_per_token"] / rows["bytes_per_token"]]),
                         hovertemplate=("%{y}<br>token overhead %{x:+.1f} %<br>premium %{customdata[0]:.2f}"
                                        " = byte premium %{customdata[1]:.2f} x bytes-per-token ratio "
                                        "%{customdata[2]:.2f}<extra></extra>"))
         byte = go.Bar(y=names, x=(rows["byte_premium"] - 1) * 100, orientation="h",
-                      name="byte overhead (UTF-8 bytes of the script)", marker_color="#bbbbbb",
+                      name="byte overhead (UTF-8 bytes of the script)", marker_color=OTHER_COLOR,
+                      meta={"langs": order},
                       hovertemplate="%{y}<br>byte overhead %{x:+.1f} %<extra></extra>")
         return [tokens, byte], order
 
@@ -239,13 +282,14 @@ def shared_vs_own(view: RunView) -> go.Figure:
                 if (size, lang) in own.index}
         order = sorted(cost, key=lambda lang: -cost[lang])
         names = [view.name(lang) for lang in order]
+        # One colour per series, so that the legend's swatches are the bars' colours.
         shared = go.Bar(y=names, x=[rows.loc[lang, "tokens"] for lang in order], orientation="h",
-                        name="shared vocabulary", marker_color=[view.colors[l] for l in order],
+                        name="shared vocabulary", marker_color=TOKENS_COLOR, meta={"langs": order},
                         customdata=[cost[lang] * 100 for lang in order],
                         hovertemplate="%{y}<br>shared: %{x:,} tokens<br>sharing costs "
                                       "%{customdata:+.1f} %<extra></extra>")
         alone = go.Bar(y=names, x=[own[size, lang] for lang in order], orientation="h",
-                       name="its own vocabulary", marker_color="#bbbbbb",
+                       name="its own vocabulary", marker_color=OTHER_COLOR, meta={"langs": order},
                        hovertemplate="%{y}<br>own: %{x:,} tokens<extra></extra>")
         return [shared, alone], order
 
@@ -261,13 +305,15 @@ def shared_vs_own(view: RunView) -> go.Figure:
 def cross_heatmap(view: RunView) -> go.Figure:
     """Bytes per token of text in Y under the vocabulary trained on X, with a size slider."""
     own = view.frame[view.frame["kind"] == VocabKind.LANGUAGE]
-    vocabs = [lang for lang in view.languages if lang in set(own["vocab"])]
+    languages = by_script(view.languages, view.pivot)
+    vocabs = [lang for lang in languages if lang in set(own["vocab"])]
     figure = go.Figure()
     for size in view.sizes:
         rows = own[own["size"] == size].pivot(index="vocab", columns="lang", values="bytes_per_token")
-        rows = rows.reindex(index=vocabs, columns=view.languages)
+        rows = rows.reindex(index=vocabs, columns=languages)
         figure.add_trace(go.Heatmap(
-            z=rows.values, x=[view.name(l) for l in view.languages], y=[view.name(v) for v in vocabs],
+            z=rows.values, x=[view.name(l) for l in languages], y=[view.name(v) for v in vocabs],
+            meta={"rows": vocabs, "cols": languages},
             colorscale="Viridis", visible=size == view.largest, colorbar=dict(title="bytes/token"),
             hovertemplate="vocabulary trained on %{y}<br>text in %{x}<br>%{z:.2f} bytes per token"
                           "<extra></extra>"))
@@ -297,7 +343,7 @@ def bytes_per_token(view: RunView) -> go.Figure:
         rows = view.shared[view.shared["lang"] == lang].sort_values("size")
         figure.add_trace(go.Scatter(
             x=rows["size"], y=rows["bytes_per_token"], mode="lines+markers", name=view.name(lang),
-            line=dict(color=view.colors[lang]),
+            line=dict(color=view.colors[lang]), meta={"lang": lang},
             hovertemplate=f"<b>{view.name(lang)}</b><br>size %{{x:,}}<br>%{{y:.2f}} bytes per token"
                           "<extra></extra>"))
     figure.update_layout(
@@ -318,11 +364,11 @@ def unit_premiums(view: RunView, unit_premium: dict[str, np.ndarray]) -> go.Figu
     for lang in order:
         figure.add_trace(go.Box(
             x=unit_premium[lang], name=view.name(lang), marker_color=view.colors[lang],
-            boxpoints="outliers", orientation="h", showlegend=False,
+            boxpoints="outliers", orientation="h", showlegend=False, meta={"lang": lang},
             hovertemplate=f"{view.name(lang)}<br>unit premium %{{x:.2f}}<extra></extra>"))
     figure.add_trace(go.Scatter(
         x=rows.loc[order, "premium"], y=[view.name(lang) for lang in order], mode="markers",
-        name="premium over all units, with its 95 % bootstrap interval",
+        name="premium over all units, with its 95 % bootstrap interval", meta={"langs": order},
         marker=dict(color="black", symbol="diamond", size=8),
         error_x=dict(type="data", symmetric=False,
                      array=rows.loc[order, "premium_ci_high"] - rows.loc[order, "premium"],

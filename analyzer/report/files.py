@@ -20,6 +20,10 @@ table.numbers td:not(:first-child) { text-align: right; font-variant-numeric: ta
 details { margin: .3rem 0; } summary { cursor: pointer; font-weight: 600; }
 code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
 .figure { margin: 1rem 0 2rem; }
+.filter { position: sticky; top: 0; z-index: 10; background: #f7f7f7; border: 1px solid #ddd;
+          padding: .4rem .7rem; margin: 1rem 0; font-size: .9rem; }
+.filter input[type=search] { margin: 0 .6rem; padding: .15rem .4rem; min-width: 14rem; }
+.filter label { margin-right: .6rem; white-space: nowrap; }
 """
 
 

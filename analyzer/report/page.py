@@ -15,7 +15,16 @@ from analyzer import __version__
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.external import catalog, load_prices
-from analyzer.metrics import RunData, headline_vocabulary, language_metrics, load_run_data, tokenizer_sizes
+from analyzer.metrics import (
+    RunData,
+    attribution,
+    equal_cost_sizes,
+    headline_vocabulary,
+    language_metrics,
+    load_run_data,
+    summaries,
+    tokenizer_sizes,
+)
 from analyzer.metrics.costs import model_costs
 from analyzer.store import (
     AnalyzerDatabase,
@@ -27,14 +36,17 @@ from analyzer.store import (
     load_merges,
 )
 
-from . import figures, split_rules
+from . import fairness, figures, split_rules
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script, write_atomically
 from .index import write_index
+from .languages import FILTER_SCRIPT, filter_bar
 from .tables import merges_table, provenance_table
 
 MERGES_SHOWN = 20
+FILTER_FROM = 4
+"""Pages of this many languages or more get the language filter."""
 
 
 @dataclass
@@ -96,13 +108,15 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                  f"{provenance_table(_provenance(run, corpus, data.vocabularies, prices))}"
                  "</section>")
     title = f"Tokenization tax: run {run_id} on {run.corpus}"
+    filters = filter_bar(run.languages) if len(run.languages) >= FILTER_FROM else ""
     html = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{escape(title)}</title><style>{STYLE}</style>"
             f"{plotly_script(self_contained)}</head><body>"
             f"<p class='muted'><a href='index.html'>All runs</a></p><h1>{escape(title)}</h1>"
-            f"<p class='lead'>{escape(_lead(view))}</p>{''.join(parts)}"
-            f"<p class='muted'>Written by analyzer {escape(__version__)}.</p></body></html>")
+            f"<p class='lead'>{escape(_lead(view))}</p>{filters}{''.join(parts)}"
+            f"<p class='muted'>Written by analyzer {escape(__version__)}.</p>"
+            f"{'<script>' + FILTER_SCRIPT + '</script>' if filters else ''}</body></html>")
     return Page(html, [figure for _, _, figure in sections])
 
 
@@ -134,6 +148,7 @@ def _sections(view: figures.RunView, data: RunData,
                          "What it costs) times the tokens its tokenizer needs for the same content "
                          f"in each language. {content_note(run.pivot)}",
                          model_costs_heatmap(costs, run.languages, run.pivot)))
+    sections += _fairness_sections(view, data)
     if run.sizes:
         sections.append(("Overhead by language: bytes or vocabulary?",
                          "premium = byte premium x (bytes per token of the pivot / bytes per token "
@@ -155,6 +170,54 @@ def _sections(view: figures.RunView, data: RunData,
                      "Each box is the per-unit premium over the measured units; the diamond is the "
                      "premium over all of them with its 95 % bootstrap interval.",
                      figures.unit_premiums(view, _unit_premiums(data, vocab, pretokenizer, size))))
+    return sections
+
+
+def _fairness_sections(view: figures.RunView, data: RunData) -> list[tuple[str, str, object]]:
+    """The fairness lab's charts, for what the run trained: parity-aware beside shared, who
+    got the vocabulary, equal-cost sizes, allocation and divergence."""
+    run = data.run
+    if not run.sizes or data.fairness is None:
+        return []
+    split = view.pretokenizer
+    sections: list[tuple[str, str, object]] = []
+    if run.parity:
+        sections.append(("Shared vs parity-aware",
+                         "The parity-aware vocabulary (Foroutan et al. 2025) gives each merge to "
+                         "the language that compresses worst so far; the shared one to the most "
+                         "frequent pair overall.", fairness.parity_by_language(view)))
+        sections.append(("What parity costs",
+                         "The spread of premiums across languages (Gini) and the tokens all "
+                         "languages take together, with 95 % bootstrap intervals over the "
+                         "measured units.", fairness.price_of_parity(summaries(data), split, run.sizes)))
+    shares = attribution(data)
+    shares = shares[shares["pretokenizer"] == split]
+    if not shares.empty:
+        sections.append(("Who got the vocabulary",
+                         "Each merge is credited to the language whose occurrences it replaced "
+                         "most when it was learned (ties split); a language's first merge is the "
+                         "first token its text uses. Weights of a training mix are applied.",
+                         fairness.who_got_the_vocabulary(view, shares)))
+    # The reference is the largest size but one: every language can then be seen to reach it
+    # (or not) within the merges trained (show --json's default is the largest size).
+    reference = run.sizes[-2] if len(run.sizes) > 1 else run.sizes[-1]
+    found = equal_cost_sizes(data, reference)
+    if found:
+        sections.append(("Equal-cost vocabulary size",
+                         "The smallest vocabulary at which a language's text takes no more tokens "
+                         f"than the pivot's at {reference:,} (Arnett et al. 2025), exact at every "
+                         "size from each merge's replacements in the measured units; the merges "
+                         f"trained go up to {max(run.sizes):,}.",
+                         fairness.equal_cost(view, found, split)))
+    sections.append(("Vocabulary allocation",
+                     "Utilisation (Limisiewicz et al. 2023) and Rényi efficiency (Zouhar et al. "
+                     "2023) of the shared vocabulary for each language, from its token counts.",
+                     fairness.allocation(view)))
+    if len(run.languages) > 2:
+        sections.append(("Divergence between languages",
+                         "Languages grouped by script; two languages that share no tokens are 1 "
+                         "bit apart.", fairness.divergence(view, data.fairness.histograms,
+                                                            VocabKind.SHARED, split)))
     return sections
 
 
@@ -255,6 +318,13 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
         ("measured on", measured),
         ("vocabularies", trained),
         ("tie-break, min pair count", f"{run.tie_break}, {run.min_pair_count}"),
+        ("training mix", ", ".join(f"{lang} x{n}" for lang, n in run.weights.items())
+         + " (the shared and parity-aware vocabularies; other languages x1)"
+         if run.weights else "every unit once"),
+        ("parity-aware", (f"yes; the first {run.global_merges:,} merges shared" if run.global_merges
+                          else "yes") + (", judged on the held-out units" if run.holdout else
+                                         ", judged on the training units")
+         if run.parity else "no"),
         ("engine", run.engine_version),
         ("run", f"started {run.started}, finished {run.finished}, {run.seconds or 0:.1f} s"),
         ("training time", timings),

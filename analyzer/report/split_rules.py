@@ -65,6 +65,7 @@ def overhead_by_rule(view: RunView) -> go.Figure:
             z.append(row)
         figure.add_trace(go.Heatmap(
             z=z, x=columns, y=[view.name(lang) for lang in order], colorscale="RdBu_r", zmid=0,
+            meta={"rows": order},
             visible=size == view.largest, colorbar=dict(title="overhead %"),
             hovertemplate="%{y}<br>%{x}<br>overhead %{z:+.1f} %<extra></extra>"))
     steps = [dict(label=f"{size:,}", method="update",
@@ -97,7 +98,7 @@ def chunks_per_unit(view: RunView) -> go.Figure:
         order = order or list(rows["chunk_premium"].sort_values(ascending=False).index)
         figure.add_trace(go.Bar(
             y=[view.name(lang) for lang in order], x=(rows.loc[order, "chunk_premium"] - 1) * 100,
-            orientation="h", name=label(pretokenizer),
+            orientation="h", name=label(pretokenizer), meta={"langs": order},
             customdata=np.column_stack([rows.loc[order, "chunks"], rows.loc[order, "premium"]]),
             hovertemplate=(f"%{{y}}<br>{label(pretokenizer)}: %{{customdata[0]:,}} chunks "
                            "(%{x:+.1f} % vs the pivot)<br>token premium %{customdata[1]:.2f}"

@@ -55,7 +55,8 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
         sizes=resolved.sizes, per_language=settings.per_language, cross=settings.cross,
         holdout=settings.holdout, seed=settings.seed, measured_units=resolved.measured_units,
         tie_break=settings.tie_break, min_pair_count=settings.min_pair_count,
-        engine_version=ENGINE_VERSION, pretokenizers=resolved.pretokenizers))
+        engine_version=ENGINE_VERSION, pretokenizers=resolved.pretokenizers,
+        parity=settings.parity, global_merges=settings.global_merges, weights=resolved.weights))
     start = time.perf_counter()
     try:
         jobs = make_jobs(resolved, texts)
@@ -120,20 +121,27 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
 
 
 def make_jobs(run: ResolvedRun, texts: dict[str, list[str]]) -> list[VocabularyJob]:
-    """The shared vocabulary counts every language; a per-language one counts its own
-    language and the pivot, or every language with `cross`."""
+    """The shared (and parity-aware) vocabulary counts every language; a per-language one
+    counts its own language and the pivot, or every language with `cross`. The training mix
+    (`weights`) is the shared and parity-aware vocabularies'; a language's own is its alone."""
     settings = run.settings
 
-    def training(languages: list[str]) -> list[str]:
-        return [texts[lang][u] for lang in languages for u in run.train_units]
+    def training(languages: list[str]) -> dict[str, list[str]]:
+        return {lang: [texts[lang][u] for u in run.train_units] for lang in languages}
 
     def measured(languages: list[str]) -> dict[str, list[str]]:
         return {lang: [texts[lang][u] for u in run.measured_units] for lang in languages}
 
     def job(kind: VocabKind, scope: str, train_on: list[str], count: list[str],
             pretokenizer: str) -> VocabularyJob:
-        return VocabularyJob(kind, scope, training(train_on), measured(count), run.sizes,
-                             settings.tie_break, settings.min_pair_count, pretokenizer)
+        everyone = kind != VocabKind.LANGUAGE
+        parity = kind == VocabKind.PARITY
+        return VocabularyJob(
+            kind, scope, training(train_on), measured(count), run.sizes, settings.tie_break,
+            settings.min_pair_count, pretokenizer, weights=run.weights if everyone else {},
+            global_merges=settings.global_merges if parity else 0,
+            # With a holdout, the held-out units decide whose turn it is; else the training ones.
+            dev=measured(train_on) if parity and settings.holdout else None)
 
     if not run.sizes:  # production tokenizers only: nothing to train
         return []
@@ -141,6 +149,9 @@ def make_jobs(run: ResolvedRun, texts: dict[str, list[str]]) -> list[VocabularyJ
     for pretokenizer in run.pretokenizers:
         jobs.append(job(VocabKind.SHARED, VocabKind.SHARED, run.languages, run.languages,
                         pretokenizer))
+        if settings.parity:
+            jobs.append(job(VocabKind.PARITY, VocabKind.PARITY, run.languages, run.languages,
+                            pretokenizer))
         if settings.per_language:
             for lang in run.languages:
                 counted = run.languages if settings.cross else list(dict.fromkeys([lang, run.pivot]))

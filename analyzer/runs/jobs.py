@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from analyzer import bpe
 from analyzer.bpe.pretokenize import NONE
@@ -36,8 +36,9 @@ point instead of after a guessed delay."""
 class VocabularyJob:
     kind: VocabKind
     scope: str
-    """The vocabulary's name in the run: "shared", or the language it is trained on."""
-    train_texts: list[str]
+    """The vocabulary's name in the run: "shared", "parity", or the language it is trained on."""
+    train_texts: dict[str, list[str]]
+    """The training texts, by language."""
     measure: dict[str, list[str]]
     """The measured texts of every language this vocabulary counts."""
     sizes: list[int]
@@ -45,10 +46,17 @@ class VocabularyJob:
     min_pair_count: int
     pretokenizer: str = NONE
     """The pre-tokenizer's name as given (built-in or re:PATTERN)."""
+    weights: dict[str, int] = field(default_factory=dict)
+    """The training mix: each unit of a language counts this many times (default 1)."""
+    global_merges: int = 0
+    """Parity-aware: the first merges, chosen over all languages together."""
+    dev: dict[str, list[str]] | None = None
+    """Parity-aware: the texts whose token counts decide whose turn it is (default: the
+    training texts)."""
 
     @property
     def work(self) -> int:
-        return sum(len(t) for t in self.train_texts)
+        return sum(len(t) for texts in self.train_texts.values() for t in texts)
 
     @property
     def label(self) -> str:
@@ -74,9 +82,10 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
             time.sleep(0.05)  # until a signal ends the process (KeyboardInterrupt here)
 
     start = time.perf_counter()
-    training = bpe.train_detailed(job.train_texts, largest, pretokenizer=job.pretokenizer,
-                                  min_pair_count=job.min_pair_count, tie_break=job.tie_break,
-                                  progress=on_merge)
+    training = bpe.train_by_language(
+        job.train_texts, largest, parity=job.kind == VocabKind.PARITY, dev=job.dev,
+        global_merges=job.global_merges, pretokenizer=job.pretokenizer, weights=job.weights or None,
+        min_pair_count=job.min_pair_count, tie_break=job.tie_break, progress=on_merge)
     seconds = time.perf_counter() - start
     report(job.label, "count", 0, 1)
     vocabulary = bpe.Vocabulary(training.merges, job.pretokenizer)
@@ -93,6 +102,8 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
             n = len(job.measure[lang])
             counts[size][lang] = flat[offset:offset + n]
             offset += n
+    statistics = dict(zip(languages, vocabulary.token_statistics(
+        [job.measure[lang] for lang in languages], reachable)))
     report(job.label, "done", 1, 1)
     pretokenizer = vocabulary.pretokenizer
     chunks = None
@@ -110,6 +121,11 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
                 for ((left, right), new_id), count in zip(training.merges, training.counts)],
         pretokenizer=job.pretokenizer, pattern=pretokenizer.pattern if pretokenizer else None,
         chunks=chunks,
+        chosen=training.chosen if job.kind == VocabKind.PARITY else None,
+        trained_replacements=training.replaced,
+        measured_replacements={lang: found.replaced for lang, found in statistics.items()},
+        histograms={size: {lang: found.histograms[min(size, vocabulary.size)]
+                           for lang, found in statistics.items()} for size in job.sizes},
     )
 
 

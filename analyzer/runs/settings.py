@@ -6,6 +6,7 @@ import random
 from dataclasses import dataclass, field
 
 from analyzer.bpe import MAX_VOCAB_SIZE, PretokenizerError
+from analyzer.bpe.contract import MAX_WEIGHT
 from analyzer.bpe.pretokenize import NONE, USER_PREFIX
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import FIRST_NEW_ID, TIE_BREAKS
@@ -39,6 +40,13 @@ class RunSettings:
     or files (see analyzer.external)."""
     pretokenizers: list[str] = field(default_factory=lambda: [NONE])
     """Every trained vocabulary is trained once per pre-tokenizer: built-in names or re:PATTERN."""
+    parity: bool = False
+    """Also train a parity-aware vocabulary (each merge serves the worst-compressed language)."""
+    global_merges: int = 0
+    """The parity-aware vocabulary's first merges, chosen over all languages (the hybrid)."""
+    weights: dict[str, int] = field(default_factory=dict)
+    """The training mix of the shared and parity-aware vocabularies: `{lang: n}`, each unit of
+    that language counting n times (default 1)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,8 @@ class ResolvedRun:
     """The resolved `analyzer.external.ProductionTokenizer`s."""
     pretokenizers: list[str] = field(default_factory=lambda: [NONE])
     """The pre-tokenizers' names, checked, without repeats, in the order given."""
+    weights: dict[str, int] = field(default_factory=dict)
+    """The training mix, with language codes normalised; only weights other than 1."""
 
 
 def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
@@ -78,9 +88,45 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
         raise RunError(f"--seed must be from 0 to {MAX_STORED_INT:,}, not {settings.seed}")
     train, measured = split_units(corpus.units, settings.holdout, settings.seed)
     pretokenizers = _pretokenizers(settings.pretokenizers)
+    weights = _weights(settings.weights, languages)
+    _parity(settings, languages, sizes)
     tokenizers = _tokenizers(settings.tokenizers, languages)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
-                       pretokenizers)
+                       pretokenizers, weights)
+
+
+def _weights(weights: dict[str, int], languages: list[str]) -> dict[str, int]:
+    """The training mix with codes normalised, checked against the run's languages."""
+    found: dict[str, int] = {}
+    for code, weight in weights.items():
+        try:
+            lang = normalise_language(code)
+        except CorpusError as error:
+            raise RunError(f"--weight {code}={weight}: {error}") from None
+        if lang not in languages:
+            raise RunError(f"--weight {code}={weight}: {lang} is not a language of this run "
+                           f"({', '.join(languages)})")
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= MAX_WEIGHT:
+            raise RunError(f"--weight {code}={weight}: a weight is a whole number from 1 to "
+                           f"{MAX_WEIGHT:,}")
+        if lang in found:
+            raise RunError(f"--weight {code}: {lang} is weighted twice")
+        found[lang] = weight
+    return {lang: weight for lang, weight in found.items() if weight != 1}
+
+
+def _parity(settings: RunSettings, languages: list[str], sizes: list[int]) -> None:
+    if not 0 <= settings.global_merges <= MAX_STORED_INT:
+        raise RunError(f"--global-merges must be 0 or more, not {settings.global_merges}")
+    if settings.global_merges and not settings.parity:
+        raise RunError("--global-merges is for the parity-aware vocabulary: add --parity")
+    if not settings.parity:
+        return
+    if not sizes:
+        raise RunError("--parity trains a vocabulary: pass --vocab too (e.g. --vocab 4096)")
+    if len(languages) < 2:
+        raise RunError("--parity needs two languages or more: with one, it is the shared "
+                       "vocabulary")
 
 
 def _pretokenizers(names: list[str]) -> list[str]:

@@ -10,9 +10,10 @@ No SQL is written outside this package.
 from .corpora import get_corpus, get_corpus_by_id, list_corpora, load_texts, save_corpus, unit_stats
 from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db
 from .errors import DatabaseBusy, StoreError
-from .kinds import RunStatus, VocabKind
+from .kinds import ReplacementTexts, RunStatus, VocabKind
 from .models import CorpusDetail, CorpusRead, LanguageStats, RunRead, VocabularyRead
 from .pending import recover_run, save_pending
+from .replacements import load_chosen, load_histograms, load_replacements
 from .runs import (
                    NewRun,
                    StoredMerge,
@@ -38,6 +39,7 @@ __all__ = [
     "DatabaseBusy",
     "LanguageStats",
     "NewRun",
+    "ReplacementTexts",
     "RunRead",
     "RunStatus",
     "StoreError",
@@ -52,9 +54,12 @@ __all__ = [
     "get_run",
     "list_corpora",
     "list_runs",
+    "load_chosen",
     "load_chunk_counts",
     "load_counts",
+    "load_histograms",
     "load_merges",
+    "load_replacements",
     "load_texts",
     "mark_run",
     "open_db",

@@ -37,3 +37,12 @@ class VocabKind(StrEnum):
     @property
     def trained(self) -> bool:
         return self is not VocabKind.PRODUCTION
+
+
+class ReplacementTexts(StrEnum):
+    """Which texts a vocabulary's per-merge replacement counts were taken on."""
+
+    TRAINED = "trained"
+    """The training texts, as each merge was learned (weights applied): who got the merge."""
+    MEASURED = "measured"
+    """The measured units, replayed: each language's token count after every merge."""

@@ -80,6 +80,9 @@ class RunRow(SQLModel, table=True):
     host: str | None = None
     pid_start: str | None = None
     pretokenizers: str = '["none"]'  # JSON list of the pre-tokenizers' names, as given
+    parity: bool = False  # a parity-aware vocabulary was trained
+    global_merges: int = 0  # its first merges chosen over all languages (the hybrid)
+    weights: str = "{}"  # JSON {lang: n}: the training mix of the shared and parity vocabularies
 
 
 class MetaRow(SQLModel, table=True):
@@ -124,6 +127,23 @@ class MergeRow(SQLModel, table=True):
     new_id: int
     count: int
     token: bytes
+    chosen_by: str | None = None  # parity-aware: the language whose pair it was
+
+
+class MergeReplacementRow(SQLModel, table=True):
+    __tablename__ = "merge_replacements"
+    vocab_id: int = Field(primary_key=True, foreign_key="vocabularies.id")
+    texts: str = Field(primary_key=True)  # a ReplacementTexts
+    lang: str = Field(primary_key=True)
+    per_merge: bytes  # zlib of little-endian int64 per merge
+
+
+class TokenHistogramRow(SQLModel, table=True):
+    __tablename__ = "token_histograms"
+    vocab_id: int = Field(primary_key=True, foreign_key="vocabularies.id")
+    size: int = Field(primary_key=True)
+    lang: str = Field(primary_key=True)
+    histogram: bytes  # zlib of little-endian uint32 token ids, then their uint32 counts
 
 
 class TokenCountRow(SQLModel, table=True):
@@ -190,6 +210,9 @@ class RunRead(SQLModel):
     seconds: float | None
     error: str | None
     pretokenizers: list[str]
+    parity: bool = False
+    global_merges: int = 0
+    weights: dict[str, int] = {}
     corpus_id: int = Field(exclude=True)
     measured_units: list[int] = Field(exclude=True)
     engine_version: str = Field(exclude=True)

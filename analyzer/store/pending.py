@@ -71,7 +71,17 @@ def recover_run(db: Database, path: Path) -> int:
                             "merges": [(*merge[:4], bytes.fromhex(merge[4]))
                                        for merge in vocabulary["merges"]],
                             "counts": {int(size): by_lang
-                                       for size, by_lang in vocabulary["counts"].items()}})
+                                       for size, by_lang in vocabulary["counts"].items()},
+                            "histograms": _int_keys(vocabulary.get("histograms"))})
         for vocabulary in document["vocabularies"]]
     finish_run(db, run_id, records, document["seconds"])
     return run_id
+
+
+def _int_keys(histograms: dict | None) -> dict | None:
+    """JSON made the sizes and token ids strings: make them ints again."""
+    if histograms is None:
+        return None
+    return {int(size): {lang: {int(token): n for token, n in counts.items()}
+                        for lang, counts in by_lang.items()}
+            for size, by_lang in histograms.items()}

@@ -20,9 +20,10 @@ from sqlmodel import col, select
 
 from .db import AnalyzerDatabase, write_transaction
 from .errors import StoreError
-from .kinds import RunStatus, VocabKind
+from .kinds import ReplacementTexts, RunStatus, VocabKind
 from .models import CorpusRow, RunRead, RunRow, VocabularyRead, VocabularyRow
 from .processes import is_alive, this_process
+from .replacements import add_histograms, add_replacements
 from .session import session
 
 
@@ -60,6 +61,14 @@ class VocabularyRecord:
     chunks: dict[str, list[int]] | None = None
     """With a pre-tokenizer: `{lang: [chunks of each measured unit]}` (one vocabulary per
     pre-tokenizer reports them; the run stores them once)."""
+    chosen: list[str | None] | None = None
+    """Parity-aware: for each merge, the language whose pair it was (None: chosen over all)."""
+    trained_replacements: dict[str, list[int]] | None = None
+    """`{lang: [occurrences each merge replaced in its training texts, when learned]}`."""
+    measured_replacements: dict[str, list[int]] | None = None
+    """`{lang: [occurrences each merge replaces in its measured units]}`."""
+    histograms: dict[int, dict[str, dict[int, int]]] | None = None
+    """`{size: {lang: {token id: occurrences in the measured units}}}`."""
 
 
 def now() -> str:
@@ -84,6 +93,9 @@ class NewRun:
     min_pair_count: int
     engine_version: str
     pretokenizers: list[str] = field(default_factory=lambda: ["none"])
+    parity: bool = False
+    global_merges: int = 0
+    weights: dict[str, int] = field(default_factory=dict)
 
 
 def create_run(db: Database, new: NewRun) -> int:
@@ -95,7 +107,9 @@ def create_run(db: Database, new: NewRun) -> int:
         "cross_matrix": int(new.cross), "holdout": new.holdout, "seed": new.seed,
         "measured_units": json.dumps(new.measured_units), "tie_break": new.tie_break,
         "min_pair_count": new.min_pair_count, "engine_version": new.engine_version,
-        "pretokenizers": json.dumps(new.pretokenizers), "status": RunStatus.RUNNING, "pid": pid,
+        "pretokenizers": json.dumps(new.pretokenizers), "parity": int(new.parity),
+        "global_merges": new.global_merges, "weights": json.dumps(new.weights),
+        "status": RunStatus.RUNNING, "pid": pid,
         "host": host, "pid_start": pid_start, "started": now(),
     }
     with write_transaction(db):
@@ -146,11 +160,19 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
          record.source, record.pretokenizer, record.pattern],
     )
     vocab_id = inserted_id(cursor)
+    chosen = record.chosen or [None] * len(record.merges)
     db.conn.executemany(
-        "INSERT INTO merges (vocab_id, rank, left_id, right_id, new_id, count, token) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        ((vocab_id, rank, *merge) for rank, merge in enumerate(record.merges)),
+        "INSERT INTO merges (vocab_id, rank, left_id, right_id, new_id, count, token, chosen_by) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        ((vocab_id, rank, *merge, language)
+         for rank, (merge, language) in enumerate(zip(record.merges, chosen))),
     )
+    if record.trained_replacements:
+        add_replacements(db, vocab_id, ReplacementTexts.TRAINED, record.trained_replacements)
+    if record.measured_replacements:
+        add_replacements(db, vocab_id, ReplacementTexts.MEASURED, record.measured_replacements)
+    if record.histograms:
+        add_histograms(db, vocab_id, record.histograms)
     db.conn.executemany(
         "INSERT INTO token_counts (vocab_id, size, lang, tokens, unit_tokens) VALUES (?, ?, ?, ?, ?)",
         ((vocab_id, size, lang, sum(units), pack_counts(units))
@@ -224,6 +246,7 @@ def _run_read(run: RunRow, corpus: str) -> RunRead:
         cross=bool(run.cross_matrix), holdout=run.holdout, seed=run.seed, tie_break=run.tie_break,
         min_pair_count=run.min_pair_count, started=run.started, finished=run.finished,
         seconds=run.seconds, error=run.error, pretokenizers=json.loads(run.pretokenizers),
+        parity=bool(run.parity), global_merges=run.global_merges, weights=json.loads(run.weights),
         corpus_id=run.corpus_id,
         measured_units=json.loads(run.measured_units), engine_version=run.engine_version)
 

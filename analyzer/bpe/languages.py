@@ -1,0 +1,146 @@
+"""Training on texts by language: who each merge served, and parity-aware BPE.
+
+`train_by_language` takes `{language: [texts]}` and returns, beside the merges, how many
+occurrences each merge replaced in each language's training texts, at the moment it was
+learned (what the merge did for whom). With `parity=True` it trains parity-aware (Foroutan et
+al. 2025, as `reference.train_parity` defines it): each merge is the most frequent pair of the
+language whose dev texts have the most tokens so far.
+
+Languages are groups for the engine (`train_grouped`); with a pre-tokenizer each language's
+texts are cut into chunks and each distinct chunk of a language trained on once, weighted by
+how often it occurs there (so a chunk two languages share still counts in each).
+
+>>> result = train_by_language({"eng": ["aaaaaaaa"], "kor": ["bcdbcdbcd"]}, 258, parity=True)
+>>> result.merges, result.chosen
+([((98, 99), 256), ((97, 97), 257)], ['kor', 'eng'])
+>>> result.replaced
+{'eng': [0, 4], 'kor': [3, 0]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .contract import MAX_WEIGHT, Progress
+from .engines import engine
+from .pretokenize import chunk_texts, resolve
+from .reference import MIN_PAIR_COUNT, Merge
+
+
+@dataclass(frozen=True)
+class LanguageTraining:
+    merges: list[Merge]
+    counts: list[int]
+    """The count each merge was chosen on: over all languages, or (parity-aware) within the
+    language that chose it; weights applied."""
+    applied: list[int]
+    """Occurrences each merge replaced in all training texts (weights applied)."""
+    n_bytes: int
+    """Bytes of all training texts (weights applied)."""
+    stop_reason: str
+    languages: list[str]
+    chosen: list[str | None]
+    """Parity-aware: the language whose pair each merge was; None for a merge chosen over all
+    languages (every merge, when not parity-aware)."""
+    replaced: dict[str, list[int]]
+    """`{language: [occurrences each merge replaced in its training texts]}` (weights applied)."""
+
+
+def train_by_language(
+    texts: Mapping[str, Sequence[str]],
+    vocab_size: int,
+    *,
+    parity: bool = False,
+    dev: Mapping[str, Sequence[str]] | None = None,
+    global_merges: int = 0,
+    pretokenizer: str | None = "none",
+    weights: Mapping[str, int] | None = None,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+    progress: Progress | None = None,
+) -> LanguageTraining:
+    """Learn merges on every language's texts together; see the module's docstring.
+
+    `weights[lang] = n` trains as if each text of that language appeared n times (default 1);
+    `dev` (parity-aware only) are the texts whose token counts decide whose turn it is (default:
+    the training texts, each once); `global_merges` first merges are chosen over all languages.
+    Not parity-aware, the merges are `train(all texts, languages in order)`'s.
+    """
+    languages = sorted(texts) if parity else list(texts)
+    _check(texts, dev, weights, parity, global_merges)
+    split = resolve(pretokenizer)
+    flat: list[str] = []
+    groups: list[int] = []
+    train_weights: list[int] = []
+    multiplicities: list[int] = []
+
+    def add(items: Sequence[str], group: int, weight: int, measured: bool, trained: bool) -> None:
+        counts = [1] * len(items)
+        if split is not None:
+            chunked = chunk_texts(list(items), split)
+            items, counts = chunked.chunks, chunked.counts
+        flat.extend(items)
+        groups.extend([group] * len(items))
+        train_weights.extend(weight * count if trained else 0 for count in counts)
+        multiplicities.extend(count if measured else 0 for count in counts)
+
+    for group, lang in enumerate(languages):
+        weight = (weights or {}).get(lang, 1)
+        add(texts[lang], group, weight, measured=dev is None, trained=True)
+        if dev is not None:
+            add(dev[lang], group, 0, measured=True, trained=False)
+    plain = all(w == 1 for w in train_weights)
+    result = engine.train_grouped(
+        flat, groups, vocab_size, weights=None if plain else train_weights,
+        multiplicities=multiplicities if parity else None, parity=parity,
+        global_merges=global_merges, min_pair_count=min_pair_count, tie_break=tie_break,
+        progress=progress)
+    return LanguageTraining(
+        result.merges, result.counts, result.applied, result.n_bytes, result.stop_reason,
+        languages, [languages[g] if g >= 0 else None for g in result.chosen],
+        dict(zip(languages, result.group_applied)))
+
+
+def _check(texts: Mapping[str, Sequence[str]], dev: Mapping[str, Sequence[str]] | None,
+           weights: Mapping[str, int] | None, parity: bool, global_merges: int) -> None:
+    if not texts:
+        raise ValueError("no languages: texts maps each language to its texts")
+    if dev is not None:
+        if not parity:
+            raise ValueError("dev texts are for parity-aware training")
+        if set(dev) != set(texts):
+            raise ValueError(f"dev must have the same languages as texts: "
+                             f"{sorted(set(dev) ^ set(texts))} are in only one")
+    for lang, weight in (weights or {}).items():
+        if lang not in texts:
+            raise ValueError(f"a weight for {lang!r}, which has no texts")
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= MAX_WEIGHT:
+            raise ValueError(f"the weight of {lang} is {weight!r}: a whole number from 1 to "
+                             f"{MAX_WEIGHT:,}")
+    if isinstance(global_merges, bool) or not isinstance(global_merges, int) or global_merges < 0:
+        raise ValueError(f"global_merges must be a whole number from 0, not {global_merges!r}")
+
+
+def train_parity(
+    texts: Mapping[str, Sequence[str]],
+    vocab_size: int,
+    *,
+    dev: Mapping[str, Sequence[str]] | None = None,
+    global_merges: int = 0,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+    pretokenizer: str | None = "none",
+    weights: Mapping[str, int] | None = None,
+    progress: Progress | None = None,
+) -> list[Merge]:
+    """Parity-aware merges: exactly `reference.train_parity`'s (on each language's chunks, with
+    a pre-tokenizer; on texts repeated as `weights` say).
+
+    >>> train_parity({"eng": ["aaaaaaaa"], "kor": ["bcdbcdbcd"]}, 258)
+    [((98, 99), 256), ((97, 97), 257)]
+    """
+    return train_by_language(texts, vocab_size, parity=True, dev=dev, global_merges=global_merges,
+                             pretokenizer=pretokenizer, weights=weights,
+                             min_pair_count=min_pair_count, tie_break=tie_break,
+                             progress=progress).merges

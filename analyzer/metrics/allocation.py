@@ -1,0 +1,119 @@
+"""How a vocabulary is allocated to a language: which of its tokens the language uses, and how.
+
+From the token histogram of a language's measured units under a vocabulary of a given size
+(`{token id: occurrences}`), per (vocabulary, size, language):
+
+- utilisation: distinct tokens used / vocabulary size (Limisiewicz et al. 2023, "Tokenization
+  impacts multilingual language modeling: assessing vocabulary allocation and overlap across
+  languages", Findings of ACL; their "characters per token" is our chars_per_token);
+- mean rank: the occurrence-weighted mean of the tokens' ranks, a token's rank being its id, its
+  place in the merge order (bytes 0-255 first; Limisiewicz et al. rank by frequency, which a
+  greedy BPE's merge order follows); a low mean rank means a language lives on the earliest,
+  most general merges;
+- Rényi efficiency with alpha = 2.5 (Zouhar et al. 2023, "Tokenization and the noiseless
+  channel", ACL): H_alpha(p) / log |V|, with H_alpha(p) = log(sum p_i^alpha) / (1 - alpha) and
+  |V| the vocabulary size; 1 when every token is used equally often, lower when a few tokens
+  carry the text;
+
+and between two languages under the same vocabulary and size, the Jensen-Shannon divergence of
+their token distributions (base 2, so from 0, the same distribution, to 1, disjoint tokens).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+RENYI_ALPHA = 2.5
+
+
+def _probabilities(histogram: dict[int, int]) -> np.ndarray:
+    counts = np.fromiter(histogram.values(), dtype=float, count=len(histogram))
+    return counts / counts.sum()
+
+
+def utilisation(histogram: dict[int, int], size: int) -> float:
+    """Distinct tokens used / vocabulary size.
+
+    >>> utilisation({97: 3, 300: 1}, 400)
+    0.005
+    """
+    return sum(1 for n in histogram.values() if n) / size
+
+
+def mean_rank(histogram: dict[int, int]) -> float:
+    """The occurrence-weighted mean of the tokens' ids (their place in the merge order).
+
+    >>> mean_rank({97: 3, 301: 1})
+    148.0
+    """
+    total = sum(histogram.values())
+    return sum(token * n for token, n in histogram.items()) / total if total else math.nan
+
+
+def renyi_efficiency(histogram: dict[int, int], size: int, alpha: float = RENYI_ALPHA) -> float:
+    """H_alpha(p) / log(size) (Zouhar et al. 2023); logs in any base cancel out.
+
+    Four tokens used equally often, in a vocabulary of four: 1.0.
+    >>> round(renyi_efficiency({1: 5, 2: 5, 3: 5, 4: 5}, 4), 6)
+    1.0
+
+    By hand: 0.9^2.5 + 0.1^2.5 = 0.768433 + 0.003162 = 0.771595; ln of that is -0.259298;
+    over (1 - 2.5) that is 0.172865; over ln 4 = 1.386294 that is 0.1247.
+    >>> round(renyi_efficiency({1: 9, 2: 1}, 4), 4)
+    0.1247
+    """
+    if not histogram or size < 2:
+        return math.nan
+    p = _probabilities(histogram)
+    entropy = math.log(float(np.sum(p ** alpha))) / (1 - alpha)
+    return entropy / math.log(size)
+
+
+def jensen_shannon(a: dict[int, int], b: dict[int, int]) -> float:
+    """The Jensen-Shannon divergence of two token distributions, in bits (0 to 1).
+
+    >>> jensen_shannon({1: 2, 2: 2}, {1: 5, 2: 5})
+    0.0
+    >>> jensen_shannon({1: 1}, {2: 1})
+    1.0
+    >>> round(jensen_shannon({1: 1, 2: 1}, {1: 1}), 4)  # M = (3/4, 1/4)
+    0.3113
+    """
+    tokens = sorted(set(a) | set(b))
+    total_a, total_b = sum(a.values()), sum(b.values())
+    p = np.array([a.get(t, 0) / total_a for t in tokens])
+    q = np.array([b.get(t, 0) / total_b for t in tokens])
+    m = (p + q) / 2
+
+    def kl(x: np.ndarray) -> float:
+        used = x > 0
+        return float(np.sum(x[used] * np.log2(x[used] / m[used])))
+
+    return max(0.0, (kl(p) + kl(q)) / 2)
+
+
+def allocation_frame(histograms: dict[tuple[str, str | None, int], dict[str, dict[int, int]]]
+                     ) -> pd.DataFrame:
+    """One row per (vocab, pretokenizer, size, lang): utilisation, mean_rank, renyi_efficiency."""
+    rows = [{"vocab": vocab, "pretokenizer": pretokenizer, "size": size, "lang": lang,
+             "utilisation": utilisation(histogram, size), "mean_rank": mean_rank(histogram),
+             "renyi_efficiency": renyi_efficiency(histogram, size)}
+            for (vocab, pretokenizer, size), by_lang in histograms.items()
+            for lang, histogram in by_lang.items()]
+    return pd.DataFrame(rows, columns=["vocab", "pretokenizer", "size", "lang", "utilisation",
+                                       "mean_rank", "renyi_efficiency"])
+
+
+def divergence_matrix(by_lang: dict[str, dict[int, int]], languages: list[str]) -> pd.DataFrame:
+    """Jensen-Shannon divergence between every pair of languages (a symmetric frame, zero on
+    the diagonal), in the given language order."""
+    present = [lang for lang in languages if lang in by_lang]
+    matrix = pd.DataFrame(0.0, index=present, columns=present)
+    for i, a in enumerate(present):
+        for b in present[i + 1:]:
+            value = jensen_shannon(by_lang[a], by_lang[b])
+            matrix.loc[a, b] = matrix.loc[b, a] = value
+    return matrix

@@ -1,0 +1,94 @@
+"""What metrics read from the database: a run's counts and unit sizes (`RunData`), and what the
+fairness metrics add (`FairnessData`): per-merge replacements, parity choices, token histograms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from analyzer.store import (
+    AnalyzerDatabase,
+    ReplacementTexts,
+    RunRead,
+    VocabKind,
+    VocabularyRead,
+    get_corpus_by_id,
+    get_run,
+    load_chosen,
+    load_chunk_counts,
+    load_counts,
+    load_histograms,
+    load_replacements,
+    unit_stats,
+    vocabularies,
+)
+
+
+@dataclass
+class FairnessData:
+    """What the fairness and allocation metrics need beyond the counts."""
+
+    trained: dict[tuple[str, str | None], dict[str, list[int]]]
+    """`{(vocab, pretokenizer): {lang: [occurrences each merge replaced in training]}}`."""
+    measured: dict[tuple[str, str | None], dict[str, list[int]]]
+    """The same on the measured units (each language's token curve)."""
+    chosen: dict[tuple[str, str | None], list[str | None]]
+    """Parity-aware vocabularies: the language each merge was chosen for."""
+    histograms: dict[tuple[str, str | None, int], dict[str, dict[int, int]]]
+    """`{(vocab, pretokenizer, size): {lang: {token id: occurrences in the measured units}}}`."""
+    train_bytes: dict[str, int]
+    """Bytes of each language's training units (unweighted)."""
+
+
+@dataclass
+class RunData:
+    """Everything metrics need from the database, as arrays aligned with the measured units."""
+
+    run: RunRead
+    vocabularies: list[VocabularyRead]
+    counts: dict[tuple[str, str | None, int], dict[str, np.ndarray]]
+    """`{(vocab, pretokenizer, size): {lang: tokens per measured unit}}` (pretokenizer None for
+    production tokenizers)."""
+    unit_bytes: dict[str, np.ndarray]
+    unit_chars: dict[str, np.ndarray]
+    unit_words: dict[str, np.ndarray]
+    chunks: dict[str, dict[str, np.ndarray]]
+    """`{pretokenizer: {lang: chunks per measured unit}}` for the run's pre-tokenizers."""
+    fairness: FairnessData | None = None
+    """Loaded unless `load_run_data(..., fairness=False)` (a table that needs only counts)."""
+
+    def kind(self, scope: str, pretokenizer: str | None) -> VocabKind:
+        return next(v.kind for v in self.vocabularies
+                    if v.scope == scope and v.pretokenizer == pretokenizer)
+
+
+def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True) -> RunData:
+    run = get_run(db, run_id)
+    counts: dict[tuple[str, str | None, int], dict[str, np.ndarray]] = {}
+    for vocab, pretokenizer, size, lang, units in load_counts(db, run_id):
+        counts.setdefault((vocab, pretokenizer, size), {})[lang] = np.asarray(units, dtype=np.int64)
+    stats = unit_stats(db, run.corpus_id, run.languages, run.measured_units)
+    chunks = {pretokenizer: {lang: np.asarray(units, dtype=np.int64) for lang, units in by_lang.items()}
+              for pretokenizer, by_lang in load_chunk_counts(db, run_id).items()}
+    data = RunData(run, vocabularies(db, run_id), counts, stats["bytes"], stats["chars"],
+                   stats["words"], chunks)
+    if fairness:
+        data.fairness = _load_fairness(db, run)
+    return data
+
+
+def _load_fairness(db: AnalyzerDatabase, run: RunRead) -> FairnessData:
+    measured_units = set(run.measured_units)
+    n_units = get_corpus_by_id(db, run.corpus_id).units
+    train_units = [u for u in range(n_units) if u not in measured_units] if run.holdout \
+        else run.measured_units
+    stats = unit_stats(db, run.corpus_id, run.languages, train_units)
+    return FairnessData(
+        trained=load_replacements(db, run.id, ReplacementTexts.TRAINED),
+        measured=load_replacements(db, run.id, ReplacementTexts.MEASURED),
+        chosen=load_chosen(db, run.id), histograms=load_histograms(db, run.id),
+        train_bytes={lang: int(values.sum()) for lang, values in stats["bytes"].items()})
+
+

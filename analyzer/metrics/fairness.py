@@ -1,0 +1,176 @@
+"""Who a vocabulary serves, and what serving everyone costs.
+
+- `summaries`: per vocabulary that counts every language (shared, parity-aware, production)
+  and size, the Gini of the premiums across languages and the total tokens over all languages,
+  and for a parity-aware one its total against the shared vocabulary's (what fairness costs in
+  global compression), each with a seeded 95 % bootstrap interval over the measured units.
+- `attribution`: for the shared and parity-aware vocabularies, each language's share of the
+  merges (the merges it contributed most of the replaced occurrences to, when they were
+  learned; ties split), its share of all replaced occurrences, its share of the training bytes
+  (weights applied), and its first merge (the rank of the first token its text uses).
+- `equal_cost_sizes`: the smallest vocabulary size at which a language's text takes no more
+  tokens than the pivot's at a reference size (Arnett et al. 2025): under the language's own
+  vocabulary (against the pivot's own), and under the shared or parity-aware one. Exact at
+  every size, from the per-merge replacement counts of the measured units.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analyzer.store import VocabKind
+
+from .data import FairnessData, RunData
+from .frames import RESAMPLES
+from .stats import bootstrap_weights, gini
+
+EVERY_LANGUAGE = (VocabKind.SHARED, VocabKind.PARITY, VocabKind.PRODUCTION)
+"""The kinds of vocabulary that count every language of a run."""
+
+
+def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
+    """Per (vocab, pretokenizer, size) of every vocabulary that counts every language: kind,
+    tokens (all languages), gini and its interval; for a parity-aware vocabulary, vs_shared
+    (its total tokens / the shared vocabulary's - 1, same pre-tokenizer and size) and its
+    interval."""
+    run = data.run
+    weights = bootstrap_weights(len(run.measured_units), resamples, run.seed)
+    rows = []
+    totals: dict[tuple[str | None, int], np.ndarray] = {}
+    for (vocab, pretokenizer, size), by_lang in data.counts.items():
+        kind = data.kind(vocab, pretokenizer)
+        if kind not in EVERY_LANGUAGE or run.pivot not in by_lang:
+            continue
+        langs = [lang for lang in run.languages if lang in by_lang]
+        tokens = np.vstack([by_lang[lang] for lang in langs])
+        boot = tokens @ weights.T  # langs x resamples
+        premiums = boot / boot[langs.index(run.pivot)]
+        boot_gini = np.array([gini(premiums[:, r]) for r in range(premiums.shape[1])])
+        if kind == VocabKind.SHARED:
+            totals[(pretokenizer, size)] = boot.sum(axis=0)
+        rows.append({
+            "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind, "size": size,
+            "tokens": int(tokens.sum()),
+            "gini": gini(tokens.sum(axis=1) / tokens[langs.index(run.pivot)].sum()),
+            "gini_ci_low": float(np.percentile(boot_gini, 2.5)),
+            "gini_ci_high": float(np.percentile(boot_gini, 97.5)),
+            "_boot_total": boot.sum(axis=0),
+        })
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=["vocab", "pretokenizer", "kind", "size", "tokens", "gini",
+                                     "gini_ci_low", "gini_ci_high", "vs_shared", "vs_shared_ci_low",
+                                     "vs_shared_ci_high"])
+    for column in ("vs_shared", "vs_shared_ci_low", "vs_shared_ci_high"):
+        frame[column] = float("nan")
+    shared_tokens = frame[frame["kind"] == VocabKind.SHARED].set_index(["pretokenizer", "size"])["tokens"]
+    for index, row in frame.iterrows():
+        key = (row["pretokenizer"], row["size"])
+        if row["kind"] != VocabKind.PARITY or key not in totals:
+            continue
+        ratio = row["_boot_total"] / totals[key] - 1
+        frame.loc[index, "vs_shared"] = row["tokens"] / shared_tokens.loc[key] - 1
+        frame.loc[index, "vs_shared_ci_low"] = float(np.percentile(ratio, 2.5))
+        frame.loc[index, "vs_shared_ci_high"] = float(np.percentile(ratio, 97.5))
+    return frame.drop(columns="_boot_total")
+
+
+def attribution(data: RunData) -> pd.DataFrame:
+    """Per (vocab, pretokenizer, lang) of the shared and parity-aware vocabularies: merges_share,
+    occurrences_share, bytes_share, first_merge (1-based rank; None if its text uses no merge)
+    and, parity-aware, chosen_share (the merges chosen for it)."""
+    fairness = _fairness(data)
+    weights = data.run.weights
+    byte_total = sum(fairness.train_bytes[lang] * weights.get(lang, 1) for lang in fairness.train_bytes)
+    rows = []
+    for (vocab, pretokenizer), by_lang in fairness.trained.items():
+        if data.kind(vocab, pretokenizer) not in (VocabKind.SHARED, VocabKind.PARITY):
+            continue
+        langs = [lang for lang in data.run.languages if lang in by_lang]
+        replaced = np.array([by_lang[lang] for lang in langs], dtype=float)  # langs x merges
+        n_merges = replaced.shape[1]
+        top = replaced.max(axis=0) if n_merges else np.zeros(0)
+        leaders = (replaced == top) & (top > 0)
+        merge_share = (leaders / np.maximum(leaders.sum(axis=0), 1)).sum(axis=1) / max(n_merges, 1)
+        occurrences = replaced.sum(axis=1)
+        chosen = fairness.chosen.get((vocab, pretokenizer))
+        for i, lang in enumerate(langs):
+            used = np.flatnonzero(replaced[i])
+            rows.append({
+                "vocab": vocab, "pretokenizer": pretokenizer, "lang": lang,
+                "merges_share": float(merge_share[i]),
+                "occurrences_share": float(occurrences[i] / occurrences.sum()) if occurrences.sum() else 0.0,
+                "bytes_share": fairness.train_bytes[lang] * weights.get(lang, 1) / byte_total
+                if byte_total else 0.0,
+                "first_merge": int(used[0]) + 1 if used.size else None,
+                "chosen_share": sum(1 for c in chosen if c == lang) / len(chosen)
+                if chosen else None,
+            })
+    return pd.DataFrame(rows, columns=["vocab", "pretokenizer", "lang", "merges_share",
+                                       "occurrences_share", "bytes_share", "first_merge",
+                                       "chosen_share"])
+
+
+def token_curve(n_bytes: int, replaced: list[int]) -> np.ndarray:
+    """Tokens after each number of merges: `curve[k]` is the count at size 256 + k.
+
+    >>> token_curve(10, [3, 0, 2]).tolist()
+    [10, 7, 7, 5]
+    """
+    return n_bytes - np.concatenate([[0], np.cumsum(replaced, dtype=np.int64)])
+
+
+def _first_at_most(curve: np.ndarray, target: float) -> int | None:
+    """The smallest size whose token count is at most `target`, or None."""
+    hits = np.flatnonzero(curve <= target)
+    return 256 + int(hits[0]) if hits.size else None
+
+
+def _at_size(curve: np.ndarray, size: int) -> int:
+    return int(curve[min(size - 256, len(curve) - 1)])
+
+
+def equal_cost_sizes(data: RunData, reference_size: int | None = None) -> list[dict]:
+    """`[{"lang", "vocab", "pretokenizer", "reference_size", "size"}]`: for each language, the
+    smallest size at which its tokens are no more than the pivot's at `reference_size`
+    (default: the run's largest): under its own vocabulary (`vocab` is the language's code;
+    the pivot's own is the reference) and under each shared or parity-aware vocabulary.
+    `size` is None when no size within the trained merges reaches it."""
+    run = data.run
+    if not run.sizes:
+        return []
+    fairness = _fairness(data)
+    reference = reference_size or max(run.sizes)
+    pivot = run.pivot
+    n_bytes = {lang: int(data.unit_bytes[lang].sum()) for lang in run.languages}
+    found = []
+    for pretokenizer in run.pretokenizers:
+        pivot_own = fairness.measured.get((pivot, pretokenizer), {}).get(pivot)
+        if pivot_own is not None:
+            target = _at_size(token_curve(n_bytes[pivot], pivot_own), reference)
+            for lang in run.languages:
+                own = fairness.measured.get((lang, pretokenizer), {}).get(lang)
+                if own is not None:
+                    found.append({"lang": lang, "vocab": lang, "pretokenizer": pretokenizer,
+                                  "reference_size": reference,
+                                  "size": _first_at_most(token_curve(n_bytes[lang], own), target)})
+        for vocab in (VocabKind.SHARED, VocabKind.PARITY):
+            by_lang = fairness.measured.get((str(vocab), pretokenizer))
+            if not by_lang or pivot not in by_lang:
+                continue
+            target = _at_size(token_curve(n_bytes[pivot], by_lang[pivot]), reference)
+            for lang in run.languages:
+                if lang in by_lang:
+                    found.append({"lang": lang, "vocab": str(vocab), "pretokenizer": pretokenizer,
+                                  "reference_size": reference,
+                                  "size": _first_at_most(token_curve(n_bytes[lang], by_lang[lang]),
+                                                         target)})
+    return found
+
+
+def _fairness(data: RunData) -> FairnessData:
+    if data.fairness is None:
+        raise ValueError("the run's data was loaded without its fairness data "
+                         "(load_run_data(..., fairness=True))")
+    return data.fairness

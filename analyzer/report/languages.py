@@ -1,0 +1,192 @@
+"""How a page stays readable with sixty languages: languages grouped by script, and one filter
+(by script, or by typing part of a name or code) that narrows every chart at once, in the
+browser, offline.
+
+Every trace that draws languages says which in its `meta`: `{"lang": code}` for a trace that is
+one language (a line), `{"langs": [code per point]}` for one point per language (bars, markers),
+`{"rows": [...], "cols": [...]}` for a heatmap's rows and columns. The filter keeps the points,
+rows and columns of the languages it shows, and leaves each trace's visibility (which sliders and
+menus set) as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from html import escape
+
+from analyzer.corpus import language_name, script_name, script_of
+
+MANY_LANGUAGES = 12
+"""Above this many languages, one line per language is unreadable: heatmaps instead."""
+
+
+def by_script(languages: list[str], pivot: str,
+              key: Callable[[str], float] | None = None) -> list[str]:
+    """Languages grouped by script: the pivot's script first, then the others by name; within
+    a script, by `key` descending (the highest overhead first), else by code.
+
+    >>> by_script(["rus_Cyrl", "hin_Deva", "fra_Latn", "eng_Latn", "ukr_Cyrl"], "eng_Latn")
+    ['eng_Latn', 'fra_Latn', 'rus_Cyrl', 'ukr_Cyrl', 'hin_Deva']
+    """
+    home = script_of(pivot)
+
+    def order(lang: str) -> tuple:
+        script = script_of(lang)
+        within = -key(lang) if key is not None else 0.0
+        return (script != home, script_name(lang), lang != pivot, within, lang)
+
+    return sorted(languages, key=order)
+
+
+def script_label(lang: str) -> str:
+    """A row label that shows the script: 'Devanagari: Hindi'."""
+    return f"{script_name(lang)}: {language_name(lang)}"
+
+
+def filter_bar(languages: list[str]) -> str:
+    """The filter's controls (above the charts), and the language names it searches."""
+    scripts: dict[str, list[str]] = {}
+    for lang in languages:
+        scripts.setdefault(script_of(lang), []).append(lang)
+    boxes = "".join(
+        f"<label><input type='checkbox' value='{escape(script)}' checked> "
+        f"{escape(script_name(codes[0]))} <span class='muted'>({len(codes)})</span></label>"
+        for script, codes in sorted(scripts.items(), key=lambda item: script_name(item[1][0])))
+    names = json.dumps({lang: language_name(lang) for lang in languages}).replace("</", "<\\/")
+    return (f"<div id='language-filter' class='filter'><strong>Languages</strong> "
+            f"<input type='search' placeholder='type a name or code' aria-label='filter languages'>"
+            f" <span class='scripts'>{boxes}</span> <span class='muted' id='filter-count'></span>"
+            f"<script type='application/json' id='language-names'>{names}</script></div>")
+
+
+FILTER_SCRIPT = """
+(function () {
+  var bar = document.getElementById('language-filter');
+  if (!bar) return;
+  var names = JSON.parse(document.getElementById('language-names').textContent);
+  var input = bar.querySelector('input[type=search]');
+  var boxes = Array.prototype.slice.call(bar.querySelectorAll('input[type=checkbox]'));
+  var TYPES = {f8: Float64Array, f4: Float32Array, i4: Int32Array, u4: Uint32Array,
+               i2: Int16Array, u2: Uint16Array, i1: Int8Array, u1: Uint8Array};
+  function decoded(spec) {  // plotly's base64 arrays: {dtype, bdata, shape}
+    if (spec._inputArray) return plain(spec._inputArray);
+    var bytes = Uint8Array.from(atob(spec.bdata), function (c) { return c.charCodeAt(0); });
+    var flat = Array.prototype.slice.call(new TYPES[spec.dtype](bytes.buffer));
+    var shape = String(spec.shape || '').split(',').map(Number).filter(function (n) { return n > 0; });
+    if (shape.length !== 2) return flat;
+    var rows = [];
+    for (var r = 0; r < shape[0]; r++) rows.push(flat.slice(r * shape[1], (r + 1) * shape[1]));
+    return rows;
+  }
+  function plain(value) {  // typed and base64 arrays as plain arrays, deeply
+    if (ArrayBuffer.isView(value)) return Array.prototype.slice.call(value);
+    if (Array.isArray(value)) return value.map(plain);
+    if (value && typeof value === 'object' && typeof value.bdata === 'string') return decoded(value);
+    if (value && typeof value === 'object') {
+      var copy = {};
+      Object.keys(value).forEach(function (key) { copy[key] = plain(value[key]); });
+      return copy;
+    }
+    return value;
+  }
+  function keep(code) {
+    var on = boxes.filter(function (box) { return box.checked; }).map(function (box) { return box.value; });
+    if (on.indexOf(code.split('_').pop()) < 0) return false;
+    var query = input.value.trim().toLowerCase();
+    return !query || code.toLowerCase().indexOf(query) >= 0 ||
+      (names[code] || '').toLowerCase().indexOf(query) >= 0;
+  }
+  function pick(values, kept) { return kept.map(function (i) { return values[i]; }); }
+  function narrow(trace, current) {
+    var out = plain(trace), meta = trace.meta || {};
+    out.visible = current.visible;
+    if (typeof meta.lang === 'string') {
+      if (!keep(meta.lang)) { out.x = []; out.y = []; out.customdata = []; out.text = []; }
+      return out;
+    }
+    if (Array.isArray(meta.langs)) {
+      var n = meta.langs.length, kept = [];
+      meta.langs.forEach(function (code, i) { if (keep(code)) kept.push(i); });
+      ['x', 'y', 'text', 'customdata', 'hovertext'].forEach(function (key) {
+        if (Array.isArray(out[key]) && out[key].length === n) out[key] = pick(out[key], kept);
+      });
+      if (out.marker && Array.isArray(out.marker.color) && out.marker.color.length === n)
+        out.marker.color = pick(out.marker.color, kept);
+      ['error_x', 'error_y'].forEach(function (key) {
+        var bars = out[key];
+        if (!bars) return;
+        ['array', 'arrayminus'].forEach(function (side) {
+          if (Array.isArray(bars[side]) && bars[side].length === n) bars[side] = pick(bars[side], kept);
+        });
+      });
+      return out;
+    }
+    if (Array.isArray(meta.rows) || Array.isArray(meta.cols)) {
+      var rows = [], cols = [];
+      (meta.rows || []).forEach(function (code, i) { if (keep(code)) rows.push(i); });
+      (meta.cols || []).forEach(function (code, i) { if (keep(code)) cols.push(i); });
+      var byRow = Array.isArray(meta.rows), byCol = Array.isArray(meta.cols);
+      ['z', 'text', 'customdata'].forEach(function (key) {
+        if (!Array.isArray(out[key])) return;
+        var grid = byRow ? pick(out[key], rows) : out[key];
+        out[key] = byCol ? grid.map(function (row) { return pick(row, cols); }) : grid;
+      });
+      if (byRow && Array.isArray(out.y)) out.y = pick(out.y, rows);
+      if (byCol && Array.isArray(out.x)) out.x = pick(out.x, cols);
+    }
+    return out;
+  }
+  function narrowCategories(div, data, layout) {
+    // Bar charts order their language axis with a category list (also set by sliders and
+    // menus): keep only the categories the narrowed traces still draw.
+    var present = {};
+    data.forEach(function (trace) {
+      if (trace.orientation === 'h' && Array.isArray(trace.y))
+        trace.y.forEach(function (name) { present[name] = true; });
+    });
+    function only(list) { return list.filter(function (name) { return present[name]; }); }
+    var saved = div.analyzerLayout;
+    if (saved.yaxis && Array.isArray(saved.yaxis.categoryarray))
+      layout.yaxis = Object.assign({}, layout.yaxis, {categoryarray: only(saved.yaxis.categoryarray)});
+    ['sliders', 'updatemenus'].forEach(function (kind) {
+      (saved[kind] || []).forEach(function (control, c) {
+        (control.steps || control.buttons || []).forEach(function (step, s) {
+          var update = step.args && step.args[1];
+          if (update && Array.isArray(update['yaxis.categoryarray'])) {
+            var live = layout[kind][c][control.steps ? 'steps' : 'buttons'][s];
+            live.args[1]['yaxis.categoryarray'] = only(update['yaxis.categoryarray']);
+          }
+        });
+      });
+    });
+  }
+  function apply() {
+    var plots = document.querySelectorAll('.js-plotly-plot');
+    var total = Object.keys(names).length, shown = Object.keys(names).filter(keep).length;
+    Array.prototype.forEach.call(plots, function (div) {
+      if (!div.analyzerTraces) {
+        div.analyzerTraces = plain(div.data);
+        div.analyzerHeight = div.layout.height;
+      }
+      var data = div.analyzerTraces.map(function (trace, i) { return narrow(trace, div.data[i]); });
+      var perLanguage = div.analyzerTraces.some(function (trace) {
+        var meta = trace.meta || {};
+        return Array.isArray(meta.langs) || Array.isArray(meta.rows);
+      });
+      if (!div.analyzerLayout) div.analyzerLayout = plain({yaxis: div.layout.yaxis,
+        sliders: div.layout.sliders, updatemenus: div.layout.updatemenus});
+      var layout = Object.assign({}, div.layout);  // a new object: react redraws what changed
+      if (perLanguage && div.analyzerHeight) {  // a chart with a row per language shrinks with them
+        layout.height = Math.round(Math.max(380, div.analyzerHeight * (shown + 6) / (total + 6)));
+        div.style.height = layout.height + 'px';
+      }
+      narrowCategories(div, data, layout);
+      Plotly.react(div, data, layout);
+    });
+    document.getElementById('filter-count').textContent = shown + ' of ' + total + ' languages shown';
+  }
+  input.addEventListener('input', apply);
+  boxes.forEach(function (box) { box.addEventListener('change', apply); });
+})();
+"""
