@@ -38,25 +38,22 @@ from .external import (
     load_prices,
 )
 from .metrics import attribution, language_metrics, load_run_data, summaries
+from .queries import QueryError, complete_run, trained_merges, trained_vocabulary
 from .report import DEFAULT_OUT, write_atomically, write_report
-from .runs import RunError, RunSettings, execute_run
+from .runs import EXECUTORS, RunError, RunSettings, execute_run
 from .store import (
     DB_ENV,
     DEFAULT_DB,
     AnalyzerDatabase,
     RunRead,
-    RunStatus,
     StoreError,
     VocabKind,
     get_corpus,
-    get_run,
     list_corpora,
     list_runs,
-    load_merges,
     open_db,
     recover_run,
     save_corpus,
-    vocabularies,
 )
 
 app = typer.Typer(
@@ -66,7 +63,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,  # `main` turns an unexpected error into a short message
 )
 
-USER_ERRORS = (CorpusError, StoreError, RunError, TokenizerError, PriceError)
+USER_ERRORS = (CorpusError, StoreError, RunError, TokenizerError, PriceError, QueryError)
 """Errors that are the input's or the situation's, not the program's: a message, exit 1."""
 
 
@@ -74,6 +71,7 @@ USER_ERRORS = (CorpusError, StoreError, RunError, TokenizerError, PriceError)
 Format = Enum("Format", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
 Units = Enum("Units", {name: name for name in UNIT_KINDS}, type=str)  # type: ignore[misc]
 TieBreak = Enum("TieBreak", {name: name for name in TIE_BREAKS}, type=str)  # type: ignore[misc]
+Executor = Enum("Executor", {name: name for name in EXECUTORS}, type=str)  # type: ignore[misc]
 ExportFormat = Enum("ExportFormat", {"json": "json", "csv": "csv"}, type=str)
 PRETOKENIZE_HELP = ("How texts are cut before BPE (merges never cross a chunk): "
                     f"{', '.join(PRETOKENIZERS)}, or re:PATTERN.")
@@ -371,7 +369,14 @@ def run(
         None, "--weight", metavar="LANG=N", help="The training mix of the shared and parity "
         "vocabularies: each unit of LANG counts N times (repeatable; default 1), e.g. "
         "--weight eng_Latn=20."),
-    jobs: int = typer.Option(None, help="Parallel processes (default: the machine's cores)."),
+    jobs: int = typer.Option(None, help="Parallel processes (default: the machine's cores); "
+                             "with --executor dask and no --scheduler, the local cluster's workers."),
+    executor: Executor = typer.Option(
+        None, help="Where the trainings run: local (a process pool, the default) or dask (a Dask "
+        "cluster: --scheduler, or a local cluster). Results are the same either way."),
+    scheduler: str = typer.Option(
+        None, envvar="ANALYZER_DASK_SCHEDULER", show_envvar=True, metavar="tcp://HOST:PORT",
+        help="The Dask scheduler to run the trainings on (implies --executor dask)."),
     report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html)."),
     open_report: bool = typer.Option(False, "--open", help="Open the report in a browser."),
     out: Path = typer.Option(DEFAULT_OUT, help="Folder for the report."),
@@ -387,6 +392,8 @@ def run(
         tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
         pretokenizers=_split_commas(pretokenize) or ["none"],
         parity=parity, global_merges=global_merges, weights=_parse_weights(weight),
+        executor=(executor.value if executor else "dask" if scheduler else "local"),
+        scheduler=scheduler or None,
     )
     if report:
         _check_output_folder(out)
@@ -546,29 +553,18 @@ def tokenize(
     db: Path = DbOption,
 ) -> None:
     """Tokenize a text with a run's vocabulary: the pieces, their ids and the count."""
-    rows, pretokenizer = _trained_merges(_open(db), run_id, vocab, pretokenizer)
-    largest = 256 + len(rows)
-    size = size or largest
-    if not 256 <= size <= largest:
-        raise _fail(f"--size {size} is outside 256..{largest}, the sizes {vocab} has in run {run_id}")
-    vocabulary = bpe.Vocabulary([((l, r), n) for l, r, n, _, _ in rows[: size - 256]], pretokenizer)
-    try:
-        ids = vocabulary.encode(text)
-    except ValueError:
-        position = next(i for i, char in enumerate(text) if "\ud800" <= char <= "\udfff")
-        char = text[position]
-        what = (f"the byte {ord(char) - 0xDC00:#04x}, not UTF-8" if "\udc80" <= char <= "\udcff"
-                else f"U+{ord(char):04X}, a lone surrogate")
-        raise _fail(f"the text is not valid Unicode: character {position} is {what}") from None
+    database = _open(db)
+    with _errors():
+        found = trained_vocabulary(database, run_id, vocab, size, pretokenizer)
+        pieces = found.pieces(text)
     table = views.table("#", "id", "bytes", "text")
-    for index, token in enumerate(ids):
-        piece = vocabulary.token_bytes(token)
+    for index, (token, piece) in enumerate(pieces):
         table.add_row(str(index), str(token), plain(repr(piece)),
                       plain(piece.decode("utf-8", errors="backslashreplace")))
     console = Console()
     console.print(table)
-    console.print(f"{len(ids)} tokens for {len(text.encode('utf-8'))} "
-                  f"bytes ({plain(vocab)} vocabulary, size {vocabulary.size})")
+    console.print(f"{len(pieces)} tokens for {len(text.encode('utf-8', errors='surrogateescape'))} "
+                  f"bytes ({plain(vocab)} vocabulary, size {found.size})")
 
 
 @app.command()
@@ -595,6 +591,34 @@ def export(
         with _writing(out):
             write_atomically(out, content)
         Console(stderr=True).print(f"Wrote {plain(out)}")
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="The address to listen on. Any other than "
+                             "loopback needs --token."),
+    port: int = typer.Option(8000, min=0, max=65535, help="The port (0: any free one)."),
+    token: str = typer.Option(None, envvar="ANALYZER_TOKEN", show_envvar=True,
+                              help="Every request must then send Authorization: Bearer TOKEN."),
+    max_body: int = typer.Option(1_000_000, min=1, help="The largest request body, in bytes "
+                                 "(larger ones get 413)."),
+    db: Path = DbOption,
+) -> None:
+    """Serve the runs, the JSON API and the playground (pip install 'analyzer[serve]')."""
+    try:
+        from .serve import ServeError
+        from .serve import serve as run_server
+    except ImportError as error:
+        raise _fail(f"analyzer serve needs FastAPI and uvicorn ({error.name} is missing): "
+                    "pip install 'analyzer[serve]'") from None
+    _open(db)  # a database that cannot be used is said here, as by every command
+    console = Console(stderr=True)
+    try:
+        with _errors():
+            run_server(db, host, port, token=token, body_limit=max_body,
+                       announce=lambda line: console.print(line, soft_wrap=True, markup=False))
+    except ServeError as error:
+        raise _fail(str(error)) from None
 
 
 tokenizers_app = typer.Typer(no_args_is_help=False)
@@ -665,17 +689,8 @@ def _tokenizer_specs(specs: list[str] | None) -> list[str]:
 
 def _trained_merges(database: AnalyzerDatabase, run_id: int, scope: str,
                     pretokenizer: str | None) -> tuple[list, str]:
-    """The merges of a trained vocabulary, and its pre-tokenizer (the run's first unless one is
-    named); a production tokenizer has none stored."""
     with _errors():
-        run = get_run(database, run_id)
-        kinds = {v.scope: v.kind for v in vocabularies(database, run.id)}
-        if kinds.get(scope) == VocabKind.PRODUCTION:
-            raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
-                             "merges and tokenize show the run's trained vocabularies")
-        _complete_run(database, run_id)
-        pretokenizer = pretokenizer or run.pretokenizers[0]
-        return load_merges(database, run_id, scope, pretokenizer), pretokenizer
+        return trained_merges(database, run_id, scope, pretokenizer)
 
 
 def _split_commas(values: list[str] | None) -> list[str]:
@@ -723,11 +738,7 @@ def _parse_weights(values: list[str] | None) -> dict[str, int]:
 def _complete_run(database: AnalyzerDatabase, run_id: int) -> RunRead:
     """The run, if it is complete; else a clear exit saying what it is."""
     with _errors():
-        run = get_run(database, run_id)
-    if run.status != RunStatus.COMPLETE:
-        why = f" ({run.error})" if run.error else ""
-        raise _fail(f"run {run_id} is {run.status}{why}: it has no results")
-    return run
+        return complete_run(database, run_id)
 
 
 def _run_metrics(database: AnalyzerDatabase, run_id: int):

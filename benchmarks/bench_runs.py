@@ -8,6 +8,13 @@
 Targets (issue 4): UDHR (57 languages x 32 units), sizes 256..4096, shared + per-language +
 cross, under 60 s; NTREX (58 x 1501, 20 MB), shared only, sizes 512..32768, under 3 minutes.
 Prints wall time, peak memory (this process and the largest worker) and the database's size.
+
+    python benchmarks/bench_runs.py --executors   # the local pool against a Dask cluster
+
+Target (issue 16): the NTREX per-language run (58 languages, shared + 58 own vocabularies,
+sizes 512..8192) on a two-worker loopback Dask cluster within 15 % of the local pool of two
+processes; and, from the measured per-job times, what a 200-language x 4-pre-tokenizer x 8-size
+study would take on 1, 8 and 64 two-core workers.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from pathlib import Path
 
 from analyzer.corpus import read_corpus
 from analyzer.runs import RunSettings, execute_run
-from analyzer.store import open_db, save_corpus
+from analyzer.store import VocabKind, open_db, save_corpus, vocabularies
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
@@ -51,6 +58,58 @@ def bench(name: str, folder: Path, settings: RunSettings) -> None:
     own, worker = peak_mb()
     print(f"{name}: {seconds:.1f} s wall; peak RSS {own:.0f} MB here, {worker:.0f} MB largest "
           f"worker; database {size / 1e6:.1f} MB ({(size - before) / 1e6:.1f} MB for the run)")
+
+
+def executors() -> None:
+    import logging
+
+    from distributed import LocalCluster
+
+    folder = CORPORA / "ntrex128" / "text"
+    if not folder.is_dir():
+        sys.exit(f"{folder} is absent: this benchmark needs ../shared/corpora")
+    sizes = [512, 1024, 2048, 4096, 8192]
+    start = time.perf_counter()
+    # A cluster that is already up, as a real one is: its start-up is not the run's.
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                           dashboard_address=None, silence_logs=logging.ERROR)
+    startup = time.perf_counter() - start
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            db = open_db(Path(tmp) / "bench.db")
+            save_corpus(db, read_corpus(folder), "ntrex128")
+            timings: dict[str, list[float]] = {}
+            runs = {}
+            for executor in ("local", "dask", "local", "dask"):  # interleaved: a slow spell hits both
+                settings = RunSettings(sizes=sizes, jobs=2, executor=executor,
+                                       scheduler=cluster.scheduler_address if executor == "dask" else None)
+                start = time.perf_counter()
+                runs[executor] = execute_run(db, settings)
+                timings.setdefault(executor, []).append(time.perf_counter() - start)
+            found = vocabularies(db, runs["local"])
+    finally:
+        cluster.close()
+    pool, dask = min(timings["local"]), min(timings["dask"])
+    print(f"NTREX, shared + 58 own vocabularies, 512..8192, two processes: local pool {pool:.1f} s, "
+          f"two-worker loopback Dask cluster {dask:.1f} s: overhead {dask / pool - 1:+.1%} (target at "
+          f"most +15 %; best of 2 each; starting that cluster took {startup:.1f} s more, once)")
+    own = [v.seconds or 0.0 for v in found if v.kind == VocabKind.LANGUAGE]
+    shared = next(v.seconds or 0.0 for v in found if v.kind == VocabKind.SHARED)
+    # Whole-job cost (training, counting, moving the result) from the pool's wall time: two
+    # processes busy for `pool` seconds, the shared job's training counted apart.
+    per_job = max(0.0, 2 * pool - shared) / len(own)
+    print(f"measured: training an own vocabulary (one language, 1501 units, to 8192) "
+          f"{sum(own) / len(own):.2f} s, a whole own job about {per_job:.2f} s; training the shared "
+          f"one (58 languages, 20 MB) {shared:.1f} s")
+    # A study of 200 languages x 4 pre-tokenizers x 8 sizes: sizes are prefixes, so one training
+    # per vocabulary (at the largest size): 200 x 4 own vocabularies and 4 shared ones, each
+    # shared one on 200/58 times NTREX's text (training time grows about linearly with it).
+    shared_each = shared * 200 / 58
+    for workers in (1, 8, 64):
+        cores = 2 * workers
+        seconds = max((200 * 4 * per_job + 4 * shared_each) / cores, shared_each)
+        print(f"  200 x 4 x 8 study on {workers:>2} two-core workers: max((800 x {per_job:.2f} s + "
+              f"4 x {shared_each:.0f} s) / {cores} cores, {shared_each:.0f} s) = {seconds / 60:.1f} min")
 
 
 def cl100k_study() -> None:
@@ -97,7 +156,12 @@ def main() -> None:
                              "rule, beside the cl100k_base tokenizer on the same units")
     parser.add_argument("--ntrex-cross", metavar="SIZES",
                         help="only an NTREX run with every per-language vocabulary and --cross")
+    parser.add_argument("--executors", action="store_true",
+                        help="the NTREX per-language run on the local pool and on Dask")
     args = parser.parse_args()
+    if args.executors:
+        executors()
+        return
     if args.cl100k_study:
         cl100k_study()
         return

@@ -127,3 +127,16 @@ def hostile_corpus(folder):
     (folder / "eng_Latn.txt").write_text("\n".join(english) + "\n", encoding="utf-8")
     (folder / "rus_Cyrl.txt").write_text("\n".join(russian) + "\n", encoding="utf-8")
     return folder
+
+
+class Server:
+    """`analyzer serve --port 0` in a child process, at the address it announces."""
+
+    def __init__(self, db: Path, *args: str, env: dict | None = None):
+        self.run = RunProcess("serve", "--port", "0", "--db", str(db), *args, env=env)
+        line = self.run.wait_for("Serving")
+        self.url = line.split(" on ")[1].split()[0]
+
+    def stop(self) -> tuple[int, str, str]:
+        self.run.process.terminate()
+        return self.run.finish()

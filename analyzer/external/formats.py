@@ -21,6 +21,8 @@ from .errors import TokenizerError
 EXTRA = "pip install 'analyzer[tokenizers]'"
 
 Count = Callable[[list[str]], list[int]]
+Pieces = Callable[[str], list[tuple[int, bytes]]]
+"""A text's tokens as (id, the bytes it stands for), for showing a tokenization."""
 Normalization = Literal["NFC", "NFD", "NFKC", "NFKD"]
 
 
@@ -31,6 +33,7 @@ class Encoder:
     size: int
     library: str
     """The library and its version, e.g. `tiktoken 0.14.0`."""
+    pieces: Pieces
 
 
 def build(entry: CatalogEntry, files: dict[str, bytes], label: str) -> Encoder:
@@ -62,6 +65,14 @@ def _tiktoken_module():
     return tiktoken
 
 
+def _tiktoken_pieces(encoder, normalization: Normalization | None = None) -> Pieces:
+    def pieces(text: str) -> list[tuple[int, bytes]]:
+        if normalization is not None:
+            text = unicodedata.normalize(normalization, text)
+        return [(i, encoder.decode_single_token_bytes(i)) for i in encoder.encode_ordinary(text)]
+    return pieces
+
+
 def _counter(encoder, normalization: Normalization | None = None) -> Count:
     if normalization is None:
         return lambda texts: [len(ids) for ids in encoder.encode_ordinary_batch(texts)]
@@ -91,7 +102,8 @@ def openai_encoding(encoding: str, files: dict[str, bytes], pinned: dict[str, st
     # numbering, so count its tokens instead.
     size = encoder.n_vocab if pinned is not None else \
         len(arguments["mergeable_ranks"]) + len(arguments["special_tokens"])
-    return Encoder(_counter(encoder), size, f"tiktoken {tiktoken.__version__}")
+    return Encoder(_counter(encoder), size, f"tiktoken {tiktoken.__version__}",
+                   _tiktoken_pieces(encoder))
 
 
 @contextlib.contextmanager
@@ -142,7 +154,8 @@ def _tiktoken(label: str, pattern: str, ranks: dict[bytes, int], specials: int) 
                                     special_tokens=special)
     except ValueError as error:
         raise TokenizerError(f"{label}: tiktoken refuses it ({error})") from None
-    return Encoder(_counter(encoder), encoder.n_vocab, f"tiktoken {tiktoken.__version__}")
+    return Encoder(_counter(encoder), encoder.n_vocab, f"tiktoken {tiktoken.__version__}",
+                   _tiktoken_pieces(encoder))
 
 
 def _json(data: bytes, label: str) -> dict:
@@ -167,7 +180,9 @@ def tekken(data: bytes, label: str) -> Encoder:
         encoder = _tiktoken(label, config["pattern"], ranks, 0)
     except (KeyError, TypeError, ValueError) as error:
         raise TokenizerError(f"{label}: not a Tekken tokenizer ({type(error).__name__}: {error})") from None
-    return Encoder(encoder.count, config["default_vocab_size"], encoder.library)
+    shift = config["default_num_special_tokens"]  # Mistral's ids follow the special tokens
+    return Encoder(encoder.count, config["default_vocab_size"], encoder.library,
+                   lambda text: [(i + shift, piece) for i, piece in encoder.pieces(text)])
 
 
 def tiktoken_js(data: bytes, label: str, normalization: Normalization | None) -> Encoder:
@@ -187,7 +202,8 @@ def tiktoken_js(data: bytes, label: str, normalization: Normalization | None) ->
                                     special_tokens=dict(document["special_tokens"]))
     except (KeyError, TypeError, ValueError) as error:
         raise TokenizerError(f"{label}: not a js-tiktoken JSON ({type(error).__name__}: {error})") from None
-    return Encoder(_counter(encoder, normalization), encoder.n_vocab, f"tiktoken {tiktoken.__version__}")
+    return Encoder(_counter(encoder, normalization), encoder.n_vocab, f"tiktoken {tiktoken.__version__}",
+                   _tiktoken_pieces(encoder, normalization))
 
 
 # --- Hugging Face tokenizers and SentencePiece ------------------------------------------------
@@ -207,7 +223,18 @@ def tokenizer_json(data: bytes, label: str) -> Encoder:
     def count(texts: list[str]) -> list[int]:
         return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
-    return Encoder(count, tokenizer.get_vocab_size(), f"tokenizers {tokenizers.__version__}")
+    def pieces(text: str) -> list[tuple[int, bytes]]:
+        # Offsets are characters of the text; a character split over several tokens (byte
+        # fallback) shows whole on the first and empty on the rest.
+        found, shown = [], 0
+        for token, (start, end) in zip(*(lambda e: (e.ids, e.offsets))(
+                tokenizer.encode(text, add_special_tokens=False))):
+            start = max(start, shown)
+            found.append((token, text[start:end].encode("utf-8")))
+            shown = max(shown, end)
+        return found
+
+    return Encoder(count, tokenizer.get_vocab_size(), f"tokenizers {tokenizers.__version__}", pieces)
 
 
 def sentencepiece_model(data: bytes, label: str) -> Encoder:
@@ -223,4 +250,11 @@ def sentencepiece_model(data: bytes, label: str) -> Encoder:
     def count(texts: list[str]) -> list[int]:
         return [len(ids) for ids in processor.encode(texts)]
 
-    return Encoder(count, processor.get_piece_size(), f"sentencepiece {sentencepiece.__version__}")
+    def pieces(text: str) -> list[tuple[int, bytes]]:
+        # A piece's "▁" is a space; byte pieces are named <0xAB>.
+        return [(i, bytes([int(processor.id_to_piece(i)[3:5], 16)]) if processor.is_byte(i)
+                 else processor.id_to_piece(i).replace("\u2581", " ").encode("utf-8"))
+                for i in processor.encode(text)]
+
+    return Encoder(count, processor.get_piece_size(), f"sentencepiece {sentencepiece.__version__}",
+                   pieces)

@@ -39,6 +39,8 @@ class ProductionTokenizer:
     """Tokens of each text: the text's own, special-token text as plain text, no BOS/EOS."""
     entry: CatalogEntry | None = None
     """The catalog entry, when it is one."""
+    pieces: formats.Pieces | None = None
+    """A text's tokens as (id, bytes), for showing them."""
 
 
 def resolve_tokenizer(spec: str, downloads: bool = True) -> ProductionTokenizer:
@@ -67,7 +69,7 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
         raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, the "
                              f"catalog {item.vocab_size:,}: the catalog or the library is wrong")
     return ProductionTokenizer(item.name, encoder.library, encoder.size, _sources(found),
-                               encoder.count, item)
+                               encoder.count, item, encoder.pieces)
 
 
 def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
@@ -96,7 +98,8 @@ def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
     data = path.read_bytes()
     encoder = formats.tokenizer_json(data, spec)
     return ProductionTokenizer(spec, encoder.library, encoder.size,
-                               f"{where} {path} (SHA-256 {digest(data)})", encoder.count)
+                               f"{where} {path} (SHA-256 {digest(data)})", encoder.count,
+                               pieces=encoder.pieces)
 
 
 def from_file(spec: str) -> ProductionTokenizer:
@@ -124,7 +127,8 @@ def from_file(spec: str) -> ProductionTokenizer:
         raise TokenizerError(f"unknown tokenizer {spec!r}: not in the catalog "
                              f"({', '.join(catalog())}), nor a file, nor hf:ORG/NAME")
     return ProductionTokenizer(path.name, encoder.library, encoder.size,
-                               f"{path} (given; SHA-256 {digest(data)})", encoder.count)
+                               f"{path} (given; SHA-256 {digest(data)})", encoder.count,
+                               pieces=encoder.pieces)
 
 
 def _read(path: Path) -> bytes:

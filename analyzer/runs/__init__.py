@@ -5,6 +5,8 @@ unit at every size, and store it all atomically.
 """
 
 from .execute import ResultsNotStored, execute_run
-from .settings import RunError, RunSettings, split_units
+from .settings import EXECUTORS, RunError, RunSettings, split_units
+from .settings import resolve as resolve_settings
 
-__all__ = ["ResultsNotStored", "RunError", "RunSettings", "execute_run", "split_units"]
+__all__ = ["EXECUTORS", "ResultsNotStored", "RunError", "RunSettings", "execute_run",
+           "resolve_settings", "split_units"]

@@ -23,7 +23,7 @@ from analyzer.store import (
     save_pending,
 )
 
-from .jobs import Report, VocabularyJob, run_jobs
+from .jobs import JobPlan, Report, VocabularyJob, run_jobs
 from .settings import ResolvedRun, RunSettings, check_lossless, resolve
 
 ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE, {bpe.ENGINE} engine"
@@ -40,16 +40,33 @@ class ResultsNotStored(StoreError):
 
 
 def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | None = None,
-                stage=None) -> int:
+                stage=None, started=None) -> int:
     """Do the run and return its id. Settings are checked first (RunError); once the run is
-    recorded, a failure or Ctrl-C marks it failed or interrupted before re-raising, and no
-    partial result is ever written. Finished results that cannot be written are kept in a
-    file (ResultsNotStored says where), never dropped."""
+    recorded (`started(run_id)` is called then), a failure or Ctrl-C marks it failed or
+    interrupted before re-raising, and no partial result is ever written. Finished results
+    that cannot be written are kept in a file (ResultsNotStored says where), never dropped."""
     stage = stage or (lambda message: None)
     resolved = resolve(db, settings)
     stage("loading texts")
     texts = load_texts(db, resolved.corpus.id, resolved.languages)
     check_lossless(resolved, texts)
+    with contextlib.ExitStack() as stack:
+        cluster = None
+        if settings.executor == "dask" and resolved.sizes:
+            # Connected before anything is written: a scheduler that cannot be reached stores
+            # nothing.
+            from .cluster import connect
+
+            stage("connecting to the Dask scheduler" if settings.scheduler
+                  else "starting a local Dask cluster")
+            cluster = stack.enter_context(connect(settings.scheduler, settings.jobs))
+        return _execute(db, settings, resolved, texts, cluster, report, stage, started)
+
+
+def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
+             texts: dict[str, list[str]], cluster, report: Report | None, stage,
+             started) -> int:
+    """Record the run, build its vocabularies (locally, or on `cluster`), store the results."""
     run_id = create_run(db, NewRun(
         corpus_id=resolved.corpus.id, languages=resolved.languages, pivot=resolved.pivot,
         sizes=resolved.sizes, per_language=settings.per_language, cross=settings.cross,
@@ -59,9 +76,13 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
         parity=settings.parity, global_merges=settings.global_merges, weights=resolved.weights))
     start = time.perf_counter()
     try:
-        jobs = make_jobs(resolved, texts)
-        workers = settings.jobs or os.cpu_count() or 1
-        records = run_jobs(jobs, workers, report)
+        if started is not None:
+            started(run_id)
+        if cluster is not None:
+            records = cluster.run(make_plans(resolved), texts, report)
+        else:
+            workers = settings.jobs or os.cpu_count() or 1
+            records = run_jobs(make_jobs(resolved, texts), workers, report)
         records += [measure_tokenizer(tokenizer, resolved, texts, report)
                     for tokenizer in resolved.tokenizers]
         store_results(db, run_id, records, round(time.perf_counter() - start, 3), stage)
@@ -121,39 +142,39 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
 
 
 def make_jobs(run: ResolvedRun, texts: dict[str, list[str]]) -> list[VocabularyJob]:
+    """The run's jobs with their texts (see `make_plans`)."""
+    return [plan.job(texts) for plan in make_plans(run)]
+
+
+def make_plans(run: ResolvedRun) -> list[JobPlan]:
     """The shared (and parity-aware) vocabulary counts every language; a per-language one
     counts its own language and the pivot, or every language with `cross`. The training mix
     (`weights`) is the shared and parity-aware vocabularies'; a language's own is its alone."""
     settings = run.settings
 
-    def training(languages: list[str]) -> dict[str, list[str]]:
-        return {lang: [texts[lang][u] for u in run.train_units] for lang in languages}
-
-    def measured(languages: list[str]) -> dict[str, list[str]]:
-        return {lang: [texts[lang][u] for u in run.measured_units] for lang in languages}
-
-    def job(kind: VocabKind, scope: str, train_on: list[str], count: list[str],
-            pretokenizer: str) -> VocabularyJob:
+    def plan(kind: VocabKind, scope: str, train_on: list[str], count: list[str],
+             pretokenizer: str) -> JobPlan:
         everyone = kind != VocabKind.LANGUAGE
         parity = kind == VocabKind.PARITY
-        return VocabularyJob(
-            kind, scope, training(train_on), measured(count), run.sizes, settings.tie_break,
-            settings.min_pair_count, pretokenizer, weights=run.weights if everyone else {},
+        return JobPlan(
+            kind, scope, train_on, count, run.train_units, run.measured_units, run.sizes,
+            settings.tie_break, settings.min_pair_count, pretokenizer,
+            weights=run.weights if everyone else {},
             global_merges=settings.global_merges if parity else 0,
             # With a holdout, the held-out units decide whose turn it is; else the training ones.
-            dev=measured(train_on) if parity and settings.holdout else None)
+            dev_measured=parity and bool(settings.holdout))
 
     if not run.sizes:  # production tokenizers only: nothing to train
         return []
-    jobs = []
+    plans = []
     for pretokenizer in run.pretokenizers:
-        jobs.append(job(VocabKind.SHARED, VocabKind.SHARED, run.languages, run.languages,
-                        pretokenizer))
+        plans.append(plan(VocabKind.SHARED, VocabKind.SHARED, run.languages, run.languages,
+                          pretokenizer))
         if settings.parity:
-            jobs.append(job(VocabKind.PARITY, VocabKind.PARITY, run.languages, run.languages,
-                            pretokenizer))
+            plans.append(plan(VocabKind.PARITY, VocabKind.PARITY, run.languages, run.languages,
+                              pretokenizer))
         if settings.per_language:
             for lang in run.languages:
                 counted = run.languages if settings.cross else list(dict.fromkeys([lang, run.pivot]))
-                jobs.append(job(VocabKind.LANGUAGE, lang, [lang], counted, pretokenizer))
-    return jobs
+                plans.append(plan(VocabKind.LANGUAGE, lang, [lang], counted, pretokenizer))
+    return plans

@@ -31,6 +31,26 @@ STALL_ENV = "ANALYZER_TEST_STALL"
 is interrupted or killed, so tests and benchmarks/fault_injection.py can stop a run at a known
 point instead of after a guessed delay."""
 
+STALL_ONCE_ENV = "ANALYZER_TEST_STALL_ONCE"
+"""A test hook: a file path. The first training to create it (writing its process id there)
+waits as with STALL_ENV; every other training, a retry of that one included, does not. So a
+test can kill the worker a job is running on, at a known point, and watch the retry finish."""
+
+
+def _stalls() -> bool:
+    if os.environ.get(STALL_ENV):
+        return True
+    marker = os.environ.get(STALL_ONCE_ENV)
+    if not marker:
+        return False
+    try:
+        descriptor = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    with os.fdopen(descriptor, "w") as file:
+        file.write(str(os.getpid()))
+    return True
+
 
 @dataclass
 class VocabularyJob:
@@ -60,8 +80,48 @@ class VocabularyJob:
 
     @property
     def label(self) -> str:
-        """How progress names the job: its scope, and its pre-tokenizer if it has one."""
-        return self.scope if self.pretokenizer == NONE else f"{self.scope} [{self.pretokenizer}]"
+        return job_label(self.scope, self.pretokenizer)
+
+
+def job_label(scope: str, pretokenizer: str) -> str:
+    """How progress names a job: its scope, and its pre-tokenizer if it has one."""
+    return scope if pretokenizer == NONE else f"{scope} [{pretokenizer}]"
+
+
+@dataclass
+class JobPlan:
+    """A job without its texts: which languages and units it trains on and counts. Texts
+    travel once to where the jobs run (a Dask cluster), and each job takes its own from them."""
+
+    kind: VocabKind
+    scope: str
+    train_on: list[str]
+    count: list[str]
+    train_units: list[int]
+    measured_units: list[int]
+    sizes: list[int]
+    tie_break: str
+    min_pair_count: int
+    pretokenizer: str = NONE
+    weights: dict[str, int] = field(default_factory=dict)
+    global_merges: int = 0
+    dev_measured: bool = False
+    """Parity-aware with a holdout: the held-out (measured) units decide whose turn it is."""
+
+    @property
+    def label(self) -> str:
+        return job_label(self.scope, self.pretokenizer)
+
+    def job(self, texts: dict[str, list[str]]) -> VocabularyJob:
+        def units(languages: list[str], which: list[int]) -> dict[str, list[str]]:
+            return {lang: [texts[lang][u] for u in which] for lang in languages}
+
+        return VocabularyJob(
+            self.kind, self.scope, units(self.train_on, self.train_units),
+            units(self.count, self.measured_units), self.sizes, self.tie_break,
+            self.min_pair_count, self.pretokenizer, weights=self.weights,
+            global_merges=self.global_merges,
+            dev=units(self.train_on, self.measured_units) if self.dev_measured else None)
 
 
 def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
@@ -70,7 +130,7 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
     report = report or (lambda *args: None)
     step = max(1, (largest - 256) // 100)
 
-    stall = bool(os.environ.get(STALL_ENV))
+    stall = _stalls()
 
     reported = [-1]  # the last step reported: the engine calls after each block of merges
 

@@ -47,6 +47,11 @@ class RunSettings:
     weights: dict[str, int] = field(default_factory=dict)
     """The training mix of the shared and parity-aware vocabularies: `{lang: n}`, each unit of
     that language counting n times (default 1)."""
+    executor: str = "local"
+    """Where the trainings run: "local" (a process pool) or "dask" (a Dask cluster)."""
+    scheduler: str | None = None
+    """With the dask executor: the scheduler's address (tcp://HOST:PORT); None starts a
+    LocalCluster on this machine."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,7 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     pretokenizers = _pretokenizers(settings.pretokenizers)
     weights = _weights(settings.weights, languages)
     _parity(settings, languages, sizes)
+    _executor(settings)
     tokenizers = _tokenizers(settings.tokenizers, languages)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
                        pretokenizers, weights)
@@ -127,6 +133,20 @@ def _parity(settings: RunSettings, languages: list[str], sizes: list[int]) -> No
     if len(languages) < 2:
         raise RunError("--parity needs two languages or more: with one, it is the shared "
                        "vocabulary")
+
+
+EXECUTORS = ("local", "dask")
+
+
+def _executor(settings: RunSettings) -> None:
+    if settings.executor not in EXECUTORS:
+        raise RunError(f"--executor must be one of {', '.join(EXECUTORS)}, not {settings.executor!r}")
+    if settings.scheduler is not None:
+        if settings.executor != "dask":
+            raise RunError("--scheduler is for the dask executor: add --executor dask")
+        from .cluster import check_scheduler
+
+        check_scheduler(settings.scheduler)
 
 
 def _pretokenizers(names: list[str]) -> list[str]:

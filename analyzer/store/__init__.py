@@ -7,9 +7,17 @@
 No SQL is written outside this package.
 """
 
-from .corpora import get_corpus, get_corpus_by_id, list_corpora, load_texts, save_corpus, unit_stats
-from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db
-from .errors import DatabaseBusy, StoreError
+from .corpora import (
+    get_corpus,
+    get_corpus_by_id,
+    list_corpora,
+    load_texts,
+    load_unit,
+    save_corpus,
+    unit_stats,
+)
+from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db, reconnect
+from .errors import DatabaseBusy, NotFound, RunNotComplete, StoreError
 from .kinds import ReplacementTexts, RunStatus, VocabKind
 from .models import CorpusDetail, CorpusRead, LanguageStats, RunRead, VocabularyRead
 from .pending import recover_run, save_pending
@@ -26,6 +34,7 @@ from .runs import (
                    load_counts,
                    load_merges,
                    mark_run,
+                   running_runs,
                    vocabularies,
                    vocabulary_totals,
 )
@@ -42,6 +51,8 @@ __all__ = [
     "ReplacementTexts",
     "RunRead",
     "RunStatus",
+    "NotFound",
+    "RunNotComplete",
     "StoreError",
     "StoredMerge",
     "VocabKind",
@@ -55,6 +66,7 @@ __all__ = [
     "list_corpora",
     "list_runs",
     "load_chosen",
+    "load_unit",
     "load_chunk_counts",
     "load_counts",
     "load_histograms",
@@ -62,6 +74,8 @@ __all__ = [
     "load_replacements",
     "load_texts",
     "mark_run",
+    "reconnect",
+    "running_runs",
     "open_db",
     "recover_run",
     "save_corpus",

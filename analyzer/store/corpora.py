@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 from analyzer.corpus import ParallelCorpus, language_name
 
 from .db import AnalyzerDatabase, write_transaction
-from .errors import StoreError
+from .errors import NotFound, StoreError
 from .models import CorpusDetail, CorpusLanguageRow, CorpusRead, CorpusRow, LanguageStats, TextRow
 from .runs import inserted_id, now, runs_of_corpus
 from .session import session
@@ -110,7 +110,7 @@ def get_corpus(db: AnalyzerDatabase, name: str) -> CorpusDetail:
         if row is None:
             names = s.exec(select(CorpusRow.name).order_by(col(CorpusRow.id))).all()
             known = f"; the database has: {', '.join(names)}" if names else "; the database has none"
-            raise StoreError(f"no corpus named {name!r}{known}")
+            raise NotFound(f"no corpus named {name!r}{known}")
         return _read(row, _language_stats(s, row.id), CorpusDetail)
 
 
@@ -131,6 +131,16 @@ def load_texts(db: AnalyzerDatabase, corpus_id: int, languages: list[str]) -> di
                           [corpus_id, lang])
         texts[lang] = [row[0] for row in rows]
     return texts
+
+
+def load_unit(db: AnalyzerDatabase, corpus: CorpusDetail, unit: int) -> dict[str, str]:
+    """One aligned unit in every language of the corpus (in the corpus's language order);
+    NotFound when the corpus has no such unit."""
+    if not 0 <= unit < corpus.units:
+        raise NotFound(f"corpus {corpus.name!r} has units 0 to {corpus.units - 1}, not {unit}")
+    rows = dict(db.execute("SELECT lang, text FROM texts WHERE corpus_id = ? AND unit = ?",
+                           [corpus.id, unit]).fetchall())
+    return {lang: rows[lang] for lang in corpus.languages if lang in rows}
 
 
 def unit_stats(db: AnalyzerDatabase, corpus_id: int, languages: list[str],

@@ -126,6 +126,18 @@ def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerD
     return db
 
 
+def reconnect(db: AnalyzerDatabase) -> AnalyzerDatabase:
+    """Another connection to a database `open_db` has already checked and migrated (a
+    service's request gets its own: a connection shared over time can keep an old view)."""
+    if db.read_only:
+        conn = sqlite3.connect(f"{db.path.resolve().as_uri()}?mode=ro", uri=True)
+    else:
+        conn = sqlite3.connect(str(db.path))
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout() * 1000)}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return AnalyzerDatabase(conn, db.path, read_only=db.read_only, newer=db.newer)
+
+
 @contextlib.contextmanager
 def write_transaction(db: Database) -> Iterator[Database]:
     """One transaction that holds the write lock from its first statement to COMMIT.

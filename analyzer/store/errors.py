@@ -8,3 +8,11 @@ class StoreError(ValueError):
 
 class DatabaseBusy(StoreError):
     """Another process held the write lock for longer than the busy timeout."""
+
+
+class NotFound(StoreError):
+    """No such corpus, run or vocabulary (the message lists what there is)."""
+
+
+class RunNotComplete(StoreError):
+    """The run exists but has no results: it is running, failed or was interrupted."""

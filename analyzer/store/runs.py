@@ -19,7 +19,7 @@ from sqlite_utils import Database
 from sqlmodel import col, select
 
 from .db import AnalyzerDatabase, write_transaction
-from .errors import StoreError
+from .errors import NotFound, StoreError
 from .kinds import ReplacementTexts, RunStatus, VocabKind
 from .models import CorpusRow, RunRead, RunRow, VocabularyRead, VocabularyRow
 from .processes import is_alive, this_process
@@ -234,7 +234,7 @@ def get_run(db: AnalyzerDatabase, run_id: int) -> RunRead:
         if row is None:
             ids = s.exec(select(RunRow.id).order_by(col(RunRow.id))).all()
             known = f"; runs here: {', '.join(map(str, ids))}" if ids else "; there are no runs yet"
-            raise StoreError(f"no run {run_id}{known}")
+            raise NotFound(f"no run {run_id}{known}")
         return _run_read(*row)
 
 
@@ -311,7 +311,7 @@ def _vocabulary_id(db: AnalyzerDatabase, run_id: int, scope: str, pretokenizer: 
         names = [f"{s}" if p in (None, "none") else f"{s} ({p})" for s, p in db.execute(
             "SELECT scope, pretokenizer FROM vocabularies WHERE run_id = ? ORDER BY id", [run_id])]
         wanted = scope if pretokenizer in (None, "none") else f"{scope} ({pretokenizer})"
-        raise StoreError(f"run {run_id} has no vocabulary {wanted!r}; it has: "
+        raise NotFound(f"run {run_id} has no vocabulary {wanted!r}; it has: "
                          f"{', '.join(dict.fromkeys(names)) or 'none (the run did not complete)'}")
     return rows[0][0]
 

@@ -1,0 +1,143 @@
+"""Questions the command line and the service both ask of stored runs: is a run complete, a
+trained vocabulary at a size, a text's tokens under it or under a production tokenizer, and
+what the same content costs in each language (a comparison against a pivot).
+
+    vocabulary = trained_vocabulary(db, run_id, "shared", size=1024)
+    tokenization(text, vocabulary.pieces)   # {"count", "ids", "pieces", "bytes"}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from analyzer import bpe
+from analyzer.store import (
+    AnalyzerDatabase,
+    NotFound,
+    RunNotComplete,
+    RunRead,
+    RunStatus,
+    StoredMerge,
+    StoreError,
+    VocabKind,
+    get_run,
+    load_merges,
+    vocabularies,
+)
+
+Pieces = Callable[[str], list[tuple[int, bytes]]]
+
+
+class QueryError(ValueError):
+    """A question asked in a way that cannot be answered (the message says what to change)."""
+
+
+class InvalidText(QueryError):
+    """A text that is not valid Unicode (a lone surrogate): the message names the character."""
+
+
+def complete_run(db: AnalyzerDatabase, run_id: int) -> RunRead:
+    """The run, if it has results; NotFound or RunNotComplete (saying what it is) otherwise."""
+    run = get_run(db, run_id)
+    if run.status != RunStatus.COMPLETE:
+        why = f" ({run.error})" if run.error else ""
+        raise RunNotComplete(f"run {run_id} is {run.status}{why}: it has no results")
+    return run
+
+
+@dataclass(frozen=True)
+class TrainedVocabulary:
+    scope: str
+    pretokenizer: str
+    size: int
+    largest: int
+    """The largest size the vocabulary has (256 + its merges)."""
+    vocabulary: bpe.Vocabulary
+
+    def pieces(self, text: str) -> list[tuple[int, bytes]]:
+        """The text's tokens as (id, bytes); ValueError naming a character that is not
+        valid Unicode (a lone surrogate)."""
+        try:
+            ids = self.vocabulary.encode(text)
+        except ValueError:
+            raise InvalidText(invalid_text(text)) from None
+        return [(token, self.vocabulary.token_bytes(token)) for token in ids]
+
+
+def trained_merges(db: AnalyzerDatabase, run_id: int, scope: str,
+                   pretokenizer: str | None = None) -> tuple[list[StoredMerge], str]:
+    """The stored merges of a trained vocabulary of a complete run, and its pre-tokenizer (the
+    run's first unless one is named); StoreError for a production tokenizer, which has none."""
+    run = get_run(db, run_id)
+    kinds = {v.scope: v.kind for v in vocabularies(db, run.id)}
+    if kinds.get(scope) == VocabKind.PRODUCTION:
+        raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
+                         "merges and tokenize show the run's trained vocabularies")
+    complete_run(db, run_id)
+    pretokenizer = pretokenizer or run.pretokenizers[0]
+    return load_merges(db, run_id, scope, pretokenizer), pretokenizer
+
+
+def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind.SHARED,
+                       size: int | None = None, pretokenizer: str | None = None) -> TrainedVocabulary:
+    """A trained vocabulary of a complete run at `size` (default: its largest), under its
+    pre-tokenizer (default: the run's first). StoreError for a production tokenizer (its merges
+    are not stored) or a size the vocabulary does not have."""
+    rows, pretokenizer = trained_merges(db, run_id, scope, pretokenizer)
+    largest = 256 + len(rows)
+    size = size or largest
+    if not 256 <= size <= largest:
+        raise NotFound(f"size {size} is outside 256..{largest}, the sizes {scope} has in run {run_id}")
+    merges = [((left, right), new_id) for left, right, new_id, _, _ in rows[:size - 256]]
+    return TrainedVocabulary(scope, pretokenizer, size, largest, bpe.Vocabulary(merges, pretokenizer))
+
+
+def invalid_text(text: str) -> str:
+    """Why a text cannot be encoded: its first character that is not valid Unicode."""
+    position = next((i for i, char in enumerate(text) if "\ud800" <= char <= "\udfff"), None)
+    if position is None:
+        return "the text is not valid Unicode"
+    char = text[position]
+    what = (f"the byte {ord(char) - 0xDC00:#04x}, not UTF-8" if "\udc80" <= char <= "\udcff"
+            else f"U+{ord(char):04X}, a lone surrogate")
+    return f"the text is not valid Unicode: character {position} is {what}"
+
+
+def tokenization(text: str, pieces: Pieces) -> dict:
+    """`{"count", "ids", "pieces", "bytes"}`: the tokens of a text, each piece as text (bytes
+    that are not whole UTF-8 characters shown as \\x.. escapes) and as hex bytes."""
+    try:
+        found = pieces(text)
+    except UnicodeEncodeError:  # a production tokenizer given a lone surrogate
+        raise InvalidText(invalid_text(text)) from None
+    return {"count": len(found), "ids": [token for token, _ in found],
+            "pieces": [piece.decode("utf-8", errors="backslashreplace") for _, piece in found],
+            "bytes": [piece.hex() for _, piece in found]}
+
+
+def comparison(texts: dict[str, str], counters: Mapping[str, Pieces], pivot: str | None = None,
+               with_pieces: bool = False) -> dict:
+    """The same content in several languages under several vocabularies or tokenizers:
+    `{"pivot", "languages", "rows": [{"vocab", "lang", "tokens", "bytes", "premium",
+    "pieces"?}]}`, premium = tokens / the pivot's tokens under the same vocabulary. The pivot
+    is `pivot`, else English if given, else the first language."""
+    if not texts:
+        raise QueryError("no texts: give at least one language's text")
+    languages = list(texts)
+    if pivot is None:
+        pivot = "eng_Latn" if "eng_Latn" in texts else languages[0]
+    elif pivot not in texts:
+        raise QueryError(f"the pivot {pivot!r} has no text; the languages given: {', '.join(languages)}")
+    rows = []
+    for name, pieces in counters.items():
+        found = {lang: tokenization(text, pieces) for lang, text in texts.items()}
+        base = found[pivot]["count"]
+        for lang in languages:
+            row = {"vocab": name, "lang": lang, "tokens": found[lang]["count"],
+                   "bytes": len(texts[lang].encode("utf-8")),
+                   "premium": found[lang]["count"] / base if base else None}
+            if with_pieces:
+                row["pieces"] = found[lang]["pieces"]
+            rows.append(row)
+    return {"pivot": pivot, "languages": languages, "rows": rows}

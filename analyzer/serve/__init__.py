@@ -1,0 +1,66 @@
+"""`analyzer serve`: the analyzer as a service (optional extra `analyzer[serve]`).
+
+A FastAPI application over one database, run by uvicorn: a JSON API with the same documents as
+the CLI's `--json` outputs (from the same library functions), the pages (runs, a run's report,
+the playground), and runs started in their own process, one at a time.
+
+    from analyzer.serve import create_app
+    app = create_app(Path("analyzer.db"))          # any ASGI server can run it
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+from .app import DEFAULT_BODY_LIMIT, create_app
+
+__all__ = ["DEFAULT_BODY_LIMIT", "ServeError", "create_app", "is_loopback", "serve"]
+
+TOKEN_ENV = "ANALYZER_TOKEN"
+
+
+class ServeError(ValueError):
+    """The server cannot start as asked; the message says why and what to do."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | None = None,
+          body_limit: int = DEFAULT_BODY_LIMIT, announce: Callable[[str], None] = print) -> None:
+    """Serve until interrupted. Any address but loopback needs a token. `port` 0 takes a free
+    port; `announce` is told the address actually served."""
+    import uvicorn
+
+    if not is_loopback(host) and not token:
+        raise ServeError(f"serving on {host} (not this machine only) needs a token, so that only "
+                         f"those who have it can use the server: --token or {TOKEN_ENV}")
+    if token is not None and len(token) < 16:
+        raise ServeError("a token needs at least 16 characters (e.g. python -c 'import "
+                         "secrets; print(secrets.token_urlsafe())')")
+    app = create_app(db, token=token, body_limit=body_limit)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP named, so that asyncio sets TCP_NODELAY on each connection: with proto 0 it
+    # does not, and every response waited 40 ms for a delayed ACK (Nagle).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
+    except OSError as error:
+        sock.close()
+        raise ServeError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    announce(f"Serving {db} on http://{shown}:{sock.getsockname()[1]} (Ctrl-C to stop)")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
+                                           timeout_graceful_shutdown=30))
+    server.run(sockets=[sock])

@@ -1,0 +1,168 @@
+// The playground: texts in, tokens out, as you type. Everything shown is set as text
+// (textContent), never as HTML, so nothing a corpus or a user types can run.
+(function () {
+  'use strict';
+  var $ = function (id) { return document.getElementById(id); };
+  var sequence = 0, timer = null;
+
+  function element(tag, text, className) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (className) node.className = className;
+    return node;
+  }
+
+  function request(method, url, body) {
+    return fetch(url, {method: method, headers: body ? {'Content-Type': 'application/json'} : {},
+                       body: body ? JSON.stringify(body) : undefined})
+      .then(function (response) {
+        return response.json().then(function (data) {
+          if (!response.ok) throw new Error(data.detail || data.title || response.statusText);
+          return data;
+        });
+      });
+  }
+
+  function say(text) { $('status').textContent = text; }
+
+  function checkbox(container, value, label, checked) {
+    var box = element('input');
+    box.type = 'checkbox'; box.value = value; box.checked = checked;
+    var wrap = element('label', null, 'choice');
+    wrap.appendChild(box); wrap.appendChild(document.createTextNode(' ' + label));
+    container.appendChild(wrap);
+  }
+
+  function checked(container) {
+    return Array.prototype.slice.call(container.querySelectorAll('input:checked'))
+      .map(function (box) { return box.value; });
+  }
+
+  function setTexts(texts) {
+    var holder = $('texts');
+    holder.textContent = '';
+    Object.keys(texts).forEach(function (lang) {
+      var label = element('label', null, 'text');
+      label.appendChild(element('span', lang, 'lang'));
+      var area = element('textarea');
+      area.rows = 2; area.value = texts[lang]; area.setAttribute('data-lang', lang);
+      label.appendChild(area);
+      holder.appendChild(label);
+    });
+  }
+
+  function texts() {
+    var found = {};
+    Array.prototype.forEach.call(document.querySelectorAll('#texts textarea'), function (area) {
+      found[area.getAttribute('data-lang')] = area.value;
+    });
+    return found;
+  }
+
+  function loadUnit() {
+    var corpus = $('corpus').value;
+    if (!corpus) { setTexts({text: ''}); return Promise.resolve(); }
+    return request('GET', '/api/corpora/' + encodeURIComponent(corpus) + '/units/' +
+                   encodeURIComponent($('unit').value || '0'))
+      .then(setTexts).then(update).catch(function (error) { say(error.message); });
+  }
+
+  function loadVocabularies() {
+    var holder = $('vocabs');
+    holder.textContent = '';
+    if (!$('run').value) { update(); return Promise.resolve(); }
+    return request('GET', '/api/runs/' + $('run').value + '/vocabularies').then(function (list) {
+      var seen = {};
+      list.forEach(function (v) {
+        if (v.kind === 'production' || seen[v.scope]) return;
+        seen[v.scope] = true;
+        checkbox(holder, v.scope, v.scope + ' (' + v.kind + ')', v.kind === 'shared' || v.kind === 'parity');
+      });
+      update();
+    }).catch(function (error) { say(error.message); });
+  }
+
+  function render(result) {
+    var holder = $('results');
+    holder.textContent = '';
+    var byVocab = {};
+    result.rows.forEach(function (row) { (byVocab[row.vocab] = byVocab[row.vocab] || []).push(row); });
+    Object.keys(byVocab).forEach(function (vocab) {
+      var section = element('section', null, 'vocab');
+      section.setAttribute('data-vocab', vocab);
+      section.appendChild(element('h2', vocab));
+      var table = element('table');
+      var head = element('tr');
+      ['language', 'tokens', 'premium vs ' + result.pivot, 'pieces'].forEach(function (title) {
+        head.appendChild(element('th', title));
+      });
+      table.appendChild(head);
+      byVocab[vocab].forEach(function (row) {
+        var line = element('tr');
+        line.setAttribute('data-lang', row.lang);
+        line.appendChild(element('td', row.lang));
+        line.appendChild(element('td', row.tokens, 'count'));
+        line.appendChild(element('td', row.premium === null ? '–' : row.premium.toFixed(2) + '×'));
+        var cell = element('td', null, 'pieces');
+        row.pieces.forEach(function (piece, index) {
+          cell.appendChild(element('span', piece, 'piece p' + (index % 6)));
+        });
+        line.appendChild(cell);
+        table.appendChild(line);
+      });
+      section.appendChild(table);
+      holder.appendChild(section);
+    });
+  }
+
+  function update() {
+    clearTimeout(timer);
+    timer = setTimeout(function () {
+      var body = {texts: texts(), pieces: true, tokenizers: checked($('tokenizers'))};
+      if ($('run').value) {
+        body.run = Number($('run').value);
+        body.vocabs = checked($('vocabs'));
+        if ($('size').value) body.size = Number($('size').value);
+      }
+      if (!body.run && !body.tokenizers.length) {
+        $('results').textContent = '';
+        say('Choose a run or a tokenizer.');
+        return;
+      }
+      var mine = ++sequence;
+      say('Counting…');
+      request('POST', '/api/compare', body).then(function (result) {
+        if (mine !== sequence) return;  // a later request is on its way
+        render(result);
+        say(result.rows.length + ' counts; pivot ' + result.pivot + '.');
+      }).catch(function (error) { if (mine === sequence) say(error.message); });
+    }, 150);
+  }
+
+  Promise.all([request('GET', '/api/corpora'), request('GET', '/api/runs'),
+               request('GET', '/api/tokenizers')]).then(function (loaded) {
+    loaded[0].forEach(function (corpus) {
+      var option = element('option', corpus.name + ' (' + corpus.units + ' units)');
+      option.value = corpus.name;
+      $('corpus').appendChild(option);
+    });
+    var complete = loaded[1].filter(function (run) { return run.status === 'complete'; });
+    complete.forEach(function (run) {
+      var option = element('option', 'run ' + run.id + ' on ' + run.corpus + ' (' + run.sizes.join(', ') + ')');
+      option.value = run.id;
+      $('run').appendChild(option);
+    });
+    if (complete.length) $('run').value = complete[complete.length - 1].id;
+    loaded[2].forEach(function (item) {
+      if (item.available) checkbox($('tokenizers'), item.name, item.name + ' (' + item.family + ')', false);
+    });
+    $('corpus').addEventListener('change', loadUnit);
+    $('unit').addEventListener('change', loadUnit);
+    $('run').addEventListener('change', loadVocabularies);
+    $('controls').addEventListener('input', function (event) {
+      if (event.target.id !== 'corpus' && event.target.id !== 'unit' && event.target.id !== 'run') update();
+    });
+    $('controls').addEventListener('submit', function (event) { event.preventDefault(); });
+    return loadVocabularies();
+  }).catch(function (error) { say(error.message); });
+})();

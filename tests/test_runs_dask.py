@@ -1,0 +1,179 @@
+"""Runs on a Dask cluster: the same results byte for byte as the local pool, on a LocalCluster
+and on a real `dask scheduler` with two `dask worker` processes; a worker killed mid-job; and
+schedulers that cannot be used, refused before anything is stored."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from analyzer.cli import app
+from analyzer.metrics import load_run_data
+from analyzer.runs import RunError, RunSettings, execute_run
+from analyzer.store import list_runs, load_counts, load_merges, open_db, vocabularies
+from helpers import SAMPLE_CORPUS, SHARED_CORPORA, RunProcess, wait_until_gone
+
+pytest.importorskip("distributed", reason="the dask executor needs pip install -e '.[dask]'")
+
+runner = CliRunner()
+
+
+def results(db, run_id) -> dict:
+    """Everything a run stored that the executor could change: counts, merges, fairness data."""
+    db = open_db(db.path) if hasattr(db, "path") else open_db(db)
+    return {
+        "counts": load_counts(db, run_id),
+        "merges": {(v.scope, v.pretokenizer): load_merges(db, run_id, v.scope, v.pretokenizer)
+                   for v in vocabularies(db, run_id) if v.kind.trained},
+        "fairness": load_run_data(db, run_id).fairness,
+    }
+
+
+def test_a_local_dask_cluster_gives_the_pool_s_results(tiny_db):
+    settings = dict(sizes=[270, 300], parity=True, cross=True, pretokenizers=["none", "words"],
+                    weights={"eng": 2}, jobs=2)
+    pool = execute_run(tiny_db, RunSettings(**settings))
+    dask = execute_run(tiny_db, RunSettings(**settings, executor="dask"))
+    assert results(tiny_db, dask) == results(tiny_db, pool)
+
+
+@pytest.mark.parametrize("scheduler, message", [
+    ("not a url", "is not a Dask scheduler address"),
+    ("tcp://127.0.0.1", "is not a Dask scheduler address"),
+    ("http://127.0.0.1:8786", "is not a Dask scheduler address"),
+])
+def test_a_scheduler_address_that_is_not_one_is_refused(tiny_db, scheduler, message):
+    with pytest.raises(RunError, match=message):
+        execute_run(tiny_db, RunSettings(sizes=[300], executor="dask", scheduler=scheduler))
+    assert list_runs(tiny_db) == []
+
+
+def test_an_unreachable_scheduler_is_a_clear_error_within_seconds(tiny_db_path):
+    start = time.monotonic()
+    result = runner.invoke(app, ["run", "--vocab", "300", "--scheduler", "tcp://127.0.0.1:9",
+                                 "--db", str(tiny_db_path)])
+    assert result.exit_code == 1 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.output
+    assert "Traceback" not in result.output
+    assert time.monotonic() - start < 60  # a guard against a hang, not a timing assertion
+    assert json.loads(runner.invoke(app, ["runs", "--json", "--db", str(tiny_db_path)]).stdout) == []
+    refused = runner.invoke(app, ["run", "--vocab", "300", "--scheduler", "tcp://h:1",
+                                  "--executor", "local", "--db", str(tiny_db_path)])
+    assert refused.exit_code == 1 and "add --executor dask" in refused.output
+
+
+class Cluster:
+    """`dask scheduler` and two `dask worker` processes on 127.0.0.1, started by the real commands."""
+
+    def __init__(self, folder: Path, env: dict | None = None):
+        dask = shutil.which("dask") or pytest.skip("no `dask` command (pip install -e '.[dask]')")
+        self.file = folder / "scheduler.json"
+        environment = {**os.environ, **(env or {})}
+        common = ["--no-dashboard"]
+        self.processes = [subprocess.Popen(
+            [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file",
+             str(self.file), *common], env=environment, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)]
+        self.address = self._address()
+        for name in ("a", "b"):
+            self.processes.append(subprocess.Popen(
+                [dask, "worker", self.address, "--nworkers", "1", "--nthreads", "1", "--name", name,
+                 "--host", "127.0.0.1", *common], env=environment, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True))
+        self._wait_for_workers(2)
+
+    def _address(self, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.file.exists():
+                try:
+                    return json.loads(self.file.read_text())["address"]
+                except (ValueError, KeyError):
+                    pass
+            time.sleep(0.05)
+        raise AssertionError("the scheduler wrote no address")
+
+    def _wait_for_workers(self, n: int, timeout: float = 60) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout="10s") as client:
+            client.wait_for_workers(n, timeout=timeout)
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
+
+
+def corpus_db(folder: Path) -> Path:
+    """UDHR when ../shared has it (the issue's test), else the shipped sample."""
+    udhr = SHARED_CORPORA / "udhr" / "text"
+    db = folder / "cluster.db"
+    source = udhr if udhr.is_dir() else SAMPLE_CORPUS
+    assert runner.invoke(app, ["ingest", str(source), "--db", str(db)]).exit_code == 0
+    return db
+
+
+def cli_run(db: Path, *args: str) -> int:
+    done = subprocess.run([sys.executable, "-m", "analyzer", "run", "--vocab", "300,600", "--parity",
+                           "--no-report", "--json", "--db", str(db), *args],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["run"]
+
+
+def test_a_run_on_a_real_scheduler_and_two_workers_equals_a_local_run(tmp_path):
+    db = corpus_db(tmp_path)
+    cluster = Cluster(tmp_path)
+    try:
+        remote = cli_run(db, "--scheduler", cluster.address)
+    finally:
+        cluster.stop()
+    local = cli_run(db, "--jobs", "2")
+    assert results(db, remote) == results(db, local)
+
+
+def test_a_worker_killed_mid_job_is_replaced_and_the_run_completes(tmp_path):
+    db = corpus_db(tmp_path)
+    marker = tmp_path / "stalled.pid"
+    # The first job to start writes its process id here and waits; every other job (its
+    # retry too) runs through.
+    cluster = Cluster(tmp_path, env={"ANALYZER_TEST_STALL_ONCE": str(marker)})
+    try:
+        run = RunProcess("run", "--vocab", "300,600", "--parity", "--no-report", "--json",
+                         "--scheduler", cluster.address, "--db", str(db))
+        deadline = time.monotonic() + 120
+        while not (marker.exists() and marker.read_text()):  # an observed event: a job has begun
+            assert time.monotonic() < deadline and run.process.poll() is None, "".join(run.stderr)
+            time.sleep(0.05)
+        os.kill(int(marker.read_text()), signal.SIGKILL)  # the worker process running that job
+        code, stdout, stderr = run.finish(timeout=600)
+    finally:
+        cluster.stop()
+    assert code == 0, stderr
+    remote = json.loads(stdout)["run"]
+    local = cli_run(db, "--jobs", "2")
+    assert results(db, remote) == results(db, local)
+    assert [r.status for r in list_runs(open_db(db))] == ["complete", "complete"]
+
+
+def test_ctrl_c_cancels_the_cluster_s_jobs_and_marks_the_run_interrupted(tiny_db_path):
+    run = RunProcess("run", "--vocab", "60000", "--executor", "dask", "--jobs", "2",
+                     "--db", str(tiny_db_path), env={"ANALYZER_TEST_STALL": "1"}, new_session=True)
+    run.wait_for("training")
+    run.process.send_signal(signal.SIGINT)
+    code, _, stderr = run.finish(timeout=300)
+    assert code == 130 and "marked interrupted" in stderr and "Traceback" not in stderr
+    assert wait_until_gone(run.pid) == []  # the local cluster's workers ended with the command
+    [found] = list_runs(open_db(tiny_db_path))
+    assert found.status == "interrupted"
+    assert open_db(tiny_db_path).execute("SELECT count(*) FROM vocabularies").fetchone()[0] == 0

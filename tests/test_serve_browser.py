@@ -1,0 +1,113 @@
+"""The service's pages in headless Chromium: the index, a run's report and the playground load
+with no script error and no policy violation, the playground counts as you type, and markup
+typed in or stored in a corpus stays text."""
+
+from __future__ import annotations
+
+import pytest
+from test_report_browser import browser  # noqa: F401 (the fixture)
+
+from helpers import HOSTILE, Server, hostile_corpus
+
+pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    from test_serve import make_db
+
+    server = Server(make_db(tmp_path_factory.mktemp("pages")))
+    yield server
+    server.stop()
+
+
+def watched(browser, url: str):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
+    page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    origin = "/".join(url.split("/")[:3])  # http://127.0.0.1:PORT
+    page.on("request", lambda r: problems.append(f"request: {r.url}")
+            if not r.url.startswith((origin, "data:", "blob:")) else None)
+    return page, problems
+
+
+def test_the_index_and_a_run_page_load_cleanly(browser, served, tmp_path):  # noqa: F811
+    page, problems = watched(browser, served.url)
+    page.goto(served.url + "/", wait_until="load")
+    assert page.locator("#runs tbody tr").count() >= 1
+    page.click("a[href='/runs/1']")
+    page.wait_for_function("() => window.Plotly && document.querySelectorAll('.js-plotly-plot').length"
+                           " === document.querySelectorAll('.plotly-graph-div').length")
+    drawn = page.evaluate("() => Array.from(document.querySelectorAll('.plotly-graph-div'))"
+                          ".every(div => div.querySelectorAll('.main-svg').length > 0)")
+    assert drawn
+    page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+    page.close()
+    assert problems == []
+
+
+def counts(page) -> dict:
+    return page.evaluate("""() => Object.fromEntries(Array.from(
+        document.querySelectorAll('#results section')).flatMap(section =>
+        Array.from(section.querySelectorAll('tr[data-lang]')).map(row =>
+        [section.dataset.vocab + '/' + row.dataset.lang, Number(row.querySelector('.count').textContent)])))""")
+
+
+def test_the_playground_counts_as_you_type_and_keeps_markup_as_text(browser, served, tmp_path):  # noqa: F811
+    page, problems = watched(browser, served.url)
+    page.goto(served.url + "/playground", wait_until="load")
+    page.wait_for_function("() => document.querySelectorAll('#results tr[data-lang]').length > 0")
+    before = counts(page)
+    assert before and all(n > 0 for n in before.values())
+    page.locator("#texts textarea").first.fill("the cat sat on the mat " * 3)
+    page.wait_for_function("(before) => document.querySelector('#results section[data-vocab=shared] "
+                           "tr[data-lang=text] .count').textContent !== String(before)",
+                           arg=before["shared/text"])
+    after = counts(page)
+    assert after != before
+    page.locator("#tokenizers input[value=cl100k_base]").check()
+    page.wait_for_function("() => document.querySelector('#results section[data-vocab=cl100k_base]')")
+    for payload in HOSTILE:
+        page.locator("#texts textarea").first.fill(payload)
+        page.wait_for_function("(text) => Array.from(document.querySelectorAll('#results .pieces'))"
+                               ".some(cell => cell.textContent === text)", arg=payload)
+    assert page.evaluate("() => document.querySelectorAll('#results script, #results img').length") == 0
+    page.locator("#corpus").select_option("tiny")
+    page.wait_for_function("() => document.querySelectorAll('#texts textarea').length === 3")
+    page.wait_for_function("() => document.querySelectorAll('#results section[data-vocab=shared] "
+                           "tr[data-lang]').length === 3")
+    page.screenshot(path=str(tmp_path / "playground.png"), full_page=True)
+    page.close()
+    assert problems == []
+
+
+def test_a_hostile_corpus_stays_inert_in_the_pages(browser, tmp_path):  # noqa: F811
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    db = tmp_path / "hostile.db"
+    runner = CliRunner()
+    name = "x<script>alert(9)</script>"
+    assert runner.invoke(app, ["ingest", str(hostile_corpus(tmp_path / "h")), "--name", name,
+                               "--db", str(db)]).exit_code == 0
+    assert runner.invoke(app, ["run", "--vocab", "300", "--jobs", "1", "--no-report",
+                               "--db", str(db)]).exit_code == 0
+    server = Server(db)
+    try:
+        page, problems = watched(browser, server.url)
+        page.goto(server.url + "/", wait_until="load")
+        assert name in page.locator("body").inner_text()
+        page.goto(server.url + "/playground", wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('#corpus option').length === 2")
+        page.locator("#corpus").select_option(name)
+        page.wait_for_function("() => document.querySelectorAll('#results section[data-vocab=shared] "
+                               "tr[data-lang]').length === 2")
+        assert page.evaluate("() => document.querySelectorAll('#results script, #results img, "
+                             "#texts script').length") == 0
+        page.close()
+        assert problems == []
+    finally:
+        server.stop()
