@@ -245,9 +245,8 @@ def test_one_run_at_a_time_delete_interrupts_and_a_crash_is_marked_failed(tmp_pa
 
 
 def query(db, sql, *args):
-    """Rows read by a process of its own: in a process that keeps an earlier connection to the
-    file open (this one, through the CLI calls above), new connections were seen to miss rows
-    another process had just committed (see the issue 15 note)."""
+    """Rows read by a process of its own, so that nothing this test process holds (its CLI calls
+    above) has any part in what is seen."""
     code = ("import json, sqlite3, sys; conn = sqlite3.connect(sys.argv[1]); "
             "print(json.dumps(conn.execute(sys.argv[2], json.loads(sys.argv[3])).fetchall()))")
     done = subprocess.run([sys.executable, "-c", code, str(db), sql, json.dumps(args)],

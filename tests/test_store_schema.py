@@ -85,3 +85,45 @@ def test_replacing_removes_every_old_row(tmp_path):
     assert save_corpus(db, corpus, "c", replace=True) == "replaced"
     assert db.execute("SELECT count(*) FROM texts").fetchone()[0] == 3 * 12
     assert db.execute("SELECT count(*) FROM units").fetchone()[0] == 3
+
+
+def _write_then_wait(path, n, written, go_on) -> None:
+    """In a process of its own: write, say so, wait, write again, close."""
+    from analyzer.store import open_db
+
+    db = open_db(path)
+    db.execute("UPDATE corpora SET source = ?", [f"first write of {n}"])
+    db.conn.commit()
+    written.set()
+    go_on.wait(60)
+    db.execute("UPDATE corpora SET format = ?", [f"second write of {n}"])
+    db.conn.commit()
+    db.conn.close()
+
+
+def test_opening_a_database_keeps_this_process_s_view_of_other_processes_writes(tiny_db):
+    """open_db once read the file's header with Python's open and close, and closing any
+    descriptor of a file drops every POSIX lock this process's SQLite connections hold on it:
+    then a connection kept here, and every new one, missed what other processes committed."""
+    import multiprocessing
+    import sqlite3
+
+    from analyzer.store import open_db
+
+    path = tiny_db.path
+    kept = sqlite3.connect(path)  # a connection this process keeps (a server, a notebook)
+    kept.execute("SELECT count(*) FROM corpora").fetchall()
+    context = multiprocessing.get_context("spawn")
+    for n in (1, 2, 3):
+        open_db(path)  # this process opens the database again
+        written, go_on = context.Event(), context.Event()
+        writer = context.Process(target=_write_then_wait, args=(path, n, written, go_on))
+        writer.start()
+        assert written.wait(60)
+        fresh = sqlite3.connect(path)
+        assert fresh.execute("SELECT source FROM corpora").fetchall() == [(f"first write of {n}",)]
+        fresh.close()
+        go_on.set()
+        writer.join(60)
+        assert writer.exitcode == 0
+    kept.close()

@@ -53,13 +53,11 @@ STATUS_OF = [
 
 class Databases:
     """A fresh connection per request (made cheaply from the one checked at start): SQLite
-    connections belong to their thread, and one kept across requests can keep an old view."""
+    connections belong to their thread, and a request sees what run processes committed."""
 
     def __init__(self, path: Path):
         self.checked = open_db(path)
-        # Not kept open: while this process held it, new connections here were seen to miss
-        # rows that run processes had committed (see the issue 15 note).
-        self.checked.conn.close()
+        self.checked.conn.close()  # requests open their own; nothing here needs this one
 
     def get(self):
         return reconnect(self.checked)

@@ -192,6 +192,26 @@ def _close(conn: sqlite3.Connection | None) -> None:
 
 
 def _check_header(path: Path) -> None:
+    """StoreError, naming what the file is, unless it is a SQLite database (or empty).
+
+    Asked of SQLite itself, never by opening the file in Python: closing any descriptor of a
+    file drops every POSIX lock this process holds on it, those of its open SQLite connections
+    included ("How To Corrupt An SQLite Database File", 2.2). A process that kept a connection
+    then saw another process delete the WAL files under it and missed later commits. The file's
+    first bytes are read only once SQLite has refused it: then no connection here holds it.
+    """
+    try:
+        probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+        try:
+            probe.execute("PRAGMA schema_version").fetchone()
+        finally:
+            probe.close()
+        return
+    except sqlite3.OperationalError as error:
+        if "locked" in str(error) or "busy" in str(error):
+            return  # another process is writing it: a database, then
+    except sqlite3.DatabaseError:
+        pass  # not a database, or a damaged one: its first bytes say which
     try:
         with path.open("rb") as file:
             head = file.read(len(SQLITE_HEADER))
