@@ -15,12 +15,15 @@ import pytest
 
 
 class RunProcess:
-    """`python -m analyzer ARGS` in a child process whose stderr lines are read as they come,
+    """`python -m analyzer ARGS` (or another program) in a child process whose stderr lines are
+    read as they come,
     so a test can act on an observed event (a progress line), never after a guessed delay."""
 
-    def __init__(self, *args: str, env: dict | None = None, new_session: bool = False):
+    def __init__(self, *args: str, env: dict | None = None, new_session: bool = False,
+                 program: list[str] | None = None):
         environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
-        self.process = subprocess.Popen([sys.executable, "-m", "analyzer", *args], env=environment,
+        command = [*(program or [sys.executable, "-m", "analyzer"]), *args]
+        self.process = subprocess.Popen(command, env=environment,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         start_new_session=new_session)
         self.lines: queue.Queue[str | None] = queue.Queue()

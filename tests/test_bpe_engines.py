@@ -63,3 +63,27 @@ def test_a_run_records_its_engine(tiny_db):
 
     run_id = execute_run(tiny_db, RunSettings(sizes=[300], jobs=1))
     assert get_run(tiny_db, run_id).engine_version.endswith(f"{bpe.ENGINE} engine")
+
+
+@pytest.mark.parametrize("arrays, message", [
+    (dict(groups=[0]), "groups and starts differ in length"),
+    (dict(groups=[0, 1], multiplicities=[1]), "multiplicities and starts differ in length"),
+    (dict(groups=[0, 1], weights=[1, 1, 1]), "weights and starts differ in length"),
+    (dict(parity=True), "parity-aware training needs groups"),
+])
+def test_the_extension_refuses_arrays_that_do_not_match_the_texts(arrays, message):
+    """The extension's own checks (the Python layer checks first; this is the layer below)."""
+    from array import array
+
+    if "compiled" not in bpe.ENGINES:
+        pytest.skip("the compiled engine is not built here")
+    from analyzer.bpe import _engine
+    from analyzer.bpe.packing import pack
+
+    packed = pack(["abab", "cdcd"])
+    as_int64 = {key: array("q", value) if isinstance(value, list) else value
+                for key, value in arrays.items()}
+    weights = as_int64.pop("weights", None)
+    with pytest.raises(ValueError, match=message):
+        _engine.train(packed.buffer, array("q", packed.starts), weights, 260, 2, False, None, 1,
+                      **as_int64)

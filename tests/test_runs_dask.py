@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -73,45 +74,27 @@ def test_an_unreachable_scheduler_is_a_clear_error_within_seconds(tiny_db_path):
 class Cluster:
     """`dask scheduler` and two `dask worker` processes on 127.0.0.1, started by the real commands."""
 
-    def __init__(self, folder: Path, env: dict | None = None):
+    def __init__(self, env: dict | None = None):
         dask = shutil.which("dask") or pytest.skip("no `dask` command (pip install -e '.[dask]')")
-        self.file = folder / "scheduler.json"
-        environment = {**os.environ, **(env or {})}
-        common = ["--no-dashboard"]
-        self.processes = [subprocess.Popen(
-            [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file",
-             str(self.file), *common], env=environment, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)]
-        self.address = self._address()
+        quiet = ["--no-dashboard"]
+        self.processes = [RunProcess("scheduler", "--host", "127.0.0.1", "--port", "0", *quiet,
+                                     program=[dask], env=env, new_session=True)]
+        # The scheduler says where it listens once it does: an observed line, not a delay.
+        self.address = self.processes[0].wait_for("Scheduler at:").split("Scheduler at:")[1].strip()
         for name in ("a", "b"):
-            self.processes.append(subprocess.Popen(
-                [dask, "worker", self.address, "--nworkers", "1", "--nthreads", "1", "--name", name,
-                 "--host", "127.0.0.1", *common], env=environment, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True))
-        self._wait_for_workers(2)
-
-    def _address(self, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.file.exists():
-                try:
-                    return json.loads(self.file.read_text())["address"]
-                except (ValueError, KeyError):
-                    pass
-            time.sleep(0.05)
-        raise AssertionError("the scheduler wrote no address")
-
-    def _wait_for_workers(self, n: int, timeout: float = 60) -> None:
+            self.processes.append(RunProcess("worker", self.address, "--nworkers", "1", "--nthreads",
+                                             "1", "--name", name, "--host", "127.0.0.1", *quiet,
+                                             program=[dask], env=env, new_session=True))
         from distributed import Client
 
-        with Client(self.address, timeout="10s") as client:
-            client.wait_for_workers(n, timeout=timeout)
+        with Client(self.address, timeout="30s") as client:
+            client.wait_for_workers(2, timeout=120)
 
     def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(30)
+        for run in self.processes:
+            if run.process.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+            run.finish(timeout=30)
 
 
 def corpus_db(folder: Path) -> Path:
@@ -133,7 +116,7 @@ def cli_run(db: Path, *args: str) -> int:
 
 def test_a_run_on_a_real_scheduler_and_two_workers_equals_a_local_run(tmp_path):
     db = corpus_db(tmp_path)
-    cluster = Cluster(tmp_path)
+    cluster = Cluster()
     try:
         remote = cli_run(db, "--scheduler", cluster.address)
     finally:
@@ -145,17 +128,17 @@ def test_a_run_on_a_real_scheduler_and_two_workers_equals_a_local_run(tmp_path):
 def test_a_worker_killed_mid_job_is_replaced_and_the_run_completes(tmp_path):
     db = corpus_db(tmp_path)
     marker = tmp_path / "stalled.pid"
-    # The first job to start writes its process id here and waits; every other job (its
-    # retry too) runs through.
-    cluster = Cluster(tmp_path, env={"ANALYZER_TEST_STALL_ONCE": str(marker)})
+    os.mkfifo(marker)  # the first job to start writes its process id here, then waits
+    cluster = Cluster(env={"ANALYZER_TEST_STALL_ONCE": str(marker)})
     try:
         run = RunProcess("run", "--vocab", "300,600", "--parity", "--no-report", "--json",
                          "--scheduler", cluster.address, "--db", str(db))
-        deadline = time.monotonic() + 120
-        while not (marker.exists() and marker.read_text()):  # an observed event: a job has begun
-            assert time.monotonic() < deadline and run.process.poll() is None, "".join(run.stderr)
-            time.sleep(0.05)
-        os.kill(int(marker.read_text()), signal.SIGKILL)  # the worker process running that job
+        found: list[str] = []
+        reader = threading.Thread(target=lambda: found.append(marker.read_text()), daemon=True)
+        reader.start()
+        reader.join(300)  # returns when a job has begun (the bound only guards against a hang)
+        assert found, "no job began: " + "".join(run.stderr)
+        os.kill(int(found[0]), signal.SIGKILL)  # the worker process running that job
         code, stdout, stderr = run.finish(timeout=600)
     finally:
         cluster.stop()

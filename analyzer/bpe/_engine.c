@@ -955,6 +955,19 @@ static int read_int64s(PyObject *object, Py_buffer *view, const char *name) {
     return 0;
 }
 
+/* An optional int64 array with one value per text: 1 when given (the view then held), 0 for
+   None, -1 with an exception (nothing held). */
+static int read_per_text(PyObject *object, Py_buffer *view, const char *name, Py_ssize_t n_bytes) {
+    if (object == Py_None) return 0;
+    if (read_int64s(object, view, name) < 0) return -1;
+    if (view->len != n_bytes) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s and starts differ in length", name);
+        return -1;
+    }
+    return 1;
+}
+
 /* Call progress(done, total) with the GIL held; 0, or -1 with an exception set. */
 static int report(PyObject *progress, Py_ssize_t done, Py_ssize_t total) {
     if (PyErr_CheckSignals() < 0) return -1;
@@ -1052,32 +1065,15 @@ static PyObject *engine_train(PyObject *self, PyObject *args, PyObject *kwargs) 
     if (read_int64s(starts_object, &starts_view, "starts") < 0) goto done;
     have_starts = 1;
     Py_ssize_t n_texts = starts_view.len / 8;
-    if (groups_object != Py_None) {
-        if (read_int64s(groups_object, &groups_view, "groups") < 0) goto done;
-        have_groups = 1;
-        if (groups_view.len != starts_view.len) {
-            PyErr_SetString(PyExc_ValueError, "groups and starts differ in length");
-            goto done;
-        }
-    } else if (parity) {
+    if ((have_groups = read_per_text(groups_object, &groups_view, "groups", starts_view.len)) < 0
+        || (have_multiplicities = read_per_text(multiplicities_object, &multiplicities_view,
+                                                "multiplicities", starts_view.len)) < 0
+        || (have_weights = read_per_text(weights_object, &weights_view, "weights",
+                                         starts_view.len)) < 0)
+        goto done;
+    if (parity && !have_groups) {
         PyErr_SetString(PyExc_ValueError, "parity-aware training needs groups");
         goto done;
-    }
-    if (multiplicities_object != Py_None) {
-        if (read_int64s(multiplicities_object, &multiplicities_view, "multiplicities") < 0) goto done;
-        have_multiplicities = 1;
-        if (multiplicities_view.len != starts_view.len) {
-            PyErr_SetString(PyExc_ValueError, "multiplicities and starts differ in length");
-            goto done;
-        }
-    }
-    if (weights_object != Py_None) {
-        if (read_int64s(weights_object, &weights_view, "weights") < 0) goto done;
-        have_weights = 1;
-        if (weights_view.len != starts_view.len) {
-            PyErr_SetString(PyExc_ValueError, "weights and starts differ in length");
-            goto done;
-        }
     }
     Py_ssize_t n_merges = vocab_size - FIRST_NEW_ID;
     t.size = (size_t)buffer.len;
@@ -1227,9 +1223,9 @@ done:
     free(applied);
     free(chosen);
     free(group_applied);
-    if (have_weights) PyBuffer_Release(&weights_view);
-    if (have_groups) PyBuffer_Release(&groups_view);
-    if (have_multiplicities) PyBuffer_Release(&multiplicities_view);
+    if (have_weights > 0) PyBuffer_Release(&weights_view); /* -1: a read that failed holds nothing */
+    if (have_groups > 0) PyBuffer_Release(&groups_view);
+    if (have_multiplicities > 0) PyBuffer_Release(&multiplicities_view);
     if (have_starts) PyBuffer_Release(&starts_view);
     PyBuffer_Release(&buffer);
     return result;

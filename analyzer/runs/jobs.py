@@ -32,9 +32,10 @@ is interrupted or killed, so tests and benchmarks/fault_injection.py can stop a 
 point instead of after a guessed delay."""
 
 STALL_ONCE_ENV = "ANALYZER_TEST_STALL_ONCE"
-"""A test hook: a file path. The first training to create it (writing its process id there)
-waits as with STALL_ENV; every other training, a retry of that one included, does not. So a
-test can kill the worker a job is running on, at a known point, and watch the retry finish."""
+"""A test hook: a path. The first training to claim it (by creating PATH.claimed) writes its
+process id to PATH and then waits as with STALL_ENV; every other training, a retry of that one
+included, runs through. With PATH a named pipe, the test's read of it is the event "a job has
+begun, in this process", so it can kill that worker at a known point and watch the retry."""
 
 
 def _stalls() -> bool:
@@ -44,10 +45,10 @@ def _stalls() -> bool:
     if not marker:
         return False
     try:
-        descriptor = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.close(os.open(f"{marker}.claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
         return False
-    with os.fdopen(descriptor, "w") as file:
+    with open(marker, "w") as file:  # a named pipe: blocks until the test reads
         file.write(str(os.getpid()))
     return True
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -70,13 +70,24 @@ def runs(request: Request):
     return list_runs(_db(request))
 
 
+MAX_WAIT = 60.0
+CHANGES_HEADER = "Analyzer-Changes"
+
+
 @router.get("/runs/{run_id}", summary="A run: its records when complete, its progress while running")
-def run(request: Request, run_id: RunId) -> dict:
+def run(request: Request, response: Response, run_id: RunId, after: int | None = Query(None, ge=0),
+        wait: float = Query(0, ge=0, le=MAX_WAIT)) -> dict:
+    """The header `Analyzer-Changes` counts the changes of this server's runs (progress, an
+    end). With `after` (an earlier answer's count) and `wait`, a long poll: the answer comes
+    once there have been more changes than `after`, or `wait` seconds on."""
+    runs = request.app.state.runs
+    changes = runs.wait_for_change(after, wait) if after is not None and wait else runs.changes
+    response.headers[CHANGES_HEADER] = str(changes)
     db = _db(request)
     found = get_run(db, run_id)
     if found.status != RunStatus.COMPLETE:
         return {**found.model_dump(mode="json"), "run": found.id, "records": [],
-                "progress": request.app.state.runs.progress.get(run_id, {})}
+                "progress": runs.progress.get(run_id, {})}
     data = load_run_data(db, run_id)
     return show_document(data, language_metrics(data))
 

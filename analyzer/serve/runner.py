@@ -67,6 +67,9 @@ class RunManager:
         self.process: multiprocessing.process.BaseProcess | None = None
         self.run_id: int | None = None
         self.progress: dict[int, dict[str, dict]] = {}
+        self.changes = 0
+        """How many times a run's progress or state has changed here (for long polls)."""
+        self.changed = threading.Condition()
 
     def start(self, settings: RunSettings) -> int:
         """Start a run; its id once it is recorded. RunError (bad settings), RunConflict (a run
@@ -114,6 +117,7 @@ class RunManager:
             if message[0] == "progress":
                 _, label, stage, done, total = message
                 self.progress[run_id][label] = {"stage": stage, "done": done, "total": total}
+                self._notify()
             elif message[0] == "ended":
                 ended = True
                 break
@@ -125,6 +129,18 @@ class RunManager:
                 mark_run(db, run_id, RunStatus.FAILED,
                          f"the run's process ended unexpectedly (exit code {process.exitcode})")
         self.progress.pop(run_id, None)
+        self._notify()
+
+    def _notify(self) -> None:
+        with self.changed:
+            self.changes += 1
+            self.changed.notify_all()
+
+    def wait_for_change(self, after: int, seconds: float) -> int:
+        """Block until more than `after` changes have happened (or `seconds` pass); the count."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.changes > after, timeout=seconds)
+            return self.changes
 
     def running(self, run_id: int) -> bool:
         return self.run_id == run_id and self.process is not None and self.process.is_alive()
