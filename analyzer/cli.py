@@ -24,7 +24,15 @@ from . import cli_views as views
 from .bpe import PRETOKENIZERS
 from .bpe.reference import TIE_BREAKS
 from .cli_views import plain
-from .corpus import FORMATS, SAMPLE_CORPUS, UNIT_KINDS, CorpusError, read_corpus, read_lines
+from .corpus import (
+    FORMATS,
+    SAMPLE_CORPUS,
+    UNIT_KINDS,
+    CorpusError,
+    default_name,
+    read_corpus,
+    read_lines,
+)
 from .export import export_csv, export_document, show_document, training_document
 from .external import (
     ALL_AVAILABLE,
@@ -239,7 +247,7 @@ def ingest(
         with console.status(f"Reading {plain(path)}"):
             corpus = read_corpus(path, format=format.value if format else None, units=units.value,
                                  nfc=nfc, skip_empty_units=skip_empty_units)
-        name = name if name is not None else _default_name(path)
+        name = name if name is not None else default_name(path, corpus)
         database = open_db(db, create=True)
         with console.status(f"Storing {corpus.n_units:,} units x {len(corpus.languages)} languages"):
             status = save_corpus(database, corpus, name, replace=replace)
@@ -293,10 +301,6 @@ def corpus(name: str = typer.Argument(..., help="The corpus name."), db: Path = 
                     f"{c.bytes:,} bytes; {c.format} from {plain(c.source)}; "
                     f"{'NFC-normalised' if c.nfc else 'texts as given'}; ingested {c.created}")
     Console().print(views.languages_table(summary))
-
-
-def _default_name(path: Path) -> str:
-    return path.name.split(".")[0] if path.is_file() else path.resolve().name
 
 
 def _check_output_folder(out: Path, option: str = "--out") -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from helpers import TINY, shared_corpus
+from helpers import TINY, end_processes, shared_corpus
 
 
 @pytest.fixture
@@ -109,3 +110,40 @@ def engine(request):
     if request.param not in bpe.ENGINES:
         pytest.skip("the compiled engine is not built here (no C compiler at install)")
     return bpe.ENGINES[request.param]
+
+
+@pytest.fixture(autouse=True)
+def _end_the_processes_a_test_started():
+    """Whatever a test started (RunProcess) ends with it, passed, failed or timed out: no
+    stalled run or cluster outlives the test that started it."""
+    from helpers import _started
+
+    since = len(_started)
+    yield
+    end_processes(since)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _end_every_process_at_the_end():
+    """And what module fixtures started (servers), if their own teardown did not end it."""
+    yield
+    end_processes()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+"""Debian's Chromium, headless, with nothing that reaches for the network on its own."""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium driven by Playwright (never a browser Playwright downloads)."""
+    playwright_api = pytest.importorskip("playwright.sync_api",
+                                         reason="playwright is not installed (pip install -e '.[test]')")
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (.ci/run installs Debian's chromium)")
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()

@@ -3,8 +3,10 @@ output, and a process table read from /proc."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -13,19 +15,41 @@ from pathlib import Path
 
 import pytest
 
+DEFAULT_SIGNALS = (
+    "import os, signal, sys\n"
+    "ignored = set(filter(None, os.environ.pop('ANALYZER_TEST_IGNORE_SIGNALS', '').split(',')))\n"
+    "for name in ('SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGPIPE'):\n"
+    "    signal.signal(getattr(signal, name), signal.SIG_IGN if name in ignored else signal.SIG_DFL)\n"
+    "signal.pthread_sigmask(signal.SIG_SETMASK, [])\n"
+    "os.execvp(sys.argv[1], sys.argv[1:])\n"
+)
+"""Run before the program a test starts (then exec'd away): its signals get their default
+dispositions, whatever the test runner inherited (a shell that started it in the background
+leaves SIGINT ignored, and an ignore survives exec), so a test's signal means the same
+everywhere. A test may ask for some to stay ignored (`ignore=`)."""
+
+WAIT = 60.0
+"""How long a test waits for an event that takes a second or two (a progress line, a process
+ending): only a guard against a hang, which then fails naming the event that never came."""
+
+_started: list[RunProcess] = []
+
 
 class RunProcess:
-    """`python -m analyzer ARGS` (or another program) in a child process whose stderr lines are
-    read as they come,
-    so a test can act on an observed event (a progress line), never after a guessed delay."""
+    """`python -m analyzer ARGS` (or another program) in a child process of its own session,
+    whose stderr lines are read as they come, so a test can act on an observed event (a
+    progress line), never after a guessed delay. Every process a test starts is ended when the
+    test ends, passed or not (`end_processes`), with everything in its session."""
 
-    def __init__(self, *args: str, env: dict | None = None, new_session: bool = False,
-                 program: list[str] | None = None):
-        environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    def __init__(self, *args: str, env: dict | None = None, program: list[str] | None = None,
+                 ignore: tuple[str, ...] = ()):
+        environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {}),
+                       "ANALYZER_TEST_IGNORE_SIGNALS": ",".join(ignore)}
         command = [*(program or [sys.executable, "-m", "analyzer"]), *args]
-        self.process = subprocess.Popen(command, env=environment,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        start_new_session=new_session)
+        self.process = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGNALS, *command],
+                                        env=environment, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, start_new_session=True)
+        _started.append(self)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr: list[str] = []
         self.stdout: list[bytes] = []
@@ -36,6 +60,7 @@ class RunProcess:
 
     @property
     def pid(self) -> int:
+        """The process id, which is also its session's id."""
         return self.process.pid
 
     def _read(self) -> None:
@@ -48,9 +73,9 @@ class RunProcess:
     def _read_stdout(self) -> None:
         self.stdout.extend(self.process.stdout)
 
-    def wait_for(self, text: str, timeout: float = 120) -> str:
-        """The first stderr line holding `text`; fails if the process ends first (or the
-        bound, which only guards against a hang, passes)."""
+    def wait_for(self, text: str, timeout: float = WAIT) -> str:
+        """The first stderr line holding `text`; fails if the process ends first, or if no
+        such line comes within `timeout` seconds (a hang)."""
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -64,13 +89,39 @@ class RunProcess:
             if text in line:
                 return line
 
-    def finish(self, timeout: float = 120) -> tuple[int, str, str]:
-        """(exit code, stdout, stderr) once the process has ended."""
-        self.process.wait(timeout=timeout)
+    def finish(self, timeout: float = WAIT) -> tuple[int, str, str]:
+        """(exit code, stdout, stderr) once the process has ended; fails naming the command if
+        it has not ended within `timeout` seconds (and ends it)."""
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"{' '.join(map(str, self.process.args[3:]))} did not end within "
+                                 f"{timeout} s; stderr:\n" + "".join(self.stderr)) from None
         for reader in self.readers:  # to the end of the output (a surviving child holding the
             reader.join(timeout=10)  # pipes open is caught by the caller, not waited for)
         stdout = b"".join(self.stdout).decode("utf-8", errors="replace")
         return self.process.returncode, stdout, "".join(self.stderr)
+
+    def kill(self) -> None:
+        """SIGKILL the process and every process left in its session."""
+        for pid in [self.pid, *processes_in_session(self.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=WAIT)
+
+
+def end_processes(since: int = 0) -> list[str]:
+    """Kill every process started by RunProcess (from the `since`-th on) that is still alive,
+    or still has processes in its session; the commands that had to be ended."""
+    ended = []
+    while len(_started) > since:
+        run = _started.pop()
+        if run.process.poll() is None or processes_in_session(run.pid):
+            ended.append(" ".join(map(str, run.process.args[3:])))
+            run.kill()
+    return ended
 
 
 def processes_in_session(sid: int) -> list[int]:
@@ -143,3 +194,28 @@ class Server:
     def stop(self) -> tuple[int, str, str]:
         self.run.process.terminate()
         return self.run.finish()
+
+
+def cli_output(db, *args) -> str:
+    """`analyzer ARGS --db DB` in this process; its standard output (it must succeed)."""
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    result = CliRunner().invoke(app, [*map(str, args), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def make_served_db(folder: Path) -> Path:
+    """A database for the service's tests: the tiny corpus, and one complete run of it with
+    parity and a production tokenizer."""
+    corpus = folder / "tiny"
+    corpus.mkdir()
+    for lang, lines in TINY.items():
+        (corpus / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = folder / "served.db"
+    cli_output(db, "ingest", corpus)
+    cli_output(db, "run", "--vocab", "280,300", "--parity", "--jobs", "1", "--no-report",
+               "--tokenizer", "cl100k_base")
+    return db

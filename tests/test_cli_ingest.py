@@ -4,12 +4,16 @@ database exactly as it was."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import threading
 
 import pytest
 from sqlite_utils import Database
 from typer.testing import CliRunner
 
 from analyzer.cli import app
+from helpers import RunProcess
 
 runner = CliRunner()
 
@@ -181,3 +185,72 @@ def test_db_path_from_the_environment(tmp_path, monkeypatch):
     result = runner.invoke(app, ["ingest"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "env.db").exists()
+
+
+SPECIAL_FILES = {
+    "a named pipe": lambda path: os.mkfifo(path),
+    "a socket": lambda path: socket.socket(socket.AF_UNIX).bind(str(path)),
+    "a character device": lambda path: path.symlink_to("/dev/zero"),
+}
+
+
+@pytest.mark.parametrize("kind", SPECIAL_FILES)
+@pytest.mark.parametrize("name", ["fra_Latn.txt", "notes.fifo"])
+def test_a_folder_holding_anything_but_regular_files_is_refused_before_reading(db, tmp_path, kind, name):
+    """A pipe in a corpus folder would block a read forever: it is refused, named, at once
+    (whatever its name: nothing in the folder is read first)."""
+    corpus = folder(tmp_path, {"eng_Latn.txt": "one\ntwo\n", "rus_Cyrl.txt": "раз\nдва\n"})
+    SPECIAL_FILES[kind](corpus / name)
+    before = dump(db)
+    result = RunProcess("ingest", str(corpus), "--db", str(db))
+    code, stdout, stderr = result.finish()
+    assert code == 1, stderr
+    assert f"{corpus / name} is {kind}, not a regular file" in stderr.replace("\n", " ")
+    assert dump(db) == before
+
+
+def test_a_dangling_link_in_a_folder_is_named(db, tmp_path):
+    corpus = folder(tmp_path, {"eng_Latn.txt": "one\n", "rus_Cyrl.txt": "раз\n"})
+    (corpus / "fra_Latn.txt").symlink_to(tmp_path / "gone.txt")
+    result = ingest(db, corpus)
+    assert result.exit_code == 1 and "fra_Latn.txt: a link to nothing" in result.output
+
+
+def test_links_to_regular_files_and_sub_folders_are_fine(db, tmp_path):
+    corpus = folder(tmp_path, {"eng_Latn.txt": "one\ntwo\n"})
+    (tmp_path / "elsewhere.txt").write_text("раз\nдва\n", encoding="utf-8")
+    (corpus / "rus_Cyrl.txt").symlink_to(tmp_path / "elsewhere.txt")
+    (corpus / "drafts").mkdir()
+    result = ingest(db, corpus)
+    assert result.exit_code == 0, result.output and "2 languages x 2 units" in result.output
+
+
+@pytest.mark.parametrize("format, content", [
+    ("tsv", "eng_Latn\trus_Cyrl\nthe cat, the dog\tкот, пёс\na mat\tковрик\n"),
+    ("csv", 'eng_Latn,rus_Cyrl\n"the cat\tsat",кот\na mat,коврик\n'),
+    ("jsonl", '{"eng_Latn": "the cat", "rus_Cyrl": "кот"}\n{"eng_Latn": "a mat", "rus_Cyrl": "коврик"}\n'),
+])
+def test_a_pipe_given_as_the_corpus_is_read_as_a_stream(db, tmp_path, format, content):
+    """`analyzer ingest <(zcat corpus.tsv.gz) --format tsv`: a named pipe, written by another
+    process, read to its end; the format is the one given, whatever the name says."""
+    pipe = tmp_path / "corpus.data"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=lambda: pipe.write_text(content, encoding="utf-8"), daemon=True)
+    writer.start()
+    result = ingest(db, pipe, "--format", format)
+    writer.join(timeout=30)
+    assert result.exit_code == 0, result.output
+    assert "2 languages x 2 units" in result.output
+    name = result.output.split("corpus '")[1].split("'")[0]
+    assert name.startswith("stream-")  # a stream has no name: one from its content
+    texts = json.loads(runner.invoke(app, ["corpus", name, "--json", "--db", str(db)]).stdout)
+    assert texts["units"] == 2
+
+
+def test_a_stream_needs_a_format_and_a_one_file_format(db, tmp_path):
+    pipe = tmp_path / "corpus.tsv"
+    os.mkfifo(pipe)
+    result = ingest(db, pipe)  # nothing is read: the format is asked for first
+    assert result.exit_code == 1 and "is a stream" in result.output and "pass --format" in result.output
+    result = ingest(db, pipe, "--format", "moses")
+    assert result.exit_code == 1 and "the moses format needs files" in result.output

@@ -193,6 +193,22 @@ def test_a_stop_signal_marks_the_run_interrupted_and_stores_nothing(db_with_a_ru
     consistent(db_with_a_run, 2)
 
 
+def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it_and_stops_on_sigterm(db_with_a_run):
+    """A program started with SIGINT ignored (a background job of a script, `nohup`-style
+    launchers) keeps it ignored, as POSIX programs do; SIGTERM still stops it cleanly. SIGINT
+    is sent first: had it been handled, the run would say Ctrl-C stopped it."""
+    run = RunProcess("run", "--vocab", "60000", "--jobs", "1", "--db", str(db_with_a_run),
+                     env=STALL, ignore=("SIGINT",))
+    run.wait_for("training")
+    run.process.send_signal(signal.SIGINT)
+    run.process.send_signal(signal.SIGTERM)
+    code, _, stderr = run.finish()
+    assert code == 130, stderr
+    status = Database(db_with_a_run).execute("SELECT status, error FROM runs WHERE id = 2").fetchone()
+    assert status == ("interrupted", "stopped by SIGTERM")
+    consistent(db_with_a_run, 2)
+
+
 def test_a_killed_run_is_found_and_marked_by_every_next_command(db_with_a_run, tmp_path):
     for command in (["runs", "--json"], ["show", "2"], ["report", "2"], ["export", "2"],
                     ["merges", "2"], ["tokenize", "2", "the cat"]):
@@ -215,7 +231,7 @@ def test_a_killed_run_is_found_and_marked_by_every_next_command(db_with_a_run, t
 
 def test_no_process_of_a_run_survives_a_sigkill_of_the_command(db_with_a_run):
     run = RunProcess("run", "--vocab", "300,512,1024", "--cross", "--jobs", "2", "--no-report",
-                     "--db", str(db_with_a_run), env=STALL, new_session=True)
+                     "--db", str(db_with_a_run), env=STALL)
     run.wait_for("training")  # sent by a worker: the pool is up and training
     assert len(processes_in_session(run.pid)) == 3  # the command and its two workers
     os.kill(run.pid, signal.SIGKILL)

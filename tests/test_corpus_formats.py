@@ -158,3 +158,27 @@ def test_udhr_reads_with_all_counts_right(udhr_text):
     for code in corpus.languages:
         lines = (udhr_text / f"{code}.txt").read_text(encoding="utf-8").splitlines()
         assert corpus.texts[code] == lines
+
+
+def test_reading_a_table_leaves_the_csv_module_s_field_limit_as_it_was(tmp_path):
+    """The csv module's field limit is process-wide (importlib.metadata reads RECORD files
+    with it): raising it for a long cell must not leave it changed, up or down."""
+    import csv
+
+    path = tmp_path / "c.tsv"
+    path.write_text("eng_Latn\trus_Cyrl\n" + "x" * 200_000 + "\tкот\n", encoding="utf-8")
+    before = csv.field_size_limit()
+    assert read_corpus(path).texts["eng_Latn"] == ["x" * 200_000]
+    assert csv.field_size_limit() == before
+
+
+@pytest.mark.parametrize("format, delimiter", [("tsv", "\t"), ("csv", ",")])
+def test_an_explicit_format_wins_over_the_file_s_name(tmp_path, format, delimiter):
+    other = "csv" if format == "tsv" else "tsv"
+    path = tmp_path / f"corpus.{other}"
+    cell = "a cat, a dog" if format == "tsv" else '"a cat\ta dog"'
+    path.write_text(delimiter.join(["eng_Latn", "rus_Cyrl"]) + "\n"
+                    + delimiter.join([cell, "кот"]) + "\n", encoding="utf-8")
+    corpus = read_corpus(path, format=format)
+    expected = "a cat, a dog" if format == "tsv" else "a cat\ta dog"
+    assert corpus.format == format and corpus.texts == {"eng_Latn": [expected], "rus_Cyrl": ["кот"]}

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import venv
@@ -55,6 +57,54 @@ def test_the_bpe_core_imports_only_the_standard_library_and_regex():
                 assert name.startswith("analyzer.bpe"), f"{path.name}: {name}"
 
 
+def declared(extra: str | None = None) -> set[str]:
+    """The distributions pyproject.toml declares for the core (None) or an extra, with the
+    extras an extra includes (`analyzer[serve,dask]`), normalised as PyPI names are."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    requirements = project["dependencies"] if extra is None else project["optional-dependencies"][extra]
+    names = set()
+    for requirement in requirements:
+        name = re.match(r"[A-Za-z0-9._-]+", requirement).group(0)
+        included = re.search(r"\[([^\]]+)\]", requirement)
+        if name == "analyzer" and included:
+            for part in included.group(1).split(","):
+                names |= declared(part.strip())
+        else:
+            names.add(re.sub(r"[-_.]+", "-", name).lower())
+    return names if extra is None else names | declared()
+
+
+def third_party_imports(folder: Path) -> dict[str, str]:
+    """{top-level module: the first file importing it} for the .py files of a folder."""
+    found: dict[str, str] = {}
+    local = {path.stem for path in [*folder.glob("*.py"), *(ROOT / "tests").glob("*.py")]}
+    local |= {"analyzer", "golden", "__future__"}  # (benchmarks use the tests' helpers)
+    for path in sorted(folder.rglob("*.py")):
+        for name in imports_of(path):
+            top = name.split(".")[0]
+            if top not in sys.stdlib_module_names and top not in local:
+                found.setdefault(top, str(path.relative_to(ROOT)))
+    return found
+
+
+@pytest.mark.parametrize("folder, extra", [("tests", "test"), ("benchmarks", "bench")])
+def test_the_tests_and_benchmarks_import_only_what_their_extra_declares(folder, extra):
+    """deptry checks the package; this checks the two folders beside it against their extras
+    (a module is matched to its distribution by the installed metadata, else by its name)."""
+    from importlib.metadata import packages_distributions
+
+    owners = packages_distributions()
+    allowed = declared(extra) | (declared("test") if extra == "bench" else set())
+    undeclared = {}
+    for module, where in third_party_imports(ROOT / folder).items():
+        candidates = {re.sub(r"[-_.]+", "-", name).lower() for name in owners.get(module, [module])}
+        if not candidates & allowed:
+            undeclared[module] = where
+    assert undeclared == {}, f"imported by {folder}/ but not declared in [{extra}]: {undeclared}"
+
+
 LAYERS = ["bpe", "corpus", "store", "external", "runs", "metrics", "export", "report", "cli",
           "cli_views", "serve"]
 """Each layer may import only from the layers before it (DESIGN.md's order)."""
@@ -92,42 +142,133 @@ def test_the_public_api_is_the_declared_list_and_import_stays_light():
     assert (ROOT / "analyzer" / "py.typed").exists()
 
 
+README_FIRST_COMMAND = re.search(r"^    (pip install -e \. && analyzer .*)$", README, re.M)
+"""The README's first command: install, then run the main job on the shipped sample."""
+
+WHEELHOUSE_ENV = "ANALYZER_TEST_WHEELHOUSE"
+"""A folder of the wheels a fresh install needs (.ci/run fills it from the lock), so that the
+fresh installs below resolve their dependencies from it, offline; without it, from the index."""
+
+
+def test_the_readme_s_first_command_installs_then_runs():
+    assert README_FIRST_COMMAND, "the README's first command is not where this test looks"
+    install, _, rest = README_FIRST_COMMAND.group(1).partition(" && ")
+    assert install == "pip install -e ." and rest.startswith("analyzer ingest && analyzer run")
+
+
+def clean_copy(destination: Path) -> Path:
+    """The project as a clean clone has it: the files git tracks (or, outside a checkout,
+    the tree without what builds and runs leave behind)."""
+    if (ROOT / ".git").exists():
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                                 "--exclude-standard"], cwd=ROOT, capture_output=True, check=True)
+        for name in filter(None, listed.stdout.decode().split("\0")):
+            source = ROOT / name
+            if source.is_file():
+                (destination / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, destination / name)
+    else:
+        shutil.copytree(ROOT, destination, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+            "build", "dist", "*.egg-info", "__pycache__", "*.so", "*.db*", ".venv", "reports"))
+    return destination
+
+
+def pip_environment() -> dict[str, str]:
+    """The environment of an install that resolves dependencies as a user's does (no
+    --no-deps, no borrowed packages), at the versions of the lock, from the wheelhouse when
+    there is one."""
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("PYTHONPATH", "VIRTUAL_ENV") and not key.startswith("PIP_")}
+    environment["PIP_CONSTRAINT"] = str(ROOT / "constraints.txt")
+    environment["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    wheelhouse = os.environ.get(WHEELHOUSE_ENV)
+    if wheelhouse:
+        environment.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=wheelhouse)
+    return environment
+
+
+def new_venv(folder: Path) -> dict[str, str]:
+    """A brand-new virtual environment (no system site packages), and the environment of a
+    shell in which it is activated."""
+    venv.create(folder, system_site_packages=False, with_pip=True, clear=True)
+    environment = pip_environment()
+    environment["VIRTUAL_ENV"] = str(folder)
+    environment["PATH"] = f"{folder / 'bin'}{os.pathsep}{environment.get('PATH', '')}"
+    return environment
+
+
+def shell(command: str, cwd: Path, environment: dict[str, str], timeout: float = 900):
+    done = subprocess.run(["bash", "-c", f"set -e; {command}"], cwd=cwd, env=environment,
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{command}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    return done
+
+
+CORE_IMPORTS = """
+import importlib, pkgutil, sys, analyzer
+optional = ("analyzer.serve", "analyzer.runs.cluster")  # the serve and dask extras
+names = [m.name for m in pkgutil.walk_packages(analyzer.__path__, "analyzer.")
+         if not m.name.startswith(optional) and not m.name.endswith("__main__")]
+for name in names:
+    importlib.import_module(name)
+print(len(names))
+"""
+"""Every module of the core imports with the core's dependencies alone."""
+
+
+def check_the_main_job(work: Path, environment: dict[str, str]) -> None:
+    """The report the README's first command wrote, in `work`; and the engine it ran."""
+    page = (work / "reports" / "run-1.html").read_text(encoding="utf-8")
+    plotly = re.search(r"src=['\"](plotly-[0-9.]+\.min\.js)['\"]", page)
+    assert plotly and (work / "reports" / plotly.group(1)).stat().st_size > 1_000_000
+    assert "harbour_town" in page and "eng_Latn" in page and page.count("plotly-graph-div") >= 5
+    version = shell("analyzer --version", work, environment).stdout
+    if shutil.which("gcc") or shutil.which("cc"):
+        assert "compiled BPE engine" in version, version  # built by the install, not missing
+    shell(f"python -c {shlex.quote(CORE_IMPORTS)}", work, environment)
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(folder), str(ROOT)], check=True, capture_output=True)
-    return next(folder.glob("analyzer-*.whl"))
+def distributions(tmp_path_factory) -> dict[str, Path]:
+    """The sdist, and the wheel built from it (as `python -m build` does), from a clean copy."""
+    source = clean_copy(tmp_path_factory.mktemp("source"))
+    folder = tmp_path_factory.mktemp("dist")
+    done = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(folder),
+                           str(source)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return {"wheel": next(folder.glob("analyzer-*.whl")), "sdist": next(folder.glob("analyzer-*.tar.gz"))}
 
 
-def test_the_wheel_carries_the_migrations_the_sample_and_the_type_marker(wheel):
+def test_the_wheel_carries_the_migrations_the_sample_and_the_type_marker(distributions):
     import zipfile
 
-    names = zipfile.ZipFile(wheel).namelist()
+    names = zipfile.ZipFile(distributions["wheel"]).namelist()
     for expected in ("analyzer/migrations/__init__.py", "analyzer/bpe/trainer.py", "analyzer/py.typed",
                      "analyzer/parallel_corpora/harbour_town/eng_Latn.txt",
                      "analyzer/parallel_corpora/harbour_town/README.md"):
         assert expected in names
 
 
-def test_the_main_job_runs_from_an_installed_wheel(wheel, tmp_path):
-    """The README's first command, from a wheel in a fresh venv, in a folder that is not the
-    checkout. The venv borrows this interpreter's packages for the dependencies (so nothing is
-    downloaded) but has its own analyzer, from the wheel."""
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, system_site_packages=True, with_pip=True)
-    python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True)
-    work = tmp_path / "elsewhere"
+@pytest.mark.timeout(900)  # two installs with a compile, on a loaded machine
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_the_main_job_runs_from_a_fresh_install(distributions, kind, tmp_path):
+    """The wheel and the sdist, each installed in a brand-new venv with its dependencies
+    resolved (nothing borrowed from this machine), then the README's first command after its
+    install, as written, from an empty folder."""
+    environment = new_venv(tmp_path / "venv")
+    shell(f"pip install -q {shlex.quote(str(distributions[kind]))}", tmp_path, environment)
+    work = tmp_path / "empty"
     work.mkdir()
-    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    where = subprocess.run([str(python), "-c", "import analyzer; print(analyzer.__file__)"],
-                           cwd=work, env=environment, capture_output=True, text=True, check=True)
-    assert str(env_dir) in where.stdout, where.stdout  # the wheel's copy, not the checkout's
-    analyzer = env_dir / "bin" / "analyzer"
-    for command in (["ingest"], ["run", "--vocab", "256,512,1024", "--jobs", "1"]):
-        done = subprocess.run([str(analyzer), *command], cwd=work, env=environment,
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-    assert (work / "analyzer.db").exists() and (work / "reports" / "run-1.html").exists()
+    _, _, main_job = README_FIRST_COMMAND.group(1).partition(" && ")
+    shell(main_job, work, environment)
+    check_the_main_job(work, environment)
+
+
+@pytest.mark.timeout(900)
+def test_the_readme_s_first_command_verbatim_in_a_clean_clone(tmp_path):
+    """`pip install -e . && analyzer ingest && analyzer run ...`, exactly as the README writes
+    it, in a clean copy of the project and a brand-new venv."""
+    clone = clean_copy(tmp_path / "clone")
+    environment = new_venv(tmp_path / "venv")
+    shell(README_FIRST_COMMAND.group(1), clone, environment)
+    check_the_main_job(clone, environment)

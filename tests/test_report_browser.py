@@ -7,27 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from analyzer.report import build_page, write_report
 from analyzer.runs import RunSettings, execute_run
 from helpers import hostile_corpus
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright_api = pytest.importorskip("playwright.sync_api",
-                                         reason="playwright is not installed (pip install -e '.[test]')")
-    if CHROMIUM is None:
-        pytest.skip("no chromium on this machine (.ci/run installs Debian's chromium)")
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
 
 
 def open_page(browser, path: Path, screenshot: Path):

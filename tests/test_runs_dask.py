@@ -75,16 +75,21 @@ class Cluster:
     """`dask scheduler` and two `dask worker` processes on 127.0.0.1, started by the real commands."""
 
     def __init__(self, env: dict | None = None):
-        dask = shutil.which("dask") or pytest.skip("no `dask` command (pip install -e '.[dask]')")
+        # The `dask` command of this interpreter's environment (beside it), even when that
+        # environment's bin folder is not on PATH.
+        beside = Path(sys.executable).with_name("dask")
+        dask = str(beside) if beside.exists() else shutil.which("dask")
+        if dask is None:
+            pytest.skip("no `dask` command (pip install -e '.[dask]')")
         quiet = ["--no-dashboard"]
         self.processes = [RunProcess("scheduler", "--host", "127.0.0.1", "--port", "0", *quiet,
-                                     program=[dask], env=env, new_session=True)]
+                                     program=[dask], env=env)]
         # The scheduler says where it listens once it does: an observed line, not a delay.
         self.address = self.processes[0].wait_for("Scheduler at:").split("Scheduler at:")[1].strip()
         for name in ("a", "b"):
             self.processes.append(RunProcess("worker", self.address, "--nworkers", "1", "--nthreads",
                                              "1", "--name", name, "--host", "127.0.0.1", *quiet,
-                                             program=[dask], env=env, new_session=True))
+                                             program=[dask], env=env))
         from distributed import Client
 
         with Client(self.address, timeout="30s") as client:
@@ -151,7 +156,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_run_completes(tmp_path):
 
 def test_ctrl_c_cancels_the_cluster_s_jobs_and_marks_the_run_interrupted(tiny_db_path):
     run = RunProcess("run", "--vocab", "60000", "--executor", "dask", "--jobs", "2",
-                     "--db", str(tiny_db_path), env={"ANALYZER_TEST_STALL": "1"}, new_session=True)
+                     "--db", str(tiny_db_path), env={"ANALYZER_TEST_STALL": "1"})
     run.wait_for("training")
     run.process.send_signal(signal.SIGINT)
     code, _, stderr = run.finish(timeout=300)

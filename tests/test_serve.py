@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from analyzer.cli import app
-from helpers import TINY, Server
+from helpers import TINY, Server, cli_output, make_served_db
 
 httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
@@ -25,27 +25,9 @@ runner = CliRunner()
 TOKEN = "a-token-of-sixteen-or-more"
 
 
-def cli(db, *args) -> str:
-    result = runner.invoke(app, [*map(str, args), "--db", str(db)])
-    assert result.exit_code == 0, result.output
-    return result.stdout
-
-
-def make_db(folder):
-    corpus = folder / "tiny"
-    corpus.mkdir()
-    for lang, lines in TINY.items():
-        (corpus / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    db = folder / "served.db"
-    cli(db, "ingest", corpus)
-    cli(db, "run", "--vocab", "280,300", "--parity", "--jobs", "1", "--no-report",
-        "--tokenizer", "cl100k_base")
-    return db
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    db = make_db(tmp_path_factory.mktemp("served"))
+    db = make_served_db(tmp_path_factory.mktemp("served"))
     server = Server(db)
     server.db = db
     yield server
@@ -67,16 +49,16 @@ def problem_of(response, status):
 
 
 def test_the_api_returns_the_cli_documents(served, client):
-    assert client.get("/api/corpora").json() == json.loads(cli(served.db, "corpora", "--json"))
-    assert client.get("/api/corpora/tiny").json() == json.loads(cli(served.db, "corpus", "tiny", "--json"))
-    assert client.get("/api/runs").json() == json.loads(cli(served.db, "runs", "--json"))
-    assert client.get("/api/runs/1").json() == json.loads(cli(served.db, "show", "1", "--json"))
-    assert client.get("/api/runs/1/export").json() == json.loads(cli(served.db, "export", "1"))
+    assert client.get("/api/corpora").json() == json.loads(cli_output(served.db, "corpora", "--json"))
+    assert client.get("/api/corpora/tiny").json() == json.loads(cli_output(served.db, "corpus", "tiny", "--json"))
+    assert client.get("/api/runs").json() == json.loads(cli_output(served.db, "runs", "--json"))
+    assert client.get("/api/runs/1").json() == json.loads(cli_output(served.db, "show", "1", "--json"))
+    assert client.get("/api/runs/1/export").json() == json.loads(cli_output(served.db, "export", "1"))
     csv = client.get("/api/runs/1/export", params={"format": "csv"})
     assert csv.headers["content-type"].startswith("text/csv")
-    assert csv.text.strip() == cli(served.db, "export", "1", "--format", "csv").strip()
+    assert csv.text.strip() == cli_output(served.db, "export", "1", "--format", "csv").strip()
     merges = client.get("/api/runs/1/merges", params={"vocab": "parity", "top": 5}).json()
-    exported = json.loads(cli(served.db, "export", "1"))
+    exported = json.loads(cli_output(served.db, "export", "1"))
     parity = next(v for v in exported["vocabularies"] if v["scope"] == "parity")
     assert merges["merges"] == parity["merges"][:5] and merges["merges_learned"] == 44
     unit = client.get("/api/corpora/tiny/units/1").json()
@@ -153,7 +135,7 @@ def test_pages_send_a_policy_and_static_files_are_a_fixed_set(client):
 
 
 def test_a_body_over_the_limit_gets_413(tmp_path):
-    db = make_db(tmp_path)
+    db = make_served_db(tmp_path)
     server = Server(db, "--max-body", "2000")
     try:
         with httpx.Client(base_url=server.url) as client:
@@ -174,7 +156,7 @@ def test_a_body_over_the_limit_gets_413(tmp_path):
 
 
 def test_a_token_guards_every_request_and_other_addresses_need_one(tmp_path):
-    db = make_db(tmp_path)
+    db = make_served_db(tmp_path)
     server = Server(db, "--token", TOKEN)
     try:
         with httpx.Client(base_url=server.url) as client:
@@ -221,7 +203,7 @@ def wait_for_progress(client, run_id):
 
 
 def test_a_run_started_through_the_api_completes_like_the_cli(tmp_path):
-    db = make_db(tmp_path)
+    db = make_served_db(tmp_path)
     server = Server(db)
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
@@ -240,7 +222,7 @@ def test_a_run_started_through_the_api_completes_like_the_cli(tmp_path):
 
 
 def test_one_run_at_a_time_delete_interrupts_and_a_crash_is_marked_failed(tmp_path):
-    db = make_db(tmp_path)
+    db = make_served_db(tmp_path)
     server = Server(db, env={"ANALYZER_TEST_STALL": "1"})  # trainings wait once they report
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:

@@ -5,23 +5,20 @@ typed in or stored in a corpus stays text."""
 from __future__ import annotations
 
 import pytest
-from test_report_browser import browser  # noqa: F401 (the fixture)
 
-from helpers import HOSTILE, Server, hostile_corpus
+from helpers import HOSTILE, Server, hostile_corpus, make_served_db
 
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    from test_serve import make_db
-
-    server = Server(make_db(tmp_path_factory.mktemp("pages")))
+    server = Server(make_served_db(tmp_path_factory.mktemp("pages")))
     yield server
     server.stop()
 
 
-def watched(browser, url: str):  # noqa: F811
+def watched(browser, url: str):
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
@@ -33,7 +30,7 @@ def watched(browser, url: str):  # noqa: F811
     return page, problems
 
 
-def test_the_index_and_a_run_page_load_cleanly(browser, served, tmp_path):  # noqa: F811
+def test_the_index_and_a_run_page_load_cleanly(browser, served, tmp_path):
     page, problems = watched(browser, served.url)
     page.goto(served.url + "/", wait_until="load")
     assert page.locator("#runs tbody tr").count() >= 1
@@ -55,7 +52,7 @@ def counts(page) -> dict:
         [section.dataset.vocab + '/' + row.dataset.lang, Number(row.querySelector('.count').textContent)])))""")
 
 
-def test_the_playground_counts_as_you_type_and_keeps_markup_as_text(browser, served, tmp_path):  # noqa: F811
+def test_the_playground_counts_as_you_type_and_keeps_markup_as_text(browser, served, tmp_path):
     page, problems = watched(browser, served.url)
     page.goto(served.url + "/playground", wait_until="load")
     page.wait_for_function("() => document.querySelectorAll('#results tr[data-lang]').length > 0")
@@ -83,7 +80,7 @@ def test_the_playground_counts_as_you_type_and_keeps_markup_as_text(browser, ser
     assert problems == []
 
 
-def test_a_hostile_corpus_stays_inert_in_the_pages(browser, tmp_path):  # noqa: F811
+def test_a_hostile_corpus_stays_inert_in_the_pages(browser, tmp_path):
     from typer.testing import CliRunner
 
     from analyzer.cli import app

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .errors import CorpusError
 from .languages import language_name, normalise_language, script_name, script_of
-from .parallel import FORMATS, UNIT_KINDS, ParallelCorpus, detect_format, read_corpus
+from .parallel import FORMATS, UNIT_KINDS, ParallelCorpus, default_name, detect_format, read_corpus
 from .readers import read_lines
 
 SAMPLE_CORPUS = Path(str(importlib.resources.files("analyzer.parallel_corpora") / "harbour_town"))
@@ -25,6 +25,7 @@ __all__ = [
     "UNIT_KINDS",
     "CorpusError",
     "ParallelCorpus",
+    "default_name",
     "detect_format",
     "language_name",
     "normalise_language",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,13 +61,69 @@ def read_corpus(path: Path | str, *, format: str | None = None, units: str = "li
         raise CorpusError(f"--units must be lines or paragraphs, not {units!r}")
     if not path.exists():
         raise CorpusError(f"{path}: no such file or folder")
-    format = format or detect_format(path)
-    if format not in FORMATS:
+    if format is not None and format not in FORMATS:
         raise CorpusError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    if path.is_dir():
+        check_folder_entries(path)
+    elif is_stream(path) and format is None:
+        raise CorpusError(f"{path} is a stream (a pipe or a device), whose format cannot be told "
+                          f"from a name: pass --format ({', '.join(STREAM_FORMATS)})")
+    format = format or detect_format(path)
     if units == "paragraphs" and format != "folder":
         raise CorpusError("--units paragraphs applies to the folder format only")
     raw = _read(path, format, units)
     return build(raw, format=format, source=str(path), nfc=nfc, skip_empty_units=skip_empty_units)
+
+
+def default_name(path: Path, corpus: ParallelCorpus) -> str:
+    """The name a corpus is stored under when none is given: the file's name without its
+    endings, or the folder's; a stream's (which has no name) from its content, so the same
+    content gets the same name.
+
+    >>> default_name(Path("data/flores.dev.tsv"), ParallelCorpus({}, "tsv", ""))
+    'flores'
+    """
+    if is_stream(path):
+        return f"stream-{corpus.content_hash()[:8]}"
+    return path.name.split(".")[0] if not path.is_dir() else path.resolve().name
+
+
+STREAM_FORMATS = ("tsv", "csv", "jsonl", "tmx")
+"""The formats that are one file, and so can come from a pipe (`<(zcat corpus.tsv.gz)`)."""
+
+
+def is_stream(path: Path) -> bool:
+    """Whether `path` is something other than a regular file or a folder: a named pipe,
+    a process substitution, a device. Read once, to its end, as a stream."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def check_folder_entries(folder: Path) -> None:
+    """Refuse, before reading anything, a corpus folder holding a named pipe, a socket, a
+    device or a dangling link: reading one could block forever, and none is a corpus file.
+    Sub-folders are left alone (no format reads them)."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        try:
+            mode = os.stat(entry.path).st_mode  # through a symlink, to what it names
+        except OSError:
+            raise CorpusError(f"{entry.path}: a link to nothing (its target is missing); a "
+                              "corpus folder holds only regular files") from None
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise CorpusError(f"{entry.path} is {_kind_of(mode)}, not a regular file; a corpus "
+                              "folder holds only regular files (a pipe can be given as the corpus "
+                              "itself, with --format)")
+
+
+def _kind_of(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a file"
 
 
 BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx"}
@@ -110,6 +168,9 @@ def detect_format(path: Path) -> str:
 
 
 def _read(path: Path, format: str, units: str) -> RawCorpus:
+    if is_stream(path) and format not in STREAM_FORMATS:
+        raise CorpusError(f"{path} is a stream (a pipe or a device): the {format} format needs "
+                          f"files; a stream can be {', '.join(STREAM_FORMATS)}")
     if format == "folder":
         if not path.is_dir():
             raise CorpusError(f"{path}: the folder format needs a folder of <lang>.txt files")
@@ -122,7 +183,7 @@ def _read(path: Path, format: str, units: str) -> RawCorpus:
     if path.is_dir():
         raise CorpusError(f"{path}: the {format} format needs a file, not a folder")
     if format in ("tsv", "csv"):
-        return read_table(path)
+        return read_table(path, delimiter="\t" if format == "tsv" else ",")
     if format == "jsonl":
         return read_jsonl(path)
     return read_tmx(path)

@@ -66,16 +66,26 @@ def read_moses(files: list[Path]) -> RawCorpus:
     return RawCorpus(columns, origin, [f"line {i + 1}" for i in range(count)])
 
 
-def read_table(path: Path) -> RawCorpus:
-    """TSV or CSV: a header of language codes (and optionally `id`), one unit per row.
+def read_table(path: Path, delimiter: str = ",") -> RawCorpus:
+    """TSV (`delimiter` a tab) or CSV: a header of language codes (and optionally `id`), one
+    unit per row. The format says which, never the file's name.
 
     The csv module reads the text itself (not pre-split lines), so a quoted CSV cell may hold
     line breaks, which it keeps, and a TSV cell may hold any character but tab and newline.
     A quote that is never closed is refused with the line where it opened.
     """
     text = read_text(path)
-    csv.field_size_limit(len(text) + 1)  # a long paragraph is a unit, not an error
-    if path.suffix.lower() == ".tsv":
+    # A long paragraph is a unit, not an error. The limit is the csv module's, for the whole
+    # process: raised for this read only, then put back.
+    limit = csv.field_size_limit(len(text) + 1)
+    try:
+        return _read_rows(path, text, delimiter)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _read_rows(path: Path, text: str, delimiter: str) -> RawCorpus:
+    if delimiter == "\t":
         reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE,
                             strict=True)
     else:
