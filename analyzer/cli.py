@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
 import signal
 import sqlite3
 import sys
+import tempfile
 import traceback
 import webbrowser
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -45,9 +48,10 @@ from .external import (
     fetch,
     load_prices,
 )
+from .files import write_atomically
 from .metrics import attribution, language_metrics, load_run_data, summaries
 from .queries import QueryError, complete_run, trained_merges, trained_vocabulary
-from .report import DEFAULT_OUT, write_atomically, write_report
+from .report import DEFAULT_OUT, write_report
 from .runs import EXECUTORS, RunError, RunSettings, execute_run
 from .store import (
     DB_ENV,
@@ -89,23 +93,47 @@ DbOption = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite data
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table (see README).")
 
 
+EXIT_INPUT = 1
+"""Bad input or settings, or a situation (a locked or full disk): a message says which."""
+EXIT_USAGE = 2
+"""A command line Click could not parse (an unknown option, a bad choice, a run id like abc)."""
+EXIT_BUG = 70
+"""An unexpected error, a bug of analyzer's (EX_SOFTWARE in sysexits.h)."""
+EXIT_INTERRUPTED = 130
+"""Stopped by Ctrl-C or SIGTERM."""
+
+FULL_DISK = {errno.ENOSPC, errno.EDQUOT}
+
+
 def main() -> None:
     """The console script: the app, with any unexpected error said in one line (the
     traceback goes to a file, for a bug report) instead of a traceback on the terminal."""
     try:
         app(prog_name="analyzer")
-    except Exception as error:  # noqa: BLE001 - the last resort, by design
-        with contextlib.suppress(OSError):
-            import tempfile
-
-            with tempfile.NamedTemporaryFile("w", prefix="analyzer-error-", suffix=".txt",
-                                             delete=False) as file:
-                traceback.print_exc(file=file)
-            where = f"; the details are in {file.name}"
+    except OSError as error:
+        if error.errno not in FULL_DISK:
+            _report_bug(error)
+        where = f" {error.filename}" if error.filename else " the output"
         Console(stderr=True, soft_wrap=True).print(
-            f"[red]Error:[/red] {plain(type(error).__name__)}: {plain(error)}. This is a bug in "
-            f"analyzer {__version__}, not in your input{plain(locals().get('where', ''))}")
-        sys.exit(2)
+            f"[red]Error:[/red] cannot write{plain(where)}: the disk is full ({plain(error.strerror)}); "
+            "free some space and run the command again")
+        sys.exit(EXIT_INPUT)
+    except Exception as error:  # noqa: BLE001 - the last resort, by design
+        _report_bug(error)
+
+
+def _report_bug(error: BaseException) -> NoReturn:
+    """Say an unexpected error in one line, with its traceback in a file; exit EXIT_BUG."""
+    where = ""
+    with contextlib.suppress(OSError):
+        with tempfile.NamedTemporaryFile("w", prefix="analyzer-error-", suffix=".txt",
+                                         delete=False) as file:
+            traceback.print_exc(file=file)
+        where = f"; the details are in {file.name}"
+    Console(stderr=True, soft_wrap=True).print(
+        f"[red]Error:[/red] {plain(type(error).__name__)}: {plain(error)}. This is a bug in "
+        f"analyzer {__version__}, not in your input{plain(where)}")
+    sys.exit(EXIT_BUG)
 
 
 def _print_version(value: bool) -> None:
@@ -126,7 +154,7 @@ def callback(
 def _fail(message: str) -> typer.Exit:
     # soft_wrap: an error names paths and values; wrapping would cut them in two.
     Console(stderr=True, soft_wrap=True).print(f"[red]Error:[/red] {plain(message)}")
-    return typer.Exit(code=1)
+    return typer.Exit(code=EXIT_INPUT)
 
 
 @contextlib.contextmanager
@@ -149,7 +177,9 @@ def _writing(out: Path) -> Iterator[None]:
         with _errors():
             yield
     except OSError as error:
-        raise _fail(f"--out {out}: cannot write ({error.strerror or error})") from None
+        full = "the disk is full, " if error.errno in FULL_DISK else ""
+        raise _fail(f"--out {out}: cannot write ({full}{error.strerror or error}); nothing "
+                    "was replaced") from None
 
 
 def _open(db: Path) -> AnalyzerDatabase:
@@ -404,16 +434,21 @@ def run(
     database = _open(db)
     console = Console(stderr=True)
     previous = signal.signal(signal.SIGTERM, _interrupt_handler())
+    recorded: list[int] = []  # the run's id, once it is recorded
     try:
         with Progress(*Progress.get_default_columns(), console=console, transient=True) as bars:
             tracker = views.VocabularyBars(bars, plain_lines=not console.is_terminal)
             with _errors():
-                run_id = execute_run(database, settings, tracker.report, tracker.stage)
+                run_id = execute_run(database, settings, tracker.report, tracker.stage,
+                                     started=recorded.append)
     except KeyboardInterrupt as error:
         why = f" ({error.args[0]})" if error.args else ""
-        console.print(f"Interrupted{why}: the run is marked interrupted and none of its partial "
-                      "results were stored.")
-        raise typer.Exit(code=130) from None
+        if recorded:
+            console.print(f"Interrupted{why}: run {recorded[0]} is marked interrupted and none "
+                          "of its partial results were stored.")
+        else:
+            console.print(f"Interrupted{why} before the run was recorded: nothing was stored.")
+        raise typer.Exit(code=EXIT_INTERRUPTED) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
     _show_run(database, run_id, as_json=as_json)
@@ -676,7 +711,7 @@ def tokenizers_get(
             failed.append(item.name)
     if failed:
         console.print(f"Not fetched: {', '.join(failed)}; the store is unchanged for them.")
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=EXIT_INPUT)
 
 
 def _tokenizer_specs(specs: list[str] | None) -> list[str]:

@@ -52,8 +52,16 @@ def tiny_db(tmp_path, tiny_corpus):
 
 @pytest.fixture(autouse=True)
 def _work_in_a_temporary_folder(tmp_path, monkeypatch):
-    """Commands write ./analyzer.db and ./reports by default: never into the checkout."""
+    """Commands write ./analyzer.db and ./reports by default: never into the checkout; and
+    what they keep in the user's cache or the temporary folder (pending results) stays in the
+    test's own folders."""
+    import tempfile
+
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
 
 
 @pytest.fixture(autouse=True)
@@ -128,6 +136,49 @@ def _end_every_process_at_the_end():
     """And what module fixtures started (servers), if their own teardown did not end it."""
     yield
     end_processes()
+
+
+class SmallDisk:
+    """A small file system of its own (a tmpfs), to fill at a chosen moment."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.filler = path / ".filler"
+
+    def fill(self) -> None:
+        """Write until the disk has no room left (blocks, then single bytes)."""
+        descriptor = os.open(self.filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            for size in (1 << 16, 1 << 10, 1):
+                try:
+                    while os.write(descriptor, b"\0" * size):
+                        pass
+                except OSError:
+                    continue
+        finally:
+            os.close(descriptor)
+
+    def free(self) -> None:
+        self.filler.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """An 8 MB tmpfs mounted for this test (needs root, which CI has), unmounted after it."""
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root (CI runs as root)")
+    path = tmp_path / "disk"
+    path.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(path)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield SmallDisk(path)
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

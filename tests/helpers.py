@@ -28,6 +28,10 @@ dispositions, whatever the test runner inherited (a shell that started it in the
 leaves SIGINT ignored, and an ignore survives exec), so a test's signal means the same
 everywhere. A test may ask for some to stay ignored (`ignore=`)."""
 
+HOOKS = Path(__file__).resolve().parent / "hooks"
+"""The test hooks' folder: on PYTHONPATH, its sitecustomize.py stops a run at a known point
+when a test asks (ANALYZER_TEST_STALL and the others it lists)."""
+
 WAIT = 60.0
 """How long a test waits for an event that takes a second or two (a progress line, a process
 ending): only a guard against a hang, which then fails naming the event that never came."""
@@ -45,6 +49,9 @@ class RunProcess:
                  ignore: tuple[str, ...] = ()):
         environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {}),
                        "ANALYZER_TEST_IGNORE_SIGNALS": ",".join(ignore)}
+        # The test hooks (tests/hooks/sitecustomize.py), in this process and its children.
+        environment["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(HOOKS), environment.get("PYTHONPATH")]))
         command = [*(program or [sys.executable, "-m", "analyzer"]), *args]
         self.process = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGNALS, *command],
                                         env=environment, stdout=subprocess.PIPE,

@@ -254,3 +254,55 @@ def test_a_stream_needs_a_format_and_a_one_file_format(db, tmp_path):
     assert result.exit_code == 1 and "is a stream" in result.output and "pass --format" in result.output
     result = ingest(db, pipe, "--format", "moses")
     assert result.exit_code == 1 and "the moses format needs files" in result.output
+
+
+# Round 3: corpora that were accepted silently wrong, or refused with an internal error.
+
+def jsonl(tmp_path, *lines: str):
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("lines, message", [
+    (['{"eng_Latn": "real text", "rus_Cyrl": "текст", "eng_Latn": "OVERRIDE"}'],
+     "line 1: the key 'eng_Latn' is given twice in one object"),
+    (['{"eng_Latn": "a", "rus_Cyrl": "б"}', '{"eng_Latn": "b", "rus_Cyrl": "в", "id": 1, "id": 2}'],
+     "line 2: the key 'id' is given twice"),
+    (['{"eng_Latn": "a", "rus_Cyrl": "б", "meta": {"x": 1, "x": 2}}'], "line 1: the key 'x' is given twice"),
+    (["{}"], "line 1: no language texts"),
+    (['{"id": "u1"}'], "line 1: no language texts"),
+    (['{"id": 1, "ID": 2, "eng_Latn": "a", "rus_Cyrl": "б"}'], "line 1: two unit ids ('id', 'ID')"),
+    (['{"id": [1], "eng_Latn": "a", "rus_Cyrl": "б"}'], "line 1: the unit id is list"),
+    (['{"eng_Latn": NaN, "rus_Cyrl": "б"}'], "line 1: eng_Latn is float, not text"),
+    (['{"": "a", "rus_Cyrl": "б"}'], "c.jsonl"),
+    (['["eng_Latn", "a"]'], "line 1: expected an object of language: text"),
+])
+def test_malformed_jsonl_is_refused_naming_the_line(db, tmp_path, lines, message):
+    before = dump(db)
+    result = ingest(db, jsonl(tmp_path, *lines))
+    assert result.exit_code == 1, result.output
+    assert message in " ".join(result.output.split()), result.output
+    assert "bug" not in result.output and dump(db) == before
+
+
+def test_id_is_the_unit_id_in_any_case_and_in_every_format(tmp_path):
+    """`ID` is Indonesian's code too: in a header or a JSONL key it is the unit id, always."""
+    from analyzer.corpus import read_corpus
+
+    table = tmp_path / "c.tsv"
+    table.write_text("ID\teng_Latn\trus_Cyrl\nu1\tthe cat\tкот\n", encoding="utf-8")
+    lines = jsonl(tmp_path, '{"ID": "u1", "eng_Latn": "the cat", "rus_Cyrl": "кот"}')
+    for corpus in (read_corpus(table), read_corpus(lines)):
+        assert corpus.texts == {"eng_Latn": ["the cat"], "rus_Cyrl": ["кот"]}
+        assert corpus.unit_ids == ["u1"]
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200c\u200d", "\u2060", "\u00ad", "\u200b \ufeff\u200e"])
+def test_a_unit_of_only_invisible_characters_is_empty(db, tmp_path, invisible):
+    corpus = folder(tmp_path, {"eng_Latn.txt": "one\ntwo\n", "rus_Cyrl.txt": f"раз\n{invisible}\n"})
+    result = ingest(db, corpus)
+    assert result.exit_code == 1
+    assert "line 2 is empty in rus_Cyrl.txt (it holds only invisible characters" in " ".join(result.output.split())
+    kept = ingest(db, corpus, "--skip-empty-units", "--name", "kept")
+    assert kept.exit_code == 0 and "Dropped 1 unit(s)" in kept.output

@@ -393,7 +393,7 @@ def test_an_unexpected_error_is_one_line_and_a_file(tmp_path):
                    capture_output=True)
     done = subprocess.run([sys.executable, "-c", code, "corpora", "--db", str(db)],
                           capture_output=True, text=True)
-    assert done.returncode == 2
+    assert done.returncode == 70  # a bug's own code, not a usage error's (2) or the input's (1)
     assert "Traceback" not in done.stderr
     assert "ZeroDivisionError" in done.stderr and "This is a bug" in done.stderr
     details = done.stderr.split("the details are in ")[1].strip()

@@ -323,3 +323,45 @@ def test_bad_fairness_flags_fail_clearly_and_store_nothing(db, args, message):
     assert result.exit_code != 0 and message in result.output
     assert "Traceback" not in result.output
     assert Database(db).execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+
+
+RUNAWAY = [rf"re:{p}|[\s\S]" for p in (r"(?:a|a)*$", r"(?:a|aa)+$", r"(?:aa|a)*$", r"(?:\w|\w)*$")]
+"""Patterns that backtrack catastrophically, in the `regex` module, on a run of a's with
+something else at its end (and, on other text, cut it into characters: lossless). The module
+sees through some classics, (a+)+$ and (a*)*b among them."""
+
+
+@pytest.mark.parametrize("pattern", RUNAWAY)
+def test_a_runaway_pattern_is_refused_naming_the_unit_and_nothing_is_stored(tmp_path, pattern):
+    corpus = tmp_path / "c.tsv"
+    corpus.write_text("eng_Latn\trus_Cyrl\nthe cat\tкот\n" + "a" * 40 + "!\tкот!\n", encoding="utf-8")
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest", corpus).exit_code == 0
+    before = list(Database(db).iterdump())
+    code, _, stderr = RunProcess("run", "--vocab", "300", "--pretokenize", pattern, "--jobs", "1",
+                                 "--db", str(db)).finish()
+    message = " ".join(stderr.split())
+    assert code == 1, stderr
+    assert f"--pretokenize {pattern} runs away: eng_Latn unit 2 of corpus 'c'" in message, message
+    assert "catastrophic backtracking" in message
+    assert "nothing was stored" in message and list(Database(db).iterdump()) == before
+
+
+@pytest.mark.parametrize("pattern", [r"re:(a|b)|\s", r"re:(\w)(\w)?|\W"])
+def test_a_pattern_with_capturing_groups_is_refused_before_anything(db, pattern):
+    """findall returns a pattern's groups, not its matches (tuples for two): such a pattern's
+    chunks would not be its matches, so it is refused with the fix."""
+    result = invoke(db, "run", "--vocab", "300", "--pretokenize", pattern, "--jobs", "1")
+    assert result.exit_code == 1 and "capturing group(s)" in result.output and "(?:...)" in result.output
+    assert "bug" not in result.output
+
+
+def test_ctrl_c_before_the_run_is_recorded_says_nothing_was_stored(db_with_a_run):
+    run = RunProcess("run", "--vocab", "300", "--jobs", "1", "--db", str(db_with_a_run),
+                     env={"ANALYZER_TEST_STALL_AT": "check_lossless"})
+    run.wait_for("analyzer-test: stalled before check_lossless")
+    run.process.send_signal(signal.SIGINT)
+    code, _, stderr = run.finish()
+    assert code == 130 and "before the run was recorded: nothing was stored" in stderr, stderr
+    assert "marked interrupted" not in stderr
+    assert Database(db_with_a_run).execute("SELECT count(*) FROM runs").fetchone()[0] == 1

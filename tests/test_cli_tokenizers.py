@@ -137,6 +137,9 @@ def test_tokenizers_get_from_a_folder_of_archives(tmp_path):
     listed = {i["name"]: i for i in json.loads(runner.invoke(app, ["tokenizers", "--json"]).stdout)}
     assert listed["claude-legacy"]["available"]
     assert "analyzer's store" in listed["claude-legacy"]["resolves_from"]["claude.json"]
+    # Offline (the tests set ANALYZER_OFFLINE=1), what is already in the store is fine.
+    again = runner.invoke(app, ["tokenizers", "get", "claude-legacy"])
+    assert again.exit_code == 0 and "already in the store" in again.output, again.output
 
 
 def test_all_available_measures_what_is_here_and_says_what_is_not(db, catalog_store):

@@ -165,3 +165,39 @@ def test_ctrl_c_cancels_the_cluster_s_jobs_and_marks_the_run_interrupted(tiny_db
     [found] = list_runs(open_db(tiny_db_path))
     assert found.status == "interrupted"
     assert open_db(tiny_db_path).execute("SELECT count(*) FROM vocabularies").fetchone()[0] == 0
+
+
+def test_a_local_cluster_run_prints_progress_and_nothing_of_dask_s(tiny_db_path):
+    """No dashboard-port warning (8787 taken here on purpose), no large-graph warning: the
+    texts' one graph is large by design (see analyzer/runs/cluster.py)."""
+    import socket
+
+    with socket.socket() as taken:
+        try:
+            taken.bind(("", 8787))
+            taken.listen()
+        except OSError:
+            pass  # already taken by something else: the same test
+        code, _, stderr = RunProcess("run", "--vocab", "300", "--executor", "dask", "--jobs", "2",
+                                     "--no-report", "--db", str(tiny_db_path)).finish(timeout=300)
+    assert code == 0, stderr
+    assert "Warning" not in stderr and "warn" not in stderr.lower(), stderr
+    assert "8787" not in stderr and "large graph" not in stderr
+
+
+def test_texts_larger_than_dask_s_graph_warning_go_once_without_it():
+    import warnings
+
+    from analyzer.runs.cluster import connect
+    from analyzer.runs.jobs import JobPlan
+    from analyzer.store import VocabKind
+
+    texts = {"eng_Latn": [f"the cat sat {i} " * 60 for i in range(12_000)],  # distinct: pickle
+             "rus_Cyrl": [f"кот сидел {i} " * 60 for i in range(12_000)]}   # keeps each (20 MB)
+    plan = JobPlan(VocabKind.SHARED, "shared", ["eng_Latn", "rus_Cyrl"], ["eng_Latn", "rus_Cyrl"],
+                   [0, 1], [0, 1], [260], "lexicographic", 2)
+    with warnings.catch_warnings(record=True) as seen, connect(None, 1) as executor:
+        warnings.simplefilter("always")
+        [record] = executor.run([plan], texts)
+    assert record.merges_learned > 0
+    assert [str(w.message) for w in seen if "large graph" in str(w.message)] == []

@@ -10,13 +10,15 @@ import os
 import signal
 import socket
 import sqlite3
+import threading
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from analyzer.cli import app
-from helpers import TINY, Server, cli_output, make_served_db
+from helpers import TINY, WAIT, Server, cli_output, make_served_db, processes_in_session
 
 httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
@@ -252,3 +254,143 @@ def test_one_run_at_a_time_delete_interrupts_and_a_crash_is_marked_failed(tmp_pa
 def query(db, sql, *args):
     with contextlib.closing(sqlite3.connect(db)) as conn:
         return conn.execute(sql, args).fetchall()
+
+
+# Round 3: the service runs runs by default, refuses runaway patterns fast, agrees with itself,
+# lets a browser in behind a token, works offline, and holds no connection for nothing.
+
+def test_a_default_run_completes_and_the_next_may_start_at_once(tmp_path):
+    """The defaults (a vocabulary per language, a pool of workers) in the service's run
+    process; and a POST right after GET shows a run complete is never told it is running."""
+    db = make_served_db(tmp_path)
+    server = Server(db)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            for _ in range(3):
+                started = client.post("/api/runs", json={"sizes": [300], "corpus": "tiny"})
+                assert started.status_code == 202, started.text
+                done = wait_for_status(client, started.json()["run"], {"complete", "failed"})
+                assert done["status"] == "complete", done
+                assert {r["vocab"] for r in done["records"]} >= {"shared", "eng_Latn", "kor_Hang"}
+    finally:
+        code, _, stderr = server.stop()
+    assert "Traceback" not in stderr
+
+
+def test_a_runaway_pattern_is_refused_and_a_starting_run_blocks_nobody(tmp_path):
+    from helpers import cli_output
+
+    corpus = tmp_path / "c.tsv"
+    corpus.write_text("eng_Latn\trus_Cyrl\nthe cat\tкот\n" + "a" * 40 + "!\tкот!\n", encoding="utf-8")
+    db = tmp_path / "a.db"
+    cli_output(db, "ingest", corpus)
+    server = Server(db)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            detail = problem_of(client.post("/api/runs", json={
+                "sizes": [300], "pretokenizers": ["re:(?:a|a)*$|[\\s\\S]"]}), 422)
+            assert "runs away: eng_Latn unit 2 of corpus 'c'" in detail, detail
+            assert client.get("/api/runs").json() == []
+            assert client.post("/api/runs", json={"sizes": [300], "jobs": 1}).status_code == 202
+    finally:
+        server.stop()
+
+
+def test_a_post_while_another_run_is_starting_is_answered_at_once(tmp_path):
+    db = make_served_db(tmp_path)
+    server = Server(db, env={"ANALYZER_TEST_STALL_AT": "check_lossless"})
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client, \
+                httpx.Client(base_url=server.url, timeout=120) as other:
+            first: list = []
+            poster = threading.Thread(target=lambda: first.append(
+                other.post("/api/runs", json={"sizes": [300], "jobs": 1})), daemon=True)
+            poster.start()
+            server.run.wait_for("analyzer-test: stalled before check_lossless")  # the child's line
+            assert "a run is starting" in problem_of(client.post("/api/runs", json={"sizes": [300]}), 409)
+            # The starting run's process (multiprocessing's spawn_main; not its resource tracker)
+            # dies before recording its run.
+            [child] = [pid for pid in processes_in_session(server.run.pid)
+                       if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+            os.kill(child, signal.SIGKILL)
+            poster.join(timeout=60)
+            assert "ended before recording the run" in problem_of(first[0], 422)
+            assert [r["id"] for r in client.get("/api/runs").json()] == [1]  # nothing recorded
+    finally:
+        server.stop()
+
+
+def test_a_browser_signs_in_behind_a_token_and_the_api_keeps_its_bearer_check(tmp_path):
+    db = make_served_db(tmp_path)
+    server = Server(db, "--token", TOKEN)
+    page = {"Accept": "text/html,application/xhtml+xml"}
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            sent = client.get("/playground", headers=page)
+            assert sent.status_code == 303 and sent.headers["location"] == "/login?next=%2Fplayground"
+            form = client.get("/login", params={"next": "/playground"})
+            assert form.status_code == 200 and "name='token'" in form.text
+            assert "content-security-policy" in form.headers
+            wrong = client.post("/login", data={"token": "not-the-token-at-all", "next": "/playground"})
+            assert wrong.status_code == 401 and "not the token of this server" in wrong.text
+            assert "set-cookie" not in wrong.headers
+            signed = client.post("/login", data={"token": TOKEN, "next": "https://evil.example/"})
+            assert signed.status_code == 303 and signed.headers["location"] == "/"  # never away
+            cookie = signed.headers["set-cookie"]
+            assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+            assert TOKEN not in cookie
+            assert client.get("/playground", headers=page).status_code == 200  # the cookie
+            assert client.get("/api/runs").status_code == 200
+            text = {"text": "the cat", "tokenizer": "cl100k_base"}
+            origin = server.url
+            assert client.post("/api/tokenize", json=text, headers={"Origin": origin}).status_code == 200
+            assert problem_of(client.post("/api/tokenize", json=text,
+                                          headers={"Origin": "https://evil.example"}), 403)
+        with httpx.Client(base_url=server.url, timeout=60) as stranger:
+            assert stranger.get("/api/runs").status_code == 401
+        with httpx.Client(base_url=server.url, timeout=60,
+                          cookies={"analyzer_session": "0" * 64}) as forger:
+            assert forger.get("/api/runs").status_code == 401
+        with httpx.Client(base_url=server.url, timeout=60) as stranger:
+            bearer = stranger.get("/api/runs", headers={"Authorization": f"Bearer {TOKEN}"})
+            assert bearer.status_code == 200
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("token, said", [(" " * 16, "this one is blank"), ("   short token  ", "11 once stripped")])
+def test_a_blank_or_short_token_is_refused(tmp_path, token, said):
+    db = make_served_db(tmp_path)
+    refused = runner.invoke(app, ["serve", "--host", "0.0.0.0", "--token", token, "--db", str(db)])
+    assert refused.exit_code == 1 and said in " ".join(refused.output.split())
+
+
+def test_no_page_loads_from_the_network_and_every_answer_says_nosniff(served, client):
+    assert client.get("/docs").status_code == 404 and client.get("/redoc").status_code == 404
+    assert client.get("/openapi.json").status_code == 200
+    plotly = client.get("/runs/1").text.split("src='")[1].split("'")[0]
+    for path in ("/api/runs", "/api/runs/1/export?format=csv", "/static/playground.js",
+                 f"/runs/{plotly}", "/api/runs/99", "/", "/nothing-here"):
+        assert client.get(path).headers.get("x-content-type-options") == "nosniff", path
+    index = client.get("/").text
+    assert "/docs" not in index and "https://" not in index
+
+
+def test_a_page_for_an_id_beyond_any_integer_is_a_problem_not_a_crash(served, client):
+    for path in ("/runs/100000000000000000000", "/runs/0"):
+        response = client.get(path)
+        assert 400 <= response.status_code < 500, path
+        assert response.headers["content-type"].startswith("application/problem+json")
+
+
+def test_connections_that_send_nothing_or_half_a_request_are_closed(served, client):
+    host, port = served.url.split("//")[1].split(":")
+    held = [socket.create_connection((host, int(port)), timeout=WAIT) for _ in range(20)]
+    held[0].sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # headers never finished
+    try:
+        for connection in held:
+            assert connection.recv(1024) == b""  # closed by the server (the bound: a hang)
+    finally:
+        for connection in held:
+            connection.close()
+    assert client.get("/api/runs").status_code == 200

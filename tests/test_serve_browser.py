@@ -108,3 +108,25 @@ def test_a_hostile_corpus_stays_inert_in_the_pages(browser, tmp_path):
         assert problems == []
     finally:
         server.stop()
+
+
+def test_behind_a_token_a_browser_signs_in_and_uses_the_playground(browser, tmp_path):
+    token = "a-browser-token-of-sixteen-or-more"
+    server = Server(make_served_db(tmp_path), "--token", token)
+    try:
+        page, problems = watched(browser, server.url)
+        page.goto(server.url + "/playground", wait_until="load")
+        assert page.url.startswith(server.url + "/login")  # sent to sign in, not a 401
+        page.fill("input[name=token]", "wrong-token-wrong-token")
+        page.click("button[type=submit]")
+        page.wait_for_selector("[role=alert]")
+        page.fill("input[name=token]", token)
+        page.click("button[type=submit]")
+        page.wait_for_url(server.url + "/playground")
+        page.wait_for_function("() => document.querySelectorAll('#results tr[data-lang]').length > 0")
+        assert all(n > 0 for n in counts(page).values())
+        page.close()
+    finally:
+        server.stop()
+    # the wrong token's page answered 401: the browser's console says so, nothing else
+    assert [p for p in problems if "401" not in p] == []

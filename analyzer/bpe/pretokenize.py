@@ -57,9 +57,24 @@ PRETOKENIZERS: dict[str, str | None] = {
 """Built-in pre-tokenizers by name (`none`: no splitting, each text is one chunk)."""
 
 
+USER_PATTERN_TIMEOUT = 1.0
+"""Seconds a pattern of the user's (re:...) may take on one text. A pattern that backtracks
+catastrophically (`(a|a)*$` on forty a's and a `!`) would otherwise run for hours; with the
+bound it is refused, naming the text. The built-in patterns are linear and unbounded."""
+
+
 class PretokenizerError(ValueError):
     """A pattern that is not a regular expression, a name that is not a pre-tokenizer, or a
-    pre-tokenizer that loses text; the message says which, and where."""
+    pre-tokenizer that loses text or runs away on one; the message says which, and where.
+
+    `name` is the pre-tokenizer, `text_index` the text it failed on (None when no text was
+    involved), `failure` what it did there ("loses text", "runs away") and `detail` where or
+    why, without the rest of the message."""
+
+    def __init__(self, message: str, *, name: str | None = None, text_index: int | None = None,
+                 failure: str | None = None, detail: str | None = None):
+        super().__init__(message)
+        self.name, self.text_index, self.failure, self.detail = name, text_index, failure, detail
 
 
 @dataclass(frozen=True)
@@ -68,13 +83,26 @@ class Pretokenizer:
     """As given: a built-in name or `re:<pattern>`."""
     pattern: str
     compiled: regex.Pattern = field(repr=False, compare=False)
+    timeout: float | None = None
+    """The bound on one text's split (a user's pattern), in seconds; None: no bound."""
 
     def split(self, text: str, index: int = 0) -> list[str]:
-        """The text's chunks; PretokenizerError if they do not give the text back."""
-        chunks = self.compiled.findall(text)
+        """The text's chunks; PretokenizerError if they do not give the text back, or if the
+        pattern takes longer than its bound on this text."""
+        try:
+            chunks = self.compiled.findall(text, timeout=self.timeout)
+        except TimeoutError:
+            detail = (f"the pattern ran for more than {self.timeout:g} s on this one text of "
+                      f"{len(text):,} characters (catastrophic backtracking: a nested or "
+                      "overlapping repetition such as (a|a)* or (a+)+)")
+            raise PretokenizerError(f"pre-tokenizer {self.name} runs away: text {index}, {detail}",
+                                    name=self.name, text_index=index, failure="runs away",
+                                    detail=detail) from None
         if sum(map(len, chunks)) != len(text) or "".join(chunks) != text:
-            raise PretokenizerError(f"pre-tokenizer {self.name} loses text: text {index}, "
-                                    f"{_first_loss(text, chunks)}")
+            detail = _first_loss(text, chunks)
+            raise PretokenizerError(f"pre-tokenizer {self.name} loses text: text {index}, {detail}",
+                                    name=self.name, text_index=index, failure="loses text",
+                                    detail=detail)
         return chunks
 
 
@@ -91,7 +119,13 @@ def resolve(spec: str | None) -> Pretokenizer | None:
         pattern = spec[len(USER_PREFIX):]
         if not pattern:
             raise PretokenizerError(f"pre-tokenizer {spec!r} has an empty pattern")
-        return Pretokenizer(spec, pattern, _compile(spec, pattern))
+        compiled = _compile(spec, pattern)
+        if compiled.groups:
+            # findall would return the groups' text, not the chunks (tuples, with two or more)
+            raise PretokenizerError(f"pre-tokenizer {spec}: the pattern has {compiled.groups} "
+                                    "capturing group(s); a chunk is a whole match, so write "
+                                    "groups as (?:...)")
+        return Pretokenizer(spec, pattern, compiled, timeout=USER_PATTERN_TIMEOUT)
     raise PretokenizerError(f"unknown pre-tokenizer {spec!r}: use one of "
                             f"{', '.join(PRETOKENIZERS)}, or re:PATTERN for a regular expression")
 

@@ -9,6 +9,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.files import is_special, kind_of
+
 from .errors import CorpusError
 from .languages import normalise_language
 from .readers import COMPANION_FILES, RawCorpus, read_folder, read_jsonl, read_moses, read_table
@@ -95,11 +97,7 @@ STREAM_FORMATS = ("tsv", "csv", "jsonl", "tmx")
 def is_stream(path: Path) -> bool:
     """Whether `path` is something other than a regular file or a folder: a named pipe,
     a process substitution, a device. Read once, to its end, as a stream."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    return is_special(path)
 
 
 def check_folder_entries(folder: Path) -> None:
@@ -113,17 +111,9 @@ def check_folder_entries(folder: Path) -> None:
             raise CorpusError(f"{entry.path}: a link to nothing (its target is missing); a "
                               "corpus folder holds only regular files") from None
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            raise CorpusError(f"{entry.path} is {_kind_of(mode)}, not a regular file; a corpus "
+            raise CorpusError(f"{entry.path} is {kind_of(mode)}, not a regular file; a corpus "
                               "folder holds only regular files (a pipe can be given as the corpus "
                               "itself, with --format)")
-
-
-def _kind_of(mode: int) -> str:
-    for test, kind in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return kind
-    return "not a file"
 
 
 BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx"}
@@ -223,6 +213,17 @@ def _looks_like_code(suffix: str) -> bool:
     return True
 
 
+def is_blank(text: str) -> bool:
+    """Whether a text holds nothing to read: only white space and invisible format characters
+    (Unicode category Cf: zero-width space, joiners, word joiner, soft hyphen, marks of
+    direction). Such a unit is empty, whatever its length.
+
+    >>> is_blank("\u200b\u200c \u2060\u00ad"), is_blank("a\u200b")
+    (True, False)
+    """
+    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
+
+
 def build(raw: RawCorpus, *, format: str, source: str, nfc: bool = False,
           skip_empty_units: bool = False) -> ParallelCorpus:
     """Normalise codes, reject or drop empty units, apply NFC if asked."""
@@ -244,12 +245,16 @@ def build(raw: RawCorpus, *, format: str, source: str, nfc: bool = False,
     if n_units == 0:
         raise CorpusError(f"{source}: no units (the input is empty)")
     unit_ids = raw.unit_ids or [None] * n_units
-    empty = [i for i in range(n_units) if any(not column[i].strip() for column in texts.values())]
+    empty = [i for i in range(n_units) if any(is_blank(column[i]) for column in texts.values())]
     if empty and not skip_empty_units:
         first = empty[0]
-        where = [raw.origin[given[lang]] for lang, column in texts.items() if not column[first].strip()]
-        raise CorpusError(f"{raw.unit_labels[first]} is empty in {', '.join(where)} "
-                          f"({len(empty)} empty unit{'s' if len(empty) > 1 else ''} in all); "
+        where = [raw.origin[given[lang]] for lang, column in texts.items() if is_blank(column[first])]
+        invisible = any(column[first] and not column[first].isspace() for lang, column in
+                        texts.items() if is_blank(column[first]))
+        raise CorpusError(f"{raw.unit_labels[first]} is empty in {', '.join(where)}"
+                          + (" (it holds only invisible characters: zero-width, joiners, soft "
+                             "hyphens)" if invisible else "")
+                          + f" ({len(empty)} empty unit{'s' if len(empty) > 1 else ''} in all); "
                           "aligned units need text in every language "
                           "(--skip-empty-units drops them in every language)")
     if empty:

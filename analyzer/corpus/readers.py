@@ -96,7 +96,10 @@ def _read_rows(path: Path, text: str, delimiter: str) -> RawCorpus:
     except StopIteration:
         raise CorpusError(f"{path}: empty file (expected a header row of language codes)") from None
     names = [name.strip() for name in header]
-    id_column = next((i for i, name in enumerate(names) if name.lower() == "id"), None)
+    ids = [i for i, name in enumerate(names) if is_id_name(name)]
+    if len(ids) > 1:
+        raise CorpusError(f"{path}: the header has two id columns ({', '.join(names[i] for i in ids)})")
+    id_column = ids[0] if ids else None
     languages = [(i, name) for i, name in enumerate(names) if i != id_column]
     _check_header(path, [name for _, name in languages])
     columns: dict[str, list[str]] = {name: [] for _, name in languages}
@@ -131,41 +134,75 @@ def _table_rows(path: Path, reader) -> Iterator[tuple[int, list[str]]]:
         line = reader.line_num + 1
 
 
+ID_COLUMN = "id"
+"""The unit id's column (TSV/CSV header) or key (JSONL), in any case (`id`, `ID`, `Id`): one
+rule for every format, so `ID` is never read as a language code (it is Indonesian's)."""
+
+
+def is_id_name(name: str) -> bool:
+    return name.strip().lower() == ID_COLUMN
+
+
 def read_jsonl(path: Path) -> RawCorpus:
-    """One JSON object per line: `{"eng_Latn": "...", "rus_Cyrl": "..."}`, optional `id`."""
+    """One JSON object per line: `{"eng_Latn": "...", "rus_Cyrl": "..."}`, optional `id`.
+
+    A key given twice in one object is refused (JSON parsers keep the last one silently)."""
     columns: dict[str, list[str]] = {}
     labels, unit_ids = [], []
     for number, line in enumerate(read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
+        where = f"{path}: line {number}"
         try:
-            record = json.loads(line)
+            record = json.loads(line, object_pairs_hook=_refuse_repeated_keys(where))
         except json.JSONDecodeError as error:
-            raise CorpusError(f"{path}: line {number}: not JSON ({error.msg})") from None
+            raise CorpusError(f"{where}: not JSON ({error.msg})") from None
         except RecursionError:
-            raise CorpusError(f"{path}: line {number}: nested too deeply to be a unit "
+            raise CorpusError(f"{where}: nested too deeply to be a unit "
                               "(expected an object of language: text)") from None
         if not isinstance(record, dict):
-            raise CorpusError(f"{path}: line {number}: expected an object of language: text")
-        unit_id = record.pop("id", None)
+            raise CorpusError(f"{where}: expected an object of language: text")
+        ids = [key for key in record if is_id_name(key)]
+        if len(ids) > 1:
+            raise CorpusError(f"{where}: two unit ids ({', '.join(map(repr, ids))}); give one")
+        unit_id = record.pop(ids[0]) if ids else None
+        if not record:
+            raise CorpusError(f"{where}: no language texts (expected an object of language: "
+                              'text, e.g. {"eng_Latn": "...", "rus_Cyrl": "..."})')
         if not columns:
             columns = {code: [] for code in record}
         if set(record) != set(columns):
             missing = sorted(set(columns) - set(record))
             extra = sorted(set(record) - set(columns))
-            raise CorpusError(f"{path}: line {number}: languages differ from the first line"
+            raise CorpusError(f"{where}: languages differ from the first line"
                               + (f"; missing {', '.join(missing)}" if missing else "")
                               + (f"; unexpected {', '.join(extra)}" if extra else ""))
         for code, text in record.items():
             if not isinstance(text, str):
-                raise CorpusError(f"{path}: line {number}: {code} is {type(text).__name__}, not text")
-            _check_unicode(text, f"{path}: line {number}: {code}")
+                raise CorpusError(f"{where}: {code} is {type(text).__name__}, not text")
+            _check_unicode(text, f"{where}: {code}")
             columns[code].append(text)
+        if unit_id is not None and not isinstance(unit_id, str | int):
+            raise CorpusError(f"{where}: the unit id is {type(unit_id).__name__}; give a "
+                              "string or a whole number")
         unit_ids.append(None if unit_id is None else str(unit_id))
         labels.append(f"line {number}")
     if not columns:
         raise CorpusError(f"{path}: no units (the file has no JSON lines)")
     return RawCorpus(columns, dict.fromkeys(columns, path.name), labels, unit_ids)
+
+
+def _refuse_repeated_keys(where: str):
+    """A json object hook that refuses an object naming a key twice, at any depth."""
+    def build(pairs: list[tuple[str, object]]) -> dict:
+        seen: dict[str, object] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise CorpusError(f"{where}: the key {key!r} is given twice in one object; "
+                                  "each language (and the id) once per unit")
+            seen[key] = value
+        return seen
+    return build
 
 
 def _check_unicode(text: str, where: str) -> None:

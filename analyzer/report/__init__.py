@@ -3,7 +3,7 @@
     write_report(db, run_id)            # reports/run-<id>.html, reports/index.html, plotly.js
 """
 
-from .files import DEFAULT_OUT, plotly_file_name, write_atomically
+from .files import DEFAULT_OUT, plotly_file_name
 from .page import build_page, write_report
 
-__all__ = ["DEFAULT_OUT", "build_page", "plotly_file_name", "write_atomically", "write_report"]
+__all__ = ["DEFAULT_OUT", "build_page", "plotly_file_name", "write_report"]

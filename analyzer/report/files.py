@@ -1,12 +1,13 @@
-"""What the report pages are written with: atomic file writes, the one plotly.js per folder,
-and the page style they share."""
+"""What the report pages are written with: the one plotly.js per folder, and the page style
+they share (files are written by `analyzer.files.write_atomically`)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+from analyzer.files import write_atomically
 
 DEFAULT_OUT = Path("reports")
 STYLE = """
@@ -25,17 +26,6 @@ code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; 
 .filter input[type=search] { margin: 0 .6rem; padding: .15rem .4rem; min-width: 14rem; }
 .filter label { margin-right: .6rem; white-space: nowrap; }
 """
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write through a temporary file and a rename: a reader (or a later run that checks the
-    file exists) never sees half a file, even if this process is killed while writing."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(path)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def plotly_file_name() -> str:

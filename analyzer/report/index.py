@@ -6,10 +6,11 @@ from html import escape
 from pathlib import Path
 
 from analyzer.corpus import language_name
+from analyzer.files import write_atomically
 from analyzer.metrics import headline_vocabulary
 from analyzer.store import AnalyzerDatabase, RunStatus, list_runs, vocabularies, vocabulary_totals
 
-from .files import DEFAULT_OUT, STYLE, write_atomically
+from .files import DEFAULT_OUT, STYLE
 
 
 def write_index(db: AnalyzerDatabase, out: Path = DEFAULT_OUT) -> Path:

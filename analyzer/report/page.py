@@ -15,6 +15,7 @@ from analyzer import __version__
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.external import catalog, load_prices
+from analyzer.files import write_atomically
 from analyzer.metrics import (
     RunData,
     attribution,
@@ -39,7 +40,7 @@ from analyzer.store import (
 from . import fairness, figures, split_rules
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
-from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script, write_atomically
+from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script
 from .index import write_index
 from .languages import FILTER_SCRIPT, filter_bar
 from .tables import merges_table, provenance_table

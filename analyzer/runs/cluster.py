@@ -1,8 +1,10 @@
 """Running a run's trainings on a Dask distributed cluster (optional: `analyzer[dask]`).
 
 The jobs are the local pool's (one per vocabulary: train, then count every measured text at
-every size); the texts go to the cluster once (a task's result) and each job takes its own
-from them.
+every size). The texts go to the cluster once, inside the graph of one task whose result they
+are: the scheduler keeps that graph, so when a worker holding the result dies, the task runs
+again on another (scattered data has no such recipe). Each job takes its own texts from that
+result, which workers pass to each other; the jobs' own graphs hold no texts.
 Results come back to the command, which stores them in its one final transaction as always:
 workers never touch the database. A job whose worker dies is run again on another (Dask
 reschedules it); a job that raises is retried `RETRIES` times, then fails the run with the
@@ -18,6 +20,7 @@ import contextlib
 import logging
 import os
 import re
+import warnings
 from collections.abc import Iterator
 
 from analyzer.store import VocabularyRecord
@@ -69,12 +72,15 @@ class DaskExecutor:
         report = report or (lambda *args: None)
         if not plans:
             return []
-        # The texts go to the cluster once, as a task whose result they are (not scattered:
-        # scattered data has no recipe, and jobs were seen to be cancelled when a worker holding
-        # it died). A task can be run again wherever a worker is left; workers fetch its result
-        # from each other.
-        shared = self.client.submit(_texts, Texts(texts), pure=False,
-                                    key=f"texts-{os.getpid()}-{id(plans)}")
+        # The texts go to the cluster once, in the graph of a task whose result they are (not
+        # scattered: scattered data has no recipe, and jobs were seen to be cancelled when a
+        # worker holding it died). The task can run again wherever a worker is left; workers
+        # fetch its result from each other. That one graph is as large as the texts by design,
+        # so distributed's warning about large graphs says nothing here.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sending large graph")
+            shared = self.client.submit(_texts, Texts(texts), pure=False,
+                                        key=f"texts-{os.getpid()}-{id(plans)}")
         # The biggest first, as the local pool does: the longest job starts earliest.
         order = sorted(range(len(plans)), key=lambda i: -_work(plans[i], texts))
         futures = {}
@@ -124,7 +130,8 @@ def _work(plan: JobPlan, texts: dict[str, list[str]]) -> int:
 
 
 def _build_planned(plan: JobPlan, texts: Texts) -> VocabularyRecord:
-    """On a worker: the job's texts from the scattered ones, then the local pool's job."""
+    """On a worker: the job's texts from the run's (the texts task's result), then the local
+    pool's job."""
     return build_vocabulary(plan.job(texts.by_language))
 
 
@@ -137,9 +144,12 @@ def connect(scheduler: str | None, workers: int | None = None) -> Iterator[DaskE
     cluster = None
     if scheduler is None:
         try:
+            # No dashboard, and the scheduler's HTTP server (it always has one) on a free port:
+            # on the default 8787 a second cluster warns that the port is taken.
             cluster = distributed.LocalCluster(
                 n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.CRITICAL)  # no log noise for a user
+                dashboard_address=None, silence_logs=logging.CRITICAL,  # no log noise for a user
+                scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
         except (RuntimeError, OSError) as error:
             raise RunError(f"could not start a local Dask cluster: {error}") from None
         target = cluster

@@ -10,6 +10,7 @@ from analyzer import __version__, bpe
 from analyzer.store import (
     AnalyzerDatabase,
     DatabaseBusy,
+    DiskFull,
     NewRun,
     RunStatus,
     StoreError,
@@ -100,8 +101,10 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
 
 def store_results(db: AnalyzerDatabase, run_id: int, records: list[VocabularyRecord], seconds: float,
                   stage) -> None:
-    """The run's one final transaction, retried while another process holds the write lock;
-    if it never gets the lock, the results go to a file and ResultsNotStored says where."""
+    """The run's one final transaction, retried while another process holds the write lock.
+    If it never gets the lock, or the disk is full, the results go to a file (beside the
+    database, else in the user's cache or temporary folder) and ResultsNotStored says where."""
+    cause: StoreError | None = None
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         stage("storing results" if attempt == 1 else
               f"storing results (the database is locked; attempt {attempt} of {WRITE_ATTEMPTS})")
@@ -109,12 +112,20 @@ def store_results(db: AnalyzerDatabase, run_id: int, records: list[VocabularyRec
             finish_run(db, run_id, records, seconds)
             return
         except DatabaseBusy as error:
-            busy = error
+            cause = error
+        except DiskFull as error:  # waiting frees no space: keep the results now
+            cause = error
+            break
     started = get_run(db, run_id).started
-    path = save_pending(db.path, run_id, started, records, seconds)
-    raise ResultsNotStored(f"run {run_id} finished, but its results could not be written: {busy}. "
-                           f"They are kept in {path}; analyzer recover {path} stores them once "
-                           "the database is free")
+    try:
+        path = save_pending(db.path, run_id, started, records, seconds)
+    except StoreError as error:
+        raise ResultsNotStored(f"run {run_id} finished, but its results could not be written: "
+                               f"{cause}; and {error}") from None
+    then = "once the database is free" if isinstance(cause, DatabaseBusy) else "once there is room"
+    raise ResultsNotStored(f"run {run_id} finished, but its results could not be written: "
+                           f"{cause}. They are kept in {path}; analyzer recover {path} stores "
+                           f"them {then}")
 
 
 def _mark(db: AnalyzerDatabase, run_id: int, status: RunStatus, error: str) -> None:

@@ -1,12 +1,13 @@
 """One job per vocabulary: train it, then count every measured text at every size.
 
-Jobs are plain data, so they run the same in this process or in a worker process; workers
-report progress through a queue that the parent turns into progress bars. A worker dies with
-its parent: if the command is killed outright (SIGKILL), nothing of it keeps running.
+Jobs are plain data, so they run the same in this process or in a process of their own; those
+report progress through a queue that the parent turns into progress bars. A job's process dies
+with its parent: if the command is killed outright (SIGKILL), nothing of it keeps running.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -16,41 +17,16 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from analyzer import bpe
 from analyzer.bpe.pretokenize import NONE
 from analyzer.store import StoredMerge, VocabKind, VocabularyRecord
 
+from .settings import RunError
+
 Report = Callable[[str, str, int, int], None]
 """report(scope, phase, done, total); phase is "train", "count" or "done"."""
-
-STALL_ENV = "ANALYZER_TEST_STALL"
-"""A test hook: when set, a training waits after its first progress report until the process
-is interrupted or killed, so tests and benchmarks/fault_injection.py can stop a run at a known
-point instead of after a guessed delay."""
-
-STALL_ONCE_ENV = "ANALYZER_TEST_STALL_ONCE"
-"""A test hook: a path. The first training to claim it (by creating PATH.claimed) writes its
-process id to PATH and then waits as with STALL_ENV; every other training, a retry of that one
-included, runs through. With PATH a named pipe, the test's read of it is the event "a job has
-begun, in this process", so it can kill that worker at a known point and watch the retry."""
-
-
-def _stalls() -> bool:
-    if os.environ.get(STALL_ENV):
-        return True
-    marker = os.environ.get(STALL_ONCE_ENV)
-    if not marker:
-        return False
-    try:
-        os.close(os.open(f"{marker}.claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
-    with open(marker, "w") as file:  # a named pipe: blocks until the test reads
-        file.write(str(os.getpid()))
-    return True
 
 
 @dataclass
@@ -130,17 +106,12 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
     largest = job.sizes[-1]
     report = report or (lambda *args: None)
     step = max(1, (largest - 256) // 100)
-
-    stall = _stalls()
-
     reported = [-1]  # the last step reported: the engine calls after each block of merges
 
     def on_merge(done: int, total: int) -> None:
-        if done // step != reported[0] or done == total or stall:
+        if done // step != reported[0] or done == total:
             reported[0] = done // step
             report(job.label, "train", done, total)
-        while stall:
-            time.sleep(0.05)  # until a signal ends the process (KeyboardInterrupt here)
 
     start = time.perf_counter()
     training = bpe.train_by_language(
@@ -192,46 +163,93 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
 
 def run_jobs(jobs: list[VocabularyJob], workers: int, report: Report | None = None
              ) -> list[VocabularyRecord]:
-    """Build every vocabulary, the biggest first, in `workers` processes; results in job order."""
+    """Build every vocabulary, the biggest first, in up to `workers` processes at a time;
+    results in job order.
+
+    One process per job (forked where the platform can: it inherits its job, nothing is
+    pickled on the way in), its record and its progress sent back on one queue. The pool is
+    this function's own, not concurrent.futures': on Ctrl-C or a failed job every process is
+    killed and reaped at once, with no executor shutdown to wait on (whose queue feeder can
+    block for ever on a pipe that killed workers no longer read)."""
     if workers <= 1 or len(jobs) <= 1:
         return [build_vocabulary(job, report) for job in jobs]
-    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    context = (multiprocessing.get_context("fork") if hasattr(os, "fork")
+               else multiprocessing.get_context("spawn"))
     messages = context.Queue()
+    waiting = sorted(range(len(jobs)), key=lambda i: -jobs[i].work)
+    running: dict[int, multiprocessing.process.BaseProcess] = {}
     results: dict[int, VocabularyRecord] = {}
-    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].work)
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
-                             initializer=_init_worker, initargs=(messages, os.getpid())) as pool:
-        pending = {pool.submit(_build_in_worker, jobs[i]): i for i in order}
-        try:
-            while pending:
-                done, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-                _drain(messages, report)
-                for future in done:
-                    results[pending.pop(future)] = future.result()
-            _drain(messages, report)
-        except BaseException:
-            # Ctrl-C or a failed job: stop the other workers now rather than let the pool
-            # wait for their trainings to finish.
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    try:
+        while waiting or running:
+            while waiting and len(running) < workers:
+                index = waiting.pop(0)
+                process = context.Process(target=_job_process, daemon=True,
+                                          args=(jobs[index], index, messages, os.getpid()))
+                process.start()
+                running[index] = process
+            _receive(messages, running, results, jobs, report)
+    except BaseException:
+        # Ctrl-C or a failed job: stop the other jobs now rather than let them finish.
+        for alive in running.values():
+            alive.kill()
+        for alive in running.values():
+            alive.join()
+        raise
     return [results[i] for i in range(len(jobs))]
 
 
-_worker_queue = None
+def _receive(messages, running: dict, results: dict, jobs: list[VocabularyJob],
+             report: Report | None) -> None:
+    """Take the next message (progress, a record, a job's error), or notice a job's process
+    that ended without a word (killed, crashed)."""
+    try:
+        message = messages.get(timeout=0.1)
+    except queue.Empty:
+        for index, process in list(running.items()):
+            if process.is_alive():
+                continue
+            # Its last message may still be on its way: one more look before calling it dead.
+            with contextlib.suppress(queue.Empty):
+                _handle(messages.get(timeout=1.0), running, results, report)
+            if index in running:
+                running.pop(index).join()
+                raise RunError(f"the {jobs[index].label} job's process ended without a result "
+                               f"(exit code {process.exitcode}: killed, or out of memory?)") from None
+        return
+    _handle(message, running, results, report)
 
 
-def _init_worker(messages, parent: int) -> None:
-    global _worker_queue
-    _worker_queue = messages
+def _handle(message: tuple, running: dict, results: dict, report: Report | None) -> None:
+    kind = message[0]
+    if kind == "progress":
+        if report is not None:
+            report(*message[1])
+    elif kind == "record":
+        _, index, record = message
+        results[index] = record
+        running.pop(index).join()
+    else:  # "error": the job raised; its exception, raised here
+        _, index, error = message
+        running.pop(index).join()
+        raise error
+
+
+def _job_process(job: VocabularyJob, index: int, messages, parent: int) -> None:
+    """A job's own process: build the vocabulary, send it (or the exception) back."""
     die_with_parent(parent)
-    # Ctrl-C in a terminal reaches the whole process group: the parent stops the workers
-    # itself, so a worker does not also print a KeyboardInterrupt traceback of its own. And
-    # the parent's SIGTERM handler (which turns SIGTERM into an interrupt) is not the
-    # worker's: the parent stops a worker with SIGTERM, which must end it.
+    # Ctrl-C in a terminal reaches the whole process group: the parent stops the jobs itself,
+    # so a job does not also print a KeyboardInterrupt traceback of its own. The parent's
+    # SIGTERM handler (SIGTERM as an interrupt) is not the job's: SIGTERM ends a job.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        record = build_vocabulary(job, lambda *step: messages.put(("progress", step)))
+    except Exception as error:  # noqa: BLE001 - sent to the parent, which raises it
+        messages.put(("error", index, error))
+    else:
+        messages.put(("record", index, record))
+    messages.close()
+    messages.join_thread()  # everything is in the pipe before this process ends
 
 
 PR_SET_PDEATHSIG = 1
@@ -256,23 +274,16 @@ def die_with_parent(parent: int) -> None:
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
 
 
+def watch_parent(parent: int) -> None:
+    """End this process when `parent` ends, watched by a thread. For a process started from
+    a thread that may end before the process does (a server's request thread): the kernel's
+    PR_SET_PDEATHSIG fires when the creating thread ends, not the process."""
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
 def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(0.5)
     os._exit(1)
-
-
-def _build_in_worker(job: VocabularyJob) -> VocabularyRecord:
-    messages = _worker_queue
-    assert messages is not None, "the pool's initializer sets the queue"
-    return build_vocabulary(job, lambda *message: messages.put(message))
-
-
-def _drain(messages, report: Report | None) -> None:
-    while True:
-        try:
-            message = messages.get_nowait()
-        except queue.Empty:
-            return
-        if report is not None:
-            report(*message)

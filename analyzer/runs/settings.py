@@ -175,9 +175,9 @@ def check_lossless(run: ResolvedRun, texts: dict[str, list[str]]) -> None:
                 try:
                     pretokenizer.split(text, unit)
                 except PretokenizerError as error:
-                    where = str(error).split(": text ", 1)[1].split(", ", 1)[1]
-                    raise RunError(f"--pretokenize {name} loses text: {lang} unit {unit + 1} "
-                                   f"of corpus {run.corpus.name!r}, {where}") from None
+                    raise RunError(f"--pretokenize {name} {error.failure}: {lang} unit {unit + 1} "
+                                   f"of corpus {run.corpus.name!r}, {error.detail}; nothing "
+                                   "was stored") from None
 
 
 def _tokenizers(specs: list[str], languages: list[str]) -> list:

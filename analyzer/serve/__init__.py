@@ -16,10 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .app import DEFAULT_BODY_LIMIT, create_app
+from .connections import KEEP_ALIVE_TIMEOUT, protocol_class
 
 __all__ = ["DEFAULT_BODY_LIMIT", "ServeError", "create_app", "is_loopback", "serve"]
 
 TOKEN_ENV = "ANALYZER_TOKEN"
+MIN_TOKEN = 16
+"""A token's least length, spaces around it not counted."""
 
 
 class ServeError(ValueError):
@@ -41,12 +44,18 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
     port; `announce` is told the address actually served."""
     import uvicorn
 
-    if not is_loopback(host) and not token:
+    if token == "":
+        token = None  # an empty ANALYZER_TOKEN is no token
+    if token is not None:
+        if len(token.strip()) < MIN_TOKEN:
+            shown = "blank" if not token.strip() else f"{len(token.strip())} once stripped"
+            raise ServeError(f"a token needs at least {MIN_TOKEN} characters other than spaces "
+                             f"(this one is {shown}); e.g. python -c 'import secrets; "
+                             "print(secrets.token_urlsafe())'")
+        token = token.strip()
+    if not is_loopback(host) and token is None:
         raise ServeError(f"serving on {host} (not this machine only) needs a token, so that only "
                          f"those who have it can use the server: --token or {TOKEN_ENV}")
-    if token is not None and len(token) < 16:
-        raise ServeError("a token needs at least 16 characters (e.g. python -c 'import "
-                         "secrets; print(secrets.token_urlsafe())')")
     app = create_app(db, token=token, body_limit=body_limit)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, so that asyncio sets TCP_NODELAY on each connection: with proto 0 it
@@ -61,6 +70,7 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
         raise ServeError(f"cannot listen on {host}:{port}: {error.strerror}") from None
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     announce(f"Serving {db} on http://{shown}:{sock.getsockname()[1]} (Ctrl-C to stop)")
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
-                                           timeout_graceful_shutdown=30))
+    server = uvicorn.Server(uvicorn.Config(
+        app, log_level="warning", access_log=False, timeout_graceful_shutdown=30,
+        http=protocol_class(), timeout_keep_alive=KEEP_ALIVE_TIMEOUT))
     server.run(sockets=[sock])

@@ -15,10 +15,11 @@ import threading
 from collections import OrderedDict
 from contextlib import asynccontextmanager
 from pathlib import Path
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.exceptions import HTTPException
 
 from analyzer import __version__
@@ -127,22 +128,87 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
+SESSION_COOKIE = "analyzer_session"
+LOGIN_PATH = "/login"
+UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def session_value(token: str) -> str:
+    """What a browser's session cookie holds: derived from the token (never the token itself),
+    so the cookie proves the token was given without being it."""
+    return hmac.new(token.encode("utf-8"), b"analyzer browser session", "sha256").hexdigest()
+
+
 class BearerToken:
-    """Every request must carry `Authorization: Bearer <token>`."""
+    """Every request must carry `Authorization: Bearer <token>`, or (a browser, after the login
+    page) the session cookie. A browser asking for a page without either is sent to the login
+    page; anything else gets 401. A cookie-borne request that changes something must come from
+    this server's own pages (its Origin, when the browser sends one, is this server)."""
 
     def __init__(self, app, token: str):
         self.app, self.token = app, token.encode("utf-8")
+        self.session = session_value(token).encode()
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http":
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            scheme, _, value = given.partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), self.token):
-                response = problem(401, "Unauthorized", "this server needs a token: send "
-                                   "Authorization: Bearer <token>",
-                                   headers={"WWW-Authenticate": "Bearer"})
+        if scope["type"] != "http" or scope["path"] == LOGIN_PATH:
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
+        if scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token):
+            return await self.app(scope, receive, send)
+        if hmac.compare_digest(_cookie(headers, SESSION_COOKIE), self.session):
+            if scope["method"] in UNSAFE_METHODS and not _same_origin(headers):
+                response = problem(403, "Forbidden", "a request that changes something must "
+                                   "come from this server's own pages (its Origin differs)")
                 return await response(scope, receive, send)
-        await self.app(scope, receive, send)
+            return await self.app(scope, receive, send)
+        if (scope["method"] in ("GET", "HEAD") and not scope["path"].startswith("/api/")
+                and b"text/html" in headers.get(b"accept", b"")):
+            target = scope["path"] + (f"?{scope['query_string'].decode()}"
+                                      if scope.get("query_string") else "")
+            redirect = RedirectResponse(f"{LOGIN_PATH}?{urlencode({'next': target})}", 303)
+            return await redirect(scope, receive, send)
+        response = problem(401, "Unauthorized", "this server needs a token: send "
+                           "Authorization: Bearer <token> (a browser: sign in at /login)",
+                           headers={"WWW-Authenticate": "Bearer"})
+        await response(scope, receive, send)
+
+
+def _cookie(headers: dict, name: str) -> bytes:
+    for part in headers.get(b"cookie", b"").split(b";"):
+        key, _, value = part.strip().partition(b"=")
+        if key == name.encode():
+            return value
+    return b""
+
+
+def _same_origin(headers: dict) -> bool:
+    origin = headers.get(b"origin")
+    if origin is None:
+        return True  # not a browser's cross-site request (browsers send Origin on those)
+    host = headers.get(b"host", b"")
+    return origin in (b"http://" + host, b"https://" + host)
+
+
+class SecurityHeaders:
+    """Every response says what it is and no more: `X-Content-Type-Options: nosniff` (a JSON
+    or CSV answer is never sniffed into a page)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() != b"x-content-type-options"]
+                message = {**message, "headers": [*headers, (b"x-content-type-options", b"nosniff")]}
+            await send(message)
+
+        await self.app(scope, receive, sending)
 
 
 def create_app(db_path: Path, *, token: str | None = None,
@@ -158,7 +224,10 @@ def create_app(db_path: Path, *, token: str | None = None,
         yield
         runs.shutdown()  # a run in progress is interrupted (marked so), not left behind
 
-    app = FastAPI(title="analyzer", version=__version__, lifespan=lifespan,
+    # No /docs or /redoc: FastAPI serves them from a CDN, and this service works offline.
+    # The schema is at /openapi.json.
+    app = FastAPI(title="analyzer", version=__version__, lifespan=lifespan, docs_url=None,
+                  redoc_url=None,
                   description="What tokenization costs each language: stored runs, tokenization "
                               "and comparison, and runs started on this server.")
     app.state.databases = databases
@@ -186,9 +255,11 @@ def create_app(db_path: Path, *, token: str | None = None,
         return problem(500, "Internal error", f"an unexpected error ({type(error).__name__}); "
                        "this is a bug, please report it")
 
+    app.state.token = token
     app.add_middleware(BodyLimit, limit=body_limit)
     if token:
         app.add_middleware(BearerToken, token=token)
+    app.add_middleware(SecurityHeaders)  # the outermost: every answer, a 401 included
     return app
 
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import re
 from collections.abc import Sequence
 from html import escape
 from importlib.resources import files
+from typing import Annotated
+from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from plotly.offline import get_plotlyjs
 
@@ -23,6 +26,9 @@ from analyzer.queries import complete_run
 from analyzer.report import build_page
 from analyzer.report.files import STYLE, plotly_file_name
 from analyzer.store import list_corpora, list_runs
+
+from .api import MAX_ID
+from .app import LOGIN_PATH, SESSION_COOKIE, session_value
 
 router = APIRouter(include_in_schema=False)
 
@@ -58,7 +64,7 @@ def layout(title: str, body: str, scripts: str = "") -> str:
             f"<title>{escape(title)}</title><style>{STYLE}</style>"
             f"<link rel='stylesheet' href='/static/playground.css'></head><body>"
             f"<nav class='muted'><a href='/'>Runs</a> · <a href='/playground'>Playground</a> · "
-            f"<a href='/docs'>API</a></nav><h1>{escape(title)}</h1>{body}"
+            f"<a href='/openapi.json'>API schema</a></nav><h1>{escape(title)}</h1>{body}"
             f"<p class='muted'>analyzer {escape(__version__)}</p>{scripts}</body></html>")
 
 
@@ -86,12 +92,59 @@ def index(request: Request):
 
 
 @router.get("/runs/{run_id:int}", response_class=HTMLResponse)
-def run_page(request: Request, run_id: int):
+def run_page(request: Request, run_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
     db = request.app.state.databases.get()
     complete_run(db, run_id)
     html = build_page(db, run_id).html.replace("<a href='index.html'>All runs</a>",
                                                 "<a href='/'>All runs</a>")
     return page(html, inline_script_hashes(html))
+
+
+LOGIN_STYLE = ("body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}"
+               "input{font-size:1rem;padding:.3rem;width:100%;box-sizing:border-box;margin:.4rem 0}"
+               "button{font-size:1rem;padding:.3rem 1rem}.error{color:#b00}")
+
+
+def _login_page(target: str, error: str = "", status: int = 200) -> HTMLResponse:
+    """The sign-in form of a server with a token (self-contained: it loads nothing)."""
+    html = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>Sign in: analyzer</title><style>{LOGIN_STYLE}</style></head><body>"
+            "<h1>analyzer</h1><p>This server needs its token.</p>"
+            + (f"<p class='error' role='alert'>{escape(error)}</p>" if error else "")
+            + f"<form method='post' action='{LOGIN_PATH}'>"
+            f"<input type='hidden' name='next' value='{escape(target, quote=True)}'>"
+            "<label>Token <input type='password' name='token' autocomplete='current-password' "
+            "autofocus required></label><button type='submit'>Sign in</button></form></body></html>")
+    response = page(html)
+    response.status_code = status
+    return response
+
+
+def _local(target: str) -> str:
+    """Where to go after signing in: a path of this server, never another site."""
+    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
+
+
+@router.get(LOGIN_PATH, response_class=HTMLResponse)
+def login_form(request: Request, next: str = "/"):
+    return _login_page(_local(next))
+
+
+@router.post(LOGIN_PATH, response_class=HTMLResponse)
+async def login(request: Request):
+    """Check the token a browser typed; on success, a session cookie and the page it wanted."""
+    fields = parse_qs((await request.body()).decode("utf-8", errors="replace"))
+    target = _local(fields.get("next", ["/"])[0])
+    token = request.app.state.token
+    given = fields.get("token", [""])[0].strip()
+    if token is None:
+        return RedirectResponse(target, 303)  # no token on this server: nothing to sign in to
+    if not hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
+        return _login_page(target, "That is not the token of this server.", status=401)
+    response = RedirectResponse(target, 303)
+    response.set_cookie(SESSION_COOKIE, session_value(token), httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", path="/")
+    return response
 
 
 @router.get("/favicon.ico")

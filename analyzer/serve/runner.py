@@ -14,6 +14,7 @@ import os
 import queue
 import signal
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -32,9 +33,14 @@ class RunStartError(RunError):
     """The child refused the settings before recording a run (the message is the CLI's)."""
 
 
-def _child(db_path: str, settings: dict, messages) -> None:
-    """The run's process: execute_run, reporting through `messages`."""
+def _child(db_path: str, settings: dict, messages, server: int) -> None:
+    """The run's process: execute_run, reporting through `messages`. It is not daemonic (a
+    daemonic process may not start the run's own pool of workers), so it watches the server
+    instead and ends if the server does; the server interrupts it when it stops."""
     from analyzer.runs import execute_run
+    from analyzer.runs.jobs import watch_parent
+
+    watch_parent(server)
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt("SIGTERM")
@@ -58,14 +64,19 @@ def _child(db_path: str, settings: dict, messages) -> None:
 
 
 class RunManager:
-    """The service's runs in progress (at most one per database)."""
+    """The service's runs (at most one in progress per database).
+
+    Whether a run is in progress is what the database says (the run's row is `running`), as
+    GET /api/runs/{id} reports it, plus the moment between a run's process starting and its
+    run being recorded (`starting`): a run that GET shows complete never blocks the next."""
 
     def __init__(self, db_path: Path):
         self.db_path = db_path
         self.context = multiprocessing.get_context("spawn")
         self.lock = threading.Lock()
-        self.process: multiprocessing.process.BaseProcess | None = None
-        self.run_id: int | None = None
+        self.starting = False
+        self.processes: dict[int, multiprocessing.process.BaseProcess] = {}
+        """The process of each run this service started that has not ended."""
         self.progress: dict[int, dict[str, dict]] = {}
         self.changes = 0
         """How many times a run's progress or state has changed here (for long polls)."""
@@ -73,36 +84,54 @@ class RunManager:
 
     def start(self, settings: RunSettings) -> int:
         """Start a run; its id once it is recorded. RunError (bad settings), RunConflict (a run
-        in progress)."""
+        in progress, or one starting)."""
         with self.lock:
+            if self.starting:
+                raise RunConflict("a run is starting on this database; one run at a time "
+                                  "(GET /api/runs shows it once it is recorded)")
             db = open_db(self.db_path)
             running = running_runs(db)
-            if running or (self.process is not None and self.process.is_alive()):
-                which = running[0] if running else self.run_id
-                raise RunConflict(f"run {which} is in progress on this database; one run at a "
-                                  f"time (DELETE /api/runs/{which} stops it)")
+            if running:
+                raise RunConflict(f"run {running[0]} is in progress on this database; one run at "
+                                  f"a time (DELETE /api/runs/{running[0]} stops it)")
             resolve_settings(db, settings)  # bad settings are refused here, before any process starts
+            self.starting = True
+        try:
             messages = self.context.Queue()
-            process = self.context.Process(target=_child, daemon=True,
-                                           args=(str(self.db_path), asdict(settings), messages))
+            process = self.context.Process(target=_child, args=(
+                str(self.db_path), asdict(settings), messages, os.getpid()))
             process.start()
             first = self._first_message(process, messages)
             if first[0] == "ended":
                 process.join()
                 raise RunStartError(first[2] or "the run ended before it started")
             run_id = first[1]
-            self.process, self.run_id = process, run_id
+            self.processes[run_id] = process
             self.progress[run_id] = {}
             threading.Thread(target=self._follow, args=(process, messages, run_id), daemon=True).start()
             return run_id
+        finally:
+            with self.lock:
+                self.starting = False
 
     @staticmethod
     def _first_message(process, messages) -> tuple:
-        try:
-            return messages.get(timeout=START_TIMEOUT)
-        except queue.Empty:
-            process.terminate()
-            return ("ended", "failed", f"the run did not start within {START_TIMEOUT:.0f} s")
+        """The child's first word: its run recorded, or how it ended before (refused settings,
+        a pattern that loses text or runs away: bounded, so said within seconds), or that it
+        died saying nothing."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                return messages.get(timeout=0.2)
+            except queue.Empty:
+                if not process.is_alive():
+                    return ("ended", "failed", "the run's process ended before recording the "
+                            f"run (exit code {process.exitcode}); nothing was stored")
+        process.terminate()
+        process.join()
+        return ("ended", "failed", f"the run's process did not record the run within "
+                f"{START_TIMEOUT:.0f} s (it was loading the corpus and checking the "
+                "pre-tokenizers on it); it was stopped and nothing was stored")
 
     def _follow(self, process, messages, run_id: int) -> None:
         """Keep the run's progress; when its process ends without saying so, mark it failed."""
@@ -128,6 +157,7 @@ class RunManager:
             if get_run(db, run_id).status != RunStatus.COMPLETE:
                 mark_run(db, run_id, RunStatus.FAILED,
                          f"the run's process ended unexpectedly (exit code {process.exitcode})")
+        self.processes.pop(run_id, None)
         self.progress.pop(run_id, None)
         self._notify()
 
@@ -142,13 +172,10 @@ class RunManager:
             self.changed.wait_for(lambda: self.changes > after, timeout=seconds)
             return self.changes
 
-    def running(self, run_id: int) -> bool:
-        return self.run_id == run_id and self.process is not None and self.process.is_alive()
-
     def stop(self, run_id: int, timeout: float = 60.0) -> bool:
         """Interrupt the run if this service is running it; whether it was."""
-        process = self.process
-        if not self.running(run_id) or process is None or process.pid is None:
+        process = self.processes.get(run_id)
+        if process is None or not process.is_alive() or process.pid is None:
             return False
         os.kill(process.pid, signal.SIGTERM)
         process.join(timeout)
@@ -158,5 +185,5 @@ class RunManager:
         return True
 
     def shutdown(self) -> None:
-        if self.run_id is not None:
-            self.stop(self.run_id)
+        for run_id in list(self.processes):
+            self.stop(run_id)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,9 +21,10 @@ from sqlalchemy import Engine
 from sqlite_utils import Database
 
 from analyzer import __version__
+from analyzer.files import disk_is_full, is_special, kind_of
 from analyzer.migrations import migrations
 
-from .errors import DatabaseBusy, StoreError
+from .errors import DatabaseBusy, DiskFull, StoreError
 
 DEFAULT_DB = "analyzer.db"
 DB_ENV = "ANALYZER_DB"
@@ -83,6 +85,9 @@ def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerD
     path = Path(path) if path is not None else default_db_path()
     if path.is_dir():
         raise StoreError(f"{path} is a folder, not a database file; pass --db FILE")
+    if is_special(path):  # SQLite would write a journal beside it (/dev/null-journal)
+        raise StoreError(f"{path} is {kind_of(os.stat(path).st_mode)}, not a database file; "
+                         "nothing was changed. Pass --db FILE")
     if not path.exists():
         if not path.parent.is_dir():
             raise StoreError(f"{path.parent}: no such folder for the database")
@@ -118,6 +123,8 @@ def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerD
                              f"({db.read_only}); open it once with write access")
     except sqlite3.DatabaseError as error:
         _close(conn)
+        if disk_is_full(path) or getattr(error, "sqlite_errorname", "") == "SQLITE_FULL":
+            raise DiskFull(full_disk_message(path, error)) from None
         raise StoreError(f"{path} is not a usable SQLite database ({error}); it may be damaged. "
                          "Nothing was changed") from None
     except BaseException:
@@ -176,11 +183,21 @@ def sqlite_errors(db: Database) -> Iterator[None]:
                                "wait)") from None
         if name.startswith("SQLITE_READONLY"):
             raise StoreError(f"{path} is read-only ({error}); nothing was changed") from None
-        if name.startswith("SQLITE_FULL"):
-            raise StoreError(f"{path}: the disk is full; nothing was changed") from None
+        if name.startswith("SQLITE_FULL") or disk_is_full(Path(str(path))):
+            raise DiskFull(full_disk_message(path, error)) from None
         raise StoreError(f"{path}: {error}") from None
     except sqlite3.DatabaseError as error:
+        if disk_is_full(Path(str(path))):
+            raise DiskFull(full_disk_message(path, error)) from None
         raise StoreError(f"{path} is damaged ({error})") from None
+
+
+def full_disk_message(path, error: Exception) -> str:
+    """What a full disk under the database means, in words (SQLite says "disk I/O error" or
+    "database or disk is full", which reads like damage)."""
+    free = shutil.disk_usage(Path(str(path)).resolve().parent).free
+    return (f"the disk holding {path} is full ({free:,} bytes free; SQLite said: {error}). "
+            "Free some space; nothing was changed")
 
 
 def _close(conn: sqlite3.Connection | None) -> None:

@@ -10,6 +10,10 @@ class DatabaseBusy(StoreError):
     """Another process held the write lock for longer than the busy timeout."""
 
 
+class DiskFull(StoreError):
+    """The disk holding the database has no room: nothing was written."""
+
+
 class NotFound(StoreError):
     """No such corpus, run or vocabulary (the message lists what there is)."""
 

@@ -1,9 +1,10 @@
 """Finished results that could not be written: kept in a file, stored later by `recover_run`.
 
-When a run's final transaction cannot get the database (another process held its write lock
-past every retry), its results are not thrown away: `save_pending` writes them, with what
-identifies the run, to a gzipped JSON file beside the database, and `analyzer recover FILE`
-stores them once the database is free.
+When a run's final transaction cannot be written (another process held the write lock past
+every retry, or the disk is full), its results are not thrown away: `save_pending` writes them,
+with what identifies the run, to a gzipped JSON file beside the database, or, where that
+cannot be written (the same full disk, a folder not ours), in the user's cache folder, else
+the temporary folder; `analyzer recover FILE` stores them once the database can take them.
 """
 
 from __future__ import annotations
@@ -17,22 +18,35 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from analyzer.files import write_atomically
+
 from .errors import StoreError
 from .runs import VocabularyRecord, finish_run
 
 FORMAT = "analyzer pending results 1"
 
 
-def pending_path(db_path: Path, run_id: int) -> Path:
-    """Where a run's pending results go: beside the database when that folder is writable."""
+def pending_paths(db_path: Path, run_id: int) -> list[Path]:
+    """Where a run's pending results may go, in the order tried: beside the database, the
+    user's cache folder ($XDG_CACHE_HOME or ~/.cache, then analyzer/pending), the temporary
+    folder."""
     name = f"{db_path.name}.run-{run_id}.pending.json.gz"
-    folder = db_path.parent if os.access(db_path.parent, os.W_OK) else Path(tempfile.gettempdir())
-    return folder / name
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "analyzer" / "pending"
+    folders = [db_path.parent if str(db_path.parent) else Path("."), cache,
+               Path(tempfile.gettempdir())]
+    return [folder / name for folder in dict.fromkeys(folders)]
+
+
+def find_pending(db_path: Path, run_id: int) -> Path | None:
+    """The pending-results file of a run, wherever it was kept; None when there is none."""
+    return next((path for path in pending_paths(db_path, run_id) if path.is_file()), None)
 
 
 def save_pending(db_path: Path, run_id: int, started: str, records: list[VocabularyRecord],
                  seconds: float) -> Path:
-    """Write the results to their file (atomically: a temporary file, then a rename)."""
+    """Write the results to the first of `pending_paths` that takes them (atomically: a
+    temporary file, then a rename); the path. StoreError, naming every place tried, when none
+    does."""
     document = {
         "format": FORMAT, "database": str(db_path.resolve()), "run": run_id, "started": started,
         "seconds": seconds,
@@ -41,11 +55,17 @@ def save_pending(db_path: Path, run_id: int, started: str, records: list[Vocabul
                           "counts": {str(size): by_lang for size, by_lang in record.counts.items()}}
                          for record in records],
     }
-    path = pending_path(db_path, run_id)
-    temporary = path.with_name(path.name + ".partial")
-    temporary.write_bytes(gzip.compress(json.dumps(document).encode()))
-    temporary.replace(path)
-    return path
+    data = gzip.compress(json.dumps(document).encode())
+    failures = []
+    for path in pending_paths(db_path, run_id):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(path, data)
+            return path
+        except OSError as error:
+            failures.append(f"{path.parent}: {error.strerror or error}")
+    raise StoreError(f"the results ({len(data):,} bytes) could not be kept anywhere either "
+                     f"({'; '.join(failures)}), so they are lost")
 
 
 def recover_run(db: Database, path: Path) -> int:

@@ -200,11 +200,11 @@ def reap_stale_runs(db: Database) -> int:
 
 
 def _why_stale(db: Database, run_id: int) -> str:
-    from .pending import pending_path
+    from .pending import find_pending
 
     path = getattr(db, "path", None)
-    saved = pending_path(path, run_id) if path else None
-    if saved and saved.exists():
+    saved = find_pending(path, run_id) if path else None
+    if saved is not None:
         return (f"its results could not be written and are kept in {saved}; "
                 f"analyzer recover {saved} stores them")
     return "the process ended before the run finished (killed?)"

@@ -1,0 +1,73 @@
+"""Writing a file the user named, safely: whole or not at all, and never replacing what is not
+a regular file.
+
+Every file analyzer writes (an export, a report page, pending results, a tokenizer in the
+store) goes through `write_atomically`. A regular file (or a new one) is written through a
+temporary file beside it and a rename, so a reader never sees half of it, even if the process
+is killed midway; a link keeps pointing where it pointed (the file it names is the one
+replaced). Anything else (a device such as /dev/stdout or /dev/null, a named pipe, a socket's
+path) is written in place, as a shell's `>` would: renaming over it would destroy it, and
+its reader would get nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+
+def is_special(path: Path) -> bool:
+    """Whether `path` names something that exists and is neither a regular file nor a folder
+    (a device, a pipe, a socket), following links."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+FULL_DISK_BYTES = 1 << 16
+"""A disk with less free space than this is full: SQLite's shared-memory file alone needs 32 KiB."""
+
+
+def disk_is_full(path: Path) -> bool:
+    """Whether the file system holding `path` (a file, or where it would go) has no room."""
+    folder = Path(path).parent if not Path(path).is_dir() else Path(path)
+    try:
+        return shutil.disk_usage(folder if str(folder) else ".").free < FULL_DISK_BYTES
+    except OSError:
+        return False
+
+
+def kind_of(mode: int) -> str:
+    """What a file of this mode (`os.stat(...).st_mode`) is, in words."""
+    for test, kind in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def write_atomically(path: Path, content: str | bytes) -> None:
+    """Write `content` (text as UTF-8) to `path`: atomically for a regular or new file, in
+    place for a special one. OSError (disk full, no permission) leaves a regular file as it
+    was, and no temporary file behind."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    path = Path(path)
+    if is_special(path):
+        with open(path, "wb") as file:  # noqa: PTH123 - a device or a pipe, opened as such
+            file.write(data)
+        return
+    target = path.resolve() if path.is_symlink() else path
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        with open(temporary, "wb") as file:  # noqa: PTH123
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())  # on disk before the rename makes it the file
+        temporary.replace(target)
+    finally:
+        temporary.unlink(missing_ok=True)

@@ -1,0 +1,100 @@
+"""Test hooks, for the processes the tests start: never part of analyzer itself.
+
+`RunProcess` (tests/helpers.py) puts this folder on PYTHONPATH, so Python imports this module
+at start-up in every process of a test's command: the command, its pool's workers, a run the
+service spawns, a Dask worker. Each hook is asked for by an environment variable the test
+sets, and stops the process at a known point, so that a test acts on an observed event (a
+line on stderr, a process id read from a pipe) instead of after a guessed delay:
+
+- ANALYZER_TEST_STALL=1: every training waits after its first progress report, until the
+  process is stopped (a signal lands mid-run, whatever the machine's speed).
+- ANALYZER_TEST_STALL_ONCE=PATH: the first training to claim PATH (by creating PATH.claimed)
+  writes its process id to PATH, then waits as above; every other training runs through. With
+  PATH a named pipe, the test's read of it is the event "a job has begun, in this process".
+- ANALYZER_TEST_STALL_AT=NAME: the run stops before `analyzer.runs.execute.NAME` (e.g.
+  check_lossless), after saying "analyzer-test: stalled before NAME" on stderr.
+- ANALYZER_TEST_PAUSE_AT=NAME:PATH: the run says "analyzer-test: paused before NAME", then
+  waits until the test writes a line to the named pipe PATH, then goes on (the test changes
+  the world in between: fills the disk, takes a lock).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+_HOOKS = ("ANALYZER_TEST_STALL", "ANALYZER_TEST_STALL_ONCE", "ANALYZER_TEST_STALL_AT",
+          "ANALYZER_TEST_PAUSE_AT")
+
+
+def _stall_forever() -> None:
+    while True:
+        time.sleep(0.05)  # until a signal ends the process (KeyboardInterrupt here)
+
+
+def _claimed() -> bool:
+    """Whether this training is the one to stall (see ANALYZER_TEST_STALL_ONCE)."""
+    if os.environ.get("ANALYZER_TEST_STALL"):
+        return True
+    marker = os.environ.get("ANALYZER_TEST_STALL_ONCE")
+    if not marker:
+        return False
+    try:
+        os.close(os.open(f"{marker}.claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    with open(marker, "w") as file:  # a named pipe: blocks until the test reads
+        file.write(str(os.getpid()))
+    return True
+
+
+def _stall_trainings() -> None:
+    """Wrap the trainer so that a training stalls after its first progress report."""
+    import analyzer.bpe
+
+    train = analyzer.bpe.train_by_language
+
+    def stalling(*args, progress=None, **kwargs):
+        stall = _claimed()
+
+        def report(done: int, total: int) -> None:
+            if progress is not None:
+                progress(done, total)
+            if stall:
+                _stall_forever()
+        return train(*args, progress=report, **kwargs)
+
+    analyzer.bpe.train_by_language = stalling
+
+
+def _stop_before(name: str, pipe: str | None) -> None:
+    """Stall (or pause until the pipe says go) before analyzer.runs.execute.NAME."""
+    import analyzer.runs.execute as execute
+
+    original = getattr(execute, name)
+
+    def stopped(*args, **kwargs):
+        if pipe is None:
+            print(f"analyzer-test: stalled before {name}", file=sys.stderr, flush=True)
+            _stall_forever()
+        print(f"analyzer-test: paused before {name}", file=sys.stderr, flush=True)
+        with open(pipe) as go:  # blocks until the test opens the pipe and writes
+            go.readline()
+        return original(*args, **kwargs)
+
+    setattr(execute, name, stopped)
+
+
+def _install() -> None:
+    if os.environ.get("ANALYZER_TEST_STALL") or os.environ.get("ANALYZER_TEST_STALL_ONCE"):
+        _stall_trainings()
+    if os.environ.get("ANALYZER_TEST_STALL_AT"):
+        _stop_before(os.environ["ANALYZER_TEST_STALL_AT"], None)
+    if os.environ.get("ANALYZER_TEST_PAUSE_AT"):
+        name, _, pipe = os.environ["ANALYZER_TEST_PAUSE_AT"].partition(":")
+        _stop_before(name, pipe)
+
+
+if any(os.environ.get(hook) for hook in _HOOKS):
+    _install()

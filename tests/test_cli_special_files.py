@@ -1,0 +1,114 @@
+"""Output to, and databases at, things that are not regular files: a device, a pipe, standard
+output, a full device. Nothing is ever replaced but a regular file; a database path that is
+not one is refused before SQLite touches it; and the exit codes say whose fault it was."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from analyzer.files import write_atomically
+from helpers import RunProcess, cli_output
+
+
+@pytest.fixture(scope="module")
+def run_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("special") / "a.db"
+    cli_output(db, "ingest")
+    cli_output(db, "run", "--vocab", "300", "--jobs", "1", "--no-report")
+    return db
+
+
+def kind(path) -> int:
+    return stat.S_IFMT(os.stat(path).st_mode)
+
+
+def test_export_to_a_device_writes_into_it_and_leaves_it_a_device(run_db):
+    before = kind("/dev/null")
+    code, _, stderr = RunProcess("export", "1", "--out", "/dev/null", "--db", str(run_db)).finish()
+    assert code == 0, stderr
+    assert kind("/dev/null") == before == stat.S_IFCHR
+
+
+def test_export_to_a_full_device_says_the_disk_is_full_and_leaves_it_alone(run_db):
+    code, _, stderr = RunProcess("export", "1", "--out", "/dev/full", "--db", str(run_db)).finish()
+    assert code == 1 and "the disk is full" in " ".join(stderr.split()), stderr
+    assert "Wrote" not in stderr and kind("/dev/full") == stat.S_IFCHR
+
+
+def test_export_to_a_named_pipe_reaches_its_reader(run_db, tmp_path):
+    pipe = tmp_path / "out.json"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    code, _, stderr = RunProcess("export", "1", "--out", str(pipe), "--db", str(run_db)).finish()
+    reader.join(timeout=60)
+    assert code == 0, stderr
+    assert received and received[0].startswith(b"{") and b'"records"' in received[0]
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+
+
+def test_export_to_dev_stdout_is_standard_output(run_db):
+    code, stdout, stderr = RunProcess("export", "1", "--format", "csv", "--out", "/dev/stdout",
+                                      "--db", str(run_db)).finish()
+    assert code == 0, stderr
+    assert stdout.startswith("vocab,") or "pretokenizer" in stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("command", [["show", "1", "--json"], ["export", "1"]])
+def test_a_full_standard_output_is_a_situation_not_a_bug(run_db, command):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "analyzer", *command, "--db", str(run_db)],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "the disk is full" in " ".join(done.stderr.split()) and "bug" not in done.stderr
+
+
+def test_write_atomically_replaces_regular_files_and_keeps_links(tmp_path):
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_atomically(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"
+    write_atomically(tmp_path / "fresh.json", b"bytes")
+    assert (tmp_path / "fresh.json").read_bytes() == b"bytes"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+@pytest.mark.parametrize("path, what", [("/dev/null", "a character device"), ("/dev/zero", "a character device")])
+def test_a_database_path_that_is_a_device_is_refused_untouched(path, what):
+    before = sorted(os.listdir("/dev"))
+    code, _, stderr = RunProcess("runs", "--db", path).finish()
+    assert code == 1 and f"{path} is {what}, not a database file" in " ".join(stderr.split())
+    assert sorted(os.listdir("/dev")) == before  # no /dev/null-journal
+
+
+def test_a_database_path_that_is_a_pipe_is_refused_without_blocking(tmp_path):
+    pipe = tmp_path / "db"
+    os.mkfifo(pipe)
+    code, _, stderr = RunProcess("runs", "--db", str(pipe)).finish()
+    assert code == 1 and "is a named pipe, not a database file" in " ".join(stderr.split())
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "--vocab", "300", "--executor", "bogus"],
+    ["run", "--vocab", "300", "--tie-break", "random"],
+    ["show", "abc"],
+    ["export", "1", "--format", "xml"],
+])
+def test_a_command_line_that_cannot_be_parsed_exits_2_not_like_a_bug(run_db, args):
+    code, _, stderr = RunProcess(*args, "--db", str(run_db)).finish()
+    assert code == 2 and "bug" not in stderr and "Usage" in stderr, stderr
+
+
+def test_a_database_path_that_is_a_folder_is_a_usage_error(tmp_path):
+    code, _, stderr = RunProcess("runs", "--db", str(tmp_path), env={"COLUMNS": "500"}).finish()
+    assert code == 2 and "is a directory" in stderr and "bug" not in stderr
