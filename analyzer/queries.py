@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from analyzer import bpe
+from analyzer.errors import Invalid
 from analyzer.store import (
     AnalyzerDatabase,
     NotFound,
@@ -29,7 +30,7 @@ from analyzer.store import (
 Pieces = Callable[[str], list[tuple[int, bytes]]]
 
 
-class QueryError(ValueError):
+class QueryError(Invalid):
     """A question asked in a way that cannot be answered (the message says what to change)."""
 
 
@@ -53,7 +54,7 @@ class TrainedVocabulary:
     size: int
     largest: int
     """The largest size the vocabulary has (256 + its merges)."""
-    vocabulary: bpe.Vocabulary
+    vocabulary: bpe.BaseVocabulary
 
     def pieces(self, text: str) -> list[tuple[int, bytes]]:
         """The text's tokens as (id, bytes); ValueError naming a character that is not

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import TINY, end_processes, shared_corpus
+from helpers import TINY, Server, end_processes, make_served_db, shared_corpus
 
 
 @pytest.fixture
@@ -37,6 +37,22 @@ def tiny_db_path(tmp_path, tiny_corpus) -> Path:
     result = CliRunner().invoke(app, ["ingest", str(tiny_corpus), "--db", str(path)])
     assert result.exit_code == 0, result.output
     return path
+
+
+@pytest.fixture
+def db(tiny_db_path) -> Path:
+    """The database most CLI tests work on: the tiny corpus ingested."""
+    return tiny_db_path
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """`analyzer serve` on a database with the tiny corpus and one complete run (`.db`)."""
+    db = make_served_db(tmp_path_factory.mktemp("served"))
+    server = Server(db)
+    server.db = db
+    yield server
+    server.stop()
 
 
 @pytest.fixture

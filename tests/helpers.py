@@ -203,13 +203,25 @@ class Server:
         return self.run.finish()
 
 
-def cli_output(db, *args) -> str:
-    """`analyzer ARGS --db DB` in this process; its standard output (it must succeed)."""
+def invoke(db, *args, env: dict | None = None):
+    """`analyzer ARGS --db DB` in this process (typer's CliRunner); its result."""
     from typer.testing import CliRunner
 
     from analyzer.cli import app
 
-    result = CliRunner().invoke(app, [*map(str, args), "--db", str(db)])
+    return CliRunner().invoke(app, [*map(str, args), "--db", str(db)], env=env)
+
+
+def dump(path: Path) -> list[str]:
+    """A database's whole content as SQL, to compare before and after."""
+    from sqlite_utils import Database
+
+    return list(Database(path).iterdump())
+
+
+def cli_output(db, *args) -> str:
+    """`analyzer ARGS --db DB` in this process; its standard output (it must succeed)."""
+    result = invoke(db, *args)
     assert result.exit_code == 0, result.output
     return result.stdout
 

@@ -200,7 +200,7 @@ def test_training_details_explain_the_stop_and_the_token_counts(engine):
     assert training.stop_reason == "min_pair_count"
     assert training.n_bytes == 20
     assert training.counts[0] == 19  # overlaps counted
-    assert training.applied[0] == 10
+    assert training.replaced[0] == 10
     for k in range(len(training.merges) + 1):
         assert training.tokens_after(k) == len(ref.encode(text, training.merges[:k]))
     assert engine.train_detailed(text, 257).stop_reason == "vocab_size"

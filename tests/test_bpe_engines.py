@@ -24,7 +24,7 @@ def python(code: str, **env: str) -> subprocess.CompletedProcess:
 def test_the_compiled_engine_is_built_wherever_there_is_a_compiler():
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler here: the pure engine is the one that runs")
-    assert "compiled" in bpe.ENGINES, "pip install -e . should have built analyzer/bpe/_engine.c"
+    assert "compiled" in bpe.ENGINES, "pip install -e . should have built analyzer/bpe/engine/"
 
 
 def test_without_the_extension_the_pure_engine_runs_and_says_so_once():

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer import bpe
-from analyzer.bpe import languages as by_language
+from analyzer.bpe import by_language
 from analyzer.bpe import reference as ref
 from analyzer.bpe.pretokenize import PRETOKENIZERS
 from helpers import shared_corpus
@@ -62,13 +62,13 @@ def test_each_merge_s_replacements_per_language(on, texts, size, tie_break):
     everything = [text for lang in texts for text in texts[lang]]
     assert result.merges == ref.train_many(everything, size, tie_break=tie_break)
     assert result.chosen == [None] * len(result.merges)
-    for lang, replaced in result.replaced.items():
+    for lang, replaced in result.replaced_by_language.items():
         sequences = [ref.to_ids(text) for text in texts[lang]]
         for rank, (pair, new_id) in enumerate(result.merges):
             merged = [ref.merge(ids, pair, new_id) for ids in sequences]
             assert replaced[rank] == sum(map(len, sequences)) - sum(map(len, merged))
             sequences = merged
-    assert [sum(column) for column in zip(*result.replaced.values())] == result.applied
+    assert [sum(column) for column in zip(*result.replaced_by_language.values())] == result.replaced
 
 
 @engine_settings
@@ -117,7 +117,7 @@ def test_parity_serves_the_worst_compressed_language_first():
     result = bpe.train_by_language(texts, 258, parity=True)
     assert result.chosen == ["kor_Hang", "eng_Latn"]
     assert result.counts == [3, 7]  # each the chooser's own count
-    assert result.replaced == {"eng_Latn": [0, 4], "kor_Hang": [3, 0]}
+    assert result.replaced_by_language == {"eng_Latn": [0, 4], "kor_Hang": [3, 0]}
     hybrid = bpe.train_by_language(texts, 258, parity=True, global_merges=1)
     assert hybrid.chosen == [None, "kor_Hang"] and hybrid.merges[0] == ((97, 97), 256)
 

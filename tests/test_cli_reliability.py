@@ -19,25 +19,13 @@ from analyzer.cli import app
 from analyzer.metrics import load_run_data
 from analyzer.runs import ResultsNotStored, RunSettings, execute_run
 from analyzer.store import get_run, load_counts, load_merges, open_db, recover_run
+from helpers import dump, invoke
 
 runner = CliRunner()
 
 
-def invoke(db, *args, env=None):
-    return runner.invoke(app, [*map(str, args), "--db", str(db)], env=env)
-
-
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def dump(path) -> list[str]:
-    return list(Database(path).iterdump())
-
-
-@pytest.fixture
-def db(tiny_db_path):
-    return tiny_db_path
 
 
 # 2. A write lock held past the busy timeout: the results are kept in a file, never lost.

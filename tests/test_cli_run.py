@@ -15,18 +15,9 @@ from typer.testing import CliRunner
 
 from analyzer.cli import app
 from analyzer.store import load_counts, open_db
-from helpers import RunProcess, processes_in_session, wait_until_gone
+from helpers import RunProcess, invoke, processes_in_session, wait_until_gone
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def db(tiny_db_path):
-    return tiny_db_path
-
-
-def invoke(db, *args):
-    return runner.invoke(app, [*map(str, args), "--db", str(db)])
 
 
 def test_run_prints_the_table_and_json_has_the_documented_records(db):
@@ -110,7 +101,7 @@ ERRORS = [
     (["run", "--vocab", "300", "--langs", "klingonish"], "unknown language code"),
     (["run", "--vocab", "300", "--holdout", "1.5"], "--holdout must be"),
     (["run", "--vocab", "300", "--min-pair-count", "0"], "--min-pair-count must be"),
-    (["run", "--vocab", "300", "--jobs", "0"], "--jobs must be 1 or more"),
+    (["run", "--vocab", "300", "--jobs", "0"], "--jobs must be from 1 to 256, not 0"),
     (["show", "9"], "no run 9"),
     (["merges", "9"], "no run 9; there are no runs yet"),
     (["tokenize", "9", "text"], "no run 9; there are no runs yet"),
@@ -209,24 +200,28 @@ def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it_and_stops_on_sigter
     consistent(db_with_a_run, 2)
 
 
-def test_a_killed_run_is_found_and_marked_by_every_next_command(db_with_a_run, tmp_path):
-    for command in (["runs", "--json"], ["show", "2"], ["report", "2"], ["export", "2"],
-                    ["merges", "2"], ["tokenize", "2", "the cat"]):
-        run = RunProcess("run", "--vocab", "60000", "--jobs", "1", "--db", str(db_with_a_run),
-                         env=STALL)
-        run.wait_for("training")
-        run.process.send_signal(signal.SIGKILL)
-        run.finish()
-        run_id = Database(db_with_a_run).execute("SELECT max(id) FROM runs").fetchone()[0]
-        status = "SELECT status, error FROM runs WHERE id = ?"
-        assert Database(db_with_a_run).execute(status, [run_id]).fetchone()[0] == "running"
-        result = invoke(db_with_a_run, *[str(run_id) if arg == "2" else arg for arg in command])
-        marked = Database(db_with_a_run).execute(status, [run_id]).fetchone()
-        assert marked[0] == "interrupted" and "killed" in marked[1], command
-        if command[0] != "runs":
-            assert result.exit_code == 1
-            assert f"run {run_id} is interrupted" in result.output, command
-        consistent(db_with_a_run, run_id)
+def test_a_killed_run_is_said_interrupted_by_every_next_command_and_marked_by_the_next_write(
+        db_with_a_run, tmp_path):
+    """Reads never write: each says the killed run is interrupted (its process is gone)
+    without touching the database; the next command that writes anyway (a run) marks it."""
+    run = RunProcess("run", "--vocab", "60000", "--jobs", "1", "--db", str(db_with_a_run), env=STALL)
+    run.wait_for("training")
+    run.process.send_signal(signal.SIGKILL)
+    run.finish()
+    status = "SELECT status, error FROM runs WHERE id = 2"
+    before = list(Database(db_with_a_run).iterdump())
+    listed = json.loads(invoke(db_with_a_run, "runs", "--json").stdout)[1]
+    assert listed["status"] == "interrupted" and "killed" in listed["error"]
+    for command in (["show", "2"], ["report", "2"], ["export", "2"], ["merges", "2"],
+                    ["tokenize", "2", "the cat"]):
+        result = invoke(db_with_a_run, *command)
+        assert result.exit_code == 1 and "run 2 is interrupted" in result.output, command
+    assert list(Database(db_with_a_run).iterdump()) == before  # nothing was written
+    assert Database(db_with_a_run).execute(status).fetchone()[0] == "running"
+    assert invoke(db_with_a_run, "run", "--vocab", "300", "--jobs", "1", "--no-report").exit_code == 0
+    marked = Database(db_with_a_run).execute(status).fetchone()
+    assert marked[0] == "interrupted" and "killed" in marked[1]
+    consistent(db_with_a_run, 2)
 
 
 def test_no_process_of_a_run_survives_a_sigkill_of_the_command(db_with_a_run):

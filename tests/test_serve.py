@@ -27,15 +27,6 @@ runner = CliRunner()
 TOKEN = "a-token-of-sixteen-or-more"
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    db = make_served_db(tmp_path_factory.mktemp("served"))
-    server = Server(db)
-    server.db = db
-    yield server
-    server.stop()
-
-
 @pytest.fixture
 def client(served):
     with httpx.Client(base_url=served.url, timeout=60) as session:
@@ -394,3 +385,21 @@ def test_connections_that_send_nothing_or_half_a_request_are_closed(served, clie
         for connection in held:
             connection.close()
     assert client.get("/api/runs").status_code == 200
+
+
+def test_the_server_closes_every_connection_it_opens(served, client):
+    """A few thousand requests of every kind that reads the database, and the server holds as
+    many files open after as before (each request's SQLite connection is closed with it)."""
+    def open_files() -> int:
+        return len(os.listdir(f"/proc/{served.run.pid}/fd"))
+
+    for _ in range(20):  # warm: caches filled, the thread pool at its size
+        client.get("/api/runs/1")
+    before = open_files()
+    paths = ["/api/runs", "/api/runs/1", "/api/corpora", "/api/corpora/tiny", "/", "/runs/1",
+             "/api/runs/1/vocabularies", "/api/runs/1/merges", "/api/corpora/tiny/units/0"]
+    for i in range(2000):
+        assert client.get(paths[i % len(paths)]).status_code == 200
+        if i % 10 == 0:
+            assert client.post("/api/tokenize", json={"text": f"the cat {i}", "run": 1}).status_code == 200
+    assert open_files() <= before + 4, (before, open_files())

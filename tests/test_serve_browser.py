@@ -11,13 +11,6 @@ from helpers import HOSTILE, Server, hostile_corpus, make_served_db
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    server = Server(make_served_db(tmp_path_factory.mktemp("pages")))
-    yield server
-    server.stop()
-
-
 def watched(browser, url: str):
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
     problems: list[str] = []

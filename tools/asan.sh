@@ -15,8 +15,10 @@ backup="$(mktemp)"
 reports="$(mktemp -d)"
 cp "$module" "$backup"
 trap 'cp "$backup" "$module"; rm -rf "$backup" "$reports"' EXIT
-gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -shared -fPIC \
-    $(python3-config --includes) analyzer/bpe/_engine.c -o "$module"
+include="$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wshadow \
+    -shared -fPIC -I"$include" -Ianalyzer/bpe/engine \
+    analyzer/bpe/engine/*.c -o "$module"
 libasan="$(gcc -print-file-name=libasan.so)"
 export ANALYZER_ENGINE=compiled
 # Reports go to files (pytest captures the test's stderr), and are shown below.
@@ -25,7 +27,7 @@ LD_PRELOAD="$libasan" python -c "import analyzer.bpe._engine as e; print('Addres
 status=0
 LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
     tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py \
-    tests/test_bpe_parity.py "$@" || status=$?
+    tests/test_bpe_parity.py -n 0 "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*
     echo "AddressSanitizer: errors reported (above)"

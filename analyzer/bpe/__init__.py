@@ -33,13 +33,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from . import reference
-from .contract import MAX_VOCAB_SIZE, Measurement, Progress, Training
+from .by_language import LanguageTraining, train_by_language, train_parity
+from .contract import MAX_VOCAB_SIZE, BaseVocabulary, Engine, Measurement, Progress, Training
 from .engines import ENGINE, ENGINES, engine
-from .languages import LanguageTraining, train_by_language, train_parity
 from .pretokenize import PRETOKENIZERS, Pretokenizer, PretokenizerError, chunk_texts, resolve
 from .reference import MIN_PAIR_COUNT, Merge, Pair
 
-Vocabulary = engine.Vocabulary
+Vocabulary: type[BaseVocabulary] = engine.Vocabulary
 """The active engine's `Vocabulary` class."""
 
 
@@ -133,11 +133,13 @@ def count_tokens(texts: str | Iterable[str], merges: Sequence[Merge], sizes: Ite
 
 
 __all__ = [
+    "BaseVocabulary",
     "ENGINE",
     "ENGINES",
     "MAX_VOCAB_SIZE",
     "MIN_PAIR_COUNT",
     "PRETOKENIZERS",
+    "Engine",
     "LanguageTraining",
     "Measurement",
     "Merge",

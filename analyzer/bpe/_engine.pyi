@@ -1,17 +1,45 @@
-"""Types of the compiled engine (analyzer/bpe/_engine.c); `analyzer.bpe.compiled` wraps it."""
+"""Types of the compiled engine (analyzer/bpe/engine/, module.c its Python face);
+`analyzer.bpe.compiled` wraps it in the engines' shared contract."""
 
+from array import array
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import NamedTuple
 
-def train(buffer: bytes, starts: Any, weights: Any | None, vocab_size: int, min_pair_count: int,
-          first: bool, progress: Callable[[int, int], None] | None,
-          progress_every: int, groups: Any | None = ..., multiplicities: Any | None = ...,
-          parity: bool = ..., global_merges: int = ..., floor: int = ...) -> tuple[Any, ...]: ...
+class TrainResult(NamedTuple):
+    lefts: bytes
+    """int32 per merge: its left id."""
+    rights: bytes
+    """int32 per merge: its right id."""
+    counts: bytes
+    """int64 per merge: the pair's count when chosen (in its group, parity-aware)."""
+    replaced: bytes
+    """int64 per merge: the occurrences it replaced (weights applied)."""
+    stop_reason: str
+    """"vocab_size", or "min_pair_count" when training stopped early."""
+    chosen: bytes | None
+    """int32 per merge: the group whose pair it was, -1 for all (None without groups)."""
+    replaced_by_group: bytes | None
+    """int64, group-major: each group's replacements per merge (None without groups)."""
+
+class CountResult(NamedTuple):
+    snapshots: list[bytes]
+    """A bytes per snapshot rank: uint32 per text, its tokens just before that merge."""
+    replaced: bytes | None
+    """int64, merge x group: each merge's replacements in each group (None without groups)."""
+    roundtrip: bool | None
+    """Whether every text's tokens spell it again (None unless asked)."""
+    histograms: bytes | None
+    """int64, group x id: each id's occurrences after the replay (None unless asked)."""
+
+def train(buffer: bytes, starts: array, weights: array | None, vocab_size: int,
+          min_pair_count: int, first: bool, progress: Callable[[int, int], None] | None,
+          progress_every: int, groups: array | None = ..., multiplicities: array | None = ...,
+          parity: bool = ..., global_merges: int = ..., floor: int = ...) -> TrainResult: ...
 
 class Replayer:
     def __init__(self, lefts: bytes, rights: bytes) -> None: ...
-    def count_texts(self, texts: list[str], snapshots: Any, group_starts: Any | None = ...,
-                    roundtrip: bool = ..., histograms: bool = ...) -> tuple[Any, ...]: ...
+    def count_texts(self, texts: list[str], snapshots: array, group_starts: array | None = ...,
+                    roundtrip: bool = ..., histograms: bool = ...) -> CountResult: ...
     def encode(self, buffer: bytes) -> bytes: ...
     def decode_bytes(self, ids: Sequence[int]) -> bytes: ...
     def piece(self, token: int) -> bytes: ...

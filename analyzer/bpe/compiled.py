@@ -54,17 +54,17 @@ def train_detailed(
     packed = pack(text_list)
     heavy = weight_list is not None and any(weight != 1 for weight in weight_list)
     weight_array = array("q", weight_list) if weight_list is not None and heavy else None
-    lefts, rights, counts, applied, stop_reason = _engine.train(
+    result = _engine.train(
         packed.buffer, array("q", packed.starts), weight_array, vocab_size, min_pair_count,
         tie_break == "first", progress, PROGRESS_EVERY, floor=floor)
-    merges, pair_counts, replaced = _merges(lefts, rights, counts, applied)
+    merges, pair_counts, replaced = _merges(result)
     if heavy:
         assert weight_list is not None
         n_bytes = sum((end - start) * weight
                       for start, end, weight in zip(packed.starts, packed.ends(), weight_list))
     else:
         n_bytes = len(packed.buffer) - len(text_list) - 1  # all but the separators
-    return Training(merges, pair_counts, replaced, n_bytes, stop_reason)
+    return Training(merges, pair_counts, replaced, n_bytes, result.stop_reason)
 
 
 def train_grouped(
@@ -82,7 +82,7 @@ def train_grouped(
     floor: int = 0,
 ) -> GroupedTraining:
     """Learn merges on texts in groups, exactly as the pure engine's `train_grouped` (see
-    `analyzer.bpe.groups`): replacements per group and, `parity`, parity-aware training.
+    `analyzer.bpe.trainer`): replacements per group and, `parity`, parity-aware training.
 
     >>> train_grouped(["aaaaaaaa", "bcdbcdbcd"], [0, 1], 258, parity=True).chosen
     [1, 0]
@@ -97,27 +97,26 @@ def train_grouped(
         tie_break == "first", progress, PROGRESS_EVERY, groups=array("q", groups),
         multiplicities=array("q", multiplicities) if multiplicities is not None else None,
         parity=parity, global_merges=global_merges, floor=floor)
-    lefts, rights, counts, applied, stop_reason, chosen_bytes, group_bytes = result
-    merges, pair_counts, replaced = _merges(lefts, rights, counts, applied)
+    merges, pair_counts, replaced = _merges(result)
+    assert result.chosen is not None and result.replaced_by_group is not None  # groups were given
     chosen, by_group = array("i"), array("q")
-    chosen.frombytes(chosen_bytes)
-    by_group.frombytes(group_bytes)
+    chosen.frombytes(result.chosen)
+    by_group.frombytes(result.replaced_by_group)
     n = len(merges)
-    group_applied = [by_group[g * n:(g + 1) * n].tolist() for g in range(n_groups)]
+    replaced_by_group = [by_group[g * n:(g + 1) * n].tolist() for g in range(n_groups)]
     n_bytes = sum((end - start) * (1 if weights is None else weights[index])
                   for index, (start, end) in enumerate(zip(packed.starts, packed.ends())))
-    return GroupedTraining(merges, pair_counts, replaced, n_bytes, stop_reason, chosen.tolist(),
-                           group_applied)
+    return GroupedTraining(merges, pair_counts, replaced, n_bytes, result.stop_reason,
+                           chosen.tolist(), replaced_by_group)
 
 
-def _merges(lefts: bytes, rights: bytes, counts: bytes,
-            applied: bytes) -> tuple[list[Merge], list[int], list[int]]:
+def _merges(result: _engine.TrainResult) -> tuple[list[Merge], list[int], list[int]]:
     """The merge list, pair counts and replacements from the engine's packed arrays."""
     left_ids, right_ids, pair_counts, replaced = (array("i"), array("i"), array("q"), array("q"))
-    left_ids.frombytes(lefts)
-    right_ids.frombytes(rights)
-    pair_counts.frombytes(counts)
-    replaced.frombytes(applied)
+    left_ids.frombytes(result.lefts)
+    right_ids.frombytes(result.rights)
+    pair_counts.frombytes(result.counts)
+    replaced.frombytes(result.replaced)
     merges = [((left, right), FIRST_NEW_ID + rank)
               for rank, (left, right) in enumerate(zip(left_ids, right_ids))]
     return merges, pair_counts.tolist(), replaced.tolist()
@@ -137,10 +136,11 @@ class Vocabulary(BaseVocabulary):
         return self._replayer.piece(token)
 
     def _histograms(self, texts: list[str], group_starts: list[int]) -> list[dict[int, int]]:
-        _, _, _, blob = self._replayer.count_texts(texts, array("q"), array("q", group_starts),
-                                                   histograms=True)
+        found = self._replayer.count_texts(texts, array("q"), array("q", group_starts),
+                                           histograms=True)
+        assert found.histograms is not None  # asked for
         counts = array("q")
-        counts.frombytes(blob)
+        counts.frombytes(found.histograms)
         n_ids = self.size
         return [{token: n for token, n in enumerate(counts[g * n_ids:(g + 1) * n_ids]) if n}
                 for g in range(len(group_starts))]
@@ -172,10 +172,10 @@ class Vocabulary(BaseVocabulary):
         if not ordered and not roundtrip:
             return Measurement({})
         ranks = [size - FIRST_NEW_ID for size in ordered] or [len(self.merges)]
-        snapshots, _, ok = self._replayer.count_texts(texts, array("q", ranks), roundtrip=roundtrip)
+        found = self._replayer.count_texts(texts, array("q", ranks), roundtrip=roundtrip)
         counts = {}
-        for size, blob in zip(ordered, snapshots):
+        for size, blob in zip(ordered, found.snapshots):
             per_text = array("I")
             per_text.frombytes(blob)
             counts[size] = per_text.tolist()
-        return Measurement(counts, ok)
+        return Measurement(counts, found.roundtrip)

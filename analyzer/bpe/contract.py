@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .packing import as_text_list
 from .pretokenize import chunk_texts, resolve
@@ -38,7 +39,7 @@ class Training:
     merges: list[Merge]
     counts: list[int]
     """The pair's count (overlaps included, weights applied) when each merge was chosen."""
-    applied: list[int]
+    replaced: list[int]
     """How many occurrences each merge replaced (weights applied; fewer than its count when
     runs overlap)."""
     n_bytes: int
@@ -48,7 +49,7 @@ class Training:
 
     def tokens_after(self, n_merges: int) -> int:
         """Tokens in the training texts after the first `n_merges` merges."""
-        return self.n_bytes - sum(self.applied[:n_merges])
+        return self.n_bytes - sum(self.replaced[:n_merges])
 
 
 MAX_GROUPS = 1 << 16
@@ -59,7 +60,7 @@ MAX_GROUPS = 1 << 16
 class GroupedTraining(Training):
     chosen: list[int] = field(default_factory=list)
     """For each merge, the group whose pair it was (parity-aware), or -1 (all groups' counts)."""
-    group_applied: list[list[int]] = field(default_factory=list)
+    replaced_by_group: list[list[int]] = field(default_factory=list)
     """`[group][merge]`: occurrences each merge replaced in the group's texts (weights applied)."""
 
 
@@ -301,3 +302,25 @@ def check_merge(rank: int, merge: Merge) -> tuple[int, int]:
         if isinstance(part, bool) or not isinstance(part, int) or not 0 <= part < expected:
             raise ValueError(f"merge {rank} uses id {part!r}, which does not exist before it")
     return left, right
+
+
+class Engine(Protocol):
+    """What an engine is: the compiled one (`analyzer.bpe.compiled`) and the pure-Python one
+    (`analyzer.bpe.pure`) both are, and give the same results for the same calls. (The
+    compiled engine's functions also take `floor`, the count floor it starts from, which tests
+    set high so that its recounts are exercised: the pure engine keeps every pair.)"""
+
+    @property
+    def Vocabulary(self) -> type[BaseVocabulary]: ...  # noqa: N802 - the engines' class
+
+    def train_detailed(self, texts: str | Iterable[str], vocab_size: int, *,
+                       weights: Sequence[int] | None = None, min_pair_count: int = ...,
+                       tie_break: str = "lexicographic",
+                       progress: Progress | None = None) -> Training: ...
+
+    def train_grouped(self, texts: Sequence[str], groups: Sequence[int], vocab_size: int, *,
+                      weights: Sequence[int] | None = None,
+                      multiplicities: Sequence[int] | None = None, parity: bool = False,
+                      global_merges: int = 0, min_pair_count: int = ...,
+                      tie_break: str = "lexicographic",
+                      progress: Progress | None = None) -> GroupedTraining: ...

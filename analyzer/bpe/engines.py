@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import os
 import sys
-from types import ModuleType
 
 from . import pure
+from .contract import Engine
 
 ENGINE_ENV = "ANALYZER_ENGINE"
 
 
-def _load() -> tuple[str, ModuleType, dict[str, ModuleType]]:
+def _load() -> tuple[str, Engine, dict[str, Engine]]:
     wanted = os.environ.get(ENGINE_ENV, "").strip().lower()
     if wanted not in ("", "compiled", "python"):
         sys.stderr.write(f"analyzer: {ENGINE_ENV}={wanted!r} is neither compiled nor python; "
                          "ignoring it\n")
         wanted = ""
-    available: dict[str, ModuleType] = {"python": pure}
+    available: dict[str, Engine] = {"python": pure}
     try:
         from . import compiled
 

@@ -130,14 +130,6 @@ def resolve(spec: str | None) -> Pretokenizer | None:
                             f"{', '.join(PRETOKENIZERS)}, or re:PATTERN for a regular expression")
 
 
-def name_of(pretokenizer: Pretokenizer | None) -> str:
-    return NONE if pretokenizer is None else pretokenizer.name
-
-
-def pattern_of(pretokenizer: Pretokenizer | None) -> str | None:
-    return None if pretokenizer is None else pretokenizer.pattern
-
-
 @dataclass
 class Chunked:
     """Texts cut into chunks: the distinct chunks (in order of first appearance), how often each

@@ -1,9 +1,9 @@
 """The literal byte-level BPE: slow, short, and the contract the fast engine must meet.
 
 Read this module first. Every function here does the obvious thing in the obvious way, so it
-can serve as the oracle in tests and as teaching code. The engine (`analyzer.bpe.trainer` for
-training, `analyzer.bpe.vocabulary` for encoding and counting) gives exactly the same results,
-much faster.
+can serve as the oracle in tests and as teaching code. Both engines, the compiled one
+(`analyzer.bpe.compiled`, the default) and the pure-Python fallback (`analyzer.bpe.pure`), give
+exactly the same results, much faster.
 
 A tiny session:
 

@@ -122,6 +122,41 @@ def rare_byte_pair_positions(buffer: bytes, pairs: Iterable[tuple[int, int]]
     return {(value & 0xFF, value >> 8): positions for value, positions in found.items()}
 
 
+def replace_pair(tok: list[int], occurrences: Iterable[int], a: int, a_length: int, b: int,
+                 b_length: int, z: int) -> Iterator[tuple[int, int, int, int]]:
+    """Replace each current occurrence of the pair (a, b) by z, in place, left to right.
+
+    `occurrences` are candidate positions, ascending; stale ones (no longer an `a` followed by
+    a `b`) are skipped, so overlapping runs like `aaa` are merged once, from the left. For each
+    replacement it yields `(i, left, left_start, right)`: where z starts, the token just before
+    it and where that one starts (`left` is GAP at a text's start), and the token just after it
+    (negative at a text's end). The trainer and the replay both merge through this loop; what
+    they do with each neighbour is theirs.
+
+    >>> tok = token_array(b"\\xffaaab\\xff")
+    >>> list(replace_pair(tok, [1, 2, 3], 97, 1, 97, 1, 256))
+    [(1, -1, 0, 97)]
+    >>> tok
+    [-1, 256, -2, 97, 98, -1]
+    """
+    for i in occurrences:
+        if tok[i] != a:
+            continue
+        j = i + a_length
+        if tok[j] != b:
+            continue
+        k = j + b_length
+        tok[i] = z
+        tok[j] = GAP
+        tok[k - 1] = ~i
+        left = tok[i - 1]
+        left_start = i - 1
+        if left < GAP:  # the last byte of a longer token: it says where that token starts
+            left_start = ~left
+            left = tok[left_start]
+        yield i, left, left_start, tok[k]
+
+
 def read_tokens(tok: list[int], start: int, end: int, lengths: list[int]) -> list[int]:
     """The ids of the tokens from position `start` up to `end`, walking token by token."""
     ids = []

@@ -1,5 +1,5 @@
 """Exact BPE training without recounting, in pure Python: the fallback engine, and a second
-oracle for the compiled one (`analyzer/bpe/_engine.c` follows the same algorithm).
+oracle for the compiled one (`analyzer/bpe/engine/train.c` follows the same algorithm).
 
 It learns the same merges as `reference.train_many`, but instead of recounting every pair
 after every merge it:
@@ -17,8 +17,18 @@ occurrences only shrink. So each new pair is pushed on the heap once, a pair tha
 below `min_pair_count` can be forgotten at once, and a stale heap entry always ranks too
 high, never too low: on pop it is re-pushed with its current rank.
 
+Training over texts in groups (languages) is the same loop with a `Groups` riding along: it
+counts how many occurrences each merge replaced in each group, and for parity-aware training
+(Foroutan et al. 2025: each merge is the most frequent pair of the group that compresses worst)
+it keeps each pair's count within each group and a heap per group, with the same lazy
+invalidation. Texts of weight 0 are measured only: their pairs count for nothing, but merges
+apply to them, so a parity-aware training can follow the token counts of held-out texts.
+
 >>> train_detailed("aaabdaaabac", 300).merges
 [((97, 97), 256), ((97, 98), 257), ((256, 257), 258)]
+>>> result = train_grouped(["aaaaaaaa", "bcdbcdbcd"], [0, 1], 258, parity=True)
+>>> result.merges, result.chosen
+([((98, 99), 256), ((97, 97), 257)], [1, 0])
 """
 
 from __future__ import annotations
@@ -27,12 +37,8 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from heapq import heapify, heappop, heappush
-from typing import TYPE_CHECKING
 
-from .contract import Progress, Training, check_arguments, check_weights
-
-if TYPE_CHECKING:
-    from .groups import Groups
+from .contract import GroupedTraining, Progress, Training, check_arguments, check_groups, check_weights
 from .packing import SEPARATOR, as_text_list, pack
 from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
 from .tokens import (
@@ -41,6 +47,7 @@ from .tokens import (
     byte_pair_positions,
     is_rare,
     rare_byte_pair_positions,
+    replace_pair,
     token_array,
 )
 
@@ -71,11 +78,61 @@ def train_detailed(
         weight = array("I", bytes(4 * len(packed.buffer)))
         for start, end, w in zip(packed.starts, packed.ends(), weight_list):
             weight[start - 1:end] = array("I", [w]) * (end - start + 1)
-    trainer = _Trainer(packed.buffer, vocab_size, min_pair_count, tie_break == "first", weight)
+    trainer = Trainer(packed.buffer, vocab_size, min_pair_count, tie_break == "first", weight)
     return trainer.run(progress)
 
 
-class _Trainer:
+def train_grouped(
+    texts: Sequence[str],
+    groups: Sequence[int],
+    vocab_size: int,
+    *,
+    weights: Sequence[int] | None = None,
+    multiplicities: Sequence[int] | None = None,
+    parity: bool = False,
+    global_merges: int = 0,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+    progress: Progress | None = None,
+) -> GroupedTraining:
+    """Learn merges on texts in groups (`groups[i]`: text i's group; a group's texts together).
+
+    Not parity-aware, this is `train_detailed` on the texts with each merge's replacements
+    counted per group. Parity-aware, each merge is the most frequent pair (within its own texts)
+    of the group with the most tokens: texts count `multiplicities[i]` times in their group's
+    token count (default: once each), and `weights[i]` times in pair counts (default: once; 0
+    for a text that is measured, not trained on). The first `global_merges` merges are chosen
+    over all groups together.
+    """
+    check_arguments(vocab_size, min_pair_count, tie_break)
+    text_list = as_text_list(texts)
+    n = check_groups(text_list, groups, weights, multiplicities)
+    packed = pack(text_list)
+    size = len(packed.buffer)
+    of = array("H", bytes(2 * size))
+    weight = array("I", [1]) * size if weights is not None else None
+    multiplicity = array("I", bytes(4 * size))
+    tokens = [0] * n
+    for index, (start, end) in enumerate(zip(packed.starts, packed.ends())):
+        group = groups[index]
+        of[start - 1:end] = array("H", [group]) * (end - start + 1)
+        m = 1 if multiplicities is None else multiplicities[index]
+        multiplicity[start:end] = array("I", [m]) * (end - start)
+        tokens[group] += m * (end - start)
+        if weight is not None and weights is not None:
+            weight[start - 1:end] = array("I", [weights[index]]) * (end - start + 1)
+    state = Groups(of, n, multiplicity, tokens, parity, global_merges)
+    trainer = Trainer(packed.buffer, vocab_size, min_pair_count, tie_break == "first", weight, state)
+    training = trainer.run(progress)
+    replaced_by_group = [replaced[:len(training.merges)] for replaced in state.replaced]
+    chosen = state.chosen[:len(training.merges)]
+    return GroupedTraining(training.merges, training.counts, training.replaced, training.n_bytes,
+                           training.stop_reason, chosen, replaced_by_group)
+
+
+class Trainer:
+    """One training's state: the token array, each pair's count, positions and heap."""
+
     def __init__(self, buffer: bytes, vocab_size: int, min_count: int, first: bool,
                  weight: array | None = None, groups: Groups | None = None):
         self.buffer = buffer
@@ -101,37 +158,21 @@ class _Trainer:
                 buffer, [(key >> self.bits, key & 0xFF) for key in rare]).items()
         }
         self.heads: dict[int, int] = {}  # "first" mode: where the first valid occurrence is
-        self.heap = [self._rank(key, count) for key, count in self.counts.items()]
+        self.heap = [self.rank(key, count) for key, count in self.counts.items()]
         heapify(self.heap)
         if groups is not None:
             groups.start(self)
 
     def _byte_pair_counts(self) -> dict[int, int]:
-        counts = byte_pair_counts(self.buffer) if self.weight is None else self._weighted_counts()
+        counts = (byte_pair_counts(self.buffer) if self.weight is None
+                  else byte_pair_counts_by_group(self.buffer, self.weight)[0])
         return {
             left << self.bits | right: count
             for (left, right), count in counts.items()
             if count >= self.min_count
         }
 
-    def _weighted_counts(self) -> Counter[tuple[int, int]]:
-        """Byte pair counts with weights: the texts of each weight counted together."""
-        by_weight: dict[int, list[bytes]] = {}
-        buffer, weight = self.buffer, self.weight
-        assert weight is not None
-        start = 1
-        while start < len(buffer):
-            end = buffer.index(SEPARATOR, start)
-            by_weight.setdefault(weight[start - 1], []).append(buffer[start:end])
-            start = end + 1
-        counts: Counter[tuple[int, int]] = Counter()
-        separator = bytes([SEPARATOR])
-        for w, texts in by_weight.items():
-            for pair, count in byte_pair_counts(separator.join(texts)).items():
-                counts[pair] += count * w
-        return counts
-
-    def _rank(self, key: int, count: int, group: int = -1) -> int:
+    def rank(self, key: int, count: int, group: int = -1) -> int:
         """One int that orders a heap: higher count first, then the tie-break ("first": the
         first occurrence, in the group's texts when a group is given)."""
         rank = -count << self.rank_bits | key
@@ -174,7 +215,7 @@ class _Trainer:
                 counts.pop(key, None)
                 self.positions.pop(key, None)
                 continue
-            current = self._rank(key, count)
+            current = self.rank(key, count)
             if rank == current:
                 return key, count
             heappush(heap, current)
@@ -183,7 +224,7 @@ class _Trainer:
     def run(self, progress: Progress | None) -> Training:
         merges: list[Merge] = []
         pair_counts: list[int] = []
-        applied: list[int] = []
+        replaced: list[int] = []
         stop_reason = "vocab_size"
         right_mask = (1 << self.bits) - 1
         groups = self.groups
@@ -200,7 +241,7 @@ class _Trainer:
             key, count = best
             left, right = key >> self.bits, key & right_mask
             new_id = FIRST_NEW_ID + len(merges)
-            applied.append(self._merge(key, left, right, new_id))
+            replaced.append(self._merge(key, left, right, new_id))
             merges.append(((left, right), new_id))
             pair_counts.append(count)
             if progress is not None:
@@ -209,7 +250,7 @@ class _Trainer:
             n_bytes = len(self.buffer) - self.buffer.count(SEPARATOR)
         else:
             n_bytes = sum(w for byte, w in zip(self.buffer, self.weight) if byte != SEPARATOR)
-        return Training(merges, pair_counts, applied, n_bytes, stop_reason)
+        return Training(merges, pair_counts, replaced, n_bytes, stop_reason)
 
     def _merge(self, key: int, a: int, b: int, z: int) -> int:
         """Replace every current occurrence of (a, b) by z; return how many were replaced."""
@@ -225,35 +266,20 @@ class _Trainer:
         if groups is not None:
             of, group_counts, key_bits = groups.of, groups.counts, self.key_bits
             mult, tokens = groups.multiplicity, groups.tokens
-            applied = [0] * groups.n
+            replaced_in = [0] * groups.n
         la, lb = self.lengths[a], self.lengths[b]
         zkey = z << bits
         created: defaultdict[int, list[int]] = defaultdict(list)
         replaced = 0
-        for i in occurrences:
-            if tok[i] != a:
-                continue
-            j = i + la
-            if tok[j] != b:
-                continue
-            k = j + lb
-            tok[i] = z
-            tok[j] = GAP
-            tok[k - 1] = ~i
+        for i, x, start, y in replace_pair(tok, occurrences, a, la, b, lb, z):
             w = 1 if weight is None else weight[i]
             replaced += w
             if groups is not None:
                 g = of[i]
-                applied[g] += w
+                replaced_in[g] += w
                 tokens[g] -= mult[i]
                 gbits = g << key_bits
-            x = tok[i - 1]
             if x != GAP:
-                if x < 0:
-                    start = ~x
-                    x = tok[start]
-                else:
-                    start = i - 1
                 if x == z:
                     # The previous replacement, just left of here, recorded (z, a) at its
                     # start; that a has now been merged away.
@@ -266,7 +292,6 @@ class _Trainer:
                         if parity:
                             group_counts[gbits | old] -= w
                 created[x << bits | z].append(start)
-            y = tok[k]
             if y >= 0:
                 old = b << bits | y
                 count = counts_get(old)
@@ -282,10 +307,121 @@ class _Trainer:
                 counts[new_key] = total
                 self.positions[new_key] = recorded
                 if groups is None or not parity or groups.global_phase:
-                    heappush(self.heap, self._rank(new_key, total))
+                    heappush(self.heap, self.rank(new_key, total))
                 if groups is not None and parity:
                     groups.created(self, new_key, recorded)
         if groups is not None:
-            groups.merged(applied)
+            groups.merged(replaced_in)
         return replaced
 
+
+class Groups:
+    """What a training over groups keeps beside the trainer's own state:
+
+    - each position's group (`of`), and each text's multiplicity in the token count of its
+      group (`multiplicity`: 0 for a text that is trained on but not measured, the chunk's
+      count for a measured one) and so each group's current token count (`tokens`);
+    - for parity-aware training, each pair's count within each group (`counts`, keyed by the
+      group and the pair) and a heap per group.
+    """
+
+    def __init__(self, of: array, n: int, multiplicity: array, tokens: list[int], parity: bool,
+                 global_merges: int):
+        self.of = of
+        self.n = n
+        self.multiplicity = multiplicity
+        self.tokens = tokens
+        """Each group's current token count (multiplicities applied)."""
+        self.parity = parity
+        self.global_merges = global_merges
+        self.counts: dict[int, int] = {}
+        self.heaps: list[list[int]] = [[] for _ in range(n)]
+        self.chosen: list[int] = []
+        self.replaced: list[list[int]] = [[] for _ in range(n)]
+
+    @property
+    def global_phase(self) -> bool:
+        """Whether the merge being made (or the next one) is chosen over all groups."""
+        return len(self.chosen) < self.global_merges
+
+    def start(self, trainer: Trainer) -> None:
+        """Per-group counts of the byte pairs the trainer keeps, and the groups' heaps."""
+        if not self.parity:
+            return
+        bits = trainer.key_bits
+        for group, counts in enumerate(byte_pair_counts_by_group(trainer.buffer, trainer.weight,
+                                                                 self.of, self.n)):
+            for (left, right), count in counts.items():
+                key = left << trainer.bits | right
+                if key in trainer.counts:
+                    self.counts[group << bits | key] = count
+                    if count >= trainer.min_count:
+                        heappush(self.heaps[group], trainer.rank(key, count, group))
+
+    def created(self, trainer: Trainer, key: int, positions: list[int]) -> None:
+        """A pair a merge made, kept by the trainer: its count in each group."""
+        weight, of = trainer.weight, self.of
+        totals: Counter[int] = Counter()
+        for position in positions:
+            totals[of[position]] += 1 if weight is None else weight[position]
+        for group, total in totals.items():
+            self.counts[group << trainer.key_bits | key] = total
+            if total >= trainer.min_count:
+                heappush(self.heaps[group], trainer.rank(key, total, group))
+
+    def merged(self, replaced: list[int]) -> None:
+        """A merge was made: how many occurrences it replaced in each group."""
+        for group, count in enumerate(replaced):
+            self.replaced[group].append(count)
+
+    def pop_best(self, trainer: Trainer) -> tuple[int, int] | None:
+        """The pair of the group with the most tokens (ties: the lower group) that has one
+        reaching min_count, and its count there; None when no group has one."""
+        for group in sorted(range(self.n), key=lambda g: (-self.tokens[g], g)):
+            best = self._pop(trainer, group)
+            if best is not None:
+                self.chosen.append(group)
+                return best
+        return None
+
+    def _pop(self, trainer: Trainer, group: int) -> tuple[int, int] | None:
+        heap, counts = self.heaps[group], self.counts
+        bits = trainer.key_bits
+        mask = (1 << bits) - 1
+        while heap:
+            rank = heappop(heap)
+            key = rank & mask
+            if key not in trainer.counts:  # merged already, or under min_count everywhere
+                continue
+            count = counts.get(group << bits | key, 0)
+            if count < trainer.min_count:  # counts only fall: it cannot come back here
+                continue
+            current = trainer.rank(key, count, group)
+            if rank == current:
+                return key, count
+            heappush(heap, current)
+        return None
+
+
+def byte_pair_counts_by_group(buffer: bytes, weight: array | None, of: array | None = None,
+                              n: int = 1) -> list[Counter[tuple[int, int]]]:
+    """Each group's byte pair counts (weights applied; every text in group 0 without `of`),
+    counted at C speed on the texts of each group and weight joined.
+
+    >>> byte_pair_counts_by_group(b"\\xffab\\xffab\\xff", array("I", [2, 2, 2, 2, 1, 1, 1]))
+    [Counter({(97, 98): 3})]
+    """
+    by_group_weight: dict[tuple[int, int], list[bytes]] = {}
+    start = 1
+    while start < len(buffer):
+        end = buffer.index(SEPARATOR, start)
+        w = 1 if weight is None else weight[start]
+        group = 0 if of is None else of[start - 1]
+        by_group_weight.setdefault((group, w), []).append(buffer[start:end])
+        start = end + 1
+    result: list[Counter[tuple[int, int]]] = [Counter() for _ in range(n)]
+    separator = bytes([SEPARATOR])
+    for (group, w), texts in by_group_weight.items():
+        for pair, count in byte_pair_counts(separator.join(texts)).items():
+            result[group][pair] += count * w
+    return result

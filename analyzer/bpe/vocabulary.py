@@ -36,6 +36,7 @@ from .tokens import (
     is_rare,
     rare_byte_pair_positions,
     read_tokens,
+    replace_pair,
     token_array,
 )
 
@@ -108,9 +109,8 @@ class Vocabulary(BaseVocabulary):
         up to date and copy them into `result[size]` just before the merge of rank
         `size - 256`, for each `(rank, size)` in `snapshots`.
         """
-        # The loop below mirrors the trainer's (analyzer/bpe/trainer.py, `_merge`) on purpose:
-        # it is the hot path, and a shared helper would cost a call per occurrence. Here no
-        # counts are kept; only positions of pairs that the merge list will ask for.
+        # The trainer merges through the same `replace_pair`; here no pair counts are kept,
+        # only the positions of the pairs the merge list will ask for.
         tok = token_array(buffer)
         rank_of, bits, lengths, merges = self.rank_of, self.bits, self.lengths, self.merges
         present = {pair: count for pair, count in byte_pair_counts(buffer).items()
@@ -134,27 +134,11 @@ class Vocabulary(BaseVocabulary):
             if occurrences is None:
                 is_byte_pair = a < FIRST_NEW_ID and b < FIRST_NEW_ID
                 occurrences = byte_pair_positions(buffer, a, b) if is_byte_pair else ()
-            la, lb = lengths[a], lengths[b]
             zkey = z << bits
-            for i in occurrences:
-                if tok[i] != a:
-                    continue
-                j = i + la
-                if tok[j] != b:
-                    continue
-                k = j + lb
-                tok[i] = z
-                tok[j] = GAP
-                tok[k - 1] = ~i
+            for i, x, start, y in replace_pair(tok, occurrences, a, lengths[a], b, lengths[b], z):
                 if counts is not None:
                     counts[text_of[i]] -= 1  # type: ignore[index]
-                x = tok[i - 1]
                 if x != GAP:
-                    if x < 0:
-                        start = ~x
-                        x = tok[start]
-                    else:
-                        start = i - 1
                     key = x << bits | z
                     new_rank = rank_get(key)
                     if new_rank is not None and new_rank < n_merges:
@@ -164,7 +148,6 @@ class Vocabulary(BaseVocabulary):
                             heappush(heap, new_rank)
                         else:
                             recorded.append(start)
-                y = tok[k]
                 if y >= 0:
                     key = zkey | y
                     new_rank = rank_get(key)

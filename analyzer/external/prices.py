@@ -16,10 +16,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from analyzer.errors import Invalid, setting
+
 from .catalog import validation_message
 
 
-class PriceError(ValueError):
+class PriceError(Invalid):
     """A price table that cannot be read; the message names the file, the entry and the field."""
 
 
@@ -49,8 +51,8 @@ def load_prices(path: Path | None = None) -> list[ModelPrice]:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise PriceError(f"--prices {path}: cannot read it ({error})") from None
-        where = f"--prices {path}"
+            raise PriceError(f"{setting('prices')} {path}: cannot read it ({error})") from None
+        where = f"{setting('prices')} {path}"
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import formats
 from .catalog import CatalogEntry, Format, catalog, entry
-from .errors import TokenizerError
+from .errors import TokenizerError, UnknownTokenizer
 from .local_store import OFFLINE_ENV, digest
 from .locate import Found, Locator, hf_cached, hf_download, hf_offline
 
@@ -124,7 +124,7 @@ def from_file(spec: str) -> ProductionTokenizer:
                              "SentencePiece .model); for a catalog format, name its entry: "
                              "NAME=FILE")
     else:
-        raise TokenizerError(f"unknown tokenizer {spec!r}: not in the catalog "
+        raise UnknownTokenizer(f"unknown tokenizer {spec!r}: not in the catalog "
                              f"({', '.join(catalog())}), nor a file, nor hf:ORG/NAME")
     return ProductionTokenizer(path.name, encoder.library, encoder.size,
                                f"{path} (given; SHA-256 {digest(data)})", encoder.count,

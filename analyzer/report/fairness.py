@@ -16,7 +16,7 @@ from analyzer.metrics import divergence_matrix
 from analyzer.store import VocabKind
 
 from .figures import OTHER_COLOR, TOKENS_COLOR, RunView, _sized_bars, label
-from .languages import by_script, script_label
+from .language_filter import by_script, script_label
 
 PARITY_COLOR = "#c05621"
 

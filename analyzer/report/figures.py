@@ -21,7 +21,7 @@ from analyzer.corpus import language_name
 from analyzer.metrics import for_pretokenizer
 from analyzer.store import VocabKind
 
-from .languages import MANY_LANGUAGES, by_script, script_label
+from .language_filter import MANY_LANGUAGES, by_script, script_label
 
 TOKENS_COLOR = "#2b6cb0"
 """Bars of tokens (or token overhead): one colour for the series, as its legend swatch shows."""

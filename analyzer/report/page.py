@@ -42,7 +42,7 @@ from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script
 from .index import write_index
-from .languages import FILTER_SCRIPT, filter_bar
+from .language_filter import FILTER_SCRIPT, filter_bar
 from .tables import merges_table, provenance_table
 
 MERGES_SHOWN = 20
@@ -75,8 +75,9 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
 
 def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = False,
                price: float = 1.0, context_window: int = 128_000,
-               prices: Path | None = None) -> Page:
-    """The page of a complete run: its figures, merges, costs and provenance."""
+               prices: Path | None = None, index_href: str = "index.html") -> Page:
+    """The page of a complete run: its figures, merges, costs and provenance. `index_href`:
+    where its "All runs" link goes (the index beside it; the service's own index)."""
     price_table = load_prices(prices)
     data = load_run_data(db, run_id)
     frame = language_metrics(data)
@@ -114,7 +115,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{escape(title)}</title><style>{STYLE}</style>"
             f"{plotly_script(self_contained)}</head><body>"
-            f"<p class='muted'><a href='index.html'>All runs</a></p><h1>{escape(title)}</h1>"
+            f"<p class='muted'><a href='{escape(index_href, quote=True)}'>All runs</a></p>"
+            f"<h1>{escape(title)}</h1>"
             f"<p class='lead'>{escape(_lead(view))}</p>{filters}{''.join(parts)}"
             f"<p class='muted'>Written by analyzer {escape(__version__)}.</p>"
             f"{'<script>' + FILTER_SCRIPT + '</script>' if filters else ''}</body></html>")

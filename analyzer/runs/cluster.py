@@ -23,10 +23,11 @@ import re
 import warnings
 from collections.abc import Iterator
 
+from analyzer.errors import SETTING
 from analyzer.store import VocabularyRecord
 
 from .jobs import JobPlan, Report, build_vocabulary
-from .settings import RunError
+from .resolution import RunError
 
 RETRIES = 2
 """How many times a job that raised is submitted again before the run fails."""
@@ -34,7 +35,6 @@ RETRIES = 2
 CONNECT_TIMEOUT = "5s"
 """How long to wait for a scheduler before saying it cannot be reached."""
 
-SCHEDULER_ENV = "ANALYZER_DASK_SCHEDULER"
 ADDRESS = re.compile(r"^(tcp|tls|ucx|inproc|ws|wss)://[^\s/]+$")
 EXTRA = "pip install 'analyzer[dask]'"
 
@@ -43,15 +43,17 @@ def check_scheduler(address: str) -> None:
     """RunError unless `address` looks like a scheduler address (tcp://HOST:PORT)."""
     if not ADDRESS.match(address) or (address.startswith(("tcp://", "tls://"))
                                       and not re.search(r":\d+$", address)):
-        raise RunError(f"--scheduler {address!r} is not a Dask scheduler address: write "
-                       "tcp://HOST:PORT (e.g. tcp://127.0.0.1:8786)")
+        raise RunError(f"{SETTING} {address!r} is not a Dask scheduler address: write "
+                       "tcp://HOST:PORT (e.g. tcp://127.0.0.1:8786)", setting="scheduler",
+                       value=address)
 
 
 def _distributed():
     try:
         import distributed
     except ImportError:
-        raise RunError(f"--executor dask needs Dask distributed: {EXTRA}") from None
+        raise RunError(f"{SETTING} dask needs Dask distributed: {EXTRA}",
+                       setting="executor") from None
     return distributed
 
 

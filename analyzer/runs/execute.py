@@ -7,6 +7,8 @@ import os
 import time
 
 from analyzer import __version__, bpe
+from analyzer.errors import AnalyzerError, Busy
+from analyzer.settings import RunSettings
 from analyzer.store import (
     AnalyzerDatabase,
     DatabaseBusy,
@@ -21,11 +23,12 @@ from analyzer.store import (
     get_run,
     load_texts,
     mark_run,
+    reap_stale_runs,
     save_pending,
 )
 
 from .jobs import JobPlan, Report, VocabularyJob, run_jobs
-from .settings import ResolvedRun, RunSettings, check_lossless, resolve
+from .resolution import ResolvedRun, check_lossless, resolve
 
 ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE, {bpe.ENGINE} engine"
 """Recorded with every run: which analyzer and which engine (compiled or python) made it."""
@@ -36,7 +39,7 @@ WRITE_ATTEMPTS = 3
 in a file instead (each attempt waits up to the busy timeout)."""
 
 
-class ResultsNotStored(StoreError):
+class ResultsNotStored(Busy):
     """The run finished but the database stayed locked; the message says where the results are."""
 
 
@@ -47,6 +50,8 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
     interrupted before re-raising, and no partial result is ever written. Finished results
     that cannot be written are kept in a file (ResultsNotStored says where), never dropped."""
     stage = stage or (lambda message: None)
+    with contextlib.suppress(Busy):  # a run writes anyway: mark runs whose process is gone
+        reap_stale_runs(db)
     resolved = resolve(db, settings)
     stage("loading texts")
     texts = load_texts(db, resolved.corpus.id, resolved.languages)
@@ -69,12 +74,8 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
              started) -> int:
     """Record the run, build its vocabularies (locally, or on `cluster`), store the results."""
     run_id = create_run(db, NewRun(
-        corpus_id=resolved.corpus.id, languages=resolved.languages, pivot=resolved.pivot,
-        sizes=resolved.sizes, per_language=settings.per_language, cross=settings.cross,
-        holdout=settings.holdout, seed=settings.seed, measured_units=resolved.measured_units,
-        tie_break=settings.tie_break, min_pair_count=settings.min_pair_count,
-        engine_version=ENGINE_VERSION, pretokenizers=resolved.pretokenizers,
-        parity=settings.parity, global_merges=settings.global_merges, weights=resolved.weights))
+        corpus_id=resolved.corpus.id, settings=resolved.recorded_settings(),
+        measured_units=resolved.measured_units, engine_version=ENGINE_VERSION))
     start = time.perf_counter()
     try:
         if started is not None:
@@ -104,7 +105,7 @@ def store_results(db: AnalyzerDatabase, run_id: int, records: list[VocabularyRec
     """The run's one final transaction, retried while another process holds the write lock.
     If it never gets the lock, or the disk is full, the results go to a file (beside the
     database, else in the user's cache or temporary folder) and ResultsNotStored says where."""
-    cause: StoreError | None = None
+    cause: Busy | None = None
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         stage("storing results" if attempt == 1 else
               f"storing results (the database is locked; attempt {attempt} of {WRITE_ATTEMPTS})")
@@ -131,7 +132,7 @@ def store_results(db: AnalyzerDatabase, run_id: int, records: list[VocabularyRec
 def _mark(db: AnalyzerDatabase, run_id: int, status: RunStatus, error: str) -> None:
     """Mark the run, without letting a database error hide the error that stopped it (if the
     mark cannot be written, the next command finds the run's process gone and marks it)."""
-    with contextlib.suppress(StoreError):
+    with contextlib.suppress(AnalyzerError):
         mark_run(db, run_id, status, error)
 
 

@@ -23,7 +23,7 @@ from analyzer import bpe
 from analyzer.bpe.pretokenize import NONE
 from analyzer.store import StoredMerge, VocabKind, VocabularyRecord
 
-from .settings import RunError
+from .resolution import RunError
 
 Report = Callable[[str, str, int, int], None]
 """report(scope, phase, done, total); phase is "train", "count" or "done"."""
@@ -154,8 +154,8 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
         pretokenizer=job.pretokenizer, pattern=pretokenizer.pattern if pretokenizer else None,
         chunks=chunks,
         chosen=training.chosen if job.kind == VocabKind.PARITY else None,
-        trained_replacements=training.replaced,
-        measured_replacements={lang: found.replaced for lang, found in statistics.items()},
+        replaced_in_training=training.replaced_by_language,
+        replaced_in_measured={lang: found.replaced for lang, found in statistics.items()},
         histograms={size: {lang: found.histograms[min(size, vocabulary.size)]
                            for lang, found in statistics.items()} for size in job.sizes},
     )

@@ -15,6 +15,8 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+from analyzer.errors import Invalid
+
 from .app import DEFAULT_BODY_LIMIT, create_app
 from .connections import KEEP_ALIVE_TIMEOUT, protocol_class
 
@@ -25,7 +27,7 @@ MIN_TOKEN = 16
 """A token's least length, spaces around it not counted."""
 
 
-class ServeError(ValueError):
+class ServeError(Invalid):
     """The server cannot start as asked; the message says why and what to do."""
 
 

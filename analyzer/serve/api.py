@@ -10,11 +10,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from analyzer.errors import Invalid
 from analyzer.export import export_csv, export_document, merges_document, show_document
-from analyzer.external import availability, catalog, resolve_tokenizer
+from analyzer.external import ALL_AVAILABLE, availability, catalog, resolve_tokenizer
 from analyzer.metrics import language_metrics, load_run_data
 from analyzer.queries import comparison, complete_run, tokenization, trained_merges, trained_vocabulary
-from analyzer.runs import RunSettings
+from analyzer.settings import MAX_LANGUAGES, MAX_SIZE, MIN_SIZE, RunSettings, request_model
 from analyzer.store import (
     CorpusDetail,
     CorpusRead,
@@ -22,7 +23,6 @@ from analyzer.store import (
     RunNotComplete,
     RunRead,
     RunStatus,
-    StoreError,
     VocabKind,
     VocabularyRead,
     get_corpus,
@@ -33,41 +33,36 @@ from analyzer.store import (
     vocabularies,
 )
 
+from .app import Database
+
 router = APIRouter(prefix="/api")
 
 MAX_ID = 2**63 - 1
 RunId = Annotated[int, Path(ge=1, le=MAX_ID, description="A run id (GET /api/runs lists them)")]
-Size = Annotated[int | None, Field(None, ge=256, le=2**24)]
+Size = Annotated[int | None, Field(None, ge=MIN_SIZE, le=MAX_SIZE)]
 
 MAX_TOP = 100_000
-MAX_LANGUAGES = 300
 MAX_VOCABULARIES = 64
 
 
-def _db(request: Request):
-    """A connection of this request's own."""
-    return request.app.state.databases.get()
-
-
 @router.get("/corpora", response_model=list[CorpusRead], summary="The stored corpora")
-def corpora(request: Request):
-    return list_corpora(_db(request))
+def corpora(db: Database):
+    return list_corpora(db)
 
 
 @router.get("/corpora/{name:path}/units/{unit}", summary="One aligned unit, in every language")
-def corpus_unit(request: Request, name: str, unit: Annotated[int, Path(ge=0, le=MAX_ID)]) -> dict[str, str]:
-    db = _db(request)
+def corpus_unit(db: Database, name: str, unit: Annotated[int, Path(ge=0, le=MAX_ID)]) -> dict[str, str]:
     return load_unit(db, get_corpus(db, name), unit)
 
 
 @router.get("/corpora/{name:path}", response_model=CorpusDetail, summary="One corpus")
-def corpus(request: Request, name: str):
-    return get_corpus(_db(request), name)
+def corpus(db: Database, name: str):
+    return get_corpus(db, name)
 
 
 @router.get("/runs", response_model=list[RunRead], summary="Every run, with its status")
-def runs(request: Request):
-    return list_runs(_db(request))
+def runs(db: Database):
+    return list_runs(db)
 
 
 MAX_WAIT = 60.0
@@ -75,15 +70,14 @@ CHANGES_HEADER = "Analyzer-Changes"
 
 
 @router.get("/runs/{run_id}", summary="A run: its records when complete, its progress while running")
-def run(request: Request, response: Response, run_id: RunId, after: int | None = Query(None, ge=0),
-        wait: float = Query(0, ge=0, le=MAX_WAIT)) -> dict:
+def run(request: Request, response: Response, db: Database, run_id: RunId,
+        after: int | None = Query(None, ge=0), wait: float = Query(0, ge=0, le=MAX_WAIT)) -> dict:
     """The header `Analyzer-Changes` counts the changes of this server's runs (progress, an
     end). With `after` (an earlier answer's count) and `wait`, a long poll: the answer comes
     once there have been more changes than `after`, or `wait` seconds on."""
     runs = request.app.state.runs
     changes = runs.wait_for_change(after, wait) if after is not None and wait else runs.changes
     response.headers[CHANGES_HEADER] = str(changes)
-    db = _db(request)
     found = get_run(db, run_id)
     if found.status != RunStatus.COMPLETE:
         return {**found.model_dump(mode="json"), "run": found.id, "records": [],
@@ -94,23 +88,21 @@ def run(request: Request, response: Response, run_id: RunId, after: int | None =
 
 @router.get("/runs/{run_id}/vocabularies", response_model=list[VocabularyRead],
             summary="A run's vocabularies: trained and production")
-def run_vocabularies(request: Request, run_id: RunId):
-    db = _db(request)
+def run_vocabularies(db: Database, run_id: RunId):
     complete_run(db, run_id)
     return vocabularies(db, run_id)
 
 
 @router.get("/runs/{run_id}/merges", summary="A trained vocabulary's first merges")
-def merges(request: Request, run_id: RunId, vocab: str = VocabKind.SHARED.value,
+def merges(db: Database, run_id: RunId, vocab: str = VocabKind.SHARED.value,
            top: int = Query(20, ge=0, le=MAX_TOP), pretokenizer: str | None = None) -> dict:
-    rows, pretokenizer = trained_merges(_db(request), run_id, vocab, pretokenizer)
+    rows, pretokenizer = trained_merges(db, run_id, vocab, pretokenizer)
     return {"run": run_id, "vocab": vocab, "pretokenizer": pretokenizer,
             "merges_learned": len(rows), "merges": merges_document(rows[:top])}
 
 
 @router.get("/runs/{run_id}/export", summary="Everything about a run (json) or its records (csv)")
-def export(request: Request, run_id: RunId, format: Literal["json", "csv"] = "json"):
-    db = _db(request)
+def export(db: Database, run_id: RunId, format: Literal["json", "csv"] = "json"):
     complete_run(db, run_id)
     data = load_run_data(db, run_id)
     frame = language_metrics(data)
@@ -119,41 +111,25 @@ def export(request: Request, run_id: RunId, format: Literal["json", "csv"] = "js
     return JSONResponse(export_document(db, run_id, data, frame))
 
 
-class RunRequest(BaseModel):
-    """The settings of `analyzer run` (the same names as `RunSettings`)."""
-
-    model_config = ConfigDict(extra="forbid")
-    sizes: list[int] = Field(max_length=64, examples=[[512, 1024]])
-    corpus: str | None = None
-    languages: list[str] | None = Field(None, max_length=MAX_LANGUAGES)
-    pivot: str | None = None
-    per_language: bool = True
-    cross: bool = False
-    holdout: float = 0.0
-    seed: int = 0
-    tie_break: Literal["lexicographic", "first"] = "lexicographic"
-    min_pair_count: int = 2
-    jobs: int | None = Field(None, ge=1, le=256)
-    tokenizers: list[str] = Field(default_factory=list, max_length=64)
-    pretokenizers: list[str] = Field(default_factory=lambda: ["none"], max_length=16)
-    parity: bool = False
-    global_merges: int = 0
-    weights: dict[str, int] = Field(default_factory=dict)
+RunRequest = request_model("RunRequest", exclude=("executor", "scheduler"))
+"""The body of POST /api/runs: `RunSettings`' fields (generated from it), but for where the
+trainings run: a client never makes this server connect to another host."""
 
 
 @router.post("/runs", status_code=202, summary="Start a run (one at a time per database)")
-def start_run(request: Request, settings: RunRequest) -> dict:
-    for spec in settings.tokenizers:  # names only: a client never names a file on this server
-        if spec != "all-available" and spec not in catalog() and not spec.startswith("hf:"):
+def start_run(request: Request, body: RunRequest) -> dict:  # type: ignore[valid-type]
+    fields = body.model_dump()  # type: ignore[attr-defined]
+    for spec in fields["tokenizers"]:  # names only: a client never names a file on this server
+        if spec != ALL_AVAILABLE and spec not in catalog() and not spec.startswith("hf:"):
             raise NotFound(f"unknown tokenizer {spec!r}: the service measures catalog tokenizers "
-                           f"({', '.join(catalog())}) and hf:ORG/NAME")
-    run_id = request.app.state.runs.start(RunSettings(**settings.model_dump()))
+                           f"({', '.join(catalog())}) and hf:ORG/NAME", setting="tokenizers",
+                           value=spec)
+    run_id = request.app.state.runs.start(RunSettings(**fields))
     return {"run": run_id, "status": RunStatus.RUNNING.value, "url": f"/api/runs/{run_id}"}
 
 
 @router.delete("/runs/{run_id}", summary="Interrupt a run in progress")
-def stop_run(request: Request, run_id: RunId) -> dict:
-    db = _db(request)
+def stop_run(request: Request, db: Database, run_id: RunId) -> dict:
     found = get_run(db, run_id)
     if not request.app.state.runs.stop(run_id):
         raise RunNotComplete(f"run {run_id} is {found.status}: this server is not running it, "
@@ -179,7 +155,7 @@ async def tokenize(request: Request, body: TokenizeRequest) -> JSONResponse:
     # Async: a loaded vocabulary encodes a text in microseconds, faster than a hop to the
     # thread pool; loading one (a cache miss) goes to the pool.
     if (body.run is None) == (body.tokenizer is None):
-        raise StoreError("give either run (with vocab and size) or tokenizer")
+        raise Invalid("give either run (with vocab and size) or tokenizer")
     if body.tokenizer is not None:
         served = await _tokenizer(request, body.tokenizer)
     else:
@@ -207,9 +183,9 @@ class CompareRequest(BaseModel):
 @router.post("/compare", summary="Tokens per language per vocabulary, and premiums vs a pivot")
 async def compare(request: Request, body: CompareRequest) -> JSONResponse:
     if len(body.texts) > MAX_LANGUAGES:
-        raise StoreError(f"at most {MAX_LANGUAGES} texts")
+        raise Invalid(f"at most {MAX_LANGUAGES} texts")
     if body.run is None and not body.tokenizers:
-        raise StoreError("give a run, tokenizers, or both")
+        raise Invalid("give a run, tokenizers, or both")
     counters = {}
     if body.run is not None:
         run_id = body.run
@@ -222,9 +198,9 @@ async def compare(request: Request, body: CompareRequest) -> JSONResponse:
 
 
 def _trained_scopes(request: Request, run_id: int) -> list[str]:
-    db = _db(request)
-    complete_run(db, run_id)
-    return [v.scope for v in vocabularies(db, run_id) if v.kind.trained]
+    with request.app.state.databases.connection() as db:
+        complete_run(db, run_id)
+        return [v.scope for v in vocabularies(db, run_id) if v.kind.trained]
 
 
 @router.get("/tokenizers", summary="The tokenizer catalog, and which are available here")
@@ -241,8 +217,8 @@ async def _cached(request: Request, key: tuple, load):
 async def _vocabulary(request: Request, run_id: int, scope: str, size: int | None,
                       pretokenizer: str | None) -> _Served:
     def load() -> _Served:
-        db = _db(request)
-        return _Served(trained_vocabulary(db, run_id, scope, size, pretokenizer).pieces)
+        with request.app.state.databases.connection() as db:
+            return _Served(trained_vocabulary(db, run_id, scope, size, pretokenizer).pieces)
     return await _cached(request, ("trained", run_id, scope, size, pretokenizer), load)
 
 
@@ -253,7 +229,7 @@ async def _tokenizer(request: Request, name: str) -> _Served:
     def load() -> _Served:
         tokenizer = resolve_tokenizer(name, downloads=False)
         if tokenizer.pieces is None:
-            raise StoreError(f"{name} cannot show its pieces")
+            raise Invalid(f"{name} cannot show its pieces")
         return _Served(tokenizer.pieces)
     return await _cached(request, ("tokenizer", name), load)
 

@@ -13,23 +13,22 @@ from __future__ import annotations
 import hmac
 import threading
 from collections import OrderedDict
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.exceptions import HTTPException
 
 from analyzer import __version__
-from analyzer.corpus import CorpusError
-from analyzer.external import TokenizerError
-from analyzer.queries import QueryError
-from analyzer.runs import RunError
-from analyzer.store import DatabaseBusy, NotFound, RunNotComplete, StoreError, open_db, reconnect
+from analyzer.errors import AnalyzerError, Busy, Conflict, Invalid, NotFound
+from analyzer.store import AnalyzerDatabase, DiskFull, RunNotComplete, open_db, reconnect
 
-from .runner import RunConflict, RunManager
+from .runner import RunManager
 
 DEFAULT_BODY_LIMIT = 1_000_000
 """Bytes a request body may have (tokenize and compare texts included)."""
@@ -37,31 +36,51 @@ DEFAULT_BODY_LIMIT = 1_000_000
 PROBLEM = "application/problem+json"
 
 
-def problem(status: int, title: str, detail: str, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse({"type": "about:blank", "title": title, "status": status, "detail": detail},
-                        status_code=status, media_type=PROBLEM, headers=headers)
+def problem(status: int, title: str, detail: str, headers: dict | None = None,
+            fields: dict | None = None) -> JSONResponse:
+    """An RFC 9457 problem; `fields` (an error's setting, file, value, ...) as extension members."""
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    body.update({key: value for key, value in (fields or {}).items()
+                 if isinstance(value, str | int | float | bool)})
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
-# Errors of the library, by the status they answer with (the first match wins).
-STATUS_OF = [
+# The library's errors by the status they answer with: one entry per kind (the first match
+# wins, so a narrower class comes before its kind).
+STATUS_OF: list[tuple[type[AnalyzerError], int, str]] = [
+    (DiskFull, 507, "Insufficient storage"),
     (NotFound, 404, "Not found"),
     (RunNotComplete, 409, "Run not complete"),
-    (RunConflict, 409, "A run is in progress"),
-    (DatabaseBusy, 503, "Database busy"),
-    ((RunError, StoreError, CorpusError, TokenizerError, QueryError), 422, "Unprocessable input"),
+    (Conflict, 409, "A run is in progress"),
+    (Busy, 503, "Database busy"),
+    (Invalid, 422, "Unprocessable input"),
 ]
 
 
 class Databases:
-    """A fresh connection per request (made cheaply from the one checked at start): SQLite
-    connections belong to their thread, and a request sees what run processes committed."""
+    """A fresh connection per request (made cheaply from the one checked at start), so that a
+    request sees what run processes committed; closed when the request is done."""
 
     def __init__(self, path: Path):
         self.checked = open_db(path)
         self.checked.conn.close()  # requests open their own; nothing here needs this one
 
-    def get(self):
-        return reconnect(self.checked)
+    @contextmanager
+    def connection(self) -> Iterator[AnalyzerDatabase]:
+        db = reconnect(self.checked, any_thread=True)
+        try:
+            yield db
+        finally:
+            db.conn.close()
+
+
+def database(request: Request) -> Iterator[AnalyzerDatabase]:
+    """The request's own connection (a FastAPI dependency): opened for it, closed after it."""
+    with request.app.state.databases.connection() as db:
+        yield db
+
+
+Database = Annotated[AnalyzerDatabase, Depends(database)]
 
 
 class Cache:
@@ -246,9 +265,12 @@ def create_app(db_path: Path, *, token: str | None = None,
         return problem(error.status_code, _title(error.status_code), str(error.detail),
                        headers=getattr(error, "headers", None))
 
-    for kinds, status, title in STATUS_OF:
-        for kind in kinds if isinstance(kinds, tuple) else (kinds,):
-            app.add_exception_handler(kind, _handler(status, title))
+    @app.exception_handler(AnalyzerError)
+    async def library_error(request: Request, error: AnalyzerError):
+        status, title = next((status, title) for kind, status, title in STATUS_OF
+                             if isinstance(error, kind))
+        # Settings by their JSON names, which are the library's: the default rendering.
+        return problem(status, title, error.render(), fields=error.fields())
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception):
@@ -261,12 +283,6 @@ def create_app(db_path: Path, *, token: str | None = None,
         app.add_middleware(BearerToken, token=token)
     app.add_middleware(SecurityHeaders)  # the outermost: every answer, a 401 included
     return app
-
-
-def _handler(status: int, title: str):
-    async def handle(request: Request, error: Exception):
-        return problem(status, title, str(error))
-    return handle
 
 
 def _title(status: int) -> str:

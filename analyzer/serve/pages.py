@@ -28,7 +28,7 @@ from analyzer.report.files import STYLE, plotly_file_name
 from analyzer.store import list_corpora, list_runs
 
 from .api import MAX_ID
-from .app import LOGIN_PATH, SESSION_COOKIE, session_value
+from .app import LOGIN_PATH, SESSION_COOKIE, Database, session_value
 
 router = APIRouter(include_in_schema=False)
 
@@ -69,8 +69,7 @@ def layout(title: str, body: str, scripts: str = "") -> str:
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request):
-    db = request.app.state.databases.get()
+def index(db: Database):
     corpora = "".join(
         f"<tr><td>{escape(c.name)}</td><td>{len(c.languages)}</td><td>{c.units:,}</td>"
         f"<td>{c.bytes:,}</td><td>{escape(c.source)}</td></tr>" for c in list_corpora(db))
@@ -92,11 +91,9 @@ def index(request: Request):
 
 
 @router.get("/runs/{run_id:int}", response_class=HTMLResponse)
-def run_page(request: Request, run_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
-    db = request.app.state.databases.get()
+def run_page(db: Database, run_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
     complete_run(db, run_id)
-    html = build_page(db, run_id).html.replace("<a href='index.html'>All runs</a>",
-                                                "<a href='/'>All runs</a>")
+    html = build_page(db, run_id, index_href="/").html
     return page(html, inline_script_hashes(html))
 
 

@@ -9,6 +9,7 @@ serving.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -18,14 +19,15 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from analyzer.errors import AnalyzerError, Conflict
 from analyzer.runs import RunError, RunSettings, resolve_settings
-from analyzer.store import RunStatus, StoreError, get_run, mark_run, open_db, running_runs
+from analyzer.store import RunStatus, get_run, mark_run, open_db, reap_stale_runs, running_runs
 
 START_TIMEOUT = 120.0
 """Seconds to wait for a child to record its run (loading a large corpus); a bound, not a pace."""
 
 
-class RunConflict(StoreError):
+class RunConflict(Conflict):
     """A run is already in progress on this database."""
 
 
@@ -55,8 +57,8 @@ def _child(db_path: str, settings: dict, messages, server: int) -> None:
             started=lambda run_id: messages.put(("started", run_id)))
     except KeyboardInterrupt:
         messages.put(("ended", "interrupted", None))
-    except (RunError, StoreError, ValueError) as error:
-        messages.put(("ended", "refused", str(error)))
+    except AnalyzerError as error:  # refused before the run was recorded (or after: marked)
+        messages.put(("ended", "refused", error))
     except BaseException as error:  # the run is marked failed by execute_run; say why here too
         messages.put(("ended", "failed", f"{type(error).__name__}: {error}"))
     else:
@@ -89,12 +91,13 @@ class RunManager:
             if self.starting:
                 raise RunConflict("a run is starting on this database; one run at a time "
                                   "(GET /api/runs shows it once it is recorded)")
-            db = open_db(self.db_path)
-            running = running_runs(db)
-            if running:
-                raise RunConflict(f"run {running[0]} is in progress on this database; one run at "
-                                  f"a time (DELETE /api/runs/{running[0]} stops it)")
-            resolve_settings(db, settings)  # bad settings are refused here, before any process starts
+            with contextlib.closing(open_db(self.db_path)) as db:
+                reap_stale_runs(db)  # a run whose process is gone is not in progress
+                running = running_runs(db)
+                if running:
+                    raise RunConflict(f"run {running[0]} is in progress on this database; one "
+                                      f"run at a time (DELETE /api/runs/{running[0]} stops it)")
+                resolve_settings(db, settings)  # bad settings are refused before any process
             self.starting = True
         try:
             messages = self.context.Queue()
@@ -104,6 +107,8 @@ class RunManager:
             first = self._first_message(process, messages)
             if first[0] == "ended":
                 process.join()
+                if isinstance(first[2], AnalyzerError):
+                    raise first[2]  # as the run's process raised it (its kind, its fields)
                 raise RunStartError(first[2] or "the run ended before it started")
             run_id = first[1]
             self.processes[run_id] = process
@@ -152,11 +157,10 @@ class RunManager:
                 break
         process.join()
         if not ended:
-            db = open_db(self.db_path)
-            # (a request may have found it first and marked it interrupted: "killed?")
-            if get_run(db, run_id).status != RunStatus.COMPLETE:
-                mark_run(db, run_id, RunStatus.FAILED,
-                         f"the run's process ended unexpectedly (exit code {process.exitcode})")
+            with contextlib.closing(open_db(self.db_path)) as db:
+                if get_run(db, run_id).status != RunStatus.COMPLETE:
+                    mark_run(db, run_id, RunStatus.FAILED, "the run's process ended "
+                             f"unexpectedly (exit code {process.exitcode})")
         self.processes.pop(run_id, None)
         self.progress.pop(run_id, None)
         self._notify()

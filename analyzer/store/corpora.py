@@ -9,6 +9,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from analyzer.corpus import ParallelCorpus, language_name
+from analyzer.errors import Conflict, setting
 
 from .db import AnalyzerDatabase, write_transaction
 from .errors import NotFound, StoreError
@@ -35,12 +36,13 @@ def save_corpus(db: AnalyzerDatabase, corpus: ParallelCorpus, name: str, *, repl
         if existing and replace:
             n_runs = runs_of_corpus(db, existing[0])
             if n_runs:
-                raise StoreError(f"corpus {name!r} has {n_runs} run(s) whose results refer to "
-                                 "its units; ingest the new content under another --name")
+                raise Conflict(f"corpus {name!r} has {n_runs} run(s) whose results refer to "
+                               "its units; ingest the new content under another {setting:name}",
+                               setting="replace")
         if existing and not replace:
-            raise StoreError(f"a corpus named {name!r} already exists (from {existing[2]}) with "
-                             "other content; pass --replace to replace it, or --name to choose "
-                             "another name")
+            raise Conflict(f"a corpus named {name!r} already exists (from {existing[2]}) with "
+                           "other content; pass {setting:replace} to replace it, or "
+                           "{setting:name} to choose another name", setting="name", value=name)
         if existing:
             db.execute("DELETE FROM corpora WHERE id = ?", [existing[0]])
         cursor = db.execute(
@@ -82,10 +84,10 @@ def check_corpus_name(name: str) -> None:
     analyzer.store.errors.StoreError: corpus name 'a\\x1b[31mb' has a control character (U+001B) ...
     """
     if not name.strip():
-        raise StoreError("a corpus name cannot be empty; choose one with --name")
+        raise StoreError("a corpus name cannot be empty; choose one with {setting:name}")
     if len(name) > MAX_NAME_LENGTH:
         raise StoreError(f"a corpus name is at most {MAX_NAME_LENGTH} characters; this one has "
-                         f"{len(name)}; choose another with --name")
+                         f"{len(name)}; choose another with {setting('name')}")
     for position, char in enumerate(name):
         category = unicodedata.category(char)
         if category in ("Cc", "Cs", "Zl", "Zp") or char in _BIDI_CONTROLS:
@@ -93,7 +95,7 @@ def check_corpus_name(name: str) -> None:
                 category, "direction control" if char in _BIDI_CONTROLS else "control")
             shown = name.encode("unicode_escape", errors="backslashreplace").decode("ascii")
             raise StoreError(f"corpus name '{shown}' has a {kind} character (U+{ord(char):04X}) "
-                             f"at position {position}; choose another with --name")
+                             f"at position {position}; choose another with {setting('name')}")
 
 
 def list_corpora(db: AnalyzerDatabase) -> list[CorpusRead]:

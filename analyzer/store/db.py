@@ -21,6 +21,7 @@ from sqlalchemy import Engine
 from sqlite_utils import Database
 
 from analyzer import __version__
+from analyzer.errors import setting
 from analyzer.files import disk_is_full, is_special, kind_of
 from analyzer.migrations import migrations
 
@@ -84,16 +85,16 @@ def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerD
     """
     path = Path(path) if path is not None else default_db_path()
     if path.is_dir():
-        raise StoreError(f"{path} is a folder, not a database file; pass --db FILE")
+        raise StoreError(f"{path} is a folder, not a database file; pass {setting('db')} FILE")
     if is_special(path):  # SQLite would write a journal beside it (/dev/null-journal)
         raise StoreError(f"{path} is {kind_of(os.stat(path).st_mode)}, not a database file; "
-                         "nothing was changed. Pass --db FILE")
+                         "nothing was changed. Pass {setting:db} FILE")
     if not path.exists():
         if not path.parent.is_dir():
             raise StoreError(f"{path.parent}: no such folder for the database")
         if not create:
             raise StoreError(f"{path}: no database here yet; run analyzer ingest first "
-                             "(or pass --db)")
+                             "(or pass {setting:db})")
     else:
         _check_header(path)
     read_only = _why_read_only(path)
@@ -113,12 +114,7 @@ def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerD
         if not db.read_only and not db.newer:
             _migrate(db)
         db.execute("PRAGMA foreign_keys = ON")
-        if not db.read_only and not db.newer:
-            from .runs import reap_stale_runs  # every command marks runs whose process is gone
-
-            with contextlib.suppress(DatabaseBusy):  # best effort: the next command tries again
-                reap_stale_runs(db)
-        elif migrations.pending(db) and not db.newer:
+        if (db.read_only or db.newer) and migrations.pending(db) and not db.newer:
             raise StoreError(f"{path} needs a schema upgrade, but it is read-only "
                              f"({db.read_only}); open it once with write access")
     except sqlite3.DatabaseError as error:
@@ -133,13 +129,17 @@ def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerD
     return db
 
 
-def reconnect(db: AnalyzerDatabase) -> AnalyzerDatabase:
+def reconnect(db: AnalyzerDatabase, *, any_thread: bool = False) -> AnalyzerDatabase:
     """Another connection to a database `open_db` has already checked and migrated (a
-    service's request gets its own: a connection shared over time can keep an old view)."""
+    service's request gets its own: a connection shared over time can keep an old view).
+    `any_thread`: usable from another thread than this one (one at a time), as a request's
+    dependency and its handler run on different threads of the server's pool."""
+    check = not any_thread
     if db.read_only:
-        conn = sqlite3.connect(f"{db.path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{db.path.resolve().as_uri()}?mode=ro", uri=True,
+                               check_same_thread=check)
     else:
-        conn = sqlite3.connect(str(db.path))
+        conn = sqlite3.connect(str(db.path), check_same_thread=check)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout() * 1000)}")
     conn.execute("PRAGMA foreign_keys = ON")
     return AnalyzerDatabase(conn, db.path, read_only=db.read_only, newer=db.newer)
@@ -237,7 +237,7 @@ def _check_header(path: Path) -> None:
     if head and head != SQLITE_HEADER:
         kind = "a text file" if _looks_like_text(head) else "not a SQLite database"
         raise StoreError(f"{path} is {kind}, not an analyzer database (it starts with "
-                         f"{head[:8]!r}); nothing was changed. Pass --db with the database file")
+                         f"{head[:8]!r}); nothing was changed. Pass {setting('db')} with the database file")
 
 
 def _looks_like_text(head: bytes) -> bool:
@@ -265,7 +265,7 @@ def _check_ours(db: AnalyzerDatabase, tables: list[str]) -> None:
     if other and not ours:
         shown = ", ".join(other[:5]) + (", ..." if len(other) > 5 else "")
         raise StoreError(f"{db.path} is a SQLite database of another program (tables: {shown}), "
-                         "not an analyzer database; nothing was changed. Pass --db with another "
+                         "not an analyzer database; nothing was changed. Pass {setting:db} with another "
                          "file")
 
 

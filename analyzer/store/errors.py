@@ -1,22 +1,24 @@
-"""The store's errors: a request the database cannot honour, said in words."""
+"""The store's errors, each of one kind of `analyzer.errors`: a request the database cannot
+honour, said in words."""
+
+from analyzer.errors import Busy, Conflict, Invalid, NotFound
 
 
-class StoreError(ValueError):
-    """A missing or conflicting name, an unusable file, or similar; the message says what
-    there is instead, or what was left unchanged."""
+class StoreError(Invalid):
+    """An unusable database file, a name already taken, a write refused (read-only, newer
+    schema), or similar; the message says what there is instead, or what was left unchanged."""
 
 
-class DatabaseBusy(StoreError):
+class DatabaseBusy(Busy):
     """Another process held the write lock for longer than the busy timeout."""
 
 
-class DiskFull(StoreError):
+class DiskFull(Busy):
     """The disk holding the database has no room: nothing was written."""
 
 
-class NotFound(StoreError):
-    """No such corpus, run or vocabulary (the message lists what there is)."""
-
-
-class RunNotComplete(StoreError):
+class RunNotComplete(Conflict):
     """The run exists but has no results: it is running, failed or was interrupted."""
+
+
+__all__ = ["DatabaseBusy", "DiskFull", "NotFound", "RunNotComplete", "StoreError"]

@@ -1,12 +1,12 @@
-"""SQLModel classes: the rows of the tables `migrations/` creates, and the read models the
-store returns.
+"""SQLModel classes: the rows of the tables the store reads, and the read models it returns.
 
 How the work is divided: the migrations (sqlite-utils `Migrations`) own the DDL; bulk writes go
 through `executemany` in one transaction (sqlite-utils' connection), never through these
-classes. The `...Row` classes mirror the tables (tests/test_store_schema.py checks that they
-agree) so that reads are typed `select()`s; the read models (`CorpusRead`, `RunRead`, ...) are
-what the store's read functions return, what `--json` prints (`model_dump(mode="json")`) and
-what the service answers with (FastAPI takes them as response models as they are).
+classes. The `...Row` classes mirror the tables the store reads with typed `select()`s (only
+those; tests/test_store_schema.py checks that they agree with the migrations); the read models
+(`CorpusRead`, `RunRead`, ...) are what the store's read functions return, what `--json` prints
+(`model_dump(mode="json")`) and what the service answers with (FastAPI takes them as response
+models as they are).
 """
 
 from __future__ import annotations
@@ -35,13 +35,6 @@ class CorpusLanguageRow(SQLModel, table=True):
     corpus_id: int = Field(primary_key=True, foreign_key="corpora.id")
     lang: str = Field(primary_key=True)
     position: int
-
-
-class UnitRow(SQLModel, table=True):
-    __tablename__ = "units"
-    corpus_id: int = Field(primary_key=True, foreign_key="corpora.id")
-    unit: int = Field(primary_key=True)
-    source_id: str | None = None
 
 
 class TextRow(SQLModel, table=True):
@@ -85,12 +78,6 @@ class RunRow(SQLModel, table=True):
     weights: str = "{}"  # JSON {lang: n}: the training mix of the shared and parity vocabularies
 
 
-class MetaRow(SQLModel, table=True):
-    __tablename__ = "meta"
-    key: str = Field(primary_key=True)
-    value: str
-
-
 class VocabularyRow(SQLModel, table=True):
     __tablename__ = "vocabularies"
     id: int | None = Field(default=None, primary_key=True)
@@ -107,52 +94,6 @@ class VocabularyRow(SQLModel, table=True):
     source: str | None = None  # production tokenizers: the files used, and how they were checked
     pretokenizer: str | None = None  # trained: its name as given ("none", "cl100k", "re:...")
     pattern: str | None = None  # trained with a pre-tokenizer: the pattern's text
-
-
-class ChunkCountRow(SQLModel, table=True):
-    __tablename__ = "chunk_counts"
-    run_id: int = Field(primary_key=True, foreign_key="runs.id")
-    pretokenizer: str = Field(primary_key=True)
-    lang: str = Field(primary_key=True)
-    chunks: int
-    unit_chunks: bytes  # little-endian uint32 per measured unit
-
-
-class MergeRow(SQLModel, table=True):
-    __tablename__ = "merges"
-    vocab_id: int = Field(primary_key=True, foreign_key="vocabularies.id")
-    rank: int = Field(primary_key=True)
-    left_id: int
-    right_id: int
-    new_id: int
-    count: int
-    token: bytes
-    chosen_by: str | None = None  # parity-aware: the language whose pair it was
-
-
-class MergeReplacementRow(SQLModel, table=True):
-    __tablename__ = "merge_replacements"
-    vocab_id: int = Field(primary_key=True, foreign_key="vocabularies.id")
-    texts: str = Field(primary_key=True)  # a ReplacementTexts
-    lang: str = Field(primary_key=True)
-    per_merge: bytes  # zlib of little-endian int64 per merge
-
-
-class TokenHistogramRow(SQLModel, table=True):
-    __tablename__ = "token_histograms"
-    vocab_id: int = Field(primary_key=True, foreign_key="vocabularies.id")
-    size: int = Field(primary_key=True)
-    lang: str = Field(primary_key=True)
-    histogram: bytes  # zlib of little-endian uint32 token ids, then their uint32 counts
-
-
-class TokenCountRow(SQLModel, table=True):
-    __tablename__ = "token_counts"
-    vocab_id: int = Field(primary_key=True, foreign_key="vocabularies.id")
-    size: int = Field(primary_key=True)
-    lang: str = Field(primary_key=True)
-    tokens: int
-    unit_tokens: bytes  # little-endian uint32 per measured unit
 
 
 # Read models: what the store's reads return, and the documented JSON shapes.

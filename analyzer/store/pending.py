@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from analyzer.errors import setting
 from analyzer.files import write_atomically
 
 from .errors import StoreError
@@ -84,7 +85,7 @@ def recover_run(db: Database, path: Path) -> int:
     row = db.execute("SELECT started FROM runs WHERE id = ?", [run_id]).fetchone()
     if row is None or row[0] != document["started"]:
         raise StoreError(f"{path} holds results of run {run_id} started {document['started']}, "
-                         f"which is not in {getattr(db, 'path', 'this database')}; pass the --db "
+                         f"which is not in {getattr(db, 'path', 'this database')}; pass the {setting('db')} "
                          f"it was made for ({document['database']})")
     records = [
         VocabularyRecord(**{**vocabulary,

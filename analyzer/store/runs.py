@@ -18,6 +18,8 @@ from typing import NamedTuple
 from sqlite_utils import Database
 from sqlmodel import col, select
 
+from analyzer.settings import RECORDED, RunSettings
+
 from .db import AnalyzerDatabase, write_transaction
 from .errors import NotFound, StoreError
 from .kinds import ReplacementTexts, RunStatus, VocabKind
@@ -63,9 +65,9 @@ class VocabularyRecord:
     pre-tokenizer reports them; the run stores them once)."""
     chosen: list[str | None] | None = None
     """Parity-aware: for each merge, the language whose pair it was (None: chosen over all)."""
-    trained_replacements: dict[str, list[int]] | None = None
+    replaced_in_training: dict[str, list[int]] | None = None
     """`{lang: [occurrences each merge replaced in its training texts, when learned]}`."""
-    measured_replacements: dict[str, list[int]] | None = None
+    replaced_in_measured: dict[str, list[int]] | None = None
     """`{lang: [occurrences each merge replaces in its measured units]}`."""
     histograms: dict[int, dict[str, dict[int, int]]] | None = None
     """`{size: {lang: {token id: occurrences in the measured units}}}`."""
@@ -78,39 +80,40 @@ def now() -> str:
 
 @dataclass
 class NewRun:
-    """What a run is asked to do, as its row records it."""
+    """What a run is asked to do, as its row records it: the settings (resolved: codes
+    normalised, sizes sorted; those in `analyzer.settings.RECORDED` are stored), the corpus
+    and the units measured, and the engine."""
 
     corpus_id: int
-    languages: list[str]
-    pivot: str
-    sizes: list[int]
-    per_language: bool
-    cross: bool
-    holdout: float
-    seed: int
+    settings: RunSettings
     measured_units: list[int]
-    tie_break: str
-    min_pair_count: int
     engine_version: str
-    pretokenizers: list[str] = field(default_factory=lambda: ["none"])
-    parity: bool = False
-    global_merges: int = 0
-    weights: dict[str, int] = field(default_factory=dict)
+
+
+COLUMN_OF = {"cross": "cross_matrix"}
+"""The runs table's column of a recorded setting, where it is not the setting's own name."""
+
+
+def _column(name: str) -> str:
+    return COLUMN_OF.get(name, name)
+
+
+def _stored(value):
+    """A setting's value as its column holds it: lists and dicts as JSON, booleans as 0/1."""
+    if isinstance(value, list | dict):
+        return json.dumps(value)
+    return int(value) if isinstance(value, bool) else value
 
 
 def create_run(db: Database, new: NewRun) -> int:
     """Record a new run as 'running' (committed at once) and return its id."""
     host, pid, pid_start = this_process()
     columns = {
-        "corpus_id": new.corpus_id, "languages": json.dumps(new.languages), "pivot": new.pivot,
-        "sizes": json.dumps(new.sizes), "per_language": int(new.per_language),
-        "cross_matrix": int(new.cross), "holdout": new.holdout, "seed": new.seed,
-        "measured_units": json.dumps(new.measured_units), "tie_break": new.tie_break,
-        "min_pair_count": new.min_pair_count, "engine_version": new.engine_version,
-        "pretokenizers": json.dumps(new.pretokenizers), "parity": int(new.parity),
-        "global_merges": new.global_merges, "weights": json.dumps(new.weights),
-        "status": RunStatus.RUNNING, "pid": pid,
-        "host": host, "pid_start": pid_start, "started": now(),
+        "corpus_id": new.corpus_id,
+        **{_column(name): _stored(getattr(new.settings, name)) for name in RECORDED},
+        "measured_units": json.dumps(new.measured_units), "engine_version": new.engine_version,
+        "status": RunStatus.RUNNING, "pid": pid, "host": host, "pid_start": pid_start,
+        "started": now(),
     }
     with write_transaction(db):
         cursor = db.execute(f"INSERT INTO runs ({', '.join(columns)}) "
@@ -167,10 +170,10 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
         ((vocab_id, rank, *merge, language)
          for rank, (merge, language) in enumerate(zip(record.merges, chosen))),
     )
-    if record.trained_replacements:
-        add_replacements(db, vocab_id, ReplacementTexts.TRAINED, record.trained_replacements)
-    if record.measured_replacements:
-        add_replacements(db, vocab_id, ReplacementTexts.MEASURED, record.measured_replacements)
+    if record.replaced_in_training:
+        add_replacements(db, vocab_id, ReplacementTexts.TRAINED, record.replaced_in_training)
+    if record.replaced_in_measured:
+        add_replacements(db, vocab_id, ReplacementTexts.MEASURED, record.replaced_in_measured)
     if record.histograms:
         add_histograms(db, vocab_id, record.histograms)
     db.conn.executemany(
@@ -189,7 +192,9 @@ def mark_run(db: Database, run_id: int, status: RunStatus, error: str | None = N
 
 
 def reap_stale_runs(db: Database) -> int:
-    """Mark 'running' runs whose process is gone as interrupted; how many."""
+    """Mark 'running' runs whose process is gone as interrupted; how many. Called by what
+    writes anyway (a run starting, an ingest, a recovery): reads never write, they report such
+    a run as interrupted without marking it (`_run_read`)."""
     stale = [run_id for run_id, host, pid, started in
              db.execute("SELECT id, host, pid, pid_start FROM runs WHERE status = ?",
                         [RunStatus.RUNNING]).fetchall()
@@ -211,7 +216,7 @@ def _why_stale(db: Database, run_id: int) -> str:
 
 
 def running_runs(db: Database) -> list[int]:
-    """Ids of the runs still in progress (after reaping)."""
+    """Ids of the runs still in progress (reap_stale_runs first, to leave out the dead)."""
     return [row[0] for row in db.execute("SELECT id FROM runs WHERE status = ? ORDER BY id",
                                          [RunStatus.RUNNING])]
 
@@ -222,7 +227,7 @@ def list_runs(db: AnalyzerDatabase) -> list[RunRead]:
         rows = s.exec(select(RunRow, CorpusRow.name)
                       .join(CorpusRow, col(CorpusRow.id) == col(RunRow.corpus_id))
                       .order_by(col(RunRow.id))).all()
-        return [_run_read(run, name) for run, name in rows]
+        return [_run_read(run, name, db) for run, name in rows]
 
 
 def get_run(db: AnalyzerDatabase, run_id: int) -> RunRead:
@@ -235,20 +240,31 @@ def get_run(db: AnalyzerDatabase, run_id: int) -> RunRead:
             ids = s.exec(select(RunRow.id).order_by(col(RunRow.id))).all()
             known = f"; runs here: {', '.join(map(str, ids))}" if ids else "; there are no runs yet"
             raise NotFound(f"no run {run_id}{known}")
-        return _run_read(*row)
+        return _run_read(*row, db)
 
 
-def _run_read(run: RunRow, corpus: str) -> RunRead:
+def _run_read(run: RunRow, corpus: str, db: Database) -> RunRead:
+    """The read model of a row; a run still marked running whose process is gone is what it
+    is, interrupted, with the reason (the next write marks it so in the database)."""
     assert run.id is not None  # a row read back always has its id
+    status, error = RunStatus(run.status), run.error
+    if status == RunStatus.RUNNING and not is_alive(run.host, run.pid, run.pid_start):
+        status = RunStatus.INTERRUPTED
+        error = _why_stale(db, run.id)
+    recorded = {}
+    for name in RECORDED:
+        value = getattr(run, _column(name))
+        kind = RunRead.model_fields[name].annotation
+        recorded[name] = json.loads(value) if kind in JSON_KINDS else value
     return RunRead(
-        id=run.id, corpus=corpus, status=RunStatus(run.status), languages=json.loads(run.languages),
-        pivot=run.pivot, sizes=json.loads(run.sizes), per_language=bool(run.per_language),
-        cross=bool(run.cross_matrix), holdout=run.holdout, seed=run.seed, tie_break=run.tie_break,
-        min_pair_count=run.min_pair_count, started=run.started, finished=run.finished,
-        seconds=run.seconds, error=run.error, pretokenizers=json.loads(run.pretokenizers),
-        parity=bool(run.parity), global_merges=run.global_merges, weights=json.loads(run.weights),
-        corpus_id=run.corpus_id,
-        measured_units=json.loads(run.measured_units), engine_version=run.engine_version)
+        id=run.id, corpus=corpus, status=status, started=run.started,
+        finished=run.finished, seconds=run.seconds, error=error, corpus_id=run.corpus_id,
+        measured_units=json.loads(run.measured_units), engine_version=run.engine_version,
+        **recorded)
+
+
+JSON_KINDS = {list[str], list[int], dict[str, int]}
+"""The read model's types whose column holds JSON (booleans and numbers pydantic reads)."""
 
 
 def vocabularies(db: AnalyzerDatabase, run_id: int) -> list[VocabularyRead]:

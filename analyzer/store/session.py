@@ -11,5 +11,6 @@ from .db import AnalyzerDatabase
 def session(db: AnalyzerDatabase) -> Session:
     """A read session on `db`'s own connection: one connection, one view of the data."""
     if db.engine is None:
-        db.engine = create_engine("sqlite://", creator=lambda: db.conn, poolclass=StaticPool)
+        conn = db.conn  # the engine holds the connection, not `db` (no cycle for the GC)
+        db.engine = create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
     return Session(db.engine)

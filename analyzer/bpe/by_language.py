@@ -13,7 +13,7 @@ how often it occurs there (so a chunk two languages share still counts in each).
 >>> result = train_by_language({"eng": ["aaaaaaaa"], "kor": ["bcdbcdbcd"]}, 258, parity=True)
 >>> result.merges, result.chosen
 ([((98, 99), 256), ((97, 97), 257)], ['kor', 'eng'])
->>> result.replaced
+>>> result.replaced_by_language
 {'eng': [0, 4], 'kor': [3, 0]}
 """
 
@@ -34,7 +34,7 @@ class LanguageTraining:
     counts: list[int]
     """The count each merge was chosen on: over all languages, or (parity-aware) within the
     language that chose it; weights applied."""
-    applied: list[int]
+    replaced: list[int]
     """Occurrences each merge replaced in all training texts (weights applied)."""
     n_bytes: int
     """Bytes of all training texts (weights applied)."""
@@ -43,7 +43,7 @@ class LanguageTraining:
     chosen: list[str | None]
     """Parity-aware: the language whose pair each merge was; None for a merge chosen over all
     languages (every merge, when not parity-aware)."""
-    replaced: dict[str, list[int]]
+    replaced_by_language: dict[str, list[int]]
     """`{language: [occurrences each merge replaced in its training texts]}` (weights applied)."""
 
 
@@ -97,9 +97,9 @@ def train_by_language(
         global_merges=global_merges, min_pair_count=min_pair_count, tie_break=tie_break,
         progress=progress)
     return LanguageTraining(
-        result.merges, result.counts, result.applied, result.n_bytes, result.stop_reason,
+        result.merges, result.counts, result.replaced, result.n_bytes, result.stop_reason,
         languages, [languages[g] if g >= 0 else None for g in result.chosen],
-        dict(zip(languages, result.group_applied)))
+        dict(zip(languages, result.replaced_by_group)))
 
 
 def _check(texts: Mapping[str, Sequence[str]], dev: Mapping[str, Sequence[str]] | None,

@@ -1,0 +1,408 @@
+/*
+ * The compiled BPE engine's shared definitions: ids and pair keys, the data structures
+ * (structures.c), the trainer (train.c, and groups.c for texts in groups: languages), and the
+ * replay (replay.c). None of these files knows Python; module.c is the only one that does,
+ * turning Python's arguments into these structures and results back into Python objects.
+ *
+ * The packed buffer: texts one after another, separated (and surrounded) by the byte 0xFF,
+ * which UTF-8 never uses. Both the trainer and the replay keep `tok`, one int32 per byte: a
+ * token's id at its first byte, ~start (<= -2) at its last byte (so the left neighbour of
+ * position i is found from tok[i - 1]), and GAP (-1) everywhere else (separators and the
+ * inside of tokens).
+ */
+
+#ifndef ANALYZER_BPE_ENGINE_H
+#define ANALYZER_BPE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GAP (-1)
+#define SEPARATOR 0xFF
+#define FIRST_NEW_ID 256
+#define MAX_IDS (1 << 24) /* analyzer.bpe.MAX_VOCAB_SIZE: ids fit in 24 bits */
+#define NO_LIST UINT32_MAX
+#define MAX_GROUPS (1 << 16) /* a group number fits in 16 bits of a group key */
+
+/* ---------------------------------------------------------------------------------------- */
+/* The token array's one edit                                                                */
+
+/* Replace the pair (a, b) at position i by z, if it is still there: the training and the
+   replay both merge through this. A recorded position goes stale when an overlapping
+   occurrence to its left was merged first (`aaa`) or a neighbour changed; then nothing is
+   done and 0 is returned. Otherwise z's first slot gets z, its last ~i, the slots between
+   GAP, and the position just past z is returned (never 0: position 0 is a separator). */
+static inline size_t replace_at(int32_t *tok, size_t i, int32_t a, int32_t la, int32_t b,
+                                int32_t lb, int32_t z) {
+    if (tok[i] != a) return 0;
+    size_t j = i + (size_t)la;
+    if (tok[j] != b) return 0;
+    size_t end = j + (size_t)lb;
+    tok[i] = z;
+    tok[j] = GAP;
+    tok[end - 1] = ~(int32_t)i;
+    return end;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Keys and hashing                                                                          */
+
+typedef uint64_t Key; /* (left << 32) | right: ordering keys orders pairs lexicographically */
+
+static inline Key pair_key(int32_t left, int32_t right) {
+    return ((Key)(uint32_t)left << 32) | (uint32_t)right;
+}
+static inline int32_t key_left(Key key) { return (int32_t)(key >> 32); }
+static inline int32_t key_right(Key key) { return (int32_t)(key & 0xFFFFFFFFu); }
+
+/* A pair's key within a group: the group in the top 16 bits, each id in 24 (see MAX_IDS). */
+static inline Key group_key(uint32_t group, Key key) {
+    return (Key)group << 48 | (Key)key_left(key) << 24 | (Key)key_right(key);
+}
+
+/* A slot for a key: both halves of the key (left and right id) mixed into the low bits that
+   the table's mask keeps (the finaliser of MurmurHash3). */
+static inline uint64_t hash_key(Key key) {
+    key ^= key >> 33;
+    key *= 0xFF51AFD7ED558CCDull;
+    key ^= key >> 33;
+    key *= 0xC4CEB9FE1A85EC53ull;
+    key ^= key >> 33;
+    return key;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* structures.c: growable arrays, position blocks, the pair table, the candidate heap.       */
+/* Every allocation failure sets `failed`, and the loops stop at their next check; nothing   */
+/* is reported from here (module.c raises MemoryError once it has the GIL back).             */
+
+typedef struct {
+    int failed; /* an allocation failed */
+} Status;
+
+/* `data` grown (realloc) to hold at least `needed` items of `item` bytes; on failure the old
+   array, with status->failed set. */
+void *grow(Status *status, void *data, size_t *capacity, size_t needed, size_t item);
+
+/* A pair's recorded positions are a list, contiguous inside one block. */
+typedef struct {
+    uint32_t *data;
+    size_t used, capacity;
+    size_t live; /* lists in this block not yet dead */
+    int closed;  /* no more lists will be added */
+} Block;
+
+typedef struct {
+    Block *blocks;
+    size_t n, capacity;
+    size_t block_items; /* the usual size of a new block */
+} Blocks;
+
+uint32_t blocks_reserve(Status *status, Blocks *blocks, size_t count, size_t *offset);
+void blocks_release(Blocks *blocks, uint32_t block_index, size_t offset, size_t count);
+void blocks_free(Blocks *blocks);
+
+/* Pairs: an open-addressing table from key to an entry. */
+typedef struct {
+    Key key;
+    int64_t count;   /* weighted count of current occurrences; -1 once merged or forgotten */
+    uint32_t block;  /* where its positions are (NO_LIST: none recorded) */
+    uint32_t n;      /* how many positions are recorded */
+    uint64_t offset; /* first recorded position inside the block */
+    uint32_t head;   /* "first" mode: index of the first recorded position that may be valid */
+} Pair;
+
+typedef struct {
+    Pair *pairs;
+    size_t n, capacity;
+    int32_t *slots; /* index into pairs, or -1 */
+    size_t n_slots; /* a power of two, at least twice n */
+} PairTable;
+
+/* The entry of a key, or -1. Inline (here, not in structures.c): it runs for each neighbour
+   of each replaced occurrence, in train.c and groups.c, and must not become a call. */
+static inline int32_t table_find(const PairTable *table, Key key) {
+    size_t mask = table->n_slots - 1;
+    for (size_t slot = hash_key(key) & mask;; slot = (slot + 1) & mask) {
+        int32_t index = table->slots[slot];
+        if (index < 0 || table->pairs[index].key == key) return index;
+    }
+}
+
+void table_rehash(Status *status, PairTable *table, size_t n_slots);
+int32_t table_add(Status *status, PairTable *table, Key key, int64_t count);
+void table_free(PairTable *table);
+
+/* The heap of candidate pairs. Higher count first; then, in "first" mode, the earlier first
+   occurrence; then the smaller key. An entry remembers the count (and first position) it was
+   pushed with: when that is no longer the pair's, it is stale and ranks too high. */
+typedef struct {
+    int64_t count;
+    Key key;        /* a copy, so that comparing two candidates reads nothing else */
+    uint32_t first;
+    int32_t pair;   /* index into the table */
+} Candidate;
+
+typedef struct {
+    Candidate *items;
+    size_t n, capacity;
+} Heap;
+
+void heap_push(Status *status, Heap *heap, Candidate item);
+Candidate heap_pop(Heap *heap);
+
+/* ---------------------------------------------------------------------------------------- */
+/* train.c: the trainer                                                                      */
+
+/* Scratch of one merge: the pairs it creates, with their positions and weights, in the order
+   they are found (ascending for each key), aggregated once the merge is done; and the pairs
+   an occurrence of which it destroyed. */
+typedef struct {
+    Key key;
+    uint32_t position;
+    uint32_t weight;
+} Record;
+
+typedef struct {
+    Key key;
+    int64_t count;
+    uint32_t n, filled;
+    int32_t pair; /* the entry it became, or -1 when below the floor */
+} Made;
+
+typedef struct {
+    Record *records;
+    size_t n, capacity;
+    Record *lost; /* pairs an occurrence of which this merge destroyed */
+    size_t n_lost, lost_capacity;
+    Made *made;
+    size_t n_made, made_capacity;
+    int32_t *slots; /* key -> index into made, reset after each merge */
+    size_t n_slots;
+} Scratch;
+
+struct Groups;
+
+typedef struct {
+    Status status;
+    int32_t *tok;
+    size_t size;             /* bytes in the packed buffer */
+    const uint8_t *buffer;   /* the packed buffer (owned by the caller, kept alive) */
+    uint32_t *weight;        /* per position (NULL: every text weighs 1) */
+    int32_t *length;         /* bytes of each id */
+    size_t n_ids, length_capacity;
+    int64_t min_count, floor;
+    int first_mode;
+    PairTable table;
+    Heap heap;
+    Blocks blocks;
+    Scratch scratch;
+    struct Groups *groups;   /* NULL unless texts are in groups (languages) */
+} Trainer;
+
+static inline uint32_t weight_at(const Trainer *t, size_t position) {
+    return t->weight ? t->weight[position] : 1;
+}
+
+static inline const uint32_t *pair_positions(const Trainer *t, const Pair *pair) {
+    return t->blocks.blocks[pair->block].data + pair->offset;
+}
+
+/* Every adjacent pair of the current tokens, left to right, inside texts:
+       PairWalk walk = pair_walk(t);
+       while (next_pair(&walk)) { ... walk.left, walk.right, walk.left_start ... }  */
+typedef struct {
+    const Trainer *t;
+    size_t next;       /* the position of the token after the right one */
+    int32_t left, right;
+    size_t left_start, right_start;
+} PairWalk;
+
+static inline PairWalk pair_walk(const Trainer *t) {
+    PairWalk walk = {t, 0, GAP, GAP, 0, 0};
+    return walk;
+}
+
+static inline int next_pair(PairWalk *walk) {
+    const Trainer *t = walk->t;
+    int32_t previous = walk->right;
+    size_t previous_start = walk->right_start;
+    while (walk->next < t->size) {
+        size_t p = walk->next;
+        int32_t token = t->tok[p];
+        if (token < 0) { /* a separator (GAP): no pair spans it */
+            previous = GAP;
+            walk->next = p + 1;
+            continue;
+        }
+        walk->next = p + (size_t)t->length[token];
+        walk->right = token;
+        walk->right_start = p;
+        if (previous >= 0) {
+            walk->left = previous;
+            walk->left_start = previous_start;
+            return 1;
+        }
+        previous = token;
+        previous_start = p;
+    }
+    walk->right = GAP;
+    return 0;
+}
+
+/* The training as a whole: set up (trainer_start), then one merge at a time (trainer_next,
+   trainer_merge), then trainer_free. */
+void trainer_start(Trainer *t, int64_t forced_floor);
+int32_t best_pair(Trainer *t);
+void push_pair(Trainer *t, int32_t index);
+void retire(Trainer *t, Pair *pair);
+void rescan(Trainer *t, int start);
+int64_t trainer_merge(Trainer *t, int32_t index, int32_t z);
+int32_t made_entry(Trainer *t, Key key); /* the entry a pair this merge made became, or -1 */
+int64_t initial_floor(size_t size, int64_t min_count, const uint32_t *weight);
+void trainer_free(Trainer *t);
+
+/* ---------------------------------------------------------------------------------------- */
+/* groups.c: texts in groups (languages)                                                     */
+
+/* Consecutive texts of one group and one multiplicity form a run: texts laid out language by
+   language make a few runs, so finding a position's group is a search in a small array that
+   stays in cache (a per-position array cost a cache miss per occurrence). */
+typedef struct {
+    size_t start;            /* the first position of the run's first text */
+    uint32_t multiplicity;   /* its texts' weight in the group's token count */
+    uint16_t group;
+} Run;
+
+/* Each merge's replacements counted per group, and, for parity-aware training (Foroutan et
+   al. 2025), each pair's count within each group and a heap per group, so that the group
+   with the most tokens can take its own best pair. Pair counts and positions stay global (a
+   merge applies to every group); only the choice is per group. A text of weight 0 is
+   measured only: its pairs count for nothing, merges still apply to it. */
+typedef struct Groups {
+    Run *runs;
+    size_t n_runs;
+    size_t cursor;           /* the run found last: positions asked for mostly increase */
+    int64_t *tokens;         /* per group: current tokens (multiplicities applied) */
+    int64_t *replaced;       /* per group: the current merge's replacements (weights applied) */
+    int32_t n;
+    int parity;
+    int global_phase;        /* the next merge is chosen over all groups (the global heap) */
+    PairTable counts;        /* parity: group_key(group, pair) -> count in the group */
+    Heap *heaps;             /* parity: one per group; candidates name entries of `counts` */
+    int32_t *touched;        /* scratch: entries of `counts` a merge created */
+    size_t n_touched, touched_capacity;
+    struct GroupTokens *order; /* parity: scratch for ordering the groups by their tokens */
+} Groups;
+
+/* The run holding `position` (a position inside a text): the last run starting at or
+   before it. */
+static inline const Run *run_at(Groups *groups, size_t position) {
+    const Run *runs = groups->runs;
+    size_t r = groups->cursor, n = groups->n_runs;
+    if (runs[r].start <= position && (r + 1 == n || position < runs[r + 1].start)) return &runs[r];
+    if (r + 1 < n && runs[r + 1].start <= position && (r + 2 == n || position < runs[r + 2].start)) {
+        groups->cursor = r + 1;
+        return &runs[r + 1];
+    }
+    size_t lo = 0, hi = n; /* the answer is in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (runs[mid].start <= position) lo = mid; else hi = mid;
+    }
+    groups->cursor = lo;
+    return &runs[lo];
+}
+
+static inline uint16_t group_at(Groups *groups, size_t position) {
+    return run_at(groups, position)->group;
+}
+
+/* Set up from one group per text (and, for parity-aware training, one multiplicity per text:
+   its weight in its group's token count); NULL, or what is wrong (nothing to free then but
+   with groups_free). */
+const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts, size_t n_texts,
+                        const int64_t *group_of_text, const int64_t *multiplicities, int parity);
+void groups_free(Groups *groups);
+void push_group(Trainer *t, int32_t entry);
+void group_recount(Trainer *t);
+void group_decrements(Trainer *t, const Record *lost, size_t n);
+void group_count_made(Trainer *t);
+int32_t best_pair_parity(Trainer *t, int32_t *chosen);
+uint32_t group_first_occurrence(Trainer *t, Pair *pair, uint16_t group);
+
+/* ---------------------------------------------------------------------------------------- */
+/* replay.c: encode and count with a merge list                                              */
+
+/* The merges an id takes part in, as one side, sorted by the id on the other side. */
+typedef struct {
+    int32_t partner;
+    int32_t rank;
+} Partner;
+
+/* A merge list prepared for replay. */
+typedef struct {
+    size_t n_merges;
+    int32_t *lefts, *rights; /* by rank */
+    int32_t *length;         /* bytes of each id */
+    uint8_t **piece;         /* the bytes of each id (pointers into `pieces`) */
+    uint8_t *pieces;
+    int32_t *byte_rank;      /* (left << 8 | right) -> first rank of that byte pair, or -1 */
+    uint32_t *as_left;       /* id -> where its merges as the left id start in `partners`; */
+    uint32_t *as_right;      /* the lists of id i end where those of id i + 1 begin */
+    Partner *partners;       /* right partners (for as_left), then left partners (as_right) */
+    uint32_t *hash_at;       /* by list (as_left lists, then as_right ones): its hash table's */
+    Partner *hashed;         /* start in `hashed` (a long list: 2 x length slots, a power of
+                                two, empty slots with partner -1); short lists have none */
+    char problem[128];       /* what merge_list_init found wrong */
+} MergeList;
+
+typedef struct {
+    uint32_t position;
+    int32_t rank;
+} RankRecord;
+
+/* The working memory of a replay, reused batch after batch. */
+typedef struct {
+    Status status;
+    int32_t *tok;              /* the batch, as in training */
+    uint16_t *text_of;         /* the batch's text of each position (a batch has < 65536 texts) */
+    uint32_t *tokens;          /* each text's tokens now */
+    size_t tok_capacity;
+    uint32_t *list_start;      /* by rank: where its list begins in `arena` */
+    uint32_t *list_n;          /* by rank: how many positions (0: none yet) */
+    int32_t *touched;          /* ranks recorded by the current step */
+    size_t n_touched;
+    RankRecord *records;       /* positions found by the current step, in order */
+    size_t n_records, records_capacity;
+    uint32_t *arena;           /* every list of the batch, one after the other */
+    size_t arena_used, arena_capacity;
+    uint64_t *waiting;         /* a bit per rank whose list waits */
+    size_t n_words;
+} Work;
+
+#define REPLAY_BATCH (1 << 18) /* bytes of texts replayed together: their lists stay in cache */
+#define BATCH_TEXTS 65535      /* texts in a batch: a position's text fits in 16 bits */
+
+/* NULL, or what is wrong with the merge list (`n` merges, merge r making id 256 + r). */
+const char *merge_list_init(MergeList *m, const int32_t *lefts, const int32_t *rights, size_t n);
+void merge_list_free(MergeList *m);
+int work_init(const MergeList *m, Work *w);
+void work_free(Work *w);
+
+/* What a replay of one batch counts (any of these may be NULL or 0). */
+typedef struct {
+    const int64_t *snapshot;  /* ascending ranks: counts are taken just before each */
+    size_t n_snapshots;
+    uint32_t *counts;         /* counts[s * stride + k]: text k's tokens at snapshot s */
+    size_t stride;
+    int64_t *replaced;        /* replaced[rank * replaced_stride + group_of[k]] */
+    size_t replaced_stride;
+    const int32_t *group_of;  /* each text's group */
+} Tally;
+
+void replay_batch(const MergeList *m, Work *w, const uint8_t *bytes, size_t size, size_t limit,
+                  const int64_t *text_starts, size_t n_texts, const Tally *tally);
+int spells(const MergeList *m, const Work *w, const uint8_t *bytes, size_t start);
+
+#endif

@@ -1,0 +1,743 @@
+/*
+ * analyzer.bpe._engine: the Python face of the compiled BPE engine, and the only file of it
+ * that knows Python. It reads arguments into the engine's structures (engine.h), runs the
+ * trainer (train.c, groups.c) and the replay (replay.c) without the GIL, and builds the
+ * results: named tuples (TrainResult, CountResult), typed in analyzer/bpe/_engine.pyi.
+ * analyzer/bpe/compiled.py turns them into the engines' shared contract.
+ *
+ *   train(buffer, starts, weights, vocab_size, min_pair_count, first, progress,
+ *         progress_every, groups=None, multiplicities=None, parity=False, global_merges=0,
+ *         floor=0) -> TrainResult
+ *   Replayer(lefts, rights): .count_texts(texts, snapshots, group_starts=None,
+ *         roundtrip=False, histograms=False) -> CountResult; .encode(buffer) -> bytes;
+ *         .decode_bytes(ids) -> bytes; .piece(id) -> bytes
+ *   sum_by_text(counts, chunk_ids, offsets) -> bytes
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Arguments                                                                                 */
+
+static int read_int64s(PyObject *object, Py_buffer *view, const char *name) {
+    if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (view->itemsize != 8 || !view->format || (view->format[0] != 'q' && view->format[0] != 'Q')) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_TypeError, "%s must be an array of 64-bit ints", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* An optional int64 array with one value per text: 1 when given (the view then held), 0 for
+   None, -1 with an exception (nothing held). */
+static int read_per_text(PyObject *object, Py_buffer *view, const char *name, Py_ssize_t n_bytes) {
+    if (object == Py_None) return 0;
+    if (read_int64s(object, view, name) < 0) return -1;
+    if (view->len != n_bytes) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s and starts differ in length", name);
+        return -1;
+    }
+    return 1;
+}
+
+/* Call progress(done, total) with the GIL held, and let Ctrl-C through; 0, or -1 with an
+   exception set. */
+static int report(PyObject *progress, Py_ssize_t done, Py_ssize_t total) {
+    if (PyErr_CheckSignals() < 0) return -1;
+    if (progress == Py_None) return 0;
+    PyObject *result = PyObject_CallFunction(progress, "nn", done, total);
+    if (!result) return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+static PyObject *bytes_of(const void *data, size_t items, size_t item) {
+    return PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)(items * item));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Results                                                                                   */
+
+static PyStructSequence_Field train_fields[] = {
+    {"lefts", "int32 per merge: its left id"},
+    {"rights", "int32 per merge: its right id"},
+    {"counts", "int64 per merge: the pair's count when chosen (in its group, parity-aware)"},
+    {"replaced", "int64 per merge: the occurrences it replaced (weights applied)"},
+    {"stop_reason", "'vocab_size', or 'min_pair_count' when training stopped early"},
+    {"chosen", "int32 per merge: the group whose pair it was, -1: all (None without groups)"},
+    {"replaced_by_group", "int64, group-major: each group's replacements per merge (None without groups)"},
+    {NULL, NULL},
+};
+static PyStructSequence_Desc train_desc = {"analyzer.bpe._engine.TrainResult",
+                                           "What one training learned.", train_fields, 7};
+
+static PyStructSequence_Field count_fields[] = {
+    {"snapshots", "a bytes per snapshot rank: uint32 per text, its tokens just before that merge"},
+    {"replaced", "int64, merge x group: each merge's replacements in each group (or None)"},
+    {"roundtrip", "whether every text's tokens spell it again (None unless asked)"},
+    {"histograms", "int64, group x id: each id's occurrences after the replay (or None)"},
+    {NULL, NULL},
+};
+static PyStructSequence_Desc count_desc = {"analyzer.bpe._engine.CountResult",
+                                           "What one replay counted.", count_fields, 4};
+
+static PyTypeObject *TrainResult, *CountResult;
+
+/* A struct sequence from `n` new references (stolen, even on failure). */
+static PyObject *named(PyTypeObject *type, PyObject **items, Py_ssize_t n) {
+    PyObject *result = PyStructSequence_New(type);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (!items[k] || !result) {
+            for (Py_ssize_t j = k; j < n; j++) Py_XDECREF(items[j]);
+            Py_XDECREF(result);
+            return NULL;
+        }
+        PyStructSequence_SetItem(result, k, items[k]);
+    }
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* train                                                                                     */
+
+typedef struct {
+    Py_buffer buffer, starts, weights, groups, multiplicities;
+    int have_buffer, have_starts, have_weights, have_groups, have_multiplicities;
+    PyObject *progress;
+    Py_ssize_t vocab_size, progress_every, global_merges, n_texts, n_merges;
+    long long min_pair_count, floor;
+    int first, parity;
+} TrainArgs;
+
+static void release_train_args(TrainArgs *a) {
+    /* have_* is -1 for a read that failed: it holds nothing */
+    if (a->have_weights > 0) PyBuffer_Release(&a->weights);
+    if (a->have_groups > 0) PyBuffer_Release(&a->groups);
+    if (a->have_multiplicities > 0) PyBuffer_Release(&a->multiplicities);
+    if (a->have_starts) PyBuffer_Release(&a->starts);
+    if (a->have_buffer) PyBuffer_Release(&a->buffer);
+}
+
+static int parse_train_args(PyObject *args, PyObject *kwargs, TrainArgs *a) {
+    static char *keywords[] = {"buffer", "starts", "weights", "vocab_size", "min_pair_count",
+                               "first", "progress", "progress_every", "groups", "multiplicities",
+                               "parity", "global_merges", "floor", NULL};
+    PyObject *starts, *weights, *groups = Py_None, *multiplicities = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOnLpOn|OOpnL", keywords, &a->buffer, &starts,
+                                     &weights, &a->vocab_size, &a->min_pair_count, &a->first,
+                                     &a->progress, &a->progress_every, &groups, &multiplicities,
+                                     &a->parity, &a->global_merges, &a->floor))
+        return -1;
+    a->have_buffer = 1;
+    if ((size_t)a->buffer.len >= (size_t)INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "the compiled engine trains on at most 2 GiB of text at once");
+        return -1;
+    }
+    if (a->vocab_size < FIRST_NEW_ID || a->vocab_size > MAX_IDS || a->min_pair_count < 1
+        || a->progress_every < 1 || a->global_merges < 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "vocab_size, min_pair_count, progress_every or global_merges out of range");
+        return -1;
+    }
+    if (read_int64s(starts, &a->starts, "starts") < 0) return -1;
+    a->have_starts = 1;
+    a->n_texts = a->starts.len / 8;
+    a->n_merges = a->vocab_size - FIRST_NEW_ID;
+    if ((a->have_groups = read_per_text(groups, &a->groups, "groups", a->starts.len)) < 0
+        || (a->have_multiplicities = read_per_text(multiplicities, &a->multiplicities,
+                                                   "multiplicities", a->starts.len)) < 0
+        || (a->have_weights = read_per_text(weights, &a->weights, "weights", a->starts.len)) < 0)
+        return -1;
+    if (a->parity && !a->have_groups) {
+        PyErr_SetString(PyExc_ValueError, "parity-aware training needs groups");
+        return -1;
+    }
+    return 0;
+}
+
+/* Each position's weight (that of its text), when some text weighs other than 1. */
+static int set_weights(const TrainArgs *a, Trainer *t) {
+    const int64_t *starts = a->starts.buf, *weights = a->weights.buf;
+    int64_t lowest = a->have_groups ? 0 : 1; /* weight 0 (measured only) needs groups */
+    int heavy = 0;
+    for (Py_ssize_t k = 0; k < a->n_texts; k++) {
+        if (weights[k] < lowest || weights[k] > UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, lowest ? "weights must be from 1 to 2**32 - 1"
+                                                     : "weights must be from 0 to 2**32 - 1");
+            return -1;
+        }
+        heavy |= weights[k] != 1;
+    }
+    if (!heavy) return 0;
+    t->weight = malloc(t->size * sizeof(uint32_t));
+    if (!t->weight) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t k = 0; k < a->n_texts; k++) {
+        size_t from = (size_t)starts[k];
+        size_t to = k + 1 < a->n_texts ? (size_t)starts[k + 1] : t->size;
+        for (size_t p = from ? from - 1 : 0; p < to; p++) t->weight[p] = (uint32_t)weights[k];
+    }
+    return 0;
+}
+
+/* What the loop learns, merge by merge. */
+typedef struct {
+    int32_t *lefts, *rights, *chosen;
+    int64_t *counts, *replaced, *replaced_by_group; /* replaced_by_group: group-major, n_merges columns */
+    Py_ssize_t learned;
+} Learned;
+
+static void learned_free(Learned *l) {
+    free(l->lefts);
+    free(l->rights);
+    free(l->chosen);
+    free(l->counts);
+    free(l->replaced);
+    free(l->replaced_by_group);
+}
+
+/* The trainer and what it will learn, from the arguments; 0, or -1 with an exception. */
+static int setup(const TrainArgs *a, Trainer *t, Groups *groups, Learned *l) {
+    size_t n = (size_t)a->n_merges + 1;
+    t->size = (size_t)a->buffer.len;
+    t->buffer = a->buffer.buf;
+    t->min_count = a->min_pair_count;
+    t->first_mode = a->first;
+    t->tok = malloc(t->size * sizeof(int32_t) + 4);
+    t->length_capacity = FIRST_NEW_ID + 1024;
+    t->length = malloc(t->length_capacity * sizeof(int32_t));
+    l->lefts = malloc(n * sizeof(int32_t));
+    l->rights = malloc(n * sizeof(int32_t));
+    l->counts = malloc(n * sizeof(int64_t));
+    l->replaced = malloc(n * sizeof(int64_t));
+    if (!t->tok || !t->length || !l->lefts || !l->rights || !l->counts || !l->replaced) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (a->have_weights && set_weights(a, t) < 0) return -1;
+    if (a->have_groups) {
+        const char *problem = groups_init(groups, t, a->starts.buf, (size_t)a->n_texts, a->groups.buf,
+                                          a->have_multiplicities ? a->multiplicities.buf : NULL,
+                                          a->parity);
+        if (problem) {
+            PyErr_SetString(strcmp(problem, "out of memory") ? PyExc_ValueError : PyExc_MemoryError,
+                            problem);
+            return -1;
+        }
+        if ((size_t)groups->n * n > ((size_t)1 << 31)) {
+            PyErr_SetString(PyExc_ValueError, "too many groups times merges to report on");
+            return -1;
+        }
+        l->chosen = malloc(n * sizeof(int32_t));
+        l->replaced_by_group = calloc((size_t)groups->n * n, sizeof(int64_t));
+        if (!l->chosen || !l->replaced_by_group) { PyErr_NoMemory(); return -1; }
+        groups->global_phase = a->parity && a->global_merges > 0;
+        t->groups = groups;
+    }
+    t->n_ids = FIRST_NEW_ID;
+    for (int b = 0; b < FIRST_NEW_ID; b++) t->length[b] = 1;
+    size_t block_items = t->size / 64;
+    t->blocks.block_items = block_items > 4096 ? block_items : 4096;
+    return 0;
+}
+
+/* One merge: the best pair (the worst group's, parity-aware after the global merges), merged
+   into the next id and noted; 0 when there is none (training stops early). No GIL needed. */
+static int learn_one(const TrainArgs *a, Trainer *t, Learned *l) {
+    Groups *groups = t->groups;
+    int32_t group = -1, index;
+    if (a->parity && l->learned >= a->global_merges) index = best_pair_parity(t, &group);
+    else index = best_pair(t);
+    if (index < 0 || t->status.failed) return 0;
+    Key key = t->table.pairs[index].key;
+    int64_t count = t->table.pairs[index].count;
+    if (group >= 0) { /* the count it was chosen on: the group's own */
+        int32_t entry = table_find(&groups->counts, group_key((uint32_t)group, key));
+        count = entry >= 0 ? groups->counts.pairs[entry].count : 0;
+    }
+    int32_t z = (int32_t)(FIRST_NEW_ID + l->learned);
+    t->length = grow(&t->status, t->length, &t->length_capacity, (size_t)z + 1, sizeof(int32_t));
+    if (t->status.failed) return 0;
+    t->length[z] = t->length[key_left(key)] + t->length[key_right(key)];
+    t->n_ids = (size_t)z + 1;
+    if (groups) {
+        groups->global_phase = a->parity && l->learned + 1 < a->global_merges;
+        memset(groups->replaced, 0, (size_t)groups->n * sizeof(int64_t));
+    }
+    int64_t replaced = trainer_merge(t, index, z);
+    Py_ssize_t r = l->learned;
+    l->lefts[r] = key_left(key);
+    l->rights[r] = key_right(key);
+    l->counts[r] = count;
+    l->replaced[r] = replaced;
+    if (groups) {
+        l->chosen[r] = group;
+        for (int32_t g = 0; g < groups->n; g++)
+            l->replaced_by_group[(size_t)g * (size_t)a->n_merges + (size_t)r] = groups->replaced[g];
+    }
+    l->learned++;
+    return 1;
+}
+
+/* Learn up to n_merges merges, progress_every at a time without the GIL, reporting (and
+   letting Ctrl-C through) in between; 0, or -1 with an exception. */
+static int learn(const TrainArgs *a, Trainer *t, Learned *l) {
+    int stopped = 0;
+    Py_BEGIN_ALLOW_THREADS
+    trainer_start(t, a->floor);
+    Py_END_ALLOW_THREADS
+    while (l->learned < a->n_merges && !t->status.failed && !stopped) {
+        Py_ssize_t until = l->learned + a->progress_every < a->n_merges ? l->learned + a->progress_every
+                                                                        : a->n_merges;
+        Py_BEGIN_ALLOW_THREADS
+        while (l->learned < until && !stopped) stopped = !learn_one(a, t, l);
+        Py_END_ALLOW_THREADS
+        if (t->status.failed) break;
+        if (report(a->progress, l->learned, a->n_merges) < 0) return -1;
+    }
+    if (t->status.failed) { PyErr_NoMemory(); return -1; }
+    return 0;
+}
+
+static PyObject *train_result(const TrainArgs *a, const Learned *l, const Groups *groups, int grouped) {
+    Py_ssize_t n = l->learned;
+    const char *stop = n < a->n_merges ? "min_pair_count" : "vocab_size";
+    PyObject *chosen = Py_None, *by_group = Py_None;
+    if (grouped) {
+        /* replaced_by_group has n_merges columns per group: keep the learned ones of each. */
+        for (int32_t g = 1; g < groups->n; g++)
+            memmove(l->replaced_by_group + (size_t)g * (size_t)n,
+                    l->replaced_by_group + (size_t)g * (size_t)a->n_merges, (size_t)n * sizeof(int64_t));
+        chosen = bytes_of(l->chosen, (size_t)n, 4);
+        by_group = bytes_of(l->replaced_by_group, (size_t)groups->n * (size_t)n, 8);
+    } else {
+        Py_INCREF(Py_None);
+        Py_INCREF(Py_None);
+    }
+    PyObject *items[] = {bytes_of(l->lefts, (size_t)n, 4), bytes_of(l->rights, (size_t)n, 4),
+                         bytes_of(l->counts, (size_t)n, 8), bytes_of(l->replaced, (size_t)n, 8),
+                         PyUnicode_FromString(stop), chosen, by_group};
+    return named(TrainResult, items, 7);
+}
+
+static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs) {
+    TrainArgs a = {0};
+    Trainer t = {0};
+    Groups groups = {0};
+    Learned l = {0};
+    PyObject *result = NULL;
+    if (parse_train_args(args, kwargs, &a) == 0 && setup(&a, &t, &groups, &l) == 0
+        && learn(&a, &t, &l) == 0)
+        result = train_result(&a, &l, &groups, t.groups != NULL);
+    t.groups = NULL;
+    trainer_free(&t);
+    groups_free(&groups);
+    learned_free(&l);
+    release_train_args(&a);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Replayer                                                                                  */
+
+typedef struct {
+    PyObject_HEAD
+    MergeList merges;
+} Replayer;
+
+static void Replayer_dealloc(Replayer *self) {
+    merge_list_free(&self->merges);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Replayer(lefts, rights): the merge list as two int32 arrays, merge r making id 256 + r. */
+static int Replayer_init(Replayer *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"lefts", "rights", NULL};
+    Py_buffer lefts, rights;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*", keywords, &lefts, &rights)) return -1;
+    int status = -1;
+    merge_list_free(&self->merges); /* __init__ called twice */
+    if (lefts.len != rights.len || lefts.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "lefts and rights must be int32 arrays of one length");
+    } else {
+        const char *problem = merge_list_init(&self->merges, lefts.buf, rights.buf, (size_t)lefts.len / 4);
+        if (!problem) status = 0;
+        else if (!strcmp(problem, "out of memory")) PyErr_NoMemory();
+        else PyErr_SetString(PyExc_ValueError, problem);
+    }
+    PyBuffer_Release(&lefts);
+    PyBuffer_Release(&rights);
+    return status;
+}
+
+/* The UTF-8 bytes of texts[index], appended to `batch` (a growing buffer) with a separator;
+   -1 with an exception (TypeError for a non-str, ValueError naming the text and character for
+   a lone surrogate). */
+static int append_text(PyObject *texts, Py_ssize_t index, uint8_t **batch, size_t *used, size_t *capacity,
+                       Status *status) {
+    PyObject *text = PyList_GET_ITEM(texts, index);
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "text %zd is %s, not str", index, Py_TYPE(text)->tp_name);
+        return -1;
+    }
+    const char *data;
+    Py_ssize_t size;
+    PyObject *encoded = NULL;
+    if (PyUnicode_IS_COMPACT_ASCII(text)) { /* ASCII is its own UTF-8: no copy, no cache */
+        data = (const char *)PyUnicode_DATA(text);
+        size = PyUnicode_GET_LENGTH(text);
+    } else {
+        encoded = PyUnicode_AsUTF8String(text); /* a temporary, not cached in the str */
+        if (!encoded) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+                PyObject *type, *value, *traceback;
+                PyErr_Fetch(&type, &value, &traceback);
+                Py_ssize_t at = 0;
+                PyUnicodeEncodeError_GetStart(value, &at);
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(traceback);
+                PyErr_Format(PyExc_ValueError, "text %zd, character %zd: '\\u%04x' is not valid Unicode "
+                             "(a lone surrogate) and has no UTF-8 encoding", index, at,
+                             (unsigned)PyUnicode_ReadChar(text, at));
+            }
+            return -1;
+        }
+        data = PyBytes_AS_STRING(encoded);
+        size = PyBytes_GET_SIZE(encoded);
+    }
+    *batch = grow(status, *batch, capacity, *used + (size_t)size + 1, 1);
+    if (status->failed) { Py_XDECREF(encoded); PyErr_NoMemory(); return -1; }
+    memcpy(*batch + *used, data, (size_t)size);
+    *used += (size_t)size;
+    (*batch)[(*used)++] = SEPARATOR;
+    Py_XDECREF(encoded);
+    return 0;
+}
+
+/* What count_texts holds while it runs. */
+typedef struct {
+    Py_buffer snapshots, group_starts;
+    int have_snapshots, have_groups;
+    size_t n_texts, n_snapshots, n_groups, limit, n_ids;
+    uint32_t *counts;
+    int64_t *replaced, *local_starts, *histograms;
+    int32_t *group_of;
+    uint8_t *batch;
+    size_t batch_capacity;
+    Work w;
+    int roundtrip, roundtrip_ok;
+} Counting;
+
+static void counting_free(Counting *c) {
+    work_free(&c->w);
+    free(c->batch);
+    free(c->counts);
+    free(c->replaced);
+    free(c->histograms);
+    free(c->local_starts);
+    free(c->group_of);
+    if (c->have_groups) PyBuffer_Release(&c->group_starts);
+    if (c->have_snapshots) PyBuffer_Release(&c->snapshots);
+}
+
+/* The counting's arrays, sized from its arguments; 0, or -1 with an exception. */
+static int counting_init(Replayer *self, Counting *c, PyObject *texts, PyObject *snapshots,
+                         PyObject *groups, int histograms) {
+    if (read_int64s(snapshots, &c->snapshots, "snapshots") < 0) return -1;
+    c->have_snapshots = 1;
+    if (groups != Py_None) {
+        if (read_int64s(groups, &c->group_starts, "group_starts") < 0) return -1;
+        c->have_groups = 1;
+        c->n_groups = (size_t)c->group_starts.len / 8;
+    }
+    c->n_texts = (size_t)PyList_GET_SIZE(texts);
+    c->n_snapshots = (size_t)c->snapshots.len / 8;
+    const int64_t *ranks = c->snapshots.buf;
+    size_t n_merges = self->merges.n_merges;
+    c->limit = c->n_snapshots ? (size_t)ranks[c->n_snapshots - 1] : n_merges;
+    for (size_t s = 0; s < c->n_snapshots; s++) {
+        if (ranks[s] < 0 || (size_t)ranks[s] > n_merges || (s && ranks[s] < ranks[s - 1])) {
+            PyErr_SetString(PyExc_ValueError, "snapshots must be ascending ranks within the merge list");
+            return -1;
+        }
+    }
+    c->counts = malloc((c->n_snapshots * c->n_texts + 1) * sizeof(uint32_t));
+    if (!c->counts) { PyErr_NoMemory(); return -1; }
+    c->n_ids = FIRST_NEW_ID + c->limit; /* the ids the replay can make */
+    if (histograms) {
+        /* Each group's token histogram after the replay: how often each id occurs. */
+        c->histograms = calloc((c->n_groups ? c->n_groups : 1) * c->n_ids, sizeof(int64_t));
+        if (!c->histograms) { PyErr_NoMemory(); return -1; }
+    }
+    if (c->n_groups) {
+        const int64_t *starts = c->group_starts.buf;
+        c->replaced = calloc(c->limit * c->n_groups + 1, sizeof(int64_t));
+        c->group_of = malloc((c->n_texts + 1) * sizeof(int32_t));
+        if (!c->replaced || !c->group_of) { PyErr_NoMemory(); return -1; }
+        size_t group = 0;
+        for (size_t k = 0; k < c->n_texts; k++) {
+            while (group + 1 < c->n_groups && (size_t)starts[group + 1] <= k) group++;
+            c->group_of[k] = (int32_t)group;
+        }
+    }
+    c->local_starts = malloc((BATCH_TEXTS + 1) * sizeof(int64_t));
+    if (!c->local_starts || work_init(&self->merges, &c->w) < 0) { PyErr_NoMemory(); return -1; }
+    c->roundtrip_ok = 1;
+    return 0;
+}
+
+/* One batch of texts [first, last) replayed (without the GIL), with its round trip and
+   histograms. */
+static void count_batch(Replayer *self, Counting *c, size_t used, size_t first, size_t last) {
+    Tally tally = {c->snapshots.buf, c->n_snapshots, c->counts + first, c->n_texts, c->replaced,
+                   c->n_groups, c->group_of ? c->group_of + first : NULL};
+    replay_batch(&self->merges, &c->w, c->batch, used, c->limit, c->local_starts, last - first, &tally);
+    for (size_t k = first; c->roundtrip && k < last && c->roundtrip_ok && !c->w.status.failed; k++)
+        c->roundtrip_ok = spells(&self->merges, &c->w, c->batch, (size_t)c->local_starts[k - first]);
+    if (c->histograms && !c->w.status.failed) {
+        /* A token is stored at its first byte; every other slot is negative. */
+        for (size_t p = 0; p < used; p++) {
+            int32_t id = c->w.tok[p];
+            if (id < 0) continue;
+            size_t group = c->group_of ? (size_t)c->group_of[first + c->w.text_of[p]] : 0;
+            c->histograms[group * c->n_ids + (size_t)id]++;
+        }
+    }
+}
+
+static PyObject *count_result(Counting *c, int histograms) {
+    PyObject *snapshots = PyList_New((Py_ssize_t)c->n_snapshots);
+    for (size_t s = 0; snapshots && s < c->n_snapshots; s++) {
+        PyObject *per_text = bytes_of(c->counts + s * c->n_texts, c->n_texts, 4);
+        if (!per_text) { Py_CLEAR(snapshots); break; }
+        PyList_SET_ITEM(snapshots, (Py_ssize_t)s, per_text);
+    }
+    PyObject *replaced = c->replaced ? bytes_of(c->replaced, c->limit * c->n_groups, 8) : Py_NewRef(Py_None);
+    PyObject *roundtrip = Py_NewRef(!c->roundtrip ? Py_None : c->roundtrip_ok ? Py_True : Py_False);
+    PyObject *found = histograms ? bytes_of(c->histograms, (c->n_groups ? c->n_groups : 1) * c->n_ids, 8)
+                                 : Py_NewRef(Py_None);
+    PyObject *items[] = {snapshots, replaced, roundtrip, found};
+    return named(CountResult, items, 4);
+}
+
+/* count_texts(texts, snapshots, group_starts=None, roundtrip=False, histograms=False): texts
+   (a list of str, encoded a batch at a time: the whole corpus is never copied) replayed up to
+   the last snapshot rank; group g is the texts from group_starts[g] (a text index) on. */
+static PyObject *Replayer_count_texts(Replayer *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"texts", "snapshots", "group_starts", "roundtrip", "histograms", NULL};
+    PyObject *texts, *snapshots, *groups = Py_None;
+    int roundtrip = 0, histograms = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|Opp", keywords, &PyList_Type, &texts,
+                                     &snapshots, &groups, &roundtrip, &histograms))
+        return NULL;
+    PyObject *result = NULL;
+    Counting c = {0};
+    c.roundtrip = roundtrip;
+    Py_INCREF(texts); /* the list is read batch by batch, with the GIL given up between */
+    if (counting_init(self, &c, texts, snapshots, groups, histograms) < 0) goto done;
+    /* Batches of whole texts: about REPLAY_BATCH bytes, or one text that is larger. */
+    for (size_t first = 0; first < c.n_texts;) {
+        size_t used = 0;
+        c.batch = grow(&c.w.status, c.batch, &c.batch_capacity, 1, 1);
+        if (c.w.status.failed) { PyErr_NoMemory(); goto done; }
+        c.batch[used++] = SEPARATOR;
+        size_t last = first;
+        while (last < c.n_texts && last - first < BATCH_TEXTS && (last == first || used <= REPLAY_BATCH)) {
+            c.local_starts[last - first] = (int64_t)used;
+            if (append_text(texts, (Py_ssize_t)last, &c.batch, &used, &c.batch_capacity, &c.w.status) < 0)
+                goto done;
+            last++;
+        }
+        if (used >= (size_t)INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "the compiled engine counts texts of less than 2 GiB");
+            goto done;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        count_batch(self, &c, used, first, last);
+        Py_END_ALLOW_THREADS
+        if (c.w.status.failed) { PyErr_NoMemory(); goto done; }
+        first = last;
+    }
+    result = count_result(&c, histograms);
+done:
+    counting_free(&c);
+    Py_DECREF(texts);
+    return result;
+}
+
+/* encode(buffer) -> bytes (int32 ids): the ids of one packed text (0xFF, its bytes, 0xFF). */
+static PyObject *Replayer_encode(Replayer *self, PyObject *args) {
+    Py_buffer buffer;
+    if (!PyArg_ParseTuple(args, "y*", &buffer)) return NULL;
+    PyObject *result = NULL;
+    Work w;
+    int32_t *ids = NULL;
+    size_t n_ids = 0, size = (size_t)buffer.len;
+    const uint8_t *bytes = buffer.buf;
+    if (size < 2 || bytes[0] != SEPARATOR || bytes[size - 1] != SEPARATOR || size >= (size_t)INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "encode takes one packed text of less than 2 GiB");
+        PyBuffer_Release(&buffer);
+        return NULL;
+    }
+    if (work_init(&self->merges, &w) < 0) { PyErr_NoMemory(); goto done; }
+    int64_t start = 1;
+    Tally nothing = {0};
+    Py_BEGIN_ALLOW_THREADS
+    replay_batch(&self->merges, &w, bytes, size, self->merges.n_merges, &start, 1, &nothing);
+    ids = malloc(size * sizeof(int32_t));
+    if (ids && !w.status.failed) {
+        for (size_t i = 1; w.tok[i] >= 0; i += (size_t)self->merges.length[w.tok[i]]) ids[n_ids++] = w.tok[i];
+    }
+    Py_END_ALLOW_THREADS
+    if (w.status.failed || !ids) PyErr_NoMemory();
+    else result = bytes_of(ids, n_ids, 4);
+done:
+    work_free(&w);
+    free(ids);
+    PyBuffer_Release(&buffer);
+    return result;
+}
+
+/* decode_bytes(ids) -> bytes: the bytes the ids stand for (ValueError for an unknown id). */
+static PyObject *Replayer_decode_bytes(Replayer *self, PyObject *ids_object) {
+    PyObject *sequence = PySequence_Fast(ids_object, "ids must be a sequence of ints");
+    if (!sequence) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
+    PyObject **items = PySequence_Fast_ITEMS(sequence);
+    size_t total = 0;
+    long long size = FIRST_NEW_ID + (long long)self->merges.n_merges;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long id = PyLong_Check(items[k]) ? PyLong_AsLongLong(items[k]) : -2;
+        if (id == -1 && PyErr_Occurred()) PyErr_Clear(), id = -2;
+        if (id < 0 || id >= size) {
+            PyObject *shown = PyObject_Repr(items[k]);
+            if (shown) {
+                PyErr_Format(PyExc_ValueError, "unknown token id %U: neither a byte nor a learned id", shown);
+                Py_DECREF(shown);
+            }
+            Py_DECREF(sequence);
+            return NULL;
+        }
+        total += (size_t)self->merges.length[id];
+    }
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (result) {
+        char *cursor = PyBytes_AS_STRING(result);
+        for (Py_ssize_t k = 0; k < n; k++) {
+            long long id = PyLong_AsLongLong(items[k]);
+            memcpy(cursor, self->merges.piece[id], (size_t)self->merges.length[id]);
+            cursor += self->merges.length[id];
+        }
+    }
+    Py_DECREF(sequence);
+    return result;
+}
+
+/* piece(id) -> bytes: the bytes of one id (ValueError for an unknown id). */
+static PyObject *Replayer_piece(Replayer *self, PyObject *id_object) {
+    long long id = PyLong_AsLongLong(id_object);
+    if (id == -1 && PyErr_Occurred()) return NULL;
+    if (id < 0 || id >= FIRST_NEW_ID + (long long)self->merges.n_merges) {
+        PyErr_Format(PyExc_ValueError, "unknown token id %lld: neither a byte nor a learned id", id);
+        return NULL;
+    }
+    return bytes_of(self->merges.piece[id], (size_t)self->merges.length[id], 1);
+}
+
+static PyMethodDef Replayer_methods[] = {
+    {"count_texts", (PyCFunction)(void (*)(void))Replayer_count_texts, METH_VARARGS | METH_KEYWORDS,
+     "count_texts(texts, snapshots, group_starts=None, roundtrip=False, histograms=False) -> "
+     "CountResult: token counts per text at each snapshot rank, replacements per merge and "
+     "group, whether every text round-trips, and token histograms per group."},
+    {"encode", (PyCFunction)Replayer_encode, METH_VARARGS, "encode(buffer) -> bytes: the int32 ids of one packed text"},
+    {"decode_bytes", (PyCFunction)Replayer_decode_bytes, METH_O, "decode_bytes(ids) -> bytes"},
+    {"piece", (PyCFunction)Replayer_piece, METH_O, "piece(id) -> bytes: the bytes of one id"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ReplayerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "analyzer.bpe._engine.Replayer",
+    .tp_basicsize = sizeof(Replayer),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Replayer(lefts, rights): a merge list prepared for replay: encode, decode and count.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Replayer_init,
+    .tp_dealloc = (destructor)Replayer_dealloc,
+    .tp_methods = Replayer_methods,
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* sum_by_text, and the module                                                               */
+
+/* The counts of whole texts from those of their chunks: out[k] = sum of counts[c] for the
+   chunks c of text k (chunk_ids[offsets[k]..offsets[k + 1])). */
+static PyObject *sum_by_text(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer counts_view, ids_view, offsets_view;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &counts_view, &ids_view, &offsets_view)) return NULL;
+    PyObject *result = NULL;
+    const uint32_t *counts = counts_view.buf, *ids = ids_view.buf;
+    const int64_t *offsets = offsets_view.buf;
+    size_t n_chunks = (size_t)counts_view.len / 4, n_ids = (size_t)ids_view.len / 4;
+    Py_ssize_t n_texts = offsets_view.len / 8 - 1;
+    int valid = offsets_view.len >= 8 && offsets[0] == 0 && (size_t)offsets[n_texts] == n_ids;
+    for (Py_ssize_t k = 0; valid && k < n_texts; k++) valid = offsets[k] <= offsets[k + 1];
+    for (size_t i = 0; valid && i < n_ids; i++) valid = ids[i] < n_chunks;
+    if (!valid) {
+        PyErr_SetString(PyExc_ValueError, "sum_by_text: offsets or chunk ids out of range");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, n_texts * 4);
+    if (result) {
+        uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+        for (Py_ssize_t k = 0; k < n_texts; k++) {
+            uint32_t total = 0;
+            for (int64_t i = offsets[k]; i < offsets[k + 1]; i++) total += counts[ids[i]];
+            out[k] = total;
+        }
+    }
+done:
+    PyBuffer_Release(&counts_view);
+    PyBuffer_Release(&ids_view);
+    PyBuffer_Release(&offsets_view);
+    return result;
+}
+
+static PyMethodDef engine_methods[] = {
+    {"train", (PyCFunction)(void (*)(void))engine_train, METH_VARARGS | METH_KEYWORDS,
+     "train(buffer, starts, weights, vocab_size, min_pair_count, first, progress, progress_every, "
+     "groups=None, multiplicities=None, parity=False, global_merges=0, floor=0) -> TrainResult"},
+    {"sum_by_text", sum_by_text, METH_VARARGS,
+     "sum_by_text(counts, chunk_ids, offsets) -> bytes: each text's total from its chunks' counts"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef engine_module = {
+    PyModuleDef_HEAD_INIT, "_engine", "The compiled BPE engine (see analyzer/bpe/engine/).", -1,
+    engine_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__engine(void) {
+    if (PyType_Ready(&ReplayerType) < 0) return NULL;
+    TrainResult = PyStructSequence_NewType(&train_desc);
+    CountResult = PyStructSequence_NewType(&count_desc);
+    if (!TrainResult || !CountResult) return NULL;
+    PyObject *module = PyModule_Create(&engine_module);
+    if (!module) return NULL;
+    Py_INCREF(&ReplayerType);
+    if (PyModule_AddObject(module, "Replayer", (PyObject *)&ReplayerType) < 0
+        || PyModule_AddObject(module, "TrainResult", Py_NewRef((PyObject *)TrainResult)) < 0
+        || PyModule_AddObject(module, "CountResult", Py_NewRef((PyObject *)CountResult)) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,475 @@
+/*
+ * Training: the merges of analyzer.bpe.reference.train_many, exactly (both tie-breaks, any
+ * min_pair_count, texts weighted as w copies of themselves), with flat arrays instead of
+ * Python objects. The algorithm is the pure engine's (analyzer/bpe/trainer.py), which the
+ * comments there explain at more length:
+ *
+ *  - Pair counts are kept up to date around each replaced occurrence, never recounted.
+ *  - A pair's occurrences all appear in one step (when the later of its two tokens is made;
+ *    byte pairs at the start), so its positions are recorded once, in ascending order, and its
+ *    count only falls afterwards. Recorded positions are checked lazily against `tok`.
+ *  - The best pair comes from a binary heap with lazy invalidation: an entry whose pair's
+ *    count has fallen since it was pushed ranks too high, and is pushed again when popped.
+ *
+ * What is new here, for memory (a gigabyte corpus must fit):
+ *
+ *  - A count floor. Only pairs whose count reaches `floor` are stored (entry, heap, positions);
+ *    a pair made with a smaller count can never beat a stored one while the best stored count
+ *    is at least the floor, because a pair's count only falls after it is made. When the best
+ *    stored count falls below the floor (or nothing is stored), `rescan` recounts every pair
+ *    of the current tokens and lowers the floor (by 4x, down to min_pair_count). So the result
+ *    is exact, and the many pairs that occur a handful of times cost nothing until the end.
+ *  - Positions live in blocks: a pair's list is contiguous inside one block, a block is freed
+ *    when the last list in it is dead (its pair merged or forgotten), and large dead lists in
+ *    the first block (the byte pairs) are handed back to the OS page by page.
+ *
+ * Nothing here touches Python: module.c runs it without the GIL, a block of merges at a time.
+ * Texts in groups (languages, parity-aware training) are groups.c's.
+ */
+
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* Candidates                                                                                */
+
+/* The first current occurrence of a pair ("first" mode rank); positions only move right. */
+static uint32_t first_occurrence(Trainer *t, Pair *pair) {
+    int32_t left = key_left(pair->key), right = key_right(pair->key);
+    const uint32_t *positions = pair_positions(t, pair);
+    for (uint32_t k = pair->head; k < pair->n; k++) {
+        uint32_t i = positions[k];
+        if (t->tok[i] == left && t->tok[i + t->length[left]] == right && weight_at(t, i)) {
+            pair->head = k;
+            return i;
+        }
+    }
+    pair->head = pair->n;
+    return UINT32_MAX; /* none left: its count is 0 */
+}
+
+void push_pair(Trainer *t, int32_t index) {
+    Pair *pair = &t->table.pairs[index];
+    Candidate candidate = {pair->count, pair->key, 0, index};
+    if (t->first_mode) candidate.first = first_occurrence(t, pair);
+    heap_push(&t->status, &t->heap, candidate);
+}
+
+/* A pair that will never be merged (merged already, or forgotten): its positions go. */
+void retire(Trainer *t, Pair *pair) {
+    if (pair->block != NO_LIST) blocks_release(&t->blocks, pair->block, pair->offset, pair->n);
+    pair->block = NO_LIST;
+    pair->count = -1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Counting every pair: at the start, and whenever the floor is lowered                      */
+
+/* Store the pairs of `keys[0..n)` whose count reaches the floor: an entry each, room for their
+   positions in one block (offsets set, lists still empty), and `stored[i]`, the entry of pair
+   i (UINT32_MAX: not stored). */
+static void store_counted(Trainer *t, size_t n, const Key *keys, const int64_t *counts,
+                          const uint32_t *occurrences, uint32_t *stored) {
+    Status *status = &t->status;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (counts[i] >= t->floor) total += occurrences[i];
+    }
+    size_t offset = 0;
+    uint32_t block = total ? blocks_reserve(status, &t->blocks, total, &offset) : NO_LIST;
+    for (size_t i = 0; i < n; i++) {
+        stored[i] = UINT32_MAX;
+        if (counts[i] < t->floor || status->failed) continue;
+        int32_t index = table_add(status, &t->table, keys[i], counts[i]);
+        if (index < 0) return;
+        Pair *pair = &t->table.pairs[index];
+        pair->block = block;
+        pair->offset = offset;
+        offset += occurrences[i];
+        t->blocks.blocks[block].live++;
+        stored[i] = (uint32_t)index;
+    }
+}
+
+static inline void add_position(Trainer *t, uint32_t index, size_t position) {
+    Pair *pair = &t->table.pairs[index];
+    t->blocks.blocks[pair->block].data[pair->offset + pair->n++] = (uint32_t)position;
+}
+
+/* The start: every pair is a byte pair, counted in direct arrays (no hashing). */
+static void count_byte_pairs(Trainer *t) {
+    Status *status = &t->status;
+    const size_t n = 1 << 16;
+    Key *keys = malloc(n * sizeof(Key));
+    int64_t *counts = calloc(n, sizeof(int64_t));
+    uint32_t *occurrences = calloc(n, sizeof(uint32_t));
+    uint32_t *stored = malloc(n * sizeof(uint32_t));
+    if (!keys || !counts || !occurrences || !stored) {
+        status->failed = 1;
+    } else {
+        for (size_t i = 0; i + 1 < t->size; i++) {
+            if (t->tok[i] < 0 || t->tok[i + 1] < 0) continue;
+            size_t pair = (size_t)t->tok[i] << 8 | (size_t)t->tok[i + 1];
+            counts[pair] += weight_at(t, i);
+            occurrences[pair]++;
+        }
+        for (size_t pair = 0; pair < n; pair++)
+            keys[pair] = pair_key((int32_t)(pair >> 8), (int32_t)(pair & 0xFF));
+        store_counted(t, n, keys, counts, occurrences, stored);
+        for (size_t i = 0; i + 1 < t->size && !status->failed; i++) {
+            if (t->tok[i] < 0 || t->tok[i + 1] < 0) continue;
+            uint32_t index = stored[(size_t)t->tok[i] << 8 | (size_t)t->tok[i + 1]];
+            if (index != UINT32_MAX) add_position(t, index, i);
+        }
+    }
+    free(keys);
+    free(counts);
+    free(occurrences);
+    free(stored);
+}
+
+/* Later: the pairs of the current tokens, counted in a temporary table in one hashing pass
+   that also notes each occurrence's pair; the second pass (positions) needs no lookups. */
+static void count_pairs(Trainer *t) {
+    Status *status = &t->status;
+    PairTable all = {0};
+    size_t n_pairs = 0, capacity = 0;
+    uint32_t *pair_of = NULL; /* the pair of each adjacent pair occurrence, in walk order */
+    uint32_t *stored = NULL;
+    Key *keys = NULL;
+    int64_t *counts = NULL;
+    uint32_t *occurrences = NULL;
+    table_rehash(status, &all, 1 << 16);
+    PairWalk walk = pair_walk(t);
+    while (!status->failed && next_pair(&walk)) {
+        Key key = pair_key(walk.left, walk.right);
+        int32_t index = table_find(&all, key);
+        if (index < 0) index = table_add(status, &all, key, 0);
+        pair_of = grow(status, pair_of, &capacity, n_pairs + 1, sizeof(uint32_t));
+        if (index < 0 || status->failed) break;
+        all.pairs[index].count += weight_at(t, walk.left_start);
+        all.pairs[index].n++;
+        pair_of[n_pairs++] = (uint32_t)index;
+    }
+    keys = malloc((all.n + 1) * sizeof(Key));
+    counts = malloc((all.n + 1) * sizeof(int64_t));
+    occurrences = malloc((all.n + 1) * sizeof(uint32_t));
+    stored = malloc((all.n + 1) * sizeof(uint32_t));
+    if (!keys || !counts || !occurrences || !stored) status->failed = 1;
+    if (!status->failed) {
+        size_t distinct = all.n;
+        for (size_t i = 0; i < distinct; i++) {
+            keys[i] = all.pairs[i].key;
+            counts[i] = all.pairs[i].count;
+            occurrences[i] = all.pairs[i].n;
+        }
+        table_free(&all); /* its memory goes before the stored pairs' is taken */
+        store_counted(t, distinct, keys, counts, occurrences, stored);
+        size_t k = 0;
+        walk = pair_walk(t);
+        while (!status->failed && next_pair(&walk)) {
+            uint32_t index = stored[pair_of[k++]];
+            if (index != UINT32_MAX) add_position(t, index, walk.left_start);
+        }
+    }
+    table_free(&all);
+    free(pair_of);
+    free(keys);
+    free(counts);
+    free(occurrences);
+    free(stored);
+}
+
+/* Count every adjacent pair of the current tokens and store those at or above the floor:
+   entries, positions (ascending: the walks go left to right) and the heap, all built afresh.
+   Exact by construction, so it serves for the start and whenever the floor is lowered. */
+void rescan(Trainer *t, int start) {
+    for (size_t i = 0; i < t->table.n; i++) retire(t, &t->table.pairs[i]);
+    table_free(&t->table);
+    blocks_free(&t->blocks);
+    t->heap.n = 0;
+    table_rehash(&t->status, &t->table, 1024);
+    if (start) count_byte_pairs(t);
+    else count_pairs(t);
+    if (t->blocks.n) t->blocks.blocks[t->blocks.n - 1].closed = 1;
+    for (size_t i = 0; i < t->table.n && !t->status.failed; i++) push_pair(t, (int32_t)i);
+    if (t->groups && t->groups->parity) group_recount(t);
+}
+
+/* The first floor: pairs rarer than about one per 64 KiB of text are not stored at first. */
+int64_t initial_floor(size_t size, int64_t min_count, const uint32_t *weight) {
+    int64_t floor = (int64_t)(size >> 16);
+    if (weight) floor = floor / 4; /* weighted texts are unique chunks: counts are larger */
+    return floor > min_count ? floor : min_count;
+}
+
+/* The start of a training: `tok` from the buffer, the first floor, every byte pair counted.
+   The caller has set the buffer, weights, lengths of the 256 bytes, min_count, the mode and
+   the groups. `forced_floor` (tests): a higher floor, so that small texts exercise rescans. */
+void trainer_start(Trainer *t, int64_t forced_floor) {
+    const uint8_t *bytes = t->buffer;
+    for (size_t p = 0; p < t->size; p++) t->tok[p] = bytes[p] == SEPARATOR ? GAP : bytes[p];
+    t->floor = initial_floor(t->size, t->min_count, t->weight);
+    if (t->groups && t->groups->parity) {
+        /* A group's counts are a share of the whole: a floor from the whole text would be
+           above most of them, and each group's heap would soon run dry and ask for a rescan.
+           So the floor follows the smallest group's share. */
+        size_t smallest = t->size;
+        for (int32_t g = 0; g < t->groups->n; g++) {
+            size_t share = (size_t)t->groups->tokens[g];
+            if (share && share < smallest) smallest = share;
+        }
+        t->floor = initial_floor(smallest, t->min_count, t->weight);
+    }
+    if (forced_floor > t->min_count) t->floor = forced_floor;
+    rescan(t, 1);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The best pair                                                                             */
+
+/* The best pair to merge now, or -1 when none reaches min_count. */
+int32_t best_pair(Trainer *t) {
+    for (;;) {
+        while (t->heap.n && !t->status.failed) {
+            Candidate top = heap_pop(&t->heap);
+            Pair *pair = &t->table.pairs[top.pair];
+            if (pair->count < 0) continue; /* merged already */
+            if (pair->count < t->min_count) { /* it can never come back: forget it */
+                retire(t, pair);
+                continue;
+            }
+            Candidate current = {pair->count, pair->key, 0, top.pair};
+            if (t->first_mode) current.first = first_occurrence(t, pair);
+            if (current.count != top.count || current.first != top.first) {
+                heap_push(&t->status, &t->heap, current); /* stale: rank it again */
+                continue;
+            }
+            if (pair->count >= t->floor) return top.pair; /* the best: nothing unstored can tie */
+            /* The best stored pair is below the floor, so pairs that were not stored may tie or
+               beat it: recount everything with a lower floor. */
+            break;
+        }
+        if (t->status.failed || t->floor <= t->min_count) return -1;
+        t->floor = t->floor / 4 > t->min_count ? t->floor / 4 : t->min_count;
+        rescan(t, 0);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* A merge                                                                                   */
+
+/* The entry of `key` among the pairs this merge made, added if new. */
+static Made *scratch_made(Trainer *t, Key key) {
+    Scratch *s = &t->scratch;
+    size_t mask = s->n_slots - 1;
+    size_t slot = hash_key(key) & mask;
+    for (;; slot = (slot + 1) & mask) {
+        int32_t index = s->slots[slot];
+        if (index < 0) break;
+        if (s->made[index].key == key) return &s->made[index];
+    }
+    s->made = grow(&t->status, s->made, &s->made_capacity, s->n_made + 1, sizeof(Made));
+    if (t->status.failed) return NULL;
+    s->slots[slot] = (int32_t)s->n_made;
+    Made *made = &s->made[s->n_made++];
+    made->key = key;
+    made->count = 0;
+    made->n = made->filled = 0;
+    made->pair = -1;
+    return made;
+}
+
+/* A pair this merge made, at `position`. */
+static inline void record(Trainer *t, Key key, size_t position, uint32_t weight) {
+    Scratch *s = &t->scratch;
+    s->records = grow(&t->status, s->records, &s->capacity, s->n + 1, sizeof(Record));
+    if (t->status.failed) return;
+    s->records[s->n++] = (Record){key, (uint32_t)position, weight};
+}
+
+/* An occurrence of (left, right), at `position`, is gone: its count falls, later (see
+   apply_decrements). */
+static inline void decrement(Trainer *t, int32_t left, int32_t right, size_t position, uint32_t weight) {
+    Scratch *s = &t->scratch;
+    s->lost = grow(&t->status, s->lost, &s->lost_capacity, s->n_lost + 1, sizeof(Record));
+    if (t->status.failed) return;
+    s->lost[s->n_lost++] = (Record){pair_key(left, right), (uint32_t)position, weight};
+}
+
+/* The counts of the pairs a merge destroyed occurrences of, lowered in one pass. Their order
+   does not matter, so the table's slots and entries are fetched a few steps ahead: the
+   lookups, which miss the cache when done one by one, overlap. */
+static void apply_decrements(Trainer *t) {
+    Scratch *s = &t->scratch;
+    PairTable *table = &t->table;
+    size_t mask = table->n_slots - 1, n = s->n_lost;
+    const size_t ahead = 12;
+    for (size_t k = 0; k < n && k < ahead; k++)
+        __builtin_prefetch(&table->slots[hash_key(s->lost[k].key) & mask]);
+    for (size_t k = 0; k < n; k++) {
+        if (k + ahead < n) __builtin_prefetch(&table->slots[hash_key(s->lost[k + ahead].key) & mask]);
+        if (k + ahead / 2 < n) {
+            int32_t soon = table->slots[hash_key(s->lost[k + ahead / 2].key) & mask];
+            if (soon >= 0) __builtin_prefetch(&table->pairs[soon]);
+        }
+        int32_t index = table_find(table, s->lost[k].key);
+        if (index >= 0 && table->pairs[index].count > 0) table->pairs[index].count -= s->lost[k].weight;
+    }
+    if (t->groups && t->groups->parity) group_decrements(t, s->lost, n);
+    s->n_lost = 0;
+}
+
+/* Replace every current occurrence of the pair (a, b) by z, noting the pairs destroyed
+   (decrement) and made (record) around each; the number of tokens replaced (weights
+   applied). */
+static int64_t replace_occurrences(Trainer *t, Pair *pair, int32_t z) {
+    int32_t a = key_left(pair->key), b = key_right(pair->key);
+    int32_t la = t->length[a], lb = t->length[b];
+    int32_t *tok = t->tok;
+    Scratch *s = &t->scratch;
+    Groups *groups = t->groups;
+    int64_t replaced = 0;
+    const uint32_t *positions = pair_positions(t, pair);
+    const uint32_t ahead = 16; /* fetch the tokens of later occurrences while this one is done */
+    for (uint32_t k = 0; k < pair->n && k < ahead; k++) __builtin_prefetch(&tok[positions[k]]);
+    for (uint32_t k = 0; k < pair->n; k++) {
+        if (k + ahead < pair->n) __builtin_prefetch(&tok[positions[k + ahead]]);
+        size_t i = positions[k];
+        size_t end = replace_at(tok, i, a, la, b, lb, z);
+        if (!end) continue; /* stale */
+        uint32_t w = weight_at(t, i);
+        replaced += w;
+        if (groups) {
+            const Run *run = run_at(groups, i);
+            groups->replaced[run->group] += w;
+            groups->tokens[run->group] -= run->multiplicity;
+        }
+        int32_t x = tok[i - 1];
+        if (x != GAP) {
+            size_t start = i - 1;
+            if (x < 0) { start = (size_t)~x; x = tok[start]; }
+            if (x == z) {
+                /* The replacement just before this one recorded (z, a) at its start; that a
+                   is merged away now: the record is the last one made. */
+                s->n--;
+            } else {
+                decrement(t, x, a, start, w);
+            }
+            record(t, pair_key(x, z), start, w);
+        }
+        int32_t y = tok[end];
+        if (y >= 0) {
+            decrement(t, b, y, i, w);
+            record(t, pair_key(z, y), i, w);
+        }
+    }
+    return replaced;
+}
+
+/* Room in the scratch's key slots for this merge's records (a power of two, empty). */
+static int size_slots(Trainer *t) {
+    Scratch *s = &t->scratch;
+    size_t want = 2;
+    while (want < 2 * s->n + 16) want *= 2;
+    if (want > s->n_slots) {
+        free(s->slots);
+        s->slots = malloc(want * sizeof(int32_t));
+        if (!s->slots) { t->status.failed = 1; s->n_slots = 0; return -1; }
+        s->n_slots = want;
+        memset(s->slots, 0xFF, want * sizeof(int32_t));
+    }
+    return 0;
+}
+
+/* The pairs this merge made: counted, stored when they reach the floor (their positions in
+   one block, in the order found: ascending), pushed on the heap. */
+static void store_made(Trainer *t) {
+    Scratch *s = &t->scratch;
+    s->n_made = 0;
+    for (size_t r = 0; r < s->n; r++) {
+        Made *made = scratch_made(t, s->records[r].key);
+        if (!made) return;
+        made->count += s->records[r].weight;
+        made->n++;
+    }
+    size_t kept = 0;
+    for (size_t m = 0; m < s->n_made; m++) {
+        if (s->made[m].count >= t->floor) kept += s->made[m].n;
+    }
+    size_t offset = 0;
+    uint32_t block = kept ? blocks_reserve(&t->status, &t->blocks, kept, &offset) : NO_LIST;
+    for (size_t m = 0; m < s->n_made && !t->status.failed; m++) {
+        Made *made = &s->made[m];
+        if (made->count < t->floor) continue;
+        int32_t created = table_add(&t->status, &t->table, made->key, made->count);
+        if (created < 0) return;
+        Pair *stored = &t->table.pairs[created];
+        stored->block = block;
+        stored->offset = offset;
+        stored->n = made->n;
+        offset += made->n;
+        t->blocks.blocks[block].live++;
+        made->pair = created;
+    }
+    for (size_t r = 0; r < s->n && !t->status.failed; r++) {
+        Made *made = scratch_made(t, s->records[r].key);
+        if (made->pair < 0) continue;
+        Pair *stored = &t->table.pairs[made->pair];
+        t->blocks.blocks[block].data[stored->offset + made->filled++] = s->records[r].position;
+    }
+    Groups *groups = t->groups;
+    int global_heap = !groups || !groups->parity || groups->global_phase;
+    for (size_t m = 0; m < s->n_made && !t->status.failed && global_heap; m++) {
+        if (s->made[m].pair >= 0) push_pair(t, s->made[m].pair);
+    }
+}
+
+/* Empty the key slots this merge used. */
+static void reset_slots(Trainer *t) {
+    Scratch *s = &t->scratch;
+    size_t mask = s->n_slots - 1;
+    for (size_t m = 0; m < s->n_made; m++) {
+        size_t slot = hash_key(s->made[m].key) & mask;
+        while (s->slots[slot] >= 0) { s->slots[slot] = -1; slot = (slot + 1) & mask; }
+    }
+}
+
+/* Merge the pair of entry `index` into the new id z: every current occurrence replaced, the
+   counts around them updated, the pairs made stored; the number of tokens replaced. */
+int64_t trainer_merge(Trainer *t, int32_t index, int32_t z) {
+    Pair *pair = &t->table.pairs[index];
+    pair->count = -1; /* merged: decrements of the pair itself (runs like aaa) do nothing */
+    Scratch *s = &t->scratch;
+    s->n = 0;
+    s->n_lost = 0;
+    int64_t replaced = replace_occurrences(t, pair, z);
+    retire(t, pair);
+    apply_decrements(t);
+    if (t->status.failed || size_slots(t) < 0) return replaced;
+    store_made(t);
+    if (t->groups && t->groups->parity && !t->status.failed) group_count_made(t);
+    reset_slots(t);
+    return replaced;
+}
+
+/* For groups.c: the entry a pair this merge made became (-1: not kept). */
+int32_t made_entry(Trainer *t, Key key) {
+    Made *made = scratch_made(t, key);
+    return made ? made->pair : -1;
+}
+
+void trainer_free(Trainer *t) {
+    free(t->tok);
+    free(t->weight);
+    free(t->length);
+    table_free(&t->table);
+    free(t->heap.items);
+    blocks_free(&t->blocks);
+    free(t->scratch.records);
+    free(t->scratch.lost);
+    free(t->scratch.made);
+    free(t->scratch.slots);
+}

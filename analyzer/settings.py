@@ -1,0 +1,117 @@
+"""What a run is asked to do: `RunSettings`, the one definition of a run's settings and of
+every limit on them.
+
+The command line fills it from its flags; the service's request body is generated from it
+(`request_model`); a run's row records the settings in `RECORDED` (the store builds its column
+map from that list); `RunRead`, the stored run's read model, has each of them under the same
+name (tests/test_store_schema.py checks it). `analyzer.runs.resolve` checks the values against
+the corpus, with messages that name each setting by its name here (`sizes`, `pretokenizers`).
+
+Limits are defined once, below, and imported wherever a value is checked.
+
+>>> RunSettings(sizes=[512, 4096]).pretokenizers
+['none']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.dataclasses import dataclass
+
+from analyzer.bpe import MAX_VOCAB_SIZE
+from analyzer.bpe.contract import MAX_WEIGHT
+from analyzer.bpe.pretokenize import NONE
+from analyzer.bpe.reference import FIRST_NEW_ID, MIN_PAIR_COUNT, TIE_BREAKS
+
+MIN_SIZE = FIRST_NEW_ID
+"""The smallest vocabulary: the 256 bytes, no merge."""
+MAX_SIZE = MAX_VOCAB_SIZE
+"""The largest vocabulary the engine trains (2**24)."""
+MAX_STORED_INT = 2**63 - 1
+"""The largest integer SQLite stores: seeds and counts beyond it could never be read back."""
+MAX_WEIGHT_VALUE = MAX_WEIGHT
+"""A training weight is a whole number from 1 to this (the engine's uint32)."""
+MAX_JOBS = 256
+MAX_SIZES = 64
+MAX_LANGUAGES = 1_000
+MAX_PRETOKENIZERS = 16
+MAX_TOKENIZERS = 64
+DEFAULT_PIVOT = "eng_Latn"
+EXECUTORS = ("local", "dask")
+
+
+@dataclass(config=ConfigDict(extra="forbid"))
+class RunSettings:
+    """One run: which corpus, languages and pivot; the sizes to train; how (pre-tokenizers,
+    parity, mix, tie-break); which production tokenizers to measure beside; where it runs."""
+
+    sizes: Annotated[list[int], Field(max_length=MAX_SIZES, examples=[[512, 4096]])]
+    """Vocabulary sizes to train (256 bytes + merges), each from MIN_SIZE to MAX_SIZE."""
+    corpus: str | None = None
+    """The corpus's name; optional when the database holds one."""
+    languages: Annotated[list[str] | None, Field(max_length=MAX_LANGUAGES)] = None
+    """The run's languages (codes as ingested, or any form `normalise_language` reads); None:
+    every language of the corpus."""
+    pivot: str | None = None
+    """The language premiums are measured against; None: English if present, else the first."""
+    per_language: bool = True
+    """Also train one vocabulary per language."""
+    cross: bool = False
+    """Every vocabulary counts every language (else a language's own counts it and the pivot)."""
+    holdout: float = 0.0
+    """The share of units held out of training and measured (0: train and measure on all)."""
+    seed: int = 0
+    """The seed of the holdout split and the bootstrap, from 0 to MAX_STORED_INT."""
+    tie_break: Annotated[str, Field(json_schema_extra={"enum": list(TIE_BREAKS)})] = TIE_BREAKS[0]
+    """How equal pair counts are ordered: one of TIE_BREAKS."""
+    min_pair_count: int = MIN_PAIR_COUNT
+    """Training stops when the best pair occurs fewer times than this (1 or more)."""
+    jobs: int | None = None
+    """Parallel processes (1 to MAX_JOBS; None: the machine's cores)."""
+    tokenizers: Annotated[list[str], Field(max_length=MAX_TOKENIZERS)] = dataclasses.field(
+        default_factory=list)
+    """Production tokenizers to measure: catalog names, `all-available`, NAME=FILE,
+    hf:ORG/NAME or files (see analyzer.external)."""
+    pretokenizers: Annotated[list[str], Field(max_length=MAX_PRETOKENIZERS)] = dataclasses.field(
+        default_factory=lambda: [NONE])
+    """Every trained vocabulary is trained once per pre-tokenizer: built-in names or re:PATTERN."""
+    parity: bool = False
+    """Also train a parity-aware vocabulary (each merge serves the worst-compressed language)."""
+    global_merges: int = 0
+    """The parity-aware vocabulary's first merges, chosen over all languages (the hybrid)."""
+    weights: dict[str, int] = dataclasses.field(default_factory=dict)
+    """The training mix of the shared and parity-aware vocabularies: `{lang: n}`, each unit of
+    that language counting n times (1 to MAX_WEIGHT_VALUE; default 1)."""
+    executor: Annotated[str, Field(json_schema_extra={"enum": list(EXECUTORS)})] = EXECUTORS[0]
+    """Where the trainings run: "local" (a process pool) or "dask" (a Dask cluster)."""
+    scheduler: str | None = None
+    """With the dask executor: the scheduler's address (tcp://HOST:PORT); None starts a
+    LocalCluster on this machine."""
+
+
+RECORDED = ("languages", "pivot", "sizes", "per_language", "cross", "holdout", "seed",
+            "tie_break", "min_pair_count", "pretokenizers", "parity", "global_merges", "weights")
+"""The settings a run's row records, resolved (codes normalised, sizes sorted, repeats gone).
+Not recorded: the corpus (its id is), jobs and executor (results are the same whatever they
+are), tokenizers (each is a vocabulary of the run)."""
+
+
+def setting_names() -> list[str]:
+    """Every setting's name, in definition order."""
+    return [f.name for f in dataclasses.fields(RunSettings)]
+
+
+def request_model(name: str, exclude: tuple[str, ...] = ()) -> type[BaseModel]:
+    """A pydantic model of the settings (minus `exclude`), for a request body: the same
+    fields, types, defaults and limits as RunSettings, and nothing else (extra fields are
+    refused)."""
+    fields: dict[str, Any] = {}
+    for item in dataclasses.fields(RunSettings):
+        if item.name in exclude:
+            continue
+        info = RunSettings.__pydantic_fields__[item.name]  # type: ignore[attr-defined]
+        fields[item.name] = (info.annotation, info)
+    return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
