@@ -25,6 +25,7 @@ from rich.progress import Progress
 from . import __version__, bpe
 from . import cli_views as views
 from .bpe import PRETOKENIZERS
+from .bpe.pretokenize import USER_AROUND_PREFIX, USER_PREFIX
 from .bpe.reference import TIE_BREAKS
 from .cli_views import plain
 from .corpus import (
@@ -111,7 +112,8 @@ TieBreak = Enum("TieBreak", {name: name for name in TIE_BREAKS}, type=str)  # ty
 Executor = Enum("Executor", {name: name for name in EXECUTORS}, type=str)  # type: ignore[misc]
 ExportFormat = Enum("ExportFormat", {"json": "json", "csv": "csv"}, type=str)
 PRETOKENIZE_HELP = ("How texts are cut before BPE (merges never cross a chunk): "
-                    f"{', '.join(PRETOKENIZERS)}, or re:PATTERN.")
+                    f"{', '.join(PRETOKENIZERS)}, re:PATTERN (its matches are the chunks) or "
+                    "split:PATTERN (split around its matches).")
 
 DbOption = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
                         dir_okay=False)
@@ -723,10 +725,10 @@ def _tokenizer_specs(specs: list[str] | None) -> list[str]:
 
 def _split_commas(values: list[str] | None) -> list[str]:
     """Repeated options and comma lists alike: ["a,b", "c"] -> ["a", "b", "c"]. A user's
-    pattern (re:...) is taken whole, commas and all."""
+    pattern (re:... or split:...) is taken whole, commas and all."""
     found = []
     for value in values or []:
-        if value.startswith("re:"):
+        if value.startswith((USER_PREFIX, USER_AROUND_PREFIX)):
             found.append(value)
         else:
             found.extend(part.strip() for part in value.split(",") if part.strip())

@@ -77,7 +77,8 @@ class RunSettings:
     hf:ORG/NAME or files (see analyzer.external)."""
     pretokenizers: Annotated[list[str], Field(max_length=MAX_PRETOKENIZERS)] = dataclasses.field(
         default_factory=lambda: [NONE])
-    """Every trained vocabulary is trained once per pre-tokenizer: built-in names or re:PATTERN."""
+    """Every trained vocabulary is trained once per pre-tokenizer: built-in names, re:PATTERN or
+    split:PATTERN."""
     parity: bool = False
     """Also train a parity-aware vocabulary (each merge serves the worst-compressed language)."""
     global_merges: int = 0

@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from analyzer import bpe
 from analyzer.bpe import reference as ref
-from analyzer.bpe.pretokenize import PRETOKENIZERS, PretokenizerError, chunk_texts, resolve
+from analyzer.bpe.pretokenize import (
+    PRETOKENIZERS,
+    SPLIT_AROUND,
+    PretokenizerError,
+    chunk_texts,
+    resolve,
+)
 from helpers import shared_corpus
 
 BUILT_IN = [name for name in PRETOKENIZERS if name != "none"]
@@ -29,8 +35,8 @@ engine_settings = settings(max_examples=120, deadline=None,
                                                   HealthCheck.function_scoped_fixture])
 
 
-def all_chunks(texts, pattern):
-    return [chunk for text in texts for chunk in ref.pretokenize(text, pattern)]
+def all_chunks(texts, pattern, around=False):
+    return [chunk for text in texts for chunk in ref.pretokenize(text, pattern, around)]
 
 
 @engine_settings
@@ -39,8 +45,7 @@ def all_chunks(texts, pattern):
        size=st.integers(256, 330))
 def test_training_on_chunks_equals_the_reference_on_the_chunk_list(engine, texts, name, tie_break,
                                                                    min_count, size):
-    pattern = PRETOKENIZERS[name]
-    expected = ref.train_many(all_chunks(texts, pattern), size, min_pair_count=min_count,
+    expected = ref.train_many(all_chunks(texts, PRETOKENIZERS[name], name in SPLIT_AROUND), size, min_pair_count=min_count,
                               tie_break=tie_break)
     chunked = chunk_texts(texts, resolve(name))
     got = engine.train_detailed(chunked.chunks, size, weights=chunked.counts,
@@ -52,19 +57,20 @@ def test_training_on_chunks_equals_the_reference_on_the_chunk_list(engine, texts
 @given(texts=texts_with_structure | random_unicode, name=st.sampled_from(BUILT_IN),
        other=st.text(max_size=30), data=st.data())
 def test_encoding_and_counting_go_chunk_by_chunk(engine, texts, name, other, data):
-    pattern = PRETOKENIZERS[name]
+    pattern, around = PRETOKENIZERS[name], name in SPLIT_AROUND
     chunked = chunk_texts(texts, resolve(name))
     merges = engine.train_detailed(chunked.chunks, 320, weights=chunked.counts,
                                    min_pair_count=1).merges
     vocabulary = engine.Vocabulary(merges, name)
     for text in [*texts, other]:
         ids = vocabulary.encode(text)
-        assert ids == ref.encode_chunks(text, merges, pattern)
+        assert ids == ref.encode_chunks(text, merges, pattern, around)
         assert vocabulary.decode(ids) == text
     sizes = data.draw(st.lists(st.integers(256, 256 + len(merges)), min_size=1, max_size=3))
     counted = vocabulary.measure([*texts, other], sizes, roundtrip=True)
     for size in sizes:
-        assert counted.counts[size] == [len(ref.encode_chunks(t, merges[: size - 256], pattern))
+        assert counted.counts[size] == [len(ref.encode_chunks(t, merges[: size - 256], pattern,
+                                                              around))
                                         for t in [*texts, other]]
     assert counted.roundtrip_ok is True
 

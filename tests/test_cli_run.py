@@ -282,6 +282,14 @@ def test_train_takes_a_pretokenizer(tmp_path):
     assert result.exit_code == 1 and "loses text: text 0, character 3" in result.output
 
 
+def test_a_pattern_that_splits_around_its_matches_is_taken_whole_commas_and_all(db):
+    result = invoke(db, "run", "--vocab", "280", "--pretokenize", "split:[,.]|\\s{2,}",
+                    "--pretokenize", "superbpe", "--jobs", "1", "--no-report")
+    assert result.exit_code == 0, result.output
+    listing = json.loads(invoke(db, "runs", "--json").stdout)
+    assert listing[0]["pretokenizers"] == ["split:[,.]|\\s{2,}", "superbpe"]
+
+
 def test_a_parity_run_through_the_command_line(db):
     result = invoke(db, "run", "--vocab", "280,300", "--parity", "--weight", "eng_Latn=2",
                     "--global-merges", "3", "--jobs", "1", "--no-report")
@@ -321,6 +329,7 @@ def test_bad_fairness_flags_fail_clearly_and_store_nothing(db, args, message):
 
 
 RUNAWAY = [rf"re:{p}|[\s\S]" for p in (r"(?:a|a)*$", r"(?:a|aa)+$", r"(?:aa|a)*$", r"(?:\w|\w)*$")]
+RUNAWAY += [r"split:(?:a|a)*$"]  # splitting around matches is bounded the same way
 """Patterns that backtrack catastrophically, in the `regex` module, on a run of a's with
 something else at its end (and, on other text, cut it into characters: lossless). The module
 sees through some classics, (a+)+$ and (a*)*b among them."""
@@ -342,7 +351,7 @@ def test_a_runaway_pattern_is_refused_naming_the_unit_and_nothing_is_stored(tmp_
     assert "nothing was stored" in message and list(Database(db).iterdump()) == before
 
 
-@pytest.mark.parametrize("pattern", [r"re:(a|b)|\s", r"re:(\w)(\w)?|\W"])
+@pytest.mark.parametrize("pattern", [r"re:(a|b)|\s", r"re:(\w)(\w)?|\W", r"split:(,)"])
 def test_a_pattern_with_capturing_groups_is_refused_before_anything(db, pattern):
     """findall returns a pattern's groups, not its matches (tuples for two): such a pattern's
     chunks would not be its matches, so it is refused with the fix."""

@@ -45,6 +45,24 @@ def test_every_vocabulary_is_trained_once_per_pretokenizer_and_counts_like_the_r
     assert chunk_counts["words"]["eng_Latn"] == [len(t.split()) for t in TINY["eng_Latn"]]
 
 
+def test_pretokenizers_that_split_around_their_matches_run_like_the_reference(tiny_db):
+    """`superbpe` and `split:PATTERN` cut around their matches: words may join (superwords)."""
+    run_id = execute_run(tiny_db, RunSettings(sizes=[290], pretokenizers=["superbpe", "split:[,.!?]"],
+                                              per_language=False, jobs=1))
+    run = get_run(tiny_db, run_id)
+    counts = {(scope, pretokenizer, size, lang): units
+              for scope, pretokenizer, size, lang, units in load_counts(tiny_db, run_id)}
+    for name, pattern in (("superbpe", PRETOKENIZERS["superbpe"]), ("split:[,.!?]", "[,.!?]")):
+        chunks = [c for lang in run.languages for text in TINY[lang]
+                  for c in ref.pretokenize(text, pattern, around=True)]
+        merges = ref.train_many(chunks, 290)
+        stored = [((m.left, m.right), m.new_id) for m in load_merges(tiny_db, run_id, "shared", name)]
+        assert stored == merges
+        for lang in run.languages:
+            assert counts["shared", name, 290, lang] == \
+                [len(ref.encode_chunks(text, merges, pattern, around=True)) for text in TINY[lang]]
+
+
 def test_records_csv_and_the_page_carry_the_pretokenizer(tiny_db):
     run_id = execute_run(tiny_db, RunSettings(sizes=[300], pretokenizers=["none", "gpt2"],
                                               tokenizers=["cl100k_base"], jobs=1))

@@ -27,7 +27,7 @@ LD_PRELOAD="$libasan" python -c "import analyzer.bpe._engine as e; print('Addres
 status=0
 LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
     tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py \
-    tests/test_bpe_parity.py -n 0 "$@" || status=$?
+    tests/test_bpe_parity.py tests/test_bpe_continue.py -n 0 "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*
     echo "AddressSanitizer: errors reported (above)"

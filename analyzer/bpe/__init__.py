@@ -5,7 +5,11 @@ Public API (what the rest of the analyzer uses):
 - `train(texts, vocab_size, *, pretokenizer="none", weights=None, min_pair_count=2,
   tie_break="lexicographic", progress=None)`: the merge list; a text of weight w counts as w
   copies of itself; a pre-tokenizer cuts texts into chunks that merges never cross
-- `train_detailed(...)`: the same, returning a `Training` with counts and the stop reason
+- `train_detailed(...)`: the same, returning a `Training` with counts and the stop reason;
+  given `TokenIds` (texts already in a base vocabulary's ids) instead of texts, BPE continues
+  from those ids (`reference.train_ids`)
+- `continue_training(texts, base, vocab_size, *, pretokenizer=...)`: more merges on top of a
+  merge list, each chunk first encoded with the base (`reference.continue_training`)
 - `encode(text, merges, pretokenizer=...)`, `decode(ids, merges)`
 - `count_tokens(texts, merges, sizes, pretokenizer=...)`: `{size: [tokens of each text]}` in
   one replay
@@ -17,7 +21,9 @@ Public API (what the rest of the analyzer uses):
 - `train_by_language(texts_by_language, vocab_size, *, parity=False, ...)`: a
   `LanguageTraining`, with how many occurrences each merge replaced in each language
 - `PRETOKENIZERS`: the built-in pre-tokenizers (`none`, `words`, `gpt2`, `cl100k`, `o200k`,
-  `llama3`); `re:<pattern>` names a regular expression of one's own
+  `llama3`, and `superbpe`, SuperBPE's stage 2, which splits around its matches); `re:<pattern>`
+  names a regular expression of one's own (its matches are the chunks), `split:<pattern>` one
+  that splits around its matches
 
 Two engines give these, with identical results: the compiled one (a C extension, the default)
 and the pure-Python one (`ANALYZER_ENGINE=python`, and the fallback); `ENGINE` says which runs.
@@ -34,7 +40,15 @@ from collections.abc import Iterable, Sequence
 
 from . import reference
 from .by_language import LanguageTraining, train_by_language, train_parity
-from .contract import MAX_VOCAB_SIZE, BaseVocabulary, Engine, Measurement, Progress, Training
+from .contract import (
+    MAX_VOCAB_SIZE,
+    BaseVocabulary,
+    Engine,
+    Measurement,
+    Progress,
+    TokenIds,
+    Training,
+)
 from .engines import ENGINE, ENGINES, engine
 from .pretokenize import PRETOKENIZERS, Pretokenizer, PretokenizerError, chunk_texts, resolve
 from .reference import MIN_PAIR_COUNT, Merge, Pair
@@ -94,6 +108,45 @@ def train_detailed(
                                  tie_break=tie_break, progress=progress)
 
 
+def continue_training(
+    texts: str | Iterable[str],
+    base: Sequence[Merge],
+    vocab_size: int,
+    *,
+    pretokenizer: str | None = "none",
+    weights: Sequence[int] | None = None,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+    progress: Progress | None = None,
+) -> Training:
+    """Continue a merge list to `vocab_size`: each text cut into chunks by `pretokenizer` (which
+    may differ from the one the base was trained with), each chunk encoded with `base`, and BPE
+    on those ids, new ids from `256 + len(base)` up. The `Training` holds the added merges
+    (the whole list is `base + training.merges`, so a size is still a prefix) and `n_bytes`
+    counts the tokens the base gives. Exactly `reference.continue_training`'s merges.
+
+    >>> base = train(["low lower lowest"] * 2, 258)
+    >>> continue_training(["low low low low"], base, 260, pretokenizer="superbpe").merges
+    [((32, 257), 258), ((258, 258), 259)]
+    """
+    from .contract import check_weights
+    from .packing import as_text_list
+
+    text_list = as_text_list(texts)
+    weight_list = check_weights(text_list, weights)
+    split = resolve(pretokenizer)
+    if split is None:
+        chunks, counts = text_list, weight_list
+    else:
+        chunked = chunk_texts(text_list, split, weight_list)
+        chunks, counts = chunked.chunks, chunked.counts
+    vocabulary = Vocabulary(base)
+    first_id = vocabulary.size
+    ids = TokenIds([vocabulary.encode(chunk) for chunk in chunks], first_id)
+    return engine.train_detailed(ids, vocab_size, weights=counts, min_pair_count=min_pair_count,
+                                 tie_break=tie_break, progress=progress)
+
+
 def encode(text: str, merges: Sequence[Merge], pretokenizer: str | None = "none") -> list[int]:
     """The ids of `text` under `merges`, exactly as `reference.encode` (chunk by chunk with a
     pre-tokenizer).
@@ -147,8 +200,10 @@ __all__ = [
     "Pretokenizer",
     "PretokenizerError",
     "Progress",
+    "TokenIds",
     "Training",
     "Vocabulary",
+    "continue_training",
     "count_tokens",
     "decode",
     "encode",

@@ -31,10 +31,11 @@ class CountResult(NamedTuple):
     histograms: bytes | None
     """int64, group x id: each id's occurrences after the replay (None unless asked)."""
 
-def train(buffer: bytes, starts: array, weights: array | None, vocab_size: int,
+def train(buffer: bytes | array, starts: array, weights: array | None, vocab_size: int,
           min_pair_count: int, first: bool, progress: Callable[[int, int], None] | None,
           progress_every: int, groups: array | None = ..., multiplicities: array | None = ...,
-          parity: bool = ..., global_merges: int = ..., floor: int = ...) -> TrainResult: ...
+          parity: bool = ..., global_merges: int = ..., floor: int = ..., ids: bool = ...,
+          first_id: int = ...) -> TrainResult: ...
 
 class Replayer:
     def __init__(self, lefts: bytes, rights: bytes) -> None: ...

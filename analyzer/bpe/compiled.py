@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from . import _engine
 from .contract import (
@@ -16,12 +17,14 @@ from .contract import (
     GroupedTraining,
     Measurement,
     Progress,
+    TokenIds,
     Training,
     check_arguments,
     check_groups,
+    check_token_ids,
     check_weights,
 )
-from .packing import as_text_list, pack
+from .packing import as_text_list, pack, pack_ids
 from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
 
 PROGRESS_EVERY = 64
@@ -30,7 +33,7 @@ without the GIL in between."""
 
 
 def train_detailed(
-    texts: str | Iterable[str],
+    texts: str | Iterable[str] | TokenIds,
     vocab_size: int,
     *,
     weights: Sequence[int] | None = None,
@@ -40,35 +43,33 @@ def train_detailed(
     floor: int = 0,
 ) -> Training:
     """Learn merges on a text or several (a text of weight w counts as w copies of itself, in
-    place); exactly `reference.train_many`'s result, with counts and the stop reason.
+    place); exactly `reference.train_many`'s result, with counts and the stop reason (from
+    `TokenIds`: `reference.train_ids`'s).
 
     `floor`: the count floor to start from (0: chosen from the text's size); tests set it high
     on small texts so that the recounts it causes are exercised.
 
     >>> train_detailed(["ab", "cd"], 300, weights=[1, 3]).merges
     [((99, 100), 256)]
+    >>> train_detailed(TokenIds([[300, 7, 300, 7]], 1000), 1002).merges
+    [((300, 7), 1000)]
     """
-    check_arguments(vocab_size, min_pair_count, tie_break)
-    text_list = as_text_list(texts)
-    weight_list = check_weights(text_list, weights)
-    packed = pack(text_list)
+    start = _start(texts)
+    check_arguments(vocab_size, min_pair_count, tie_break, start.first_id)
+    weight_list = check_weights(start.starts, weights)
     heavy = weight_list is not None and any(weight != 1 for weight in weight_list)
     weight_array = array("q", weight_list) if weight_list is not None and heavy else None
     result = _engine.train(
-        packed.buffer, array("q", packed.starts), weight_array, vocab_size, min_pair_count,
-        tie_break == "first", progress, PROGRESS_EVERY, floor=floor)
-    merges, pair_counts, replaced = _merges(result)
-    if heavy:
-        assert weight_list is not None
-        n_bytes = sum((end - start) * weight
-                      for start, end, weight in zip(packed.starts, packed.ends(), weight_list))
-    else:
-        n_bytes = len(packed.buffer) - len(text_list) - 1  # all but the separators
-    return Training(merges, pair_counts, replaced, n_bytes, result.stop_reason)
+        start.buffer, array("q", start.starts), weight_array, vocab_size, min_pair_count,
+        tie_break == "first", progress, PROGRESS_EVERY, floor=floor, ids=start.ids,
+        first_id=start.first_id)
+    merges, pair_counts, replaced = _merges(result, start.first_id)
+    return Training(merges, pair_counts, replaced, start.tokens(weight_list if heavy else None),
+                    result.stop_reason)
 
 
 def train_grouped(
-    texts: Sequence[str],
+    texts: Sequence[str] | TokenIds,
     groups: Sequence[int],
     vocab_size: int,
     *,
@@ -87,37 +88,60 @@ def train_grouped(
     >>> train_grouped(["aaaaaaaa", "bcdbcdbcd"], [0, 1], 258, parity=True).chosen
     [1, 0]
     """
-    check_arguments(vocab_size, min_pair_count, tie_break)
-    text_list = as_text_list(texts)
-    n_groups = check_groups(text_list, groups, weights, multiplicities)
-    packed = pack(text_list)
+    start = _start(texts)
+    check_arguments(vocab_size, min_pair_count, tie_break, start.first_id)
+    n_groups = check_groups(start.starts, groups, weights, multiplicities)
     weight_array = array("q", weights) if weights is not None else None
     result = _engine.train(
-        packed.buffer, array("q", packed.starts), weight_array, vocab_size, min_pair_count,
+        start.buffer, array("q", start.starts), weight_array, vocab_size, min_pair_count,
         tie_break == "first", progress, PROGRESS_EVERY, groups=array("q", groups),
         multiplicities=array("q", multiplicities) if multiplicities is not None else None,
-        parity=parity, global_merges=global_merges, floor=floor)
-    merges, pair_counts, replaced = _merges(result)
+        parity=parity, global_merges=global_merges, floor=floor, ids=start.ids,
+        first_id=start.first_id)
+    merges, pair_counts, replaced = _merges(result, start.first_id)
     assert result.chosen is not None and result.replaced_by_group is not None  # groups were given
     chosen, by_group = array("i"), array("q")
     chosen.frombytes(result.chosen)
     by_group.frombytes(result.replaced_by_group)
     n = len(merges)
     replaced_by_group = [by_group[g * n:(g + 1) * n].tolist() for g in range(n_groups)]
-    n_bytes = sum((end - start) * (1 if weights is None else weights[index])
-                  for index, (start, end) in enumerate(zip(packed.starts, packed.ends())))
-    return GroupedTraining(merges, pair_counts, replaced, n_bytes, result.stop_reason,
+    return GroupedTraining(merges, pair_counts, replaced, start.tokens(weights), result.stop_reason,
                            chosen.tolist(), replaced_by_group)
 
 
-def _merges(result: _engine.TrainResult) -> tuple[list[Merge], list[int], list[int]]:
+@dataclass(frozen=True)
+class _Start:
+    """What the engine trains from: packed bytes, or (`ids`) int32 ids, GAP between texts."""
+
+    buffer: bytes | array
+    starts: list[int]
+    ends: list[int]
+    ids: bool
+    first_id: int
+
+    def tokens(self, weights: Sequence[int] | None) -> int:
+        """Tokens before any merge (weights applied)."""
+        return sum((end - start) * (1 if weights is None else weights[index])
+                   for index, (start, end) in enumerate(zip(self.starts, self.ends)))
+
+
+def _start(texts: str | Iterable[str] | TokenIds) -> _Start:
+    if isinstance(texts, TokenIds):
+        packed_ids = pack_ids(check_token_ids(texts))
+        return _Start(array("i", packed_ids.tok), packed_ids.starts, packed_ids.ends(), True,
+                      texts.first_id)
+    packed = pack(as_text_list(texts))
+    return _Start(packed.buffer, packed.starts, packed.ends(), False, FIRST_NEW_ID)
+
+
+def _merges(result: _engine.TrainResult, first_id: int) -> tuple[list[Merge], list[int], list[int]]:
     """The merge list, pair counts and replacements from the engine's packed arrays."""
     left_ids, right_ids, pair_counts, replaced = (array("i"), array("i"), array("q"), array("q"))
     left_ids.frombytes(result.lefts)
     right_ids.frombytes(result.rights)
     pair_counts.frombytes(result.counts)
     replaced.frombytes(result.replaced)
-    merges = [((left, right), FIRST_NEW_ID + rank)
+    merges = [((left, right), first_id + rank)
               for rank, (left, right) in enumerate(zip(left_ids, right_ids))]
     return merges, pair_counts.tolist(), replaced.tolist()
 

@@ -85,15 +85,48 @@ class Measurement:
     """With a pre-tokenizer: how many chunks each text was cut into."""
 
 
-def check_arguments(vocab_size: int, min_pair_count: int, tie_break: str) -> None:
+@dataclass(frozen=True)
+class TokenIds:
+    """Texts already in tokens, to train on from there (continued training): the ids a base
+    vocabulary gave each text or chunk, all below `first_id`, the base's size, where the new
+    ids start. Both engines' `train_detailed` and `train_grouped` take it in place of texts;
+    the result is `reference.train_ids`'s.
+
+    >>> TokenIds([[300, 7, 300, 7]], first_id=1000).first_id
+    1000
+    """
+
+    sequences: Sequence[Sequence[int]]
+    first_id: int
+
+
+def check_token_ids(ids: TokenIds) -> list[list[int]]:
+    """The sequences as lists, checked: `first_id` from 256 to MAX_VOCAB_SIZE, every id a whole
+    number below it (ValueError naming the sequence and position otherwise)."""
+    first_id = ids.first_id
+    if isinstance(first_id, bool) or not isinstance(first_id, int) or \
+            not FIRST_NEW_ID <= first_id <= MAX_VOCAB_SIZE:
+        raise ValueError(f"first_id is {first_id!r}: a base has {FIRST_NEW_ID} to "
+                         f"{MAX_VOCAB_SIZE:,} ids")
+    sequences = [list(sequence) for sequence in ids.sequences]
+    for index, sequence in enumerate(sequences):
+        for position, token in enumerate(sequence):
+            if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < first_id:
+                raise ValueError(f"sequence {index}, position {position}: {token!r} is not an id "
+                                 f"of the base (0 to {first_id - 1})")
+    return sequences
+
+
+def check_arguments(vocab_size: int, min_pair_count: int, tie_break: str,
+                    first_id: int = FIRST_NEW_ID) -> None:
     """ValueError (or TypeError) for arguments no training can honour."""
-    check_training_args(vocab_size, min_pair_count, tie_break)
+    check_training_args(vocab_size, min_pair_count, tie_break, first_id)
     if vocab_size > MAX_VOCAB_SIZE:
         raise ValueError(f"vocab_size {vocab_size} is above {MAX_VOCAB_SIZE:,}, the largest "
                          "vocabulary the engine trains")
 
 
-def check_weights(texts: Sequence[str], weights: Sequence[int] | None) -> list[int] | None:
+def check_weights(texts: Sequence[object], weights: Sequence[int] | None) -> list[int] | None:
     """The weights as a list aligned with the texts, checked; None when none were given.
 
     A text of weight w counts as w copies of itself, in place.
@@ -110,7 +143,7 @@ def check_weights(texts: Sequence[str], weights: Sequence[int] | None) -> list[i
     return weights
 
 
-def check_groups(texts: Sequence[str], groups: Sequence[int], weights: Sequence[int] | None,
+def check_groups(texts: Sequence[object], groups: Sequence[int], weights: Sequence[int] | None,
                  multiplicities: Sequence[int] | None) -> int:
     """The number of groups; ValueError unless each text has a group (in non-decreasing order:
     a group's texts together), and a weight and multiplicity from 0."""
@@ -313,12 +346,13 @@ class Engine(Protocol):
     @property
     def Vocabulary(self) -> type[BaseVocabulary]: ...  # noqa: N802 - the engines' class
 
-    def train_detailed(self, texts: str | Iterable[str], vocab_size: int, *,
+    def train_detailed(self, texts: str | Iterable[str] | TokenIds, vocab_size: int, *,
                        weights: Sequence[int] | None = None, min_pair_count: int = ...,
                        tie_break: str = "lexicographic",
                        progress: Progress | None = None) -> Training: ...
 
-    def train_grouped(self, texts: Sequence[str], groups: Sequence[int], vocab_size: int, *,
+    def train_grouped(self, texts: Sequence[str] | TokenIds, groups: Sequence[int],
+                      vocab_size: int, *,
                       weights: Sequence[int] | None = None,
                       multiplicities: Sequence[int] | None = None, parity: bool = False,
                       global_merges: int = 0, min_pair_count: int = ...,

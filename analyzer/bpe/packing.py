@@ -13,7 +13,7 @@ b'\\xffab\\xffc\\xff'
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 SEPARATOR = 0xFF
@@ -54,6 +54,36 @@ def utf8(text: str, index: int = 0) -> bytes:
             f"text {index}, character {error.start}: {bad!r} is not valid Unicode "
             "(a lone surrogate) and has no UTF-8 encoding"
         ) from None
+
+
+@dataclass
+class PackedIds:
+    """Sequences of ids in one token array, as `pack` lays out bytes: GAP before, between and
+    after them, one slot per id."""
+
+    tok: list[int]
+    starts: list[int]
+    """Position of each sequence's first id in `tok`."""
+
+    def ends(self) -> list[int]:
+        """Position just past each sequence's last id (its trailing GAP)."""
+        return [start - 1 for start in self.starts[1:]] + [len(self.tok) - 1]
+
+
+def pack_ids(sequences: Iterable[Sequence[int]]) -> PackedIds:
+    """Join id sequences into one GAP-delimited token array (ids checked by the caller).
+
+    >>> packed = pack_ids([[300, 7], [9]])
+    >>> packed.tok, packed.starts
+    ([-1, 300, 7, -1, 9, -1], [1, 4])
+    """
+    tok = [-1]
+    starts = []
+    for ids in sequences:
+        starts.append(len(tok))
+        tok.extend(ids)
+        tok.append(-1)
+    return PackedIds(tok, starts)
 
 
 def pack(texts: str | Iterable[str]) -> Packed:

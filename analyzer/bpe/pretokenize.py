@@ -2,14 +2,17 @@
 
 A pre-tokenizer is a regular expression (the third-party `regex` module, which the production
 patterns need for `\\p{L}` and possessive quantifiers); a text's chunks are its non-overlapping
-matches in order, `regex.findall(pattern, text)`. It is accepted only where it is lossless: the
-chunks joined must give the text back, else `PretokenizerError` names the text and the first
-character lost.
+matches in order, `regex.findall(pattern, text)`; or, for those that split around their
+matches (`superbpe`, `split:PATTERN`), the matches and the text between them. It is accepted
+only where it is lossless: the chunks joined must give the text back, else `PretokenizerError`
+names the text and the first character lost.
 
 >>> resolve("words").split("Hello  world!")
 ['Hello', '  ', 'world!']
 >>> resolve("cl100k").split("I'm 12345 km away")
 ['I', "'m", ' ', '123', '45', ' km', ' away']
+>>> resolve("superbpe").split("New York, 2024...")
+['New York, ', '202', '4', '...']
 >>> resolve("none") is None
 True
 """
@@ -24,6 +27,8 @@ import regex
 
 NONE = "none"
 USER_PREFIX = "re:"
+USER_AROUND_PREFIX = "split:"
+"""`split:PATTERN`: a pattern of the user's, splitting around its matches (see `SPLIT_AROUND`)."""
 
 # The published patterns, as the tokenizers that use them define them.
 PRETOKENIZERS: dict[str, str | None] = {
@@ -53,8 +58,18 @@ PRETOKENIZERS: dict[str, str | None] = {
     # Hugging Face tokenizer.json of Meta-Llama-3).
     "llama3": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"""
               r"""[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    # SuperBPE's stage 2 (Liu et al. 2025; PythonNut/superbpe, scripts/extend_tokenizer.sh):
+    # numbers of up to three digits, runs of two or more punctuation marks, and runs of spaces
+    # before a space or the end are cut out; everything else, spaces between words included,
+    # is one chunk, so merges may cross words ("superwords"). It splits around its matches.
+    "superbpe": r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)""",
 }
 """Built-in pre-tokenizers by name (`none`: no splitting, each text is one chunk)."""
+
+SPLIT_AROUND = frozenset({"superbpe"})
+"""Built-in pre-tokenizers that split around their matches (every match is a chunk, and so is
+every stretch of text between matches: Hugging Face's `Split(behavior="isolated")`), instead of
+keeping only the matches. Lossless by construction."""
 
 
 USER_PATTERN_TIMEOUT = 1.0
@@ -85,12 +100,18 @@ class Pretokenizer:
     compiled: regex.Pattern = field(repr=False, compare=False)
     timeout: float | None = None
     """The bound on one text's split (a user's pattern), in seconds; None: no bound."""
+    around: bool = False
+    """Split around the matches (they and the text between them are the chunks) instead of
+    keeping only the matches."""
 
     def split(self, text: str, index: int = 0) -> list[str]:
         """The text's chunks; PretokenizerError if they do not give the text back, or if the
         pattern takes longer than its bound on this text."""
         try:
-            chunks = self.compiled.findall(text, timeout=self.timeout)
+            if self.around:
+                chunks = _split_around(self.compiled, text, self.timeout)
+            else:
+                chunks = self.compiled.findall(text, timeout=self.timeout)
         except TimeoutError:
             detail = (f"the pattern ran for more than {self.timeout:g} s on this one text of "
                       f"{len(text):,} characters (catastrophic backtracking: a nested or "
@@ -114,20 +135,24 @@ def resolve(spec: str | None) -> Pretokenizer | None:
     if spec in PRETOKENIZERS:
         pattern = PRETOKENIZERS[spec]
         assert pattern is not None
-        return Pretokenizer(spec, pattern, _compile(spec, pattern))
-    if spec.startswith(USER_PREFIX):
-        pattern = spec[len(USER_PREFIX):]
-        if not pattern:
-            raise PretokenizerError(f"pre-tokenizer {spec!r} has an empty pattern")
-        compiled = _compile(spec, pattern)
-        if compiled.groups:
-            # findall would return the groups' text, not the chunks (tuples, with two or more)
-            raise PretokenizerError(f"pre-tokenizer {spec}: the pattern has {compiled.groups} "
-                                    "capturing group(s); a chunk is a whole match, so write "
-                                    "groups as (?:...)")
-        return Pretokenizer(spec, pattern, compiled, timeout=USER_PATTERN_TIMEOUT)
+        return Pretokenizer(spec, pattern, _compile(spec, pattern), around=spec in SPLIT_AROUND)
+    for prefix in (USER_PREFIX, USER_AROUND_PREFIX):
+        if spec.startswith(prefix):
+            pattern = spec[len(prefix):]
+            if not pattern:
+                raise PretokenizerError(f"pre-tokenizer {spec!r} has an empty pattern")
+            compiled = _compile(spec, pattern)
+            if compiled.groups:
+                # findall would return the groups' text, not the chunks (tuples, with two or more)
+                raise PretokenizerError(f"pre-tokenizer {spec}: the pattern has {compiled.groups} "
+                                        "capturing group(s); a chunk is a whole match, so write "
+                                        "groups as (?:...)")
+            return Pretokenizer(spec, pattern, compiled, timeout=USER_PATTERN_TIMEOUT,
+                                around=prefix == USER_AROUND_PREFIX)
     raise PretokenizerError(f"unknown pre-tokenizer {spec!r}: use one of "
-                            f"{', '.join(PRETOKENIZERS)}, or re:PATTERN for a regular expression")
+                            f"{', '.join(PRETOKENIZERS)}, re:PATTERN for a regular expression "
+                            "(its matches are the chunks), or split:PATTERN (split around its "
+                            "matches)")
 
 
 @dataclass
@@ -163,6 +188,24 @@ def chunk_texts(texts: Sequence[str], pretokenizer: Pretokenizer,
             ids.append(number)
         of_text.append(ids)
     return Chunked(list(index), counts, of_text)
+
+
+def _split_around(compiled: regex.Pattern, text: str, timeout: float | None) -> list[str]:
+    """The matches and the stretches between them, in order (empty matches cut nothing);
+    exactly `reference.pretokenize(text, pattern, around=True)`."""
+    chunks = []
+    end = 0
+    for match in compiled.finditer(text, timeout=timeout):
+        start, stop = match.span()
+        if start == stop:
+            continue
+        if start > end:
+            chunks.append(text[end:start])
+        chunks.append(match.group())
+        end = stop
+    if end < len(text):
+        chunks.append(text[end:])
+    return chunks
 
 
 def _compile(name: str, pattern: str) -> regex.Pattern:

@@ -98,15 +98,61 @@ def train_many(
     [((97, 98), 256)]
     """
     check_training_args(vocab_size, min_pair_count, tie_break)
-    sequences = [to_ids(text) for text in texts]
+    return train_ids([to_ids(text) for text in texts], FIRST_NEW_ID, vocab_size,
+                     min_pair_count=min_pair_count, tie_break=tie_break)
+
+
+def train_ids(
+    sequences: Iterable[Sequence[int]],
+    first_id: int,
+    vocab_size: int,
+    *,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+) -> list[Merge]:
+    """BPE over sequences of ids that are already tokens (bytes, or a base vocabulary's ids):
+    the same steps as `train_many`, with new ids from `first_id` up to `vocab_size - 1`.
+    `train_many` is this on the texts' bytes from 256; continuing a vocabulary is this on the
+    ids the vocabulary gives (`continue_training`).
+
+    >>> train_ids([[300, 7, 300, 7]], 1000, 1002)
+    [((300, 7), 1000)]
+    """
+    check_training_args(vocab_size, min_pair_count, tie_break, first_id)
+    sequences = [list(ids) for ids in sequences]
     merges: list[Merge] = []
-    for new_id in range(FIRST_NEW_ID, vocab_size):
+    for new_id in range(first_id, vocab_size):
         best = best_pair(sequences, min_pair_count, tie_break)
         if best is None:
             break
         sequences = [merge(ids, best, new_id) for ids in sequences]
         merges.append((best, new_id))
     return merges
+
+
+def continue_training(
+    texts: Iterable[str],
+    base: Sequence[Merge],
+    vocab_size: int,
+    *,
+    pattern: str | None = None,
+    around: bool = False,
+    min_pair_count: int = MIN_PAIR_COUNT,
+    tie_break: str = "lexicographic",
+) -> list[Merge]:
+    r"""Continue a merge list: cut each text into chunks (`pattern` and `around`, as
+    `pretokenize`), encode each chunk with `base`, then `train_ids` on those sequences with new
+    ids from the base's size up. The result is the whole list, base first, so a size is still
+    a prefix. From an empty base it is `train_many` on the chunks.
+
+    >>> base = [((97, 97), 256)]
+    >>> continue_training(["aaaa aaaa aaaa"], base, 259, pattern=r"\s?\S+")
+    [((97, 97), 256), ((256, 256), 257), ((32, 257), 258)]
+    """
+    chunks = [chunk for text in texts for chunk in pretokenize(text, pattern, around)]
+    first_id = FIRST_NEW_ID + len(base)
+    return [*base, *train_ids([encode(chunk, base) for chunk in chunks], first_id, vocab_size,
+                               min_pair_count=min_pair_count, tie_break=tie_break)]
 
 
 def best_pair(sequences: Iterable[Sequence[int]], min_pair_count: int, tie_break: str) -> Pair | None:
@@ -224,27 +270,48 @@ def decode(ids: Iterable[int], merges: Sequence[Merge]) -> str:
     return from_ids([byte for token in ids for byte in expand(token)])
 
 
-def pretokenize(text: str, pattern: str | None) -> list[str]:
+def pretokenize(text: str, pattern: str | None, around: bool = False) -> list[str]:
     r"""The chunks of `text` under a pre-tokenizer's pattern: its non-overlapping matches, in
     order (`regex`, which the production patterns need); the whole text when there is none.
-    Training with a pre-tokenizer is `train_many` over every chunk of every text, in order;
-    encoding encodes each chunk on its own (`encode_chunks`).
+    With `around`, the text is split around the matches instead: every match is a chunk, and so
+    is every stretch of text between two matches (Hugging Face's `Split(pattern,
+    behavior="isolated")`, which SuperBPE uses), so nothing is ever lost. Training with a
+    pre-tokenizer is `train_many` over every chunk of every text, in order; encoding encodes each
+    chunk on its own (`encode_chunks`).
 
     >>> pretokenize("ab cd", r"\s?\S+|\s+")
     ['ab', ' cd']
+    >>> pretokenize("a, b; c", r" ?[,;]", around=True)
+    ['a', ',', ' b', ';', ' c']
     """
     import regex
 
-    return [text] if pattern is None else regex.findall(pattern, text)
+    if pattern is None:
+        return [text]
+    if not around:
+        return regex.findall(pattern, text)
+    chunks = []
+    end = 0
+    for match in regex.finditer(pattern, text):
+        if match.start() == match.end():
+            continue  # an empty match cuts nothing
+        if match.start() > end:
+            chunks.append(text[end:match.start()])
+        chunks.append(match.group())
+        end = match.end()
+    if end < len(text):
+        chunks.append(text[end:])
+    return chunks
 
 
-def encode_chunks(text: str, merges: Sequence[Merge], pattern: str | None) -> list[int]:
+def encode_chunks(text: str, merges: Sequence[Merge], pattern: str | None,
+                  around: bool = False) -> list[int]:
     r"""`encode` of each chunk of `text`, one after the other.
 
     >>> encode_chunks("aa aa", [((97, 97), 256), ((32, 256), 257)], r"\s?\S+|\s+")
     [256, 257]
     """
-    return [token for chunk in pretokenize(text, pattern) for token in encode(chunk, merges)]
+    return [token for chunk in pretokenize(text, pattern, around) for token in encode(chunk, merges)]
 
 
 def vocab_curve(text: str, sizes: Iterable[int]) -> list[tuple[int, int]]:
@@ -256,12 +323,15 @@ def vocab_curve(text: str, sizes: Iterable[int]) -> list[tuple[int, int]]:
     return [(size, len(encode(text, train(text, size)))) for size in sizes]
 
 
-def check_training_args(vocab_size: int, min_pair_count: int, tie_break: str) -> None:
+def check_training_args(vocab_size: int, min_pair_count: int, tie_break: str,
+                        first_id: int = FIRST_NEW_ID) -> None:
     """Raise ValueError for arguments no training can honour."""
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TypeError(f"vocab_size must be an int, not {vocab_size!r}")
     if vocab_size < FIRST_NEW_ID:
         raise ValueError(f"vocab_size {vocab_size} is below {FIRST_NEW_ID}, the byte alphabet")
+    if vocab_size < first_id:
+        raise ValueError(f"vocab_size {vocab_size} is below {first_id}, the base vocabulary's size")
     if isinstance(min_pair_count, bool) or not isinstance(min_pair_count, int) or min_pair_count < 1:
         raise ValueError(f"min_pair_count must be an int >= 1, not {min_pair_count!r}")
     if tie_break not in TIE_BREAKS:

@@ -36,10 +36,20 @@ from __future__ import annotations
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
 
-from .contract import GroupedTraining, Progress, Training, check_arguments, check_groups, check_weights
-from .packing import SEPARATOR, as_text_list, pack
+from .contract import (
+    GroupedTraining,
+    Progress,
+    TokenIds,
+    Training,
+    check_arguments,
+    check_groups,
+    check_token_ids,
+    check_weights,
+)
+from .packing import SEPARATOR, as_text_list, pack, pack_ids
 from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
 from .tokens import (
     GAP,
@@ -53,7 +63,7 @@ from .tokens import (
 
 
 def train_detailed(
-    texts: str | Iterable[str],
+    texts: str | Iterable[str] | TokenIds,
     vocab_size: int,
     *,
     weights: Sequence[int] | None = None,
@@ -62,28 +72,30 @@ def train_detailed(
     progress: Progress | None = None,
 ) -> Training:
     """Learn merges on a text or several (a text of weight w counts as w copies of itself, in
-    place); exactly `reference.train_many`'s result, with counts and the stop reason.
+    place); exactly `reference.train_many`'s result, with counts and the stop reason. Given
+    `TokenIds` (texts already in a base's tokens), exactly `reference.train_ids`'s.
 
     >>> train_detailed(["abab", "ab"], 300).merges
     [((97, 98), 256)]
     >>> train_detailed(["ab", "cd"], 300, weights=[1, 3]).merges
     [((99, 100), 256)]
+    >>> train_detailed(TokenIds([[300, 7, 300, 7]], 1000), 1002).merges
+    [((300, 7), 1000)]
     """
-    check_arguments(vocab_size, min_pair_count, tie_break)
-    text_list = as_text_list(texts)
-    weight_list = check_weights(text_list, weights)
-    packed = pack(text_list)
+    layout = _lay_out(texts)
+    check_arguments(vocab_size, min_pair_count, tie_break, layout.first_id)
+    weight_list = check_weights(layout.starts, weights)
     weight = None
     if weight_list is not None and any(w != 1 for w in weight_list):
-        weight = array("I", bytes(4 * len(packed.buffer)))
-        for start, end, w in zip(packed.starts, packed.ends(), weight_list):
+        weight = array("I", bytes(4 * len(layout.tok)))
+        for start, end, w in zip(layout.starts, layout.ends, weight_list):
             weight[start - 1:end] = array("I", [w]) * (end - start + 1)
-    trainer = Trainer(packed.buffer, vocab_size, min_pair_count, tie_break == "first", weight)
+    trainer = Trainer(layout, vocab_size, min_pair_count, tie_break == "first", weight)
     return trainer.run(progress)
 
 
 def train_grouped(
-    texts: Sequence[str],
+    texts: Sequence[str] | TokenIds,
     groups: Sequence[int],
     vocab_size: int,
     *,
@@ -104,16 +116,15 @@ def train_grouped(
     for a text that is measured, not trained on). The first `global_merges` merges are chosen
     over all groups together.
     """
-    check_arguments(vocab_size, min_pair_count, tie_break)
-    text_list = as_text_list(texts)
-    n = check_groups(text_list, groups, weights, multiplicities)
-    packed = pack(text_list)
-    size = len(packed.buffer)
+    layout = _lay_out(texts)
+    check_arguments(vocab_size, min_pair_count, tie_break, layout.first_id)
+    n = check_groups(layout.starts, groups, weights, multiplicities)
+    size = len(layout.tok)
     of = array("H", bytes(2 * size))
     weight = array("I", [1]) * size if weights is not None else None
     multiplicity = array("I", bytes(4 * size))
     tokens = [0] * n
-    for index, (start, end) in enumerate(zip(packed.starts, packed.ends())):
+    for index, (start, end) in enumerate(zip(layout.starts, layout.ends)):
         group = groups[index]
         of[start - 1:end] = array("H", [group]) * (end - start + 1)
         m = 1 if multiplicities is None else multiplicities[index]
@@ -122,7 +133,7 @@ def train_grouped(
         if weight is not None and weights is not None:
             weight[start - 1:end] = array("I", [weights[index]]) * (end - start + 1)
     state = Groups(of, n, multiplicity, tokens, parity, global_merges)
-    trainer = Trainer(packed.buffer, vocab_size, min_pair_count, tie_break == "first", weight, state)
+    trainer = Trainer(layout, vocab_size, min_pair_count, tie_break == "first", weight, state)
     training = trainer.run(progress)
     replaced_by_group = [replaced[:len(training.merges)] for replaced in state.replaced]
     chosen = state.chosen[:len(training.merges)]
@@ -130,40 +141,92 @@ def train_grouped(
                            training.stop_reason, chosen, replaced_by_group)
 
 
+@dataclass(frozen=True)
+class Layout:
+    """What a training starts from: one token per slot, GAP between texts."""
+
+    tok: list[int]
+    starts: list[int]
+    ends: list[int]
+    first_id: int
+    """The first new id: 256, or a base vocabulary's size."""
+    buffer: bytes | None
+    """The packed bytes, when training starts from bytes: byte pairs are then counted and
+    found there at C speed."""
+
+
+def _lay_out(texts: str | Iterable[str] | TokenIds) -> Layout:
+    if isinstance(texts, TokenIds):
+        packed_ids = pack_ids(check_token_ids(texts))
+        return Layout(packed_ids.tok, packed_ids.starts, packed_ids.ends(), texts.first_id, None)
+    packed = pack(as_text_list(texts))
+    return Layout(token_array(packed.buffer), packed.starts, packed.ends(), FIRST_NEW_ID,
+                  packed.buffer)
+
+
 class Trainer:
     """One training's state: the token array, each pair's count, positions and heap."""
 
-    def __init__(self, buffer: bytes, vocab_size: int, min_count: int, first: bool,
+    def __init__(self, layout: Layout, vocab_size: int, min_count: int, first: bool,
                  weight: array | None = None, groups: Groups | None = None):
-        self.buffer = buffer
+        self.buffer = layout.buffer
+        self.first_id = layout.first_id
         self.weight = weight
         """The weight of the text each position belongs to (None: every text weighs 1)."""
         self.groups = groups
-        self.n_merges = vocab_size - FIRST_NEW_ID
+        self.n_merges = vocab_size - self.first_id
         self.min_count = min_count
         self.first = first
         self.bits = max(8, (vocab_size - 1).bit_length())
         self.key_bits = 2 * self.bits
         # In "first" mode the heap rank also holds the position of the first occurrence.
-        self.rank_bits = self.key_bits + (len(buffer).bit_length() if first else 0)
-        self.tok = token_array(buffer)
-        self.lengths = [1] * FIRST_NEW_ID
-        self.counts = self._byte_pair_counts()
-        # Byte pairs have no recorded positions: a scan of the buffer finds the frequent
-        # ones; the rare ones are indexed now, in one pass, like the pairs merges create.
-        rare = [key for key, count in self.counts.items() if is_rare(count, buffer)]
-        self.positions: dict[int, list[int]] = {
-            left << self.bits | right: found
-            for (left, right), found in rare_byte_pair_positions(
-                buffer, [(key >> self.bits, key & 0xFF) for key in rare]).items()
-        }
+        self.rank_bits = self.key_bits + (len(layout.tok).bit_length() if first else 0)
+        self.tok = layout.tok
+        self.n_start = self._tokens_at_start()
+        self.lengths = [1] * self.first_id
         self.heads: dict[int, int] = {}  # "first" mode: where the first valid occurrence is
+        if self.buffer is None:
+            self.counts, self.positions = self._pair_counts_and_positions()
+        else:
+            self.counts = self._byte_pair_counts()
+            # Byte pairs have no recorded positions: a scan of the buffer finds the frequent
+            # ones; the rare ones are indexed now, in one pass, like the pairs merges create.
+            buffer = self.buffer
+            rare = [key for key, count in self.counts.items() if is_rare(count, buffer)]
+            self.positions = {
+                left << self.bits | right: found
+                for (left, right), found in rare_byte_pair_positions(
+                    buffer, [(key >> self.bits, key & 0xFF) for key in rare]).items()
+            }
         self.heap = [self.rank(key, count) for key, count in self.counts.items()]
         heapify(self.heap)
         if groups is not None:
             groups.start(self)
 
+    def _tokens_at_start(self) -> int:
+        """Tokens before any merge (weights applied): bytes, or the base's ids."""
+        if self.buffer is not None and self.weight is None:
+            return len(self.buffer) - self.buffer.count(SEPARATOR)
+        if self.weight is None:
+            return len(self.tok) - self.tok.count(GAP)
+        return sum(w for token, w in zip(self.tok, self.weight) if token != GAP)
+
+    def _pair_counts_and_positions(self) -> tuple[dict[int, int], dict[int, list[int]]]:
+        """Every adjacent pair of the starting tokens (ids, one slot each) with its count and
+        positions, those reaching min_count kept."""
+        tok, weight, bits = self.tok, self.weight, self.bits
+        positions: defaultdict[int, list[int]] = defaultdict(list)
+        for i in range(len(tok) - 1):
+            left, right = tok[i], tok[i + 1]
+            if left != GAP and right != GAP:
+                positions[left << bits | right].append(i)
+        counts = {key: len(found) if weight is None else sum(weight[p] for p in found)
+                  for key, found in positions.items()}
+        kept = {key: count for key, count in counts.items() if count >= self.min_count}
+        return kept, {key: positions[key] for key in kept}
+
     def _byte_pair_counts(self) -> dict[int, int]:
+        assert self.buffer is not None
         counts = (byte_pair_counts(self.buffer) if self.weight is None
                   else byte_pair_counts_by_group(self.buffer, self.weight)[0])
         return {
@@ -189,6 +252,7 @@ class Trainer:
         tok, head, weight = self.tok, self.heads.get(head_key, 0), self.weight  # weight 0: measured only
         recorded = self.positions.get(key)
         if recorded is None:  # a frequent byte pair: search the buffer from the last hit
+            assert self.buffer is not None  # from ids, every pair's positions are recorded
             for position in byte_pair_positions(self.buffer, left, right, head):
                 if tok[position] == left and tok[position + 1] == right and \
                         (of is None or of[position] == group) and (weight is None or weight[position]):
@@ -240,16 +304,13 @@ class Trainer:
                 break
             key, count = best
             left, right = key >> self.bits, key & right_mask
-            new_id = FIRST_NEW_ID + len(merges)
+            new_id = self.first_id + len(merges)
             replaced.append(self._merge(key, left, right, new_id))
             merges.append(((left, right), new_id))
             pair_counts.append(count)
             if progress is not None:
                 progress(len(merges), self.n_merges)
-        if self.weight is None:
-            n_bytes = len(self.buffer) - self.buffer.count(SEPARATOR)
-        else:
-            n_bytes = sum(w for byte, w in zip(self.buffer, self.weight) if byte != SEPARATOR)
+        n_bytes = self.n_start
         return Training(merges, pair_counts, replaced, n_bytes, stop_reason)
 
     def _merge(self, key: int, a: int, b: int, z: int) -> int:
@@ -258,6 +319,7 @@ class Trainer:
         self.heads.pop(key, None)
         occurrences: Iterable[int] | None = self.positions.pop(key, None)
         if occurrences is None:
+            assert self.buffer is not None  # from ids, every pair's positions are recorded
             occurrences = byte_pair_positions(self.buffer, a, b)
         tok, counts, bits, weight = self.tok, self.counts, self.bits, self.weight
         counts_get = counts.get
@@ -345,8 +407,12 @@ class Groups:
         return len(self.chosen) < self.global_merges
 
     def start(self, trainer: Trainer) -> None:
-        """Per-group counts of the byte pairs the trainer keeps, and the groups' heaps."""
+        """Per-group counts of the pairs the trainer starts with, and the groups' heaps."""
         if not self.parity:
+            return
+        if trainer.buffer is None:  # from ids: every kept pair's positions are at hand
+            for key, positions in trainer.positions.items():
+                self.created(trainer, key, positions)
             return
         bits = trainer.key_bits
         for group, counts in enumerate(byte_pair_counts_by_group(trainer.buffer, trainer.weight,

@@ -42,7 +42,7 @@ class VocabularyJob:
     tie_break: str
     min_pair_count: int
     pretokenizer: str = NONE
-    """The pre-tokenizer's name as given (built-in or re:PATTERN)."""
+    """The pre-tokenizer's name as given (built-in, re:PATTERN or split:PATTERN)."""
     weights: dict[str, int] = field(default_factory=dict)
     """The training mix: each unit of a language counts this many times (default 1)."""
     global_merges: int = 0

@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass, field
 
 from analyzer.bpe import PretokenizerError
-from analyzer.bpe.pretokenize import NONE, USER_PREFIX
+from analyzer.bpe.pretokenize import NONE, USER_AROUND_PREFIX, USER_PREFIX
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
@@ -160,7 +160,7 @@ def check_lossless(run: ResolvedRun, texts: dict[str, list[str]]) -> None:
     character. The built-in ones are lossless on any text by construction (and tested on
     every language of the real corpora); they are checked again as texts are split."""
     for name in run.pretokenizers:
-        if not name.startswith(USER_PREFIX):
+        if not name.startswith((USER_PREFIX, USER_AROUND_PREFIX)):  # a user's pattern
             continue
         pretokenizer = resolve_pretokenizer(name)
         assert pretokenizer is not None

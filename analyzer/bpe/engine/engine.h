@@ -186,10 +186,12 @@ struct Groups;
 typedef struct {
     Status status;
     int32_t *tok;
-    size_t size;             /* bytes in the packed buffer */
-    const uint8_t *buffer;   /* the packed buffer (owned by the caller, kept alive) */
+    size_t size;             /* slots: bytes in the packed buffer, or ids in `ids` */
+    const uint8_t *buffer;   /* the packed buffer (owned by the caller, kept alive), or NULL */
+    const int32_t *ids;      /* or: texts already in tokens, one slot per id, GAP between
+                                texts (continued training); NULL for bytes */
     uint32_t *weight;        /* per position (NULL: every text weighs 1) */
-    int32_t *length;         /* bytes of each id */
+    int32_t *length;         /* slots of each id (bytes, when training starts from bytes) */
     size_t n_ids, length_capacity;
     int64_t min_count, floor;
     int first_mode;

@@ -7,7 +7,9 @@
  *
  *   train(buffer, starts, weights, vocab_size, min_pair_count, first, progress,
  *         progress_every, groups=None, multiplicities=None, parity=False, global_merges=0,
- *         floor=0) -> TrainResult
+ *         floor=0, ids=False, first_id=256) -> TrainResult
+ *         (ids=True: `buffer` holds int32 ids, one slot each, -1 between texts, all below
+ *         first_id; the new ids start at first_id)
  *   Replayer(lefts, rights): .count_texts(texts, snapshots, group_starts=None,
  *         roundtrip=False, histograms=False) -> CountResult; .encode(buffer) -> bytes;
  *         .decode_bytes(ids) -> bytes; .piece(id) -> bytes
@@ -113,8 +115,10 @@ typedef struct {
     int have_buffer, have_starts, have_weights, have_groups, have_multiplicities;
     PyObject *progress;
     Py_ssize_t vocab_size, progress_every, global_merges, n_texts, n_merges;
+    Py_ssize_t first_id; /* the first new id: 256, or a continued vocabulary's size */
+    Py_ssize_t n_slots;  /* positions in the buffer: bytes, or int32 ids */
     long long min_pair_count, floor;
-    int first, parity;
+    int first, parity, ids;
 } TrainArgs;
 
 static void release_train_args(TrainArgs *a) {
@@ -129,28 +133,48 @@ static void release_train_args(TrainArgs *a) {
 static int parse_train_args(PyObject *args, PyObject *kwargs, TrainArgs *a) {
     static char *keywords[] = {"buffer", "starts", "weights", "vocab_size", "min_pair_count",
                                "first", "progress", "progress_every", "groups", "multiplicities",
-                               "parity", "global_merges", "floor", NULL};
+                               "parity", "global_merges", "floor", "ids", "first_id", NULL};
     PyObject *starts, *weights, *groups = Py_None, *multiplicities = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOnLpOn|OOpnL", keywords, &a->buffer, &starts,
+    a->first_id = FIRST_NEW_ID;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOnLpOn|OOpnLpn", keywords, &a->buffer, &starts,
                                      &weights, &a->vocab_size, &a->min_pair_count, &a->first,
                                      &a->progress, &a->progress_every, &groups, &multiplicities,
-                                     &a->parity, &a->global_merges, &a->floor))
+                                     &a->parity, &a->global_merges, &a->floor, &a->ids,
+                                     &a->first_id))
         return -1;
     a->have_buffer = 1;
-    if ((size_t)a->buffer.len >= (size_t)INT32_MAX) {
+    if (a->ids && a->buffer.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "ids must be an int32 array");
+        return -1;
+    }
+    a->n_slots = a->ids ? a->buffer.len / 4 : a->buffer.len;
+    if ((size_t)a->n_slots >= (size_t)INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "the compiled engine trains on at most 2 GiB of text at once");
         return -1;
     }
-    if (a->vocab_size < FIRST_NEW_ID || a->vocab_size > MAX_IDS || a->min_pair_count < 1
-        || a->progress_every < 1 || a->global_merges < 0) {
-        PyErr_SetString(PyExc_ValueError,
-                        "vocab_size, min_pair_count, progress_every or global_merges out of range");
+    if (a->first_id < FIRST_NEW_ID || a->first_id > a->vocab_size || (!a->ids && a->first_id != FIRST_NEW_ID)
+        || a->vocab_size > MAX_IDS || a->min_pair_count < 1 || a->progress_every < 1
+        || a->global_merges < 0) {
+        PyErr_SetString(PyExc_ValueError, "vocab_size, first_id, min_pair_count, progress_every "
+                                          "or global_merges out of range");
         return -1;
+    }
+    if (a->ids) {
+        /* Every id must be an id of the base (below first_id), or GAP between texts: the
+           trainer indexes lengths and keys by them. */
+        const int32_t *ids = a->buffer.buf;
+        for (Py_ssize_t p = 0; p < a->n_slots; p++) {
+            if (ids[p] < GAP || ids[p] >= a->first_id) {
+                PyErr_Format(PyExc_ValueError, "id %ld at slot %zd is not below first_id %zd",
+                             (long)ids[p], p, a->first_id);
+                return -1;
+            }
+        }
     }
     if (read_int64s(starts, &a->starts, "starts") < 0) return -1;
     a->have_starts = 1;
     a->n_texts = a->starts.len / 8;
-    a->n_merges = a->vocab_size - FIRST_NEW_ID;
+    a->n_merges = a->vocab_size - a->first_id;
     if ((a->have_groups = read_per_text(groups, &a->groups, "groups", a->starts.len)) < 0
         || (a->have_multiplicities = read_per_text(multiplicities, &a->multiplicities,
                                                    "multiplicities", a->starts.len)) < 0
@@ -206,12 +230,13 @@ static void learned_free(Learned *l) {
 /* The trainer and what it will learn, from the arguments; 0, or -1 with an exception. */
 static int setup(const TrainArgs *a, Trainer *t, Groups *groups, Learned *l) {
     size_t n = (size_t)a->n_merges + 1;
-    t->size = (size_t)a->buffer.len;
-    t->buffer = a->buffer.buf;
+    t->size = (size_t)a->n_slots;
+    t->buffer = a->ids ? NULL : a->buffer.buf;
+    t->ids = a->ids ? a->buffer.buf : NULL;
     t->min_count = a->min_pair_count;
     t->first_mode = a->first;
     t->tok = malloc(t->size * sizeof(int32_t) + 4);
-    t->length_capacity = FIRST_NEW_ID + 1024;
+    t->length_capacity = (size_t)a->first_id + 1024;
     t->length = malloc(t->length_capacity * sizeof(int32_t));
     l->lefts = malloc(n * sizeof(int32_t));
     l->rights = malloc(n * sizeof(int32_t));
@@ -241,8 +266,8 @@ static int setup(const TrainArgs *a, Trainer *t, Groups *groups, Learned *l) {
         groups->global_phase = a->parity && a->global_merges > 0;
         t->groups = groups;
     }
-    t->n_ids = FIRST_NEW_ID;
-    for (int b = 0; b < FIRST_NEW_ID; b++) t->length[b] = 1;
+    t->n_ids = (size_t)a->first_id;
+    for (Py_ssize_t id = 0; id < a->first_id; id++) t->length[id] = 1;
     size_t block_items = t->size / 64;
     t->blocks.block_items = block_items > 4096 ? block_items : 4096;
     return 0;
@@ -262,7 +287,7 @@ static int learn_one(const TrainArgs *a, Trainer *t, Learned *l) {
         int32_t entry = table_find(&groups->counts, group_key((uint32_t)group, key));
         count = entry >= 0 ? groups->counts.pairs[entry].count : 0;
     }
-    int32_t z = (int32_t)(FIRST_NEW_ID + l->learned);
+    int32_t z = (int32_t)(a->first_id + l->learned);
     t->length = grow(&t->status, t->length, &t->length_capacity, (size_t)z + 1, sizeof(int32_t));
     if (t->status.failed) return 0;
     t->length[z] = t->length[key_left(key)] + t->length[key_right(key)];

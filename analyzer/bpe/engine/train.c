@@ -205,12 +205,17 @@ int64_t initial_floor(size_t size, int64_t min_count, const uint32_t *weight) {
     return floor > min_count ? floor : min_count;
 }
 
-/* The start of a training: `tok` from the buffer, the first floor, every byte pair counted.
-   The caller has set the buffer, weights, lengths of the 256 bytes, min_count, the mode and
-   the groups. `forced_floor` (tests): a higher floor, so that small texts exercise rescans. */
+/* The start of a training: `tok` from the buffer (or the ids), the first floor, every pair
+   counted. The caller has set the buffer or the ids, weights, lengths of the first ids,
+   min_count, the mode and the groups. `forced_floor` (tests): a higher floor, so that small
+   texts exercise rescans. */
 void trainer_start(Trainer *t, int64_t forced_floor) {
-    const uint8_t *bytes = t->buffer;
-    for (size_t p = 0; p < t->size; p++) t->tok[p] = bytes[p] == SEPARATOR ? GAP : bytes[p];
+    if (t->ids) {
+        memcpy(t->tok, t->ids, t->size * sizeof(int32_t));
+    } else {
+        const uint8_t *bytes = t->buffer;
+        for (size_t p = 0; p < t->size; p++) t->tok[p] = bytes[p] == SEPARATOR ? GAP : bytes[p];
+    }
     t->floor = initial_floor(t->size, t->min_count, t->weight);
     if (t->groups && t->groups->parity) {
         /* A group's counts are a share of the whole: a floor from the whole text would be
@@ -224,7 +229,7 @@ void trainer_start(Trainer *t, int64_t forced_floor) {
         t->floor = initial_floor(smallest, t->min_count, t->weight);
     }
     if (forced_floor > t->min_count) t->floor = forced_floor;
-    rescan(t, 1);
+    rescan(t, t->ids == NULL); /* bytes: the direct-array count of byte pairs */
 }
 
 /* ---------------------------------------------------------------------------------------- */
