@@ -405,6 +405,11 @@ def run(
     global_merges: int = typer.Option(
         0, "--global-merges", metavar="M", help="With --parity: the first M merges are ordinary "
         "shared merges (the hybrid)."),
+    superbpe: list[str] = typer.Option(
+        None, "--superbpe", metavar="T", help="Also train a SuperBPE vocabulary (Liu et al. "
+        "2025) on all languages: the shared merges up to size T, then merges that may cross "
+        "words (SuperBPE's stage-2 split) up to the largest --vocab. Repeat, or give a comma "
+        "list, e.g. --superbpe 16384,26214."),
     weight: list[str] = typer.Option(
         None, "--weight", metavar="LANG=N", help="The training mix of the shared and parity "
         "vocabularies: each unit of LANG counts N times (repeatable; default 1), e.g. "
@@ -432,6 +437,7 @@ def run(
         tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
         pretokenizers=_split_commas(pretokenize) or ["none"],
         parity=parity, global_merges=global_merges, weights=_parse_weights(weight),
+        superbpe=_parse_sizes(superbpe or [], "--superbpe"),
         executor=(executor.value if executor else "dask" if scheduler else "local"),
         scheduler=scheduler or None,
     )
@@ -561,9 +567,9 @@ def merges(
     if by_language:
         data, _ = _run_metrics(database, run_id)
         assert data.fairness is not None
-        if data.kind(vocab, pretokenizer) not in (VocabKind.SHARED, VocabKind.PARITY):
-            raise _fail(f"--by-language is for the shared and parity vocabularies; {vocab} is "
-                        "one language's own")
+        if not data.kind(vocab, pretokenizer).trained_on_every_language:
+            raise _fail(f"--by-language is for the vocabularies trained on every language "
+                        f"(shared, parity, superbpe@T); {vocab} is one language's own")
         served = data.fairness.trained.get((vocab, pretokenizer), {})
         chosen = data.fairness.chosen.get((vocab, pretokenizer), [])
         shares = attribution(data)
@@ -735,7 +741,8 @@ def _split_commas(values: list[str] | None) -> list[str]:
     return found
 
 
-def _parse_sizes(values: list[str]) -> list[int]:
+def _parse_sizes(values: list[str], name: str = "--vocab") -> list[int]:
+    """Whole numbers from repeated options and comma lists alike."""
     sizes = []
     for value in values:
         for part in value.split(","):
@@ -744,7 +751,7 @@ def _parse_sizes(values: list[str]) -> list[int]:
             try:
                 sizes.append(int(part))
             except ValueError:
-                raise _fail(f"--vocab {part.strip()!r} is not a whole number") from None
+                raise _fail(f"{name} {part.strip()!r} is not a whole number") from None
     return sizes
 
 

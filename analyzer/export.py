@@ -24,6 +24,7 @@ from analyzer.metrics import (
     language_metrics,
     load_run_data,
     summaries,
+    superbpe_effects,
 )
 from analyzer.store import AnalyzerDatabase, RunRead, StoredMerge, VocabKind, VocabularyRead, load_merges
 
@@ -99,17 +100,18 @@ def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = No
     document["equal_cost_sizes"] = equal_cost_sizes(data)
     document["attribution"] = rows(attribution(data), ATTRIBUTION_KEYS)
     document["divergence"] = divergence_document(data)
+    document["superbpe_effects"] = superbpe_effects(data)
     document["token_report"] = token_report(run, frame, data.vocabularies)
     return document
 
 
 def divergence_document(data: RunData) -> list[dict]:
-    """Per shared or parity-aware vocabulary and size: the Jensen-Shannon divergence between
+    """Per vocabulary trained on every language, and size: the Jensen-Shannon divergence between
     every two languages' token distributions (`matrix[i][j]`, languages in run order)."""
     assert data.fairness is not None
     found = []
     for (vocab, pretokenizer, size), by_lang in data.fairness.histograms.items():
-        if data.kind(vocab, pretokenizer) not in (VocabKind.SHARED, VocabKind.PARITY):
+        if not data.kind(vocab, pretokenizer).trained_on_every_language:
             continue
         matrix = divergence_matrix(by_lang, data.run.languages)
         found.append({"vocab": vocab, "pretokenizer": pretokenizer, "size": size,

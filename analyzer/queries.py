@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from analyzer import bpe
+from analyzer.bpe.pretokenize import SUPERBPE
 from analyzer.errors import Invalid
 from analyzer.store import (
     AnalyzerDatabase,
@@ -91,7 +92,12 @@ def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind
     if not 256 <= size <= largest:
         raise NotFound(f"size {size} is outside 256..{largest}, the sizes {scope} has in run {run_id}")
     merges = [((left, right), new_id) for left, right, new_id, _, _ in rows[:size - 256]]
-    return TrainedVocabulary(scope, pretokenizer, size, largest, bpe.Vocabulary(merges, pretokenizer))
+    split = pretokenizer
+    stored = next(v for v in vocabularies(db, run_id)
+                  if v.scope == scope and v.pretokenizer == pretokenizer)
+    if stored.kind == VocabKind.SUPERBPE and stored.transition and size > stored.transition:
+        split = SUPERBPE  # past its transition a SuperBPE vocabulary splits as its stage 2
+    return TrainedVocabulary(scope, pretokenizer, size, largest, bpe.Vocabulary(merges, split))
 
 
 def invalid_text(text: str) -> str:

@@ -39,6 +39,7 @@ MAX_SIZES = 64
 MAX_LANGUAGES = 1_000
 MAX_PRETOKENIZERS = 16
 MAX_TOKENIZERS = 64
+MAX_SUPERBPE = 8
 DEFAULT_PIVOT = "eng_Latn"
 EXECUTORS = ("local", "dask")
 
@@ -86,6 +87,11 @@ class RunSettings:
     weights: dict[str, int] = dataclasses.field(default_factory=dict)
     """The training mix of the shared and parity-aware vocabularies: `{lang: n}`, each unit of
     that language counting n times (1 to MAX_WEIGHT_VALUE; default 1)."""
+    superbpe: Annotated[list[int], Field(max_length=MAX_SUPERBPE)] = dataclasses.field(
+        default_factory=list)
+    """Also train a SuperBPE vocabulary (Liu et al. 2025) on all languages for each size T
+    here: the shared vocabulary's merges up to T, then merges that may cross words to the
+    largest size (see analyzer.runs.superbpe). Each T is below the largest size."""
     executor: Annotated[str, Field(json_schema_extra={"enum": list(EXECUTORS)})] = EXECUTORS[0]
     """Where the trainings run: "local" (a process pool) or "dask" (a Dask cluster)."""
     scheduler: str | None = None
@@ -94,7 +100,8 @@ class RunSettings:
 
 
 RECORDED = ("languages", "pivot", "sizes", "per_language", "cross", "holdout", "seed",
-            "tie_break", "min_pair_count", "pretokenizers", "parity", "global_merges", "weights")
+            "tie_break", "min_pair_count", "pretokenizers", "parity", "global_merges", "weights",
+            "superbpe")
 """The settings a run's row records, resolved (codes normalised, sizes sorted, repeats gone).
 Not recorded: the corpus (its id is), jobs and executor (results are the same whatever they
 are), tokenizers (each is a vocabulary of the run)."""

@@ -234,3 +234,12 @@ def m007_fairness(db: Database) -> None:
         PRIMARY KEY (vocab_id, size, lang)
     )
     """)
+
+
+@migrations()
+def m008_superbpe(db: Database) -> None:
+    # SuperBPE vocabularies: the run records its transition sizes, each vocabulary its own.
+    _run(db, """
+    ALTER TABLE runs ADD COLUMN superbpe TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE vocabularies ADD COLUMN transition INTEGER
+    """)

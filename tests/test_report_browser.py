@@ -43,6 +43,21 @@ def test_every_figure_renders_offline_without_errors(browser, tiny_db, tmp_path)
     assert (tmp_path / "run.png").stat().st_size > 10_000
 
 
+def test_the_superbpe_views_render_with_the_transition_marked(browser, tiny_db, tmp_path):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300, 330], superbpe=[290], jobs=1,
+                                              per_language=False))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    page = build_page(tiny_db, run_id)
+    titles = [figure.layout.title.text for figure in page.figures]
+    assert "At size 330: shared BPE and SuperBPE" in titles
+    curve = next(f for f in page.figures if "superbpe@290" in (f.layout.title.text or ""))
+    assert [shape.x0 for shape in curve.layout.shapes] == [290]  # the transition, marked
+    traces, problems = open_page(browser, path, tmp_path / "superbpe.png")
+    assert problems == []
+    assert [t["traces"] for t in traces] == [len(figure.data) for figure in page.figures]
+    assert all(t["drawn"] >= 1 for t in traces)
+
+
 def test_the_self_contained_page_and_the_index_work_too(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[300], jobs=1))
     path = write_report(tiny_db, run_id, tmp_path / "alone", self_contained=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .contract import MAX_WEIGHT, Progress
+from .contract import MAX_WEIGHT, Progress, TokenIds
 from .engines import engine
 from .pretokenize import chunk_texts, resolve
 from .reference import MIN_PAIR_COUNT, Merge
@@ -59,13 +59,16 @@ def train_by_language(
     min_pair_count: int = MIN_PAIR_COUNT,
     tie_break: str = "lexicographic",
     progress: Progress | None = None,
+    base: Sequence[Merge] = (),
 ) -> LanguageTraining:
     """Learn merges on every language's texts together; see the module's docstring.
 
     `weights[lang] = n` trains as if each text of that language appeared n times (default 1);
     `dev` (parity-aware only) are the texts whose token counts decide whose turn it is (default:
     the training texts, each once); `global_merges` first merges are chosen over all languages.
-    Not parity-aware, the merges are `train(all texts, languages in order)`'s.
+    Not parity-aware, the merges are `train(all texts, languages in order)`'s. With a `base`
+    merge list, training continues it (as `continue_training`): each chunk is encoded with the
+    base first, and the result holds the added merges, new ids from `256 + len(base)`.
     """
     languages = sorted(texts) if parity else list(texts)
     _check(texts, dev, weights, parity, global_merges)
@@ -91,8 +94,12 @@ def train_by_language(
         if dev is not None:
             add(dev[lang], group, 0, measured=True, trained=False)
     plain = all(w == 1 for w in train_weights)
+    start: list[str] | TokenIds = flat
+    if base:
+        vocabulary = engine.Vocabulary(base)
+        start = TokenIds([vocabulary.encode(chunk) for chunk in flat], vocabulary.size)
     result = engine.train_grouped(
-        flat, groups, vocab_size, weights=None if plain else train_weights,
+        start, groups, vocab_size, weights=None if plain else train_weights,
         multiplicities=multiplicities if parity else None, parity=parity,
         global_merges=global_merges, min_pair_count=min_pair_count, tie_break=tie_break,
         progress=progress)

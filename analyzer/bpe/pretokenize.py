@@ -26,6 +26,8 @@ from functools import lru_cache
 import regex
 
 NONE = "none"
+SUPERBPE = "superbpe"
+"""SuperBPE's stage-2 pre-tokenizer (see PRETOKENIZERS)."""
 USER_PREFIX = "re:"
 USER_AROUND_PREFIX = "split:"
 """`split:PATTERN`: a pattern of the user's, splitting around its matches (see `SPLIT_AROUND`)."""
@@ -62,11 +64,11 @@ PRETOKENIZERS: dict[str, str | None] = {
     # numbers of up to three digits, runs of two or more punctuation marks, and runs of spaces
     # before a space or the end are cut out; everything else, spaces between words included,
     # is one chunk, so merges may cross words ("superwords"). It splits around its matches.
-    "superbpe": r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)""",
+    SUPERBPE: r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)""",
 }
 """Built-in pre-tokenizers by name (`none`: no splitting, each text is one chunk)."""
 
-SPLIT_AROUND = frozenset({"superbpe"})
+SPLIT_AROUND = frozenset({SUPERBPE})
 """Built-in pre-tokenizers that split around their matches (every match is a chunk, and so is
 every stretch of text between matches: Hugging Face's `Split(behavior="isolated")`), instead of
 keeping only the matches. Lossless by construction."""

@@ -8,11 +8,12 @@ fairness views (who got the vocabulary, what parity costs, equal-cost sizes).
     summaries(data)                  # Gini and total cost per vocabulary and size
     attribution(data)                # who got the vocabulary
     equal_cost_sizes(data)           # the size at which each language costs what the pivot does
+    superbpe_effects(data)           # what SuperBPE's superwords do to each language
 """
 
 from .allocation import divergence_matrix
 from .data import FairnessData, RunData, load_run_data
-from .fairness import attribution, equal_cost_sizes, summaries, token_curve
+from .fairness import attribution, equal_cost_sizes, summaries, superbpe_effects, token_curve
 from .frames import (
     for_pretokenizer,
     headline_vocabulary,
@@ -36,6 +37,7 @@ __all__ = [
     "own_vocabulary",
     "separates_words",
     "summaries",
+    "superbpe_effects",
     "token_curve",
     "tokenizer_sizes",
 ]

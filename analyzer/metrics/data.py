@@ -4,7 +4,7 @@ fairness metrics add (`FairnessData`): per-merge replacements, parity choices, t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from analyzer.store import (
     load_chunk_counts,
     load_counts,
     load_histograms,
+    load_merges,
     load_replacements,
     unit_stats,
     vocabularies,
@@ -40,6 +41,9 @@ class FairnessData:
     """`{(vocab, pretokenizer, size): {lang: {token id: occurrences in the measured units}}}`."""
     train_bytes: dict[str, int]
     """Bytes of each language's training units (unweighted)."""
+    superwords: dict[tuple[str, str | None], set[int]] = field(default_factory=dict)
+    """SuperBPE vocabularies: the ids of their superword tokens (a space inside, between
+    other bytes: a token that spans words)."""
 
 
 @dataclass
@@ -89,6 +93,19 @@ def _load_fairness(db: AnalyzerDatabase, run: RunRead) -> FairnessData:
         trained=load_replacements(db, run.id, ReplacementTexts.TRAINED),
         measured=load_replacements(db, run.id, ReplacementTexts.MEASURED),
         chosen=load_chosen(db, run.id), histograms=load_histograms(db, run.id),
-        train_bytes={lang: int(values.sum()) for lang, values in stats["bytes"].items()})
+        train_bytes={lang: int(values.sum()) for lang, values in stats["bytes"].items()},
+        superwords={(v.scope, v.pretokenizer): {m.new_id for m in load_merges(db, run.id, v.scope,
+                                                                              v.pretokenizer)
+                                                if is_superword(m.token)}
+                    for v in vocabularies(db, run.id) if v.kind == VocabKind.SUPERBPE})
+
+
+def is_superword(token: bytes) -> bool:
+    """Whether a token spans words: a space with other bytes on both sides of it.
+
+    >>> is_superword(b" of the"), is_superword(b" the"), is_superword(b"the  ")
+    (True, False, False)
+    """
+    return b" " in token.strip(b" ")
 
 

@@ -4,13 +4,14 @@
   and size, the Gini of the premiums across languages and the total tokens over all languages,
   and for a parity-aware one its total against the shared vocabulary's (what fairness costs in
   global compression), each with a seeded 95 % bootstrap interval over the measured units.
-- `attribution`: for the shared and parity-aware vocabularies, each language's share of the
-  merges (the merges it contributed most of the replaced occurrences to, when they were
-  learned; ties split), its share of all replaced occurrences, its share of the training bytes
-  (weights applied), and its first merge (the rank of the first token its text uses).
+- `attribution`: for the vocabularies trained on every language (shared, parity-aware,
+  SuperBPE), each language's share of the merges (the merges it contributed most of the
+  replaced occurrences to, when they were learned; ties split), its share of all replaced
+  occurrences, its share of the training bytes (weights applied), and its first merge (the
+  rank of the first token its text uses).
 - `equal_cost_sizes`: the smallest vocabulary size at which a language's text takes no more
   tokens than the pivot's at a reference size (Arnett et al. 2025): under the language's own
-  vocabulary (against the pivot's own), and under the shared or parity-aware one. Exact at
+  vocabulary (against the pivot's own), and under each one trained on every language. Exact at
   every size, from the per-merge replacement counts of the measured units.
 """
 
@@ -25,7 +26,7 @@ from .data import FairnessData, RunData
 from .frames import RESAMPLES
 from .stats import bootstrap_weights, gini
 
-EVERY_LANGUAGE = (VocabKind.SHARED, VocabKind.PARITY, VocabKind.PRODUCTION)
+EVERY_LANGUAGE = (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE, VocabKind.PRODUCTION)
 """The kinds of vocabulary that count every language of a run."""
 
 
@@ -77,7 +78,7 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
 
 
 def attribution(data: RunData) -> pd.DataFrame:
-    """Per (vocab, pretokenizer, lang) of the shared and parity-aware vocabularies: merges_share,
+    """Per (vocab, pretokenizer, lang) of the vocabularies trained on every language: merges_share,
     occurrences_share, bytes_share, first_merge (1-based rank; None if its text uses no merge)
     and, parity-aware, chosen_share (the merges chosen for it)."""
     fairness = _fairness(data)
@@ -85,7 +86,7 @@ def attribution(data: RunData) -> pd.DataFrame:
     byte_total = sum(fairness.train_bytes[lang] * weights.get(lang, 1) for lang in fairness.train_bytes)
     rows = []
     for (vocab, pretokenizer), by_lang in fairness.trained.items():
-        if data.kind(vocab, pretokenizer) not in (VocabKind.SHARED, VocabKind.PARITY):
+        if not data.kind(vocab, pretokenizer).trained_on_every_language:
             continue
         langs = [lang for lang in data.run.languages if lang in by_lang]
         replaced = np.array([by_lang[lang] for lang in langs], dtype=float)  # langs x merges
@@ -135,7 +136,7 @@ def equal_cost_sizes(data: RunData, reference_size: int | None = None) -> list[d
     """`[{"lang", "vocab", "pretokenizer", "reference_size", "size"}]`: for each language, the
     smallest size at which its tokens are no more than the pivot's at `reference_size`
     (default: the run's largest): under its own vocabulary (`vocab` is the language's code;
-    the pivot's own is the reference) and under each shared or parity-aware vocabulary.
+    the pivot's own is the reference) and under each vocabulary trained on every language.
     `size` is None when no size within the trained merges reaches it."""
     run = data.run
     if not run.sizes:
@@ -155,8 +156,10 @@ def equal_cost_sizes(data: RunData, reference_size: int | None = None) -> list[d
                     found.append({"lang": lang, "vocab": lang, "pretokenizer": pretokenizer,
                                   "reference_size": reference,
                                   "size": _first_at_most(token_curve(n_bytes[lang], own), target)})
-        for vocab in (VocabKind.SHARED, VocabKind.PARITY):
-            by_lang = fairness.measured.get((str(vocab), pretokenizer))
+        every = [v.scope for v in data.vocabularies
+                 if v.kind.trained_on_every_language and v.pretokenizer == pretokenizer]
+        for vocab in every:
+            by_lang = fairness.measured.get((vocab, pretokenizer))
             if not by_lang or pivot not in by_lang:
                 continue
             target = _at_size(token_curve(n_bytes[pivot], by_lang[pivot]), reference)
@@ -174,3 +177,48 @@ def _fairness(data: RunData) -> FairnessData:
         raise ValueError("the run's data was loaded without its fairness data "
                          "(load_run_data(..., fairness=True))")
     return data.fairness
+
+
+def superbpe_effects(data: RunData) -> list[dict]:
+    """`[{"vocab", "pretokenizer", "transition", "lang", "size", "premium", "shared_premium",
+    "premium_before", "before_size", "superword_share"}]`: for each SuperBPE vocabulary and
+    language, at the run's largest size, its premium (tokens / the pivot's) beside the shared
+    vocabulary's (same pre-tokenizer), its premium at the largest run size up to the transition
+    (`before_size`; None when no size is that small), and the share of its tokens there that
+    are superwords (span words)."""
+    run = data.run
+    fairness = _fairness(data)
+    if not run.sizes:
+        return []
+    largest = max(run.sizes)
+
+    def premiums(vocab: str, pretokenizer: str | None, size: int) -> dict[str, float]:
+        by_lang = data.counts.get((vocab, pretokenizer, size), {})
+        if run.pivot not in by_lang:
+            return {}
+        pivot = float(by_lang[run.pivot].sum())
+        return {lang: float(units.sum()) / pivot for lang, units in by_lang.items()}
+
+    found = []
+    for v in data.vocabularies:
+        if v.kind != VocabKind.SUPERBPE or v.transition is None:
+            continue
+        before = [size for size in run.sizes if size <= v.transition]
+        before_size = max(before) if before else None
+        after = premiums(v.scope, v.pretokenizer, largest)
+        shared = premiums(str(VocabKind.SHARED), v.pretokenizer, largest)
+        earlier = premiums(v.scope, v.pretokenizer, before_size) if before_size else {}
+        superwords = fairness.superwords.get((v.scope, v.pretokenizer), set())
+        histograms = fairness.histograms.get((v.scope, v.pretokenizer, largest), {})
+        for lang in run.languages:
+            histogram = histograms.get(lang, {})
+            total = sum(histogram.values())
+            found.append({
+                "vocab": v.scope, "pretokenizer": v.pretokenizer, "transition": v.transition,
+                "lang": lang, "size": largest, "premium": after.get(lang),
+                "shared_premium": shared.get(lang), "premium_before": earlier.get(lang),
+                "before_size": before_size,
+                "superword_share": (sum(n for token, n in histogram.items() if token in superwords)
+                                    / total) if total else None,
+            })
+    return found

@@ -85,7 +85,7 @@ def percent(value: float) -> str:
     return f"{value:+.0%}"
 
 
-def _size_axis(sizes: list[int]) -> dict:
+def size_axis(sizes: list[int]) -> dict:
     return dict(type="log", tickvals=sizes, ticktext=[f"{s:,}" for s in sizes],
                 title="vocabulary size (256 bytes + merges, log scale)")
 
@@ -122,7 +122,7 @@ def headline(view: RunView) -> go.Figure:
                            "overhead %{y:+.1f} %<extra></extra>")))
     ticks = sorted({*view.sizes, *(size for _, size in view.tokenizers)})
     figure.update_layout(
-        title=headline_finding(view), xaxis=_size_axis(ticks),
+        title=headline_finding(view), xaxis=size_axis(ticks),
         yaxis=dict(title=f"extra tokens vs {label(language_name(view.pivot))} (%)", ticksuffix=" %"),
         legend=dict(title="highest overhead first"), hovermode="closest",
         height=max(480, 22 * len(order)),
@@ -349,7 +349,7 @@ def bytes_per_token(view: RunView) -> go.Figure:
     figure.update_layout(
         title="Bytes per token as the shared vocabulary grows: each merge packs more bytes into a "
               "token, and languages gain at different rates",
-        xaxis=_size_axis(view.sizes), yaxis=dict(title="UTF-8 bytes per token"),
+        xaxis=size_axis(view.sizes), yaxis=dict(title="UTF-8 bytes per token"),
         height=max(480, 22 * len(order)))
     return figure
 

@@ -24,6 +24,7 @@ from analyzer.metrics import (
     language_metrics,
     load_run_data,
     summaries,
+    superbpe_effects,
     tokenizer_sizes,
 )
 from analyzer.metrics.costs import model_costs
@@ -37,7 +38,7 @@ from analyzer.store import (
     load_merges,
 )
 
-from . import fairness, figures, split_rules
+from . import fairness, figures, split_rules, superbpe
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script
@@ -152,6 +153,8 @@ def _sections(view: figures.RunView, data: RunData,
                          f"in each language. {content_note(run.pivot)}",
                          model_costs_heatmap(costs, run.languages, run.pivot)))
     sections += _fairness_sections(view, data)
+    if run.superbpe and data.fairness is not None:
+        sections += superbpe.sections(view, superbpe_effects(data), data.vocabularies)
     if run.sizes:
         sections.append(("Overhead by language: bytes or vocabulary?",
                          "premium = byte premium x (bytes per token of the pivot / bytes per token "

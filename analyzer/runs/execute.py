@@ -29,6 +29,7 @@ from analyzer.store import (
 
 from .jobs import JobPlan, Report, VocabularyJob, run_jobs
 from .resolution import ResolvedRun, check_lossless, resolve
+from .superbpe import superbpe_scope
 
 ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE, {bpe.ENGINE} engine"
 """Recorded with every run: which analyzer and which engine (compiled or python) made it."""
@@ -165,7 +166,7 @@ def make_plans(run: ResolvedRun) -> list[JobPlan]:
     settings = run.settings
 
     def plan(kind: VocabKind, scope: str, train_on: list[str], count: list[str],
-             pretokenizer: str) -> JobPlan:
+             pretokenizer: str, transition: int | None = None) -> JobPlan:
         everyone = kind != VocabKind.LANGUAGE
         parity = kind == VocabKind.PARITY
         return JobPlan(
@@ -174,7 +175,7 @@ def make_plans(run: ResolvedRun) -> list[JobPlan]:
             weights=run.weights if everyone else {},
             global_merges=settings.global_merges if parity else 0,
             # With a holdout, the held-out units decide whose turn it is; else the training ones.
-            dev_measured=parity and bool(settings.holdout))
+            dev_measured=parity and bool(settings.holdout), transition=transition)
 
     if not run.sizes:  # production tokenizers only: nothing to train
         return []
@@ -185,6 +186,9 @@ def make_plans(run: ResolvedRun) -> list[JobPlan]:
         if settings.parity:
             plans.append(plan(VocabKind.PARITY, VocabKind.PARITY, run.languages, run.languages,
                               pretokenizer))
+        for transition in run.superbpe:
+            plans.append(plan(VocabKind.SUPERBPE, superbpe_scope(transition), run.languages,
+                              run.languages, pretokenizer, transition))
         if settings.per_language:
             for lang in run.languages:
                 counted = run.languages if settings.cross else list(dict.fromkeys([lang, run.pivot]))

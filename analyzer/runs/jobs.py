@@ -50,6 +50,8 @@ class VocabularyJob:
     dev: dict[str, list[str]] | None = None
     """Parity-aware: the texts whose token counts decide whose turn it is (default: the
     training texts)."""
+    transition: int | None = None
+    """SuperBPE: the size where its second stage starts (see `analyzer.runs.superbpe`)."""
 
     @property
     def work(self) -> int:
@@ -84,6 +86,8 @@ class JobPlan:
     global_merges: int = 0
     dev_measured: bool = False
     """Parity-aware with a holdout: the held-out (measured) units decide whose turn it is."""
+    transition: int | None = None
+    """SuperBPE: the size where its second stage starts."""
 
     @property
     def label(self) -> str:
@@ -98,21 +102,42 @@ class JobPlan:
             units(self.count, self.measured_units), self.sizes, self.tie_break,
             self.min_pair_count, self.pretokenizer, weights=self.weights,
             global_merges=self.global_merges,
-            dev=units(self.train_on, self.measured_units) if self.dev_measured else None)
+            dev=units(self.train_on, self.measured_units) if self.dev_measured else None,
+            transition=self.transition)
 
 
-def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
-    """Train at the largest size; every smaller size is a prefix, so one replay counts all."""
-    largest = job.sizes[-1]
-    report = report or (lambda *args: None)
+def progress_reporter(job: VocabularyJob, report: Report, largest: int) -> bpe.Progress:
+    """The engine's progress callback for a job: a report about every hundredth of its merges
+    (the engine calls after each block of merges) and at the end."""
     step = max(1, (largest - 256) // 100)
-    reported = [-1]  # the last step reported: the engine calls after each block of merges
+    reported = [-1]  # the last step reported
 
     def on_merge(done: int, total: int) -> None:
         if done // step != reported[0] or done == total:
             reported[0] = done // step
             report(job.label, "train", done, total)
 
+    return on_merge
+
+
+def split_by_language(flat: list[int], measure: dict[str, list[str]]) -> dict[str, list[int]]:
+    """Counts of the measured texts, all languages in a row, back into `{lang: counts}`."""
+    by_language, offset = {}, 0
+    for lang, texts in measure.items():
+        by_language[lang] = flat[offset:offset + len(texts)]
+        offset += len(texts)
+    return by_language
+
+
+def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
+    """Train at the largest size; every smaller size is a prefix, so one replay counts all."""
+    if job.kind == VocabKind.SUPERBPE:
+        from .superbpe import build_superbpe
+
+        return build_superbpe(job, report)
+    largest = job.sizes[-1]
+    report = report or (lambda *args: None)
+    on_merge = progress_reporter(job, report, largest)
     start = time.perf_counter()
     training = bpe.train_by_language(
         job.train_texts, largest, parity=job.kind == VocabKind.PARITY, dev=job.dev,
@@ -126,24 +151,15 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
     languages = list(job.measure)
     texts = [text for lang in languages for text in job.measure[lang]]
     measured = vocabulary.measure(texts, reachable, roundtrip=True)
-    counts: dict[int, dict[str, list[int]]] = {}
-    for size in job.sizes:
-        flat = measured.counts[min(size, vocabulary.size)]
-        counts[size], offset = {}, 0
-        for lang in languages:
-            n = len(job.measure[lang])
-            counts[size][lang] = flat[offset:offset + n]
-            offset += n
+    counts = {size: split_by_language(measured.counts[min(size, vocabulary.size)], job.measure)
+              for size in job.sizes}
     statistics = dict(zip(languages, vocabulary.token_statistics(
         [job.measure[lang] for lang in languages], reachable)))
     report(job.label, "done", 1, 1)
     pretokenizer = vocabulary.pretokenizer
     chunks = None
     if measured.chunks is not None and job.kind == VocabKind.SHARED:  # it measures every language
-        chunks, offset = {}, 0
-        for lang in languages:
-            chunks[lang] = measured.chunks[offset:offset + len(job.measure[lang])]
-            offset += len(job.measure[lang])
+        chunks = split_by_language(measured.chunks, job.measure)
     return VocabularyRecord(
         scope=job.scope, kind=job.kind, size=largest, counts=counts,
         trained_bytes=training.n_bytes, merges_learned=len(training.merges),

@@ -49,12 +49,15 @@ class ResolvedRun:
     """The pre-tokenizers' names, checked, without repeats, in the order given."""
     weights: dict[str, int] = field(default_factory=dict)
     """The training mix, with language codes normalised; only weights other than 1."""
+    superbpe: list[int] = field(default_factory=list)
+    """SuperBPE vocabularies' transition sizes, ascending, without repeats."""
 
     def recorded_settings(self) -> RunSettings:
         """The settings as the run's row records them: what they resolved to."""
         return dataclasses.replace(self.settings, corpus=self.corpus.name,
                                    languages=self.languages, pivot=self.pivot, sizes=self.sizes,
-                                   pretokenizers=self.pretokenizers, weights=self.weights)
+                                   pretokenizers=self.pretokenizers, weights=self.weights,
+                                   superbpe=self.superbpe)
 
 
 def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
@@ -82,10 +85,11 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     pretokenizers = _pretokenizers(settings.pretokenizers)
     weights = _weights(settings.weights, languages)
     _parity(settings, languages, sizes)
+    superbpe = _superbpe(settings.superbpe, sizes)
     _executor(settings)
     tokenizers = _tokenizers(settings.tokenizers, languages)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
-                       pretokenizers, weights)
+                       pretokenizers, weights, superbpe)
 
 
 def _invalid(name: str, value, message: str) -> RunError:
@@ -127,6 +131,22 @@ def _parity(settings: RunSettings, languages: list[str], sizes: list[int]) -> No
     if len(languages) < 2:
         raise RunError(f"{SETTING} needs two languages or more: with one, it is the shared "
                        "vocabulary", setting="parity")
+
+
+def _superbpe(transitions: list[int], sizes: list[int]) -> list[int]:
+    """SuperBPE's transition sizes: each inside the trained sizes, below the largest (the
+    second stage goes from there to the largest)."""
+    if transitions and not sizes:
+        raise RunError(f"{SETTING} trains a vocabulary: give {setting('sizes')} too (e.g. 4096)",
+                       setting="superbpe")
+    for transition in transitions:
+        if isinstance(transition, bool) or not isinstance(transition, int) or \
+                not MIN_SIZE <= transition < max(sizes):
+            raise _invalid("superbpe", transition,
+                           f"{SETTING} {transition}: the transition is a size from {MIN_SIZE} to "
+                           f"below the largest of {setting('sizes')} ({max(sizes)}), where the "
+                           "second stage ends")
+    return sorted(set(transitions))
 
 
 def _executor(settings: RunSettings) -> None:

@@ -25,18 +25,25 @@ class VocabKind(StrEnum):
 
     A shared vocabulary is trained on every run language (its scope is `shared`), a language's
     own on that language alone (its scope is the language code), a parity-aware one on every
-    language with parity-aware merges (scope `parity`); a production tokenizer is measured,
-    not trained (its scope is its name).
+    language with parity-aware merges (scope `parity`), a SuperBPE one on every language in two
+    stages (scope `superbpe@T`, T the size where the second stage starts); a production
+    tokenizer is measured, not trained (its scope is its name).
     """
 
     SHARED = "shared"
     LANGUAGE = "language"
     PARITY = "parity"
+    SUPERBPE = "superbpe"
     PRODUCTION = "production"
 
     @property
     def trained(self) -> bool:
         return self is not VocabKind.PRODUCTION
+
+    @property
+    def trained_on_every_language(self) -> bool:
+        """Trained on all the run's languages together (so it counts every language too)."""
+        return self in (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE)
 
 
 class ReplacementTexts(StrEnum):

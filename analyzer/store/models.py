@@ -76,6 +76,7 @@ class RunRow(SQLModel, table=True):
     parity: bool = False  # a parity-aware vocabulary was trained
     global_merges: int = 0  # its first merges chosen over all languages (the hybrid)
     weights: str = "{}"  # JSON {lang: n}: the training mix of the shared and parity vocabularies
+    superbpe: str = "[]"  # JSON list of sizes: a SuperBPE vocabulary's transition, each
 
 
 class VocabularyRow(SQLModel, table=True):
@@ -94,6 +95,7 @@ class VocabularyRow(SQLModel, table=True):
     source: str | None = None  # production tokenizers: the files used, and how they were checked
     pretokenizer: str | None = None  # trained: its name as given ("none", "cl100k", "re:...")
     pattern: str | None = None  # trained with a pre-tokenizer: the pattern's text
+    transition: int | None = None  # SuperBPE: the size where its second stage starts
 
 
 # Read models: what the store's reads return, and the documented JSON shapes.
@@ -154,6 +156,7 @@ class RunRead(SQLModel):
     parity: bool = False
     global_merges: int = 0
     weights: dict[str, int] = {}
+    superbpe: list[int] = []
     corpus_id: int = Field(exclude=True)
     measured_units: list[int] = Field(exclude=True)
     engine_version: str = Field(exclude=True)
@@ -175,3 +178,5 @@ class VocabularyRead(SQLModel):
     source: str | None
     pretokenizer: str | None
     pattern: str | None
+    transition: int | None = None
+    """SuperBPE: the size where its second stage starts (stage 1 is `pretokenizer`'s)."""

@@ -60,6 +60,8 @@ class VocabularyRecord:
     pretokenizer: str | None = None
     """Trained: the pre-tokenizer's name as given ("none" for none); production: None."""
     pattern: str | None = None
+    transition: int | None = None
+    """SuperBPE: the size where its second stage starts."""
     chunks: dict[str, list[int]] | None = None
     """With a pre-tokenizer: `{lang: [chunks of each measured unit]}` (one vocabulary per
     pre-tokenizer reports them; the run stores them once)."""
@@ -155,12 +157,12 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
     """Insert one vocabulary with its merges and token counts (inside the caller's transaction)."""
     cursor = db.execute(
         "INSERT INTO vocabularies (run_id, scope, kind, size, trained_bytes, merges_learned, "
-        "stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern, transition) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, record.scope, record.kind, record.size, record.trained_bytes,
          record.merges_learned, record.stop_reason, record.seconds,
          None if record.roundtrip_ok is None else int(record.roundtrip_ok), record.library,
-         record.source, record.pretokenizer, record.pattern],
+         record.source, record.pretokenizer, record.pattern, record.transition],
     )
     vocab_id = inserted_id(cursor)
     chosen = record.chosen or [None] * len(record.merges)

@@ -1,0 +1,93 @@
+"""The SuperBPE views of a report: what superword tokens do to each language's premium.
+
+- `premiums`: each language's overhead vs the pivot at the largest size, under the shared
+  vocabulary and under each SuperBPE vocabulary, with the share of its tokens that are
+  superwords in the hover;
+- `curves`: the overhead of each language against size under one SuperBPE vocabulary, with
+  its transition marked (below it the vocabulary is the shared one's prefix).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from analyzer.corpus import language_name
+from analyzer.store import VocabKind
+
+from .fairness import PARITY_COLOR
+from .figures import TOKENS_COLOR, RunView, label, size_axis
+from .language_filter import by_script
+
+SUPERBPE_COLORS = ["#b7791f", "#805ad5", "#dd6b20", "#319795"]
+
+
+def premiums(view: RunView, effects: list[dict]) -> go.Figure:
+    """Grouped bars: overhead at the largest size, shared and each superbpe@T, per language."""
+    rows = [e for e in effects if e["pretokenizer"] == view.pretokenizer]
+    shared = {e["lang"]: e["shared_premium"] for e in rows if e["shared_premium"] is not None}
+    order = by_script(view.languages, view.pivot, key=lambda lang: shared.get(lang) or 0.0)
+    names = [view.name(lang) for lang in order]
+    figure = go.Figure(go.Bar(
+        x=names, y=[((shared.get(lang) or 1.0) - 1) * 100 for lang in order], name="shared",
+        marker_color=TOKENS_COLOR, meta={"langs": order},
+        hovertemplate="<b>%{x}</b><br>shared: %{y:+.1f} %<extra></extra>"))
+    vocabs = sorted({e["vocab"] for e in rows}, key=lambda vocab: int(vocab.split("@")[1]))
+    for index, vocab in enumerate(vocabs):
+        by_lang = {e["lang"]: e for e in rows if e["vocab"] == vocab}
+        shares = [by_lang[lang]["superword_share"] for lang in order]
+        figure.add_trace(go.Bar(
+            x=names, y=[((by_lang[lang]["premium"] or 1.0) - 1) * 100 for lang in order],
+            name=label(vocab), marker_color=SUPERBPE_COLORS[index % len(SUPERBPE_COLORS)],
+            meta={"langs": order},
+            customdata=[[(share or 0.0) * 100] for share in shares],
+            hovertemplate=(f"<b>%{{x}}</b><br>{label(vocab)}: %{{y:+.1f}} %<br>"
+                           "superwords: %{customdata[0]:.1f} % of its tokens<extra></extra>")))
+    figure.update_layout(
+        barmode="group", title=f"At size {view.largest:,}: shared BPE and SuperBPE",
+        yaxis=dict(title=f"extra tokens vs {label(language_name(view.pivot))} (%)",
+                   ticksuffix=" %"),
+        xaxis=dict(tickangle=-45), height=520, hovermode="closest")
+    return figure
+
+
+def curves(view: RunView, vocab: str, transition: int) -> go.Figure:
+    """Overhead against size under one SuperBPE vocabulary, the transition a dashed line."""
+    rows = view.frame[view.frame["vocab"] == vocab]
+    figure = go.Figure()
+    largest = rows[rows["size"] == view.largest].set_index("lang")["overhead"]
+    for lang in sorted(view.languages, key=lambda lang: -largest.get(lang, 0.0)):
+        line = rows[rows["lang"] == lang].sort_values("size")
+        figure.add_trace(go.Scatter(
+            x=line["size"], y=line["overhead"] * 100, mode="lines+markers", name=view.name(lang),
+            meta={"lang": lang}, line=dict(color=view.colors[lang],
+                                           dash="dot" if lang == view.pivot else "solid"),
+            hovertemplate=(f"<b>{view.name(lang)}</b><br>size %{{x:,}}<br>overhead "
+                           "%{y:+.1f} %<extra></extra>")))
+    # The transition, dashed (its label is the title: an annotation misplaces on a log axis).
+    figure.add_vline(x=transition, line=dict(color=PARITY_COLOR, dash="dash"))
+    figure.update_layout(
+        title=f"{label(vocab)}: ordinary BPE up to {transition:,} (dashed), then merges across "
+              "words",
+        xaxis=size_axis(view.sizes),
+        yaxis=dict(title=f"extra tokens vs {label(language_name(view.pivot))} (%)",
+                   ticksuffix=" %"),
+        height=max(460, 20 * len(view.languages)), hovermode="closest")
+    return figure
+
+
+def sections(view: RunView, effects: list[dict], vocabularies) -> list[tuple[str, str, object]]:
+    """The report's SuperBPE sections: the comparison, then one curve per transition."""
+    found: list[tuple[str, str, object]] = [(
+        "SuperBPE: superwords and the tax",
+        "SuperBPE (Liu et al. 2025) trains ordinary BPE up to a transition size, then lets merges "
+        "cross the spaces between words (SuperBPE's stage-2 split), so that frequent phrases "
+        "become single tokens. Bars: each language's overhead at the largest size under the "
+        "shared vocabulary and under each SuperBPE vocabulary; the hover says how many of its "
+        "tokens are superwords.", premiums(view, effects))]
+    for v in vocabularies:
+        if v.kind == VocabKind.SUPERBPE and v.pretokenizer == view.pretokenizer and v.transition:
+            found.append((f"SuperBPE with its transition at {v.transition:,}",
+                          "Up to the transition the vocabulary is the shared one's prefix; past "
+                          "it, each size counts with SuperBPE's stage-2 split.",
+                          curves(view, v.scope, v.transition)))
+    return found

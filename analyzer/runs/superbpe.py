@@ -1,0 +1,114 @@
+"""SuperBPE vocabularies (Liu et al. 2025): ordinary BPE up to a transition size T with the
+run's pre-tokenizer, then BPE continued to the largest size with SuperBPE's stage-2
+pre-tokenizer (`superbpe`), which lets merges cross the spaces between words (superwords).
+
+Stage 1 is exactly the run's shared vocabulary cut at T (a size is a prefix), trained here
+again so that the job stands alone; stage 2 is `bpe.train_by_language(..., base=stage 1)`:
+every stage-2 chunk encoded with stage 1, then BPE on those ids. A size up to T is counted as
+the ordinary vocabulary counts it; a larger size is the whole list up to it with the stage-2
+pre-tokenizer, as SuperBPE's tokenizer encodes.
+
+The measured replacements of a merge are how much each language's token count falls from its
+size to the next, so that the stored curve gives every size's count exactly; at the
+transition that fall includes the change of pre-tokenizer.
+"""
+
+from __future__ import annotations
+
+import time
+
+from analyzer import bpe
+from analyzer.bpe.pretokenize import SUPERBPE
+from analyzer.store import StoredMerge, VocabularyRecord
+
+from .jobs import Report, VocabularyJob, progress_reporter, split_by_language
+
+STAGE_TWO = SUPERBPE
+"""The pre-tokenizer of the second stage: SuperBPE's published pattern, split around."""
+
+
+def superbpe_scope(transition: int) -> str:
+    """A SuperBPE vocabulary's name in its run: `superbpe@T`.
+
+    >>> superbpe_scope(26214)
+    'superbpe@26214'
+    """
+    return f"superbpe@{transition}"
+
+
+def build_superbpe(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
+    """Train both stages, count every measured text at every size; one record."""
+    assert job.transition is not None
+    largest, transition = job.sizes[-1], job.transition
+    report = report or (lambda *args: None)
+    on_merge = progress_reporter(job, report, largest)
+    weights = job.weights or None
+    start = time.perf_counter()
+    wanted = largest - 256  # progress counts the merges of both stages together
+    first = bpe.train_by_language(job.train_texts, transition, pretokenizer=job.pretokenizer,
+                                  weights=weights, min_pair_count=job.min_pair_count,
+                                  tie_break=job.tie_break,
+                                  progress=lambda n, total: on_merge(n, wanted))
+    done = len(first.merges)
+    second = bpe.train_by_language(
+        job.train_texts, largest, base=first.merges, pretokenizer=STAGE_TWO, weights=weights,
+        min_pair_count=job.min_pair_count, tie_break=job.tie_break,
+        progress=lambda n, total: on_merge(done + n, wanted))
+    seconds = time.perf_counter() - start
+    report(job.label, "count", 0, 1)
+    merges = first.merges + second.merges
+    stage_one = bpe.Vocabulary(first.merges, job.pretokenizer)
+    whole = bpe.Vocabulary(merges, STAGE_TWO)
+    languages = list(job.measure)
+    texts = [text for lang in languages for text in job.measure[lang]]
+    groups = [job.measure[lang] for lang in languages]
+    # Where stage 2 starts: T, or where stage 1 stopped if it stopped early.
+    boundary = stage_one.size
+    continued = bool(second.merges)
+    one_sizes = sorted({min(size, boundary) for size in job.sizes
+                        if size <= boundary or not continued} | {boundary})
+    one = stage_one.measure(texts, one_sizes, roundtrip=True)
+    one_stats = dict(zip(languages, stage_one.token_statistics(groups, one_sizes)))
+    counts = {size: split_by_language(one.counts[min(size, boundary)], job.measure)
+              for size in job.sizes if size <= boundary or not continued}
+    histograms = {size: {lang: found.histograms[min(size, boundary)]
+                         for lang, found in one_stats.items()}
+                  for size in counts}
+    replaced = {lang: found.replaced for lang, found in one_stats.items()}
+    roundtrip_ok = one.roundtrip_ok
+    if continued:
+        two_sizes = sorted({min(size, whole.size) for size in job.sizes if size > boundary}
+                           | {boundary})
+        two = whole.measure(texts, two_sizes, roundtrip=True)
+        two_stats = dict(zip(languages, whole.token_statistics(groups, two_sizes)))
+        for size in job.sizes:
+            if size > boundary:
+                counts[size] = split_by_language(two.counts[min(size, whole.size)], job.measure)
+                histograms[size] = {lang: found.histograms[min(size, whole.size)]
+                                    for lang, found in two_stats.items()}
+        before = split_by_language(one.counts[boundary], job.measure)
+        after = split_by_language(two.counts[boundary], job.measure)
+        for lang, found in two_stats.items():
+            added = found.replaced[len(first.merges):]
+            # The fall from T to T + 1: the change of pre-tokenizer, then the first stage-2 merge.
+            added[0] += sum(before[lang]) - sum(after[lang])
+            replaced[lang] = replaced[lang] + added
+        roundtrip_ok = bool(one.roundtrip_ok) and bool(two.roundtrip_ok)
+    report(job.label, "done", 1, 1)
+    pair_counts = first.counts + second.counts
+    return VocabularyRecord(
+        scope=job.scope, kind=job.kind, size=largest, counts=counts,
+        trained_bytes=first.n_bytes, merges_learned=len(merges),
+        stop_reason=second.stop_reason if continued else first.stop_reason,
+        seconds=round(seconds, 3), roundtrip_ok=roundtrip_ok,
+        merges=[StoredMerge(left, right, new_id, count, whole.token_bytes(new_id))
+                for ((left, right), new_id), count in zip(merges, pair_counts)],
+        pretokenizer=job.pretokenizer,
+        pattern=stage_one.pretokenizer.pattern if stage_one.pretokenizer else None,
+        transition=transition,
+        replaced_in_training={lang: first.replaced_by_language[lang]
+                              + second.replaced_by_language.get(lang, [])
+                              for lang in first.replaced_by_language},
+        replaced_in_measured=replaced,
+        histograms=histograms,
+    )
