@@ -102,6 +102,9 @@ def test_errors_are_problem_details_with_the_cli_messages(client):
         client.post("/api/tokenize", json={"text": "x", "tokenizer": "/etc/passwd"}), 404)
     assert "100" in problem_of(client.post("/api/runs", json={"sizes": [100]}), 422)
     problem_of(client.post("/api/runs", json={"sizes": [300], "unknown": 1}), 422)
+    superbpe = client.post("/api/runs", json={"sizes": [300], "superbpe": [300], "jobs": 1})
+    assert "superbpe 300: the transition" in problem_of(superbpe, 422)  # the JSON field's name
+    assert superbpe.json()["setting"] == "superbpe"
     problem_of(client.delete("/api/runs/1"), 409)  # complete: nothing to interrupt
     runs_before = client.get("/api/runs").json()
     # Refused by the run's own process, before it records anything (a pattern that loses text):
