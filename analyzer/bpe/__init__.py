@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from . import reference
-from .by_language import LanguageTraining, train_by_language, train_parity
+from .by_language import LanguageTraining, encoded_by, train_by_language, train_parity
 from .contract import (
     MAX_VOCAB_SIZE,
     BaseVocabulary,
@@ -96,16 +96,27 @@ def train_detailed(
     With a pre-tokenizer the engine trains on each distinct chunk once, weighted by how often
     it occurs (in order of first appearance, so "first" ties fall as in the full list).
     """
-    split = resolve(pretokenizer)
-    if split is not None:
-        from .contract import check_weights
-        from .packing import as_text_list
-
-        text_list = as_text_list(texts)
-        chunked = chunk_texts(text_list, split, check_weights(text_list, weights))
-        texts, weights = chunked.chunks, chunked.counts
+    if resolve(pretokenizer) is not None:
+        texts, weights = _distinct_chunks(texts, pretokenizer, weights)
     return engine.train_detailed(texts, vocab_size, weights=weights, min_pair_count=min_pair_count,
                                  tie_break=tie_break, progress=progress)
+
+
+def _distinct_chunks(texts: str | Iterable[str], pretokenizer: str | None,
+                     weights: Sequence[int] | None) -> tuple[list[str], list[int] | None]:
+    """The texts' distinct chunks in order of first appearance, each weighted by how often it
+    occurs (texts' weights applied): training on them equals training on every chunk, in
+    order. Without a pre-tokenizer, the texts and their weights, checked."""
+    from .contract import check_weights
+    from .packing import as_text_list
+
+    text_list = as_text_list(texts)
+    weight_list = check_weights(text_list, weights)
+    split = resolve(pretokenizer)
+    if split is None:
+        return text_list, weight_list
+    chunked = chunk_texts(text_list, split, weight_list)
+    return chunked.chunks, chunked.counts
 
 
 def continue_training(
@@ -129,22 +140,10 @@ def continue_training(
     >>> continue_training(["low low low low"], base, 260, pretokenizer="superbpe").merges
     [((32, 257), 258), ((258, 258), 259)]
     """
-    from .contract import check_weights
-    from .packing import as_text_list
-
-    text_list = as_text_list(texts)
-    weight_list = check_weights(text_list, weights)
-    split = resolve(pretokenizer)
-    if split is None:
-        chunks, counts = text_list, weight_list
-    else:
-        chunked = chunk_texts(text_list, split, weight_list)
-        chunks, counts = chunked.chunks, chunked.counts
-    vocabulary = Vocabulary(base)
-    first_id = vocabulary.size
-    ids = TokenIds([vocabulary.encode(chunk) for chunk in chunks], first_id)
-    return engine.train_detailed(ids, vocab_size, weights=counts, min_pair_count=min_pair_count,
-                                 tie_break=tie_break, progress=progress)
+    chunks, counts = _distinct_chunks(texts, pretokenizer, weights)
+    return engine.train_detailed(encoded_by(base, chunks), vocab_size, weights=counts,
+                                 min_pair_count=min_pair_count, tie_break=tie_break,
+                                 progress=progress)
 
 
 def encode(text: str, merges: Sequence[Merge], pretokenizer: str | None = "none") -> list[int]:

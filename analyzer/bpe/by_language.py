@@ -94,10 +94,7 @@ def train_by_language(
         if dev is not None:
             add(dev[lang], group, 0, measured=True, trained=False)
     plain = all(w == 1 for w in train_weights)
-    start: list[str] | TokenIds = flat
-    if base:
-        vocabulary = engine.Vocabulary(base)
-        start = TokenIds([vocabulary.encode(chunk) for chunk in flat], vocabulary.size)
+    start: list[str] | TokenIds = encoded_by(base, flat) if base else flat
     result = engine.train_grouped(
         start, groups, vocab_size, weights=None if plain else train_weights,
         multiplicities=multiplicities if parity else None, parity=parity,
@@ -107,6 +104,17 @@ def train_by_language(
         result.merges, result.counts, result.replaced, result.n_bytes, result.stop_reason,
         languages, [languages[g] if g >= 0 else None for g in result.chosen],
         dict(zip(languages, result.replaced_by_group)))
+
+
+def encoded_by(base: Sequence[Merge], chunks: Sequence[str]) -> TokenIds:
+    """Each chunk in the ids a base merge list gives it: where continued training starts (new
+    ids from the base's size).
+
+    >>> encoded_by([((97, 97), 256)], ["aaa", "b"])
+    TokenIds(sequences=[[256, 97], [98]], first_id=257)
+    """
+    vocabulary = engine.Vocabulary(base)
+    return TokenIds([vocabulary.encode(chunk) for chunk in chunks], vocabulary.size)
 
 
 def _check(texts: Mapping[str, Sequence[str]], dev: Mapping[str, Sequence[str]] | None,

@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import os
 import sys
-import time
+import threading
 
 _HOOKS = ("ANALYZER_TEST_STALL", "ANALYZER_TEST_STALL_ONCE", "ANALYZER_TEST_STALL_AT",
           "ANALYZER_TEST_PAUSE_AT")
 
 
 def _stall_forever() -> None:
-    while True:
-        time.sleep(0.05)  # until a signal ends the process (KeyboardInterrupt here)
+    """Block until the process is stopped: an event nobody sets. A signal interrupts the wait
+    in the main thread (KeyboardInterrupt, or the run's SIGTERM handler); in another thread (a
+    Dask worker's task) it blocks until the process is killed or the task cancelled."""
+    threading.Event().wait()
 
 
 def _claimed() -> bool:
