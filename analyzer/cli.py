@@ -37,7 +37,13 @@ from .corpus import (
     read_lines,
 )
 from .errors import AnalyzerError
-from .export import export_csv, export_document, show_document, training_document
+from .export import (
+    export_csv,
+    export_document,
+    export_tokenizer,
+    show_document,
+    training_document,
+)
 from .external import (
     ALL_AVAILABLE,
     TokenizerError,
@@ -49,10 +55,17 @@ from .external import (
     load_prices,
 )
 from .files import write_atomically
-from .metrics import attribution, language_metrics, load_run_data, summaries
-from .queries import complete_run, trained_merges, trained_vocabulary
+from .metrics import (
+    attribution,
+    extension_effects,
+    extension_reach,
+    language_metrics,
+    load_run_data,
+    summaries,
+)
+from .queries import complete_run, extended_tokenizer, trained_merges, trained_vocabulary
 from .report import DEFAULT_OUT, write_report
-from .runs import execute_run
+from .runs import BASE_PRETOKENIZER, EXTENSION_PREFIX, execute_run
 from .settings import EXECUTORS, MAX_SIZE, MIN_SIZE, RunSettings
 from .store import (
     DB_ENV,
@@ -65,12 +78,13 @@ from .store import (
     open_db,
     recover_run,
     save_corpus,
+    vocabularies,
 )
 
 SETTING_FLAGS = {
     "sizes": "--vocab", "tokenizers": "--tokenizer", "languages": "--langs",
     "pretokenizers": "--pretokenize", "weights": "--weight", "from_folder": "--from",
-    "vocab": "--vocab", "scope": "--vocab",
+    "vocab": "--vocab", "scope": "--vocab", "added": "--vocab",
 }
 """The flags whose names are not the library's names of their settings (the rest are the same
 name with dashes: `min_pair_count` is --min-pair-count)."""
@@ -375,8 +389,9 @@ def _interrupt_handler():
 
 @app.command()
 def run(
-    vocab: list[str] = typer.Option(None, "--vocab", "-v",
-                                    help="Vocabulary size(s) to train: repeat, or 256,512,4096."),
+    vocab: list[str] = typer.Option(
+        None, "--vocab", "-v", help="Vocabulary size(s) to train: repeat, or 256,512,4096. With "
+        "--extend, +N is N tokens added to the base: --vocab +1024,+8192,+32768."),
     tokenizer: list[str] = typer.Option(
         None, "--tokenizer", "-t", help="Production tokenizer to measure (repeatable): a catalog "
         "name (analyzer tokenizers lists them: llama3, gemma3, o200k_base, ...), or "
@@ -410,6 +425,19 @@ def run(
         "2025) on all languages: the shared merges up to size T, then merges that may cross "
         "words (SuperBPE's stage-2 split) up to the largest --vocab. Repeat, or give a comma "
         "list, e.g. --superbpe 16384,26214."),
+    extend: list[str] = typer.Option(
+        None, "--extend", metavar="NAME", help="Extend a production tokenizer for the run's "
+        "languages: its own pre-tokenizer and library cut and encode the texts, and merges over "
+        "its ids add the +N tokens of --vocab; every language is measured at each. A catalog "
+        "name (o200k_base, cl100k_base, llama3, llama4, qwen3, deepseek-v3, ...) or hf:ORG/NAME "
+        "with a byte-level BPE tokenizer.json; SentencePiece models cannot be extended. "
+        "Repeatable. analyzer export RUN --tokenizer extend:NAME writes the result."),
+    extend_langs: str = typer.Option(
+        None, "--extend-langs", metavar="LANGS", help="With --extend: the languages whose texts "
+        "teach the added merges, e.g. hin_Deva,tam_Taml (default: every run language)."),
+    target: float = typer.Option(
+        None, "--target", metavar="P", help="With --extend: beside within 10 %% of the pivot "
+        "(1.10), also find the added tokens that bring each language to premium P, e.g. 1.05."),
     weight: list[str] = typer.Option(
         None, "--weight", metavar="LANG=N", help="The training mix of the shared and parity "
         "vocabularies: each unit of LANG counts N times (repeatable; default 1), e.g. "
@@ -430,14 +458,18 @@ def run(
 ) -> None:
     """Train shared and per-language vocabularies, count every unit at every size, store it,
     and write the report."""
+    sizes, added = _parse_vocab(vocab or [], bool(extend))
     settings = RunSettings(
-        sizes=_parse_sizes(vocab or []), corpus=corpus, tokenizers=_tokenizer_specs(tokenizer),
+        sizes=sizes, corpus=corpus, tokenizers=_tokenizer_specs(tokenizer),
         languages=[code for code in langs.split(",") if code.strip()] if langs is not None else None,
         pivot=pivot, per_language=per_language, cross=cross, holdout=holdout, seed=seed,
         tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
         pretokenizers=_split_commas(pretokenize) or ["none"],
         parity=parity, global_merges=global_merges, weights=_parse_weights(weight),
         superbpe=_parse_sizes(superbpe or [], "--superbpe"),
+        extend=_split_commas(extend), added=added, target=target,
+        extend_langs=[code for code in extend_langs.split(",") if code.strip()]
+        if extend_langs is not None else None,
         executor=(executor.value if executor else "dask" if scheduler else "local"),
         scheduler=scheduler or None,
     )
@@ -562,6 +594,9 @@ def merges(
         raise _fail(f"--top must be 0 or more, not {top}")
     database = _open(db)
     rows, pretokenizer = trained_merges(database, run_id, vocab, pretokenizer)
+    token_bytes = None
+    if pretokenizer == BASE_PRETOKENIZER:  # an extension: its parts are the base's ids
+        token_bytes = extended_tokenizer(database, run_id, vocab).token_bytes
     served: dict[str, list[int]] = {}
     chosen: list[str | None] = []
     if by_language:
@@ -578,9 +613,10 @@ def merges(
     pieces = {byte: bytes([byte]) for byte in range(256)}
     for merge in rows:
         pieces[merge.new_id] = merge.token
+    part = token_bytes or pieces.__getitem__
     width = len(str(min(top, len(rows))))
     for rank, merge in enumerate(rows[:top], start=1):
-        line = (f"merge {rank:>{max(width, 3)}}: {pieces[merge.left]!r} + {pieces[merge.right]!r}"
+        line = (f"merge {rank:>{max(width, 3)}}: {part(merge.left)!r} + {part(merge.right)!r}"
                 f"   -> {merge.token!r}     (occurred {merge.pair_count} times)")
         if served:
             line += f"; {views.served_most(served, rank - 1, chosen)}"
@@ -593,15 +629,18 @@ def merges(
 def tokenize(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
     text: str = typer.Argument(..., help="The text to tokenize."),
-    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, or a language code."),
-    size: int = typer.Option(None, help="Vocabulary size (default: the run's largest)."),
+    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, a language code, or an "
+                              "extension (extend:o200k_base)."),
+    size: str = typer.Option(None, help="Vocabulary size (default: the run's largest); for an "
+                             "extension, +N: N tokens added to the base."),
     pretokenizer: str = typer.Option(None, help="The vocabulary's pre-tokenizer (default: the "
                                                 "run's first)."),
     db: Path = DbOption,
 ) -> None:
     """Tokenize a text with a run's vocabulary: the pieces, their ids and the count."""
     database = _open(db)
-    found = trained_vocabulary(database, run_id, vocab, size, pretokenizer)
+    found = trained_vocabulary(database, run_id, vocab, _vocabulary_size(database, run_id, vocab, size),
+                               pretokenizer)
     pieces = found.pieces(text)
     table = views.table("#", "id", "bytes", "text")
     for index, (token, piece) in enumerate(pieces):
@@ -618,10 +657,33 @@ def export(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
     format: ExportFormat = typer.Option("json", "--format",
                                         help="json (everything) or csv (the records)."),
-    out: Path = typer.Option(None, help="File to write (default: standard output)."),
+    out: Path = typer.Option(None, help="File to write (default: standard output); with "
+                             "--tokenizer, the folder to write into."),
+    tokenizer: str = typer.Option(
+        None, "--tokenizer", metavar="extend:NAME", help="Write an extended production "
+        "tokenizer of the run in its base's own format (a .tiktoken rank file and its "
+        "settings, or a tokenizer.json), checked by loading it with the base's library."),
+    size: str = typer.Option(None, help="With --tokenizer: +N, the tokens added (default: all "
+                             "the run trained)."),
     db: Path = DbOption,
 ) -> None:
-    """Export a run: settings, vocabularies, merges, metrics records and the token report."""
+    """Export a run: settings, vocabularies, merges, metrics records and the token report; or,
+    with --tokenizer extend:NAME, the extended production tokenizer as files its library loads."""
+    if tokenizer is not None:
+        if out is None:
+            raise _fail("--tokenizer writes files: say into which folder with --out DIR")
+        database = _open(db)
+        written = export_tokenizer(database, run_id, tokenizer,
+                                   _vocabulary_size(database, run_id, tokenizer, size), out)
+        for path in written.files:
+            typer.echo(plain(path))
+        Console(stderr=True).print(
+            f"Wrote {plain(written.name)} ({written.size:,} ids) into {plain(out)}; loaded back "
+            f"with its library, it gives the run's count on all {written.checked_units:,} "
+            "measured units.")
+        return
+    if size is not None:
+        raise _fail("--size is for --tokenizer extend:NAME")
     if out is not None:
         _check_output_file(out)
     database = _open(db)
@@ -741,6 +803,40 @@ def _split_commas(values: list[str] | None) -> list[str]:
     return found
 
 
+def _vocabulary_size(database: AnalyzerDatabase, run_id: int, vocab: str,
+                     value: str | None) -> int | None:
+    """A --size as the library takes it: a whole number, or +N for an extension (its base's
+    size plus N)."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        number = int(text.lstrip("+"))
+    except ValueError:
+        raise _fail(f"--size {value!r} is not a whole number (or +N for an extension)") from None
+    if not text.startswith("+"):
+        return number
+    stored = next((v for v in vocabularies(database, run_id) if v.scope == vocab), None)
+    if stored is None or stored.base_size is None:
+        raise _fail(f"--size {text}: +N counts tokens added to an extension (--vocab "
+                    f"extend:NAME); {vocab} is not one")
+    return stored.base_size + number
+
+
+def _parse_vocab(values: list[str], extending: bool) -> tuple[list[int], list[int]]:
+    """--vocab's sizes to train, and its +N (tokens added to each --extend base)."""
+    sizes, added = [], []
+    for value in _split_commas(values):
+        if value.startswith("+"):
+            if not extending:
+                raise _fail(f"--vocab {value}: +N adds tokens to a production tokenizer; name it "
+                            "with --extend (e.g. --extend o200k_base --vocab +1024)")
+            added.extend(_parse_sizes([value[1:]], "--vocab +"))
+        else:
+            sizes.extend(_parse_sizes([value]))
+    return sizes, added
+
+
 def _parse_sizes(values: list[str], name: str = "--vocab") -> list[int]:
     """Whole numbers from repeated options and comma lists alike."""
     sizes = []
@@ -795,7 +891,9 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
         typer.echo(json.dumps(show_document(data, frame), indent=2))
         return
     console = Console()
-    shown = [pretokenizer] if pretokenizer else run.pretokenizers
+    extended = data.kind(vocab, BASE_PRETOKENIZER) == VocabKind.EXTENSION \
+        if vocab in set(frame["vocab"]) and vocab.startswith(EXTENSION_PREFIX) else False
+    shown = [] if extended else [pretokenizer] if pretokenizer else run.pretokenizers
     parity = summaries(data) if run.parity and vocab == VocabKind.SHARED else None
     for index, split in enumerate(shown):
         console.print(*views.summary_tables(run, frame, data.vocabularies, vocab,
@@ -803,6 +901,11 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
                                             tokenizers=index == 0, width=console.width))
         for note in views.summary_notes(parity, split) if parity is not None else []:
             console.print(f"[cyan]Parity:[/cyan] {plain(note)}")
+    if run.extend and (extended or vocab == VocabKind.SHARED):
+        effects, reached = extension_effects(data), extension_reach(data)
+        if extended:
+            effects, reached = effects[effects["vocab"] == vocab], reached[reached["vocab"] == vocab]
+        console.print(*views.extension_tables(effects, reached, run.pivot, run.target))
     for note in views.early_stops(data.vocabularies, run.sizes):
         console.print(f"[yellow]Note:[/yellow] {plain(note)}")
     bad = [v.scope for v in data.vocabularies if v.roundtrip_ok is False]

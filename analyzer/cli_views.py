@@ -74,6 +74,8 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     else:
         own_sizes = sorted(frame[frame["vocab"] == vocab]["size"].unique())
         columns = [(vocab, int(s)) for s in own_sizes if not sizes or s in sizes]
+    if not columns:  # a run that only extends production tokenizers: extension_tables
+        return []
     names = {name for name, _ in production}
     cells = frame.set_index(["vocab", "size", "lang"])
     largest = max(run.sizes) if run.sizes else None
@@ -111,6 +113,41 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
             part.add_row(*row)
         result.append(part)
     return result
+
+
+def extension_tables(effects: pd.DataFrame, reached: pd.DataFrame, pivot: str,
+                     target: float | None) -> list[Table]:
+    """Per extended tokenizer: each language's premium with the base and at every added size,
+    and the added tokens that bring it within 10 % of the pivot (and to the target)."""
+    result = []
+    for vocab, rows in effects.groupby("vocab", sort=False):
+        sizes = sorted(int(n) for n in rows["added"].unique() if n > 0)
+        premiums = rows.set_index(["added", "lang"])["premium"]
+        found = reached[reached["vocab"] == vocab].set_index("lang")
+        headers = ["language", "base", *(f"+{n:,}" for n in sizes), "to within 10 %"]
+        if target:
+            headers.append(f"to {target:g}")
+        part = table(*headers, title=plain(f"{vocab}: premium vs {pivot} by tokens added "
+                                           "(* trains the additions)"))
+        order = sorted(found.index, key=lambda lang: (lang != pivot, -found.loc[lang, "base_premium"]))
+        for lang in order:
+            row = found.loc[lang]
+            mark = "*" if row["trained_on"] else ""
+            cells = [f"{lang}{mark} {plain(language_name(lang))}", f"{row['base_premium']:.2f}"]
+            cells += [f"{premiums.get((n, lang), math.nan):.2f}" for n in sizes]
+            cells.append(_added(row["to_within"], int(row["merges"])))
+            if target:
+                cells.append(_added(row["to_target"], int(row["merges"])))
+            part.add_row(*cells)
+        result.append(part)
+    return result
+
+
+def _added(value, merges: int) -> str:
+    """Added tokens reaching a goal: `+N`, `base` (none needed), or beyond the trained ones."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return f"not within +{merges:,}"
+    return "base" if int(value) == 0 else f"+{int(value):,}"
 
 
 def attribution_table(shares: pd.DataFrame, vocab: str) -> Table:
@@ -174,12 +211,15 @@ def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[st
     for v in vocabularies:
         if not v.kind.trained:
             continue
-        final = 256 + (v.merges_learned or 0)
-        if v.stop_reason == "min_pair_count" and final < max(sizes):
+        final = (v.base_size or 256) + (v.merges_learned or 0)
+        if v.stop_reason == "min_pair_count" and final < v.size:
             stopped.append((v, final))
     notes = [f"the {_name(v)} vocabulary stopped at size {final}: no pair occurs often enough; "
              f"its larger sizes equal size {final}" for v, final in stopped
-             if v.kind != VocabKind.LANGUAGE]
+             if v.kind not in (VocabKind.LANGUAGE, VocabKind.EXTENSION)]
+    notes += [f"{v.scope} stopped at +{v.merges_learned}: no pair of its ids occurs often enough "
+              f"in the training texts; its larger additions equal +{v.merges_learned}"
+              for v, _ in stopped if v.kind == VocabKind.EXTENSION]
     own = [f"{_name(v)} at {final}" for v, final in stopped if v.kind == VocabKind.LANGUAGE]
     if own:
         notes.append(f"{len(own)} per-language vocabularies stopped before size {max(sizes)} "

@@ -11,22 +11,37 @@ its own. Every NaN becomes null, every number a plain int or float.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from analyzer.bpe import Training, Vocabulary
 from analyzer.corpus import language_name
+from analyzer.errors import Invalid
 from analyzer.metrics import (
     RunData,
     attribution,
     divergence_matrix,
     equal_cost_sizes,
+    extension_effects,
+    extension_reach,
     language_metrics,
     load_run_data,
     summaries,
     superbpe_effects,
 )
-from analyzer.store import AnalyzerDatabase, RunRead, StoredMerge, VocabKind, VocabularyRead, load_merges
+from analyzer.queries import extended_tokenizer
+from analyzer.runs import BASE_PRETOKENIZER
+from analyzer.store import (
+    AnalyzerDatabase,
+    RunRead,
+    StoredMerge,
+    VocabKind,
+    VocabularyRead,
+    load_merges,
+    load_texts,
+)
 
 RECORD_KEYS = ["vocab", "pretokenizer", "size", "lang", "tokens", "bytes", "chars", "premium",
                "overhead", "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
@@ -48,7 +63,18 @@ ATTRIBUTION_KEYS = ["vocab", "pretokenizer", "lang", "merges_share", "occurrence
                     "bytes_share", "first_merge", "chosen_share"]
 
 
-INTEGER_KEYS = {"size", "tokens", "bytes", "chars", "chunks", "first_merge"}
+EXTENSION_KEYS = ["vocab", "base", "added", "lang", "tokens", "premium", "base_premium",
+                  "trained_on"]
+"""Per extended production tokenizer, stored added size (0: the base) and language."""
+
+REACH_KEYS = ["vocab", "lang", "merges", "base_premium", "premium", "tokens_change", "to_within",
+              "to_target", "pivot_change", "trained_on"]
+"""Per extended production tokenizer and language: the premium with the base and with every
+trained addition, and the added tokens that bring it within 10 % of the pivot (`to_within`)
+and to the run's target (null: no trained addition does)."""
+
+INTEGER_KEYS = {"size", "tokens", "bytes", "chars", "chunks", "first_merge", "added", "merges",
+                "to_within", "to_target"}
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -71,13 +97,14 @@ def rows(frame: pd.DataFrame, keys: list[str]) -> list[dict]:
 
 def show_document(data: RunData, frame: pd.DataFrame) -> dict:
     """`analyzer show RUN --json`: the run's identity, every record, each all-language
-    vocabulary's summary (Gini, total cost) and the equal-cost sizes."""
+    vocabulary's summary (Gini, total cost), the equal-cost sizes and each extension's reach."""
     run = data.run
     return {"run": run.id, "corpus": run.corpus, "status": str(run.status), "pivot": run.pivot,
             "languages": run.languages, "sizes": run.sizes, "holdout": run.holdout,
             "seed": run.seed, "records": records(frame),
             "summaries": rows(summaries(data), SUMMARY_KEYS),
-            "equal_cost_sizes": equal_cost_sizes(data) if data.fairness else []}
+            "equal_cost_sizes": equal_cost_sizes(data) if data.fairness else [],
+            "extension_reach": rows(extension_reach(data), REACH_KEYS) if data.fairness else []}
 
 
 def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
@@ -101,6 +128,8 @@ def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = No
     document["attribution"] = rows(attribution(data), ATTRIBUTION_KEYS)
     document["divergence"] = divergence_document(data)
     document["superbpe_effects"] = superbpe_effects(data)
+    document["extension_effects"] = rows(extension_effects(data), EXTENSION_KEYS)
+    document["extension_reach"] = rows(extension_reach(data), REACH_KEYS)
     document["token_report"] = token_report(run, frame, data.vocabularies)
     return document
 
@@ -151,13 +180,14 @@ def token_report(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead]
     learned per vocabulary; and whether every measured text round-tripped. Trained numbers are
     those of the run's first pre-tokenizer."""
     first = run.pretokenizers[0]
+    every = frame
     frame = frame[(frame["pretokenizer"] == first) | frame["pretokenizer"].isna()]
     vocabs = [v for v in vocabs if v.pretokenizer in (first, None)]
     cells = frame.set_index(["vocab", "size", "lang"])
     largest = max(run.sizes) if run.sizes else None
     languages = {}
     for lang in run.languages:
-        any_row = frame[frame["lang"] == lang].iloc[0]
+        any_row = every[every["lang"] == lang].iloc[0]
         entry = {"name": language_name(lang), "chars": int(any_row["chars"]),
                  "bytes": int(any_row["bytes"])}
         if largest is not None:
@@ -198,3 +228,64 @@ def plain_value(value):
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+@dataclass(frozen=True)
+class WrittenTokenizer:
+    """An extended production tokenizer written in its base's own format, and checked."""
+
+    files: list[Path]
+    name: str
+    """`BASE+N`: the files' name, N the tokens added."""
+    size: int
+    """Every id of the written tokenizer (the base's and the added ones)."""
+    checked_units: int
+    """Measured units the written files were counted on (every language's), by the base's
+    library: each gave exactly the run's count."""
+
+
+class ExportMismatch(Invalid):
+    """The written tokenizer, loaded by its library, does not count as the run did."""
+
+
+def export_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str, size: int | None,
+                     directory: Path) -> WrittenTokenizer:
+    """Write an extension of a run at `size` (default: every added token) into `directory` in
+    its base's format, then load what was written with the base's own library and count every
+    measured unit of every language with it: each count must be the run's (per unit at a stored
+    size; per language, from the per-merge replacements, at any other), else the files are
+    removed and ExportMismatch names the first language and unit that differ."""
+    extended = extended_tokenizer(db, run_id, scope, size)
+    data = load_run_data(db, run_id)
+    run = data.run
+    assert data.fairness is not None
+    first = extended.base.size
+    n_added = extended.size - first
+    files = extended.write(directory)
+    try:
+        count = extended.base.load_written(directory, extended.written_name())
+        texts = load_texts(db, run.corpus_id, run.languages)
+        base_counts = data.counts[(scope, BASE_PRETOKENIZER, first)]
+        stored = data.counts.get((scope, BASE_PRETOKENIZER, extended.size))
+        replaced = data.fairness.measured[(scope, BASE_PRETOKENIZER)]
+        for lang in run.languages:
+            found = count([texts[lang][u] for u in run.measured_units])
+            if stored is not None:
+                for position, (mine, theirs) in enumerate(zip(stored[lang].tolist(), found)):
+                    if mine != theirs:
+                        unit = run.measured_units[position] + 1
+                        raise ExportMismatch(f"{extended.written_name()}: {extended.base.library} "
+                                             f"counts {theirs} tokens in {lang} unit {unit}, the "
+                                             f"run {mine}; nothing was kept", language=lang,
+                                             unit=unit)
+            expected = int(base_counts[lang].sum()) - sum(replaced[lang][:n_added])
+            if sum(found) != expected:
+                raise ExportMismatch(f"{extended.written_name()}: {extended.base.library} counts "
+                                     f"{sum(found)} tokens in {lang}, the run {expected}; nothing "
+                                     "was kept", language=lang)
+    except BaseException:
+        for path in files:
+            path.unlink(missing_ok=True)
+        raise
+    return WrittenTokenizer(files, extended.written_name(), extended.size,
+                            len(run.measured_units) * len(run.languages))

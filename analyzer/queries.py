@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from analyzer import bpe
 from analyzer.bpe.pretokenize import SUPERBPE
 from analyzer.errors import Invalid
+from analyzer.external.extension import Extended
+from analyzer.runs import BASE_PRETOKENIZER, EXTENSION_PREFIX
 from analyzer.store import (
     AnalyzerDatabase,
     NotFound,
@@ -48,14 +51,23 @@ def complete_run(db: AnalyzerDatabase, run_id: int) -> RunRead:
     return run
 
 
+class Encoder(Protocol):
+    """What shows a text's tokens: a trained vocabulary, or an extended production tokenizer."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def token_bytes(self, token: int) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class TrainedVocabulary:
     scope: str
     pretokenizer: str
     size: int
     largest: int
-    """The largest size the vocabulary has (256 + its merges)."""
-    vocabulary: bpe.BaseVocabulary
+    """The largest size the vocabulary has (256 + its merges; an extension's base size + its
+    merges)."""
+    vocabulary: Encoder
 
     def pieces(self, text: str) -> list[tuple[int, bytes]]:
         """The text's tokens as (id, bytes); ValueError naming a character that is not
@@ -77,6 +89,8 @@ def trained_merges(db: AnalyzerDatabase, run_id: int, scope: str,
         raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
                          "merges and tokenize show the run's trained vocabularies")
     complete_run(db, run_id)
+    if kinds.get(scope) == VocabKind.EXTENSION:  # cut by its base's own pre-tokenizer
+        pretokenizer = BASE_PRETOKENIZER
     pretokenizer = pretokenizer or run.pretokenizers[0]
     return load_merges(db, run_id, scope, pretokenizer), pretokenizer
 
@@ -87,6 +101,10 @@ def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind
     pre-tokenizer (default: the run's first). StoreError for a production tokenizer (its merges
     are not stored) or a size the vocabulary does not have."""
     rows, pretokenizer = trained_merges(db, run_id, scope, pretokenizer)
+    if pretokenizer == BASE_PRETOKENIZER:
+        extended = extended_tokenizer(db, run_id, scope, size)
+        return TrainedVocabulary(scope, pretokenizer, extended.size,
+                                 extended.base.size + len(rows), extended)
     largest = 256 + len(rows)
     size = size or largest
     if not 256 <= size <= largest:
@@ -98,6 +116,32 @@ def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind
     if stored.kind == VocabKind.SUPERBPE and stored.transition and size > stored.transition:
         split = SUPERBPE  # past its transition a SuperBPE vocabulary splits as its stage 2
     return TrainedVocabulary(scope, pretokenizer, size, largest, bpe.Vocabulary(merges, split))
+
+
+def extended_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str,
+                       size: int | None = None) -> Extended:
+    """An extension of a complete run at `size` (the base's size plus added tokens; default:
+    every added token): its base loaded on this machine (TokenizerError if it is not here) and
+    its stored merges. NotFound for a size it does not have."""
+    complete_run(db, run_id)
+    stored = next((v for v in vocabularies(db, run_id) if v.scope == scope), None)
+    if stored is None or stored.kind != VocabKind.EXTENSION or stored.base_size is None:
+        extensions = [v.scope for v in vocabularies(db, run_id) if v.kind == VocabKind.EXTENSION]
+        raise NotFound(f"run {run_id} has no extension {scope!r}; it has: "
+                       f"{', '.join(extensions) or 'none'}")
+    rows = load_merges(db, run_id, scope, BASE_PRETOKENIZER)
+    first, largest = stored.base_size, stored.base_size + len(rows)
+    size = size or largest
+    if not first <= size <= largest:
+        raise NotFound(f"size {size:,} is outside {first:,}..{largest:,} (+0 to +{len(rows):,}), "
+                       f"the sizes {scope} has in run {run_id}")
+    from analyzer.external.extension import extension_base
+
+    base = extension_base(scope[len(EXTENSION_PREFIX):], downloads=False)
+    if base.size != first:
+        raise StoreError(f"{scope}: {base.name} on this machine has {base.size:,} ids, but run "
+                         f"{run_id} extended one of {first:,}")
+    return Extended(base, [((r.left, r.right), r.new_id) for r in rows[:size - first]])
 
 
 def invalid_text(text: str) -> str:

@@ -40,6 +40,9 @@ MAX_LANGUAGES = 1_000
 MAX_PRETOKENIZERS = 16
 MAX_TOKENIZERS = 64
 MAX_SUPERBPE = 8
+MAX_EXTEND = 8
+MAX_TARGET = 100.0
+"""The largest premium target of an extension (a language at 100 times the pivot's tokens)."""
 DEFAULT_PIVOT = "eng_Latn"
 EXECUTORS = ("local", "dask")
 
@@ -92,6 +95,21 @@ class RunSettings:
     """Also train a SuperBPE vocabulary (Liu et al. 2025) on all languages for each size T
     here: the shared vocabulary's merges up to T, then merges that may cross words to the
     largest size (see analyzer.runs.superbpe). Each T is below the largest size."""
+    extend: Annotated[list[str], Field(max_length=MAX_EXTEND)] = dataclasses.field(
+        default_factory=list)
+    """Production tokenizers to extend (byte-level BPE ones: tiktoken rank files, byte-level
+    tokenizer.json; catalog names or hf:ORG/NAME): each is continued with `added` merges
+    learned over its own ids on the run's texts (see analyzer.runs.extension)."""
+    added: Annotated[list[int], Field(max_length=MAX_SIZES, examples=[[1024, 8192]])] = \
+        dataclasses.field(default_factory=list)
+    """How many tokens to add to each base of `extend` (the command line writes them +N in
+    --vocab), each from 1 to what the engine can number after the base."""
+    extend_langs: Annotated[list[str] | None, Field(max_length=MAX_LANGUAGES)] = None
+    """The languages whose training texts teach the added merges; None: every run language.
+    Every run language is measured."""
+    target: float | None = None
+    """A premium (tokens over the pivot's) the extension report finds, per language, the added
+    tokens that reach it, beside 1.10 (within 10 %); above 1 and at most MAX_TARGET."""
     executor: Annotated[str, Field(json_schema_extra={"enum": list(EXECUTORS)})] = EXECUTORS[0]
     """Where the trainings run: "local" (a process pool) or "dask" (a Dask cluster)."""
     scheduler: str | None = None
@@ -101,7 +119,7 @@ class RunSettings:
 
 RECORDED = ("languages", "pivot", "sizes", "per_language", "cross", "holdout", "seed",
             "tie_break", "min_pair_count", "pretokenizers", "parity", "global_merges", "weights",
-            "superbpe")
+            "superbpe", "extend", "added", "extend_langs", "target")
 """The settings a run's row records, resolved (codes normalised, sizes sorted, repeats gone).
 Not recorded: the corpus (its id is), jobs and executor (results are the same whatever they
 are), tokenizers (each is a vocabulary of the run)."""

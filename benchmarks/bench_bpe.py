@@ -46,6 +46,18 @@ def interleaved_lines(megabytes: float) -> list[str]:
                     return lines
 
 
+def ntrex_lines(megabytes: float, what: str) -> dict[str, list[str]]:
+    """`lines_by_language`, said in a line (`what`: the rest of it); exit when ../shared
+    has no NTREX."""
+    if not NTREX.is_dir():
+        sys.exit(f"{NTREX} is absent: this benchmark needs ../shared/corpora/ntrex128")
+    by_language = lines_by_language(megabytes)
+    n_bytes = sum(len(line.encode()) for lines in by_language.values() for line in lines)
+    print(f"NTREX-128: {len(by_language)} languages x {len(by_language['eng_Latn'])} lines, "
+          f"{n_bytes / 1e6:.1f} MB; {what}")
+    return by_language
+
+
 def lines_by_language(megabytes: float) -> dict[str, list[str]]:
     """The first lines of every language (the same lines in each), up to the byte budget (at
     most the whole corpus)."""
@@ -130,16 +142,10 @@ def hf_tokenizer(vocab_size: int, lines: list[str], split: bool = False):
 
 def byte_level_chars() -> list[str]:
     """GPT-2's printable stand-in character for each byte, as HF's ByteLevel uses them."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
-                 *range(ord("®"), ord("ÿ") + 1)]
-    chars, extra = {}, 0
-    for byte in range(256):
-        if byte in printable:
-            chars[byte] = chr(byte)
-        else:
-            chars[byte] = chr(256 + extra)
-            extra += 1
-    return [chars[byte] for byte in range(256)]
+    from analyzer.external.extension import byte_level_alphabet
+
+    alphabet = byte_level_alphabet()
+    return [alphabet[byte] for byte in range(256)]
 
 
 def hf_agrees_with_our_ids(merges, lines: list[str]) -> bool:

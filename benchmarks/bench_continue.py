@@ -83,14 +83,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=32768)
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    from bench_bpe import NTREX, lines_by_language
+    from bench_bpe import ntrex_lines
 
-    if not NTREX.is_dir():
-        sys.exit(f"{NTREX} is absent: this benchmark needs ../shared/corpora/ntrex128")
-    by_language = lines_by_language(args.megabytes)
-    n_bytes = sum(len(line.encode()) for lines in by_language.values() for line in lines)
-    print(f"NTREX-128: {len(by_language)} languages x {len(by_language[PIVOT])} lines, "
-          f"{n_bytes / 1e6:.1f} MB; to {args.size}")
+    by_language = ntrex_lines(args.megabytes, f"to {args.size}")
 
     ordinary = train_in_fresh_process(args.megabytes, args.size, "o200k")
     print(f"ordinary BPE (o200k split): {ordinary['seconds']:.2f} s, "

@@ -243,3 +243,17 @@ def m008_superbpe(db: Database) -> None:
     ALTER TABLE runs ADD COLUMN superbpe TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE vocabularies ADD COLUMN transition INTEGER
     """)
+
+
+@migrations()
+def m009_extension(db: Database) -> None:
+    # Extended production tokenizers: the run records the bases, the added sizes, the languages
+    # that train the additions and a premium target; each extension vocabulary its base's size
+    # (where its added ids start).
+    _run(db, """
+    ALTER TABLE runs ADD COLUMN extend TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE runs ADD COLUMN added TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE runs ADD COLUMN extend_langs TEXT;
+    ALTER TABLE runs ADD COLUMN target REAL;
+    ALTER TABLE vocabularies ADD COLUMN base_size INTEGER
+    """)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from analyzer import bpe
 from analyzer.bpe import reference as ref
+from analyzer.bpe.added import AddedMerges, RankedMerges
 from analyzer.bpe.pretokenize import PRETOKENIZERS, SPLIT_AROUND, resolve
 from helpers import shared_corpus
 
@@ -174,9 +175,7 @@ def test_ids_outside_the_base_are_refused_naming_where(engine):
 
 
 def _apply(ids, merges):
-    for pair, new_id in merges:
-        ids = ref.merge(ids, pair, new_id)
-    return ids
+    return ref.encode_ids(ids, merges)
 
 
 def test_continued_training_on_real_text_equals_the_reference(engine, monkeypatch):
@@ -192,3 +191,85 @@ def test_continued_training_on_real_text_equals_the_reference(engine, monkeypatc
                                      around=True)
     assert base + bpe.continue_training(others, base, 340, pretokenizer="superbpe").merges == \
         expected
+
+
+# Added merges over a base's ids (extending a production tokenizer): applying them and counting
+# at every size equal the reference's merges applied one by one.
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=id_sequences(), n=added, tie_break=tie_breaks, probe=id_sequences())
+def test_added_merges_apply_as_the_reference(case, n, tie_break, probe):
+    first_id, sequences = case
+    merges = ref.train_ids(sequences, first_id, first_id + n, min_pair_count=1,
+                           tie_break=tie_break)
+    added = AddedMerges(merges, first_id)
+    # Texts the merges were learned on, and others over the same ids (runs like x x x x).
+    others = [[token % first_id for token in ids] for ids in probe[1]]
+    for ids in sequences + others:
+        assert added.apply(ids) == ref.encode_ids(ids, merges)
+        for k in range(len(merges) + 1):
+            assert added.apply(ids, k) == ref.encode_ids(ids, merges[:k])
+    sizes = range(first_id, added.size + 1)
+    counts = added.counts(sequences + others, sizes)
+    for size in sizes:
+        assert counts[size] == [len(ref.encode_ids(ids, merges[:size - first_id]))
+                                for ids in sequences + others]
+    # Per group: what each merge replaced is how much it shortens the group's sequences.
+    for group in (sequences, others):
+        totals = [sum(len(ref.encode_ids(ids, merges[:k])) for ids in group)
+                  for k in range(len(merges) + 1)]
+        assert added.replaced([(added.trace(ids), 1) for ids in group]) == \
+            [a - b for a, b in zip(totals, totals[1:])]
+
+
+def _rank_merge_literally(data: bytes, ranks: dict[bytes, int]) -> list[bytes]:
+    """tiktoken's rule, literally: from single bytes, join the leftmost adjacent pair whose
+    bytes together have the lowest rank, until no joined pair has one."""
+    parts = [bytes([b]) for b in data]
+    while len(parts) > 1:
+        found = [(ranks[a + b], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in ranks]
+        if not found:
+            break
+        _, i = min(found)
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+    return parts
+
+
+@settings(max_examples=400, deadline=None)
+@given(base_tokens=st.lists(st.text("ab c", min_size=2, max_size=4), max_size=8, unique=True),
+       texts=st.lists(st.text("ab c", max_size=16), min_size=1, max_size=5), n=added,
+       probe=st.text("ab c", max_size=20))
+def test_ranked_merges_count_as_tiktoken_s_rule_at_every_size(base_tokens, texts, n, probe):
+    # A base of ranks as production ones are (the bytes, then tokens in any order, not always
+    # reachable by joining two others: Llama 3's " 오후" is not), texts in its ids, merges added
+    # over them; applied by bytes, every prefix of them counts as the literal rule does.
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in base_tokens:
+        ranks.setdefault(token.encode(), len(ranks))
+    tokens = {rank: token for token, rank in ranks.items()}
+    first = len(ranks)
+
+    def base_ids(text):
+        return [ranks[part] for part in _rank_merge_literally(text.encode(), ranks)]
+
+    merges = ref.train_ids([base_ids(t) for t in texts], first, first + n, min_pair_count=1)
+    ranked = RankedMerges(merges, first, ranks, tokens.__getitem__)
+    for text in [*texts, probe]:
+        trace = ranked.trace(base_ids(text))
+        for k in range(len(merges) + 1):
+            allowed = dict(ranks)
+            for rank in range(k):
+                allowed.setdefault(ranked.token_bytes(first + rank), first + rank)
+            want = _rank_merge_literally(text.encode(), allowed)
+            assert trace.tokens_at(k) == len(want), (text, k)
+            assert [ranked.token_bytes(t) for t in ranked.apply(base_ids(text), k)] == want
+
+
+def test_added_merges_are_checked():
+    with pytest.raises(ValueError, match="merge 0 creates id 1001; it must create 1000"):
+        AddedMerges([((1, 2), 1001)], 1000)
+    with pytest.raises(ValueError, match="merge 1 uses id 1002"):
+        AddedMerges([((1, 2), 1000), ((1002, 2), 1001)], 1000)
+    with pytest.raises(ValueError, match="size 999 is outside 1000..1001"):
+        AddedMerges([((1, 2), 1000)], 1000).counts([[1, 2]], [999])

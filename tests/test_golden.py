@@ -30,11 +30,14 @@ def test_stored_merges_and_counts_are_unchanged(golden_and_now, index):
 ADDED_TO_RECORDS = ("pretokenizer", "chunks", "chunk_premium",  # issue 12: pre-tokenizers
                     "utilisation", "mean_rank", "renyi_efficiency")  # issue 14: allocation
 ADDED_TO_VOCABULARIES = ("pretokenizer", "pattern",
-                         "transition")  # issue 23: SuperBPE
+                         "transition",  # issue 23: SuperBPE
+                         "base_size")  # issue 23: extensions
 ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "parity", "global_merges", "weights",  # issue 14: the fairness lab
                  "summaries", "equal_cost_sizes", "attribution", "divergence",
-                 "superbpe", "superbpe_effects")  # issue 23: SuperBPE
+                 "superbpe", "superbpe_effects",  # issue 23: SuperBPE
+                 "extend", "added", "extend_langs", "target",  # issue 23: extensions
+                 "extension_effects", "extension_reach")
 
 
 def without(document: dict, keys) -> dict:

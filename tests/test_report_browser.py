@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from analyzer.report import build_page, write_report
 from analyzer.runs import RunSettings, execute_run
 from helpers import hostile_corpus
@@ -56,6 +58,25 @@ def test_the_superbpe_views_render_with_the_transition_marked(browser, tiny_db, 
     assert problems == []
     assert [t["traces"] for t in traces] == [len(figure.data) for figure in page.figures]
     assert all(t["drawn"] >= 1 for t in traces)
+
+
+def test_the_extension_views_render_with_the_10_percent_line(browser, tiny_db, tmp_path):
+    # An extension alone (no trained size): the page leads with it, and every figure draws.
+    run_id = execute_run(tiny_db, RunSettings(sizes=[], extend=["o200k_base"], added=[8, 20],
+                                              target=1.2, min_pair_count=1, jobs=1))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    page = build_page(tiny_db, run_id)
+    titles = [figure.layout.title.text or "" for figure in page.figures]
+    curve = next(f for f in page.figures if "overhead by tokens added" in (f.layout.title.text or ""))
+    assert len(curve.data) == 3  # one line per language
+    assert [shape.y0 for shape in curve.layout.shapes] == [pytest.approx(10), pytest.approx(20)]
+    assert any("overhead with the base and with +20" in title for title in titles)
+    traces, problems = open_page(browser, path, tmp_path / "extension.png")
+    assert problems == []
+    assert [t["traces"] for t in traces] == [len(figure.data) for figure in page.figures]
+    assert all(t["drawn"] >= 1 for t in traces)
+    html = path.read_text(encoding="utf-8")
+    assert "Extending o200k_base" in html and "Tokens to add to o200k_base" in html
 
 
 def test_the_self_contained_page_and_the_index_work_too(browser, tiny_db, tmp_path):

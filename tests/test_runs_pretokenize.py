@@ -112,9 +112,14 @@ def test_runs_stored_before_pretokenizers_read_back_as_none(tmp_path, tiny_corpu
     expected = load_counts(db, run_id)
     db.close()
     raw = Database(path)  # take the database back to before m006, as an older version left it
-    # (and before m008, which came later still and would otherwise count as applied)
-    raw.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m006_pretokenizers', 'm008_superbpe')")
-    for statement in ["ALTER TABLE runs DROP COLUMN superbpe",
+    # (and before m008 and m009, which came later still and would otherwise count as applied)
+    raw.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m006_pretokenizers', "
+                "'m008_superbpe', 'm009_extension')")
+    for statement in ["ALTER TABLE runs DROP COLUMN extend", "ALTER TABLE runs DROP COLUMN added",
+                      "ALTER TABLE runs DROP COLUMN extend_langs",
+                      "ALTER TABLE runs DROP COLUMN target",
+                      "ALTER TABLE vocabularies DROP COLUMN base_size",
+                      "ALTER TABLE runs DROP COLUMN superbpe",
                       "ALTER TABLE vocabularies DROP COLUMN transition",
                       "DROP TABLE chunk_counts", "ALTER TABLE runs DROP COLUMN pretokenizers",
                       "ALTER TABLE vocabularies DROP COLUMN pattern",

@@ -217,6 +217,38 @@ def test_a_run_started_through_the_api_completes_like_the_cli(tmp_path):
         server.stop()
 
 
+def test_an_extension_started_through_the_api_is_among_the_playground_s_choices(tmp_path):
+    db = make_served_db(tmp_path)
+    server = Server(db)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            refused = client.post("/api/runs", json={"sizes": [], "extend": ["mistral-v3"],
+                                                     "added": [10], "jobs": 1})
+            assert "extend cannot extend mistral-v3" in problem_of(refused, 422)
+            assert refused.json()["setting"] == "extend"
+            started = client.post("/api/runs", json={"sizes": [], "extend": ["o200k_base"],
+                                                     "added": [10, 30], "min_pair_count": 1,
+                                                     "jobs": 1})
+            assert started.status_code == 202, started.text
+            run_id = started.json()["run"]
+            assert wait_for_status(client, run_id, {"complete", "failed"})["status"] == "complete"
+            document = client.get(f"/api/runs/{run_id}/export").json()
+            assert document["extend"] == ["o200k_base"] and document["added"] == [10, 30]
+            assert {row["lang"] for row in document["extension_reach"]} == set(TINY)
+            scopes = [v["scope"] for v in client.get(f"/api/runs/{run_id}/vocabularies").json()]
+            assert scopes == ["extend:o200k_base"]
+            text = TINY["kor_Hang"][0]
+            tokens = client.post("/api/tokenize", json={"text": text, "run": run_id,
+                                                        "vocab": "extend:o200k_base"}).json()
+            compared = client.post("/api/compare", json={"texts": {"kor_Hang": text},
+                                                         "run": run_id}).json()
+            assert compared["rows"][0]["vocab"] == "extend:o200k_base"
+            assert compared["rows"][0]["tokens"] == tokens["count"]
+            assert "".join(tokens["pieces"]) == text
+    finally:
+        server.stop()
+
+
 def test_one_run_at_a_time_delete_interrupts_and_a_crash_is_marked_failed(tmp_path):
     db = make_served_db(tmp_path)
     server = Server(db, env={"ANALYZER_TEST_STALL": "1"})  # trainings wait once they report

@@ -21,11 +21,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from .contract import MAX_WEIGHT, Progress, TokenIds
 from .engines import engine
-from .pretokenize import chunk_texts, resolve
+from .pretokenize import Splitter, chunk_texts, splitter
 from .reference import MIN_PAIR_COUNT, Merge
+
+
+class ChunkEncoder(Protocol):
+    """A base that gives chunks their ids (a production tokenizer to extend): continued
+    training starts from those ids, new ones from `size`."""
+
+    size: int
+
+    def encode_chunks(self, chunks: Sequence[str]) -> list[list[int]]: ...
 
 
 @dataclass(frozen=True)
@@ -54,12 +64,12 @@ def train_by_language(
     parity: bool = False,
     dev: Mapping[str, Sequence[str]] | None = None,
     global_merges: int = 0,
-    pretokenizer: str | None = "none",
+    pretokenizer: str | Splitter | None = "none",
     weights: Mapping[str, int] | None = None,
     min_pair_count: int = MIN_PAIR_COUNT,
     tie_break: str = "lexicographic",
     progress: Progress | None = None,
-    base: Sequence[Merge] = (),
+    base: Sequence[Merge] | ChunkEncoder = (),
 ) -> LanguageTraining:
     """Learn merges on every language's texts together; see the module's docstring.
 
@@ -68,11 +78,13 @@ def train_by_language(
     the training texts, each once); `global_merges` first merges are chosen over all languages.
     Not parity-aware, the merges are `train(all texts, languages in order)`'s. With a `base`
     merge list, training continues it (as `continue_training`): each chunk is encoded with the
-    base first, and the result holds the added merges, new ids from `256 + len(base)`.
+    base first, and the result holds the added merges, new ids from `256 + len(base)`. A
+    `ChunkEncoder` base (a production tokenizer, with its own splitter as `pretokenizer`)
+    gives the chunks their ids instead, new ids from its size.
     """
     languages = sorted(texts) if parity else list(texts)
     _check(texts, dev, weights, parity, global_merges)
-    split = resolve(pretokenizer)
+    split = splitter(pretokenizer)
     flat: list[str] = []
     groups: list[int] = []
     train_weights: list[int] = []
@@ -94,7 +106,12 @@ def train_by_language(
         if dev is not None:
             add(dev[lang], group, 0, measured=True, trained=False)
     plain = all(w == 1 for w in train_weights)
-    start: list[str] | TokenIds = encoded_by(base, flat) if base else flat
+    start: list[str] | TokenIds = flat
+    if isinstance(base, Sequence):
+        if base:
+            start = encoded_by(base, flat)
+    else:
+        start = TokenIds(base.encode_chunks(flat), base.size)
     result = engine.train_grouped(
         start, groups, vocab_size, weights=None if plain else train_weights,
         multiplicities=multiplicities if parity else None, parity=parity,

@@ -166,26 +166,27 @@ def check_groups(texts: Sequence[object], groups: Sequence[int], weights: Sequen
 
 
 def expand_histogram(final: dict[int, int], pairs: Sequence[tuple[int, int]],
-                     sizes: Iterable[int]) -> TokenStatistics:
+                     sizes: Iterable[int], first_id: int = FIRST_NEW_ID) -> TokenStatistics:
     """The histograms at `sizes` (a size beyond the merges is the final one) and each merge's
     replacements, from the histogram with every merge applied: undo the merges from the last,
-    each turning its token's occurrences back into its pair's."""
-    full = FIRST_NEW_ID + len(pairs)
+    each turning its token's occurrences back into its pair's. Merge k creates `first_id + k`
+    (256 + k over bytes; a base's size + k over a base's ids)."""
+    full = first_id + len(pairs)
     wanted = {min(size, full) for size in sizes}
     histogram = dict(final)
     replaced = [0] * len(pairs)
     found: dict[int, dict[int, int]] = {}
-    for token in range(full - 1, FIRST_NEW_ID - 1, -1):
+    for token in range(full - 1, first_id - 1, -1):
         if token + 1 in wanted:
             found[token + 1] = dict(histogram)
         occurrences = histogram.pop(token, 0)
         if occurrences:
-            left, right = pairs[token - FIRST_NEW_ID]
+            left, right = pairs[token - first_id]
             histogram[left] = histogram.get(left, 0) + occurrences
             histogram[right] = histogram.get(right, 0) + occurrences
-        replaced[token - FIRST_NEW_ID] = occurrences
-    if FIRST_NEW_ID in wanted:
-        found[FIRST_NEW_ID] = histogram
+        replaced[token - first_id] = occurrences
+    if first_id in wanted:
+        found[first_id] = histogram
     return TokenStatistics({size: found[size] for size in sorted(wanted)}, replaced)
 
 

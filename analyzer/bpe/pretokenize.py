@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Protocol
 
 import regex
 
@@ -129,6 +130,19 @@ class Pretokenizer:
         return chunks
 
 
+class Splitter(Protocol):
+    """What cuts texts into chunks: a `Pretokenizer`, or a production tokenizer's own
+    pre-tokenizer (a base to extend, `analyzer.external.extension`)."""
+
+    def split(self, text: str, index: int = 0) -> list[str]: ...
+
+
+def splitter(spec: str | Splitter | None) -> Splitter | None:
+    """`resolve` for a name; a splitter given as an object is itself (training over a
+    production tokenizer's chunks)."""
+    return resolve(spec) if spec is None or isinstance(spec, str) else spec
+
+
 def resolve(spec: str | None) -> Pretokenizer | None:
     """The pre-tokenizer a name stands for (None for `none`): a built-in name, or `re:` and a
     pattern of the user's. PretokenizerError says what is wrong with anything else."""
@@ -167,7 +181,7 @@ class Chunked:
     of_text: list[list[int]]
 
 
-def chunk_texts(texts: Sequence[str], pretokenizer: Pretokenizer,
+def chunk_texts(texts: Sequence[str], pretokenizer: Splitter,
                 weights: Sequence[int] | None = None) -> Chunked:
     """Every text's chunks, checked lossless, counted once per distinct chunk.
 

@@ -251,6 +251,19 @@ def encode(text: str, merges: Sequence[Merge]) -> list[int]:
     return ids
 
 
+def encode_ids(ids: Sequence[int], merges: Sequence[Merge]) -> list[int]:
+    """Apply each merge once, in the given order, to ids a base vocabulary gave (continued
+    training's merges on the base's ids; `encode` is this on a text's bytes).
+
+    >>> encode_ids([300, 7, 300, 7, 300], [((300, 7), 1000), ((1000, 1000), 1001)])
+    [1001, 300]
+    """
+    ids = list(ids)
+    for pair, new_id in merges:
+        ids = merge(ids, pair, new_id)
+    return ids
+
+
 def decode(ids: Iterable[int], merges: Sequence[Merge]) -> str:
     """Expand every id to its bytes, recursively, and read them as UTF-8.
 

@@ -85,16 +85,7 @@ def openai_encoding(encoding: str, files: dict[str, bytes], pinned: dict[str, st
     (by file name) instead of its downloads. With `pinned` (file name -> SHA-256), the hashes
     tiktoken expects must be the pinned ones; without, the files are a user's own ranks."""
     tiktoken = _tiktoken_module()
-    from tiktoken_ext import openai_public
-
-    constructor = openai_public.ENCODING_CONSTRUCTORS.get(encoding)
-    if constructor is None:
-        raise TokenizerError(f"tiktoken {tiktoken.__version__} has no encoding {encoding!r}")
-    try:
-        with _serving(files, pinned):
-            arguments = constructor()
-    except (ValueError, KeyError) as error:
-        raise TokenizerError(f"{encoding}: not a valid rank file ({error})") from None
+    arguments = openai_arguments(encoding, files, pinned)
     if pinned is None:  # the user's own ranks need not have the official vocabulary size
         arguments.pop("explicit_n_vocab", None)
     encoder = tiktoken.Encoding(**arguments)
@@ -104,6 +95,28 @@ def openai_encoding(encoding: str, files: dict[str, bytes], pinned: dict[str, st
         len(arguments["mergeable_ranks"]) + len(arguments["special_tokens"])
     return Encoder(_counter(encoder), size, f"tiktoken {tiktoken.__version__}",
                    _tiktoken_pieces(encoder))
+
+
+def openai_arguments(encoding: str, files: dict[str, bytes], pinned: dict[str, str] | None) -> dict:
+    """What tiktoken's constructor of an OpenAI encoding gives `tiktoken.Encoding` (name,
+    pat_str, mergeable_ranks, special_tokens), read from the given files."""
+    tiktoken = _tiktoken_module()
+    from tiktoken_ext import openai_public
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS.get(encoding)
+    if constructor is None:
+        raise TokenizerError(f"tiktoken {tiktoken.__version__} has no encoding {encoding!r}")
+    try:
+        with _serving(files, pinned):
+            return constructor()
+    except (ValueError, KeyError) as error:
+        raise TokenizerError(f"{encoding}: not a valid rank file ({error})") from None
+
+
+def placeholder_specials(first: int, n: int) -> dict[str, int]:
+    """Special tokens of a rank file that names none: `n` ids from `first`. Their names never
+    matter to a count, since special-token text is encoded as plain text."""
+    return {f"<|special_{i}|>": first + i for i in range(n)}
 
 
 @contextlib.contextmanager
@@ -145,10 +158,8 @@ def rank_file(data: bytes, label: str) -> dict[bytes, int]:
 
 def _tiktoken(label: str, pattern: str, ranks: dict[bytes, int], specials: int) -> Encoder:
     tiktoken = _tiktoken_module()
-    first = max(ranks.values(), default=-1) + 1
-    # Special tokens take the ids after the ranks; their names never matter here, since
-    # special-token text is encoded as plain text.
-    special = {f"<|special_{i}|>": first + i for i in range(specials)}
+    # Special tokens take the ids after the ranks.
+    special = placeholder_specials(max(ranks.values(), default=-1) + 1, specials)
     try:
         encoder = tiktoken.Encoding(label, pat_str=pattern, mergeable_ranks=ranks,
                                     special_tokens=special)

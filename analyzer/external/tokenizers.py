@@ -62,8 +62,7 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
         raise TokenizerError(f"{item.name}=FILE: {item.name} needs {len(item.files)} files "
                              f"({', '.join(f.name for f in item.files)}); put them in the store "
                              f"with analyzer tokenizers get {item.name}")
-    locator = Locator(item, explicit, downloads)
-    found = {file.name: locator.find(file) for file in item.files}
+    found = catalog_files(item, explicit, downloads)
     encoder = formats.build(item, {name: f.data for name, f in found.items()}, item.name)
     if encoder.size != item.vocab_size:
         raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, the "
@@ -72,8 +71,23 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
                                encoder.count, item, encoder.pieces)
 
 
+def catalog_files(item: CatalogEntry, explicit: Path | None = None,
+                  downloads: bool = True) -> dict[str, Found]:
+    """An entry's files, each found and verified (TokenizerError says what was tried)."""
+    locator = Locator(item, explicit, downloads)
+    return {file.name: locator.find(file) for file in item.files}
+
+
 def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
     """`hf:ORG/NAME[@REVISION]`: its tokenizer.json, unpinned (its hash is recorded)."""
+    data, where = hugging_face_file(spec, downloads)
+    encoder = formats.tokenizer_json(data, spec)
+    return ProductionTokenizer(spec, encoder.library, encoder.size, where, encoder.count,
+                               pieces=encoder.pieces)
+
+
+def hugging_face_file(spec: str, downloads: bool = True) -> tuple[bytes, str]:
+    """`hf:ORG/NAME[@REVISION]`'s tokenizer.json and where it came from (with its SHA-256)."""
     repo, _, revision = spec[len(HF_PREFIX):].partition("@")
     if repo.count("/") != 1 or not all(repo.split("/")):
         raise TokenizerError(f"{spec}: name a Hugging Face repository as hf:ORG/NAME, "
@@ -96,10 +110,7 @@ def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
                                  f"hub ({type(error).__name__}: {error})") from None
         where = "downloaded from Hugging Face"
     data = path.read_bytes()
-    encoder = formats.tokenizer_json(data, spec)
-    return ProductionTokenizer(spec, encoder.library, encoder.size,
-                               f"{where} {path} (SHA-256 {digest(data)})", encoder.count,
-                               pieces=encoder.pieces)
+    return data, f"{where} {path} (SHA-256 {digest(data)})"
 
 
 def from_file(spec: str) -> ProductionTokenizer:

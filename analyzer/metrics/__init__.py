@@ -9,10 +9,12 @@ fairness views (who got the vocabulary, what parity costs, equal-cost sizes).
     attribution(data)                # who got the vocabulary
     equal_cost_sizes(data)           # the size at which each language costs what the pivot does
     superbpe_effects(data)           # what SuperBPE's superwords do to each language
+    extension_reach(data)            # the tokens added to a production tokenizer each language needs
 """
 
 from .allocation import divergence_matrix
 from .data import FairnessData, RunData, load_run_data
+from .extension import WITHIN, extension_effects, extension_reach
 from .fairness import attribution, equal_cost_sizes, summaries, superbpe_effects, token_curve
 from .frames import (
     for_pretokenizer,
@@ -24,11 +26,14 @@ from .frames import (
 from .stats import gini, separates_words
 
 __all__ = [
+    "WITHIN",
     "FairnessData",
     "RunData",
     "attribution",
     "divergence_matrix",
     "equal_cost_sizes",
+    "extension_effects",
+    "extension_reach",
     "for_pretokenizer",
     "gini",
     "headline_vocabulary",

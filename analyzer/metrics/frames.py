@@ -23,11 +23,14 @@ RESAMPLES = 1000
 def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str, str | None, int]:
     """The (vocabulary, pre-tokenizer, size) a run's headline numbers are about: the shared
     vocabulary of the run's first pre-tokenizer at the largest size, or the first production
-    tokenizer of a run that trained nothing."""
+    tokenizer of a run that trained nothing, or else the first extension with every addition."""
     if run.sizes:
         return VocabKind.SHARED, run.pretokenizers[0], max(run.sizes)
-    first = next(v for v in vocabs if v.kind == VocabKind.PRODUCTION)
-    return first.scope, None, first.size
+    first = next((v for v in vocabs if v.kind == VocabKind.PRODUCTION), None)
+    if first is not None:
+        return first.scope, None, first.size
+    extension = next(v for v in vocabs if v.kind == VocabKind.EXTENSION)
+    return extension.scope, extension.pretokenizer, extension.size  # its largest addition
 
 
 def tokenizer_sizes(vocabs: list[VocabularyRead]) -> list[tuple[str, int]]:

@@ -14,12 +14,14 @@ import plotly.io as pio
 from analyzer import __version__
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
+from analyzer.errors import AnalyzerError
 from analyzer.external import catalog, load_prices
 from analyzer.files import write_atomically
 from analyzer.metrics import (
     RunData,
     attribution,
     equal_cost_sizes,
+    extension_reach,
     headline_vocabulary,
     language_metrics,
     load_run_data,
@@ -28,6 +30,7 @@ from analyzer.metrics import (
     tokenizer_sizes,
 )
 from analyzer.metrics.costs import model_costs
+from analyzer.queries import extended_tokenizer
 from analyzer.store import (
     AnalyzerDatabase,
     CorpusDetail,
@@ -38,7 +41,7 @@ from analyzer.store import (
     load_merges,
 )
 
-from . import fairness, figures, split_rules, superbpe
+from . import extension, fairness, figures, split_rules, superbpe
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script
@@ -98,7 +101,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                      f"<div class='figure'>{div}</div></section>")
     merges = "".join(
         merges_table(f"{_vocabulary_title(v)}: first {MERGES_SHOWN} of {v.merges_learned:,} merges",
-                     load_merges(db, run_id, v.scope, v.pretokenizer), MERGES_SHOWN)
+                     load_merges(db, run_id, v.scope, v.pretokenizer), MERGES_SHOWN,
+                     _base_bytes(db, run_id, v))
         for v in data.vocabularies if v.kind.trained)
     if merges:
         parts.append(f"<section><h2>Merges</h2><p class='muted'>The first merges each vocabulary "
@@ -155,6 +159,8 @@ def _sections(view: figures.RunView, data: RunData,
     sections += _fairness_sections(view, data)
     if run.superbpe and data.fairness is not None:
         sections += superbpe.sections(view, superbpe_effects(data), data.vocabularies)
+    if run.extend and data.fairness is not None:
+        sections += extension.sections(view, data, extension_reach(data))
     if run.sizes:
         sections.append(("Overhead by language: bytes or vocabulary?",
                          "premium = byte premium x (bytes per token of the pivot / bytes per token "
@@ -258,6 +264,17 @@ def _costs_section(view: figures.RunView, costs: pd.DataFrame,
                   f"{tables}")
     return (f"<section><h2>What it costs</h2><p class='muted'>{escape(content_note(view.pivot))}"
             f"</p>{priced}{tables}</section>")
+
+
+def _base_bytes(db: AnalyzerDatabase, run_id: int, vocabulary: VocabularyRead):
+    """An extension's base's token bytes, to show the parts of its merges; None for other
+    vocabularies, and for an extension whose base is not on this machine (ids shown)."""
+    if vocabulary.kind != VocabKind.EXTENSION:
+        return None
+    try:
+        return extended_tokenizer(db, run_id, vocabulary.scope, vocabulary.base_size).token_bytes
+    except AnalyzerError:
+        return None
 
 
 def _vocabulary_title(vocabulary: VocabularyRead) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
 from analyzer.store import StoredMerge
@@ -22,13 +23,22 @@ def token_text(piece: bytes) -> str:
     return repr(text) if text.isprintable() else repr(piece)
 
 
-def merges_table(title: str, merges: list[StoredMerge], top: int) -> str:
-    pieces = {byte: bytes([byte]) for byte in range(256)}
+def merges_table(title: str, merges: list[StoredMerge], top: int,
+                 base_bytes: Callable[[int], bytes] | None = None) -> str:
+    """The first `top` merges. An extension's parts may be its base's ids: `base_bytes` gives
+    their bytes (without it, they show as `id N`)."""
+    pieces = {byte: bytes([byte]) for byte in range(256)} if base_bytes is None else {}
     for _, _, new_id, _, token in merges:
         pieces[new_id] = token
+
+    def part(token: int) -> str:
+        if token in pieces:
+            return token_text(pieces[token])
+        return token_text(base_bytes(token)) if base_bytes else f"id {token}"
+
     rows = "".join(
-        f"<tr><td>{rank}</td><td><code>{escape(token_text(pieces[left]))}</code></td>"
-        f"<td><code>{escape(token_text(pieces[right]))}</code></td>"
+        f"<tr><td>{rank}</td><td><code>{escape(part(left))}</code></td>"
+        f"<td><code>{escape(part(right))}</code></td>"
         f"<td><code>{escape(token_text(token))}</code></td><td>{count:,}</td></tr>"
         for rank, (left, right, _, count, token) in enumerate(merges[:top], start=1))
     if not rows:

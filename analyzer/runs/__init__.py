@@ -7,8 +7,9 @@ unit at every size, and store it all atomically.
 from analyzer.settings import EXECUTORS, RunSettings
 
 from .execute import ResultsNotStored, execute_run
+from .extension import BASE_PRETOKENIZER, EXTENSION_PREFIX, extension_scope
 from .resolution import RunError, split_units
 from .resolution import resolve as resolve_settings
 
-__all__ = ["EXECUTORS", "ResultsNotStored", "RunError", "RunSettings", "execute_run",
-           "resolve_settings", "split_units"]
+__all__ = ["BASE_PRETOKENIZER", "EXECUTORS", "EXTENSION_PREFIX", "ResultsNotStored", "RunError",
+           "RunSettings", "execute_run", "extension_scope", "resolve_settings", "split_units"]

@@ -27,6 +27,7 @@ from analyzer.store import (
     save_pending,
 )
 
+from .extension import build_extension
 from .jobs import JobPlan, Report, VocabularyJob, run_jobs
 from .resolution import ResolvedRun, check_lossless, resolve
 from .superbpe import superbpe_scope
@@ -86,6 +87,11 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         else:
             workers = settings.jobs or os.cpu_count() or 1
             records = run_jobs(make_jobs(resolved, texts), workers, report)
+        # Extensions train here, in this process, whatever the executor: their base (a
+        # production tokenizer's library) is loaded once, and a few seconds of C training
+        # over its ids is small beside its counting.
+        records += [build_extension(base, resolved, texts, report)
+                    for base in resolved.extensions]
         records += [measure_tokenizer(tokenizer, resolved, texts, report)
                     for tokenizer in resolved.tokenizers]
         store_results(db, run_id, records, round(time.perf_counter() - start, 3), stage)

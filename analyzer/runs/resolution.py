@@ -20,6 +20,7 @@ from analyzer.settings import (
     MAX_JOBS,
     MAX_SIZE,
     MAX_STORED_INT,
+    MAX_TARGET,
     MAX_WEIGHT_VALUE,
     MIN_SIZE,
     RunSettings,
@@ -51,17 +52,24 @@ class ResolvedRun:
     """The training mix, with language codes normalised; only weights other than 1."""
     superbpe: list[int] = field(default_factory=list)
     """SuperBPE vocabularies' transition sizes, ascending, without repeats."""
+    extensions: list = field(default_factory=list)
+    """The bases to extend, resolved (`analyzer.external.extension.ExtensionBase`s)."""
+    added: list[int] = field(default_factory=list)
+    """Tokens to add to each base, ascending, without repeats."""
+    extend_langs: list[str] | None = None
+    """The languages whose training texts teach the added merges (normalised)."""
 
     def recorded_settings(self) -> RunSettings:
         """The settings as the run's row records them: what they resolved to."""
         return dataclasses.replace(self.settings, corpus=self.corpus.name,
                                    languages=self.languages, pivot=self.pivot, sizes=self.sizes,
                                    pretokenizers=self.pretokenizers, weights=self.weights,
-                                   superbpe=self.superbpe)
+                                   superbpe=self.superbpe, extend=[b.name for b in self.extensions],
+                                   added=self.added, extend_langs=self.extend_langs)
 
 
 def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
-    if not settings.sizes and not settings.tokenizers:
+    if not settings.sizes and not settings.tokenizers and not settings.extend:
         raise RunError(f"nothing to measure: give {setting('sizes')} (e.g. 512) and/or "
                        f"{setting('tokenizers')} (e.g. cl100k_base)", setting="sizes")
     sizes = _sizes(settings.sizes) if settings.sizes else []
@@ -88,8 +96,9 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     superbpe = _superbpe(settings.superbpe, sizes)
     _executor(settings)
     tokenizers = _tokenizers(settings.tokenizers, languages)
+    extensions, added, extend_langs = _extension(settings, languages)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
-                       pretokenizers, weights, superbpe)
+                       pretokenizers, weights, superbpe, extensions, added, extend_langs)
 
 
 def _invalid(name: str, value, message: str) -> RunError:
@@ -147,6 +156,54 @@ def _superbpe(transitions: list[int], sizes: list[int]) -> list[int]:
                            f"below the largest of {setting('sizes')} ({max(sizes)}), where the "
                            "second stage ends")
     return sorted(set(transitions))
+
+
+def _extension(settings: RunSettings, languages: list[str]
+               ) -> tuple[list, list[int], list[str] | None]:
+    """The bases to extend (loaded, so a base that cannot be extended stops the run before
+    anything is stored), the added sizes and the languages training the additions."""
+    for name, value in (("added", settings.added), ("extend_langs", settings.extend_langs),
+                        ("target", settings.target)):
+        if value and not settings.extend:
+            raise RunError(f"{SETTING} is for extending a production tokenizer: add "
+                           f"{setting('extend')} (e.g. o200k_base)", setting=name)
+    if not settings.extend:
+        return [], [], None
+    if not settings.added:
+        raise RunError(f"{SETTING} needs how many tokens to add: give {setting('added')} "
+                       "(e.g. +1024,+8192)", setting="extend")
+    target = settings.target
+    if target is not None and not 1 < target <= MAX_TARGET:
+        raise _invalid("target", target, f"{SETTING} {target}: a premium above 1 (1.05: within "
+                       f"5 % of the pivot) and at most {MAX_TARGET:g}")
+    from analyzer.external import TokenizerError
+    from analyzer.external.extension import extension_base
+
+    bases = []
+    for spec in dict.fromkeys(settings.extend):
+        try:
+            base = extension_base(spec, downloads=True)
+        except TokenizerError as error:
+            raise _invalid("extend", spec, f"{SETTING} {error}") from None
+        bases.append(base)
+    for added in settings.added:
+        room = MAX_SIZE - max(base.size for base in bases)
+        if isinstance(added, bool) or not isinstance(added, int) or not 1 <= added <= room:
+            raise _invalid("added", added, f"{SETTING} +{added}: the tokens added are from +1 to "
+                           f"+{room:,} (the engine numbers ids up to {MAX_SIZE:,})")
+    extend_langs = None
+    if settings.extend_langs is not None:
+        if not settings.extend_langs:
+            raise RunError(f"{SETTING} needs at least one language code", setting="extend_langs")
+        extend_langs = []
+        for code in settings.extend_langs:
+            lang = _normalised(code, "extend_langs")
+            if lang not in languages:
+                raise _invalid("extend_langs", code, f"{SETTING}: {lang} is not a language of "
+                               f"this run ({', '.join(languages)})")
+            extend_langs.append(lang)
+        extend_langs = list(dict.fromkeys(extend_langs))
+    return bases, sorted(set(settings.added)), extend_langs
 
 
 def _executor(settings: RunSettings) -> None:

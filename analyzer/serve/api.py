@@ -15,6 +15,7 @@ from analyzer.export import export_csv, export_document, merges_document, show_d
 from analyzer.external import ALL_AVAILABLE, availability, catalog, resolve_tokenizer
 from analyzer.metrics import language_metrics, load_run_data
 from analyzer.queries import comparison, complete_run, tokenization, trained_merges, trained_vocabulary
+from analyzer.runs import EXTENSION_PREFIX
 from analyzer.settings import MAX_LANGUAGES, MAX_SIZE, MIN_SIZE, RunSettings, request_model
 from analyzer.store import (
     CorpusDetail,
@@ -191,7 +192,9 @@ async def compare(request: Request, body: CompareRequest) -> JSONResponse:
         run_id = body.run
         trained = await run_in_threadpool(_trained_scopes, request, run_id)
         for scope in dict.fromkeys(body.vocabs if body.vocabs is not None else trained):
-            counters[scope] = (await _vocabulary(request, run_id, scope, body.size, None)).pieces
+            # `size` is the trained vocabularies'; an extension counts with all its additions.
+            size = None if scope.startswith(EXTENSION_PREFIX) else body.size
+            counters[scope] = (await _vocabulary(request, run_id, scope, size, None)).pieces
     for name in dict.fromkeys(body.tokenizers):
         counters[name] = (await _tokenizer(request, name)).pieces
     return JSONResponse(comparison(body.texts, counters, body.pivot, with_pieces=body.pieces))

@@ -26,7 +26,8 @@ class VocabKind(StrEnum):
     A shared vocabulary is trained on every run language (its scope is `shared`), a language's
     own on that language alone (its scope is the language code), a parity-aware one on every
     language with parity-aware merges (scope `parity`), a SuperBPE one on every language in two
-    stages (scope `superbpe@T`, T the size where the second stage starts); a production
+    stages (scope `superbpe@T`, T the size where the second stage starts); an extension is a
+    production tokenizer continued with merges over its ids (scope `extend:NAME`); a production
     tokenizer is measured, not trained (its scope is its name).
     """
 
@@ -34,6 +35,7 @@ class VocabKind(StrEnum):
     LANGUAGE = "language"
     PARITY = "parity"
     SUPERBPE = "superbpe"
+    EXTENSION = "extension"
     PRODUCTION = "production"
 
     @property

@@ -77,6 +77,10 @@ class RunRow(SQLModel, table=True):
     global_merges: int = 0  # its first merges chosen over all languages (the hybrid)
     weights: str = "{}"  # JSON {lang: n}: the training mix of the shared and parity vocabularies
     superbpe: str = "[]"  # JSON list of sizes: a SuperBPE vocabulary's transition, each
+    extend: str = "[]"  # JSON list of the production tokenizers extended
+    added: str = "[]"  # JSON list: tokens added to each, ascending
+    extend_langs: str | None = None  # JSON list of the languages training the additions
+    target: float | None = None  # the premium target of the extension report
 
 
 class VocabularyRow(SQLModel, table=True):
@@ -96,6 +100,7 @@ class VocabularyRow(SQLModel, table=True):
     pretokenizer: str | None = None  # trained: its name as given ("none", "cl100k", "re:...")
     pattern: str | None = None  # trained with a pre-tokenizer: the pattern's text
     transition: int | None = None  # SuperBPE: the size where its second stage starts
+    base_size: int | None = None  # an extension: its base's size, where the added ids start
 
 
 # Read models: what the store's reads return, and the documented JSON shapes.
@@ -157,6 +162,10 @@ class RunRead(SQLModel):
     global_merges: int = 0
     weights: dict[str, int] = {}
     superbpe: list[int] = []
+    extend: list[str] = []
+    added: list[int] = []
+    extend_langs: list[str] | None = None
+    target: float | None = None
     corpus_id: int = Field(exclude=True)
     measured_units: list[int] = Field(exclude=True)
     engine_version: str = Field(exclude=True)
@@ -180,3 +189,5 @@ class VocabularyRead(SQLModel):
     pattern: str | None
     transition: int | None = None
     """SuperBPE: the size where its second stage starts (stage 1 is `pretokenizer`'s)."""
+    base_size: int | None = None
+    """An extension of a production tokenizer: the base's size (its added ids start there)."""

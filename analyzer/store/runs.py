@@ -62,6 +62,8 @@ class VocabularyRecord:
     pattern: str | None = None
     transition: int | None = None
     """SuperBPE: the size where its second stage starts."""
+    base_size: int | None = None
+    """An extension: its base's size (its added ids start there)."""
     chunks: dict[str, list[int]] | None = None
     """With a pre-tokenizer: `{lang: [chunks of each measured unit]}` (one vocabulary per
     pre-tokenizer reports them; the run stores them once)."""
@@ -157,12 +159,13 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
     """Insert one vocabulary with its merges and token counts (inside the caller's transaction)."""
     cursor = db.execute(
         "INSERT INTO vocabularies (run_id, scope, kind, size, trained_bytes, merges_learned, "
-        "stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern, transition) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern, transition, "
+        "base_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, record.scope, record.kind, record.size, record.trained_bytes,
          record.merges_learned, record.stop_reason, record.seconds,
          None if record.roundtrip_ok is None else int(record.roundtrip_ok), record.library,
-         record.source, record.pretokenizer, record.pattern, record.transition],
+         record.source, record.pretokenizer, record.pattern, record.transition,
+         record.base_size],
     )
     vocab_id = inserted_id(cursor)
     chosen = record.chosen or [None] * len(record.merges)
@@ -257,7 +260,7 @@ def _run_read(run: RunRow, corpus: str, db: Database) -> RunRead:
     for name in RECORDED:
         value = getattr(run, _column(name))
         kind = RunRead.model_fields[name].annotation
-        recorded[name] = json.loads(value) if kind in JSON_KINDS else value
+        recorded[name] = json.loads(value) if kind in JSON_KINDS and value is not None else value
     return RunRead(
         id=run.id, corpus=corpus, status=status, started=run.started,
         finished=run.finished, seconds=run.seconds, error=error, corpus_id=run.corpus_id,
@@ -265,7 +268,7 @@ def _run_read(run: RunRow, corpus: str, db: Database) -> RunRead:
         **recorded)
 
 
-JSON_KINDS = {list[str], list[int], dict[str, int]}
+JSON_KINDS = {list[str], list[int], dict[str, int], list[str] | None}
 """The read model's types whose column holds JSON (booleans and numbers pydantic reads)."""
 
 

@@ -76,7 +76,8 @@
       list.forEach(function (v) {
         if (v.kind === 'production' || seen[v.scope]) return;
         seen[v.scope] = true;
-        checkbox(holder, v.scope, v.scope + ' (' + v.kind + ')', v.kind === 'shared' || v.kind === 'parity');
+        checkbox(holder, v.scope, v.scope + ' (' + v.kind + ')',
+                 v.kind === 'shared' || v.kind === 'parity' || v.kind === 'extension');
       });
       update();
     }).catch(function (error) { say(error.message); });
