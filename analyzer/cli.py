@@ -423,8 +423,8 @@ def run(
     superbpe: list[str] = typer.Option(
         None, "--superbpe", metavar="T", help="Also train a SuperBPE vocabulary (Liu et al. "
         "2025) on all languages: the shared merges up to size T, then merges that may cross "
-        "words (SuperBPE's stage-2 split) up to the largest --vocab. Repeat, or give a comma "
-        "list, e.g. --superbpe 16384,26214."),
+        "words (SuperBPE's stage-2 split) up to the largest --vocab; with --per-language, each "
+        "language's own as well. Repeat, or give a comma list, e.g. --superbpe 16384,26214."),
     extend: list[str] = typer.Option(
         None, "--extend", metavar="NAME", help="Extend a production tokenizer for the run's "
         "languages: its own pre-tokenizer and library cut and encode the texts, and merges over "

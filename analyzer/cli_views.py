@@ -216,11 +216,11 @@ def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[st
             stopped.append((v, final))
     notes = [f"the {_name(v)} vocabulary stopped at size {final}: no pair occurs often enough; "
              f"its larger sizes equal size {final}" for v, final in stopped
-             if v.kind not in (VocabKind.LANGUAGE, VocabKind.EXTENSION)]
+             if not v.kind.trained_on_one_language and v.kind != VocabKind.EXTENSION]
     notes += [f"{v.scope} stopped at +{v.merges_learned}: no pair of its ids occurs often enough "
               f"in the training texts; its larger additions equal +{v.merges_learned}"
               for v, _ in stopped if v.kind == VocabKind.EXTENSION]
-    own = [f"{_name(v)} at {final}" for v, final in stopped if v.kind == VocabKind.LANGUAGE]
+    own = [f"{_name(v)} at {final}" for v, final in stopped if v.kind.trained_on_one_language]
     if own:
         notes.append(f"{len(own)} per-language vocabularies stopped before size {max(sizes)} "
                      f"(no pair occurs often enough; larger sizes equal the final one): "

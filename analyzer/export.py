@@ -28,6 +28,7 @@ from analyzer.metrics import (
     extension_reach,
     language_metrics,
     load_run_data,
+    own_superbpe_effects,
     summaries,
     superbpe_effects,
 )
@@ -128,6 +129,7 @@ def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = No
     document["attribution"] = rows(attribution(data), ATTRIBUTION_KEYS)
     document["divergence"] = divergence_document(data)
     document["superbpe_effects"] = superbpe_effects(data)
+    document["own_superbpe_effects"] = own_superbpe_effects(data)
     document["extension_effects"] = rows(extension_effects(data), EXTENSION_KEYS)
     document["extension_reach"] = rows(extension_reach(data), REACH_KEYS)
     document["token_report"] = token_report(run, frame, data.vocabularies)

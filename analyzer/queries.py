@@ -113,7 +113,7 @@ def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind
     split = pretokenizer
     stored = next(v for v in vocabularies(db, run_id)
                   if v.scope == scope and v.pretokenizer == pretokenizer)
-    if stored.kind == VocabKind.SUPERBPE and stored.transition and size > stored.transition:
+    if stored.kind.two_stages and stored.transition and size > stored.transition:
         split = SUPERBPE  # past its transition a SuperBPE vocabulary splits as its stage 2
     return TrainedVocabulary(scope, pretokenizer, size, largest, bpe.Vocabulary(merges, split))
 

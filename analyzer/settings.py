@@ -94,7 +94,9 @@ class RunSettings:
         default_factory=list)
     """Also train a SuperBPE vocabulary (Liu et al. 2025) on all languages for each size T
     here: the shared vocabulary's merges up to T, then merges that may cross words to the
-    largest size (see analyzer.runs.superbpe). Each T is below the largest size."""
+    largest size (see analyzer.runs.superbpe); with `per_language`, each language's own too
+    (its own vocabulary's merges up to T, then its stage 2). Each T is below the largest
+    size."""
     extend: Annotated[list[str], Field(max_length=MAX_EXTEND)] = dataclasses.field(
         default_factory=list)
     """Production tokenizers to extend (byte-level BPE ones: tiktoken rank files, byte-level

@@ -35,7 +35,7 @@ ADDED_TO_VOCABULARIES = ("pretokenizer", "pattern",
 ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "parity", "global_merges", "weights",  # issue 14: the fairness lab
                  "summaries", "equal_cost_sizes", "attribution", "divergence",
-                 "superbpe", "superbpe_effects",  # issue 23: SuperBPE
+                 "superbpe", "superbpe_effects", "own_superbpe_effects",  # issue 23: SuperBPE
                  "extend", "added", "extend_langs", "target",  # issue 23: extensions
                  "extension_effects", "extension_reach")
 

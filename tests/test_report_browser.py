@@ -46,12 +46,13 @@ def test_every_figure_renders_offline_without_errors(browser, tiny_db, tmp_path)
 
 
 def test_the_superbpe_views_render_with_the_transition_marked(browser, tiny_db, tmp_path):
-    run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300, 330], superbpe=[290], jobs=1,
-                                              per_language=False))
+    run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300, 330], superbpe=[290], jobs=1))
     path = write_report(tiny_db, run_id, tmp_path / "reports")
     page = build_page(tiny_db, run_id)
     titles = [figure.layout.title.text for figure in page.figures]
     assert "At size 330: shared BPE and SuperBPE" in titles
+    own = next(f for f in page.figures if "own BPE and own SuperBPE" in (f.layout.title.text or ""))
+    assert [trace.name for trace in own.data] == ["own vocabulary", "own SuperBPE @ 290"]
     curve = next(f for f in page.figures if "superbpe@290" in (f.layout.title.text or ""))
     assert [shape.x0 for shape in curve.layout.shapes] == [290]  # the transition, marked
     traces, problems = open_page(browser, path, tmp_path / "superbpe.png")

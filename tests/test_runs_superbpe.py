@@ -14,7 +14,13 @@ from sqlite_utils import Database
 from analyzer.bpe import reference as ref
 from analyzer.bpe.pretokenize import PRETOKENIZERS
 from analyzer.export import export_document
-from analyzer.metrics import equal_cost_sizes, load_run_data, superbpe_effects, token_curve
+from analyzer.metrics import (
+    equal_cost_sizes,
+    load_run_data,
+    own_superbpe_effects,
+    superbpe_effects,
+    token_curve,
+)
 from analyzer.runs import RunError, RunSettings, execute_run
 from analyzer.store import get_run, load_counts, load_merges, vocabularies
 from helpers import TINY, invoke
@@ -78,6 +84,53 @@ def test_the_stored_replacements_give_every_size_s_count_and_the_metrics_use_the
     document = export_document(tiny_db, run_id, data)
     assert document["superbpe"] == [285] and document["superbpe_effects"] == effects
     assert next(v for v in document["vocabularies"] if v["scope"] == "superbpe@285")["transition"] == 285
+
+
+@pytest.mark.parametrize("pretokenizer", ["none", "words"])
+def test_each_language_s_own_superbpe_is_the_reference_s_two_stages_on_its_texts(tiny_db,
+                                                                                 pretokenizer):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[270, 290, 330], superbpe=[285], jobs=1,
+                                              pretokenizers=[pretokenizer], min_pair_count=1))
+    stored = {v.scope: v for v in vocabularies(tiny_db, run_id)}
+    pattern = PRETOKENIZERS[pretokenizer]
+    counts = {(scope, size, lang): units
+              for scope, _, size, lang, units in load_counts(tiny_db, run_id)}
+    run = get_run(tiny_db, run_id)
+    for lang in run.languages:
+        scope = f"superbpe@285:{lang}"
+        assert stored[scope].kind == "language-superbpe" and stored[scope].transition == 285
+        base = ref.train_many(chunks(TINY[lang], pattern), 285, min_pair_count=1)
+        expected = ref.continue_training(TINY[lang], base, 330, pattern=SUPERBPE, around=True,
+                                         min_pair_count=1)
+        merges = [((m.left, m.right), m.new_id)
+                  for m in load_merges(tiny_db, run_id, scope, pretokenizer)]
+        assert merges == expected, lang
+        own = [((m.left, m.right), m.new_id) for m in load_merges(tiny_db, run_id, lang, pretokenizer)]
+        stage_one = own[:285 - 256]  # the language's own prefix (shorter if it stopped early)
+        assert merges[:len(stage_one)] == stage_one
+        # It counts its language and the pivot, as the language's own vocabulary does.
+        counted = {key[2] for key in counts if key[0] == scope}
+        assert counted == {lang, run.pivot}
+        for size in (270, 330):
+            split = (pattern, False) if size <= 285 else (SUPERBPE, True)
+            assert counts[scope, size, lang] == [
+                len(ref.encode_chunks(t, merges[:size - 256], split[0], around=split[1]))
+                for t in TINY[lang]], (lang, size)
+    data = load_run_data(tiny_db, run_id)
+    effects = {row["lang"]: row for row in own_superbpe_effects(data)}
+    assert set(effects) == set(run.languages)
+    pivot = run.pivot
+    for lang, row in effects.items():
+        mine, theirs = f"superbpe@285:{lang}", f"superbpe@285:{pivot}"
+        assert row["premium"] == pytest.approx(sum(counts[mine, 330, lang])
+                                               / sum(counts[theirs, 330, pivot]))
+        assert row["own_premium"] == pytest.approx(sum(counts[lang, 330, lang])
+                                                   / sum(counts[pivot, 330, pivot]))
+        assert row["tokens_change"] == pytest.approx(sum(counts[mine, 330, lang])
+                                                     / sum(counts[lang, 330, lang]) - 1)
+    assert effects[pivot]["premium"] == 1.0
+    document = export_document(tiny_db, run_id, data)
+    assert document["own_superbpe_effects"] == list(effects.values())
 
 
 @pytest.mark.parametrize("settings, message", [

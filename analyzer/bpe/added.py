@@ -90,6 +90,8 @@ class AddedMerges:
 
     def trace(self, ids: Sequence[int]) -> Trace:
         """The chunk's steps under every merge (see `Trace`)."""
+        if len(ids) < 2:  # most chunks: one token of the base, nothing to join
+            return Trace(list(ids), len(ids), [])
         final, steps = self._run(ids, self.size)
         return Trace(final, len(ids), steps)
 
@@ -159,6 +161,7 @@ class RankedMerges(AddedMerges):
                  base_bytes: Callable[[int], bytes]):
         super().__init__(merges, first_id)
         self._base_bytes = base_bytes
+        self._known: dict[int, bytes] = {}  # base ids' bytes, once looked up
         self._ranks = dict(ranks)
         self._bytes: list[bytes] = []
         for left, right in self.pairs:
@@ -167,7 +170,12 @@ class RankedMerges(AddedMerges):
             self._bytes.append(token)
 
     def token_bytes(self, token: int) -> bytes:
-        return self._bytes[token - self.first_id] if token >= self.first_id else self._base_bytes(token)
+        if token >= self.first_id:
+            return self._bytes[token - self.first_id]
+        found = self._known.get(token)
+        if found is None:
+            found = self._known[token] = self._base_bytes(token)
+        return found
 
     def _run(self, ids: Sequence[int], limit: int) -> tuple[list[int], list[tuple[int, int]]]:
         ranks = self._ranks

@@ -15,7 +15,14 @@ fairness views (who got the vocabulary, what parity costs, equal-cost sizes).
 from .allocation import divergence_matrix
 from .data import FairnessData, RunData, load_run_data
 from .extension import WITHIN, extension_effects, extension_reach
-from .fairness import attribution, equal_cost_sizes, summaries, superbpe_effects, token_curve
+from .fairness import (
+    attribution,
+    equal_cost_sizes,
+    own_superbpe_effects,
+    summaries,
+    superbpe_effects,
+    token_curve,
+)
 from .frames import (
     for_pretokenizer,
     headline_vocabulary,
@@ -39,6 +46,7 @@ __all__ = [
     "headline_vocabulary",
     "language_metrics",
     "load_run_data",
+    "own_superbpe_effects",
     "own_vocabulary",
     "separates_words",
     "summaries",

@@ -97,7 +97,7 @@ def _load_fairness(db: AnalyzerDatabase, run: RunRead) -> FairnessData:
         superwords={(v.scope, v.pretokenizer): {m.new_id for m in load_merges(db, run.id, v.scope,
                                                                               v.pretokenizer)
                                                 if is_superword(m.token)}
-                    for v in vocabularies(db, run.id) if v.kind == VocabKind.SUPERBPE})
+                    for v in vocabularies(db, run.id) if v.kind.two_stages})
 
 
 def is_superword(token: bytes) -> bool:

@@ -222,3 +222,58 @@ def superbpe_effects(data: RunData) -> list[dict]:
                                     / total) if total else None,
             })
     return found
+
+
+def own_superbpe_effects(data: RunData) -> list[dict]:
+    """`[{"transition", "pretokenizer", "lang", "size", "premium", "own_premium",
+    "premium_before", "before_size", "tokens_change", "superword_share"}]`: for each transition
+    and language with its own SuperBPE vocabulary, at the run's largest size, its premium with
+    its own SuperBPE vocabulary against the pivot's own SuperBPE vocabulary, beside the same with
+    the own ordinary vocabularies (`own_premium`), the premium at the largest run size up to the
+    transition (`before_size`: stage 1, the own vocabulary's prefix), how much its own tokens
+    change (SuperBPE's over the ordinary vocabulary's, minus 1), and the share of its tokens
+    that are superwords."""
+    run = data.run
+    fairness = _fairness(data)
+    if not run.sizes:
+        return []
+    largest = max(run.sizes)
+
+    def tokens(vocab: str, pretokenizer: str | None, size: int, lang: str) -> float | None:
+        units = data.counts.get((vocab, pretokenizer, size), {}).get(lang)
+        return None if units is None else float(units.sum())
+
+    def premium(vocab_of, pretokenizer: str | None, size: int, lang: str) -> float | None:
+        mine, pivot = tokens(vocab_of(lang), pretokenizer, size, lang), \
+            tokens(vocab_of(run.pivot), pretokenizer, size, run.pivot)
+        return None if mine is None or not pivot else mine / pivot
+
+    found = []
+    for v in data.vocabularies:
+        if v.kind != VocabKind.LANGUAGE_SUPERBPE or v.transition is None:
+            continue
+        lang = v.scope.rsplit(":", 1)[1]
+        transition = v.transition
+
+        def scope(code: str, t: int = transition) -> str:
+            return f"superbpe@{t}:{code}"
+
+        before = [size for size in run.sizes if size <= transition]
+        before_size = max(before) if before else None
+        own = tokens(lang, v.pretokenizer, largest, lang)
+        superbpe = tokens(v.scope, v.pretokenizer, largest, lang)
+        superwords = fairness.superwords.get((v.scope, v.pretokenizer), set())
+        histogram = fairness.histograms.get((v.scope, v.pretokenizer, largest), {}).get(lang, {})
+        total = sum(histogram.values())
+        found.append({
+            "transition": transition, "pretokenizer": v.pretokenizer, "lang": lang,
+            "size": largest, "premium": premium(scope, v.pretokenizer, largest, lang),
+            "own_premium": premium(lambda code: code, v.pretokenizer, largest, lang),
+            "premium_before": premium(scope, v.pretokenizer, before_size, lang)
+            if before_size else None,
+            "before_size": before_size,
+            "tokens_change": superbpe / own - 1 if own and superbpe is not None else None,
+            "superword_share": (sum(n for token, n in histogram.items() if token in superwords)
+                                / total) if total else None,
+        })
+    return found

@@ -25,6 +25,7 @@ from analyzer.metrics import (
     headline_vocabulary,
     language_metrics,
     load_run_data,
+    own_superbpe_effects,
     summaries,
     superbpe_effects,
     tokenizer_sizes,
@@ -158,7 +159,8 @@ def _sections(view: figures.RunView, data: RunData,
                          model_costs_heatmap(costs, run.languages, run.pivot)))
     sections += _fairness_sections(view, data)
     if run.superbpe and data.fairness is not None:
-        sections += superbpe.sections(view, superbpe_effects(data), data.vocabularies)
+        sections += superbpe.sections(view, superbpe_effects(data), data.vocabularies,
+                                      own_superbpe_effects(data))
     if run.extend and data.fairness is not None:
         sections += extension.sections(view, data, extension_reach(data))
     if run.sizes:

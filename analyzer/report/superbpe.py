@@ -50,6 +50,37 @@ def premiums(view: RunView, effects: list[dict]) -> go.Figure:
     return figure
 
 
+def own_premiums(view: RunView, own_effects: list[dict]) -> go.Figure:
+    """Grouped bars: each language's overhead at the largest size with its own vocabulary and
+    with its own SuperBPE vocabulary at each T (each against the pivot's own of the same kind)."""
+    rows = [e for e in own_effects if e["pretokenizer"] == view.pretokenizer]
+    own = {e["lang"]: e["own_premium"] for e in rows if e["own_premium"] is not None}
+    order = by_script(view.languages, view.pivot, key=lambda lang: own.get(lang) or 0.0)
+    order = [lang for lang in order if lang in own]
+    names = [view.name(lang) for lang in order]
+    figure = go.Figure(go.Bar(
+        x=names, y=[(own[lang] - 1) * 100 for lang in order], name="own vocabulary",
+        marker_color=TOKENS_COLOR, meta={"langs": order},
+        hovertemplate="<b>%{x}</b><br>own vocabulary: %{y:+.1f} %<extra></extra>"))
+    for index, transition in enumerate(sorted({e["transition"] for e in rows})):
+        by_lang = {e["lang"]: e for e in rows if e["transition"] == transition}
+        figure.add_trace(go.Bar(
+            x=names, y=[((by_lang[lang]["premium"] or 1.0) - 1) * 100 for lang in order],
+            name=f"own SuperBPE @ {transition:,}",
+            marker_color=SUPERBPE_COLORS[index % len(SUPERBPE_COLORS)], meta={"langs": order},
+            customdata=[[(by_lang[lang]["superword_share"] or 0.0) * 100,
+                         (by_lang[lang]["tokens_change"] or 0.0) * 100] for lang in order],
+            hovertemplate=(f"<b>%{{x}}</b><br>own SuperBPE @ {transition:,}: %{{y:+.1f}} %<br>"
+                           "its own tokens: %{customdata[1]:+.1f} %<br>superwords: "
+                           "%{customdata[0]:.1f} % of its tokens<extra></extra>")))
+    figure.update_layout(
+        barmode="group", title=f"At size {view.largest:,}: each language's own BPE and own SuperBPE",
+        yaxis=dict(title=f"extra tokens vs {label(language_name(view.pivot))}'s own (%)",
+                   ticksuffix=" %"),
+        xaxis=dict(tickangle=-45), height=520, hovermode="closest")
+    return figure
+
+
 def curves(view: RunView, vocab: str, transition: int) -> go.Figure:
     """Overhead against size under one SuperBPE vocabulary, the transition a dashed line."""
     rows = view.frame[view.frame["vocab"] == vocab]
@@ -75,8 +106,10 @@ def curves(view: RunView, vocab: str, transition: int) -> go.Figure:
     return figure
 
 
-def sections(view: RunView, effects: list[dict], vocabularies) -> list[tuple[str, str, object]]:
-    """The report's SuperBPE sections: the comparison, then one curve per transition."""
+def sections(view: RunView, effects: list[dict], vocabularies,
+             own_effects: list[dict] | None = None) -> list[tuple[str, str, object]]:
+    """The report's SuperBPE sections: the comparison, then one curve per transition, then
+    (with per-language vocabularies) each language's own BPE against its own SuperBPE."""
     found: list[tuple[str, str, object]] = [(
         "SuperBPE: superwords and the tax",
         "SuperBPE (Liu et al. 2025) trains ordinary BPE up to a transition size, then lets merges "
@@ -90,4 +123,10 @@ def sections(view: RunView, effects: list[dict], vocabularies) -> list[tuple[str
                           "Up to the transition the vocabulary is the shared one's prefix; past "
                           "it, each size counts with SuperBPE's stage-2 split.",
                           curves(view, v.scope, v.transition)))
+    if own_effects and any(e["pretokenizer"] == view.pretokenizer for e in own_effects):
+        found.append(("SuperBPE per language",
+                      "Each language's own vocabulary, and its own SuperBPE vocabulary (its own "
+                      "merges up to the transition, then merges across words on its own texts), "
+                      "each against the pivot's own of the same kind; the hover says how much "
+                      "SuperBPE changes the language's own tokens.", own_premiums(view, own_effects)))
     return found

@@ -173,7 +173,7 @@ def make_plans(run: ResolvedRun) -> list[JobPlan]:
 
     def plan(kind: VocabKind, scope: str, train_on: list[str], count: list[str],
              pretokenizer: str, transition: int | None = None) -> JobPlan:
-        everyone = kind != VocabKind.LANGUAGE
+        everyone = not kind.trained_on_one_language
         parity = kind == VocabKind.PARITY
         return JobPlan(
             kind, scope, train_on, count, run.train_units, run.measured_units, run.sizes,
@@ -199,4 +199,8 @@ def make_plans(run: ResolvedRun) -> list[JobPlan]:
             for lang in run.languages:
                 counted = run.languages if settings.cross else list(dict.fromkeys([lang, run.pivot]))
                 plans.append(plan(VocabKind.LANGUAGE, lang, [lang], counted, pretokenizer))
+                for transition in run.superbpe:
+                    plans.append(plan(VocabKind.LANGUAGE_SUPERBPE,
+                                      superbpe_scope(transition, lang), [lang], counted,
+                                      pretokenizer, transition))
     return plans

@@ -131,7 +131,7 @@ def split_by_language(flat: list[int], measure: dict[str, list[str]]) -> dict[st
 
 def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
     """Train at the largest size; every smaller size is a prefix, so one replay counts all."""
-    if job.kind == VocabKind.SUPERBPE:
+    if job.kind.two_stages:
         from .superbpe import build_superbpe
 
         return build_superbpe(job, report)

@@ -27,13 +27,14 @@ STAGE_TWO = SUPERBPE
 """The pre-tokenizer of the second stage: SuperBPE's published pattern, split around."""
 
 
-def superbpe_scope(transition: int) -> str:
-    """A SuperBPE vocabulary's name in its run: `superbpe@T`.
+def superbpe_scope(transition: int, language: str | None = None) -> str:
+    """A SuperBPE vocabulary's name in its run: `superbpe@T`, or `superbpe@T:LANG` for a
+    language's own.
 
-    >>> superbpe_scope(26214)
-    'superbpe@26214'
+    >>> superbpe_scope(26214), superbpe_scope(26214, "hin_Deva")
+    ('superbpe@26214', 'superbpe@26214:hin_Deva')
     """
-    return f"superbpe@{transition}"
+    return f"superbpe@{transition}" + (f":{language}" if language else "")
 
 
 def build_superbpe(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:

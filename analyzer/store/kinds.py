@@ -26,7 +26,8 @@ class VocabKind(StrEnum):
     A shared vocabulary is trained on every run language (its scope is `shared`), a language's
     own on that language alone (its scope is the language code), a parity-aware one on every
     language with parity-aware merges (scope `parity`), a SuperBPE one on every language in two
-    stages (scope `superbpe@T`, T the size where the second stage starts); an extension is a
+    stages (scope `superbpe@T`, T the size where the second stage starts), a language's own
+    SuperBPE one on that language in two stages (scope `superbpe@T:LANG`); an extension is a
     production tokenizer continued with merges over its ids (scope `extend:NAME`); a production
     tokenizer is measured, not trained (its scope is its name).
     """
@@ -35,6 +36,7 @@ class VocabKind(StrEnum):
     LANGUAGE = "language"
     PARITY = "parity"
     SUPERBPE = "superbpe"
+    LANGUAGE_SUPERBPE = "language-superbpe"
     EXTENSION = "extension"
     PRODUCTION = "production"
 
@@ -46,6 +48,16 @@ class VocabKind(StrEnum):
     def trained_on_every_language(self) -> bool:
         """Trained on all the run's languages together (so it counts every language too)."""
         return self in (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE)
+
+    @property
+    def trained_on_one_language(self) -> bool:
+        """A language's own (it counts that language and the pivot, or every one with cross)."""
+        return self in (VocabKind.LANGUAGE, VocabKind.LANGUAGE_SUPERBPE)
+
+    @property
+    def two_stages(self) -> bool:
+        """SuperBPE's: past its transition it splits with SuperBPE's stage-2 pre-tokenizer."""
+        return self in (VocabKind.SUPERBPE, VocabKind.LANGUAGE_SUPERBPE)
 
 
 class ReplacementTexts(StrEnum):
