@@ -901,6 +901,10 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
                                             tokenizers=index == 0, width=console.width))
         for note in views.summary_notes(parity, split) if parity is not None else []:
             console.print(f"[cyan]Parity:[/cyan] {plain(note)}")
+    if vocab == VocabKind.SHARED and pretokenizer is None and size is None:
+        configurations = summaries(data)
+        if len(configurations) > 1:
+            console.print(views.frontier_table(configurations))
     if run.extend and (extended or vocab == VocabKind.SHARED):
         effects, reached = extension_effects(data), extension_reach(data)
         if extended:

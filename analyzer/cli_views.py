@@ -150,6 +150,25 @@ def _added(value, merges: int) -> str:
     return "base" if int(value) == 0 else f"+{int(value):,}"
 
 
+def frontier_table(configurations: pd.DataFrame) -> Table:
+    """Every configuration, those on the frontier first, each by cost: its cost against the
+    reference and its Gini (95 % intervals), and the language it charges most."""
+    from analyzer.metrics import configuration_name
+
+    result = table("configuration", "cost", "Gini", "charges most", "frontier",
+                   title="Cost against fairness (tokens of all languages vs the reference; "
+                         "95 % intervals)")
+    ordered = configurations.dropna(subset=["cost"]).sort_values(["frontier", "cost"],
+                                                                 ascending=[False, True])
+    for _, row in ordered.iterrows():
+        result.add_row(
+            plain(configuration_name(row)),
+            f"{row['cost'] - 1:+.1%} [{row['cost_ci_low'] - 1:+.1%}, {row['cost_ci_high'] - 1:+.1%}]",
+            f"{row['gini']:.3f} [{row['gini_ci_low']:.3f}, {row['gini_ci_high']:.3f}]",
+            f"{row['worst_lang']} {row['worst_premium']:.2f}x", "yes" if row["frontier"] else "")
+    return result
+
+
 def attribution_table(shares: pd.DataFrame, vocab: str) -> Table:
     """Who got the vocabulary: per language (most merges first), its share of the merges, of
     the replaced occurrences and of the training bytes, its first merge, and (parity-aware) the

@@ -20,6 +20,7 @@ from analyzer.bpe import Training, Vocabulary
 from analyzer.corpus import language_name
 from analyzer.errors import Invalid
 from analyzer.metrics import (
+    SUMMARY_COLUMNS,
     RunData,
     attribution,
     divergence_matrix,
@@ -55,10 +56,10 @@ language's chunks over the pivot's) only where a pre-tokenizer split the text; t
 metrics (`utilisation`, `mean_rank`, `renyi_efficiency`; see analyzer.metrics.allocation) only
 for trained vocabularies."""
 
-SUMMARY_KEYS = ["vocab", "pretokenizer", "size", "tokens", "gini", "gini_ci_low", "gini_ci_high",
-                "vs_shared", "vs_shared_ci_low", "vs_shared_ci_high"]
-"""Per vocabulary that counts every language, and size: total tokens over all languages, the
-Gini of the premiums, and (parity-aware) the total against the shared vocabulary's."""
+SUMMARY_KEYS = SUMMARY_COLUMNS
+"""Per configuration that counts every language (see `analyzer.metrics.summaries`): its fields,
+total tokens and cost against the reference, the Gini of the premiums, the total against the
+shared vocabulary's, the worst-charged language, and whether it is on the frontier."""
 
 ATTRIBUTION_KEYS = ["vocab", "pretokenizer", "lang", "merges_share", "occurrences_share",
                     "bytes_share", "first_merge", "chosen_share"]
@@ -75,7 +76,7 @@ trained addition, and the added tokens that bring it within 10 % of the pivot (`
 and to the run's target (null: no trained addition does)."""
 
 INTEGER_KEYS = {"size", "tokens", "bytes", "chars", "chunks", "first_merge", "added", "merges",
-                "to_within", "to_target"}
+                "to_within", "to_target", "transition"}
 
 
 def records(frame: pd.DataFrame) -> list[dict]:

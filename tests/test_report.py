@@ -13,10 +13,10 @@ def test_a_page_has_every_figure_and_loads_only_the_plotly_file_beside_it(tiny_d
     path = write_report(tiny_db, run_id, tmp_path / "reports")
     html = path.read_text(encoding="utf-8")
     page = build_page(tiny_db, run_id)
-    # headline; who got the vocabulary, equal-cost sizes, allocation, divergence; by language,
-    # shared vs own, cross, bytes/token, units
-    assert len(page.figures) == 10
-    assert html.count("class=\"plotly-graph-div\"") == 10
+    # headline; cost against fairness, who got the vocabulary, equal-cost sizes, allocation,
+    # divergence; by language, shared vs own, cross, bytes/token, units
+    assert len(page.figures) == 11
+    assert html.count("class=\"plotly-graph-div\"") == 11
     sources = re.findall(r"<script[^>]*src=['\"]([^'\"]+)", html)
     assert sources == [plotly_file_name()]
     assert (tmp_path / "reports" / plotly_file_name()).stat().st_size > 1_000_000

@@ -5,7 +5,7 @@ fairness views (who got the vocabulary, what parity costs, equal-cost sizes).
 
     data = load_run_data(db, run_id)
     frame = language_metrics(data)   # one row per (vocab, pretokenizer, size, lang)
-    summaries(data)                  # Gini and total cost per vocabulary and size
+    summaries(data)                  # cost, Gini and the frontier per configuration
     attribution(data)                # who got the vocabulary
     equal_cost_sizes(data)           # the size at which each language costs what the pivot does
     superbpe_effects(data)           # what SuperBPE's superwords do to each language
@@ -16,6 +16,7 @@ from .allocation import divergence_matrix
 from .data import FairnessData, RunData, load_run_data
 from .extension import WITHIN, extension_effects, extension_reach
 from .fairness import (
+    SUMMARY_COLUMNS,
     attribution,
     equal_cost_sizes,
     own_superbpe_effects,
@@ -30,13 +31,16 @@ from .frames import (
     own_vocabulary,
     tokenizer_sizes,
 )
+from .frontier import configuration_name, pareto_frontier
 from .stats import gini, separates_words
 
 __all__ = [
+    "SUMMARY_COLUMNS",
     "WITHIN",
     "FairnessData",
     "RunData",
     "attribution",
+    "configuration_name",
     "divergence_matrix",
     "equal_cost_sizes",
     "extension_effects",
@@ -48,6 +52,7 @@ __all__ = [
     "load_run_data",
     "own_superbpe_effects",
     "own_vocabulary",
+    "pareto_frontier",
     "separates_words",
     "summaries",
     "superbpe_effects",

@@ -23,58 +23,85 @@ import pandas as pd
 from analyzer.store import VocabKind
 
 from .data import FairnessData, RunData
-from .frames import RESAMPLES
+from .frames import RESAMPLES, headline_vocabulary
+from .frontier import pareto_frontier
 from .stats import bootstrap_weights, gini
 
-EVERY_LANGUAGE = (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE, VocabKind.PRODUCTION)
+EVERY_LANGUAGE = (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE, VocabKind.EXTENSION,
+                  VocabKind.PRODUCTION)
 """The kinds of vocabulary that count every language of a run."""
 
 
+SUMMARY_COLUMNS = ["vocab", "pretokenizer", "kind", "size", "transition", "base", "added",
+                   "tokens", "cost", "cost_ci_low", "cost_ci_high", "gini", "gini_ci_low",
+                   "gini_ci_high", "vs_shared", "vs_shared_ci_low", "vs_shared_ci_high",
+                   "worst_lang", "worst_premium", "frontier"]
+
+
 def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
-    """Per (vocab, pretokenizer, size) of every vocabulary that counts every language: kind,
-    tokens (all languages), gini and its interval; for a parity-aware vocabulary, vs_shared
-    (its total tokens / the shared vocabulary's - 1, same pre-tokenizer and size) and its
-    interval."""
+    """Per configuration that counts every language (a vocabulary of the run at a size: shared,
+    parity-aware, SuperBPE, an extension; a production tokenizer at its size): its fields
+    (`kind`, `transition`, `base`, `added`), tokens over all languages, `cost` (those tokens
+    over the run's reference configuration's: `headline_vocabulary`, the shared vocabulary at
+    the largest size), the Gini of premiums, `vs_shared` (its tokens over the shared
+    vocabulary's of the same pre-tokenizer and size, minus 1, where there is one), each with its
+    95 % bootstrap interval; the language it charges most and that premium; and whether it is on
+    the frontier of cost against Gini (`analyzer.metrics.frontier`)."""
     run = data.run
     weights = bootstrap_weights(len(run.measured_units), resamples, run.seed)
     rows = []
-    totals: dict[tuple[str | None, int], np.ndarray] = {}
+    totals: dict[tuple[str, str | None, int], np.ndarray] = {}
+    vocabularies = {(v.scope, v.pretokenizer): v for v in data.vocabularies}
     for (vocab, pretokenizer, size), by_lang in data.counts.items():
         kind = data.kind(vocab, pretokenizer)
         if kind not in EVERY_LANGUAGE or run.pivot not in by_lang:
             continue
+        stored = vocabularies[(vocab, pretokenizer)]
         langs = [lang for lang in run.languages if lang in by_lang]
         tokens = np.vstack([by_lang[lang] for lang in langs])
         boot = tokens @ weights.T  # langs x resamples
         premiums = boot / boot[langs.index(run.pivot)]
         boot_gini = np.array([gini(premiums[:, r]) for r in range(premiums.shape[1])])
-        if kind == VocabKind.SHARED:
-            totals[(pretokenizer, size)] = boot.sum(axis=0)
+        premium = tokens.sum(axis=1) / tokens[langs.index(run.pivot)].sum()
+        totals[(vocab, pretokenizer, size)] = boot.sum(axis=0)
         rows.append({
             "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind, "size": size,
-            "tokens": int(tokens.sum()),
-            "gini": gini(tokens.sum(axis=1) / tokens[langs.index(run.pivot)].sum()),
+            "transition": stored.transition,
+            "base": vocab.split(":", 1)[1] if kind == VocabKind.EXTENSION else None,
+            "added": size - stored.base_size if stored.base_size is not None else None,
+            "tokens": int(tokens.sum()), "gini": gini(premium),
             "gini_ci_low": float(np.percentile(boot_gini, 2.5)),
             "gini_ci_high": float(np.percentile(boot_gini, 97.5)),
-            "_boot_total": boot.sum(axis=0),
+            "worst_lang": langs[int(np.argmax(premium))], "worst_premium": float(premium.max()),
         })
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        return pd.DataFrame(columns=["vocab", "pretokenizer", "kind", "size", "tokens", "gini",
-                                     "gini_ci_low", "gini_ci_high", "vs_shared", "vs_shared_ci_low",
-                                     "vs_shared_ci_high"])
-    for column in ("vs_shared", "vs_shared_ci_low", "vs_shared_ci_high"):
+    frame = pd.DataFrame(rows, columns=[c for c in SUMMARY_COLUMNS if c not in (
+        "cost", "cost_ci_low", "cost_ci_high", "vs_shared", "vs_shared_ci_low",
+        "vs_shared_ci_high", "frontier")])
+    for column in ("cost", "cost_ci_low", "cost_ci_high", "vs_shared", "vs_shared_ci_low",
+                   "vs_shared_ci_high"):
         frame[column] = float("nan")
-    shared_tokens = frame[frame["kind"] == VocabKind.SHARED].set_index(["pretokenizer", "size"])["tokens"]
-    for index, row in frame.iterrows():
-        key = (row["pretokenizer"], row["size"])
-        if row["kind"] != VocabKind.PARITY or key not in totals:
-            continue
-        ratio = row["_boot_total"] / totals[key] - 1
-        frame.loc[index, "vs_shared"] = row["tokens"] / shared_tokens.loc[key] - 1
-        frame.loc[index, "vs_shared_ci_low"] = float(np.percentile(ratio, 2.5))
-        frame.loc[index, "vs_shared_ci_high"] = float(np.percentile(ratio, 97.5))
-    return frame.drop(columns="_boot_total")
+    frame["frontier"] = False
+    if frame.empty:
+        return frame[SUMMARY_COLUMNS]
+    reference = headline_vocabulary(run, data.vocabularies)
+    keys = [(row["vocab"], row["pretokenizer"], row["size"]) for row in rows]  # None, not NaN
+    point = dict(zip(keys, frame["tokens"].astype(float)))
+
+    def relative(key: tuple, against: tuple) -> tuple[float, float, float]:
+        """Tokens over another configuration's, with its bootstrap interval."""
+        ratios = totals[key] / totals[against]
+        return (point[key] / point[against], float(np.percentile(ratios, 2.5)),
+                float(np.percentile(ratios, 97.5)))
+
+    for index, key in zip(frame.index, keys):
+        if reference in totals:
+            frame.loc[index, ["cost", "cost_ci_low", "cost_ci_high"]] = relative(key, reference)
+        shared = (str(VocabKind.SHARED), key[1], key[2])
+        if shared in totals and frame.loc[index, "kind"] != VocabKind.SHARED:
+            frame.loc[index, ["vs_shared", "vs_shared_ci_low", "vs_shared_ci_high"]] = \
+                [value - 1 for value in relative(key, shared)]
+    frame["frontier"] = pareto_frontier(list(frame["cost"]), list(frame["gini"]))
+    return frame[SUMMARY_COLUMNS]
 
 
 def attribution(data: RunData) -> pd.DataFrame:

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from analyzer.corpus import language_name
-from analyzer.metrics import divergence_matrix
+from analyzer.metrics import configuration_name, divergence_matrix
 from analyzer.store import VocabKind
 
 from .figures import OTHER_COLOR, TOKENS_COLOR, RunView, _sized_bars, label
@@ -227,4 +227,56 @@ def allocation(view: RunView, vocab: str = VocabKind.SHARED) -> go.Figure:
         title=(f"How much of the {label(vocab)} vocabulary ({view.largest:,}) each language "
                "uses: languages that use little of it pay in tokens"),
         height=max(420, 24 * len(order) + 200), margin=dict(t=120))
+    return figure
+
+
+KIND_COLORS = {VocabKind.SHARED: TOKENS_COLOR, VocabKind.PARITY: PARITY_COLOR,
+               VocabKind.SUPERBPE: "#805ad5", VocabKind.EXTENSION: "#319795",
+               VocabKind.PRODUCTION: OTHER_COLOR}
+
+
+def frontier(summaries: pd.DataFrame) -> go.Figure:
+    """Every configuration's cost (tokens over all languages, against the reference) against
+    its Gini, with 95 % intervals both ways; the frontier (no configuration both cheaper and
+    fairer) drawn as a line; buttons show one size at a time."""
+    rows = summaries.dropna(subset=["cost", "gini"])
+    figure = go.Figure()
+    sizes = sorted({int(s) for s in rows["size"]})
+    groups: list[int] = []  # each trace's size (0: the frontier line, always shown)
+    for (kind, size), part in rows.groupby(["kind", "size"], sort=True):
+        names = [configuration_name(row) for _, row in part.iterrows()]
+        figure.add_trace(go.Scatter(
+            x=part["gini"], y=(part["cost"] - 1) * 100, mode="markers", name=f"{kind} {int(size):,}",
+            legendgroup=str(kind), marker=dict(
+                color=KIND_COLORS.get(kind, OTHER_COLOR), size=11,
+                symbol=["star" if on else "circle" for on in part["frontier"]],
+                line=dict(width=1, color="#1a202c")),
+            error_x=dict(type="data", array=part["gini_ci_high"] - part["gini"],
+                         arrayminus=part["gini"] - part["gini_ci_low"], thickness=1),
+            error_y=dict(type="data", array=(part["cost_ci_high"] - part["cost"]) * 100,
+                         arrayminus=(part["cost"] - part["cost_ci_low"]) * 100, thickness=1),
+            customdata=[[name, worst, premium, "on the frontier" if on else "dominated"]
+                        for name, worst, premium, on in zip(names, part["worst_lang"],
+                                                            part["worst_premium"], part["frontier"])],
+            hovertemplate=("<b>%{customdata[0]}</b><br>cost %{y:+.1f} %, Gini %{x:.3f}<br>"
+                           "charges %{customdata[1]} most: %{customdata[2]:.2f}x<br>"
+                           "%{customdata[3]}<extra></extra>")))
+        groups.append(int(size))
+    line = rows[rows["frontier"]].sort_values("gini")
+    figure.add_trace(go.Scatter(
+        x=line["gini"], y=(line["cost"] - 1) * 100, mode="lines", name="frontier",
+        line=dict(color="#1a202c", dash="dash"), hoverinfo="skip"))
+    groups.append(0)
+    buttons = [dict(label="every size", method="update",
+                    args=[{"visible": [True] * len(groups)}])]
+    buttons += [dict(label=f"{size:,}", method="update",
+                     args=[{"visible": [group in (0, size) for group in groups]}])
+                for size in sizes]
+    figure.update_layout(
+        title="Cost against fairness: every configuration of the run (stars: on the frontier)",
+        xaxis=dict(title="Gini of the premiums (0: every language pays the same)"),
+        yaxis=dict(title="tokens over all languages vs the reference (%)", ticksuffix=" %"),
+        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.12,
+                          yanchor="bottom", showactive=True)] if len(sizes) > 1 else [],
+        height=560, hovermode="closest")
     return figure

@@ -204,6 +204,16 @@ def _fairness_sections(view: figures.RunView, data: RunData) -> list[tuple[str, 
                          "The spread of premiums across languages (Gini) and the tokens all "
                          "languages take together, with 95 % bootstrap intervals over the "
                          "measured units.", fairness.price_of_parity(summaries(data), split, run.sizes)))
+    configurations = summaries(data)
+    if len(configurations) > 1:
+        sections.append(("Cost against fairness",
+                         "Every configuration the run trained or measured: the tokens all "
+                         "languages take (against the reference: the shared vocabulary at the "
+                         "largest size) and the Gini of their premiums, with 95 % bootstrap "
+                         f"intervals over the measured units, premiums against {language_name(run.pivot)}. "
+                         "A star is on the frontier: no other configuration is both cheaper and "
+                         "fairer. The hover names the language each charges most.",
+                         fairness.frontier(configurations)))
     shares = attribution(data)
     shares = shares[shares["pretokenizer"] == split]
     if not shares.empty:

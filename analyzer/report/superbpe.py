@@ -42,11 +42,15 @@ def premiums(view: RunView, effects: list[dict]) -> go.Figure:
             customdata=[[(share or 0.0) * 100] for share in shares],
             hovertemplate=(f"<b>%{{x}}</b><br>{label(vocab)}: %{{y:+.1f}} %<br>"
                            "superwords: %{customdata[0]:.1f} % of its tokens<extra></extra>")))
-    figure.update_layout(
-        barmode="group", title=f"At size {view.largest:,}: shared BPE and SuperBPE",
-        yaxis=dict(title=f"extra tokens vs {label(language_name(view.pivot))} (%)",
-                   ticksuffix=" %"),
-        xaxis=dict(tickangle=-45), height=520, hovermode="closest")
+    return _grouped(figure, f"At size {view.largest:,}: shared BPE and SuperBPE",
+                    f"extra tokens vs {label(language_name(view.pivot))} (%)")
+
+
+def _grouped(figure: go.Figure, title: str, axis: str) -> go.Figure:
+    """The layout of a grouped bar chart of overheads by language."""
+    figure.update_layout(barmode="group", title=title,
+                         yaxis=dict(title=axis, ticksuffix=" %"), xaxis=dict(tickangle=-45),
+                         height=520, hovermode="closest")
     return figure
 
 
@@ -73,12 +77,8 @@ def own_premiums(view: RunView, own_effects: list[dict]) -> go.Figure:
             hovertemplate=(f"<b>%{{x}}</b><br>own SuperBPE @ {transition:,}: %{{y:+.1f}} %<br>"
                            "its own tokens: %{customdata[1]:+.1f} %<br>superwords: "
                            "%{customdata[0]:.1f} % of its tokens<extra></extra>")))
-    figure.update_layout(
-        barmode="group", title=f"At size {view.largest:,}: each language's own BPE and own SuperBPE",
-        yaxis=dict(title=f"extra tokens vs {label(language_name(view.pivot))}'s own (%)",
-                   ticksuffix=" %"),
-        xaxis=dict(tickangle=-45), height=520, hovermode="closest")
-    return figure
+    return _grouped(figure, f"At size {view.largest:,}: each language's own BPE and own SuperBPE",
+                    f"extra tokens vs {label(language_name(view.pivot))}'s own (%)")
 
 
 def curves(view: RunView, vocab: str, transition: int) -> go.Figure:
