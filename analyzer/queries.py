@@ -8,6 +8,7 @@ what the same content costs in each language (a comparison against a pivot).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -141,7 +142,21 @@ def extended_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str,
     if base.size != first:
         raise StoreError(f"{scope}: {base.name} on this machine has {base.size:,} ids, but run "
                          f"{run_id} extended one of {first:,}")
+    then, now = file_digests(stored.source or ""), file_digests(base.source)
+    if then and now and then != now:  # an hf: repository, say, that changed since the run
+        raise StoreError(f"{scope}: {base.name} on this machine is not the one run {run_id} "
+                         f"extended (its files' SHA-256 are {', '.join(sorted(now))}, the run's "
+                         f"{', '.join(sorted(then))}); its merges only fit that one")
     return Extended(base, [((r.left, r.right), r.new_id) for r in rows[:size - first]])
+
+
+def file_digests(source: str) -> set[str]:
+    """The SHA-256 digests a tokenizer's recorded source names.
+
+    >>> sorted(file_digests("a.tiktoken: cache (SHA-256 " + "ab" * 32 + " verified)"))[0][:8]
+    'abababab'
+    """
+    return set(re.findall(r"SHA-256 ([0-9a-f]{64})", source))
 
 
 def invalid_text(text: str) -> str:

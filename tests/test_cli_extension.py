@@ -200,3 +200,20 @@ def test_an_extension_that_stops_early_says_so_and_its_report_is_written(db, tmp
     document = json.loads(cli_output(db, "export", "1"))
     added = {row["added"] for row in document["extension_effects"]}
     assert added == {0, 5, 5000}  # the sizes asked for, the largest equal to where it stopped
+
+
+def test_a_base_that_changed_since_the_run_is_refused_by_tokenize_and_export(db, tmp_path):
+    cli_output(db, "run", "--extend", "o200k_base", "--vocab", "+5", "--no-report")
+    before = cli_output(db, "tokenize", "1", "cat", "--vocab", "extend:o200k_base")
+    assert "tokens for" in before
+    with open_db(db).conn as connection:  # as if the run had extended another copy
+        connection.execute("UPDATE vocabularies SET source = ? WHERE scope = ?",
+                           [f"o200k_base.tiktoken: elsewhere (SHA-256 {'0' * 64} verified)",
+                            "extend:o200k_base"])
+    for args in (["tokenize", "1", "cat", "--vocab", "extend:o200k_base"],
+                 ["export", "1", "--tokenizer", "extend:o200k_base", "--out", tmp_path / "x"]):
+        result = invoke(db, *args)
+        assert result.exit_code == 1, result.output
+        said = " ".join(result.output.split())
+        assert "o200k_base on this machine is not the one run 1 extended" in said
+    assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
