@@ -63,9 +63,15 @@ from .metrics import (
     load_run_data,
     summaries,
 )
-from .queries import complete_run, extended_tokenizer, trained_merges, trained_vocabulary
+from .queries import (
+    complete_run,
+    extension_base_bytes,
+    merge_parts,
+    trained_merges,
+    trained_vocabulary,
+)
 from .report import DEFAULT_OUT, write_report
-from .runs import BASE_PRETOKENIZER, EXTENSION_PREFIX, execute_run
+from .runs import BASE_PRETOKENIZER, execute_run
 from .settings import EXECUTORS, MAX_SIZE, MIN_SIZE, RunSettings
 from .store import (
     DB_ENV,
@@ -594,9 +600,8 @@ def merges(
         raise _fail(f"--top must be 0 or more, not {top}")
     database = _open(db)
     rows, pretokenizer = trained_merges(database, run_id, vocab, pretokenizer)
-    token_bytes = None
-    if pretokenizer == BASE_PRETOKENIZER:  # an extension: its parts are the base's ids
-        token_bytes = extended_tokenizer(database, run_id, vocab).token_bytes
+    part = merge_parts(rows, extension_base_bytes(database, run_id, vocab)  # its base's ids
+                       if pretokenizer == BASE_PRETOKENIZER else None)
     served: dict[str, list[int]] = {}
     chosen: list[str | None] = []
     if by_language:
@@ -610,10 +615,6 @@ def merges(
         shares = attribution(data)
         shares = shares[(shares["vocab"] == vocab) & (shares["pretokenizer"] == pretokenizer)]
         Console().print(views.attribution_table(shares, vocab))
-    pieces = {byte: bytes([byte]) for byte in range(256)}
-    for merge in rows:
-        pieces[merge.new_id] = merge.token
-    part = token_bytes or pieces.__getitem__
     width = len(str(min(top, len(rows))))
     for rank, merge in enumerate(rows[:top], start=1):
         line = (f"merge {rank:>{max(width, 3)}}: {part(merge.left)!r} + {part(merge.right)!r}"
@@ -891,8 +892,7 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
         typer.echo(json.dumps(show_document(data, frame), indent=2))
         return
     console = Console()
-    extended = data.kind(vocab, BASE_PRETOKENIZER) == VocabKind.EXTENSION \
-        if vocab in set(frame["vocab"]) and vocab.startswith(EXTENSION_PREFIX) else False
+    extended = any(v.scope == vocab and v.kind == VocabKind.EXTENSION for v in data.vocabularies)
     shown = [] if extended else [pretokenizer] if pretokenizer else run.pretokenizers
     parity = summaries(data) if run.parity and vocab == VocabKind.SHARED else None
     for index, split in enumerate(shown):

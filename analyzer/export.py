@@ -37,11 +37,13 @@ from analyzer.queries import extended_tokenizer
 from analyzer.runs import BASE_PRETOKENIZER
 from analyzer.store import (
     AnalyzerDatabase,
+    ReplacementTexts,
     RunRead,
     StoredMerge,
     VocabKind,
     VocabularyRead,
     load_merges,
+    load_replacements,
     load_texts,
 )
 
@@ -259,9 +261,8 @@ def export_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str, size: int | 
     size; per language, from the per-merge replacements, at any other), else the files are
     removed and ExportMismatch names the first language and unit that differ."""
     extended = extended_tokenizer(db, run_id, scope, size)
-    data = load_run_data(db, run_id)
+    data = load_run_data(db, run_id, fairness=False)  # the counts; the replacements below
     run = data.run
-    assert data.fairness is not None
     first = extended.base.size
     n_added = extended.size - first
     files = extended.write(directory)
@@ -270,7 +271,8 @@ def export_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str, size: int | 
         texts = load_texts(db, run.corpus_id, run.languages)
         base_counts = data.counts[(scope, BASE_PRETOKENIZER, first)]
         stored = data.counts.get((scope, BASE_PRETOKENIZER, extended.size))
-        replaced = data.fairness.measured[(scope, BASE_PRETOKENIZER)]
+        replaced = load_replacements(db, run_id, ReplacementTexts.MEASURED)[
+            (scope, BASE_PRETOKENIZER)]
         for lang in run.languages:
             found = count([texts[lang][u] for u in run.measured_units])
             if stored is not None:

@@ -16,7 +16,7 @@ from typing import Protocol
 from analyzer import bpe
 from analyzer.bpe.pretokenize import SUPERBPE
 from analyzer.errors import Invalid
-from analyzer.external.extension import Extended
+from analyzer.external.extension import Extended, ExtensionBase, extension_base
 from analyzer.runs import BASE_PRETOKENIZER, EXTENSION_PREFIX
 from analyzer.store import (
     AnalyzerDatabase,
@@ -27,6 +27,7 @@ from analyzer.store import (
     StoredMerge,
     StoreError,
     VocabKind,
+    VocabularyRead,
     get_run,
     load_merges,
     vocabularies,
@@ -84,8 +85,18 @@ def trained_merges(db: AnalyzerDatabase, run_id: int, scope: str,
                    pretokenizer: str | None = None) -> tuple[list[StoredMerge], str]:
     """The stored merges of a trained vocabulary of a complete run, and its pre-tokenizer (the
     run's first unless one is named); StoreError for a production tokenizer, which has none."""
+    _, pretokenizer = _trained(db, run_id, scope, pretokenizer)
+    return load_merges(db, run_id, scope, pretokenizer), pretokenizer
+
+
+def _trained(db: AnalyzerDatabase, run_id: int, scope: str,
+             pretokenizer: str | None) -> tuple[VocabularyRead | None, str]:
+    """A complete run's trained vocabulary (None if it has none such: `load_merges` then says
+    what it has) and its pre-tokenizer: an extension's is its base's own, any other's the
+    one named or the run's first."""
     run = get_run(db, run_id)
-    kinds = {v.scope: v.kind for v in vocabularies(db, run.id)}
+    found = vocabularies(db, run.id)
+    kinds = {v.scope: v.kind for v in found}
     if kinds.get(scope) == VocabKind.PRODUCTION:
         raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
                          "merges and tokenize show the run's trained vocabularies")
@@ -93,7 +104,8 @@ def trained_merges(db: AnalyzerDatabase, run_id: int, scope: str,
     if kinds.get(scope) == VocabKind.EXTENSION:  # cut by its base's own pre-tokenizer
         pretokenizer = BASE_PRETOKENIZER
     pretokenizer = pretokenizer or run.pretokenizers[0]
-    return load_merges(db, run_id, scope, pretokenizer), pretokenizer
+    stored = next((v for v in found if v.scope == scope and v.pretokenizer == pretokenizer), None)
+    return stored, pretokenizer
 
 
 def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind.SHARED,
@@ -101,19 +113,19 @@ def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind
     """A trained vocabulary of a complete run at `size` (default: its largest), under its
     pre-tokenizer (default: the run's first). StoreError for a production tokenizer (its merges
     are not stored) or a size the vocabulary does not have."""
-    rows, pretokenizer = trained_merges(db, run_id, scope, pretokenizer)
-    if pretokenizer == BASE_PRETOKENIZER:
-        extended = extended_tokenizer(db, run_id, scope, size)
+    stored, pretokenizer = _trained(db, run_id, scope, pretokenizer)
+    if stored is not None and stored.kind == VocabKind.EXTENSION:
+        extended = _extended(db, run_id, stored, size)
         return TrainedVocabulary(scope, pretokenizer, extended.size,
-                                 extended.base.size + len(rows), extended)
+                                 extended.base.size + (stored.merges_learned or 0), extended)
+    rows = load_merges(db, run_id, scope, pretokenizer)  # StoreError when there is no such
+    assert stored is not None
     largest = 256 + len(rows)
     size = size or largest
     if not 256 <= size <= largest:
         raise NotFound(f"size {size} is outside 256..{largest}, the sizes {scope} has in run {run_id}")
     merges = [((left, right), new_id) for left, right, new_id, _, _ in rows[:size - 256]]
     split = pretokenizer
-    stored = next(v for v in vocabularies(db, run_id)
-                  if v.scope == scope and v.pretokenizer == pretokenizer)
     if stored.kind.two_stages and stored.transition and size > stored.transition:
         split = SUPERBPE  # past its transition a SuperBPE vocabulary splits as its stage 2
     return TrainedVocabulary(scope, pretokenizer, size, largest, bpe.Vocabulary(merges, split))
@@ -124,30 +136,74 @@ def extended_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str,
     """An extension of a complete run at `size` (the base's size plus added tokens; default:
     every added token): its base loaded on this machine (TokenizerError if it is not here) and
     its stored merges. NotFound for a size it does not have."""
+    return _extended(db, run_id, _extension(db, run_id, scope), size)
+
+
+def extension_base_bytes(db: AnalyzerDatabase, run_id: int, scope: str) -> Callable[[int], bytes]:
+    """The bytes of the ids of an extension's base (its merges' parts may be any of them),
+    without loading its merges."""
+    return _base_of(run_id, _extension(db, run_id, scope)).token_bytes
+
+
+def _extension(db: AnalyzerDatabase, run_id: int, scope: str) -> VocabularyRead:
     complete_run(db, run_id)
-    stored = next((v for v in vocabularies(db, run_id) if v.scope == scope), None)
+    found = vocabularies(db, run_id)
+    stored = next((v for v in found if v.scope == scope), None)
     if stored is None or stored.kind != VocabKind.EXTENSION or stored.base_size is None:
-        extensions = [v.scope for v in vocabularies(db, run_id) if v.kind == VocabKind.EXTENSION]
+        extensions = [v.scope for v in found if v.kind == VocabKind.EXTENSION]
         raise NotFound(f"run {run_id} has no extension {scope!r}; it has: "
                        f"{', '.join(extensions) or 'none'}")
-    rows = load_merges(db, run_id, scope, BASE_PRETOKENIZER)
+    return stored
+
+
+def _extended(db: AnalyzerDatabase, run_id: int, stored: VocabularyRead,
+              size: int | None) -> Extended:
+    assert stored.base_size is not None
+    rows = load_merges(db, run_id, stored.scope, BASE_PRETOKENIZER)
     first, largest = stored.base_size, stored.base_size + len(rows)
     size = size or largest
     if not first <= size <= largest:
         raise NotFound(f"size {size:,} is outside {first:,}..{largest:,} (+0 to +{len(rows):,}), "
-                       f"the sizes {scope} has in run {run_id}")
-    from analyzer.external.extension import extension_base
+                       f"the sizes {stored.scope} has in run {run_id}")
+    return Extended(_base_of(run_id, stored),
+                    [((r.left, r.right), r.new_id) for r in rows[:size - first]])
 
-    base = extension_base(scope[len(EXTENSION_PREFIX):], downloads=False)
-    if base.size != first:
-        raise StoreError(f"{scope}: {base.name} on this machine has {base.size:,} ids, but run "
-                         f"{run_id} extended one of {first:,}")
+
+def _base_of(run_id: int, stored: VocabularyRead) -> ExtensionBase:
+    """An extension's base, loaded on this machine; StoreError unless it is the very one the
+    run extended (its size, and its files' SHA-256 where the run recorded them)."""
+    base = extension_base(stored.scope[len(EXTENSION_PREFIX):], downloads=False)
+    if base.size != stored.base_size:
+        raise StoreError(f"{stored.scope}: {base.name} on this machine has {base.size:,} ids, but "
+                         f"run {run_id} extended one of {stored.base_size:,}")
     then, now = file_digests(stored.source or ""), file_digests(base.source)
     if then and now and then != now:  # an hf: repository, say, that changed since the run
-        raise StoreError(f"{scope}: {base.name} on this machine is not the one run {run_id} "
-                         f"extended (its files' SHA-256 are {', '.join(sorted(now))}, the run's "
-                         f"{', '.join(sorted(then))}); its merges only fit that one")
-    return Extended(base, [((r.left, r.right), r.new_id) for r in rows[:size - first]])
+        raise StoreError(f"{stored.scope}: {base.name} on this machine is not the one run "
+                         f"{run_id} extended (its files' SHA-256 are {', '.join(sorted(now))}, "
+                         f"the run's {', '.join(sorted(then))}); its merges only fit that one")
+    return base
+
+
+def merge_parts(merges: list[StoredMerge],
+                base_bytes: Callable[[int], bytes] | None = None) -> Callable[[int], bytes | None]:
+    """The bytes of any id a vocabulary's merges join: a byte, a token it learned, or (an
+    extension, given `base_bytes`) one of its base's; None for a base id without them.
+
+    >>> part = merge_parts([StoredMerge(97, 97, 256, 3, b"aa")])
+    >>> part(256), part(98)
+    (b'aa', b'b')
+    """
+    learned = {merge.new_id: merge.token for merge in merges}
+    first = min(learned, default=256)
+
+    def part(token: int) -> bytes | None:
+        if token in learned:
+            return learned[token]
+        if base_bytes is not None:
+            return base_bytes(token)
+        return bytes([token]) if first == 256 and 0 <= token < 256 else None
+
+    return part
 
 
 def file_digests(source: str) -> set[str]:

@@ -13,8 +13,8 @@ import pytest
 
 from analyzer.external.extension import Extended, extension_base
 from analyzer.metrics import load_run_data
-from analyzer.store import load_merges, open_db, vocabularies
-from helpers import cli_output, dump, invoke
+from analyzer.store import get_run, load_merges, open_db, vocabularies
+from helpers import TINY, cli_output, dump, invoke
 
 SAMPLE = Path(__file__).resolve().parent.parent / "parallel_corpora" / "harbour_town"
 LANGS = "eng_Latn,hin_Deva,tha_Thai,kor_Hang,spa_Latn"
@@ -217,3 +217,42 @@ def test_a_base_that_changed_since_the_run_is_refused_by_tokenize_and_export(db,
         said = " ".join(result.output.split())
         assert "o200k_base on this machine is not the one run 1 extended" in said
     assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
+
+
+def test_an_export_its_library_counts_differently_is_removed_and_said(sample_db, tmp_path,
+                                                                      monkeypatch):
+    from analyzer.external.extension import TiktokenBase
+
+    cli_output(sample_db, "run", "--extend", "o200k_base", "--vocab", "+20", "--langs",
+               "eng_Latn,hin_Deva", "--no-report")
+    real = TiktokenBase.load_written
+
+    def off_by_one(self, directory, name):  # a library that counts one more in the 3rd text
+        count = real(self, directory, name)
+        return lambda texts: [n + (i == 2) for i, n in enumerate(count(texts))]
+
+    monkeypatch.setattr(TiktokenBase, "load_written", off_by_one)
+    out = tmp_path / "written"
+    result = invoke(sample_db, "export", "1", "--tokenizer", "extend:o200k_base", "--out", out)
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert "o200k_base+20:" in said and "in eng_Latn unit 3, the run" in said
+    assert "nothing was kept" in said
+    assert list(out.iterdir()) == []
+
+
+def test_a_base_whose_chunks_do_not_give_its_own_count_fails_the_run_naming_the_unit(
+        db, monkeypatch):
+    from analyzer.external.extension import TiktokenBase
+
+    real = TiktokenBase.count
+    monkeypatch.setattr(TiktokenBase, "count",  # as if the split differed on one unit
+                        lambda self, texts: [n + (t == TINY["rus_Cyrl"][3]) for t, n in
+                                             zip(texts, real(self, texts))])
+    result = invoke(db, "run", "--extend", "o200k_base", "--vocab", "+5", "--no-report")
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert "--extend o200k_base: cut into its chunks, rus_Cyrl unit 4 takes" in said
+    run = get_run(open_db(db), 1)
+    assert run.status == "failed" and "rus_Cyrl unit 4" in (run.error or "")
+    assert vocabularies(open_db(db), 1) == []  # no result of it was stored

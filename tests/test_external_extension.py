@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from analyzer import bpe
 from analyzer.bpe import reference as ref
 from analyzer.bpe.pretokenize import chunk_texts
-from analyzer.external import TokenizerError
+from analyzer.external import Format, TokenizerError, catalog
 from analyzer.external.extension import Extended, extendable_names, extension_base
 
 SAMPLE = Path(__file__).resolve().parent.parent / "parallel_corpora" / "harbour_town"
@@ -152,3 +152,12 @@ def test_a_tokenizer_json_that_is_not_byte_level_is_refused(catalog_store):
     with pytest.raises(TokenizerError, match="gemma3 is not a byte-level BPE tokenizer"):
         extension_base("gemma3")
     assert "gemma3" not in extendable_names()
+    # The catalog's byte_level says what each tokenizer.json's own document says.
+    for name, item in catalog().items():
+        if item.format is not Format.TOKENIZER_JSON:
+            continue
+        if item.byte_level:
+            assert extension_base(name).size == item.vocab_size
+        else:
+            with pytest.raises(TokenizerError, match="not a byte-level BPE"):
+                extension_base(name)

@@ -57,9 +57,11 @@ class Trace(NamedTuple):
 
 class AddedMerges:
     """A checked list of merges over a base's ids (merge k creates `first_id + k` from two
-    ids that exist before it), applied by pair; ValueError naming the first bad merge."""
+    ids that exist before it), applied by pair; ValueError naming the first bad merge.
+    `base_bytes` (the base's ids' bytes) gives every id its bytes (`token_bytes`)."""
 
-    def __init__(self, merges: Sequence[Merge], first_id: int):
+    def __init__(self, merges: Sequence[Merge], first_id: int,
+                 base_bytes: Callable[[int], bytes] | None = None):
         if isinstance(first_id, bool) or not isinstance(first_id, int) or \
                 not 0 < first_id <= MAX_VOCAB_SIZE:
             raise ValueError(f"first_id is {first_id!r}: a base's size, 1 to {MAX_VOCAB_SIZE:,}")
@@ -77,6 +79,23 @@ class AddedMerges:
                     raise ValueError(f"merge {rank} uses id {part!r}, which does not exist before it")
             self.pairs.append((left, right))
         self._rank = {pair: self.first_id + k for k, pair in enumerate(self.pairs)}
+        self._base_bytes = base_bytes
+        self._known: dict[int, bytes] = {}  # base ids' bytes, once looked up
+        self._bytes: list[bytes] = []  # the added tokens' bytes
+        if base_bytes is not None:
+            for left, right in self.pairs:
+                self._bytes.append(self.token_bytes(left) + self.token_bytes(right))
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes an id stands for (ValueError without the base's bytes)."""
+        if token >= self.first_id:
+            return self._bytes[token - self.first_id]
+        found = self._known.get(token)
+        if found is None:
+            if self._base_bytes is None:
+                raise ValueError("these merges were given no base_bytes: their ids have no bytes")
+            found = self._known[token] = self._base_bytes(token)
+        return found
 
     @property
     def size(self) -> int:
@@ -159,23 +178,10 @@ class RankedMerges(AddedMerges):
 
     def __init__(self, merges: Sequence[Merge], first_id: int, ranks: Mapping[bytes, int],
                  base_bytes: Callable[[int], bytes]):
-        super().__init__(merges, first_id)
-        self._base_bytes = base_bytes
-        self._known: dict[int, bytes] = {}  # base ids' bytes, once looked up
+        super().__init__(merges, first_id, base_bytes)
         self._ranks = dict(ranks)
-        self._bytes: list[bytes] = []
-        for left, right in self.pairs:
-            token = self.token_bytes(left) + self.token_bytes(right)
-            self._ranks.setdefault(token, self.first_id + len(self._bytes))
-            self._bytes.append(token)
-
-    def token_bytes(self, token: int) -> bytes:
-        if token >= self.first_id:
-            return self._bytes[token - self.first_id]
-        found = self._known.get(token)
-        if found is None:
-            found = self._known[token] = self._base_bytes(token)
-        return found
+        for k, token in enumerate(self._bytes):
+            self._ranks.setdefault(token, self.first_id + k)
 
     def _run(self, ids: Sequence[int], limit: int) -> tuple[list[int], list[tuple[int, int]]]:
         ranks = self._ranks

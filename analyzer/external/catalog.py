@@ -111,6 +111,9 @@ class CatalogEntry(BaseModel):
     """tiktoken-ranks: the split pattern."""
     special_tokens: int = 0
     """tiktoken-ranks: how many special tokens follow the ranks."""
+    byte_level: bool = True
+    """tokenizer-json: its model is byte-level BPE (so it can be extended); false for BPE over
+    characters with byte fallback (SentencePiece-style, as gemma3)."""
     normalization: Literal["NFC", "NFD", "NFKC", "NFKD"] | None = None
     """Unicode normalisation applied to the text before encoding (as the tokenizer's own code does)."""
     notes: str = ""

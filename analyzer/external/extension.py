@@ -70,7 +70,7 @@ class ExtensionBase(ABC):
     def added_merges(self, merges: Sequence[Merge]) -> AddedMerges:
         """Merges over this base's ids, applied as its library applies a written extension:
         by pair (a tokenizer.json's merges)."""
-        return AddedMerges(merges, self.size)
+        return AddedMerges(merges, self.size, self.token_bytes)
 
     @abstractmethod
     def split(self, text: str, index: int = 0) -> list[str]:
@@ -296,10 +296,10 @@ def extension_base(spec: str, downloads: bool = False) -> ExtensionBase:
 
 
 def extendable_names() -> list[str]:
-    """The catalog tokenizers whose format can be extended (gemma3 is refused when loaded:
-    its tokenizer.json is not byte-level)."""
+    """The catalog tokenizers that can be extended: an extendable format, byte-level (a
+    tokenizer.json's document is checked again when it is loaded)."""
     return [name for name, item in catalog().items()
-            if item.format in EXTENDABLE and name != "gemma3"]
+            if item.format in EXTENDABLE and item.byte_level]
 
 
 class Extended:
@@ -308,16 +308,13 @@ class Extended:
     def __init__(self, base: ExtensionBase, merges: Sequence[Merge]):
         self.base = base
         self.added = base.added_merges(merges)
-        self._bytes: dict[int, bytes] = {}
-        for left, right in self.added.pairs:
-            self._bytes[base.size + len(self._bytes)] = self.token_bytes(left) + self.token_bytes(right)
 
     @property
     def size(self) -> int:
         return self.added.size
 
     def token_bytes(self, token: int) -> bytes:
-        return self._bytes[token] if token >= self.base.size else self.base.token_bytes(token)
+        return self.added.token_bytes(token)
 
     def encode(self, text: str, size: int | None = None) -> list[int]:
         """The text's ids with the added merges up to `size` (default: all)."""

@@ -14,7 +14,7 @@ fairness views (who got the vocabulary, what parity costs, equal-cost sizes).
 
 from .allocation import divergence_matrix
 from .data import FairnessData, RunData, load_run_data
-from .extension import WITHIN, extension_effects, extension_reach
+from .extension import WITHIN, extension_curves, extension_effects, extension_reach
 from .fairness import (
     SUMMARY_COLUMNS,
     attribution,
@@ -43,6 +43,7 @@ __all__ = [
     "configuration_name",
     "divergence_matrix",
     "equal_cost_sizes",
+    "extension_curves",
     "extension_effects",
     "extension_reach",
     "for_pretokenizer",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzer.store import VocabKind
+from analyzer.store import VocabKind, VocabularyRead
 
 from .data import RunData
 from .fairness import token_curve
@@ -64,6 +64,17 @@ def extension_effects(data: RunData) -> pd.DataFrame:
                                        "base_premium", "trained_on"])
 
 
+def extension_curves(data: RunData, vocabulary: VocabularyRead) -> dict[str, np.ndarray]:
+    """`{lang: tokens with 0, 1, ... every added token}` of an extension, from its base counts
+    and the per-merge replacements in the measured units; empty when they are not stored."""
+    assert data.fairness is not None, "load_run_data(..., fairness=True)"
+    base_counts = data.counts.get((vocabulary.scope, vocabulary.pretokenizer,
+                                   vocabulary.base_size or 0), {})
+    replaced = data.fairness.measured.get((vocabulary.scope, vocabulary.pretokenizer), {})
+    return {lang: token_curve(int(base_counts[lang].sum()), replaced[lang])
+            for lang in data.run.languages if lang in base_counts and lang in replaced}
+
+
 def extension_reach(data: RunData) -> pd.DataFrame:
     """One row per (extension, language): its premium with the base and with every trained
     addition, and the added tokens that bring it within 10 % of the pivot (`to_within`) and to
@@ -71,20 +82,15 @@ def extension_reach(data: RunData) -> pd.DataFrame:
     trained addition does (0 when the base already does). `pivot_change` is the pivot's own
     tokens with every addition over its tokens with the base (English barely moves)."""
     run = data.run
-    assert data.fairness is not None, "load_run_data(..., fairness=True)"
     rows = []
     for v in data.vocabularies:
         if v.kind != VocabKind.EXTENSION or v.base_size is None:
             continue
-        base_counts = data.counts.get((v.scope, v.pretokenizer, v.base_size), {})
-        replaced = data.fairness.measured.get((v.scope, v.pretokenizer), {})
-        if run.pivot not in base_counts or run.pivot not in replaced:
+        curves = extension_curves(data, v)
+        if run.pivot not in curves:
             continue
-        curves = {lang: token_curve(int(base_counts[lang].sum()), replaced[lang])
-                  for lang in run.languages}
         pivot = curves[run.pivot]
-        for lang in run.languages:
-            curve = curves[lang]
+        for lang, curve in curves.items():
             rows.append({
                 "vocab": v.scope, "lang": lang, "merges": len(curve) - 1,
                 "base_premium": curve[0] / pivot[0], "premium": curve[-1] / pivot[-1],

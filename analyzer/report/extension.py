@@ -15,9 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
-from analyzer.metrics import WITHIN, RunData, token_curve
-from analyzer.runs import BASE_PRETOKENIZER
-from analyzer.store import VocabKind
+from analyzer.metrics import WITHIN, RunData, extension_curves
+from analyzer.store import VocabKind, VocabularyRead
 
 from .fairness import PARITY_COLOR
 from .figures import TOKENS_COLOR, RunView, label
@@ -26,15 +25,12 @@ POINTS = 400
 """At most this many points per curve (more would only weigh the page down)."""
 
 
-def curves(view: RunView, data: RunData, vocab: str, base_size: int,
+def curves(view: RunView, data: RunData, vocabulary: VocabularyRead,
            target: float | None) -> go.Figure:
     """Overhead against the tokens added, one line per language (dotted: not among the
     languages that trained the additions)."""
-    assert data.fairness is not None
-    base_counts = data.counts[(vocab, BASE_PRETOKENIZER, base_size)]
-    replaced = data.fairness.measured[(vocab, BASE_PRETOKENIZER)]
-    tokens = {lang: token_curve(int(base_counts[lang].sum()), replaced[lang])
-              for lang in view.languages}
+    vocab = vocabulary.scope
+    tokens = extension_curves(data, vocabulary)
     pivot = tokens[view.pivot]
     merges = len(pivot) - 1
     # Points spread on a log scale of the added tokens (0 drawn as the axis' start), plus the
@@ -110,7 +106,7 @@ def sections(view: RunView, data: RunData, reached: pd.DataFrame) -> list[tuple[
             f"its ids on the training texts of {langs} add tokens to it. Each line is a "
             "language's overhead against the pivot as tokens are added, exact at every number "
             "(left edge: the base); the dashed line is within 10 % of the pivot.",
-            curves(view, data, v.scope, v.base_size, run.target)))
+            curves(view, data, v, run.target)))
         found.append((
             f"Tokens to add to {base}",
             "Each language's overhead with the base and with every trained addition; the hover "

@@ -31,7 +31,7 @@ from analyzer.metrics import (
     tokenizer_sizes,
 )
 from analyzer.metrics.costs import model_costs
-from analyzer.queries import extended_tokenizer
+from analyzer.queries import extension_base_bytes
 from analyzer.store import (
     AnalyzerDatabase,
     CorpusDetail,
@@ -284,7 +284,7 @@ def _base_bytes(db: AnalyzerDatabase, run_id: int, vocabulary: VocabularyRead):
     if vocabulary.kind != VocabKind.EXTENSION:
         return None
     try:
-        return extended_tokenizer(db, run_id, vocabulary.scope, vocabulary.base_size).token_bytes
+        return extension_base_bytes(db, run_id, vocabulary.scope)
     except AnalyzerError:
         return None
 

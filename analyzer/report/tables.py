@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
+from analyzer.queries import merge_parts
 from analyzer.store import StoredMerge
 
 
@@ -27,14 +28,11 @@ def merges_table(title: str, merges: list[StoredMerge], top: int,
                  base_bytes: Callable[[int], bytes] | None = None) -> str:
     """The first `top` merges. An extension's parts may be its base's ids: `base_bytes` gives
     their bytes (without it, they show as `id N`)."""
-    pieces = {byte: bytes([byte]) for byte in range(256)} if base_bytes is None else {}
-    for _, _, new_id, _, token in merges:
-        pieces[new_id] = token
+    bytes_of = merge_parts(merges, base_bytes)
 
     def part(token: int) -> str:
-        if token in pieces:
-            return token_text(pieces[token])
-        return token_text(base_bytes(token)) if base_bytes else f"id {token}"
+        found = bytes_of(token)
+        return f"id {token}" if found is None else token_text(found)
 
     rows = "".join(
         f"<tr><td>{rank}</td><td><code>{escape(part(left))}</code></td>"

@@ -5,8 +5,9 @@ The base's own pre-tokenizer cuts the training texts (of `extend_langs`, default
 language) into chunks and its own library encodes each distinct chunk; BPE then continues on
 those ids (`bpe.train_by_language` with the base as its `ChunkEncoder`), new ids from the
 base's size up. Counting repeats the same steps on the measured units and applies the added
-merges to each chunk's ids (`bpe.added.AddedMerges`), which is exactly what the base's library
-does with the written tokenizer (`analyzer export --tokenizer extend:NAME`).
+merges to each chunk's ids as the base's library applies them in the written tokenizer
+(`analyzer export --tokenizer extend:NAME`): by pair for a tokenizer.json, by bytes for a
+tiktoken rank file (`bpe.added.AddedMerges`, `RankedMerges`; the base chooses).
 
 The record is stored at the base's size (the +0 point, the base's own counts: checked equal
 to its library's on every unit) and at each added size; its measured replacements give every

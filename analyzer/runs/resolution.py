@@ -186,8 +186,8 @@ def _extension(settings: RunSettings, languages: list[str]
         except TokenizerError as error:
             raise _invalid("extend", spec, f"{SETTING} {error}") from None
         bases.append(base)
+    room = MAX_SIZE - max(base.size for base in bases)
     for added in settings.added:
-        room = MAX_SIZE - max(base.size for base in bases)
         if isinstance(added, bool) or not isinstance(added, int) or not 1 <= added <= room:
             raise _invalid("added", added, f"{SETTING} +{added}: the tokens added are from +1 to "
                            f"+{room:,} (the engine numbers ids up to {MAX_SIZE:,})")
