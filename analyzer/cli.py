@@ -56,6 +56,7 @@ from .external import (
 )
 from .files import write_atomically
 from .metrics import (
+    algorithm_premiums,
     attribution,
     extension_effects,
     extension_reach,
@@ -90,7 +91,7 @@ from .store import (
 SETTING_FLAGS = {
     "sizes": "--vocab", "tokenizers": "--tokenizer", "languages": "--langs",
     "pretokenizers": "--pretokenize", "weights": "--weight", "from_folder": "--from",
-    "vocab": "--vocab", "scope": "--vocab", "added": "--vocab",
+    "vocab": "--vocab", "scope": "--vocab", "added": "--vocab", "algorithms": "--algorithm",
 }
 """The flags whose names are not the library's names of their settings (the rest are the same
 name with dashes: `min_pair_count` is --min-pair-count)."""
@@ -444,6 +445,12 @@ def run(
     target: float = typer.Option(
         None, "--target", metavar="P", help="With --extend: beside within 10 %% of the pivot "
         "(1.10), also find the added tokens that bring each language to premium P, e.g. 1.05."),
+    algorithm: list[str] = typer.Option(
+        None, "--algorithm", metavar="NAME", help="Training algorithms: bpe (the analyzer's "
+        "exact engine, always trained: every cost is relative to it), unigram and wordpiece "
+        "(trained and counted by Hugging Face tokenizers on the same byte-level alphabet, "
+        "pre-tokenizer and sizes; each size its own training). Repeat, or give a comma list, "
+        "e.g. --algorithm bpe,unigram. Parity, SuperBPE and --extend are BPE's."),
     weight: list[str] = typer.Option(
         None, "--weight", metavar="LANG=N", help="The training mix of the shared and parity "
         "vocabularies: each unit of LANG counts N times (repeatable; default 1), e.g. "
@@ -476,6 +483,7 @@ def run(
         extend=_split_commas(extend), added=added, target=target,
         extend_langs=[code for code in extend_langs.split(",") if code.strip()]
         if extend_langs is not None else None,
+        algorithms=_split_commas(algorithm) or ["bpe"],
         executor=(executor.value if executor else "dask" if scheduler else "local"),
         scheduler=scheduler or None,
     )
@@ -661,21 +669,27 @@ def export(
     out: Path = typer.Option(None, help="File to write (default: standard output); with "
                              "--tokenizer, the folder to write into."),
     tokenizer: str = typer.Option(
-        None, "--tokenizer", metavar="extend:NAME", help="Write an extended production "
-        "tokenizer of the run in its base's own format (a .tiktoken rank file and its "
-        "settings, or a tokenizer.json), checked by loading it with the base's library."),
-    size: str = typer.Option(None, help="With --tokenizer: +N, the tokens added (default: all "
-                             "the run trained)."),
+        None, "--tokenizer", metavar="VOCAB", help="Write a tokenizer of the run as files its "
+        "library loads, checked by loading them with that library and counting every measured "
+        "unit: extend:NAME, an extended production tokenizer in its base's own format (a "
+        ".tiktoken rank file and its settings, or a tokenizer.json); unigram, wordpiece or "
+        "unigram:LANG, the tokenizer.json the run trained and stored."),
+    size: str = typer.Option(None, help="With --tokenizer: +N, the tokens added to an extension "
+                             "(default: all the run trained); a Unigram or WordPiece size "
+                             "(default: its largest)."),
+    pretokenizer: str = typer.Option(None, help="With --tokenizer unigram or wordpiece: the "
+                                     "vocabulary's pre-tokenizer (default: the run's first)."),
     db: Path = DbOption,
 ) -> None:
     """Export a run: settings, vocabularies, merges, metrics records and the token report; or,
-    with --tokenizer extend:NAME, the extended production tokenizer as files its library loads."""
+    with --tokenizer, one of its tokenizers as files its library loads."""
     if tokenizer is not None:
         if out is None:
             raise _fail("--tokenizer writes files: say into which folder with --out DIR")
         database = _open(db)
         written = export_tokenizer(database, run_id, tokenizer,
-                                   _vocabulary_size(database, run_id, tokenizer, size), out)
+                                   _vocabulary_size(database, run_id, tokenizer, size), out,
+                                   pretokenizer)
         for path in written.files:
             typer.echo(plain(path))
         Console(stderr=True).print(
@@ -683,8 +697,8 @@ def export(
             f"with its library, it gives the run's count on all {written.checked_units:,} "
             "measured units.")
         return
-    if size is not None:
-        raise _fail("--size is for --tokenizer extend:NAME")
+    if size is not None or pretokenizer is not None:
+        raise _fail("--size and --pretokenizer are for --tokenizer VOCAB")
     if out is not None:
         _check_output_file(out)
     database = _open(db)
@@ -905,6 +919,11 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
         configurations = summaries(data)
         if len(configurations) > 1:
             console.print(views.frontier_table(configurations))
+    if len(run.algorithms) > 1 and vocab == VocabKind.SHARED and size is None:
+        premiums = algorithm_premiums(data)
+        if pretokenizer is not None:
+            premiums = premiums[premiums["pretokenizer"] == pretokenizer]
+        console.print(*views.algorithm_tables(premiums, run.pivot))
     if run.extend and (extended or vocab == VocabKind.SHARED):
         effects, reached = extension_effects(data), extension_reach(data)
         if extended:

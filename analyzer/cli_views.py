@@ -16,7 +16,7 @@ from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.external import Availability
 from analyzer.metrics import for_pretokenizer, own_vocabulary, tokenizer_sizes
-from analyzer.store import CorpusDetail, RunRead, VocabKind, VocabularyRead
+from analyzer.store import Algorithm, CorpusDetail, RunRead, VocabKind, VocabularyRead
 
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
@@ -169,6 +169,44 @@ def frontier_table(configurations: pd.DataFrame) -> Table:
     return result
 
 
+def algorithm_tables(premiums: pd.DataFrame, pivot: str) -> list[Table]:
+    """Per pre-tokenizer: each language's premium (tokens vs the pivot's) under each
+    algorithm's vocabulary trained on every language, at every size, and each script's tokens
+    against BPE's."""
+    from analyzer.metrics import by_script
+
+    tables = []
+    for pretokenizer, rows in premiums.groupby("pretokenizer", sort=False):
+        cells = rows.set_index(["lang", "size", "algorithm"])["premium"]
+        columns = list(dict.fromkeys(zip(rows["size"], rows["algorithm"])))
+        split = "" if pretokenizer == "none" else f", pre-tokenizer {pretokenizer}"
+        result = table("language", "script", *[f"{algorithm} {size:,}" for size, algorithm in columns],
+                       title=plain(f"Premium vs {pivot} by algorithm{split}"))
+        order = (rows[rows["algorithm"] == "bpe"].sort_values("premium", ascending=False)["lang"]
+                 .drop_duplicates())
+        for lang in order:
+            script = rows[rows["lang"] == lang]["script"].iloc[0]
+            result.add_row(plain(lang), plain(script),
+                           *[f"{cells.get((lang, size, algorithm), float('nan')):.2f}x"
+                             for size, algorithm in columns])
+        tables.append(result)
+        scripts = by_script(rows)
+        others = scripts[scripts["algorithm"] != "bpe"]
+        if not others.empty:
+            result = table("script", "languages", *[f"{algorithm} {size:,} vs bpe" for size, algorithm
+                                                    in dict.fromkeys(zip(others["size"],
+                                                                         others["algorithm"]))],
+                           title=plain(f"Tokens against BPE's, per script{split}"))
+            change = others.set_index(["script", "size", "algorithm"])["vs_bpe"]
+            for script, part in others.groupby("script", sort=True):
+                result.add_row(plain(script), str(int(part["languages"].iloc[0])),
+                               *[f"{change.get((script, size, algorithm), float('nan')):+.1%}"
+                                 for size, algorithm in dict.fromkeys(zip(others["size"],
+                                                                          others["algorithm"]))])
+            tables.append(result)
+    return tables
+
+
 def attribution_table(shares: pd.DataFrame, vocab: str) -> Table:
     """Who got the vocabulary: per language (most merges first), its share of the merges, of
     the replaced occurrences and of the training bytes, its first merge, and (parity-aware) the
@@ -228,7 +266,7 @@ def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[st
     as a finding: one sentence for the shared one, one for all per-language ones."""
     stopped = []
     for v in vocabularies:
-        if not v.kind.trained:
+        if not v.kind.has_merges:
             continue
         final = (v.base_size or 256) + (v.merges_learned or 0)
         if v.stop_reason == "min_pair_count" and final < v.size:
@@ -244,6 +282,12 @@ def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[st
         notes.append(f"{len(own)} per-language vocabularies stopped before size {max(sizes)} "
                      f"(no pair occurs often enough; larger sizes equal the final one): "
                      + ", ".join(own))
+    short = [f"{_name(v)} ({v.stop_reason})" for v in vocabularies
+             if v.kind.algorithm not in (None, Algorithm.BPE) and v.stop_reason]
+    if short:
+        notes.append(f"{len(short)} Unigram or WordPiece vocabularies have fewer entries than "
+                     "their size at some size, the library finding no more pieces in their "
+                     "training text: " + ", ".join(short))
     return notes
 
 

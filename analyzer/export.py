@@ -17,11 +17,15 @@ from pathlib import Path
 import pandas as pd
 
 from analyzer.bpe import Training, Vocabulary
+from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.errors import Invalid
+from analyzer.external.library_trained import whole_tokenizer
+from analyzer.files import write_atomically
 from analyzer.metrics import (
     SUMMARY_COLUMNS,
     RunData,
+    algorithm_premiums,
     attribution,
     divergence_matrix,
     equal_cost_sizes,
@@ -33,7 +37,8 @@ from analyzer.metrics import (
     summaries,
     superbpe_effects,
 )
-from analyzer.queries import extended_tokenizer
+from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
+from analyzer.queries import complete_run, extended_tokenizer
 from analyzer.runs import BASE_PRETOKENIZER
 from analyzer.store import (
     AnalyzerDatabase,
@@ -42,9 +47,13 @@ from analyzer.store import (
     StoredMerge,
     VocabKind,
     VocabularyRead,
+    get_run,
     load_merges,
+    load_model,
     load_replacements,
     load_texts,
+    model_digests,
+    vocabularies,
 )
 
 RECORD_KEYS = ["vocab", "pretokenizer", "size", "lang", "tokens", "bytes", "chars", "premium",
@@ -108,7 +117,8 @@ def show_document(data: RunData, frame: pd.DataFrame) -> dict:
             "seed": run.seed, "records": records(frame),
             "summaries": rows(summaries(data), SUMMARY_KEYS),
             "equal_cost_sizes": equal_cost_sizes(data) if data.fairness else [],
-            "extension_reach": rows(extension_reach(data), REACH_KEYS) if data.fairness else []}
+            "extension_reach": rows(extension_reach(data), REACH_KEYS) if data.fairness else [],
+            "algorithm_premiums": rows(algorithm_premiums(data), ALGORITHM_COLUMNS)}
 
 
 def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
@@ -121,10 +131,13 @@ def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = No
     document = run.model_dump(mode="json")
     document["engine_version"] = run.engine_version
     document["measured_units"] = run.measured_units
+    models = model_digests(db, run.id)
     document["vocabularies"] = [
         {**vocabulary.model_dump(mode="json"),
          "merges": merges_document(load_merges(db, run.id, vocabulary.scope,
-                                               vocabulary.pretokenizer))}
+                                               vocabulary.pretokenizer)),
+         **({"models": models.get((vocabulary.scope, vocabulary.pretokenizer or NONE), [])}
+            if not vocabulary.kind.has_merges and vocabulary.kind.trained else {})}
         for vocabulary in data.vocabularies]
     document["records"] = records(frame)
     document["summaries"] = rows(summaries(data), SUMMARY_KEYS)
@@ -135,6 +148,7 @@ def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = No
     document["own_superbpe_effects"] = own_superbpe_effects(data)
     document["extension_effects"] = rows(extension_effects(data), EXTENSION_KEYS)
     document["extension_reach"] = rows(extension_reach(data), REACH_KEYS)
+    document["algorithm_premiums"] = rows(algorithm_premiums(data), ALGORITHM_COLUMNS)
     document["token_report"] = token_report(run, frame, data.vocabularies)
     return document
 
@@ -221,7 +235,7 @@ def token_report(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead]
         "size": largest,
         "languages": languages,
         "tokenizers": tokenizers,
-        "rules_learned": {v.scope: v.merges_learned for v in vocabs if v.kind.trained},
+        "rules_learned": {v.scope: v.merges_learned for v in vocabs if v.kind.has_merges},
         "roundtrip_ok": all(v.roundtrip_ok for v in vocabs if v.roundtrip_ok is not None),
     }
 
@@ -253,13 +267,66 @@ class ExportMismatch(Invalid):
     """The written tokenizer, loaded by its library, does not count as the run did."""
 
 
+def _library_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str,
+                        pretokenizer: str | None) -> VocabularyRead | None:
+    """The run's Unigram or WordPiece vocabulary of that name (None: it is no such one)."""
+    run = complete_run(db, run_id)
+    pretokenizer = pretokenizer or run.pretokenizers[0]
+    return next((v for v in vocabularies(db, run_id) if v.scope == scope and
+                 v.pretokenizer == pretokenizer and not v.kind.has_merges and v.kind.trained),
+                None)
+
+
+def _export_model(db: AnalyzerDatabase, run_id: int, stored: VocabularyRead, size: int | None,
+                  directory: Path) -> WrittenTokenizer:
+    """Write a stored Unigram or WordPiece model as it is, then check that its library,
+    loading the file (its pre-tokenizer and byte-level steps included), counts every measured
+    unit as the run did."""
+    assert stored.pretokenizer is not None
+    model = load_model(db, run_id, stored.scope, stored.pretokenizer, size)
+    split = "" if stored.pretokenizer == NONE else "-" + (
+        stored.pretokenizer if stored.pretokenizer.isalnum() else "pattern")
+    name = f"{stored.scope.replace(':', '-')}{split}-{model.size}"
+    path = directory / f"{name}.tokenizer.json"
+    directory.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, model.document)
+    try:
+        tokenizer = whole_tokenizer(path.read_bytes())
+        run = get_run(db, run_id)
+        texts = load_texts(db, run.corpus_id, run.languages)
+        counts = load_run_data(db, run_id, fairness=False).counts[
+            (stored.scope, stored.pretokenizer, model.size)]
+        checked = 0
+        for lang, expected in counts.items():
+            found = [len(encoding.ids) for encoding in tokenizer.encode_batch(
+                [texts[lang][u] for u in run.measured_units], add_special_tokens=False)]
+            for position, (mine, theirs) in enumerate(zip(expected.tolist(), found)):
+                if mine != theirs:
+                    unit = run.measured_units[position] + 1
+                    raise ExportMismatch(
+                        f"{path.name}: Hugging Face tokenizers, loading the file, counts {theirs} "
+                        f"tokens in {lang} unit {unit}, the run {mine} (its Split pattern cuts "
+                        "that text otherwise than the run's pre-tokenizer did); nothing was kept",
+                        language=lang, unit=unit)
+            checked += len(found)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return WrittenTokenizer([path], name, model.entries, checked)
+
+
 def export_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str, size: int | None,
-                     directory: Path) -> WrittenTokenizer:
+                     directory: Path, pretokenizer: str | None = None) -> WrittenTokenizer:
     """Write an extension of a run at `size` (default: every added token) into `directory` in
     its base's format, then load what was written with the base's own library and count every
     measured unit of every language with it: each count must be the run's (per unit at a stored
     size; per language, from the per-merge replacements, at any other), else the files are
-    removed and ExportMismatch names the first language and unit that differ."""
+    removed and ExportMismatch names the first language and unit that differ. A Unigram or
+    WordPiece vocabulary (under `pretokenizer`, default the run's first) is written as the
+    tokenizer.json the run stored, checked the same way."""
+    library_trained = _library_vocabulary(db, run_id, scope, pretokenizer)
+    if library_trained is not None:
+        return _export_model(db, run_id, library_trained, size, directory)
     extended = extended_tokenizer(db, run_id, scope, size)
     data = load_run_data(db, run_id, fairness=False)  # the counts; the replacements below
     run = data.run

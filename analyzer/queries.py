@@ -17,6 +17,7 @@ from analyzer import bpe
 from analyzer.bpe.pretokenize import SUPERBPE
 from analyzer.errors import Invalid
 from analyzer.external.extension import Extended, ExtensionBase, extension_base
+from analyzer.external.library_trained import LibraryModel, model_from_document
 from analyzer.runs import BASE_PRETOKENIZER, EXTENSION_PREFIX
 from analyzer.store import (
     AnalyzerDatabase,
@@ -30,6 +31,7 @@ from analyzer.store import (
     VocabularyRead,
     get_run,
     load_merges,
+    load_model,
     vocabularies,
 )
 
@@ -85,7 +87,11 @@ def trained_merges(db: AnalyzerDatabase, run_id: int, scope: str,
                    pretokenizer: str | None = None) -> tuple[list[StoredMerge], str]:
     """The stored merges of a trained vocabulary of a complete run, and its pre-tokenizer (the
     run's first unless one is named); StoreError for a production tokenizer, which has none."""
-    _, pretokenizer = _trained(db, run_id, scope, pretokenizer)
+    stored, pretokenizer = _trained(db, run_id, scope, pretokenizer)
+    if stored is not None and not stored.kind.has_merges:
+        raise StoreError(f"{scope} is a {stored.kind.algorithm} vocabulary, trained by Hugging "
+                         "Face tokenizers: it has no merges; tokenize shows its pieces, and "
+                         f"export --tokenizer {scope} writes its model")
     return load_merges(db, run_id, scope, pretokenizer), pretokenizer
 
 
@@ -118,6 +124,9 @@ def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind
         extended = _extended(db, run_id, stored, size)
         return TrainedVocabulary(scope, pretokenizer, extended.size,
                                  extended.base.size + (stored.merges_learned or 0), extended)
+    if stored is not None and not stored.kind.has_merges:
+        model = library_model(db, run_id, stored, size)
+        return TrainedVocabulary(scope, pretokenizer, model.size, stored.size, model)
     rows = load_merges(db, run_id, scope, pretokenizer)  # StoreError when there is no such
     assert stored is not None
     largest = 256 + len(rows)
@@ -129,6 +138,15 @@ def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind
     if stored.kind.two_stages and stored.transition and size > stored.transition:
         split = SUPERBPE  # past its transition a SuperBPE vocabulary splits as its stage 2
     return TrainedVocabulary(scope, pretokenizer, size, largest, bpe.Vocabulary(merges, split))
+
+
+def library_model(db: AnalyzerDatabase, run_id: int, stored: VocabularyRead,
+                  size: int | None = None) -> LibraryModel:
+    """A Unigram or WordPiece vocabulary's model at `size` (default: its largest), as the run
+    stored and measured it; NotFound naming the sizes it was trained at."""
+    assert stored.kind.algorithm is not None and stored.pretokenizer is not None
+    found = load_model(db, run_id, stored.scope, stored.pretokenizer, size)
+    return model_from_document(stored.kind.algorithm, found.document, stored.pretokenizer)
 
 
 def extended_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str,

@@ -43,6 +43,11 @@ MAX_SUPERBPE = 8
 MAX_EXTEND = 8
 MAX_TARGET = 100.0
 """The largest premium target of an extension (a language at 100 times the pivot's tokens)."""
+MAX_LIBRARY_SIZE = 1_000_000
+"""The largest Unigram or WordPiece vocabulary (the Unigram trainer's seed vocabulary is a
+million pieces: it cannot keep more)."""
+ALGORITHMS = ("bpe", "unigram", "wordpiece")
+"""The training algorithms, as `analyzer.store.Algorithm` names them; BPE first, the default."""
 DEFAULT_PIVOT = "eng_Latn"
 EXECUTORS = ("local", "dask")
 
@@ -112,6 +117,13 @@ class RunSettings:
     target: float | None = None
     """A premium (tokens over the pivot's) the extension report finds, per language, the added
     tokens that reach it, beside 1.10 (within 10 %); above 1 and at most MAX_TARGET."""
+    algorithms: Annotated[list[str], Field(max_length=len(ALGORITHMS),
+                                           json_schema_extra={"items": {"enum": list(ALGORITHMS)}})] \
+        = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
+    """The training algorithms: BPE (the analyzer's engine) and any of Unigram and WordPiece
+    (Hugging Face tokenizers), each trained at every size, per pre-tokenizer, shared and (with
+    `per_language`) per language. BPE is always trained: every cost is relative to it. Parity,
+    SuperBPE and extensions are BPE's."""
     executor: Annotated[str, Field(json_schema_extra={"enum": list(EXECUTORS)})] = EXECUTORS[0]
     """Where the trainings run: "local" (a process pool) or "dask" (a Dask cluster)."""
     scheduler: str | None = None
@@ -121,7 +133,7 @@ class RunSettings:
 
 RECORDED = ("languages", "pivot", "sizes", "per_language", "cross", "holdout", "seed",
             "tie_break", "min_pair_count", "pretokenizers", "parity", "global_merges", "weights",
-            "superbpe", "extend", "added", "extend_langs", "target")
+            "superbpe", "extend", "added", "extend_langs", "target", "algorithms")
 """The settings a run's row records, resolved (codes normalised, sizes sorted, repeats gone).
 Not recorded: the corpus (its id is), jobs and executor (results are the same whatever they
 are), tokenizers (each is a vocabulary of the run)."""

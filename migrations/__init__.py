@@ -257,3 +257,21 @@ def m009_extension(db: Database) -> None:
     ALTER TABLE runs ADD COLUMN target REAL;
     ALTER TABLE vocabularies ADD COLUMN base_size INTEGER
     """)
+
+
+@migrations()
+def m010_algorithms(db: Database) -> None:
+    # Unigram and WordPiece vocabularies (trained by Hugging Face tokenizers): the run records
+    # its algorithms; each such vocabulary keeps the model of every size it was trained at (each
+    # size its own training), the tokenizer.json byte for byte with its SHA-256.
+    _run(db, """
+    ALTER TABLE runs ADD COLUMN algorithms TEXT NOT NULL DEFAULT '["bpe"]';
+    CREATE TABLE vocabulary_models (
+        vocab_id INTEGER NOT NULL REFERENCES vocabularies(id) ON DELETE CASCADE,
+        size INTEGER NOT NULL,
+        entries INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        document BLOB NOT NULL,
+        PRIMARY KEY (vocab_id, size)
+    )
+    """)

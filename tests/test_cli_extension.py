@@ -182,7 +182,7 @@ def test_export_and_size_refuse_what_is_not_an_extension(sample_db, tmp_path):
     result = invoke(sample_db, "tokenize", "1", "hello", "--vocab", "shared", "--size", "+5")
     assert result.exit_code == 1 and "+N counts tokens added to an extension" in " ".join(result.output.split())
     result = invoke(sample_db, "export", "1", "--size", "+5")
-    assert result.exit_code == 1 and "--size is for --tokenizer extend:NAME" in result.output
+    assert result.exit_code == 1 and "--size and --pretokenizer are for --tokenizer VOCAB" in result.output
     # The run's trained vocabulary and its extension side by side in one run.
     shown = cli_output(sample_db, "show", "1")
     assert "size 300" in shown and "extend:o200k_base: premium vs eng_Latn" in shown

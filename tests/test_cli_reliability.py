@@ -76,6 +76,29 @@ def test_results_that_cannot_be_written_are_kept_and_recovered(impatient_db):
     assert recovered.run.weights == {"eng_Latn": 2} and recovered.run.parity
 
 
+def test_recovered_results_keep_the_trained_models(impatient_db):
+    pytest.importorskip("tokenizers")
+    from analyzer.store import load_model, model_digests
+
+    locker = sqlite3.connect(impatient_db.path, isolation_level=None)
+    settings = RunSettings(sizes=[520], algorithms=["wordpiece"], pretokenizers=["words"],
+                           per_language=False, jobs=1)
+
+    def stage(message):
+        if message == "storing results":
+            locker.execute("BEGIN IMMEDIATE")
+
+    with pytest.raises(ResultsNotStored) as caught:
+        execute_run(impatient_db, settings, stage=stage)
+    saved = Path(str(caught.value).split("They are kept in ")[1].split(";")[0])
+    locker.execute("ROLLBACK")
+    assert recover_run(impatient_db, saved) == 1
+    again = execute_run(impatient_db, settings)
+    assert model_digests(impatient_db, 1) == model_digests(impatient_db, again)
+    assert load_model(impatient_db, 1, "wordpiece", "words").document == \
+        load_model(impatient_db, again, "wordpiece", "words").document
+
+
 def test_recover_through_the_command_line_and_its_refusals(impatient_db, tmp_path):
     tiny_db = impatient_db
     locker = sqlite3.connect(tiny_db.path, isolation_level=None)

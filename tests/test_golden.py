@@ -37,7 +37,8 @@ ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "summaries", "equal_cost_sizes", "attribution", "divergence",
                  "superbpe", "superbpe_effects", "own_superbpe_effects",  # issue 23: SuperBPE
                  "extend", "added", "extend_langs", "target",  # issue 23: extensions
-                 "extension_effects", "extension_reach")
+                 "extension_effects", "extension_reach",
+                 "algorithms", "algorithm_premiums")  # issue 24: the algorithm as a variable
 
 
 def without(document: dict, keys) -> dict:

@@ -80,6 +80,35 @@ def test_the_extension_views_render_with_the_10_percent_line(browser, tiny_db, t
     assert "Extending o200k_base" in html and "Tokens to add to o200k_base" in html
 
 
+def test_the_algorithm_view_renders_and_its_menu_switches_the_size(browser, tiny_db, tmp_path):
+    pytest.importorskip("tokenizers")
+    run_id = execute_run(tiny_db, RunSettings(sizes=[520, 600], algorithms=["unigram", "wordpiece"],
+                                              pretokenizers=["words"], per_language=False, jobs=1))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    page = build_page(tiny_db, run_id)
+    bars = next(f for f in page.figures if "BPE, Unigram and WordPiece" in (f.layout.title.text or ""))
+    assert [trace.name for trace in bars.data] == ["bpe 520", "unigram 520", "wordpiece 520",
+                                                   "bpe 600", "unigram 600", "wordpiece 600"]
+    assert [trace.visible for trace in bars.data] == [False] * 3 + [True] * 3  # the largest
+    frontier = next(f for f in page.figures if "Cost against fairness" in (f.layout.title.text or ""))
+    assert {"unigram 600", "wordpiece 600"} <= {trace.name for trace in frontier.data}
+    traces, problems = open_page(browser, path, tmp_path / "algorithms.png")
+    assert problems == []
+    assert [t["traces"] for t in traces] == [len(figure.data) for figure in page.figures]
+    assert all(t["drawn"] >= 1 for t in traces)
+    tab, errors = loaded(browser, path)
+    index = [figure.layout.title.text for figure in page.figures].index(bars.layout.title.text)
+    div = f"#figure-{index}"
+    visible = f"() => document.querySelector('{div}').data.map(t => t.visible !== false)"
+    assert tab.evaluate(visible) == [False] * 3 + [True] * 3
+    tab.click(f"{div} .updatemenu-header-group")
+    tab.locator(f"{div} .updatemenu-item-text", has_text="size 520").click()
+    tab.wait_for_function(f"() => document.querySelector('{div}').data[0].visible === true")
+    assert tab.evaluate(visible) == [True] * 3 + [False] * 3
+    assert errors == []
+    tab.close()
+
+
 def test_the_self_contained_page_and_the_index_work_too(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[300], jobs=1))
     path = write_report(tiny_db, run_id, tmp_path / "alone", self_contained=True)

@@ -47,6 +47,32 @@ def test_a_local_dask_cluster_gives_the_pool_s_results(tiny_db):
     assert results(tiny_db, dask) == results(tiny_db, pool)
 
 
+def test_unigram_and_wordpiece_jobs_run_on_the_cluster_one_size_each(tiny_db):
+    pytest.importorskip("tokenizers")
+    from analyzer.store import model_digests
+
+    settings = dict(sizes=[520, 600], algorithms=["unigram", "wordpiece"], pretokenizers=["words"],
+                    jobs=2)
+    pool = execute_run(tiny_db, RunSettings(**settings))
+    dask = execute_run(tiny_db, RunSettings(**settings, executor="dask"))
+    found = {run_id: results(tiny_db, run_id) for run_id in (pool, dask)}
+    assert found[dask]["counts"] == found[pool]["counts"]
+    assert found[dask]["merges"] == found[pool]["merges"]
+    # Unigram numbers its pieces by score, whose last bits may differ from one training to
+    # the next: how often each token occurs is the same, under ids that may be permuted.
+    histograms = {run_id: {key: {lang: sorted(h.values()) if "unigram" in key[0] else h
+                                 for lang, h in by_lang.items()}
+                           for key, by_lang in found[run_id]["fairness"].histograms.items()}
+                  for run_id in (pool, dask)}
+    assert histograms[dask] == histograms[pool]
+    digests = {run_id: model_digests(tiny_db, run_id) for run_id in (pool, dask)}
+    assert [m["size"] for m in digests[dask][("unigram", "words")]] == [520, 600]
+    # WordPiece's training is the same in every process, byte for byte (Unigram's scores may
+    # differ in their last bits: its counts, compared above, do not).
+    assert {key: models for key, models in digests[dask].items() if "wordpiece" in key[0]} == \
+        {key: models for key, models in digests[pool].items() if "wordpiece" in key[0]}
+
+
 @pytest.mark.parametrize("scheduler, message", [
     ("not a url", "is not a Dask scheduler address"),
     ("tcp://127.0.0.1", "is not a Dask scheduler address"),

@@ -438,3 +438,35 @@ def test_the_server_closes_every_connection_it_opens(served, client):
         if i % 10 == 0:
             assert client.post("/api/tokenize", json={"text": f"the cat {i}", "run": 1}).status_code == 200
     assert open_files() <= before + 4, (before, open_files())
+
+
+def test_a_unigram_vocabulary_is_served_from_its_stored_model(tmp_path):
+    pytest.importorskip("tokenizers")
+    from analyzer.queries import trained_vocabulary
+    from analyzer.store import open_db
+
+    db = make_served_db(tmp_path)
+    cli_output(db, "run", "--vocab", "300,340", "--algorithm", "unigram", "--pretokenize", "words",
+               "--no-per-language", "--jobs", "1", "--no-report")
+    server = Server(db)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            text = TINY["kor_Hang"][0]
+            body = client.post("/api/tokenize", json={"text": text, "run": 2, "vocab": "unigram",
+                                                      "size": 300}).json()
+            assert bytes.fromhex("".join(body["bytes"])).decode("utf-8") == text
+            expected = trained_vocabulary(open_db(db), 2, "unigram", 300).pieces(text)
+            assert body["ids"] == [token for token, _ in expected]
+            texts = {lang: lines[0] for lang, lines in TINY.items()}
+            trained = client.post("/api/compare", json={"texts": texts, "run": 2, "size": 340}).json()
+            assert {row["vocab"] for row in trained["rows"]} == {"shared", "unigram"}
+            # A size the run did not train: BPE has it (a prefix), Unigram does not.
+            between = client.post("/api/compare", json={"texts": texts, "run": 2, "size": 320}).json()
+            assert {row["vocab"] for row in between["rows"]} == {"shared"}
+            asked = client.post("/api/compare", json={"texts": texts, "run": 2, "size": 320,
+                                                      "vocabs": ["unigram"]})
+            assert "was trained at sizes 300, 340, not 320" in problem_of(asked, 404)
+            merges = client.get("/api/runs/2/merges", params={"vocab": "unigram"})
+            assert merges.status_code >= 400 and "has no merges" in merges.text
+    finally:
+        server.stop()

@@ -10,8 +10,10 @@ fairness views (who got the vocabulary, what parity costs, equal-cost sizes).
     equal_cost_sizes(data)           # the size at which each language costs what the pivot does
     superbpe_effects(data)           # what SuperBPE's superwords do to each language
     extension_reach(data)            # the tokens added to a production tokenizer each language needs
+    algorithm_premiums(data)         # each language under BPE, Unigram and WordPiece
 """
 
+from .algorithms import algorithm_premiums, by_script
 from .allocation import divergence_matrix
 from .data import FairnessData, RunData, load_run_data
 from .extension import WITHIN, extension_curves, extension_effects, extension_reach
@@ -39,7 +41,9 @@ __all__ = [
     "WITHIN",
     "FairnessData",
     "RunData",
+    "algorithm_premiums",
     "attribution",
+    "by_script",
     "configuration_name",
     "divergence_matrix",
     "equal_cost_sizes",

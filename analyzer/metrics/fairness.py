@@ -28,11 +28,12 @@ from .frontier import pareto_frontier
 from .stats import bootstrap_weights, gini
 
 EVERY_LANGUAGE = (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE, VocabKind.EXTENSION,
-                  VocabKind.PRODUCTION)
+                  VocabKind.UNIGRAM, VocabKind.WORDPIECE, VocabKind.PRODUCTION)
 """The kinds of vocabulary that count every language of a run."""
 
 
-SUMMARY_COLUMNS = ["vocab", "pretokenizer", "kind", "size", "transition", "base", "added",
+SUMMARY_COLUMNS = ["vocab", "pretokenizer", "kind", "algorithm", "size", "transition", "base",
+                   "added",
                    "tokens", "cost", "cost_ci_low", "cost_ci_high", "gini", "gini_ci_low",
                    "gini_ci_high", "vs_shared", "vs_shared_ci_low", "vs_shared_ci_high",
                    "worst_lang", "worst_premium", "frontier"]
@@ -40,13 +41,14 @@ SUMMARY_COLUMNS = ["vocab", "pretokenizer", "kind", "size", "transition", "base"
 
 def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     """Per configuration that counts every language (a vocabulary of the run at a size: shared,
-    parity-aware, SuperBPE, an extension; a production tokenizer at its size): its fields
-    (`kind`, `transition`, `base`, `added`), tokens over all languages, `cost` (those tokens
-    over the run's reference configuration's: `headline_vocabulary`, the shared vocabulary at
-    the largest size), the Gini of premiums, `vs_shared` (its tokens over the shared
-    vocabulary's of the same pre-tokenizer and size, minus 1, where there is one), each with its
-    95 % bootstrap interval; the language it charges most and that premium; and whether it is on
-    the frontier of cost against Gini (`analyzer.metrics.frontier`)."""
+    parity-aware, SuperBPE, an extension, Unigram, WordPiece; a production tokenizer at its
+    size): its fields (`kind`, `algorithm`, `transition`, `base`, `added`), tokens over all
+    languages, `cost` (those tokens over the run's reference configuration's:
+    `headline_vocabulary`, the shared vocabulary at the largest size), the Gini of premiums,
+    `vs_shared` (its tokens over the shared BPE vocabulary's of the same pre-tokenizer and
+    size, minus 1, where there is one), each with its 95 % bootstrap interval; the language it
+    charges most and that premium; and whether it is on the frontier of cost against Gini
+    (`analyzer.metrics.frontier`)."""
     run = data.run
     weights = bootstrap_weights(len(run.measured_units), resamples, run.seed)
     rows = []
@@ -65,8 +67,8 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
         premium = tokens.sum(axis=1) / tokens[langs.index(run.pivot)].sum()
         totals[(vocab, pretokenizer, size)] = boot.sum(axis=0)
         rows.append({
-            "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind, "size": size,
-            "transition": stored.transition,
+            "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind,
+            "algorithm": kind.algorithm, "size": size, "transition": stored.transition,
             "base": vocab.split(":", 1)[1] if kind == VocabKind.EXTENSION else None,
             "added": size - stored.base_size if stored.base_size is not None else None,
             "tokens": int(tokens.sum()), "gini": gini(premium),

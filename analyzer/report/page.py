@@ -19,6 +19,7 @@ from analyzer.external import catalog, load_prices
 from analyzer.files import write_atomically
 from analyzer.metrics import (
     RunData,
+    algorithm_premiums,
     attribution,
     equal_cost_sizes,
     extension_reach,
@@ -42,7 +43,7 @@ from analyzer.store import (
     load_merges,
 )
 
-from . import extension, fairness, figures, split_rules, superbpe
+from . import algorithms, extension, fairness, figures, split_rules, superbpe
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script
@@ -104,7 +105,7 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
         merges_table(f"{_vocabulary_title(v)}: first {MERGES_SHOWN} of {v.merges_learned:,} merges",
                      load_merges(db, run_id, v.scope, v.pretokenizer), MERGES_SHOWN,
                      _base_bytes(db, run_id, v))
-        for v in data.vocabularies if v.kind.trained)
+        for v in data.vocabularies if v.kind.has_merges)
     if merges:
         parts.append(f"<section><h2>Merges</h2><p class='muted'>The first merges each vocabulary "
                      f"learned; tokens that are not whole UTF-8 characters are shown as bytes."
@@ -163,6 +164,8 @@ def _sections(view: figures.RunView, data: RunData,
                                       own_superbpe_effects(data))
     if run.extend and data.fairness is not None:
         sections += extension.sections(view, data, extension_reach(data))
+    if len(run.algorithms) > 1:
+        sections += algorithms.sections(view, algorithm_premiums(data))
     if run.sizes:
         sections.append(("Overhead by language: bytes or vocabulary?",
                          "premium = byte premium x (bytes per token of the pivot / bytes per token "

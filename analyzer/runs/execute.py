@@ -27,6 +27,7 @@ from analyzer.store import (
     save_pending,
 )
 
+from .algorithms import algorithm_scope, combine_sizes
 from .extension import build_extension
 from .jobs import JobPlan, Report, VocabularyJob, run_jobs
 from .resolution import ResolvedRun, check_lossless, resolve
@@ -87,6 +88,7 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         else:
             workers = settings.jobs or os.cpu_count() or 1
             records = run_jobs(make_jobs(resolved, texts), workers, report)
+        records = combine_sizes(records)
         # Extensions train here, in this process, whatever the executor: their base (a
         # production tokenizer's library) is loaded once, and a few seconds of C training
         # over its ids is small beside its counting.
@@ -172,16 +174,20 @@ def make_plans(run: ResolvedRun) -> list[JobPlan]:
     settings = run.settings
 
     def plan(kind: VocabKind, scope: str, train_on: list[str], count: list[str],
-             pretokenizer: str, transition: int | None = None) -> JobPlan:
+             pretokenizer: str, transition: int | None = None,
+             sizes: list[int] | None = None) -> JobPlan:
         everyone = not kind.trained_on_one_language
         parity = kind == VocabKind.PARITY
         return JobPlan(
-            kind, scope, train_on, count, run.train_units, run.measured_units, run.sizes,
+            kind, scope, train_on, count, run.train_units, run.measured_units, sizes or run.sizes,
             settings.tie_break, settings.min_pair_count, pretokenizer,
             weights=run.weights if everyone else {},
             global_merges=settings.global_merges if parity else 0,
             # With a holdout, the held-out units decide whose turn it is; else the training ones.
             dev_measured=parity and bool(settings.holdout), transition=transition)
+
+    def counted_by(lang: str) -> list[str]:
+        return run.languages if settings.cross else list(dict.fromkeys([lang, run.pivot]))
 
     if not run.sizes:  # production tokenizers only: nothing to train
         return []
@@ -197,10 +203,21 @@ def make_plans(run: ResolvedRun) -> list[JobPlan]:
                               run.languages, pretokenizer, transition))
         if settings.per_language:
             for lang in run.languages:
-                counted = run.languages if settings.cross else list(dict.fromkeys([lang, run.pivot]))
+                counted = counted_by(lang)
                 plans.append(plan(VocabKind.LANGUAGE, lang, [lang], counted, pretokenizer))
                 for transition in run.superbpe:
                     plans.append(plan(VocabKind.LANGUAGE_SUPERBPE,
                                       superbpe_scope(transition, lang), [lang], counted,
                                       pretokenizer, transition))
+        # Unigram and WordPiece: one job per size, each size its own training.
+        for algorithm in run.algorithms[1:]:
+            for size in run.sizes:
+                plans.append(plan(VocabKind.trained_with(algorithm, one_language=False),
+                                  algorithm_scope(algorithm), run.languages, run.languages,
+                                  pretokenizer, sizes=[size]))
+                if settings.per_language:
+                    for lang in run.languages:
+                        plans.append(plan(VocabKind.trained_with(algorithm, one_language=True),
+                                          algorithm_scope(algorithm, lang), [lang], counted_by(lang),
+                                          pretokenizer, sizes=[size]))
     return plans

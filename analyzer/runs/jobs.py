@@ -59,12 +59,21 @@ class VocabularyJob:
 
     @property
     def label(self) -> str:
-        return job_label(self.scope, self.pretokenizer)
+        return job_label(self.scope, self.pretokenizer, self.kind, self.sizes)
 
 
-def job_label(scope: str, pretokenizer: str) -> str:
-    """How progress names a job: its scope, and its pre-tokenizer if it has one."""
-    return scope if pretokenizer == NONE else f"{scope} [{pretokenizer}]"
+def job_label(scope: str, pretokenizer: str, kind: VocabKind | None = None,
+              sizes: list[int] | None = None) -> str:
+    """How progress names a job: its scope, its pre-tokenizer if it has one, and the size of a
+    job that trains one size (Unigram and WordPiece: each size is its own training).
+
+    >>> job_label("unigram", "words", VocabKind.UNIGRAM, [4096])
+    'unigram [words] size 4096 (its own training)'
+    """
+    label = scope if pretokenizer == NONE else f"{scope} [{pretokenizer}]"
+    if kind is not None and not kind.has_merges and sizes:
+        label += f" size {sizes[0]} (its own training)"
+    return label
 
 
 @dataclass
@@ -91,7 +100,7 @@ class JobPlan:
 
     @property
     def label(self) -> str:
-        return job_label(self.scope, self.pretokenizer)
+        return job_label(self.scope, self.pretokenizer, self.kind, self.sizes)
 
     def job(self, texts: dict[str, list[str]]) -> VocabularyJob:
         def units(languages: list[str], which: list[int]) -> dict[str, list[str]]:
@@ -135,6 +144,10 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
         from .superbpe import build_superbpe
 
         return build_superbpe(job, report)
+    if not job.kind.has_merges:
+        from .algorithms import build_library_vocabulary
+
+        return build_library_vocabulary(job, report)
     largest = job.sizes[-1]
     report = report or (lambda *args: None)
     on_merge = progress_reporter(job, report, largest)

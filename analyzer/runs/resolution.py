@@ -15,9 +15,11 @@ from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
 from analyzer.errors import SETTING, Invalid, setting
 from analyzer.settings import (
+    ALGORITHMS,
     DEFAULT_PIVOT,
     EXECUTORS,
     MAX_JOBS,
+    MAX_LIBRARY_SIZE,
     MAX_SIZE,
     MAX_STORED_INT,
     MAX_TARGET,
@@ -25,7 +27,14 @@ from analyzer.settings import (
     MIN_SIZE,
     RunSettings,
 )
-from analyzer.store import AnalyzerDatabase, CorpusDetail, VocabKind, get_corpus, list_corpora
+from analyzer.store import (
+    Algorithm,
+    AnalyzerDatabase,
+    CorpusDetail,
+    VocabKind,
+    get_corpus,
+    list_corpora,
+)
 
 
 class RunError(Invalid):
@@ -58,6 +67,8 @@ class ResolvedRun:
     """Tokens to add to each base, ascending, without repeats."""
     extend_langs: list[str] | None = None
     """The languages whose training texts teach the added merges (normalised)."""
+    algorithms: list[Algorithm] = field(default_factory=lambda: [Algorithm.BPE])
+    """The training algorithms, BPE first, without repeats."""
 
     def recorded_settings(self) -> RunSettings:
         """The settings as the run's row records them: what they resolved to."""
@@ -65,7 +76,8 @@ class ResolvedRun:
                                    languages=self.languages, pivot=self.pivot, sizes=self.sizes,
                                    pretokenizers=self.pretokenizers, weights=self.weights,
                                    superbpe=self.superbpe, extend=[b.name for b in self.extensions],
-                                   added=self.added, extend_langs=self.extend_langs)
+                                   added=self.added, extend_langs=self.extend_langs,
+                                   algorithms=[str(a) for a in self.algorithms])
 
 
 def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
@@ -97,8 +109,10 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     _executor(settings)
     tokenizers = _tokenizers(settings.tokenizers, languages)
     extensions, added, extend_langs = _extension(settings, languages)
+    algorithms = _algorithms(settings.algorithms, sizes, pretokenizers)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
-                       pretokenizers, weights, superbpe, extensions, added, extend_langs)
+                       pretokenizers, weights, superbpe, extensions, added, extend_langs,
+                       algorithms)
 
 
 def _invalid(name: str, value, message: str) -> RunError:
@@ -204,6 +218,43 @@ def _extension(settings: RunSettings, languages: list[str]
             extend_langs.append(lang)
         extend_langs = list(dict.fromkeys(extend_langs))
     return bases, sorted(set(settings.added)), extend_langs
+
+
+def _algorithms(names: list[str], sizes: list[int], pretokenizers: list[str]) -> list[Algorithm]:
+    """The algorithms, BPE first (every cost is relative to it), each checked against the
+    sizes it trains at and the pre-tokenizers it trains after."""
+    if not names:
+        raise RunError(f"{SETTING} needs at least one algorithm ({', '.join(ALGORITHMS)})",
+                       setting="algorithms")
+    for name in names:
+        if name not in ALGORITHMS:
+            raise _invalid("algorithms", name, f"{SETTING} must be among {', '.join(ALGORITHMS)}, "
+                           f"not {name!r}")
+    algorithms = list(dict.fromkeys([Algorithm.BPE, *map(Algorithm, names)]))
+    others = algorithms[1:]
+    if others and not sizes:
+        raise RunError(f"{SETTING} {others[0]} trains a vocabulary: give {setting('sizes')} too "
+                       "(e.g. 4096)", setting="algorithms", value=str(others[0]))
+    if others:
+        from analyzer.external import TokenizerError
+        from analyzer.external.library_trained import library, min_size
+
+        try:
+            library()
+        except TokenizerError as error:
+            raise _invalid("algorithms", str(others[0]), f"{SETTING} {error}") from None
+    for algorithm in others:
+        for size in sizes:
+            if not min_size(algorithm) <= size <= MAX_LIBRARY_SIZE:
+                raise _invalid("sizes", size, f"{SETTING} {size}: {algorithm} ({setting('algorithms')}) "
+                               f"trains sizes from {min_size(algorithm)} (its byte symbols) to "
+                               f"{MAX_LIBRARY_SIZE:,}")
+    if Algorithm.WORDPIECE in others and NONE in pretokenizers:
+        raise _invalid("algorithms", "wordpiece", f"{SETTING} wordpiece needs a pre-tokenizer "
+                       f"other than none ({setting('pretokenizers')}, e.g. words): its greedy "
+                       "longest match takes time quadratic in a chunk's length, and a whole "
+                       "text as one chunk is not a word")
+    return algorithms
 
 
 def _executor(settings: RunSettings) -> None:

@@ -190,7 +190,7 @@ async def compare(request: Request, body: CompareRequest) -> JSONResponse:
     counters = {}
     if body.run is not None:
         run_id = body.run
-        trained = await run_in_threadpool(_trained_scopes, request, run_id)
+        trained = await run_in_threadpool(_trained_scopes, request, run_id, body.size)
         for scope in dict.fromkeys(body.vocabs if body.vocabs is not None else trained):
             # `size` is the trained vocabularies'; an extension counts with all its additions.
             size = None if scope.startswith(EXTENSION_PREFIX) else body.size
@@ -200,10 +200,13 @@ async def compare(request: Request, body: CompareRequest) -> JSONResponse:
     return JSONResponse(comparison(body.texts, counters, body.pivot, with_pieces=body.pieces))
 
 
-def _trained_scopes(request: Request, run_id: int) -> list[str]:
+def _trained_scopes(request: Request, run_id: int, size: int | None = None) -> list[str]:
+    """The run's trained vocabularies; at a size the run did not train, without its Unigram and
+    WordPiece ones (each has its trained sizes only: asked for one, it says which)."""
     with request.app.state.databases.connection() as db:
-        complete_run(db, run_id)
-        return [v.scope for v in vocabularies(db, run_id) if v.kind.trained]
+        run = complete_run(db, run_id)
+        return [v.scope for v in vocabularies(db, run_id) if v.kind.trained and (
+            v.kind.has_merges or size is None or size in run.sizes)]
 
 
 @router.get("/tokenizers", summary="The tokenizer catalog, and which are available here")

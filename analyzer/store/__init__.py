@@ -18,29 +18,32 @@ from .corpora import (
 )
 from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db, reconnect
 from .errors import DatabaseBusy, DiskFull, NotFound, RunNotComplete, StoreError
-from .kinds import ReplacementTexts, RunStatus, VocabKind
+from .kinds import Algorithm, ReplacementTexts, RunStatus, VocabKind
 from .models import CorpusDetail, CorpusRead, LanguageStats, RunRead, VocabularyRead
 from .pending import recover_run, save_pending
 from .replacements import load_chosen, load_histograms, load_replacements
 from .runs import (
-                   NewRun,
-                   StoredMerge,
-                   VocabularyRecord,
-                   create_run,
-                   finish_run,
-                   get_run,
-                   list_runs,
-                   load_chunk_counts,
-                   load_counts,
-                   load_merges,
-                   mark_run,
-                   reap_stale_runs,
-                   running_runs,
-                   vocabularies,
-                   vocabulary_totals,
+    NewRun,
+    StoredMerge,
+    VocabularyRecord,
+    create_run,
+    finish_run,
+    get_run,
+    list_runs,
+    load_chunk_counts,
+    load_counts,
+    load_merges,
+    load_model,
+    mark_run,
+    model_digests,
+    reap_stale_runs,
+    running_runs,
+    vocabularies,
+    vocabulary_totals,
 )
 
 __all__ = [
+    "Algorithm",
     "DB_ENV",
     "DEFAULT_DB",
     "AnalyzerDatabase",
@@ -73,6 +76,8 @@ __all__ = [
     "load_counts",
     "load_histograms",
     "load_merges",
+    "load_model",
+    "model_digests",
     "load_replacements",
     "load_texts",
     "mark_run",

@@ -20,6 +20,15 @@ class RunStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
+class Algorithm(StrEnum):
+    """How a vocabulary is trained: BPE by the analyzer's own engine, Unigram and WordPiece by
+    Hugging Face `tokenizers` (`analyzer.external.library_trained`)."""
+
+    BPE = "bpe"
+    UNIGRAM = "unigram"
+    WORDPIECE = "wordpiece"
+
+
 class VocabKind(StrEnum):
     """What a vocabulary of a run is.
 
@@ -38,6 +47,10 @@ class VocabKind(StrEnum):
     SUPERBPE = "superbpe"
     LANGUAGE_SUPERBPE = "language-superbpe"
     EXTENSION = "extension"
+    UNIGRAM = "unigram"
+    LANGUAGE_UNIGRAM = "language-unigram"
+    WORDPIECE = "wordpiece"
+    LANGUAGE_WORDPIECE = "language-wordpiece"
     PRODUCTION = "production"
 
     @property
@@ -47,17 +60,53 @@ class VocabKind(StrEnum):
     @property
     def trained_on_every_language(self) -> bool:
         """Trained on all the run's languages together (so it counts every language too)."""
-        return self in (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE)
+        return self in (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE,
+                        VocabKind.UNIGRAM, VocabKind.WORDPIECE)
 
     @property
     def trained_on_one_language(self) -> bool:
         """A language's own (it counts that language and the pivot, or every one with cross)."""
-        return self in (VocabKind.LANGUAGE, VocabKind.LANGUAGE_SUPERBPE)
+        return self in (VocabKind.LANGUAGE, VocabKind.LANGUAGE_SUPERBPE,
+                        VocabKind.LANGUAGE_UNIGRAM, VocabKind.LANGUAGE_WORDPIECE)
 
     @property
     def two_stages(self) -> bool:
         """SuperBPE's: past its transition it splits with SuperBPE's stage-2 pre-tokenizer."""
         return self in (VocabKind.SUPERBPE, VocabKind.LANGUAGE_SUPERBPE)
+
+    @property
+    def algorithm(self) -> Algorithm | None:
+        """How it was trained (None: a production tokenizer, measured as it is).
+
+        >>> VocabKind.LANGUAGE_UNIGRAM.algorithm, VocabKind.EXTENSION.algorithm
+        (<Algorithm.UNIGRAM: 'unigram'>, <Algorithm.BPE: 'bpe'>)
+        """
+        if self is VocabKind.PRODUCTION:
+            return None
+        if self in (VocabKind.UNIGRAM, VocabKind.LANGUAGE_UNIGRAM):
+            return Algorithm.UNIGRAM
+        if self in (VocabKind.WORDPIECE, VocabKind.LANGUAGE_WORDPIECE):
+            return Algorithm.WORDPIECE
+        return Algorithm.BPE
+
+    @property
+    def has_merges(self) -> bool:
+        """Trained by the analyzer's BPE: merges stored, every size a prefix of the largest
+        (Unigram and WordPiece store a model per size instead)."""
+        return self.algorithm == Algorithm.BPE
+
+    @staticmethod
+    def trained_with(algorithm: Algorithm, one_language: bool) -> VocabKind:
+        """The kind of a vocabulary of `algorithm` on every language or on one.
+
+        >>> VocabKind.trained_with(Algorithm.WORDPIECE, one_language=True)
+        <VocabKind.LANGUAGE_WORDPIECE: 'language-wordpiece'>
+        """
+        return {(Algorithm.BPE, False): VocabKind.SHARED, (Algorithm.BPE, True): VocabKind.LANGUAGE,
+                (Algorithm.UNIGRAM, False): VocabKind.UNIGRAM,
+                (Algorithm.UNIGRAM, True): VocabKind.LANGUAGE_UNIGRAM,
+                (Algorithm.WORDPIECE, False): VocabKind.WORDPIECE,
+                (Algorithm.WORDPIECE, True): VocabKind.LANGUAGE_WORDPIECE}[(algorithm, one_language)]
 
 
 class ReplacementTexts(StrEnum):

@@ -81,6 +81,7 @@ class RunRow(SQLModel, table=True):
     added: str = "[]"  # JSON list: tokens added to each, ascending
     extend_langs: str | None = None  # JSON list of the languages training the additions
     target: float | None = None  # the premium target of the extension report
+    algorithms: str = '["bpe"]'  # JSON list: the training algorithms (bpe always first)
 
 
 class VocabularyRow(SQLModel, table=True):
@@ -166,6 +167,7 @@ class RunRead(SQLModel):
     added: list[int] = []
     extend_langs: list[str] | None = None
     target: float | None = None
+    algorithms: list[str] = ["bpe"]
     corpus_id: int = Field(exclude=True)
     measured_units: list[int] = Field(exclude=True)
     engine_version: str = Field(exclude=True)

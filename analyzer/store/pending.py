@@ -93,7 +93,9 @@ def recover_run(db: Database, path: Path) -> int:
                                        for merge in vocabulary["merges"]],
                             "counts": {int(size): by_lang
                                        for size, by_lang in vocabulary["counts"].items()},
-                            "histograms": _int_keys(vocabulary.get("histograms"))})
+                            "histograms": _int_keys(vocabulary.get("histograms")),
+                            "models": {int(size): document for size, document
+                                       in (vocabulary.get("models") or {}).items()} or None})
         for vocabulary in document["vocabularies"]]
     finish_run(db, run_id, records, document["seconds"])
     return run_id

@@ -8,6 +8,7 @@ marked; `open_db` does that for every command.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from array import array
@@ -75,6 +76,9 @@ class VocabularyRecord:
     """`{lang: [occurrences each merge replaces in its measured units]}`."""
     histograms: dict[int, dict[str, dict[int, int]]] | None = None
     """`{size: {lang: {token id: occurrences in the measured units}}}`."""
+    models: dict[int, str] | None = None
+    """Unigram and WordPiece: `{size: the trained tokenizer.json}` (each size its own
+    training), stored byte for byte with its SHA-256."""
 
 
 def now() -> str:
@@ -182,11 +186,69 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
     if record.histograms:
         add_histograms(db, vocab_id, record.histograms)
     db.conn.executemany(
+        "INSERT INTO vocabulary_models (vocab_id, size, entries, sha256, document) "
+        "VALUES (?, ?, ?, ?, ?)",
+        ((vocab_id, size, _entries(document), hashlib.sha256(data).hexdigest(), data)
+         for size, document in (record.models or {}).items()
+         for data in [document.encode("utf-8")]))
+    db.conn.executemany(
         "INSERT INTO token_counts (vocab_id, size, lang, tokens, unit_tokens) VALUES (?, ?, ?, ?, ?)",
         ((vocab_id, size, lang, sum(units), pack_counts(units))
          for size, by_lang in record.counts.items() for lang, units in by_lang.items()),
     )
     return vocab_id
+
+
+def _entries(document: str) -> int:
+    """How many entries a stored model's vocabulary has (a Unigram list, a WordPiece map)."""
+    return len(json.loads(document)["model"]["vocab"])
+
+
+class StoredModel(NamedTuple):
+    """A trained model as the run stored it."""
+
+    size: int
+    """The size it was trained for."""
+    entries: int
+    """Entries its vocabulary has (at most `size`: fewer where the text had no more)."""
+    sha256: str
+    document: bytes
+
+
+def load_model(db: AnalyzerDatabase, run_id: int, scope: str, pretokenizer: str,
+               size: int | None = None) -> StoredModel:
+    """A Unigram or WordPiece vocabulary's model at `size` (default: its largest); NotFound
+    naming the sizes it has, StoreError if its bytes no longer match their SHA-256."""
+    vocab_id = _vocabulary_id(db, run_id, scope, pretokenizer)
+    rows = {row[0]: StoredModel(*row) for row in db.execute(
+        "SELECT size, entries, sha256, document FROM vocabulary_models WHERE vocab_id = ? "
+        "ORDER BY size", [vocab_id])}
+    if not rows:
+        raise NotFound(f"{scope} in run {run_id} has no stored model (it is not a Unigram or "
+                       "WordPiece vocabulary)")
+    size = size or max(rows)
+    if size not in rows:
+        raise NotFound(f"{scope} in run {run_id} was trained at sizes "
+                       f"{', '.join(map(str, rows))}, not {size} (each size is its own training)")
+    found = rows[size]
+    if hashlib.sha256(found.document).hexdigest() != found.sha256:
+        raise StoreError(f"{scope} at size {size} in run {run_id}: the stored model's bytes do "
+                         f"not match their SHA-256 ({found.sha256}); the database is damaged")
+    return found
+
+
+def model_digests(db: AnalyzerDatabase, run_id: int
+                  ) -> dict[tuple[str, str], list[dict]]:
+    """`{(scope, pretokenizer): [{"size", "entries", "sha256"}]}`: the models a run stored,
+    without their bytes."""
+    found: dict[tuple[str, str], list[dict]] = {}
+    for scope, pretokenizer, size, entries, digest in db.execute(
+            "SELECT v.scope, v.pretokenizer, m.size, m.entries, m.sha256 FROM vocabulary_models m "
+            "JOIN vocabularies v ON v.id = m.vocab_id WHERE v.run_id = ? ORDER BY v.id, m.size",
+            [run_id]):
+        found.setdefault((scope, pretokenizer), []).append(
+            {"size": size, "entries": entries, "sha256": digest})
+    return found
 
 
 def mark_run(db: Database, run_id: int, status: RunStatus, error: str | None = None) -> None:

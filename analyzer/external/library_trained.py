@@ -1,0 +1,259 @@
+"""Unigram and WordPiece vocabularies, trained and counted by Hugging Face `tokenizers`.
+
+BPE is the analyzer's own engine; the other algorithms are trained by the library made for
+them and never re-implemented here. Hugging Face `tokenizers` trains both (`UnigramTrainer`,
+`WordPieceTrainer`) and both run on the same byte-level alphabet as the analyzer's BPE, so
+their premiums compare like with like:
+
+- every chunk is written in GPT-2's byte-level alphabet (each UTF-8 byte one character, as
+  Hugging Face's `ByteLevel` writes it), and all 256 byte symbols are in every vocabulary, so
+  every text round-trips; there are no special tokens and no unknown token is ever produced;
+- the run's own pre-tokenizer cuts the texts (the same chunks reach every trainer), and each
+  distinct chunk goes to the trainer as many times as it occurs.
+
+How a size is counted, so that "size 4096" is 4096 entries for every algorithm:
+
+- BPE: the 256 bytes and 3,840 merges;
+- Unigram: the 256 byte symbols and 3,840 pieces (fewer where the text has no more);
+- WordPiece: the 256 byte symbols that begin a chunk, the 256 that continue one (`##` and the
+  byte) and 3,584 pieces learned. WordPiece's pieces inside a chunk carry `##`, so it needs
+  both alphabets to be lossless: both are given to the trainer before it learns anything.
+
+Neither is prefix-consistent: each size is its own training. WordPiece's training is
+deterministic (see `train_model`); Unigram's gives the same pieces and counts from run to run,
+but its scores may differ in the last bits (the library sums in parallel), and it numbers its
+pieces by score, so two trainings' files (and ids) need not be the same byte for byte: the run
+stores the one it measured, and everything shown of it comes from that file.
+
+    model = train_model(Algorithm.UNIGRAM, chunked_counts, 1024, "cl100k")
+    model.encode("Hello world")       # ids, the library's own encoding of each chunk
+    model.document                    # the tokenizer.json the run stores, byte for byte
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from analyzer.bpe.pretokenize import NONE, Pretokenizer, resolve
+from analyzer.store import Algorithm
+
+from . import formats
+from .errors import TokenizerError
+from .extension import byte_level_alphabet
+
+BYTE_CHARS = byte_level_alphabet()
+"""Each byte as the character that stands for it (GPT-2's byte-level alphabet)."""
+CHAR_BYTES = {char: byte for byte, char in BYTE_CHARS.items()}
+CONTINUING = "##"
+"""WordPiece's mark of a piece inside a chunk (BERT's)."""
+MAX_PIECE_CHARS = 16
+"""Unigram's longest piece, in byte symbols (the library's and SentencePiece's default)."""
+UNLIMITED = 2**31 - 1
+"""WordPiece's longest chunk: the library makes a longer one a single unknown token (lossy)."""
+SEQUENCE_BATCH = 4096
+"""Chunks handed to the trainer per batch."""
+
+
+def min_size(algorithm: Algorithm) -> int:
+    """The smallest size an algorithm has: its byte symbols.
+
+    >>> min_size(Algorithm.UNIGRAM), min_size(Algorithm.WORDPIECE)
+    (256, 512)
+    """
+    return 512 if algorithm == Algorithm.WORDPIECE else 256
+
+
+def to_byte_chars(chunk: str) -> str:
+    """A chunk's UTF-8 bytes in the byte-level alphabet.
+
+    >>> to_byte_chars("é ")
+    'Ã©Ġ'
+    """
+    return "".join([BYTE_CHARS[byte] for byte in chunk.encode("utf-8", errors="surrogateescape")])
+
+
+def sha256(document: bytes) -> str:
+    return hashlib.sha256(document).hexdigest()
+
+
+def library():
+    try:
+        import tokenizers
+    except ImportError:
+        raise TokenizerError("Unigram and WordPiece are trained by Hugging Face tokenizers: "
+                             f"{formats.EXTRA}") from None
+    return tokenizers
+
+
+@dataclass
+class LibraryModel:
+    """A trained Unigram or WordPiece model: its tokenizer.json (`document`, what the run
+    stores) and the library's tokenizer built from it, which encodes chunk by chunk after the
+    run's pre-tokenizer."""
+
+    algorithm: Algorithm
+    document: bytes
+    pretokenizer: str
+    tokenizer: object = field(repr=False)
+    splitter: Pretokenizer | None = field(repr=False)
+    pieces_of: list[str] = field(repr=False)
+    """Each id's piece, as the vocabulary writes it (byte symbols, `##` inside a chunk)."""
+    _chunk_ids: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def size(self) -> int:
+        """Entries in the vocabulary (byte symbols included)."""
+        return len(self.pieces_of)
+
+    @property
+    def sha256(self) -> str:
+        return sha256(self.document)
+
+    def token_bytes(self, token: int) -> bytes:
+        """An id's bytes; a WordPiece `##` piece's without its mark (the bytes it adds inside a
+        chunk)."""
+        piece = self.pieces_of[token]
+        if self.algorithm == Algorithm.WORDPIECE and piece.startswith(CONTINUING) \
+                and len(piece) > len(CONTINUING):
+            piece = piece[len(CONTINUING):]
+        return bytes(CHAR_BYTES[char] for char in piece)
+
+    def chunks(self, text: str, index: int = 0) -> list[str]:
+        return [text] if self.splitter is None else self.splitter.split(text, index)
+
+    def encode_chunks(self, chunks: Sequence[str]) -> list[list[int]]:
+        """Each chunk's ids, by the library (a chunk seen before, from the cache)."""
+        cache = self._chunk_ids
+        new = list(dict.fromkeys(chunk for chunk in chunks if chunk not in cache))
+        if new:
+            encoded = self.tokenizer.encode_batch(  # type: ignore[attr-defined]
+                [to_byte_chars(chunk) for chunk in new], add_special_tokens=False)
+            for chunk, encoding in zip(new, encoded):
+                cache[chunk] = encoding.ids
+        return [cache[chunk] for chunk in chunks]
+
+    def encode(self, text: str) -> list[int]:
+        return [token for ids in self.encode_chunks(self.chunks(text)) for token in ids]
+
+    def pieces(self, text: str) -> list[tuple[int, bytes]]:
+        """The text's tokens as (id, bytes)."""
+        return self.chunk_pieces(self.chunks(text))
+
+    def chunk_pieces(self, chunks: Sequence[str]) -> list[tuple[int, bytes]]:
+        """The chunks' tokens as (id, bytes), each chunk's first token whole: a WordPiece
+        piece that begins a chunk is never a `##` one, even where its bytes begin with `##`."""
+        found = []
+        for ids in self.encode_chunks(chunks):
+            for position, token in enumerate(ids):
+                if position == 0:
+                    found.append((token, bytes(CHAR_BYTES[char] for char in self.pieces_of[token])))
+                else:
+                    found.append((token, self.token_bytes(token)))
+        return found
+
+    def decode_chunks(self, chunks: Sequence[str]) -> bytes:
+        """The bytes the chunks' tokens spell (the round trip)."""
+        return b"".join(piece for _, piece in self.chunk_pieces(chunks))
+
+
+def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int], size: int,
+                pretokenizer: str) -> LibraryModel:
+    """Train `algorithm` on chunks and how often each occurs (the run's pre-tokenizer's chunks,
+    weights applied) to `size` entries (fewer where the text has no more pieces)."""
+    tokenizers = library()
+    if size < min_size(algorithm):
+        raise ValueError(f"{algorithm} needs a size of {min_size(algorithm)} or more (its byte "
+                         f"symbols), not {size}")
+    alphabet = list(BYTE_CHARS.values())
+    if algorithm == Algorithm.UNIGRAM:
+        tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
+        trainer = tokenizers.trainers.UnigramTrainer(
+            vocab_size=size, initial_alphabet=alphabet, special_tokens=[], show_progress=False,
+            max_piece_length=MAX_PIECE_CHARS)
+    else:
+        tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece(
+            unk_token="[UNK]", max_input_chars_per_word=UNLIMITED))
+        # Both byte alphabets go in first, in byte order, as the trainer's "special tokens"
+        # (they are plain entries of the model; the file written has no special tokens): so
+        # every chunk can be spelled, and every symbol has the same id in every training. The
+        # trainer breaks ties between equal pair counts by those ids, and would otherwise
+        # number the symbols in the order of a hash map that differs from process to process.
+        trainer = tokenizers.trainers.WordPieceTrainer(
+            vocab_size=size, special_tokens=[*alphabet, *(CONTINUING + c for c in alphabet)],
+            show_progress=False, continuing_subword_prefix=CONTINUING)
+    tokenizer.train_from_iterator(_sequences(chunk_counts), trainer, length=len(chunk_counts))
+    document = json.loads(tokenizer.to_str())
+    return model_from_document(algorithm, _with_pipeline(document, pretokenizer), pretokenizer)
+
+
+def _sequences(chunk_counts: Mapping[str, int]) -> Iterator[list[str]]:
+    """Batches of chunks in byte symbols, each chunk repeated as often as it occurs (the
+    trainers take sequences, not counts)."""
+    batch: list[str] = []
+    for chunk, count in chunk_counts.items():
+        batch.extend([to_byte_chars(chunk)] * count)
+        if len(batch) >= SEQUENCE_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _with_pipeline(document: dict, pretokenizer: str) -> dict:
+    """The trained model as a whole tokenizer.json its library loads and uses as the run did:
+    no normalizer, the run's pre-tokenizer as a `Split` (its pattern, each chunk kept whole),
+    then the byte-level alphabet; its decoder gives the bytes back."""
+    splitter = resolve(pretokenizer)
+    steps = []
+    if splitter is not None:
+        steps.append({"type": "Split", "pattern": {"Regex": splitter.pattern},
+                      "behavior": "Isolated", "invert": False})
+    steps.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                  "use_regex": False})
+    document["normalizer"] = None
+    document["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": steps}
+    document["post_processor"] = None
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                  "use_regex": False}
+    if document["model"]["type"] == "WordPiece":
+        # Word-internal pieces lose their mark; the space the WordPiece decoder puts before a
+        # chunk's first piece is not a byte symbol (a space is Ġ), so it is removed again.
+        document["decoder"] = {"type": "Sequence", "decoders": [
+            {"type": "WordPiece", "prefix": CONTINUING, "cleanup": False},
+            {"type": "Replace", "pattern": {"String": " "}, "content": ""}, byte_level]}
+    else:
+        document["decoder"] = byte_level
+    document["added_tokens"] = []
+    return document
+
+
+def model_from_document(algorithm: Algorithm, document: dict | bytes, pretokenizer: str
+                        ) -> LibraryModel:
+    """A model from its tokenizer.json (a stored one: `document` as bytes, kept byte for
+    byte). The library's tokenizer encodes chunks here: its model alone, on chunks the run's
+    pre-tokenizer cut and `to_byte_chars` wrote in byte symbols, as they were trained."""
+    tokenizers = library()
+    if isinstance(document, bytes):
+        data = document
+        parsed = json.loads(data)
+    else:
+        parsed = document
+        data = json.dumps(document, ensure_ascii=False).encode("utf-8")
+    tokenizer = tokenizers.Tokenizer.from_str(data.decode("utf-8"))
+    tokenizer.pre_tokenizer = None  # chunks arrive cut, in byte symbols (`encode_chunks`)
+    vocab = parsed["model"]["vocab"]
+    if algorithm == Algorithm.UNIGRAM:
+        pieces = [piece for piece, _score in vocab]
+    else:
+        pieces = sorted(vocab, key=vocab.__getitem__)
+    return LibraryModel(algorithm, data, pretokenizer, tokenizer,
+                        None if pretokenizer == NONE else resolve(pretokenizer), pieces)
+
+
+def whole_tokenizer(document: bytes):
+    """The stored tokenizer.json as its library loads it, pipeline and all (what an exported
+    file gives a user)."""
+    return library().Tokenizer.from_str(document.decode("utf-8"))

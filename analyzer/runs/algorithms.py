@@ -1,0 +1,134 @@
+"""Unigram and WordPiece vocabularies as jobs of a run.
+
+Neither algorithm is prefix-consistent, so a job trains one size (the pool and the Dask
+executor spread the sizes like any other jobs) and `combine_sizes` joins a vocabulary's sizes
+into one record before the run stores it. A job cuts its training texts with the run's
+pre-tokenizer, gives the library every chunk as often as it occurs (training weights
+applied), and counts every measured unit with the model it trained: the library encodes each
+distinct chunk once. The record keeps the model (its tokenizer.json), each size's token counts
+and histograms, and whether every measured text round-trips.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import replace
+
+from analyzer.bpe.pretokenize import chunk_texts, resolve
+from analyzer.external.library_trained import LibraryModel, train_model
+from analyzer.store import Algorithm, VocabularyRecord
+
+from .jobs import Report, VocabularyJob
+
+
+def algorithm_scope(algorithm: Algorithm, language: str | None = None) -> str:
+    """A Unigram or WordPiece vocabulary's name in its run.
+
+    >>> algorithm_scope(Algorithm.UNIGRAM), algorithm_scope(Algorithm.WORDPIECE, "hin_Deva")
+    ('unigram', 'wordpiece:hin_Deva')
+    """
+    return str(algorithm) + (f":{language}" if language else "")
+
+
+def build_library_vocabulary(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
+    """Train the job's one size with its library, then count every measured unit."""
+    algorithm = job.kind.algorithm
+    assert algorithm is not None and algorithm != Algorithm.BPE and len(job.sizes) == 1
+    (size,) = job.sizes
+    report = report or (lambda *args: None)
+    report(job.label, "train", 0, 1)
+    start = time.perf_counter()
+    texts, weights = [], []
+    for lang, units in job.train_texts.items():
+        texts.extend(units)
+        weights.extend([(job.weights or {}).get(lang, 1)] * len(units))
+    splitter = resolve(job.pretokenizer)
+    if splitter is None:  # each text one chunk
+        counts: Counter[str] = Counter()
+        for text, weight in zip(texts, weights):
+            counts[text] += weight
+        chunk_counts: dict[str, int] = dict(counts)
+    else:
+        chunked = chunk_texts(texts, splitter, weights)
+        chunk_counts = dict(zip(chunked.chunks, chunked.counts))
+    model = train_model(algorithm, chunk_counts, size, job.pretokenizer)
+    seconds = time.perf_counter() - start
+    report(job.label, "train", 1, 1)
+    report(job.label, "count", 0, 1)
+    counted, histograms, roundtrip_ok = _count(model, job.measure)
+    report(job.label, "done", 1, 1)
+    return VocabularyRecord(
+        scope=job.scope, kind=job.kind, size=size, counts={size: counted},
+        trained_bytes=sum(len(text.encode("utf-8", errors="surrogateescape")) * weight
+                          for text, weight in zip(texts, weights)),
+        stop_reason=None if model.size == size else
+        f"the training text has pieces for {model.size:,} entries only",
+        seconds=round(seconds, 3), roundtrip_ok=roundtrip_ok, pretokenizer=job.pretokenizer,
+        pattern=splitter.pattern if splitter else None, histograms={size: histograms},
+        models={size: model.document.decode("utf-8")})
+
+
+def _count(model: LibraryModel, measure: dict[str, list[str]]
+           ) -> tuple[dict[str, list[int]], dict[str, dict[int, int]], bool]:
+    """Each language's tokens per unit, its token histogram, and whether every unit's tokens
+    give its bytes back."""
+    counts: dict[str, list[int]] = {}
+    histograms: dict[str, dict[int, int]] = {}
+    roundtrip_ok = True
+    for lang, texts in measure.items():
+        histogram: Counter[int] = Counter()
+        units = []
+        for index, text in enumerate(texts):
+            chunks = model.chunks(text, index)
+            ids = model.encode_chunks(chunks)
+            units.append(sum(map(len, ids)))
+            for chunk_ids in ids:
+                histogram.update(chunk_ids)
+            if roundtrip_ok and model.decode_chunks(chunks) != \
+                    text.encode("utf-8", errors="surrogateescape"):
+                roundtrip_ok = False
+        counts[lang] = units
+        histograms[lang] = dict(histogram)
+    return counts, histograms, roundtrip_ok
+
+
+def combine_sizes(records: list[VocabularyRecord]) -> list[VocabularyRecord]:
+    """The records of one-size jobs joined per vocabulary (kind, scope, pre-tokenizer), at the
+    place of its first; every other record as it is.
+
+    >>> from analyzer.store import VocabKind
+    >>> one = VocabularyRecord("unigram", VocabKind.UNIGRAM, 512, {512: {}}, seconds=1.0,
+    ...                        pretokenizer="none", histograms={512: {}}, models={512: "{}"},
+    ...                        roundtrip_ok=True)
+    >>> both = combine_sizes([one, replace(one, size=1024, counts={1024: {}},
+    ...                       histograms={1024: {}}, models={1024: "{}"})])
+    >>> [(r.size, sorted(r.counts), r.seconds) for r in both]
+    [(1024, [512, 1024], 2.0)]
+    """
+    combined: list[VocabularyRecord] = []
+    at: dict[tuple, int] = {}
+    for record in records:
+        if record.kind.has_merges or record.models is None:
+            combined.append(record)
+            continue
+        key = (record.kind, record.scope, record.pretokenizer)
+        if key not in at:
+            at[key] = len(combined)
+            combined.append(record)
+            continue
+        first = combined[at[key]]
+        combined[at[key]] = replace(
+            first, size=max(first.size, record.size),
+            counts={**first.counts, **record.counts},
+            trained_bytes=first.trained_bytes, seconds=round((first.seconds or 0)
+                                                             + (record.seconds or 0), 3),
+            roundtrip_ok=bool(first.roundtrip_ok) and bool(record.roundtrip_ok),
+            stop_reason=first.stop_reason or record.stop_reason,
+            histograms={**(first.histograms or {}), **(record.histograms or {})},
+            models={**(first.models or {}), **record.models})
+    for record in combined:  # sizes in order, as a BPE vocabulary's are
+        if record.models is not None:
+            record.counts = dict(sorted(record.counts.items()))
+            record.models = dict(sorted(record.models.items()))
+    return combined
