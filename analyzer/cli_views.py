@@ -261,6 +261,10 @@ def summary_notes(summaries: pd.DataFrame, pretokenizer: str) -> list[str]:
     return notes
 
 
+SHORT_LISTED = 6
+"""Unigram and WordPiece vocabularies short of their size named in the note, at most."""
+
+
 def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[str]:
     """Say which vocabularies stopped before the largest size, so nobody reads a flat curve
     as a finding: one sentence for the shared one, one for all per-language ones."""
@@ -285,9 +289,12 @@ def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[st
     short = [f"{_name(v)} ({v.stop_reason})" for v in vocabularies
              if v.kind.algorithm not in (None, Algorithm.BPE) and v.stop_reason]
     if short:
+        shown = ", ".join(short[:SHORT_LISTED]) + (
+            f" and {len(short) - SHORT_LISTED} more (export lists every model's entries)"
+            if len(short) > SHORT_LISTED else "")
         notes.append(f"{len(short)} Unigram or WordPiece vocabularies have fewer entries than "
                      "their size at some size, the library finding no more pieces in their "
-                     "training text: " + ", ".join(short))
+                     f"training text: {shown}")
     return notes
 
 
