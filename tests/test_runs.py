@@ -132,3 +132,54 @@ def test_gini_and_fertility_rules():
     assert gini([0, 0, 0, 4]) == pytest.approx(0.75)
     assert separates_words("rus_Cyrl") and separates_words("kor_Hang")
     assert not separates_words("zho_Hans") and not separates_words("tha_Thai")
+
+
+class ScriptedQueue:
+    """A job queue that gives its messages in order, `queue.Empty` where the script says so."""
+
+    def __init__(self, *script):
+        self.script = list(script)
+
+    def get(self, timeout=None):
+        import queue
+
+        if not self.script or self.script[0] is None:
+            if self.script:
+                self.script.pop(0)
+            raise queue.Empty
+        return self.script.pop(0)
+
+
+class EndedProcess:
+    exitcode = 0
+
+    def is_alive(self):
+        return False
+
+    def join(self):
+        pass
+
+
+def test_a_job_that_ended_is_waited_for_past_other_messages_before_it_is_called_dead():
+    """The pool found a job's process gone with its messages still in the pipe: its progress,
+    another job's, then its record. It reads on to the record instead of failing the run."""
+    from analyzer.runs.jobs import _receive
+
+    record, progress = object(), ("progress", ("shared", "done", 1, 1))
+    running = {0: EndedProcess(), 1: EndedProcess()}
+    results: dict = {}
+    reported = []
+    messages = ScriptedQueue(None, progress, progress, ("record", 1, "other"), ("record", 0, record))
+    _receive(messages, running, results, [], lambda *step: reported.append(step))
+    assert results == {0: record, 1: "other"} and running == {} and len(reported) == 2
+
+
+def test_a_job_that_ended_without_its_record_fails_the_run_naming_it():
+    from analyzer.runs import RunError
+    from analyzer.runs.jobs import VocabularyJob, _receive
+    from analyzer.store import VocabKind
+
+    job = VocabularyJob(VocabKind.SHARED, "shared", {}, {}, [300], "lexicographic", 2)
+    messages = ScriptedQueue(None, ("progress", ("shared", "done", 1, 1)), None)
+    with pytest.raises(RunError, match="the shared job's process ended without a result"):
+        _receive(messages, {0: EndedProcess()}, {}, [job], None)

@@ -237,9 +237,12 @@ def _receive(messages, running: dict, results: dict, jobs: list[VocabularyJob],
         for index, process in list(running.items()):
             if process.is_alive():
                 continue
-            # Its last message may still be on its way: one more look before calling it dead.
+            # Its last messages may still be on their way (its progress, then its record, and
+            # other jobs' messages between them): read on until its record comes, or nothing
+            # comes for a second, before calling it dead.
             with contextlib.suppress(queue.Empty):
-                _handle(messages.get(timeout=1.0), running, results, report)
+                while index in running:
+                    _handle(messages.get(timeout=1.0), running, results, report)
             if index in running:
                 running.pop(index).join()
                 raise RunError(f"the {jobs[index].label} job's process ended without a result "
