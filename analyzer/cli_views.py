@@ -193,16 +193,15 @@ def algorithm_tables(premiums: pd.DataFrame, pivot: str) -> list[Table]:
         scripts = by_script(rows)
         others = scripts[scripts["algorithm"] != "bpe"]
         if not others.empty:
-            result = table("script", "languages", *[f"{algorithm} {size:,} vs bpe" for size, algorithm
-                                                    in dict.fromkeys(zip(others["size"],
-                                                                         others["algorithm"]))],
+            compared = list(dict.fromkeys(zip(others["size"], others["algorithm"])))
+            result = table("script", "languages",
+                           *[f"{algorithm} {size:,} vs bpe" for size, algorithm in compared],
                            title=plain(f"Tokens against BPE's, per script{split}"))
             change = others.set_index(["script", "size", "algorithm"])["vs_bpe"]
             for script, part in others.groupby("script", sort=True):
                 result.add_row(plain(script), str(int(part["languages"].iloc[0])),
                                *[f"{change.get((script, size, algorithm), float('nan')):+.1%}"
-                                 for size, algorithm in dict.fromkeys(zip(others["size"],
-                                                                          others["algorithm"]))])
+                                 for size, algorithm in compared])
             tables.append(result)
     return tables
 

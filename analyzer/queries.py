@@ -77,6 +77,11 @@ class TrainedVocabulary:
         """The text's tokens as (id, bytes); ValueError naming a character that is not
         valid Unicode (a lone surrogate)."""
         try:
+            # An encoder whose pieces depend on their place (WordPiece: a chunk's first piece is
+            # whole, `##` and all) spells them itself.
+            spell = getattr(self.vocabulary, "pieces", None)
+            if spell is not None:
+                return spell(text)
             ids = self.vocabulary.encode(text)
         except ValueError:
             raise InvalidText(invalid_text(text)) from None

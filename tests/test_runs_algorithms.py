@@ -164,3 +164,35 @@ def test_an_algorithm_without_sizes_but_with_a_tokenizer_is_refused(tiny_db, cat
         execute_run(tiny_db, RunSettings(sizes=[], algorithms=["unigram"],
                                          tokenizers=["cl100k_base"]))
     assert caught.value.setting == "algorithms"
+
+
+def test_tokenize_spells_a_wordpiece_chunk_that_begins_with_its_mark(algorithm_run):
+    from analyzer.queries import tokenization, trained_vocabulary
+
+    db, run_id = algorithm_run
+    vocabulary = trained_vocabulary(db, run_id, "wordpiece", 600)
+    for text in ["## the cat", "the ##cat", "###"]:
+        found = tokenization(text, vocabulary.pieces)
+        assert bytes.fromhex("".join(found["bytes"])) == text.encode()
+
+
+def test_an_export_its_library_counts_otherwise_keeps_nothing(algorithm_run, tmp_path):
+    """A stored count that the file, loaded by its library, does not give (here the count is
+    altered; in use, a Split pattern Oniguruma reads otherwise than `regex`)."""
+    from analyzer.export import ExportMismatch, export_tokenizer
+    from analyzer.store.runs import pack_counts, unpack_counts
+
+    db, run_id = algorithm_run
+    row = db.execute("SELECT c.rowid, c.unit_tokens FROM token_counts c JOIN vocabularies v ON "
+                     "v.id = c.vocab_id WHERE v.scope = 'unigram' AND c.size = 520 AND "
+                     "c.lang = 'rus_Cyrl'").fetchone()
+    units = unpack_counts(row[1])
+    units[2] += 1
+    db.execute("UPDATE token_counts SET unit_tokens = ? WHERE rowid = ?", [pack_counts(units), row[0]])
+    db.conn.commit()
+    out = tmp_path / "out"
+    with pytest.raises(ExportMismatch, match="counts .* tokens in rus_Cyrl unit 3") as caught:
+        export_tokenizer(db, run_id, "unigram", 520, out)
+    assert caught.value.language == "rus_Cyrl" and caught.value.unit == 3
+    assert list(out.iterdir()) == []
+    assert export_tokenizer(db, run_id, "unigram", 600, out).files[0].is_file()

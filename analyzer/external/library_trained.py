@@ -140,13 +140,13 @@ class LibraryModel:
 
     def pieces(self, text: str) -> list[tuple[int, bytes]]:
         """The text's tokens as (id, bytes)."""
-        return self.chunk_pieces(self.chunks(text))
+        return self.spell(self.encode_chunks(self.chunks(text)))
 
-    def chunk_pieces(self, chunks: Sequence[str]) -> list[tuple[int, bytes]]:
-        """The chunks' tokens as (id, bytes), each chunk's first token whole: a WordPiece
-        piece that begins a chunk is never a `##` one, even where its bytes begin with `##`."""
+    def spell(self, chunk_ids: Sequence[Sequence[int]]) -> list[tuple[int, bytes]]:
+        """Each chunk's ids as (id, bytes), its first token whole: a WordPiece piece that
+        begins a chunk is never a `##` one, even where its bytes begin with `##`."""
         found = []
-        for ids in self.encode_chunks(chunks):
+        for ids in chunk_ids:
             for position, token in enumerate(ids):
                 if position == 0:
                     found.append((token, bytes(CHAR_BYTES[char] for char in self.pieces_of[token])))
@@ -154,9 +154,9 @@ class LibraryModel:
                     found.append((token, self.token_bytes(token)))
         return found
 
-    def decode_chunks(self, chunks: Sequence[str]) -> bytes:
-        """The bytes the chunks' tokens spell (the round trip)."""
-        return b"".join(piece for _, piece in self.chunk_pieces(chunks))
+    def decode(self, chunk_ids: Sequence[Sequence[int]]) -> bytes:
+        """The bytes the chunks' ids spell (the round trip)."""
+        return b"".join(piece for _, piece in self.spell(chunk_ids))
 
 
 def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int], size: int,
@@ -207,17 +207,15 @@ def _with_pipeline(document: dict, pretokenizer: str) -> dict:
     no normalizer, the run's pre-tokenizer as a `Split` (its pattern, each chunk kept whole),
     then the byte-level alphabet; its decoder gives the bytes back."""
     splitter = resolve(pretokenizer)
-    steps = []
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                  "use_regex": False}  # the same step cuts nothing and maps bytes both ways
+    steps = [byte_level]
     if splitter is not None:
-        steps.append({"type": "Split", "pattern": {"Regex": splitter.pattern},
-                      "behavior": "Isolated", "invert": False})
-    steps.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
-                  "use_regex": False})
+        steps.insert(0, {"type": "Split", "pattern": {"Regex": splitter.pattern},
+                         "behavior": "Isolated", "invert": False})
     document["normalizer"] = None
     document["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": steps}
     document["post_processor"] = None
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
-                  "use_regex": False}
     if document["model"]["type"] == "WordPiece":
         # Word-internal pieces lose their mark; the space the WordPiece decoder puts before a
         # chunk's first piece is not a byte symbol (a space is Ġ), so it is removed again.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analyzer.corpus.languages import script_name
-from analyzer.store import Algorithm
+from analyzer.store import Algorithm, VocabKind
 
 from .data import RunData
 
@@ -28,14 +28,13 @@ def algorithm_premiums(data: RunData) -> pd.DataFrame:
     if len(run.algorithms) < 2:
         return pd.DataFrame(columns=ALGORITHM_COLUMNS)
     every = {(v.scope, v.pretokenizer): v.kind.algorithm for v in data.vocabularies
-             if v.kind.trained_on_every_language and v.kind.algorithm is not None
-             and (v.kind.algorithm != Algorithm.BPE or v.scope == "shared")}
+             if v.kind in (VocabKind.SHARED, VocabKind.UNIGRAM, VocabKind.WORDPIECE)}
     rows = []
     for (vocab, pretokenizer, size), by_lang in data.counts.items():
         algorithm = every.get((vocab, pretokenizer))
         if algorithm is None or run.pivot not in by_lang:
             continue
-        bpe = data.counts.get(("shared", pretokenizer, size), {})
+        bpe = data.counts.get((str(VocabKind.SHARED), pretokenizer, size), {})
         pivot = float(by_lang[run.pivot].sum())
         for lang in run.languages:
             if lang not in by_lang:

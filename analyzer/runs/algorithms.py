@@ -85,8 +85,7 @@ def _count(model: LibraryModel, measure: dict[str, list[str]]
             units.append(sum(map(len, ids)))
             for chunk_ids in ids:
                 histogram.update(chunk_ids)
-            if roundtrip_ok and model.decode_chunks(chunks) != \
-                    text.encode("utf-8", errors="surrogateescape"):
+            if roundtrip_ok and model.decode(ids) != text.encode("utf-8", errors="surrogateescape"):
                 roundtrip_ok = False
         counts[lang] = units
         histograms[lang] = dict(histogram)
@@ -121,8 +120,7 @@ def combine_sizes(records: list[VocabularyRecord]) -> list[VocabularyRecord]:
         combined[at[key]] = replace(
             first, size=max(first.size, record.size),
             counts={**first.counts, **record.counts},
-            trained_bytes=first.trained_bytes, seconds=round((first.seconds or 0)
-                                                             + (record.seconds or 0), 3),
+            seconds=round((first.seconds or 0) + (record.seconds or 0), 3),
             roundtrip_ok=bool(first.roundtrip_ok) and bool(record.roundtrip_ok),
             stop_reason=first.stop_reason or record.stop_reason,
             histograms={**(first.histograms or {}), **(record.histograms or {})},
