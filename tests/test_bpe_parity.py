@@ -54,6 +54,29 @@ def test_parity_equals_the_reference(on, texts, size, tie_break, min_count, glob
 
 
 @engine_settings
+@given(texts=language_texts, size=sizes, tie_break=tie_breaks,
+       pretokenizer=st.sampled_from(["words", "gpt2", "cl100k"]), data=st.data())
+def test_parity_on_chunks_equals_the_reference(on, texts, size, tie_break, pretokenizer, data):
+    """With a pre-tokenizer each distinct chunk is one text whose weight and multiplicity are
+    its count (the engine then reads a text's multiplicity from its weight: see groups.c); with
+    language weights or dev texts they differ, and each text carries its own."""
+    pattern = PRETOKENIZERS[pretokenizer]
+
+    def chunks(items):
+        return [chunk for text in items for chunk in ref.pretokenize(text, pattern)]
+
+    dev = {lang: data.draw(st.lists(small_text, min_size=1, max_size=3)) for lang in texts} \
+        if data.draw(st.booleans()) else None
+    weights = {lang: data.draw(st.integers(1, 3)) for lang in texts} if data.draw(st.booleans()) else None
+    got = bpe.train_parity(texts, size, dev=dev, pretokenizer=pretokenizer, tie_break=tie_break,
+                           weights=weights)
+    repeated = {lang: chunks([t for t in texts[lang] for _ in range((weights or {}).get(lang, 1))])
+                for lang in texts}
+    measured = {lang: chunks((dev or texts)[lang]) for lang in texts}
+    assert got == ref.train_parity(repeated, size, dev=measured, tie_break=tie_break)
+
+
+@engine_settings
 @given(texts=language_texts, size=sizes, tie_break=tie_breaks)
 def test_each_merge_s_replacements_per_language(on, texts, size, tie_break):
     """Not parity-aware: the shared merges, and what each did in each language, as the

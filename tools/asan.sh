@@ -17,7 +17,7 @@ cp "$module" "$backup"
 trap 'cp "$backup" "$module"; rm -rf "$backup" "$reports"' EXIT
 include="$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
 gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wshadow \
-    -shared -fPIC -I"$include" -Ianalyzer/bpe/engine \
+    -pthread -shared -fPIC -I"$include" -Ianalyzer/bpe/engine \
     analyzer/bpe/engine/*.c -o "$module"
 libasan="$(gcc -print-file-name=libasan.so)"
 export ANALYZER_ENGINE=compiled
@@ -27,7 +27,8 @@ LD_PRELOAD="$libasan" python -c "import analyzer.bpe._engine as e; print('Addres
 status=0
 LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
     tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py \
-    tests/test_bpe_parity.py tests/test_bpe_continue.py -n 0 "$@" || status=$?
+    tests/test_bpe_parity.py tests/test_bpe_continue.py tests/test_bpe_native_split.py \
+    tests/test_bpe_pretokenize.py -n 0 "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*
     echo "AddressSanitizer: errors reported (above)"

@@ -50,7 +50,7 @@ from .contract import (
     Training,
 )
 from .engines import ENGINE, ENGINES, engine
-from .pretokenize import PRETOKENIZERS, Pretokenizer, PretokenizerError, chunk_texts, resolve
+from .pretokenize import PRETOKENIZERS, Pretokenizer, PretokenizerError, distinct_chunks, resolve
 from .reference import MIN_PAIR_COUNT, Merge, Pair
 
 Vocabulary: type[BaseVocabulary] = engine.Vocabulary
@@ -115,8 +115,7 @@ def _distinct_chunks(texts: str | Iterable[str], pretokenizer: str | None,
     split = resolve(pretokenizer)
     if split is None:
         return text_list, weight_list
-    chunked = chunk_texts(text_list, split, weight_list)
-    return chunked.chunks, chunked.counts
+    return distinct_chunks(text_list, split, weight_list)
 
 
 def continue_training(

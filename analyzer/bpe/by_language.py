@@ -20,13 +20,15 @@ how often it occurs there (so a chunk two languages share still counts in each).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
 from .contract import MAX_WEIGHT, Progress, TokenIds
 from .engines import engine
-from .pretokenize import Splitter, chunk_texts, splitter
+from .pretokenize import Pretokenizer, Splitter, distinct_chunks, splitter
 from .reference import MIN_PAIR_COUNT, Merge
+from .threads import available_cores
 
 
 class ChunkEncoder(Protocol):
@@ -90,21 +92,17 @@ def train_by_language(
     train_weights: list[int] = []
     multiplicities: list[int] = []
 
-    def add(items: Sequence[str], group: int, weight: int, measured: bool, trained: bool) -> None:
-        counts = [1] * len(items)
-        if split is not None:
-            chunked = chunk_texts(list(items), split)
-            items, counts = chunked.chunks, chunked.counts
-        flat.extend(items)
-        groups.extend([group] * len(items))
+    parts = [(texts[lang], group, (weights or {}).get(lang, 1), dev is None, True)
+             for group, lang in enumerate(languages)]
+    if dev is not None:  # each language's dev texts after its own, measured and not trained
+        parts = [part for group, lang in enumerate(languages)
+                 for part in (parts[group], (dev[lang], group, 0, True, False))]
+    split_parts = _split_each([list(items) for items, *_ in parts], split)
+    for (_, group, weight, measured, trained), (chunks, counts) in zip(parts, split_parts):
+        flat.extend(chunks)
+        groups.extend([group] * len(chunks))
         train_weights.extend(weight * count if trained else 0 for count in counts)
         multiplicities.extend(count if measured else 0 for count in counts)
-
-    for group, lang in enumerate(languages):
-        weight = (weights or {}).get(lang, 1)
-        add(texts[lang], group, weight, measured=dev is None, trained=True)
-        if dev is not None:
-            add(dev[lang], group, 0, measured=True, trained=False)
     plain = all(w == 1 for w in train_weights)
     start: list[str] | TokenIds = flat
     if isinstance(base, Sequence):
@@ -121,6 +119,20 @@ def train_by_language(
         result.merges, result.counts, result.replaced, result.n_bytes, result.stop_reason,
         languages, [languages[g] if g >= 0 else None for g in result.chosen],
         dict(zip(languages, result.replaced_by_group)))
+
+
+def _split_each(parts: list[list[str]], split: Splitter | None) -> list[tuple[list[str], list[int]]]:
+    """Each part's distinct chunks and their counts (each text once, count 1, without a
+    splitter). The parts (a language's texts each) are cut on every core: the compiled splitter
+    gives up the GIL, and one part is mostly too small to share out by itself."""
+    if split is None:
+        return [(items, [1] * len(items)) for items in parts]
+    cores = available_cores()
+    native = isinstance(split, Pretokenizer) and split.native  # others hold the GIL anyway
+    if cores == 1 or len(parts) == 1 or not native:
+        return [distinct_chunks(items, split) for items in parts]
+    with ThreadPoolExecutor(cores) as pool:
+        return list(pool.map(lambda items: distinct_chunks(items, split), parts))
 
 
 def encoded_by(base: Sequence[Merge], chunks: Sequence[str]) -> TokenIds:

@@ -7,8 +7,10 @@ then runs on the pure engine (see `analyzer.bpe.engines`).
 
 from __future__ import annotations
 
+import operator
 from array import array
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from . import _engine
@@ -25,7 +27,9 @@ from .contract import (
     check_weights,
 )
 from .packing import as_text_list, pack, pack_ids
+from .pretokenize import Chunked
 from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
+from .threads import default_threads, shares
 
 PROGRESS_EVERY = 64
 """Merges between two calls of the progress callback (and two looks at Ctrl-C): the loop runs
@@ -121,8 +125,8 @@ class _Start:
 
     def tokens(self, weights: Sequence[int] | None) -> int:
         """Tokens before any merge (weights applied)."""
-        return sum((end - start) * (1 if weights is None else weights[index])
-                   for index, (start, end) in enumerate(zip(self.starts, self.ends)))
+        lengths = map(operator.sub, self.ends, self.starts)
+        return sum(lengths) if weights is None else sum(map(operator.mul, lengths, weights))
 
 
 def _start(texts: str | Iterable[str] | TokenIds) -> _Start:
@@ -169,14 +173,10 @@ class Vocabulary(BaseVocabulary):
         return [{token: n for token, n in enumerate(counts[g * n_ids:(g + 1) * n_ids]) if n}
                 for g in range(len(group_starts))]
 
-    def _sum_by_text(self, per_chunk: list[int], of_text: list[list[int]]) -> list[int]:
-        ids = array("I", [i for chunk_ids in of_text for i in chunk_ids])
-        offsets = array("q", [0])
-        for chunk_ids in of_text:
-            offsets.append(offsets[-1] + len(chunk_ids))
+    def _sum_by_text(self, per_chunk: list[int], chunked: Chunked) -> list[int]:
         totals = array("I")
-        totals.frombytes(_engine.sum_by_text(array("I", per_chunk).tobytes(), ids.tobytes(),
-                                             offsets.tobytes()))
+        totals.frombytes(_engine.sum_by_text(array("I", per_chunk).tobytes(),
+                                             chunked.ids.tobytes(), chunked.offsets.tobytes()))
         return totals.tolist()
 
     def _encode(self, text: str) -> list[int]:
@@ -195,11 +195,20 @@ class Vocabulary(BaseVocabulary):
         ordered = sizes
         if not ordered and not roundtrip:
             return Measurement({})
-        ranks = [size - FIRST_NEW_ID for size in ordered] or [len(self.merges)]
-        found = self._replayer.count_texts(texts, array("q", ranks), roundtrip=roundtrip)
+        ranks = array("q", [size - FIRST_NEW_ID for size in ordered] or [len(self.merges)])
+        parts = shares(texts, default_threads(texts))
+        if len(parts) > 1:
+            # One replay per share of the texts, each on its own thread (the replay gives up
+            # the GIL; the merge list is only read): counts are per text, so they join.
+            with ThreadPoolExecutor(len(parts)) as pool:
+                found = list(pool.map(lambda part: self._replayer.count_texts(
+                    texts[part[0]:part[1]], ranks, roundtrip=roundtrip), parts))
+        else:
+            found = [self._replayer.count_texts(texts, ranks, roundtrip=roundtrip)]
         counts = {}
-        for size, blob in zip(ordered, found.snapshots):
+        for index, size in enumerate(ordered):
             per_text = array("I")
-            per_text.frombytes(blob)
+            for part in found:
+                per_text.frombytes(part.snapshots[index])
             counts[size] = per_text.tolist()
-        return Measurement(counts, found.roundtrip)
+        return Measurement(counts, all(part.roundtrip for part in found) if roundtrip else None)

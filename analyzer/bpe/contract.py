@@ -12,12 +12,14 @@ True
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Protocol
 
 from .packing import as_text_list
-from .pretokenize import chunk_texts, resolve
+from .pretokenize import Chunked, chunk_texts, resolve
 from .reference import FIRST_NEW_ID, Merge, check_training_args
 
 MAX_VOCAB_SIZE = 1 << 24
@@ -136,11 +138,21 @@ def check_weights(texts: Sequence[object], weights: Sequence[int] | None) -> lis
     weights = list(weights)
     if len(weights) != len(texts):
         raise ValueError(f"{len(weights)} weights for {len(texts)} texts: give one per text")
-    for index, weight in enumerate(weights):
-        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= MAX_WEIGHT:
-            raise ValueError(f"weight {index} is {weight!r}; weights are whole numbers from 1 to "
-                             f"{MAX_WEIGHT:,}")
+    if not _whole_numbers_within(weights, 1, MAX_WEIGHT):
+        for index, weight in enumerate(weights):
+            if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= MAX_WEIGHT:
+                raise ValueError(f"weight {index} is {weight!r}; weights are whole numbers from 1 "
+                                 f"to {MAX_WEIGHT:,}")
     return weights
+
+
+def _whole_numbers_within(values: Sequence[object], low: int, high: int) -> bool:
+    """Whether every value is an int (not a bool) from low to high: a few passes in C, for
+    the texts of a large corpus (the callers then look for the one that is not, to name it)."""
+    if set(map(type, values)) - {int}:
+        return False
+    numbers: Sequence[int] = values  # type: ignore[assignment]  # ints, just checked
+    return not numbers or (min(numbers) >= low and max(numbers) <= high)
 
 
 def check_groups(texts: Sequence[object], groups: Sequence[int], weights: Sequence[int] | None,
@@ -149,7 +161,7 @@ def check_groups(texts: Sequence[object], groups: Sequence[int], weights: Sequen
     a group's texts together), and a weight and multiplicity from 0."""
     if len(groups) != len(texts):
         raise ValueError(f"{len(groups)} groups for {len(texts)} texts: give one per text")
-    if any(b < a for a, b in zip(groups, groups[1:])) or (groups and groups[0] < 0):
+    if (groups and groups[0] < 0) or not all(map(operator.le, groups, islice(groups, 1, None))):
         raise ValueError("groups must be numbers from 0, in non-decreasing order")
     n = (max(groups) + 1) if groups else 0
     if n > MAX_GROUPS:
@@ -159,6 +171,8 @@ def check_groups(texts: Sequence[object], groups: Sequence[int], weights: Sequen
             continue
         if len(values) != len(texts):
             raise ValueError(f"{len(values)} {name}s for {len(texts)} texts: give one per text")
+        if _whole_numbers_within(values, 0, MAX_WEIGHT):
+            continue
         for index, value in enumerate(values):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WEIGHT:
                 raise ValueError(f"{name} {index} is {value!r}: whole numbers from 0 to {MAX_WEIGHT:,}")
@@ -245,9 +259,11 @@ class BaseVocabulary:
             return self._measure(text_list, ordered, roundtrip)
         chunked = chunk_texts(text_list, self.pretokenizer)
         measured = self._measure(chunked.chunks, ordered, roundtrip)
-        counts = {size: self._sum_by_text(per_chunk, chunked.of_text)
+        counts = {size: self._sum_by_text(per_chunk, chunked)
                   for size, per_chunk in measured.counts.items()}
-        return Measurement(counts, measured.roundtrip_ok, [len(ids) for ids in chunked.of_text])
+        offsets = chunked.offsets
+        return Measurement(counts, measured.roundtrip_ok,
+                           [offsets[k + 1] - offsets[k] for k in range(len(offsets) - 1)])
 
     def token_statistics(self, texts_by_group: Sequence[Sequence[str]],
                          sizes: Iterable[int]) -> list[TokenStatistics]:
@@ -278,9 +294,9 @@ class BaseVocabulary:
         `group_starts[g]`)."""
         raise NotImplementedError
 
-    def _sum_by_text(self, per_chunk: list[int], of_text: list[list[int]]) -> list[int]:
+    def _sum_by_text(self, per_chunk: list[int], chunked: Chunked) -> list[int]:
         """Each text's count: the sum of its chunks' (an engine may do it faster)."""
-        return [sum(per_chunk[i] for i in ids) for ids in of_text]
+        return [sum(per_chunk[i] for i in ids) for ids in chunked.of_text]
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text from ids; a cut multi-byte character becomes U+FFFD instead of raising."""

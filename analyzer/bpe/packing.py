@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 SEPARATOR = 0xFF
 """The byte between texts: not a valid UTF-8 byte, so it never occurs inside one."""
@@ -38,9 +39,10 @@ def as_text_list(texts: str | Iterable[str]) -> list[str]:
     if isinstance(texts, (bytes, bytearray)):
         raise TypeError("texts must be str or an iterable of str, not bytes")
     text_list = list(texts)
-    for index, text in enumerate(text_list):
-        if not isinstance(text, str):
-            raise TypeError(f"text {index} is {type(text).__name__}, not str")
+    if set(map(type, text_list)) - {str}:  # one pass in C; then, if needed, find the culprit
+        for index, text in enumerate(text_list):
+            if not isinstance(text, str):
+                raise TypeError(f"text {index} is {type(text).__name__}, not str")
     return text_list
 
 
@@ -87,15 +89,19 @@ def pack_ids(sequences: Iterable[Sequence[int]]) -> PackedIds:
 
 
 def pack(texts: str | Iterable[str]) -> Packed:
-    """Encode and join texts into one separator-delimited buffer."""
-    separator = bytes([SEPARATOR])
-    parts = [separator]
-    starts = []
-    position = 1
-    for index, text in enumerate(as_text_list(texts)):
-        data = utf8(text, index)
-        starts.append(position)
-        parts.append(data)
-        parts.append(separator)
-        position += len(data) + 1
-    return Packed(b"".join(parts), starts)
+    """Encode and join texts into one separator-delimited buffer.
+
+    >>> packed = pack(["ab", "", "c"])
+    >>> packed.buffer, packed.starts
+    (b'\\xffab\\xff\\xffc\\xff', [1, 4, 5])
+    """
+    text_list = as_text_list(texts)
+    try:
+        encoded = [text.encode("utf-8") for text in text_list]
+    except UnicodeEncodeError:
+        for index, text in enumerate(text_list):
+            utf8(text, index)  # raises, naming the text and the character
+        raise
+    # A separator before, between and after the texts: b"" at both ends of the join.
+    starts = list(accumulate((len(data) + 1 for data in encoded), initial=1))[:-1]
+    return Packed(bytes([SEPARATOR]).join([b"", *encoded, b""]), starts)

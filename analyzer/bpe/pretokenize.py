@@ -19,12 +19,15 @@ True
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
 import regex
+
+from . import native_split
 
 NONE = "none"
 SUPERBPE = "superbpe"
@@ -107,9 +110,25 @@ class Pretokenizer:
     """Split around the matches (they and the text between them are the chunks) instead of
     keeping only the matches."""
 
+    @property
+    def native(self) -> bool:
+        """Whether compiled code splits for it (a built-in pattern, the engine built): the same
+        chunks as `regex`, faster (`analyzer.bpe.native_split`)."""
+        return (self.name in native_split.PATTERN_NUMBERS and self.pattern == PRETOKENIZERS[self.name]
+                and native_split.available())
+
     def split(self, text: str, index: int = 0) -> list[str]:
         """The text's chunks; PretokenizerError if they do not give the text back, or if the
         pattern takes longer than its bound on this text."""
+        if self.native:
+            chunks = native_split.split(text, self.name)
+            if chunks is not None:  # None: it loses a character, which `regex` will name
+                return chunks
+        return self.split_with_regex(text, index)
+
+    def split_with_regex(self, text: str, index: int = 0) -> list[str]:
+        """`split`, always by the `regex` module (the definition the compiled splitter is
+        tested against)."""
         try:
             if self.around:
                 chunks = _split_around(self.compiled, text, self.timeout)
@@ -174,11 +193,21 @@ def resolve(spec: str | None) -> Pretokenizer | None:
 @dataclass
 class Chunked:
     """Texts cut into chunks: the distinct chunks (in order of first appearance), how often each
-    occurs (texts' weights applied), and for each text the index of each of its chunks."""
+    occurs (texts' weights applied), and each text's chunks as indices into `chunks`: those of
+    text k are `ids[offsets[k]:offsets[k + 1]]` (`of_text` gives them as lists)."""
 
     chunks: list[str]
     counts: list[int]
-    of_text: list[list[int]]
+    ids: array
+    """uint32 per occurrence ("I"): its index in `chunks`."""
+    offsets: array
+    """int64 per text and one more ("q"): where the text's ids start."""
+
+    @property
+    def of_text(self) -> list[list[int]]:
+        """For each text, the index of each of its chunks."""
+        ids, offsets = self.ids, self.offsets
+        return [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(offsets) - 1)]
 
 
 def chunk_texts(texts: Sequence[str], pretokenizer: Splitter,
@@ -189,12 +218,15 @@ def chunk_texts(texts: Sequence[str], pretokenizer: Splitter,
     >>> chunked.chunks, chunked.counts, chunked.of_text
     (['a', ' b', 'b', ' a'], [1, 1, 1, 1], [[0, 1], [2, 3]])
     """
+    found = _gathered_natively(texts, pretokenizer, weights, keep_ids=True)
+    if found is not None:
+        assert found.ids is not None and found.offsets is not None  # asked for
+        return Chunked(found.chunks, found.counts.tolist(), found.ids, found.offsets)
     index: dict[str, int] = {}
     counts: list[int] = []
-    of_text = []
+    ids, offsets = array("I"), array("q", [0])
     for position, text in enumerate(texts):
         weight = 1 if weights is None else weights[position]
-        ids = []
         for chunk in pretokenizer.split(text, position):
             number = index.get(chunk)
             if number is None:
@@ -202,8 +234,39 @@ def chunk_texts(texts: Sequence[str], pretokenizer: Splitter,
                 counts.append(0)
             counts[number] += weight
             ids.append(number)
-        of_text.append(ids)
-    return Chunked(list(index), counts, of_text)
+        offsets.append(len(ids))
+    return Chunked(list(index), counts, ids, offsets)
+
+
+def distinct_chunks(texts: Sequence[str], pretokenizer: Splitter,
+                    weights: Sequence[int] | None = None) -> tuple[list[str], list[int]]:
+    """`chunk_texts`'s distinct chunks and their counts alone (what training needs), without
+    keeping each text's chunk ids: on a gigabyte of text those would take 600 MB.
+
+    >>> distinct_chunks(["a b", "b a"], resolve("words"), [2, 1])
+    (['a', ' b', 'b', ' a'], [2, 2, 1, 1])
+    """
+    found = _gathered_natively(texts, pretokenizer, weights, keep_ids=False)
+    if found is not None:
+        return found.chunks, found.counts.tolist()
+    chunked = chunk_texts(texts, pretokenizer, weights)
+    return chunked.chunks, chunked.counts
+
+
+def _gathered_natively(texts: Sequence[str], pretokenizer: Splitter,
+                       weights: Sequence[int] | None,
+                       keep_ids: bool) -> native_split.NativeChunks | None:
+    """The chunks gathered by compiled code, or None where it does not split (a user's
+    pattern, a production tokenizer's splitter, no compiler) and the caller must."""
+    if not (isinstance(pretokenizer, Pretokenizer) and pretokenizer.native):
+        return None
+    found = native_split.chunk_texts(texts, pretokenizer.name, weights, keep_ids)
+    if found.lost_text < 0:
+        return found
+    # A character in no chunk: `regex` says which (PretokenizerError). Were it to find none,
+    # its own chunks are the definition, so the caller gathers them.
+    pretokenizer.split_with_regex(texts[found.lost_text], found.lost_text)
+    return None
 
 
 def _split_around(compiled: regex.Pattern, text: str, timeout: float | None) -> list[str]:

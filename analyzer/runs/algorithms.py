@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-from analyzer.bpe.pretokenize import chunk_texts, resolve
+from analyzer.bpe.pretokenize import distinct_chunks, resolve
 from analyzer.external.library_trained import LibraryModel, train_model
 from analyzer.store import Algorithm, VocabularyRecord
 
@@ -50,8 +50,7 @@ def build_library_vocabulary(job: VocabularyJob, report: Report | None = None) -
             counts[text] += weight
         chunk_counts: dict[str, int] = dict(counts)
     else:
-        chunked = chunk_texts(texts, splitter, weights)
-        chunk_counts = dict(zip(chunked.chunks, chunked.counts))
+        chunk_counts = dict(zip(*distinct_chunks(texts, splitter, weights)))
     model = train_model(algorithm, chunk_counts, size, job.pretokenizer)
     seconds = time.perf_counter() - start
     report(job.label, "train", 1, 1)

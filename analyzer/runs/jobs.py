@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from analyzer import bpe
 from analyzer.bpe.pretokenize import NONE
+from analyzer.bpe.threads import THREADS_ENV, available_cores
 from analyzer.store import StoredMerge, VocabKind, VocabularyRecord
 
 from .resolution import RunError
@@ -205,6 +206,9 @@ def run_jobs(jobs: list[VocabularyJob], workers: int, report: Report | None = No
     context = (multiprocessing.get_context("fork") if hasattr(os, "fork")
                else multiprocessing.get_context("spawn"))
     messages = context.Queue()
+    # The cores shared out: each job's splitting and counting threads (analyzer.bpe.threads)
+    # on its share, so that `workers` jobs do not run more threads than there are cores.
+    threads = os.environ.get(THREADS_ENV) or str(max(1, available_cores() // workers))
     waiting = sorted(range(len(jobs)), key=lambda i: -jobs[i].work)
     running: dict[int, multiprocessing.process.BaseProcess] = {}
     results: dict[int, VocabularyRecord] = {}
@@ -213,7 +217,7 @@ def run_jobs(jobs: list[VocabularyJob], workers: int, report: Report | None = No
             while waiting and len(running) < workers:
                 index = waiting.pop(0)
                 process = context.Process(target=_job_process, daemon=True,
-                                          args=(jobs[index], index, messages, os.getpid()))
+                                          args=(jobs[index], index, messages, os.getpid(), threads))
                 process.start()
                 running[index] = process
             _receive(messages, running, results, jobs, report)
@@ -266,9 +270,10 @@ def _handle(message: tuple, running: dict, results: dict, report: Report | None)
         raise error
 
 
-def _job_process(job: VocabularyJob, index: int, messages, parent: int) -> None:
+def _job_process(job: VocabularyJob, index: int, messages, parent: int, threads: str) -> None:
     """A job's own process: build the vocabulary, send it (or the exception) back."""
     die_with_parent(parent)
+    os.environ[THREADS_ENV] = threads
     # Ctrl-C in a terminal reaches the whole process group: the parent stops the jobs itself,
     # so a job does not also print a KeyboardInterrupt traceback of its own. The parent's
     # SIGTERM handler (SIGTERM as an interrupt) is not the job's: SIGTERM ends a job.

@@ -267,6 +267,33 @@ void trainer_free(Trainer *t);
 /* ---------------------------------------------------------------------------------------- */
 /* groups.c: texts in groups (languages)                                                     */
 
+/* A pair's count within one group, stored in the slot itself (open addressing, linear
+   probing): one cache line per lookup. These lookups run for each occurrence a merge makes or
+   destroys, so they are most of what parity-aware training adds. A slot with count < 0 is
+   empty (a count never goes below 0). */
+typedef struct {
+    Key key;
+    int64_t count;
+} GroupCount;
+
+typedef struct {
+    GroupCount *slots;
+    size_t n, n_slots; /* n_slots: a power of two, at least twice n */
+} GroupCounts;
+
+/* Scratch: a merge's records summed per pair within one group (see groups.c). */
+typedef struct {
+    Key key;
+    int64_t weight;
+} PairSum;
+
+typedef struct {
+    int32_t *slots; /* index into entries, or -1 */
+    size_t n_slots;
+    PairSum *entries;
+    size_t n, capacity;
+} PairSums;
+
 /* Consecutive texts of one group and one multiplicity form a run: texts laid out language by
    language make a few runs, so finding a position's group is a search in a small array that
    stays in cache (a per-position array cost a cache miss per occurrence). */
@@ -289,10 +316,12 @@ typedef struct Groups {
     int64_t *replaced;       /* per group: the current merge's replacements (weights applied) */
     int32_t n;
     int parity;
+    int multiplicity_is_weight; /* each text's multiplicity is its weight (weight_at) */
     int global_phase;        /* the next merge is chosen over all groups (the global heap) */
-    PairTable counts;        /* parity: group_key(group, pair) -> count in the group */
-    Heap *heaps;             /* parity: one per group; candidates name entries of `counts` */
-    int32_t *touched;        /* scratch: entries of `counts` a merge created */
+    GroupCounts counts;      /* parity: group_key(group, pair) -> count in the group */
+    Heap *heaps;             /* parity: one per group; candidates carry the plain pair key */
+    Key *touched;            /* scratch: keys of `counts` a merge created */
+    PairSums sums;           /* scratch: a merge's records of one group, summed per pair */
     size_t n_touched, touched_capacity;
     struct GroupTokens *order; /* parity: scratch for ordering the groups by their tokens */
 } Groups;
@@ -326,7 +355,8 @@ static inline uint16_t group_at(Groups *groups, size_t position) {
 const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts, size_t n_texts,
                         const int64_t *group_of_text, const int64_t *multiplicities, int parity);
 void groups_free(Groups *groups);
-void push_group(Trainer *t, int32_t entry);
+void push_group(Trainer *t, Key counted, int64_t count);
+int64_t group_count(const struct Groups *groups, int32_t group, Key key); /* 0 if not kept */
 void group_recount(Trainer *t);
 void group_decrements(Trainer *t, const Record *lost, size_t n);
 void group_count_made(Trainer *t);
@@ -406,5 +436,87 @@ typedef struct {
 void replay_batch(const MergeList *m, Work *w, const uint8_t *bytes, size_t size, size_t limit,
                   const int64_t *text_starts, size_t n_texts, const Tally *tally);
 int spells(const MergeList *m, const Work *w, const uint8_t *bytes, size_t start);
+
+/* ---------------------------------------------------------------------------------------- */
+/* split.c: the built-in pre-tokenizers, and the table of distinct chunks                     */
+
+/* The patterns, numbered as analyzer/bpe/native_split.py numbers them. */
+enum { SPLIT_WORDS, SPLIT_GPT2, SPLIT_CL100K, SPLIT_O200K, SPLIT_LLAMA3, SPLIT_SUPERBPE,
+       SPLIT_PATTERNS };
+
+/* A code point's classes, one byte per code point (U+0000..U+10FFFF). */
+#define CLASS_SPACE 1     /* \s */
+#define CLASS_LETTER 2    /* \p{L} */
+#define CLASS_NUMBER 4    /* \p{N} */
+#define CLASS_UPPERISH 8  /* [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] (o200k) */
+#define CLASS_LOWERISH 16 /* [\p{Ll}\p{Lm}\p{Lo}\p{M}] (o200k) */
+#define CODE_POINTS 0x110000
+
+typedef struct {
+    const uint8_t *classes;    /* CODE_POINTS bytes of CLASS_* bits */
+    const uint32_t *fold_from; /* the code points (?i) matches to a contraction letter... */
+    const uint32_t *fold_to;   /* ...and that letter, lower-case ASCII */
+    size_t n_folds;
+} SplitTables;
+
+/* A text as Python holds it: `kind` bytes per code point (1, 2 or 4). */
+typedef struct {
+    int kind;
+    const void *data;
+    size_t length;
+} SplitText;
+
+/* Cut a text into chunks: each chunk's end into `ends` (room for t->length), the number of
+   chunks returned; *lost set when findall would have dropped a character (no built-in pattern
+   does: every character starts some match). */
+size_t split_text(int pattern, const SplitTables *tables, const SplitText *t, uint32_t *ends,
+                  int *lost);
+
+/* The distinct chunks, in order of first appearance: where each first occurs and how often it
+   occurs (weights applied). */
+typedef struct {
+    uint32_t *slots; /* open addressing: a chunk's id + 1, 0 for an empty slot */
+    size_t mask;
+    uint64_t *hash;  /* per chunk */
+    uint32_t *text, *start, *length;
+    int64_t *count;
+    size_t n, capacity;
+} ChunkTable;
+
+/* The hash of text[start, start + length), the same whatever the text's kind. */
+uint64_t chunk_hash(const SplitText *t, size_t start, size_t length);
+
+/* The id of the chunk texts[k][start, start + length) (its hash given), added if new; its
+   count raised by `weight`. UINT32_MAX when memory ran out (status->failed). */
+uint32_t chunk_add(Status *status, ChunkTable *table, const SplitText *texts, uint32_t k,
+                   size_t start, size_t length, uint64_t hash, int64_t weight);
+void chunk_table_free(ChunkTable *table);
+
+/* Threads for gathering (POSIX threads where there are; elsewhere one, the same result). */
+#ifndef ENGINE_THREADS
+#if defined(__unix__) || defined(__APPLE__)
+#define ENGINE_THREADS 1
+#else
+#define ENGINE_THREADS 0
+#endif
+#endif
+#define MAX_SPLIT_THREADS 64
+
+/* What chunk_gather gives: the distinct chunks, and, when `offsets` was given (room for
+   n_texts + 1), each occurrence's id (`ids`, n_ids of them, malloc'd) and where each text's
+   ids start; `lost` the first text a pattern would lose a character of, or -1. */
+typedef struct {
+    ChunkTable table;
+    uint32_t *ids;
+    size_t n_ids;
+    int64_t *offsets;
+    ptrdiff_t lost;
+} Gathered;
+
+/* Split every text and gather the distinct chunks, the texts cut into `n_threads` runs of
+   about equal length, one thread each, and the threads' tables then merged in order: the
+   result is the same for any number of threads. 0, or -1 when memory ran out. */
+int chunk_gather(int pattern, const SplitTables *tables, const SplitText *texts, size_t n_texts,
+                 const int64_t *weights, int n_threads, Gathered *out);
 
 #endif

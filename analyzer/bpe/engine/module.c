@@ -14,6 +14,9 @@
  *         roundtrip=False, histograms=False) -> CountResult; .encode(buffer) -> bytes;
  *         .decode_bytes(ids) -> bytes; .piece(id) -> bytes
  *   sum_by_text(counts, chunk_ids, offsets) -> bytes
+ *   split_text(text, pattern, classes, folds) -> list[str] | None
+ *   chunk_texts(texts, pattern, classes, folds, weights=None, keep_ids=True, threads=1)
+ *         -> (chunks, counts, ids, offsets, lost)   (split.c: the built-in pre-tokenizers)
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -284,8 +287,7 @@ static int learn_one(const TrainArgs *a, Trainer *t, Learned *l) {
     Key key = t->table.pairs[index].key;
     int64_t count = t->table.pairs[index].count;
     if (group >= 0) { /* the count it was chosen on: the group's own */
-        int32_t entry = table_find(&groups->counts, group_key((uint32_t)group, key));
-        count = entry >= 0 ? groups->counts.pairs[entry].count : 0;
+        count = group_count(groups, group, key);
     }
     int32_t z = (int32_t)(a->first_id + l->learned);
     t->length = grow(&t->status, t->length, &t->length_capacity, (size_t)z + 1, sizeof(int32_t));
@@ -736,10 +738,170 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The built-in pre-tokenizers (split.c)                                                     */
+
+/* The tables from their bytes: `classes` one byte per code point, `folds` uint32 pairs (code
+   point, letter). 0, or -1 with an exception; `fold_store` holds up to 64 pairs. */
+static int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store,
+                       SplitTables *tables) {
+    if (classes->len != CODE_POINTS || folds->len % 8 || folds->len / 8 > 32) {
+        PyErr_SetString(PyExc_ValueError, "split tables: classes must hold one byte per code "
+                                          "point and folds at most 32 pairs of uint32");
+        return -1;
+    }
+    size_t n = (size_t)folds->len / 8;
+    const uint32_t *pairs = folds->buf;
+    for (size_t k = 0; k < n; k++) {
+        fold_store[k] = pairs[2 * k];
+        fold_store[32 + k] = pairs[2 * k + 1];
+    }
+    *tables = (SplitTables){classes->buf, fold_store, fold_store + 32, n};
+    return 0;
+}
+
+static int read_text(PyObject *object, SplitText *text) {
+    if (!PyUnicode_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "texts must be str, not %.80s", Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(object);
+    if ((uint64_t)length >= UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "a text of 2**32 characters or more");
+        return -1;
+    }
+    *text = (SplitText){PyUnicode_KIND(object), PyUnicode_DATA(object), (size_t)length};
+    return 0;
+}
+
+/* split_text(text, pattern, classes, folds) -> list of its chunks (str), or None when the
+   pattern would drop a character (findall's chunks would not give the text back). */
+static PyObject *engine_split_text(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *object;
+    int pattern;
+    Py_buffer classes, folds;
+    if (!PyArg_ParseTuple(args, "Uiy*y*", &object, &pattern, &classes, &folds)) return NULL;
+    PyObject *result = NULL;
+    uint32_t fold_store[64], *ends = NULL;
+    SplitTables tables;
+    SplitText text;
+    if (pattern < 0 || pattern >= SPLIT_PATTERNS) {
+        PyErr_Format(PyExc_ValueError, "no built-in pattern %d", pattern);
+        goto done;
+    }
+    if (read_tables(&classes, &folds, fold_store, &tables) < 0 || read_text(object, &text) < 0)
+        goto done;
+    ends = malloc((text.length + 1) * sizeof *ends);
+    if (!ends) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int lost;
+    size_t n = split_text(pattern, &tables, &text, ends, &lost);
+    if (lost) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    result = PyList_New((Py_ssize_t)n);
+    for (size_t k = 0, start = 0; result && k < n; start = ends[k++]) {
+        PyObject *chunk = PyUnicode_Substring(object, (Py_ssize_t)start, (Py_ssize_t)ends[k]);
+        if (!chunk) Py_CLEAR(result);
+        else PyList_SET_ITEM(result, (Py_ssize_t)k, chunk);
+    }
+done:
+    free(ends);
+    PyBuffer_Release(&classes);
+    PyBuffer_Release(&folds);
+    return result;
+}
+
+/* chunk_texts(texts, pattern, classes, folds, weights=None, keep_ids=True, threads=1)
+   -> (chunks, counts, ids, offsets, lost): the distinct chunks (str, in order of first
+   appearance), int64 per chunk its occurrences (weights applied), and with keep_ids uint32 per
+   occurrence its chunk's id and int64 per text (and one more) where its ids start (else None
+   for both). `lost`: the first text the pattern would drop a character of, or -1. The work
+   runs without the GIL, on `threads` threads (the same result for any number). */
+static PyObject *engine_chunk_texts(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"texts", "pattern",  "classes", "folds",
+                               "weights", "keep_ids", "threads", NULL};
+    PyObject *sequence, *weights_object = Py_None;
+    int pattern, keep_ids = 1, threads = 1;
+    Py_buffer classes, folds, weights_view;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oiy*y*|Opi", keywords, &sequence, &pattern,
+                                     &classes, &folds, &weights_object, &keep_ids, &threads))
+        return NULL;
+    PyObject *result = NULL, *texts = NULL, *chunks = NULL;
+    int has_weights = 0, failed = 0;
+    uint32_t fold_store[64];
+    SplitText *views = NULL;
+    Gathered gathered = {.lost = -1};
+    SplitTables tables;
+    if (pattern < 0 || pattern >= SPLIT_PATTERNS) {
+        PyErr_Format(PyExc_ValueError, "no built-in pattern %d", pattern);
+        goto done;
+    }
+    if (read_tables(&classes, &folds, fold_store, &tables) < 0) goto done;
+    texts = PySequence_Tuple(sequence); /* held: no other thread can drop a text meanwhile */
+    if (!texts) goto done;
+    Py_ssize_t n_texts = PyTuple_GET_SIZE(texts);
+    has_weights = read_per_text(weights_object, &weights_view, "weights", n_texts * 8);
+    if (has_weights < 0) goto done;
+    views = malloc(((size_t)n_texts + 1) * sizeof *views);
+    gathered.offsets = keep_ids ? malloc(((size_t)n_texts + 1) * sizeof *gathered.offsets) : NULL;
+    if (!views || (keep_ids && !gathered.offsets)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n_texts; k++)
+        if (read_text(PyTuple_GET_ITEM(texts, k), &views[k]) < 0) goto done;
+    const int64_t *weights = has_weights ? weights_view.buf : NULL;
+    Py_BEGIN_ALLOW_THREADS
+    failed = chunk_gather(pattern, &tables, views, (size_t)n_texts, weights, threads, &gathered);
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    ChunkTable *table = &gathered.table;
+    int whole = gathered.lost < 0;
+    chunks = PyList_New(whole ? (Py_ssize_t)table->n : 0);
+    if (!chunks) goto done;
+    for (size_t id = 0; whole && id < table->n; id++) {
+        PyObject *chunk = PyUnicode_Substring(PyTuple_GET_ITEM(texts, table->text[id]),
+                                              table->start[id], table->start[id] + table->length[id]);
+        if (!chunk) goto done;
+        PyList_SET_ITEM(chunks, (Py_ssize_t)id, chunk);
+    }
+    if (keep_ids && whole)
+        result = Py_BuildValue("(ONNNn)", chunks, bytes_of(table->count, table->n, 8),
+                               bytes_of(gathered.ids, gathered.n_ids, 4),
+                               bytes_of(gathered.offsets, (size_t)n_texts + 1, 8), gathered.lost);
+    else
+        result = Py_BuildValue("(ONOOn)", chunks, bytes_of(table->count, whole ? table->n : 0, 8),
+                               Py_None, Py_None, gathered.lost);
+done:
+    Py_XDECREF(chunks);
+    chunk_table_free(&gathered.table);
+    free(gathered.ids);
+    free(gathered.offsets);
+    free(views);
+    Py_XDECREF(texts);
+    if (has_weights > 0) PyBuffer_Release(&weights_view);
+    PyBuffer_Release(&classes);
+    PyBuffer_Release(&folds);
+    return result;
+}
+
 static PyMethodDef engine_methods[] = {
     {"train", (PyCFunction)(void (*)(void))engine_train, METH_VARARGS | METH_KEYWORDS,
      "train(buffer, starts, weights, vocab_size, min_pair_count, first, progress, progress_every, "
      "groups=None, multiplicities=None, parity=False, global_merges=0, floor=0) -> TrainResult"},
+    {"split_text", engine_split_text, METH_VARARGS,
+     "split_text(text, pattern, classes, folds) -> list[str] | None: a text's chunks under a "
+     "built-in pattern (None: the pattern drops a character)"},
+    {"chunk_texts", (PyCFunction)(void (*)(void))engine_chunk_texts, METH_VARARGS | METH_KEYWORDS,
+     "chunk_texts(texts, pattern, classes, folds, weights=None, keep_ids=True, threads=1) -> "
+     "(chunks, counts, ids, offsets, lost)"},
     {"sum_by_text", sum_by_text, METH_VARARGS,
      "sum_by_text(counts, chunk_ids, offsets) -> bytes: each text's total from its chunks' counts"},
     {NULL, NULL, 0, NULL},

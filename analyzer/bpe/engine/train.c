@@ -350,7 +350,7 @@ static int64_t replace_occurrences(Trainer *t, Pair *pair, int32_t z) {
         if (groups) {
             const Run *run = run_at(groups, i);
             groups->replaced[run->group] += w;
-            groups->tokens[run->group] -= run->multiplicity;
+            groups->tokens[run->group] -= groups->multiplicity_is_weight ? w : run->multiplicity;
         }
         int32_t x = tok[i - 1];
         if (x != GAP) {

@@ -1,0 +1,533 @@
+/*
+ * The built-in pre-tokenizers in compiled code: each pattern of analyzer/bpe/pretokenize.py
+ * (`words`, `gpt2`, `cl100k`, `o200k`, `llama3`, and `superbpe`, which splits around its
+ * matches) written out as the matcher the `regex` module runs for it, so that the chunks are
+ * exactly `regex.findall`'s (tests/test_bpe_native_split.py proves it on random text of every
+ * script and on the real corpora). A pattern of the user's never comes here: it stays in
+ * `regex`, with its time bound.
+ *
+ * How a pattern is written out. `regex` tries the alternatives in order at a position and keeps
+ * the first that matches, backtracking inside it: a greedy repetition gives characters back one
+ * at a time until the rest matches. Each `match_*` below returns the end of the match at `i`
+ * (> i), or -1 when no alternative matches there. Where a repetition can give back, the
+ * comment says what the give-back finds, e.g. `\s*[\r\n]` over a run of whitespace matches up
+ * to the run's last CR or LF.
+ *
+ * Character classes come from the `regex` module itself (analyzer/bpe/native_split.py reads
+ * them out of it when first needed): one byte of CLASS_* bits per code point, and the code
+ * points that `(?i)` matches for each contraction letter. So the tables are always those of the
+ * Unicode version of the `regex` module installed.
+ *
+ * The distinct chunks are gathered in an open-addressing table keyed by a hash of their code
+ * points (first appearance order, occurrences counted with the texts' weights).
+ */
+
+#define _DEFAULT_SOURCE /* POSIX threads, with -std=c11 */
+
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if ENGINE_THREADS
+#include <pthread.h>
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reading a text                                                                            */
+
+static inline uint32_t at(const SplitText *t, size_t i) {
+    switch (t->kind) { /* one kind per text, so the branch is always predicted */
+    case 1: return ((const uint8_t *)t->data)[i];
+    case 2: return ((const uint16_t *)t->data)[i];
+    default: return ((const uint32_t *)t->data)[i];
+    }
+}
+
+static inline int is(const SplitTables *tables, uint32_t c, uint8_t mask) {
+    return (tables->classes[c] & mask) != 0;
+}
+
+/* [^\s\p{L}\p{N}]: what is neither whitespace, a letter nor a number ("other"). */
+static inline int is_other(const SplitTables *tables, uint32_t c) {
+    return !is(tables, c, CLASS_SPACE | CLASS_LETTER | CLASS_NUMBER);
+}
+
+/* [^\r\n\p{L}\p{N}]: the one character that may lead a word (a space, a tab, a quote...). */
+static inline int is_lead(const SplitTables *tables, uint32_t c) {
+    return c != '\r' && c != '\n' && !is(tables, c, CLASS_LETTER | CLASS_NUMBER);
+}
+
+static inline int is_crlf(uint32_t c) { return c == '\r' || c == '\n'; }
+
+/* The end of the run of characters in `mask`, from i. */
+static inline size_t run_of(const SplitText *t, const SplitTables *tables, size_t i, uint8_t mask) {
+    while (i < t->length && is(tables, at(t, i), mask)) i++;
+    return i;
+}
+
+static inline size_t run_of_other(const SplitText *t, const SplitTables *tables, size_t i) {
+    while (i < t->length && is_other(tables, at(t, i))) i++;
+    return i;
+}
+
+static inline size_t run_of_non_space(const SplitText *t, const SplitTables *tables, size_t i) {
+    while (i < t->length && !is(tables, at(t, i), CLASS_SPACE)) i++;
+    return i;
+}
+
+/* [\r\n]* (or, with the slash, [\r\n/]*) from i. */
+static inline size_t run_of_crlf(const SplitText *t, size_t i, int slash) {
+    while (i < t->length) {
+        uint32_t c = at(t, i);
+        if (!is_crlf(c) && !(slash && c == '/')) break;
+        i++;
+    }
+    return i;
+}
+
+/* \p{N}{1,3} from i, which is a number: up to three of them. */
+static inline size_t up_to_three_numbers(const SplitText *t, const SplitTables *tables, size_t i) {
+    size_t end = i + 1;
+    while (end < t->length && end < i + 3 && is(tables, at(t, end), CLASS_NUMBER)) end++;
+    return end;
+}
+
+/* The lower-case ASCII letter that `(?i)` matches c to, among the contraction letters, or 0. */
+static inline uint32_t folded(const SplitTables *tables, uint32_t c) {
+    for (size_t k = 0; k < tables->n_folds; k++)
+        if (tables->fold_from[k] == c) return tables->fold_to[k];
+    return 0;
+}
+
+/* (?i:'s|'t|'re|'ve|'m|'ll|'d) at i (or, `fold` 0, the case-sensitive '(?:[sdmt]|ll|ve|re)
+   of gpt2; the alternatives differ in their first letter, so their order does not matter):
+   its end, or 0. */
+static size_t contraction(const SplitText *t, const SplitTables *tables, size_t i, int fold) {
+    if (i + 1 >= t->length || at(t, i) != '\'') return 0;
+    uint32_t first = at(t, i + 1);
+    if (fold) first = folded(tables, first);
+    if (first == 's' || first == 't' || first == 'm' || first == 'd') return i + 2;
+    if (i + 2 >= t->length) return 0;
+    uint32_t second = at(t, i + 2);
+    if (fold) second = folded(tables, second);
+    if ((first == 'r' && second == 'e') || (first == 'v' && second == 'e')
+        || (first == 'l' && second == 'l'))
+        return i + 3;
+    return 0;
+}
+
+enum { TAIL_NONE, TAIL_CRLF, TAIL_CRLF_SLASH };
+
+/* ` ?[^\s\p{L}\p{N}]+` at i, then (`tail`) nothing, [\r\n]* or [\r\n/]*: its end, or 0. */
+static size_t other_run(const SplitText *t, const SplitTables *tables, size_t i, int tail) {
+    size_t start = i;
+    if (at(t, i) == ' ' && i + 1 < t->length && is_other(tables, at(t, i + 1))) start = i + 1;
+    else if (!is_other(tables, at(t, i))) return 0;
+    size_t end = run_of_other(t, tables, start);
+    return tail == TAIL_NONE ? end : run_of_crlf(t, end, tail == TAIL_CRLF_SLASH);
+}
+
+/* The end of the last CR or LF in [i, end) plus one, or 0: what `\s*[\r\n]` (or `\s*[\r\n]+`)
+   matches over the whitespace run [i, end), giving back from the run's end. */
+static size_t through_last_crlf(const SplitText *t, size_t i, size_t end) {
+    for (size_t k = end; k > i; k--)
+        if (is_crlf(at(t, k - 1))) return k;
+    return 0;
+}
+
+/* `\s+(?!\S)` over the whitespace run [i, end): all of it at the end of the text, else all but
+   its last character (which then leads the next chunk), or 0 for a run of one. */
+static size_t space_before_space(const SplitText *t, size_t i, size_t end) {
+    if (end == t->length) return end;
+    return end - i >= 2 ? end - 1 : 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The patterns                                                                              */
+
+/* \s?\S+|\s+ */
+static ptrdiff_t match_words(const SplitText *t, const SplitTables *tables, size_t i) {
+    if (!is(tables, at(t, i), CLASS_SPACE)) return (ptrdiff_t)run_of_non_space(t, tables, i);
+    if (i + 1 < t->length && !is(tables, at(t, i + 1), CLASS_SPACE))
+        return (ptrdiff_t)run_of_non_space(t, tables, i + 1);
+    return (ptrdiff_t)run_of(t, tables, i, CLASS_SPACE);
+}
+
+/* A space then a run of `mask`, or the run alone (` ?\p{L}++` and the like): its end, or 0. */
+static size_t spaced_run(const SplitText *t, const SplitTables *tables, size_t i, uint8_t mask) {
+    if (at(t, i) == ' ' && i + 1 < t->length && is(tables, at(t, i + 1), mask))
+        return run_of(t, tables, i + 1, mask);
+    return is(tables, at(t, i), mask) ? run_of(t, tables, i, mask) : 0;
+}
+
+/* '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s */
+static ptrdiff_t match_gpt2(const SplitText *t, const SplitTables *tables, size_t i) {
+    size_t end;
+    if ((end = contraction(t, tables, i, 0))) return (ptrdiff_t)end;
+    if ((end = spaced_run(t, tables, i, CLASS_LETTER))) return (ptrdiff_t)end;
+    if ((end = spaced_run(t, tables, i, CLASS_NUMBER))) return (ptrdiff_t)end;
+    if ((end = other_run(t, tables, i, TAIL_NONE))) return (ptrdiff_t)end;
+    size_t run = run_of(t, tables, i, CLASS_SPACE);
+    if ((end = space_before_space(t, i, run))) return (ptrdiff_t)end; /* \s++$, \s+(?!\S) */
+    return (ptrdiff_t)(i + 1);                                         /* \s */
+}
+
+/* [^\r\n\p{L}\p{N}]?\p{L}+ at i (cl100k's, possessive, and llama3's, greedy: the same here,
+   since a lead given back could not start the letters, being no letter): its end, or 0. */
+static size_t led_word(const SplitText *t, const SplitTables *tables, size_t i) {
+    uint32_t c = at(t, i);
+    if (is_lead(tables, c))
+        return i + 1 < t->length && is(tables, at(t, i + 1), CLASS_LETTER)
+                   ? run_of(t, tables, i + 1, CLASS_LETTER) : 0;
+    return is(tables, c, CLASS_LETTER) ? run_of(t, tables, i, CLASS_LETTER) : 0;
+}
+
+/* cl100k:  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
+            | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
+   llama3:  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
+            | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+   The same matches but for whitespace that runs to the end of the text: cl100k's \s++$ takes
+   all of it (`whole_final_run`), llama3's \s*[\r\n]+ stops after its last line break. (The
+   possessive quantifiers change nothing here: no alternative could match after giving back.
+   And the last alternative meets only a run of one: \s and \s+ are the same.) */
+static ptrdiff_t match_cl100k_llama3(const SplitText *t, const SplitTables *tables, size_t i,
+                                     int whole_final_run) {
+    size_t end;
+    if ((end = contraction(t, tables, i, 1))) return (ptrdiff_t)end;
+    if ((end = led_word(t, tables, i))) return (ptrdiff_t)end;
+    if (is(tables, at(t, i), CLASS_NUMBER)) return (ptrdiff_t)up_to_three_numbers(t, tables, i);
+    if ((end = other_run(t, tables, i, TAIL_CRLF))) return (ptrdiff_t)end;
+    size_t run = run_of(t, tables, i, CLASS_SPACE);
+    if (whole_final_run && run == t->length) return (ptrdiff_t)run;
+    if ((end = through_last_crlf(t, i, run))) return (ptrdiff_t)end;
+    if ((end = space_before_space(t, i, run))) return (ptrdiff_t)end;
+    return (ptrdiff_t)run;
+}
+
+static ptrdiff_t match_cl100k(const SplitText *t, const SplitTables *tables, size_t i) {
+    return match_cl100k_llama3(t, tables, i, 1);
+}
+
+static ptrdiff_t match_llama3(const SplitText *t, const SplitTables *tables, size_t i) {
+    return match_cl100k_llama3(t, tables, i, 0);
+}
+
+/* One of o200k's two word alternatives at i, with the lead taken or not (`start` is i or
+   i + 1), without the contraction after it: its end, or 0.
+   `upper_first` 0: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+
+   `upper_first` 1: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*
+   The two classes overlap (Lm, Lo, M), so the first repetition may have to give back: with
+   `*` then `+`, the lower run must start at the last position p (from the upper run's end
+   back to its start) that holds a lower-class character. */
+static size_t o200k_word(const SplitText *t, const SplitTables *tables, size_t start,
+                         int upper_first) {
+    size_t upper = run_of(t, tables, start, CLASS_UPPERISH);
+    if (upper_first) return upper > start ? run_of(t, tables, upper, CLASS_LOWERISH) : 0;
+    for (size_t p = upper + 1; p > start; p--) {
+        size_t q = p - 1;
+        if (q < t->length && is(tables, at(t, q), CLASS_LOWERISH))
+            return run_of(t, tables, q, CLASS_LOWERISH);
+    }
+    return 0;
+}
+
+/* [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
+   |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
+   |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ */
+static ptrdiff_t match_o200k(const SplitText *t, const SplitTables *tables, size_t i) {
+    uint32_t c = at(t, i);
+    int lead = is_lead(tables, c); /* the optional lead is tried taken first, then not */
+    for (int upper_first = 0; upper_first <= 1; upper_first++) {
+        for (int taken = lead; taken >= 0; taken--) {
+            if (i + (size_t)taken >= t->length) continue;
+            size_t end = o200k_word(t, tables, i + (size_t)taken, upper_first);
+            if (end) {
+                size_t suffix = contraction(t, tables, end, 1);
+                return (ptrdiff_t)(suffix ? suffix : end);
+            }
+        }
+    }
+    if (is(tables, c, CLASS_NUMBER)) return (ptrdiff_t)up_to_three_numbers(t, tables, i);
+    size_t end;
+    if ((end = other_run(t, tables, i, TAIL_CRLF_SLASH))) return (ptrdiff_t)end;
+    size_t run = run_of(t, tables, i, CLASS_SPACE);
+    if ((end = through_last_crlf(t, i, run))) return (ptrdiff_t)end;
+    if ((end = space_before_space(t, i, run))) return (ptrdiff_t)end;
+    return (ptrdiff_t)run; /* \s+ */
+}
+
+/* \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)   (SuperBPE's; split around) */
+static ptrdiff_t match_superbpe(const SplitText *t, const SplitTables *tables, size_t i) {
+    uint32_t c = at(t, i);
+    if (is(tables, c, CLASS_NUMBER)) return (ptrdiff_t)up_to_three_numbers(t, tables, i);
+    /* Two or more others, after an optional space (given back if the others are too few,
+       when the space itself cannot start them). */
+    size_t start = c == ' ' ? i + 1 : i;
+    size_t others = run_of_other(t, tables, start);
+    if (others >= start + 2) return (ptrdiff_t)run_of_crlf(t, others, 1);
+    if (c == ' ') {
+        /* ` +(?!\S)`: the spaces, when whitespace or the end follows; else all but the last */
+        size_t spaces = i;
+        while (spaces < t->length && at(t, spaces) == ' ') spaces++;
+        if (spaces == t->length || is(tables, at(t, spaces), CLASS_SPACE)) return (ptrdiff_t)spaces;
+        if (spaces - i >= 2) return (ptrdiff_t)(spaces - 1);
+    }
+    return -1;
+}
+
+typedef ptrdiff_t (*Matcher)(const SplitText *, const SplitTables *, size_t);
+
+static const Matcher matchers[SPLIT_PATTERNS] = {
+    [SPLIT_WORDS] = match_words,   [SPLIT_GPT2] = match_gpt2,     [SPLIT_CL100K] = match_cl100k,
+    [SPLIT_O200K] = match_o200k,   [SPLIT_LLAMA3] = match_llama3, [SPLIT_SUPERBPE] = match_superbpe,
+};
+
+size_t split_text(int pattern, const SplitTables *tables, const SplitText *t, uint32_t *ends,
+                  int *lost) {
+    Matcher match = matchers[pattern];
+    size_t n = 0, i = 0, pending = 0; /* pending: where the text between matches began */
+    *lost = 0;
+    while (i < t->length) {
+        ptrdiff_t end = match(t, tables, i);
+        if (end < 0) {
+            i++;
+            continue;
+        }
+        if (i > pending) {
+            if (pattern != SPLIT_SUPERBPE) *lost = 1; /* findall would drop it */
+            ends[n++] = (uint32_t)i;
+        }
+        ends[n++] = (uint32_t)end;
+        i = pending = (size_t)end;
+    }
+    if (pending < t->length) {
+        if (pattern != SPLIT_SUPERBPE) *lost = 1;
+        ends[n++] = (uint32_t)t->length;
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The distinct chunks                                                                       */
+
+uint64_t chunk_hash(const SplitText *t, size_t start, size_t length) {
+    uint64_t h = 0xCBF29CE484222325ull ^ length; /* FNV-1a over code points, then mixed */
+    for (size_t i = start; i < start + length; i++) h = (h ^ at(t, i)) * 0x100000001B3ull;
+    return hash_key(h);
+}
+
+static int same_chunk(const SplitText *a, size_t a_start, const SplitText *b, size_t b_start,
+                      size_t length) {
+    if (a->kind == b->kind)
+        return memcmp((const char *)a->data + a_start * (size_t)a->kind,
+                      (const char *)b->data + b_start * (size_t)b->kind,
+                      length * (size_t)a->kind) == 0;
+    for (size_t i = 0; i < length; i++) /* the same characters, held in different widths */
+        if (at(a, a_start + i) != at(b, b_start + i)) return 0;
+    return 1;
+}
+
+/* Room for twice as many slots as chunks (and at least 1024). */
+static void chunk_rehash(Status *status, ChunkTable *table) {
+    size_t n_slots = 1024;
+    while (n_slots < 2 * (table->n + 1)) n_slots *= 2;
+    if (table->slots && n_slots <= table->mask + 1) return;
+    uint32_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots) {
+        status->failed = 1;
+        return;
+    }
+    for (size_t id = 0; id < table->n; id++) {
+        size_t s = table->hash[id] & (n_slots - 1);
+        while (slots[s]) s = (s + 1) & (n_slots - 1);
+        slots[s] = (uint32_t)id + 1;
+    }
+    free(table->slots);
+    table->slots = slots;
+    table->mask = n_slots - 1;
+}
+
+uint32_t chunk_add(Status *status, ChunkTable *table, const SplitText *texts, uint32_t k,
+                   size_t start, size_t length, uint64_t hash, int64_t weight) {
+    if (!table->slots || 2 * (table->n + 1) > table->mask + 1) {
+        chunk_rehash(status, table);
+        if (status->failed) return UINT32_MAX;
+    }
+    size_t s = hash & table->mask;
+    for (; table->slots[s]; s = (s + 1) & table->mask) {
+        uint32_t id = table->slots[s] - 1;
+        if (table->hash[id] == hash && table->length[id] == length
+            && same_chunk(&texts[table->text[id]], table->start[id], &texts[k], start, length)) {
+            table->count[id] += weight;
+            return id;
+        }
+    }
+    if (table->n == table->capacity) {
+        size_t capacity = table->capacity;
+        /* grow each per-chunk array to the same capacity (`capacity` is only moved on by the
+           last, so that a failure leaves the table as it was) */
+        size_t c1 = capacity, c2 = capacity, c3 = capacity, c4 = capacity;
+        table->hash = grow(status, table->hash, &c1, table->n + 1, sizeof *table->hash);
+        table->text = grow(status, table->text, &c2, table->n + 1, sizeof *table->text);
+        table->start = grow(status, table->start, &c3, table->n + 1, sizeof *table->start);
+        table->length = grow(status, table->length, &c4, table->n + 1, sizeof *table->length);
+        table->count = grow(status, table->count, &capacity, table->n + 1, sizeof *table->count);
+        if (status->failed || c1 != capacity || c2 != capacity || c3 != capacity || c4 != capacity) {
+            status->failed = 1;
+            return UINT32_MAX;
+        }
+        table->capacity = capacity;
+    }
+    uint32_t id = (uint32_t)table->n++;
+    table->hash[id] = hash;
+    table->text[id] = k;
+    table->start[id] = (uint32_t)start;
+    table->length[id] = (uint32_t)length;
+    table->count[id] = weight;
+    table->slots[s] = id + 1;
+    return id;
+}
+
+void chunk_table_free(ChunkTable *table) {
+    free(table->slots);
+    free(table->hash);
+    free(table->text);
+    free(table->start);
+    free(table->length);
+    free(table->count);
+    memset(table, 0, sizeof *table);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Gathering the chunks of many texts, on several threads                                    */
+
+/* One thread's share: the texts [first, last), gathered into a table of its own. */
+typedef struct {
+    int pattern;
+    const SplitTables *tables;
+    const SplitText *texts;
+    const int64_t *weights;
+    size_t first, last;
+    int keep_ids;
+    ChunkTable table;
+    uint32_t *ids; /* this part's occurrences, as ids of its own table */
+    size_t n_ids, ids_capacity;
+    int64_t *offsets; /* the shared array: this part writes offsets[first..last), its own count */
+    ptrdiff_t lost;   /* the first text of the part the pattern would lose a character of */
+    Status status;
+} Part;
+
+static void *gather_part(void *argument) {
+    Part *part = argument;
+    size_t longest = 0;
+    for (size_t k = part->first; k < part->last; k++)
+        if (part->texts[k].length > longest) longest = part->texts[k].length;
+    uint32_t *ends = malloc((longest + 1) * sizeof *ends);
+    if (!ends) {
+        part->status.failed = 1;
+        return NULL;
+    }
+    for (size_t k = part->first; k < part->last && !part->status.failed; k++) {
+        const SplitText *text = &part->texts[k];
+        if (part->keep_ids) part->offsets[k] = (int64_t)part->n_ids;
+        int lost;
+        size_t n = split_text(part->pattern, part->tables, text, ends, &lost);
+        if (lost) {
+            part->lost = (ptrdiff_t)k;
+            break;
+        }
+        if (part->keep_ids)
+            part->ids = grow(&part->status, part->ids, &part->ids_capacity, part->n_ids + n,
+                             sizeof *part->ids);
+        int64_t weight = part->weights ? part->weights[k] : 1;
+        for (size_t c = 0, start = 0; c < n && !part->status.failed; start = ends[c++]) {
+            size_t length = ends[c] - start;
+            uint32_t id = chunk_add(&part->status, &part->table, part->texts, (uint32_t)k, start,
+                                    length, chunk_hash(text, start, length), weight);
+            if (part->keep_ids) part->ids[part->n_ids++] = id;
+        }
+    }
+    free(ends);
+    return NULL;
+}
+
+/* Move part `from`'s chunks into `into` (whose texts all come before): `into` keeps its ids,
+   and the chunks it lacks are appended in `from`'s order, which is their order of first
+   appearance in the whole, so the result is what one thread would have gathered. Then
+   `from`'s occurrences are renumbered and appended to `into`'s, and its offsets moved on. */
+static void merge_part(Part *into, Part *from) {
+    ChunkTable *table = &from->table;
+    uint32_t *renumbered = malloc((table->n + 1) * sizeof *renumbered);
+    if (!renumbered) {
+        into->status.failed = 1;
+        return;
+    }
+    for (size_t id = 0; id < table->n && !into->status.failed; id++)
+        renumbered[id] = chunk_add(&into->status, &into->table, into->texts, table->text[id],
+                                   table->start[id], table->length[id], table->hash[id],
+                                   table->count[id]);
+    if (into->keep_ids && !into->status.failed) {
+        for (size_t k = from->first; k < from->last; k++) from->offsets[k] += (int64_t)into->n_ids;
+        into->ids = grow(&into->status, into->ids, &into->ids_capacity, into->n_ids + from->n_ids,
+                         sizeof *into->ids);
+        for (size_t i = 0; i < from->n_ids && !into->status.failed; i++)
+            into->ids[into->n_ids++] = renumbered[from->ids[i]];
+    }
+    free(renumbered);
+}
+
+int chunk_gather(int pattern, const SplitTables *tables, const SplitText *texts, size_t n_texts,
+                 const int64_t *weights, int n_threads, Gathered *out) {
+    if (n_threads < 1) n_threads = 1;
+    if (n_threads > MAX_SPLIT_THREADS) n_threads = MAX_SPLIT_THREADS;
+    if ((size_t)n_threads > n_texts) n_threads = n_texts ? (int)n_texts : 1;
+    Part *parts = calloc((size_t)n_threads, sizeof *parts);
+    if (!parts) return -1;
+    /* Cut the texts into runs of about equal length (characters), one per thread. */
+    size_t total = 0, done = 0, k = 0;
+    for (size_t j = 0; j < n_texts; j++) total += texts[j].length + 1;
+    for (int p = 0; p < n_threads; p++) {
+        Part *part = &parts[p];
+        *part = (Part){.pattern = pattern, .tables = tables, .texts = texts, .weights = weights,
+                       .keep_ids = out->offsets != NULL, .offsets = out->offsets, .lost = -1};
+        size_t goal = total / (size_t)n_threads * (size_t)(p + 1);
+        part->first = k;
+        while (k < n_texts && (p == n_threads - 1 || done < goal)) done += texts[k++].length + 1;
+        part->last = k;
+    }
+#if ENGINE_THREADS
+    pthread_t threads[MAX_SPLIT_THREADS];
+    int started[MAX_SPLIT_THREADS] = {0};
+    for (int p = 1; p < n_threads; p++)
+        started[p] = pthread_create(&threads[p], NULL, gather_part, &parts[p]) == 0;
+    gather_part(&parts[0]);
+    for (int p = 1; p < n_threads; p++) {
+        if (started[p]) pthread_join(threads[p], NULL);
+        else gather_part(&parts[p]); /* no thread could be made: do it here */
+    }
+#else
+    for (int p = 0; p < n_threads; p++) gather_part(&parts[p]);
+#endif
+    int failed = 0;
+    ptrdiff_t lost = -1;
+    for (int p = 0; p < n_threads; p++) {
+        failed |= parts[p].status.failed;
+        if (lost < 0 && parts[p].lost >= 0) lost = parts[p].lost;
+    }
+    for (int p = 1; p < n_threads && !failed && lost < 0; p++) {
+        merge_part(&parts[0], &parts[p]);
+        failed |= parts[0].status.failed;
+    }
+    if (parts[0].keep_ids && !failed && lost < 0) out->offsets[n_texts] = (int64_t)parts[0].n_ids;
+    out->table = parts[0].table;
+    out->ids = parts[0].ids;
+    out->n_ids = parts[0].n_ids;
+    out->lost = lost;
+    for (int p = 1; p < n_threads; p++) {
+        chunk_table_free(&parts[p].table);
+        free(parts[p].ids);
+    }
+    free(parts);
+    return failed ? -1 : 0;
+}
