@@ -9,7 +9,9 @@ threads costs more than it saves. The results never depend on it.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import accumulate
 
 THREADS_ENV = "ANALYZER_THREADS"
 
@@ -38,19 +40,18 @@ def default_threads(texts: Sequence[str]) -> int:
 
 def shares(texts: Sequence[str], n: int) -> list[tuple[int, int]]:
     """The texts cut into n runs of about equal length, as (first, last) index pairs (fewer
-    when there are fewer texts).
+    when there are fewer texts); one run, without a look at the texts, for n = 1.
 
     >>> shares(["aaaa", "b", "c", "dddd"], 2)
     [(0, 2), (2, 4)]
     """
-    total = sum(map(len, texts)) + len(texts)
-    bounds, done, first = [], 0, 0
+    if n <= 1 or len(texts) <= 1:
+        return [(0, len(texts))] if texts else []
+    ends = list(accumulate(map((1).__add__, map(len, texts))))  # each text and its separator
+    bounds, first = [], 0
     for part in range(n):
-        goal = total * (part + 1) // n
-        last = first
-        while last < len(texts) and (part == n - 1 or done < goal):
-            done += len(texts[last]) + 1
-            last += 1
+        goal = ends[-1] * (part + 1) // n
+        last = len(texts) if part == n - 1 else max(first, min(len(texts), bisect_left(ends, goal) + 1))
         if last > first:
             bounds.append((first, last))
         first = last
