@@ -219,3 +219,26 @@ def test_counting_on_two_threads_counts_the_same(monkeypatch):
     two = vocabulary.measure(lines, [256, 400, 600], roundtrip=True)
     assert two.counts == one.counts and two.roundtrip_ok is one.roundtrip_ok is True
     assert two.chunks == one.chunks
+
+
+def test_a_character_the_compiled_split_would_lose_is_left_to_regex(monkeypatch):
+    """No built-in pattern loses a character, but were compiled code to say one did (a bug),
+    `regex`, the definition, decides: its chunks are used, or its PretokenizerError raised."""
+    from analyzer.bpe import pretokenize
+    from analyzer.bpe.pretokenize import PretokenizerError, distinct_chunks
+
+    texts = ["I'm here", "and there"]
+    expected = chunk_texts(texts, _RegexOnly(resolve("cl100k")))
+    monkeypatch.setattr(native_split, "split", lambda text, name: None)
+    monkeypatch.setattr(native_split, "chunk_texts", lambda texts, name, weights=None, keep_ids=True:
+                        native_split.NativeChunks([], native_split.array("q"), None, None, 1))
+    gathered = chunk_texts(texts, resolve("cl100k"))
+    assert (gathered.chunks, gathered.counts, gathered.of_text) == (expected.chunks, expected.counts,
+                                                                   expected.of_text)
+    assert distinct_chunks(texts, resolve("cl100k")) == (expected.chunks, expected.counts)
+    assert resolve("cl100k").split("I'm here") == ["I", "'m", " here"]
+    lossy = pretokenize.Pretokenizer("cl100k", pretokenize.PRETOKENIZERS["cl100k"],
+                                     regex.compile(r"\w+"))  # a pattern that loses the spaces
+    assert lossy.native  # the same name and pattern: compiled code would split it
+    with pytest.raises(PretokenizerError, match="text 1, character 3"):
+        chunk_texts(texts, lossy)

@@ -472,14 +472,18 @@ typedef struct {
 size_t split_text(int pattern, const SplitTables *tables, const SplitText *t, uint32_t *ends,
                   int *lost);
 
-/* The distinct chunks, in order of first appearance: where each first occurs and how often it
-   occurs (weights applied). */
+/* A distinct chunk: where it first occurs and how often it occurs (weights applied). */
+typedef struct {
+    uint64_t hash;
+    int64_t count;
+    uint32_t text, start, length;
+} ChunkEntry;
+
+/* The distinct chunks, in order of first appearance. */
 typedef struct {
     uint32_t *slots; /* open addressing: a chunk's id + 1, 0 for an empty slot */
     size_t mask;
-    uint64_t *hash;  /* per chunk */
-    uint32_t *text, *start, *length;
-    int64_t *count;
+    ChunkEntry *entries;
     size_t n, capacity;
 } ChunkTable;
 

@@ -830,7 +830,7 @@ static PyObject *engine_chunk_texts(PyObject *Py_UNUSED(self), PyObject *args, P
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oiy*y*|Opi", keywords, &sequence, &pattern,
                                      &classes, &folds, &weights_object, &keep_ids, &threads))
         return NULL;
-    PyObject *result = NULL, *texts = NULL, *chunks = NULL;
+    PyObject *result = NULL, *texts = NULL, *chunks = NULL, *counts = NULL;
     int has_weights = 0, failed = 0;
     uint32_t fold_store[64];
     SplitText *views = NULL;
@@ -863,24 +863,28 @@ static PyObject *engine_chunk_texts(PyObject *Py_UNUSED(self), PyObject *args, P
         goto done;
     }
     ChunkTable *table = &gathered.table;
-    int whole = gathered.lost < 0;
-    chunks = PyList_New(whole ? (Py_ssize_t)table->n : 0);
-    if (!chunks) goto done;
-    for (size_t id = 0; whole && id < table->n; id++) {
-        PyObject *chunk = PyUnicode_Substring(PyTuple_GET_ITEM(texts, table->text[id]),
-                                              table->start[id], table->start[id] + table->length[id]);
+    size_t n_chunks = gathered.lost < 0 ? table->n : 0;
+    chunks = PyList_New((Py_ssize_t)n_chunks);
+    counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n_chunks * 8));
+    if (!chunks || !counts) goto done;
+    int64_t *count_of = (int64_t *)PyBytes_AS_STRING(counts);
+    for (size_t id = 0; id < n_chunks; id++) {
+        const ChunkEntry *entry = &table->entries[id];
+        PyObject *chunk = PyUnicode_Substring(PyTuple_GET_ITEM(texts, entry->text), entry->start,
+                                              entry->start + entry->length);
         if (!chunk) goto done;
         PyList_SET_ITEM(chunks, (Py_ssize_t)id, chunk);
+        count_of[id] = entry->count;
     }
-    if (keep_ids && whole)
-        result = Py_BuildValue("(ONNNn)", chunks, bytes_of(table->count, table->n, 8),
+    if (keep_ids && gathered.lost < 0)
+        result = Py_BuildValue("(OONNn)", chunks, counts,
                                bytes_of(gathered.ids, gathered.n_ids, 4),
                                bytes_of(gathered.offsets, (size_t)n_texts + 1, 8), gathered.lost);
     else
-        result = Py_BuildValue("(ONOOn)", chunks, bytes_of(table->count, whole ? table->n : 0, 8),
-                               Py_None, Py_None, gathered.lost);
+        result = Py_BuildValue("(OOOOn)", chunks, counts, Py_None, Py_None, gathered.lost);
 done:
     Py_XDECREF(chunks);
+    Py_XDECREF(counts);
     chunk_table_free(&gathered.table);
     free(gathered.ids);
     free(gathered.offsets);

@@ -339,7 +339,7 @@ static void chunk_rehash(Status *status, ChunkTable *table) {
         return;
     }
     for (size_t id = 0; id < table->n; id++) {
-        size_t s = table->hash[id] & (n_slots - 1);
+        size_t s = table->entries[id].hash & (n_slots - 1);
         while (slots[s]) s = (s + 1) & (n_slots - 1);
         slots[s] = (uint32_t)id + 1;
     }
@@ -357,45 +357,25 @@ uint32_t chunk_add(Status *status, ChunkTable *table, const SplitText *texts, ui
     size_t s = hash & table->mask;
     for (; table->slots[s]; s = (s + 1) & table->mask) {
         uint32_t id = table->slots[s] - 1;
-        if (table->hash[id] == hash && table->length[id] == length
-            && same_chunk(&texts[table->text[id]], table->start[id], &texts[k], start, length)) {
-            table->count[id] += weight;
+        ChunkEntry *entry = &table->entries[id];
+        if (entry->hash == hash && entry->length == length
+            && same_chunk(&texts[entry->text], entry->start, &texts[k], start, length)) {
+            entry->count += weight;
             return id;
         }
     }
-    if (table->n == table->capacity) {
-        size_t capacity = table->capacity;
-        /* grow each per-chunk array to the same capacity (`capacity` is only moved on by the
-           last, so that a failure leaves the table as it was) */
-        size_t c1 = capacity, c2 = capacity, c3 = capacity, c4 = capacity;
-        table->hash = grow(status, table->hash, &c1, table->n + 1, sizeof *table->hash);
-        table->text = grow(status, table->text, &c2, table->n + 1, sizeof *table->text);
-        table->start = grow(status, table->start, &c3, table->n + 1, sizeof *table->start);
-        table->length = grow(status, table->length, &c4, table->n + 1, sizeof *table->length);
-        table->count = grow(status, table->count, &capacity, table->n + 1, sizeof *table->count);
-        if (status->failed || c1 != capacity || c2 != capacity || c3 != capacity || c4 != capacity) {
-            status->failed = 1;
-            return UINT32_MAX;
-        }
-        table->capacity = capacity;
-    }
+    table->entries = grow(status, table->entries, &table->capacity, table->n + 1,
+                          sizeof *table->entries);
+    if (status->failed) return UINT32_MAX;
     uint32_t id = (uint32_t)table->n++;
-    table->hash[id] = hash;
-    table->text[id] = k;
-    table->start[id] = (uint32_t)start;
-    table->length[id] = (uint32_t)length;
-    table->count[id] = weight;
+    table->entries[id] = (ChunkEntry){hash, weight, k, (uint32_t)start, (uint32_t)length};
     table->slots[s] = id + 1;
     return id;
 }
 
 void chunk_table_free(ChunkTable *table) {
     free(table->slots);
-    free(table->hash);
-    free(table->text);
-    free(table->start);
-    free(table->length);
-    free(table->count);
+    free(table->entries);
     memset(table, 0, sizeof *table);
 }
 
@@ -463,10 +443,11 @@ static void merge_part(Part *into, Part *from) {
         into->status.failed = 1;
         return;
     }
-    for (size_t id = 0; id < table->n && !into->status.failed; id++)
-        renumbered[id] = chunk_add(&into->status, &into->table, into->texts, table->text[id],
-                                   table->start[id], table->length[id], table->hash[id],
-                                   table->count[id]);
+    for (size_t id = 0; id < table->n && !into->status.failed; id++) {
+        const ChunkEntry *entry = &table->entries[id];
+        renumbered[id] = chunk_add(&into->status, &into->table, into->texts, entry->text,
+                                   entry->start, entry->length, entry->hash, entry->count);
+    }
     if (into->keep_ids && !into->status.failed) {
         for (size_t k = from->first; k < from->last; k++) from->offsets[k] += (int64_t)into->n_ids;
         into->ids = grow(&into->status, into->ids, &into->ids_capacity, into->n_ids + from->n_ids,
