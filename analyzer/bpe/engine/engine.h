@@ -105,11 +105,12 @@ void blocks_free(Blocks *blocks);
 /* Pairs: an open-addressing table from key to an entry. */
 typedef struct {
     Key key;
-    int64_t count;   /* weighted count of current occurrences; -1 once merged or forgotten */
-    uint32_t block;  /* where its positions are (NO_LIST: none recorded) */
-    uint32_t n;      /* how many positions are recorded */
-    uint64_t offset; /* first recorded position inside the block */
-    uint32_t head;   /* "first" mode: index of the first recorded position that may be valid */
+    int64_t count;     /* weighted count of current occurrences; -1 once merged or forgotten */
+    int64_t group_sum; /* parity: a merge's lost occurrences in the current group (groups.c) */
+    uint32_t block;    /* where its positions are (NO_LIST: none recorded) */
+    uint32_t n;        /* how many positions are recorded */
+    uint32_t offset;   /* first recorded position inside the block (a block holds < 2^32) */
+    uint32_t head;     /* "first" mode: index of the first recorded position that may be valid */
 } Pair;
 
 typedef struct {
@@ -168,13 +169,18 @@ typedef struct {
     int64_t count;
     uint32_t n, filled;
     int32_t pair; /* the entry it became, or -1 when below the floor */
+    int64_t group_sum; /* parity: its records in the current group, summed (groups.c) */
 } Made;
 
 typedef struct {
     Record *records;
     size_t n, capacity;
+    int32_t *record_made;   /* by record: its index in `made` (found once, used twice) */
+    size_t record_made_capacity;
     Record *lost; /* pairs an occurrence of which this merge destroyed */
     size_t n_lost, lost_capacity;
+    int32_t *lost_pair;     /* parity: by lost record, its pair's entry (-1: not stored) */
+    size_t lost_pair_capacity;
     Made *made;
     size_t n_made, made_capacity;
     int32_t *slots; /* key -> index into made, reset after each merge */
@@ -260,7 +266,6 @@ void push_pair(Trainer *t, int32_t index);
 void retire(Trainer *t, Pair *pair);
 void rescan(Trainer *t, int start);
 int64_t trainer_merge(Trainer *t, int32_t index, int32_t z);
-int32_t made_entry(Trainer *t, Key key); /* the entry a pair this merge made became, or -1 */
 int64_t initial_floor(size_t size, int64_t min_count, const uint32_t *weight);
 void trainer_free(Trainer *t);
 
@@ -281,18 +286,6 @@ typedef struct {
     size_t n, n_slots; /* n_slots: a power of two, at least twice n */
 } GroupCounts;
 
-/* Scratch: a merge's records summed per pair within one group (see groups.c). */
-typedef struct {
-    Key key;
-    int64_t weight;
-} PairSum;
-
-typedef struct {
-    int32_t *slots; /* index into entries, or -1 */
-    size_t n_slots;
-    PairSum *entries;
-    size_t n, capacity;
-} PairSums;
 
 /* Consecutive texts of one group and one multiplicity form a run: texts laid out language by
    language make a few runs, so finding a position's group is a search in a small array that
@@ -320,10 +313,9 @@ typedef struct Groups {
     int global_phase;        /* the next merge is chosen over all groups (the global heap) */
     GroupCounts counts;      /* parity: group_key(group, pair) -> count in the group */
     Heap *heaps;             /* parity: one per group; candidates carry the plain pair key */
-    Key *touched;            /* scratch: keys of `counts` a merge created */
-    PairSums sums;           /* scratch: a merge's records of one group, summed per pair */
-    size_t n_touched, touched_capacity;
-    struct GroupTokens *order; /* parity: scratch for ordering the groups by their tokens */
+    int32_t *pending;        /* scratch: the entries (or made pairs) with a sum not yet */
+    size_t n_pending, pending_capacity; /* taken into the group counts */
+    uint8_t *exhausted;      /* parity: by group, 1 once it has no pair reaching min_count */
 } Groups;
 
 /* The run holding `position` (a position inside a text): the last run starting at or
@@ -357,8 +349,8 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
 void groups_free(Groups *groups);
 void push_group(Trainer *t, Key counted, int64_t count);
 int64_t group_count(const struct Groups *groups, int32_t group, Key key); /* 0 if not kept */
-void group_recount(Trainer *t);
-void group_decrements(Trainer *t, const Record *lost, size_t n);
+void group_recount(Trainer *t, int start);
+void group_decrements(Trainer *t, const Record *lost, const int32_t *lost_pair, size_t n);
 void group_count_made(Trainer *t);
 int32_t best_pair_parity(Trainer *t, int32_t *chosen);
 uint32_t group_first_occurrence(Trainer *t, Pair *pair, uint16_t group);

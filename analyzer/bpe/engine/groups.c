@@ -76,11 +76,6 @@ static void counts_free(GroupCounts *counts) {
     memset(counts, 0, sizeof *counts);
 }
 
-typedef struct GroupTokens {
-    int64_t tokens;
-    int32_t group;
-} GroupTokens;
-
 const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts, size_t n_texts,
                         const int64_t *group_of_text, const int64_t *multiplicities, int parity) {
     int64_t largest = -1;
@@ -95,9 +90,9 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
     groups->runs = malloc((n_texts + 1) * sizeof(Run));
     groups->tokens = calloc((size_t)groups->n + 1, sizeof(int64_t));
     groups->replaced = calloc((size_t)groups->n + 1, sizeof(int64_t));
-    groups->order = malloc(((size_t)groups->n + 1) * sizeof(GroupTokens));
+    groups->exhausted = calloc((size_t)groups->n + 1, 1);
     if (parity) groups->heaps = calloc((size_t)groups->n + 1, sizeof(Heap));
-    if (!groups->runs || !groups->tokens || !groups->replaced || !groups->order
+    if (!groups->runs || !groups->tokens || !groups->replaced || !groups->exhausted
         || (parity && !groups->heaps))
         return "out of memory";
     /* Without dev texts a text's multiplicity is its weight (its chunk's count): then the
@@ -124,20 +119,17 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
     return NULL;
 }
 
-static void sums_free(PairSums *sums);
-
 void groups_free(Groups *groups) {
     free(groups->runs);
     free(groups->tokens);
     free(groups->replaced);
-    free(groups->order);
+    free(groups->exhausted);
     counts_free(&groups->counts);
     if (groups->heaps) {
         for (int32_t g = 0; g < groups->n; g++) free(groups->heaps[g].items);
         free(groups->heaps);
     }
-    free(groups->touched);
-    sums_free(&groups->sums);
+    free(groups->pending);
     memset(groups, 0, sizeof(*groups));
 }
 
@@ -170,171 +162,183 @@ void push_group(Trainer *t, Key counted, int64_t count) {
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* A merge's records, summed per pair within one group                                       */
+/* Recounting: at the start, and whenever the floor is lowered                               */
 
-/* A merge's records come in position order (and so does the walk of a recount), so those of
-   one group come together: summed per pair first (a small table that stays in cache), they
-   reach the group counts once per distinct pair of the group instead of once per occurrence,
-   which is what made parity-aware training cost 1.7 times a shared one. */
-static PairSum *sums_find(Status *status, PairSums *sums, Key key) {
-    if (2 * (sums->n + 1) > sums->n_slots) {
-        size_t n_slots = sums->n_slots ? 2 * sums->n_slots : 256;
-        int32_t *slots = malloc(n_slots * sizeof *slots);
-        if (!slots) {
-            status->failed = 1;
-            return NULL;
-        }
-        memset(slots, 0xFF, n_slots * sizeof *slots);
-        for (size_t i = 0; i < sums->n; i++) {
-            size_t slot = hash_key(sums->entries[i].key) & (n_slots - 1);
-            while (slots[slot] >= 0) slot = (slot + 1) & (n_slots - 1);
-            slots[slot] = (int32_t)i;
-        }
-        free(sums->slots);
-        sums->slots = slots;
-        sums->n_slots = n_slots;
-    }
-    size_t mask = sums->n_slots - 1, slot = hash_key(key) & mask;
-    for (; sums->slots[slot] >= 0; slot = (slot + 1) & mask)
-        if (sums->entries[sums->slots[slot]].key == key) return &sums->entries[sums->slots[slot]];
-    sums->entries = grow(status, sums->entries, &sums->capacity, sums->n + 1, sizeof *sums->entries);
-    if (status->failed) return NULL;
-    sums->slots[slot] = (int32_t)sums->n;
-    sums->entries[sums->n] = (PairSum){key, 0};
-    return &sums->entries[sums->n++];
+/* A pair's sum in group g into the group counts. */
+static void count_in_group(Trainer *t, uint16_t g, Key key, int64_t sum) {
+    int added;
+    GroupCount *entry = counts_add(&t->status, &t->groups->counts, group_key(g, key), &added);
+    if (entry) entry->count += sum;
 }
 
-/* Empty again: every slot an entry took is cleared (all of them, so no probe chain breaks). */
-static void sums_clear(PairSums *sums) {
-    size_t mask = sums->n_slots - 1;
-    for (size_t i = 0; i < sums->n; i++) {
-        size_t slot = hash_key(sums->entries[i].key) & mask;
-        while (sums->slots[slot] != (int32_t)i) slot = (slot + 1) & mask;
-        sums->slots[slot] = -1;
-    }
-    sums->n = 0;
-}
-
-static void sums_free(PairSums *sums) {
-    free(sums->slots);
-    free(sums->entries);
-    memset(sums, 0, sizeof *sums);
-}
-
-/* Group g's sums added to its counts (a recount: no entry is new to the trainer). */
-static void sums_into_counts(Trainer *t, uint16_t g) {
+/* At the start every token is a byte: each group's texts are walked in order, their pairs
+   summed in a direct array (no lookup per occurrence), and the sums of the pairs the trainer
+   stored go into the group counts when the group ends. */
+static void recount_bytes(Trainer *t) {
     Groups *groups = t->groups;
-    PairSums *sums = &groups->sums;
-    for (size_t i = 0; i < sums->n && !t->status.failed; i++) {
-        int added;
-        GroupCount *entry = counts_add(&t->status, &groups->counts,
-                                       group_key(g, sums->entries[i].key), &added);
-        if (entry) entry->count += sums->entries[i].weight;
-    }
-    sums_clear(sums);
-}
-
-/* Group g's sums taken off its counts (a count never goes below 0, which also keeps the
-   table's empty mark, a count below 0, for empty slots). */
-static void flush_lost(Groups *groups, uint16_t g) {
-    PairSums *sums = &groups->sums;
-    for (size_t i = 0; i < sums->n; i++) {
-        GroupCount *entry = counts_find(&groups->counts, group_key(g, sums->entries[i].key));
-        if (entry) entry->count = entry->count > sums->entries[i].weight
-                                      ? entry->count - sums->entries[i].weight : 0;
-    }
-    sums_clear(sums);
-}
-
-/* Group g's sums added to its counts; the entries this makes are noted in `touched`. */
-static void flush_made(Trainer *t, uint16_t g) {
-    Groups *groups = t->groups;
-    PairSums *sums = &groups->sums;
-    for (size_t i = 0; i < sums->n && !t->status.failed; i++) {
-        if (made_entry(t, sums->entries[i].key) < 0) continue; /* not kept: below the floor */
-        Key counted = group_key(g, sums->entries[i].key);
-        int added;
-        GroupCount *entry = counts_add(&t->status, &groups->counts, counted, &added);
-        if (!entry) break;
-        if (added) {
-            groups->touched = grow(&t->status, groups->touched, &groups->touched_capacity,
-                                   groups->n_touched + 1, sizeof(Key));
-            if (t->status.failed) break;
-            groups->touched[groups->n_touched++] = counted;
+    int64_t *sums = calloc(1 << 16, sizeof(int64_t));
+    uint16_t *seen = malloc((1 << 16) * sizeof(uint16_t)); /* the pairs with a sum, in order */
+    size_t n_seen = 0;
+    if (!sums || !seen) t->status.failed = 1;
+    for (size_t r = 0; r < groups->n_runs && !t->status.failed; r++) {
+        size_t from = groups->runs[r].start;
+        size_t to = r + 1 < groups->n_runs ? groups->runs[r + 1].start : t->size;
+        for (size_t i = from; i + 1 < to; i++) {
+            int32_t a = t->tok[i], b = t->tok[i + 1];
+            if (a < 0 || b < 0) continue; /* a separator: no pair spans two texts */
+            uint32_t w = weight_at(t, i);
+            if (!w) continue; /* measured-only texts count for nothing */
+            uint16_t pair = (uint16_t)(a << 8 | b);
+            if (!sums[pair]) seen[n_seen++] = pair;
+            sums[pair] += w;
         }
-        entry->count += sums->entries[i].weight;
+        if (r + 1 < groups->n_runs && groups->runs[r + 1].group == groups->runs[r].group) continue;
+        for (size_t k = 0; k < n_seen; k++) {
+            Key key = pair_key(seen[k] >> 8, seen[k] & 0xFF);
+            if (table_find(&t->table, key) >= 0) count_in_group(t, groups->runs[r].group, key, sums[seen[k]]);
+            sums[seen[k]] = 0;
+        }
+        n_seen = 0;
     }
-    sums_clear(sums);
+    free(sums);
+    free(seen);
 }
 
-/* Every stored pair's count in each group, recounted from the current tokens, and the
-   groups' heaps rebuilt (at the start, and whenever the floor is lowered). */
-void group_recount(Trainer *t) {
+/* Later (the floor lowered): `rescan` has just recorded every current occurrence of every
+   stored pair, in ascending order, so each pair's positions, walked in order, give its count
+   in each group in turn, with no lookup per occurrence. */
+static void recount_stored(Trainer *t) {
     Groups *groups = t->groups;
+    for (size_t index = 0; index < t->table.n && !t->status.failed; index++) {
+        const Pair *pair = &t->table.pairs[index];
+        if (pair->count < 0 || pair->block == NO_LIST) continue;
+        const uint32_t *positions = pair_positions(t, pair);
+        int32_t current = -1;
+        int64_t sum = 0;
+        for (uint32_t k = 0; k < pair->n; k++) {
+            uint32_t w = weight_at(t, positions[k]);
+            if (!w) continue; /* measured-only texts count for nothing */
+            uint16_t g = group_at(groups, positions[k]);
+            if (g != current) {
+                if (current >= 0) count_in_group(t, (uint16_t)current, pair->key, sum);
+                current = g;
+                sum = 0;
+            }
+            sum += w;
+        }
+        if (current >= 0) count_in_group(t, (uint16_t)current, pair->key, sum);
+    }
+}
+
+/* Every stored pair's count in each group, recounted, and the groups' heaps rebuilt. */
+void group_recount(Trainer *t, int start) {
+    Groups *groups = t->groups;
+    size_t wanted = 1024;
+    while (wanted < 16 * t->table.n) wanted *= 2; /* a pair is in 8 groups or so (NTREX) */
     counts_free(&groups->counts);
-    counts_rehash(&t->status, &groups->counts, 1024);
+    counts_rehash(&t->status, &groups->counts, wanted);
     for (int32_t g = 0; g < groups->n; g++) groups->heaps[g].n = 0;
-    PairWalk walk = pair_walk(t);
-    int32_t current = -1;
-    while (!t->status.failed && next_pair(&walk)) {
-        uint32_t w = weight_at(t, walk.left_start);
-        Key key = pair_key(walk.left, walk.right);
-        /* Pairs below the floor are kept nowhere; measured-only texts count for nothing. */
-        if (!w || table_find(&t->table, key) < 0) continue;
-        uint16_t g = group_at(groups, walk.left_start); /* the walk goes left to right */
-        if (g != current) {
-            if (current >= 0) sums_into_counts(t, (uint16_t)current);
-            current = g;
-        }
-        PairSum *sum = sums_find(&t->status, &groups->sums, key);
-        if (sum) sum->weight += w;
-    }
-    if (current >= 0 && !t->status.failed) sums_into_counts(t, (uint16_t)current);
+    if (start && !t->ids) recount_bytes(t);
+    else recount_stored(t);
     for (size_t i = 0; i < groups->counts.n_slots && !t->status.failed; i++) {
         GroupCount entry = groups->counts.slots[i];
         if (entry.count >= 0 && entry.count >= t->min_count) push_group(t, entry.key, entry.count);
     }
 }
 
-/* The pairs a merge destroyed occurrences of, lowered within each occurrence's group. */
-void group_decrements(Trainer *t, const Record *lost, size_t n) {
+/* ---------------------------------------------------------------------------------------- */
+/* A merge's records, summed per pair within one group                                       */
+
+/* A merge's records come in position order, and a group's texts lie together, so the records
+   of one group come together: summed per pair first, they reach the group counts once per
+   distinct pair of the group instead of once per occurrence. The sums are kept by index, not
+   by key, so that summing is an array access, never a hash lookup: a lost record's sum in its
+   pair's entry (found when the global count fell, and just touched), a made record's in its
+   entry among the pairs the merge made. The entries with a sum are listed in `pending` until
+   the group changes. */
+
+static int add_pending(Trainer *t, int32_t index) {
     Groups *groups = t->groups;
-    int32_t current = -1;
-    for (size_t k = 0; k < n && !t->status.failed; k++) {
-        if (!lost[k].weight) continue;
-        uint16_t g = group_at(groups, lost[k].position);
-        if (g != current) {
-            if (current >= 0) flush_lost(groups, (uint16_t)current);
-            current = g;
-        }
-        PairSum *sum = sums_find(&t->status, &groups->sums, lost[k].key);
-        if (sum) sum->weight += lost[k].weight;
-    }
-    if (current >= 0) flush_lost(groups, (uint16_t)current);
+    groups->pending = grow(&t->status, groups->pending, &groups->pending_capacity,
+                           groups->n_pending + 1, sizeof(int32_t));
+    if (t->status.failed) return -1;
+    groups->pending[groups->n_pending++] = index;
+    return 0;
 }
 
-/* Each pair a merge made and the trainer kept: its count in each group. Its keys hold the
-   new id, so they are new entries; those reaching min_count go on their group's heap. */
+/* Group g's summed losses taken off its counts (a count never goes below 0, which also keeps
+   the table's empty mark, a count below 0, for empty slots). */
+static void flush_lost(Trainer *t, uint16_t g) {
+    Groups *groups = t->groups;
+    for (size_t k = 0; k < groups->n_pending; k++) {
+        Pair *pair = &t->table.pairs[groups->pending[k]];
+        int64_t lost = pair->group_sum;
+        pair->group_sum = 0;
+        GroupCount *entry = counts_find(&groups->counts, group_key(g, pair->key));
+        if (entry) entry->count = entry->count > lost ? entry->count - lost : 0;
+    }
+    groups->n_pending = 0;
+}
+
+/* Group g's summed made pairs into its counts: each is a new entry (its key holds the new id),
+   and its count there is whole, so it goes on the group's heap at once if it reaches
+   min_count. */
+static void flush_made(Trainer *t, uint16_t g) {
+    Groups *groups = t->groups;
+    Made *made = t->scratch.made;
+    for (size_t k = 0; k < groups->n_pending && !t->status.failed; k++) {
+        Made *m = &made[groups->pending[k]];
+        Key counted = group_key(g, m->key);
+        int64_t count = m->group_sum;
+        m->group_sum = 0;
+        int added;
+        GroupCount *entry = counts_add(&t->status, &groups->counts, counted, &added);
+        if (!entry) break;
+        entry->count += count;
+        if (entry->count >= t->min_count) push_group(t, counted, entry->count);
+    }
+    groups->n_pending = 0;
+}
+
+/* The pairs a merge destroyed occurrences of, lowered within each occurrence's group. Only
+   live stored pairs matter: a merged pair's group counts are never read again. */
+void group_decrements(Trainer *t, const Record *lost, const int32_t *lost_pair, size_t n) {
+    Groups *groups = t->groups;
+    groups->n_pending = 0;
+    int32_t current = -1;
+    for (size_t k = 0; k < n && !t->status.failed; k++) {
+        int32_t index = lost_pair[k];
+        if (!lost[k].weight || index < 0 || t->table.pairs[index].count < 0) continue;
+        uint16_t g = group_at(groups, lost[k].position);
+        if (g != current) {
+            if (current >= 0) flush_lost(t, (uint16_t)current);
+            current = g;
+        }
+        Pair *pair = &t->table.pairs[index];
+        if (!pair->group_sum && add_pending(t, index) < 0) return;
+        pair->group_sum += lost[k].weight;
+    }
+    if (current >= 0) flush_lost(t, (uint16_t)current);
+}
+
+/* Each pair a merge made and the trainer kept: its count in each group. */
 void group_count_made(Trainer *t) {
     Groups *groups = t->groups;
     Scratch *s = &t->scratch;
-    groups->n_touched = 0;
+    groups->n_pending = 0;
     int32_t current = -1;
     for (size_t r = 0; r < s->n && !t->status.failed; r++) {
-        if (!s->records[r].weight) continue; /* whether the trainer kept it: at the flush */
+        Made *made = &s->made[s->record_made[r]];
+        if (!s->records[r].weight || made->pair < 0) continue; /* weight 0, or not kept */
         uint16_t g = group_at(groups, s->records[r].position);
         if (g != current) {
             if (current >= 0) flush_made(t, (uint16_t)current);
             current = g;
         }
-        PairSum *sum = sums_find(&t->status, &groups->sums, s->records[r].key);
-        if (sum) sum->weight += s->records[r].weight;
+        if (!made->group_sum && add_pending(t, s->record_made[r]) < 0) return;
+        made->group_sum += s->records[r].weight;
     }
     if (current >= 0 && !t->status.failed) flush_made(t, (uint16_t)current);
-    for (size_t k = 0; k < groups->n_touched && !t->status.failed; k++) {
-        const GroupCount *entry = counts_find(&groups->counts, groups->touched[k]);
-        if (entry->count >= t->min_count) push_group(t, entry->key, entry->count);
-    }
 }
 
 /* The best pair of one group, by its count there (the global entry's index); -1 when the
@@ -363,45 +367,32 @@ static int32_t best_pair_group(Trainer *t, int32_t group) {
     return t->floor > t->min_count ? -2 : -1;
 }
 
-/* Most tokens first; ties to the lower group (the smaller language code). */
-static int worst_first(const void *a, const void *b) {
-    const GroupTokens *x = a, *y = b;
-    if (x->tokens != y->tokens) return x->tokens > y->tokens ? -1 : 1;
-    return (x->group > y->group) - (x->group < y->group);
-}
+/* The pair of the group with the most tokens that has one (ties: the lower group); *chosen
+   says which group. -1 when no group has a pair reaching min_count.
 
-/* The pair of the group with the most tokens that has one; *chosen says which group. -1
-   when no group has a pair reaching min_count. */
+   A group found without a pair reaching min_count (with the floor at min_count) never has one
+   again: each occurrence a later merge makes in it, (x, z) or (z, y), stands where an
+   occurrence of (x, a) or (b, y) of the same text was destroyed, one for one, so no new pair's
+   count there exceeds an old one's. Such a group is marked `exhausted` and passed over, as the
+   reference's scan of the groups in order passes over it each time. */
 int32_t best_pair_parity(Trainer *t, int32_t *chosen) {
     Groups *groups = t->groups;
-    GroupTokens *order = groups->order;
     for (;;) {
-        /* Mostly the group with the most tokens has a pair: found in one pass, no sort. */
-        int32_t worst = 0;
-        for (int32_t g = 1; g < groups->n; g++)
-            if (groups->tokens[g] > groups->tokens[worst]) worst = g;
-        int32_t first = best_pair_group(t, worst);
-        if (first >= 0) {
+        int32_t worst = -1;
+        for (int32_t g = 0; g < groups->n; g++)
+            if (!groups->exhausted[g] && (worst < 0 || groups->tokens[g] > groups->tokens[worst]))
+                worst = g;
+        if (worst < 0 || t->status.failed) return -1;
+        int32_t index = best_pair_group(t, worst);
+        if (index >= 0) {
             *chosen = worst;
-            return first;
+            return index;
         }
-        if (first == -2 && !t->status.failed) { /* as the loop below would, at its start */
-            t->floor = t->floor / 4 > t->min_count ? t->floor / 4 : t->min_count;
-            rescan(t, 0);
+        if (index == -1) {
+            groups->exhausted[worst] = 1;
             continue;
         }
-        for (int32_t g = 0; g < groups->n; g++) order[g] = (GroupTokens){groups->tokens[g], g};
-        qsort(order, (size_t)groups->n, sizeof(GroupTokens), worst_first);
-        int lower = 0;
-        for (int32_t k = 0; k < groups->n && !lower; k++) {
-            int32_t index = best_pair_group(t, order[k].group);
-            if (index >= 0) {
-                *chosen = order[k].group;
-                return index;
-            }
-            lower = index == -2;
-        }
-        if (!lower || t->status.failed) return -1;
+        /* -2: pairs below the floor may beat this group's best: recount with a lower floor */
         t->floor = t->floor / 4 > t->min_count ? t->floor / 4 : t->min_count;
         rescan(t, 0);
     }

@@ -121,6 +121,7 @@ int32_t table_add(Status *status, PairTable *table, Key key, int64_t count) {
     Pair *pair = &table->pairs[table->n];
     pair->key = key;
     pair->count = count;
+    pair->group_sum = 0;
     pair->block = NO_LIST;
     pair->n = 0;
     pair->offset = 0;

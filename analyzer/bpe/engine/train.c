@@ -86,7 +86,7 @@ static void store_counted(Trainer *t, size_t n, const Key *keys, const int64_t *
         if (index < 0) return;
         Pair *pair = &t->table.pairs[index];
         pair->block = block;
-        pair->offset = offset;
+        pair->offset = (uint32_t)offset;
         offset += occurrences[i];
         t->blocks.blocks[block].live++;
         stored[i] = (uint32_t)index;
@@ -195,7 +195,7 @@ void rescan(Trainer *t, int start) {
     else count_pairs(t);
     if (t->blocks.n) t->blocks.blocks[t->blocks.n - 1].closed = 1;
     for (size_t i = 0; i < t->table.n && !t->status.failed; i++) push_pair(t, (int32_t)i);
-    if (t->groups && t->groups->parity) group_recount(t);
+    if (t->groups && t->groups->parity) group_recount(t, start);
 }
 
 /* The first floor: pairs rarer than about one per 64 KiB of text are not stored at first. */
@@ -284,6 +284,7 @@ static Made *scratch_made(Trainer *t, Key key) {
     made->count = 0;
     made->n = made->filled = 0;
     made->pair = -1;
+    made->group_sum = 0;
     return made;
 }
 
@@ -312,6 +313,11 @@ static void apply_decrements(Trainer *t) {
     PairTable *table = &t->table;
     size_t mask = table->n_slots - 1, n = s->n_lost;
     const size_t ahead = 12;
+    int parity = t->groups && t->groups->parity;
+    if (parity) { /* each lost record's entry, for the group counts (groups.c) */
+        s->lost_pair = grow(&t->status, s->lost_pair, &s->lost_pair_capacity, n, sizeof(int32_t));
+        if (t->status.failed) return;
+    }
     for (size_t k = 0; k < n && k < ahead; k++)
         __builtin_prefetch(&table->slots[hash_key(s->lost[k].key) & mask]);
     for (size_t k = 0; k < n; k++) {
@@ -322,8 +328,9 @@ static void apply_decrements(Trainer *t) {
         }
         int32_t index = table_find(table, s->lost[k].key);
         if (index >= 0 && table->pairs[index].count > 0) table->pairs[index].count -= s->lost[k].weight;
+        if (parity) s->lost_pair[k] = index;
     }
-    if (t->groups && t->groups->parity) group_decrements(t, s->lost, n);
+    if (parity) group_decrements(t, s->lost, s->lost_pair, n);
     s->n_lost = 0;
 }
 
@@ -394,11 +401,14 @@ static int size_slots(Trainer *t) {
 static void store_made(Trainer *t) {
     Scratch *s = &t->scratch;
     s->n_made = 0;
+    s->record_made = grow(&t->status, s->record_made, &s->record_made_capacity, s->n, sizeof(int32_t));
+    if (t->status.failed) return;
     for (size_t r = 0; r < s->n; r++) {
         Made *made = scratch_made(t, s->records[r].key);
         if (!made) return;
         made->count += s->records[r].weight;
         made->n++;
+        s->record_made[r] = (int32_t)(made - s->made);
     }
     size_t kept = 0;
     for (size_t m = 0; m < s->n_made; m++) {
@@ -413,14 +423,14 @@ static void store_made(Trainer *t) {
         if (created < 0) return;
         Pair *stored = &t->table.pairs[created];
         stored->block = block;
-        stored->offset = offset;
+        stored->offset = (uint32_t)offset;
         stored->n = made->n;
         offset += made->n;
         t->blocks.blocks[block].live++;
         made->pair = created;
     }
     for (size_t r = 0; r < s->n && !t->status.failed; r++) {
-        Made *made = scratch_made(t, s->records[r].key);
+        Made *made = &s->made[s->record_made[r]];
         if (made->pair < 0) continue;
         Pair *stored = &t->table.pairs[made->pair];
         t->blocks.blocks[block].data[stored->offset + made->filled++] = s->records[r].position;
@@ -460,12 +470,6 @@ int64_t trainer_merge(Trainer *t, int32_t index, int32_t z) {
     return replaced;
 }
 
-/* For groups.c: the entry a pair this merge made became (-1: not kept). */
-int32_t made_entry(Trainer *t, Key key) {
-    Made *made = scratch_made(t, key);
-    return made ? made->pair : -1;
-}
-
 void trainer_free(Trainer *t) {
     free(t->tok);
     free(t->weight);
@@ -474,7 +478,9 @@ void trainer_free(Trainer *t) {
     free(t->heap.items);
     blocks_free(&t->blocks);
     free(t->scratch.records);
+    free(t->scratch.record_made);
     free(t->scratch.lost);
+    free(t->scratch.lost_pair);
     free(t->scratch.made);
     free(t->scratch.slots);
 }
