@@ -145,6 +145,20 @@ def test_parity_serves_the_worst_compressed_language_first():
     assert hybrid.chosen == [None, "kor_Hang"] and hybrid.merges[0] == ((97, 97), 256)
 
 
+def test_a_language_with_no_pair_left_is_passed_over(on):
+    """English has the most tokens but no pair occurring twice: it never gets a merge, and each
+    merge goes to the next worst language, until Korean too has nothing left (the compiled
+    engine marks such a language exhausted once, and passes over it from then on)."""
+    texts = {"eng_Latn": ["abcdefghijklmnopqrstuvwxyz"], "kor_Hang": ["xyxyxyxy zwzw"],
+             "rus_Cyrl": ["пппп"]}
+    got = bpe.train_by_language(texts, 280, parity=True)
+    assert got.merges == ref.train_parity(texts, 280)
+    assert "eng_Latn" not in got.chosen and got.stop_reason == "min_pair_count"
+    for tie_break in ("lexicographic", "first"):
+        assert bpe.train_parity(texts, 280, tie_break=tie_break) == \
+            ref.train_parity(texts, 280, tie_break=tie_break)
+
+
 def test_real_multilingual_text_equals_the_reference(on):
     folder = shared_corpus("udhr")
     languages = ["eng_Latn", "hin_Deva", "kor_Hang", "mya_Mymr", "tha_Thai", "yor_Latn"]

@@ -19,6 +19,7 @@ how often it occurs there (so a chunk two languages share still counts in each).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -87,10 +88,9 @@ def train_by_language(
     languages = sorted(texts) if parity else list(texts)
     _check(texts, dev, weights, parity, global_merges)
     split = splitter(pretokenizer)
+    # One entry per chunk (hundreds of thousands): int64 arrays, built a language at a time.
     flat: list[str] = []
-    groups: list[int] = []
-    train_weights: list[int] = []
-    multiplicities: list[int] = []
+    groups, train_weights, multiplicities = array("q"), array("q"), array("q")
 
     parts = [(texts[lang], group, (weights or {}).get(lang, 1), dev is None, True)
              for group, lang in enumerate(languages)]
@@ -99,11 +99,15 @@ def train_by_language(
                  for part in (parts[group], (dev[lang], group, 0, True, False))]
     split_parts = _split_each([list(items) for items, *_ in parts], split)
     for (_, group, weight, measured, trained), (chunks, counts) in zip(parts, split_parts):
-        flat.extend(chunks)
-        groups.extend([group] * len(chunks))
-        train_weights.extend(weight * count if trained else 0 for count in counts)
-        multiplicities.extend(count if measured else 0 for count in counts)
-    plain = all(w == 1 for w in train_weights)
+        n = len(chunks)
+        flat += chunks
+        groups += array("q", [group]) * n
+        counted = counts if isinstance(counts, array) else array("q", counts)
+        weighted = counted if weight == 1 else array("q", [weight * count for count in counted])
+        nothing = array("q", bytes(8 * n))
+        train_weights += weighted if trained else nothing
+        multiplicities += counted if measured else nothing
+    plain = not train_weights or min(train_weights) == 1 == max(train_weights)
     start: list[str] | TokenIds = flat
     if isinstance(base, Sequence):
         if base:

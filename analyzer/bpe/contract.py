@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import operator
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -28,6 +29,9 @@ language index fit in one 64-bit key."""
 
 MAX_WEIGHT = 2**32 - 1
 """The largest weight of one text."""
+
+INTEGER_TYPECODES = "bBhHiIlLqQ"
+"""The typecodes of `array`s that hold whole numbers only (checked by their range alone)."""
 
 Progress = Callable[[int, int], None]
 """Called as progress(merges_done, merges_wanted): after each merge (pure engine) or after each
@@ -149,7 +153,8 @@ def check_weights(texts: Sequence[object], weights: Sequence[int] | None) -> lis
 def _whole_numbers_within(values: Sequence[object], low: int, high: int) -> bool:
     """Whether every value is an int (not a bool) from low to high: a few passes in C, for
     the texts of a large corpus (the callers then look for the one that is not, to name it)."""
-    if set(map(type, values)) - {int}:
+    if not (isinstance(values, array) and values.typecode in INTEGER_TYPECODES) \
+            and set(map(type, values)) - {int}:
         return False
     numbers: Sequence[int] = values  # type: ignore[assignment]  # ints, just checked
     return not numbers or (min(numbers) >= low and max(numbers) <= high)

@@ -239,7 +239,7 @@ def chunk_texts(texts: Sequence[str], pretokenizer: Splitter,
 
 
 def distinct_chunks(texts: Sequence[str], pretokenizer: Splitter,
-                    weights: Sequence[int] | None = None) -> tuple[list[str], list[int]]:
+                    weights: Sequence[int] | None = None) -> tuple[list[str], Sequence[int]]:
     """`chunk_texts`'s distinct chunks and their counts alone (what training needs), without
     keeping each text's chunk ids: on a gigabyte of text those would take 600 MB.
 
@@ -248,7 +248,7 @@ def distinct_chunks(texts: Sequence[str], pretokenizer: Splitter,
     """
     found = _gathered_natively(texts, pretokenizer, weights, keep_ids=False)
     if found is not None:
-        return found.chunks, found.counts.tolist()
+        return found.chunks, found.counts  # an int64 array: no Python int per chunk
     chunked = chunk_texts(texts, pretokenizer, weights)
     return chunked.chunks, chunked.counts
 

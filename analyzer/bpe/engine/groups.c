@@ -164,8 +164,11 @@ void push_group(Trainer *t, Key counted, int64_t count) {
 /* ---------------------------------------------------------------------------------------- */
 /* Recounting: at the start, and whenever the floor is lowered                               */
 
-/* A pair's sum in group g into the group counts. */
+/* A pair's whole count in group g into the group counts, if it reaches min_count: a count
+   only falls once its pair is made (see train.c), so a pair below min_count in a group can
+   never be that group's choice, and needs no entry (a missing entry reads as 0). */
 static void count_in_group(Trainer *t, uint16_t g, Key key, int64_t sum) {
+    if (sum < t->min_count) return;
     int added;
     GroupCount *entry = counts_add(&t->status, &t->groups->counts, group_key(g, key), &added);
     if (entry) entry->count += sum;
@@ -234,7 +237,7 @@ static void recount_stored(Trainer *t) {
 void group_recount(Trainer *t, int start) {
     Groups *groups = t->groups;
     size_t wanted = 1024;
-    while (wanted < 16 * t->table.n) wanted *= 2; /* a pair is in 8 groups or so (NTREX) */
+    while (wanted < 8 * t->table.n) wanted *= 2; /* room for a few groups per pair */
     counts_free(&groups->counts);
     counts_rehash(&t->status, &groups->counts, wanted);
     for (int32_t g = 0; g < groups->n; g++) groups->heaps[g].n = 0;
@@ -282,7 +285,7 @@ static void flush_lost(Trainer *t, uint16_t g) {
 
 /* Group g's summed made pairs into its counts: each is a new entry (its key holds the new id),
    and its count there is whole, so it goes on the group's heap at once if it reaches
-   min_count. */
+   min_count (and needs no entry otherwise: see count_in_group). */
 static void flush_made(Trainer *t, uint16_t g) {
     Groups *groups = t->groups;
     Made *made = t->scratch.made;
@@ -291,6 +294,7 @@ static void flush_made(Trainer *t, uint16_t g) {
         Key counted = group_key(g, m->key);
         int64_t count = m->group_sum;
         m->group_sum = 0;
+        if (count < t->min_count) continue;
         int added;
         GroupCount *entry = counts_add(&t->status, &groups->counts, counted, &added);
         if (!entry) break;
