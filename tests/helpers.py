@@ -226,15 +226,16 @@ def cli_output(db, *args) -> str:
     return result.stdout
 
 
-def make_served_db(folder: Path) -> Path:
-    """A database for the service's tests: the tiny corpus, and one complete run of it with
-    parity and a production tokenizer."""
+def make_served_db(folder: Path, run: bool = True) -> Path:
+    """A database for the service's tests: the tiny corpus, and (`run`) one complete run of it
+    with parity and a production tokenizer."""
     corpus = folder / "tiny"
     corpus.mkdir()
     for lang, lines in TINY.items():
         (corpus / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     db = folder / "served.db"
     cli_output(db, "ingest", corpus)
-    cli_output(db, "run", "--vocab", "280,300", "--parity", "--jobs", "1", "--no-report",
-               "--tokenizer", "cl100k_base")
+    if run:
+        cli_output(db, "run", "--vocab", "280,300", "--parity", "--jobs", "1", "--no-report",
+                   "--tokenizer", "cl100k_base")
     return db

@@ -75,6 +75,8 @@ def test_each_model_s_cost_of_the_same_content(tiny_db, tmp_path):
         assert row.output_cost == pytest.approx(tokens[row.lang] * scale * 12.0 / 1e6)
         assert row.cost_ratio == pytest.approx(tokens[row.lang] / tokens["eng_Latn"])
         assert row.context_chars == pytest.approx(chars[row.lang] / tokens[row.lang] * 1000)
+        # the content that fits, against the pivot: what the premium costs, not characters
+        assert row.content_share == pytest.approx(tokens["eng_Latn"] / tokens[row.lang])
 
 
 def test_the_page_prices_the_measured_models_with_their_dates_and_sources(tiny_db, tmp_path):
@@ -87,6 +89,7 @@ def test_the_page_prices_the_measured_models_with_their_dates_and_sources(tiny_d
         assert f"{model} (OpenAI, tokenizer o200k_base)" in page.html
     assert "https://openai.com/api/pricing/" in page.html and "listed 2024-10-01" in page.html
     assert "<h3>gpt2</h3>" in page.html  # an unpriced tokenizer at the --price of the page
+    assert page.html.count("content in the window, of the pivot's") == len(o200k_models) + 2
     assert "analyzer&#x27;s price table" in page.html
     path = tmp_path / "mine.toml"
     path.write_text(MINE.replace("cl100k_base", "o200k_base"))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from analyzer.report import build_page, plotly_file_name, write_report
+from analyzer.report.costs import CONTENT_FITS, cost_table
 from analyzer.runs import RunSettings, execute_run
 
 
@@ -32,3 +35,26 @@ def test_self_contained_inlines_plotly(tiny_db, tmp_path):
     assert "<script src" not in html and len(html) > 1_000_000
     assert not (tmp_path / "out" / plotly_file_name()).exists()
     assert len(build_page(tiny_db, run_id).figures) == 8  # no shared-vs-own, no cross
+
+
+def test_the_context_column_is_content_not_characters():
+    """A language with a +25 % premium fits 80 % of the content the pivot does, however many
+    characters that content is in its own script (fewer in Chinese, more in Tumbuka)."""
+    frame = pd.DataFrame([
+        dict(vocab="shared", size=300, lang="eng_Latn", tokens=100, chars=400, premium=1.0,
+             overhead=0.0, chars_per_token=4.0),
+        dict(vocab="shared", size=300, lang="zho_Hans", tokens=125, chars=120, premium=1.25,
+             overhead=0.25, chars_per_token=0.96),
+        dict(vocab="shared", size=300, lang="tum_Latn", tokens=128, chars=528, premium=1.28,
+             overhead=0.28, chars_per_token=4.125),
+    ])
+    html = cost_table(frame, "eng_Latn", "shared", 300, price=1.0, context_window=1000)
+    body = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr[^>]*>(.*?)</tr>", html)]
+    rows = {cells[0]: cells[1:] for cells in body if cells}
+    headers = re.findall(r"<th>(.*?)</th>", html)
+    content = headers.index(CONTENT_FITS) - 1  # the language cell is not in `cells`
+    characters = next(i for i, h in enumerate(headers) if h.startswith("characters")) - 1
+    assert {lang.split()[0]: cells[content] for lang, cells in rows.items()} == \
+        {"English": "100%", "Chinese": "80%", "Tumbuka": "78%"}
+    assert {lang.split()[0]: cells[characters] for lang, cells in rows.items()} == \
+        {"English": "4,000", "Chinese": "960", "Tumbuka": "4,125"}  # labelled as characters

@@ -164,7 +164,7 @@ def test_the_cost_view_draws_each_priced_model_and_opens_its_table(browser, tiny
     cells = heatmap.locator("g.heatmaplayer text, .textpoint text").all_text_contents()
     assert len(cells) == 5 * 3 and all(cell.startswith("$") for cell in cells)  # 5 models x 3 languages
     costs = page.locator("section:has(h2:text-is('What it costs'))")
-    details = costs.locator("details").filter(has_text="GPT-4o mini")
+    details = costs.locator("details:not(.section)").filter(has_text="GPT-4o mini")
     summary, table = details.locator("summary"), details.locator("table")
     assert not table.is_visible()
     summary.click()
@@ -281,6 +281,11 @@ def test_many_languages_get_a_heatmap_headline_and_a_filter_that_narrows_every_c
     page.wait_for_function("() => document.getElementById('filter-count').textContent"
                            ".startsWith('2 of 14')")
     assert drawn_languages("figure-0") == 2  # Russian and Ukrainian rows left in the heatmap
+    shown_rows = page.evaluate("""() => Array.from(document.querySelectorAll('table'))
+        .filter(table => table.querySelector('tr[data-lang]'))
+        .map(table => Array.from(table.querySelectorAll('tr[data-lang]'))
+             .filter(row => row.style.display !== 'none').length)""")
+    assert shown_rows and set(shown_rows) == {2}  # every table narrowed to the two as well
     after = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
                           ".map(div => div.layout.height)")
     assert any(a < b for a, b in zip(after, heights))  # per-language charts shrank
@@ -293,5 +298,33 @@ def test_many_languages_get_a_heatmap_headline_and_a_filter_that_narrows_every_c
                            ".startsWith('8 of 14')")
     assert drawn_languages("figure-0") == 8
     page.screenshot(path=str(tmp_path / "many.png"), full_page=True)
+    page.close()
+    assert problems == []
+
+
+def test_every_section_is_in_the_sticky_contents_and_collapses(browser, tiny_db, tmp_path):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[256, 300], tokenizers=["cl100k_base"], jobs=1))
+    page, problems = loaded(browser, write_report(tiny_db, run_id, tmp_path / "reports"))
+    links = page.evaluate("() => Array.from(document.querySelectorAll('#contents ol a'))"
+                          ".map(a => a.getAttribute('href'))")
+    sections = page.evaluate("() => Array.from(document.querySelectorAll('section'))"
+                             ".map(section => '#' + section.id)")
+    assert links == sections and len(set(sections)) == len(sections) >= 10
+    # the cost view is one click away, its title shown below the sticky bar
+    page.click("#contents a.jump:text-is('What it costs')")
+    page.wait_for_function("() => location.hash === '#what-it-costs'")
+    bar, title = (page.locator(selector).bounding_box()
+                  for selector in ("#toolbar", "#what-it-costs h2"))
+    assert bar["y"] == 0 and bar["y"] + bar["height"] <= title["y"] < 1000 - title["height"]
+    page.click("#contents a.jump:text-is('Back to top')")
+    page.wait_for_function("() => window.scrollY === 0")
+    # a section closes on its title, and its chart is laid out again when it opens
+    first = page.locator("section").first
+    first.locator("summary").click()
+    assert not first.locator(".js-plotly-plot").is_visible()
+    first.locator("summary").click()
+    assert first.locator(".js-plotly-plot .main-svg").first.is_visible()
+    assert first.locator(".js-plotly-plot").bounding_box()["width"] > 1000
+    page.screenshot(path=str(tmp_path / "navigation.png"))
     page.close()
     assert problems == []

@@ -73,6 +73,29 @@ def test_the_playground_counts_as_you_type_and_keeps_markup_as_text(browser, ser
     assert problems == []
 
 
+def test_the_playground_says_it_is_loading_then_what_to_do_without_a_run(browser, tmp_path):
+    server = Server(make_served_db(tmp_path, run=False))
+    try:
+        # Before its script has fetched the lists (here: never, scripts off), the page says so.
+        still = browser.new_page(java_script_enabled=False)
+        still.goto(server.url + "/playground", wait_until="load")
+        assert "Loading" in still.inner_text("#status")
+        assert still.inner_text("#run option") == "(loading…)"
+        assert still.get_attribute("#controls", "aria-busy") == "true"
+        still.close()
+        page, problems = watched(browser, server.url)
+        page.goto(server.url + "/playground", wait_until="load")
+        page.wait_for_selector("#vocabs p.empty")
+        assert "analyzer run --vocab 512" in page.inner_text("#vocabs")
+        assert page.inner_text("#run option") == "(none)"
+        assert page.get_attribute("#controls", "aria-busy") is None
+        assert "Loading" not in page.inner_text("#status") + page.inner_text("#tokenizers")
+        page.close()
+    finally:
+        server.stop()
+    assert problems == []
+
+
 def test_a_hostile_corpus_stays_inert_in_the_pages(browser, tmp_path):
     from typer.testing import CliRunner
 

@@ -103,7 +103,7 @@ def train_detailed(
 
 
 def _distinct_chunks(texts: str | Iterable[str], pretokenizer: str | None,
-                     weights: Sequence[int] | None) -> tuple[list[str], list[int] | None]:
+                     weights: Sequence[int] | None) -> tuple[list[str], Sequence[int] | None]:
     """The texts' distinct chunks in order of first appearance, each weighted by how often it
     occurs (texts' weights applied): training on them equals training on every chunk, in
     order. Without a pre-tokenizer, the texts and their weights, checked."""

@@ -125,7 +125,8 @@ def train_by_language(
         dict(zip(languages, result.replaced_by_group)))
 
 
-def _split_each(parts: list[list[str]], split: Splitter | None) -> list[tuple[list[str], list[int]]]:
+def _split_each(parts: list[list[str]],
+                split: Splitter | None) -> list[tuple[list[str], Sequence[int]]]:
     """Each part's distinct chunks and their counts (each text once, count 1, without a
     splitter). The parts (a language's texts each) are cut on every core: the compiled splitter
     gives up the GIL, and one part is mostly too small to share out by itself."""

@@ -243,7 +243,11 @@ def distinct_chunks(texts: Sequence[str], pretokenizer: Splitter,
     """`chunk_texts`'s distinct chunks and their counts alone (what training needs), without
     keeping each text's chunk ids: on a gigabyte of text those would take 600 MB.
 
-    >>> distinct_chunks(["a b", "b a"], resolve("words"), [2, 1])
+    The counts are an int64 `array` where compiled code gathered them (no Python int per
+    chunk), else a list.
+
+    >>> chunks, counts = distinct_chunks(["a b", "b a"], resolve("words"), [2, 1])
+    >>> chunks, list(counts)
     (['a', ' b', 'b', ' a'], [2, 2, 1, 1])
     """
     found = _gathered_natively(texts, pretokenizer, weights, keep_ids=False)

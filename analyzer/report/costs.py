@@ -10,7 +10,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
-from analyzer.metrics.costs import CONTENT_CHARS, scaled_cost
+from analyzer.metrics.costs import CONTENT_CHARS, content_share, scaled_cost
+
+
+CONTENT_FITS = "content in the window, of the pivot's"
+"""The column a buyer reads for context: how much of the same content fits (1 / premium)."""
 
 
 def content_note(pivot: str) -> str:
@@ -47,44 +51,50 @@ def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -
 
 def model_cost_table(costs: pd.DataFrame) -> str:
     """One priced model: per language, tokens, the cost of the same content as input and as
-    output, the cost relative to the pivot's, and what fits in the model's context window."""
+    output, the cost relative to the pivot's, how much of the same content fits in the model's
+    context window against the pivot, and how many of the language's characters fit there."""
     first = costs.iloc[0]
     summary = (f"{first['model']} ({first['provider']}, tokenizer {first['tokenizer']}): "
                f"${first['input_price']:.2f} in / ${first['output_price']:.2f} out per million "
                f"tokens, {int(first['context_window']):,}-token window; listed {first['date']}")
     body = "".join(
-        f"<tr><td>{escape(language_name(row.lang))} <code>{escape(row.lang)}</code></td>"
+        f"<tr data-lang='{escape(row.lang, quote=True)}'>"
+        f"<td>{escape(language_name(row.lang))} <code>{escape(row.lang)}</code></td>"
         f"<td>{row.tokens:,}</td><td>${row.input_cost:,.3f}</td><td>${row.output_cost:,.3f}</td>"
-        f"<td>{row.cost_ratio:.2f}x</td><td>{row.context_chars:,.0f}</td>"
-        f"<td>{row.context_share:.0%}</td></tr>"
+        f"<td>{row.cost_ratio:.2f}x</td><td>{row.content_share:.0%}</td>"
+        f"<td>{row.context_chars:,.0f}</td></tr>"
         for row in costs.sort_values("cost_ratio", ascending=False).itertuples())
     source = escape(str(first["source"]))
     return (f"<details><summary>{escape(summary)}</summary>"
             f"<p class='muted'>Source: <a href='{source}'>{source}</a></p>"
             f"<table class='numbers'><thead><tr><th>language</th><th>tokens</th>"
             f"<th>input cost</th><th>output cost</th><th>vs pivot</th>"
-            f"<th>characters in the window</th><th>of the pivot's</th></tr></thead>"
+            f"<th>{CONTENT_FITS}</th><th>characters of the language in the window</th></tr></thead>"
             f"<tbody>{body}</tbody></table></details>")
 
 
 def cost_table(frame: pd.DataFrame, pivot: str, vocab: str, size: int, price: float,
                context_window: int) -> str:
     """One vocabulary at a price the user names: per language, the cost of the same content,
-    the extra over the pivot's, and the characters that fit in a `context_window`."""
+    the extra over the pivot's, how much of the same content fits in a `context_window`
+    against the pivot, and how many of the language's characters fit there."""
     rows = frame[(frame["vocab"] == vocab) & (frame["size"] == size)].set_index("lang")
     pivot_chars = rows.loc[pivot, "chars"]
-    pivot_cost = scaled_cost(rows.loc[pivot, "tokens"], pivot_chars, price)
-    pivot_context = rows.loc[pivot, "chars_per_token"] * context_window
+    pivot_tokens = rows.loc[pivot, "tokens"]
+    pivot_cost = scaled_cost(pivot_tokens, pivot_chars, price)
     body = []
     for lang in rows.sort_values("premium", ascending=False).index:
         row = rows.loc[lang]
         cost = scaled_cost(row["tokens"], pivot_chars, price)
         fits = row["chars_per_token"] * context_window
         body.append(
-            f"<tr><td>{escape(language_name(lang))} <code>{escape(lang)}</code></td>"
+            f"<tr data-lang='{escape(lang, quote=True)}'>"
+            f"<td>{escape(language_name(lang))} <code>{escape(lang)}</code></td>"
             f"<td>{int(row['tokens']):,}</td><td>{cost:,.3f}</td><td>{cost - pivot_cost:+,.3f}</td>"
-            f"<td>{row['overhead']:+.0%}</td><td>{fits:,.0f}</td><td>{fits / pivot_context:.0%}</td></tr>")
+            f"<td>{row['overhead']:+.0%}</td><td>{content_share(row['tokens'], pivot_tokens):.0%}</td>"
+            f"<td>{fits:,.0f}</td></tr>")
     return (f"<table class='numbers'><thead><tr><th>language</th><th>tokens</th>"
             f"<th>cost at {price:g} per million tokens</th><th>extra vs pivot</th>"
-            f"<th>premium in money</th><th>characters in a {context_window:,}-token window</th>"
-            f"<th>of the pivot's</th></tr></thead><tbody>{''.join(body)}</tbody></table>")
+            f"<th>premium in money</th><th>{CONTENT_FITS}</th>"
+            f"<th>characters of the language in a {context_window:,}-token window</th></tr>"
+            f"</thead><tbody>{''.join(body)}</tbody></table>")

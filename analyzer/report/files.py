@@ -21,8 +21,19 @@ table.numbers td:not(:first-child) { text-align: right; font-variant-numeric: ta
 details { margin: .3rem 0; } summary { cursor: pointer; font-weight: 600; }
 code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
 .figure { margin: 1rem 0 2rem; }
-.filter { position: sticky; top: 0; z-index: 10; background: #f7f7f7; border: 1px solid #ddd;
-          padding: .4rem .7rem; margin: 1rem 0; font-size: .9rem; }
+.toolbar { position: sticky; top: 0; z-index: 10; background: #f7f7f7; border: 1px solid #ddd;
+           padding: .3rem .7rem; margin: 1rem 0; font-size: .9rem; }
+.toolbar nav { display: flex; gap: 1.2rem; align-items: baseline; flex-wrap: wrap; }
+.toolbar .toc ol { position: absolute; background: #fff; border: 1px solid #ddd; margin: .3rem 0;
+                   padding: .5rem 1rem .5rem 2rem; max-height: 70vh; overflow-y: auto;
+                   box-shadow: 0 4px 12px rgba(0, 0, 0, .12); }
+.filter { border-top: 1px solid #ddd; margin-top: .3rem; padding-top: .3rem; }
+section { scroll-margin-top: var(--toolbar, 5rem); }
+details.section > summary { list-style: none; }
+details.section > summary::-webkit-details-marker { display: none; }
+details.section > summary h2 { display: inline-block; margin-bottom: .3rem; }
+details.section > summary h2::before { content: "\\25BE  "; color: #999; font-size: .9rem; }
+details.section:not([open]) > summary h2::before { content: "\\25B8  "; }
 .filter input[type=search] { margin: 0 .6rem; padding: .15rem .4rem; min-width: 14rem; }
 .filter label { margin-right: .6rem; white-space: nowrap; }
 """

@@ -6,7 +6,8 @@ Every trace that draws languages says which in its `meta`: `{"lang": code}` for 
 one language (a line), `{"langs": [code per point]}` for one point per language (bars, markers),
 `{"rows": [...], "cols": [...]}` for a heatmap's rows and columns. The filter keeps the points,
 rows and columns of the languages it shows, and leaves each trace's visibility (which sliders and
-menus set) as it is.
+menus set) as it is. A table row that is one language says which in `data-lang`: the filter
+hides the others.
 """
 
 from __future__ import annotations
@@ -183,6 +184,9 @@ FILTER_SCRIPT = """
       }
       narrowCategories(div, data, layout);
       Plotly.react(div, data, layout);
+    });
+    Array.prototype.forEach.call(document.querySelectorAll('tr[data-lang]'), function (row) {
+      row.style.display = keep(row.getAttribute('data-lang')) ? '' : 'none';
     });
     document.getElementById('filter-count').textContent = shown + ' of ' + total + ' languages shown';
   }

@@ -49,6 +49,7 @@ from .costs import content_note, cost_table, model_cost_table, model_costs_heatm
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script
 from .index import write_index
 from .language_filter import FILTER_SCRIPT, filter_bar
+from .navigation import COSTS_TITLE, NAVIGATION_SCRIPT, Anchors, section, toolbar
 from .tables import merges_table, provenance_table
 
 MERGES_SHOWN = 20
@@ -95,37 +96,41 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                            run.pretokenizers, run.pretokenizers[0])
     costs = model_costs(view.frame, run.pivot, price_table)
     sections = _sections(view, data, costs)
-    parts = []
+    anchors = Anchors()
+    parts: list[tuple[str, str, str]] = []  # (anchor, title, body) of each section, in order
     for index, (title, intro, figure) in enumerate(sections):
         div = pio.to_html(figure, full_html=False, include_plotlyjs=False, div_id=f"figure-{index}",
                           config={"displaylogo": False, "responsive": True})
-        parts.append(f"<section><h2>{escape(title)}</h2><p class='muted'>{escape(intro)}</p>"
-                     f"<div class='figure'>{div}</div></section>")
+        parts.append((anchors.new(title), title,
+                      f"<p class='muted'>{escape(intro)}</p><div class='figure'>{div}</div>"))
     merges = "".join(
         merges_table(f"{_vocabulary_title(v)}: first {MERGES_SHOWN} of {v.merges_learned:,} merges",
                      load_merges(db, run_id, v.scope, v.pretokenizer), MERGES_SHOWN,
                      _base_bytes(db, run_id, v))
         for v in data.vocabularies if v.kind.has_merges)
     if merges:
-        parts.append(f"<section><h2>Merges</h2><p class='muted'>The first merges each vocabulary "
-                     f"learned; tokens that are not whole UTF-8 characters are shown as bytes."
-                     f"</p>{merges}</section>")
-    parts.append(_costs_section(view, costs, (vocab, pretokenizer, size), price, context_window,
-                                _caveats(data.vocabularies)))
+        parts.append((anchors.new("Merges"), "Merges",
+                      f"<p class='muted'>The first merges each vocabulary learned; tokens that "
+                      f"are not whole UTF-8 characters are shown as bytes.</p>{merges}"))
+    parts.append((anchors.new(COSTS_TITLE), COSTS_TITLE,
+                  _costs_section(view, costs, (vocab, pretokenizer, size), price, context_window,
+                                 _caveats(data.vocabularies))))
     corpus = get_corpus_by_id(db, run.corpus_id)
-    parts.append(f"<section><h2>Provenance</h2>"
-                 f"{provenance_table(_provenance(run, corpus, data.vocabularies, prices))}"
-                 "</section>")
+    parts.append((anchors.new("Provenance"), "Provenance",
+                  provenance_table(_provenance(run, corpus, data.vocabularies, prices))))
     title = f"Tokenization tax: run {run_id} on {run.corpus}"
     filters = filter_bar(run.languages) if len(run.languages) >= FILTER_FROM else ""
+    bar = toolbar([(anchor, heading) for anchor, heading, _ in parts], filters)
+    body = "".join(section(anchor, heading, content) for anchor, heading, content in parts)
     html = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{escape(title)}</title><style>{STYLE}</style>"
             f"{plotly_script(self_contained)}</head><body>"
             f"<p class='muted'><a href='{escape(index_href, quote=True)}'>All runs</a></p>"
             f"<h1>{escape(title)}</h1>"
-            f"<p class='lead'>{escape(_lead(view))}</p>{filters}{''.join(parts)}"
+            f"<p class='lead'>{escape(_lead(view))}</p>{bar}{body}"
             f"<p class='muted'>Written by analyzer {escape(__version__)}.</p>"
+            f"<script>{NAVIGATION_SCRIPT}</script>"
             f"{'<script>' + FILTER_SCRIPT + '</script>' if filters else ''}</body></html>")
     return Page(html, [figure for _, _, figure in sections])
 
@@ -260,8 +265,9 @@ def _costs_section(view: figures.RunView, costs: pd.DataFrame,
         warnings = "".join(f"<p class='muted'><strong>{escape(name)}</strong>: {escape(caveat)}</p>"
                            for name, caveat in caveats.items() if name in set(costs["tokenizer"]))
         priced = (f"<h3>Models</h3><p class='muted'>Per model: the same content as input and as "
-                  f"output, and how many characters of each language its context window holds."
-                  f"</p>{warnings}{priced}")
+                  f"output; how much of the same content its context window holds, against the "
+                  f"pivot (a language with a +25 % premium fits 80 %); and how many characters "
+                  f"of the language's own text that is.</p>{warnings}{priced}")
     hypothetical = []
     if view.sizes:
         under = f"the shared vocabulary at size {size:,}" if vocab == VocabKind.SHARED else vocab
@@ -277,8 +283,7 @@ def _costs_section(view: figures.RunView, costs: pd.DataFrame,
         tables = (f"<p class='muted'>At {price:g} per million tokens and a "
                   f"{context_window:,}-token window (analyzer report --price, --context):</p>"
                   f"{tables}")
-    return (f"<section><h2>What it costs</h2><p class='muted'>{escape(content_note(view.pivot))}"
-            f"</p>{priced}{tables}</section>")
+    return f"<p class='muted'>{escape(content_note(view.pivot))}</p>{priced}{tables}"
 
 
 def _base_bytes(db: AnalyzerDatabase, run_id: int, vocabulary: VocabularyRead):

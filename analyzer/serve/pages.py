@@ -184,7 +184,7 @@ def playground():
         "<p class='lead'>Paste a text, or pick a unit of a corpus to see it in all its languages; "
         "choose a run's vocabularies and catalog tokenizers. Counts and pieces update as you "
         "type.</p>"
-        "<form id='controls' autocomplete='off'>"
+        "<form id='controls' autocomplete='off' aria-busy='true'>"
         "<fieldset><legend>Text</legend>"
         "<label>Corpus <select id='corpus'><option value=''>(my own text)</option></select></label> "
         "<label>Unit <input id='unit' type='number' min='0' value='0'></label> "
@@ -192,9 +192,11 @@ def playground():
         "<textarea data-lang='text' rows='3'>The same meaning costs some languages more tokens.</textarea>"
         "</label></div></fieldset>"
         "<fieldset><legend>Vocabularies</legend>"
-        "<label>Run <select id='run'><option value=''>(none)</option></select></label> "
+        "<label>Run <select id='run'><option value=''>(loading…)</option></select></label> "
         "<label>Size <input id='size' type='number' min='256' placeholder='largest'></label>"
         "<div id='vocabs'></div></fieldset>"
-        "<fieldset><legend>Tokenizers</legend><div id='tokenizers'></div></fieldset>"
-        "</form><p id='status' class='muted' role='status'></p><div id='results'></div>")
+        "<fieldset><legend>Tokenizers</legend><div id='tokenizers'>"
+        "<span class='muted'>Loading the tokenizers…</span></div></fieldset>"
+        "</form><p id='status' class='muted' role='status'>Loading the corpora, runs and "
+        "tokenizers…</p><div id='results'></div>")
     return page(layout("Playground", body, "<script src='/static/playground.js'></script>"))

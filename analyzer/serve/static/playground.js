@@ -4,6 +4,7 @@
   'use strict';
   var $ = function (id) { return document.getElementById(id); };
   var sequence = 0, timer = null;
+  var noRun = null;  // what to do when there is no run yet (set once the lists are in)
 
   function element(tag, text, className) {
     var node = document.createElement(tag);
@@ -70,7 +71,11 @@
   function loadVocabularies() {
     var holder = $('vocabs');
     holder.textContent = '';
-    if (!$('run').value) { update(); return Promise.resolve(); }
+    if (!$('run').value) {
+      if (noRun) holder.appendChild(element('p', noRun, 'muted empty'));
+      update();
+      return Promise.resolve();
+    }
     return request('GET', '/api/runs/' + $('run').value + '/vocabularies').then(function (list) {
       var seen = {};
       list.forEach(function (v) {
@@ -140,6 +145,24 @@
     }, 150);
   }
 
+  // Until the lists are in, the page says it is loading (set by the server, so it shows
+  // before this script runs); then it says what there is, and what to do when there is none.
+  function showLoaded(corpora, runs, tokenizers) {
+    $('run').options[0].textContent = '(none)';
+    $('tokenizers').textContent = '';
+    $('controls').removeAttribute('aria-busy');
+    if (!runs.length) {
+      noRun = corpora.length
+        ? 'No run yet: make one with "analyzer run --vocab 512", then reload this page.'
+        : 'No corpus and no run yet: "analyzer ingest" stores the sample corpus, then ' +
+          '"analyzer run --vocab 512" trains on it; reload this page after.';
+    }
+    if (!tokenizers.length) {
+      $('tokenizers').appendChild(element('p', 'No catalog tokenizer is on this machine: ' +
+        '"analyzer tokenizers get NAME" fetches one.', 'muted empty'));
+    }
+  }
+
   Promise.all([request('GET', '/api/corpora'), request('GET', '/api/runs'),
                request('GET', '/api/tokenizers')]).then(function (loaded) {
     loaded[0].forEach(function (corpus) {
@@ -153,9 +176,11 @@
       option.value = run.id;
       $('run').appendChild(option);
     });
+    var available = loaded[2].filter(function (item) { return item.available; });
+    showLoaded(loaded[0], complete, available);
     if (complete.length) $('run').value = complete[complete.length - 1].id;
-    loaded[2].forEach(function (item) {
-      if (item.available) checkbox($('tokenizers'), item.name, item.name + ' (' + item.family + ')', false);
+    available.forEach(function (item) {
+      checkbox($('tokenizers'), item.name, item.name + ' (' + item.family + ')', false);
     });
     $('corpus').addEventListener('change', loadUnit);
     $('unit').addEventListener('change', loadUnit);
