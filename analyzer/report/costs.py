@@ -1,6 +1,6 @@
 """The cost view: what the same content costs each language, under each priced model whose
 tokenizer the run measured (and under a trained vocabulary at a price the user names), and how
-many characters of each language a context window holds."""
+much of the same content a context window holds in each language (and how many characters)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
 from analyzer.metrics.costs import CONTENT_CHARS, content_share, scaled_cost
-
 
 CONTENT_FITS = "content in the window, of the pivot's"
 """The column a buyer reads for context: how much of the same content fits (1 / premium)."""
