@@ -39,10 +39,11 @@ from .corpus import (
 from .errors import AnalyzerError
 from .export import (
     export_csv,
-    export_document,
+    export_json,
     export_tokenizer,
     show_document,
     training_document,
+    unit_counts_csv,
 )
 from .external import (
     ALL_AVAILABLE,
@@ -679,10 +680,16 @@ def export(
                              "(default: its largest)."),
     pretokenizer: str = typer.Option(None, help="With --tokenizer unigram or wordpiece: the "
                                      "vocabulary's pre-tokenizer (default: the run's first)."),
+    units: bool = typer.Option(False, "--units", help="Also each measured unit's count under "
+                               "every vocabulary and size (json: a `units` section; csv: one "
+                               "row per unit instead of the records, for pandas or DuckDB)."),
     db: Path = DbOption,
 ) -> None:
     """Export a run: settings, vocabularies, merges, metrics records and the token report; or,
-    with --tokenizer, one of its tokenizers as files its library loads."""
+    with --tokenizer, one of its tokenizers as files its library loads. Written as it is made,
+    a vocabulary at a time."""
+    if units and tokenizer is not None:
+        raise _fail("--units is for the run's export, not for --tokenizer VOCAB")
     if tokenizer is not None:
         if out is None:
             raise _fail("--tokenizer writes files: say into which folder with --out DIR")
@@ -703,13 +710,14 @@ def export(
         _check_output_file(out)
     database = _open(db)
     data, frame = _run_metrics(database, run_id)
+    content: str | Iterator[str]
     if format.value == "csv":
-        content = export_csv(frame)
+        content = unit_counts_csv(data) if units else export_csv(frame)
     else:
-        content = json.dumps(export_document(database, run_id, data, frame), indent=2,
-                             ensure_ascii=False)
+        content = export_json(database, run_id, data, frame, units=units)
     if out is None:
-        typer.echo(content)
+        for piece in [content] if isinstance(content, str) else content:
+            typer.echo(piece, nl=False)
     else:
         with _writing(out):
             write_atomically(out, content)

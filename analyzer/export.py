@@ -4,13 +4,21 @@ The command line prints them and the service answers with them; neither builds a
 its own. Every NaN becomes null, every number a plain int or float.
 
     show_document(data, frame)          # {"run", "corpus", ..., "records": [...], ...}
-    export_document(db, run_id)         # settings, vocabularies with merges, records, token report
+    export_json(db, run_id)             # the export as JSON text, piece by piece (streamed)
+    export_document(db, run_id)         # the same document, parsed
     export_csv(frame)                   # the records, one row each
+    unit_counts_csv(data)               # each measured unit's count, one row each (streamed)
+
+The export is written as it is made: each vocabulary's merges, and each unit's count, are read
+and written one vocabulary at a time, so a run of hundreds of languages and vocabularies never
+holds its whole document (hundreds of megabytes of JSON) in memory.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +56,7 @@ from analyzer.store import (
     VocabKind,
     VocabularyRead,
     get_run,
-    load_merges,
+    iter_merges,
     load_model,
     load_replacements,
     load_texts,
@@ -121,36 +129,103 @@ def show_document(data: RunData, frame: pd.DataFrame) -> dict:
             "algorithm_premiums": rows(algorithm_premiums(data), ALGORITHM_COLUMNS)}
 
 
-def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
-                    frame: pd.DataFrame | None = None) -> dict:
-    """`analyzer export RUN`: the run's settings, its vocabularies with their merges, the
-    records and the token report."""
+def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
+                frame: pd.DataFrame | None = None, *, units: bool = False) -> Iterator[str]:
+    """`analyzer export RUN`, as JSON text in pieces: the run's settings, its vocabularies with
+    their merges, the records, the summaries and every other section, and the token report;
+    with `units`, also each measured unit's count (`units`: one entry per vocabulary,
+    pre-tokenizer, size and language, its counts in the order of `measured_units`). One item of
+    a list per line."""
     data = data or load_run_data(db, run_id)
     frame = language_metrics(data) if frame is None else frame
     run = data.run
-    document = run.model_dump(mode="json")
-    document["engine_version"] = run.engine_version
-    document["measured_units"] = run.measured_units
+    head = run.model_dump(mode="json")
+    head["engine_version"] = run.engine_version
+    head["measured_units"] = run.measured_units
+    yield "{\n" + "".join(f"  {_compact(key)}: {_compact(value)},\n" for key, value in head.items())
+    yield '  "vocabularies": ['
     models = model_digests(db, run.id)
-    document["vocabularies"] = [
-        {**vocabulary.model_dump(mode="json"),
-         "merges": merges_document(load_merges(db, run.id, vocabulary.scope,
-                                               vocabulary.pretokenizer)),
-         **({"models": models.get((vocabulary.scope, vocabulary.pretokenizer or NONE), [])}
-            if not vocabulary.kind.has_merges and vocabulary.kind.trained else {})}
-        for vocabulary in data.vocabularies]
-    document["records"] = records(frame)
-    document["summaries"] = rows(summaries(data), SUMMARY_KEYS)
-    document["equal_cost_sizes"] = equal_cost_sizes(data)
-    document["attribution"] = rows(attribution(data), ATTRIBUTION_KEYS)
-    document["divergence"] = divergence_document(data)
-    document["superbpe_effects"] = superbpe_effects(data)
-    document["own_superbpe_effects"] = own_superbpe_effects(data)
-    document["extension_effects"] = rows(extension_effects(data), EXTENSION_KEYS)
-    document["extension_reach"] = rows(extension_reach(data), REACH_KEYS)
-    document["algorithm_premiums"] = rows(algorithm_premiums(data), ALGORITHM_COLUMNS)
-    document["token_report"] = token_report(run, frame, data.vocabularies)
-    return document
+    for index, vocabulary in enumerate(data.vocabularies):
+        entry = vocabulary.model_dump(mode="json")
+        if not vocabulary.kind.has_merges and vocabulary.kind.trained:
+            entry["models"] = models.get((vocabulary.scope, vocabulary.pretokenizer or NONE), [])
+        merges = iter_merges(db, run.id, vocabulary.scope, vocabulary.pretokenizer)
+        listed = ",".join(f"\n      {merge_json(merge)}" for merge in merges)
+        yield f"{',' if index else ''}\n    {_compact(entry)[:-1]}, \"merges\": [{listed}]}}"
+    yield "\n  ],\n"
+    sections = {
+        "records": lambda: records(frame),
+        "summaries": lambda: rows(summaries(data), SUMMARY_KEYS),
+        "equal_cost_sizes": lambda: equal_cost_sizes(data),
+        "attribution": lambda: rows(attribution(data), ATTRIBUTION_KEYS),
+        "divergence": lambda: divergence_document(data),
+        "superbpe_effects": lambda: superbpe_effects(data),
+        "own_superbpe_effects": lambda: own_superbpe_effects(data),
+        "extension_effects": lambda: rows(extension_effects(data), EXTENSION_KEYS),
+        "extension_reach": lambda: rows(extension_reach(data), REACH_KEYS),
+        "algorithm_premiums": lambda: rows(algorithm_premiums(data), ALGORITHM_COLUMNS),
+    }
+    for key, make in sections.items():
+        yield f"  {_compact(key)}: {_listed(make())},\n"
+    if units:
+        yield '  "units": ['
+        for index, entry in enumerate(unit_counts(data)):
+            yield f"{',' if index else ''}\n    {_compact(entry)}"
+        yield "\n  ],\n"
+    yield f'  "token_report": {_compact(token_report(run, frame, data.vocabularies))}\n}}\n'
+
+
+def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
+                    frame: pd.DataFrame | None = None, *, units: bool = False) -> dict:
+    """The export (`export_json`) as one dict, for a caller that wants it whole."""
+    return json.loads("".join(export_json(db, run_id, data, frame, units=units)))
+
+
+def unit_counts(data: RunData) -> Iterator[dict]:
+    """Each vocabulary's count of each measured unit, per pre-tokenizer, size and language:
+    `{"vocab", "pretokenizer", "size", "lang", "tokens": [one per measured unit]}`."""
+    for (vocab, pretokenizer, size), by_lang in data.counts.items():
+        for lang in data.run.languages:
+            if lang in by_lang:
+                yield {"vocab": vocab, "pretokenizer": pretokenizer, "size": size, "lang": lang,
+                       "tokens": by_lang[lang].tolist()}
+
+
+UNIT_KEYS = ["vocab", "pretokenizer", "size", "lang", "unit", "tokens"]
+"""The columns of `export --format csv --units`: one row per count of one measured unit (`unit`:
+its index in the corpus, as in the JSON's `measured_units`)."""
+
+
+def unit_counts_csv(data: RunData) -> Iterator[str]:
+    """Every measured unit's count as CSV lines (UNIT_KEYS), a vocabulary at a time: the long
+    form pandas and DuckDB read directly."""
+    units = data.run.measured_units
+    yield ",".join(UNIT_KEYS) + "\n"
+    for entry in unit_counts(data):
+        prefix = _csv_fields([entry["vocab"], entry["pretokenizer"] or "", entry["size"],
+                              entry["lang"]])
+        yield "".join(f"{prefix},{unit},{tokens}\n" for unit, tokens in zip(units, entry["tokens"]))
+
+
+def _csv_fields(values: list) -> str:
+    """Values as one CSV line's fields (quoted where they hold a comma, quote or line break)."""
+    fields = []
+    for value in map(str, values):
+        if any(mark in value for mark in ',"\n\r'):
+            value = '"' + value.replace('"', '""') + '"'
+        fields.append(value)
+    return ",".join(fields)
+
+
+def _compact(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _listed(value) -> str:
+    """A section's JSON: a list one item per line (an object or a matrix row each)."""
+    if not isinstance(value, list) or not value:
+        return _compact(value)
+    return "[\n" + ",\n".join(f"    {_compact(item)}" for item in value) + "\n  ]"
 
 
 def divergence_document(data: RunData) -> list[dict]:
@@ -175,10 +250,21 @@ def export_csv(frame: pd.DataFrame) -> str:
     return frame[RECORD_KEYS].to_csv(index=False)
 
 
+def merge_json(merge: tuple[int, int, int, int, bytes]) -> str:
+    """One merge (a `StoredMerge`, or its fields) as a JSON object: ids, the count when
+    chosen, and the token's bytes in hex. Written as text: an export has millions.
+
+    >>> merge_json((97, 98, 256, 5, b"ab"))
+    '{"left": 97, "right": 98, "id": 256, "count": 5, "token_hex": "6162"}'
+    """
+    left, right, new_id, count, token = merge
+    return (f'{{"left": {left}, "right": {right}, "id": {new_id}, "count": {count}, '
+            f'"token_hex": "{token.hex()}"}}')
+
+
 def merges_document(merges: list[StoredMerge]) -> list[dict]:
-    """Merges as JSON: ids, the count when chosen, and the token's bytes in hex."""
-    return [{"left": m.left, "right": m.right, "id": m.new_id, "count": m.pair_count,
-             "token_hex": m.token.hex()} for m in merges]
+    """Merges as JSON objects (see `merge_json`)."""
+    return [json.loads(merge_json(merge)) for merge in merges]
 
 
 def training_document(training: Training) -> dict:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 
 def is_special(path: Path) -> bool:
@@ -51,23 +53,31 @@ def kind_of(mode: int) -> str:
     return "not a file"
 
 
-def write_atomically(path: Path, content: str | bytes) -> None:
-    """Write `content` (text as UTF-8) to `path`: atomically for a regular or new file, in
-    place for a special one. OSError (disk full, no permission) leaves a regular file as it
+def write_atomically(path: Path, content: str | bytes | Iterable[str]) -> None:
+    """Write `content` (text as UTF-8; or pieces of text, written as they come, so that a
+    large document is never whole in memory) to `path`: atomically for a regular or new file,
+    in place for a special one. OSError (disk full, no permission) leaves a regular file as it
     was, and no temporary file behind."""
-    data = content.encode("utf-8") if isinstance(content, str) else content
     path = Path(path)
     if is_special(path):
         with open(path, "wb") as file:  # noqa: PTH123 - a device or a pipe, opened as such
-            file.write(data)
+            _write(file, content)
         return
     target = path.resolve() if path.is_symlink() else path
     temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
         with open(temporary, "wb") as file:  # noqa: PTH123
-            file.write(data)
+            _write(file, content)
             file.flush()
             os.fsync(file.fileno())  # on disk before the rename makes it the file
         temporary.replace(target)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _write(file: BinaryIO, content: str | bytes | Iterable[str]) -> None:
+    if isinstance(content, (str, bytes)):
+        file.write(content.encode("utf-8") if isinstance(content, str) else content)
+        return
+    for piece in content:
+        file.write(piece.encode("utf-8"))

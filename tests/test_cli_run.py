@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from analyzer.cli import app
 from analyzer.store import load_counts, open_db
-from helpers import RunProcess, invoke, processes_in_session, wait_until_gone
+from helpers import RunProcess, cli_output, invoke, processes_in_session, wait_until_gone
 
 runner = CliRunner()
 
@@ -89,6 +89,35 @@ def test_export_json_and_csv(db, tmp_path):
     result = invoke(db, "export", "1", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(result.output)))
     assert {"vocab", "size", "lang", "tokens", "premium"} <= set(rows[0])
+
+
+def test_export_with_each_unit_s_count(db, tmp_path):
+    """--units: every measured unit's count under every vocabulary and size, in the JSON (a
+    `units` section) and as a long CSV (a row per unit), the same numbers as the store's."""
+    from analyzer.metrics import load_run_data
+    from analyzer.store import open_db
+
+    invoke(db, "run", "--vocab", "270,300", "--pretokenize", "none,words", "--jobs", "1")
+    data = load_run_data(open_db(db), 1)
+    out = tmp_path / "units.json"
+    assert invoke(db, "export", "1", "--units", "--out", out).exit_code == 0
+    document = json.loads(out.read_text(encoding="utf-8"))
+    units = document["measured_units"]
+    assert len(document["units"]) == sum(len(by_lang) for by_lang in data.counts.values())
+    for entry in document["units"]:
+        expected = data.counts[(entry["vocab"], entry["pretokenizer"], entry["size"])][entry["lang"]]
+        assert entry["tokens"] == expected.tolist() and len(entry["tokens"]) == len(units)
+    assert "units" not in json.loads(cli_output(db, "export", "1"))  # only when asked
+    rows = list(csv.DictReader(io.StringIO(cli_output(db, "export", "1", "--units", "--format",
+                                                      "csv"))))
+    assert list(rows[0]) == ["vocab", "pretokenizer", "size", "lang", "unit", "tokens"]
+    assert len(rows) == len(document["units"]) * len(units)
+    for row in rows[::7]:
+        key = (row["vocab"], row["pretokenizer"] or None, int(row["size"]))
+        counts = data.counts[key][row["lang"]]
+        assert int(row["tokens"]) == counts[units.index(int(row["unit"]))]
+    result = invoke(db, "export", "1", "--units", "--tokenizer", "shared", "--out", tmp_path)
+    assert result.exit_code == 1 and "--units is for the run's export" in result.output
 
 
 ERRORS = [

@@ -107,6 +107,21 @@ def test_write_atomically_replaces_regular_files_and_keeps_links(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
 
 
+def test_write_atomically_streams_pieces_and_a_failure_half_way_keeps_the_old_file(tmp_path):
+    target = tmp_path / "export.json"
+    write_atomically(target, (piece for piece in ["{", '"a": ', "1}"]))
+    assert target.read_text() == '{"a": 1}'
+
+    def failing():
+        yield '{"b": '
+        raise RuntimeError("the document could not be finished")
+
+    with pytest.raises(RuntimeError):
+        write_atomically(target, failing())
+    assert target.read_text() == '{"a": 1}'  # the old file, whole
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
 @pytest.mark.parametrize("minor", [NULL, ZERO])
 def test_a_database_path_that_is_a_device_is_refused_untouched(device, tmp_path, minor):
     path = device("dev", minor)

@@ -7,6 +7,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analyzer.bpe import reference as ref
 from analyzer.metrics import (
@@ -17,7 +19,13 @@ from analyzer.metrics import (
     load_run_data,
     summaries,
 )
-from analyzer.metrics.allocation import jensen_shannon, mean_rank, renyi_efficiency, utilisation
+from analyzer.metrics.allocation import (
+    divergence_matrix,
+    jensen_shannon,
+    mean_rank,
+    renyi_efficiency,
+    utilisation,
+)
 from analyzer.runs import RunError, RunSettings, execute_run, split_units
 from analyzer.store import get_run, list_runs, load_counts, load_merges
 from helpers import TINY
@@ -139,6 +147,22 @@ def test_allocation_metrics_by_hand():
     assert jensen_shannon({1: 1, 2: 1}, {1: 7}) == pytest.approx((0.207519 + 0.415037) / 2,
                                                                    abs=1e-6)
     assert jensen_shannon({1: 3}, {1: 1}) == 0.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["eng", "kor", "rus", "tha", "zho"]),
+                       st.dictionaries(st.integers(0, 12), st.integers(1, 50), min_size=1),
+                       min_size=1))
+def test_the_divergence_matrix_is_every_pair_s_jensen_shannon(by_lang):
+    """All pairs at once (each row on its own language's tokens only) equals the readable
+    pairwise definition, on histograms that share some tokens, all or none."""
+    languages = sorted(by_lang)
+    matrix = divergence_matrix(by_lang, languages)
+    assert list(matrix.index) == list(matrix.columns) == languages
+    for a in languages:
+        for b in languages:
+            expected = 0.0 if a == b else jensen_shannon(by_lang[a], by_lang[b])
+            assert matrix.loc[a, b] == pytest.approx(expected, abs=1e-9)
 
 
 def test_attribution_shares_follow_the_replacements(parity_run):

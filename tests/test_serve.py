@@ -50,6 +50,9 @@ def test_the_api_returns_the_cli_documents(served, client):
     csv = client.get("/api/runs/1/export", params={"format": "csv"})
     assert csv.headers["content-type"].startswith("text/csv")
     assert csv.text.strip() == cli_output(served.db, "export", "1", "--format", "csv").strip()
+    for form in ("json", "csv"):  # each unit's counts, streamed as the command line writes them
+        streamed = client.get("/api/runs/1/export", params={"format": form, "units": "true"})
+        assert streamed.text == cli_output(served.db, "export", "1", "--format", form, "--units")
     merges = client.get("/api/runs/1/merges", params={"vocab": "parity", "top": 5}).json()
     exported = json.loads(cli_output(served.db, "export", "1"))
     parity = next(v for v in exported["vocabularies"] if v["scope"] == "parity")

@@ -40,7 +40,8 @@ def utilisation(histogram: dict[int, int], size: int) -> float:
     >>> utilisation({97: 3, 300: 1}, 400)
     0.005
     """
-    return sum(1 for n in histogram.values() if n) / size
+    counts = np.fromiter(histogram.values(), dtype=np.int64, count=len(histogram))
+    return int(np.count_nonzero(counts)) / size
 
 
 def mean_rank(histogram: dict[int, int]) -> float:
@@ -49,8 +50,10 @@ def mean_rank(histogram: dict[int, int]) -> float:
     >>> mean_rank({97: 3, 301: 1})
     148.0
     """
-    total = sum(histogram.values())
-    return sum(token * n for token, n in histogram.items()) / total if total else math.nan
+    counts = np.fromiter(histogram.values(), dtype=np.int64, count=len(histogram))
+    tokens = np.fromiter(histogram.keys(), dtype=np.int64, count=len(histogram))
+    total = int(counts.sum())
+    return int(tokens @ counts) / total if total else math.nan  # whole numbers: exact
 
 
 def renyi_efficiency(histogram: dict[int, int], size: int, alpha: float = RENYI_ALPHA) -> float:
@@ -109,11 +112,44 @@ def allocation_frame(histograms: dict[tuple[str, str | None, int], dict[str, dic
 
 def divergence_matrix(by_lang: dict[str, dict[int, int]], languages: list[str]) -> pd.DataFrame:
     """Jensen-Shannon divergence between every pair of languages (a symmetric frame, zero on
-    the diagonal), in the given language order."""
+    the diagonal), in the given language order: `jensen_shannon` of each pair, computed for all
+    pairs at once.
+
+    With f(x) = -x log2 x, JS(p, q) = H(m) - (H(p) + H(q)) / 2, m = (p + q) / 2. Where p is 0,
+    f(q / 2) = (f(q) + q) / 2, so the tokens language i does not use add up from q's entropy
+    and total: each row needs only the columns of i's own tokens, a few hundred of thousands.
+
+    >>> divergence_matrix({"a": {1: 1, 2: 1}, "b": {1: 1}, "c": {3: 4}}, ["a", "b", "c"]).round(4)
+            a       b    c
+    a  0.0000  0.3113  1.0
+    b  0.3113  0.0000  1.0
+    c  1.0000  1.0000  0.0
+    """
     present = [lang for lang in languages if lang in by_lang]
-    matrix = pd.DataFrame(0.0, index=present, columns=present)
-    for i, a in enumerate(present):
-        for b in present[i + 1:]:
-            value = jensen_shannon(by_lang[a], by_lang[b])
-            matrix.loc[a, b] = matrix.loc[b, a] = value
-    return matrix
+    tokens = sorted(set().union(*(by_lang[lang] for lang in present)))
+    column = {token: index for index, token in enumerate(tokens)}
+    p = np.zeros((len(present), len(tokens)))
+    for row, lang in enumerate(present):
+        histogram = by_lang[lang]
+        counts = np.fromiter(histogram.values(), float, len(histogram))
+        p[row, [column[token] for token in histogram]] = counts / counts.sum()
+    f = _bits(p)  # -p log2 p, each cell
+    entropy = f.sum(axis=1)
+    matrix = np.zeros((len(present), len(present)))
+    for i in range(len(present)):
+        used = np.flatnonzero(p[i])
+        q = p[:, used]  # every language, on the tokens language i uses
+        shared = _bits((p[i, used] + q) / 2).sum(axis=1)
+        rest = (entropy + 1 - (f[:, used] + q).sum(axis=1)) / 2  # where language i has none
+        matrix[i] = shared + rest - (entropy[i] + entropy) / 2
+    matrix = np.clip((matrix + matrix.T) / 2, 0.0, None)  # exact symmetry, no rounding below 0
+    np.fill_diagonal(matrix, 0.0)
+    return pd.DataFrame(matrix, index=present, columns=present)
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    """-x log2 x, elementwise (0 where x is 0)."""
+    out = np.zeros_like(x)
+    positive = x > 0
+    out[positive] = -x[positive] * np.log2(x[positive])
+    return out

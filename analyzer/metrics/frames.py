@@ -42,33 +42,42 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     """One row per (vocab, size, lang) with tokens, bytes, premiums, spread and confidence."""
     pivot = data.run.pivot
     n_units = len(data.run.measured_units)
-    weights = bootstrap_weights(n_units, resamples, data.run.seed)
+    # units x resamples, as float64 so that each block's product runs in BLAS, not in numpy's
+    # integer loops (the counts are small whole numbers: exact in float64)
+    draws = bootstrap_weights(n_units, resamples, data.run.seed).T.astype(np.float64)
+    totals = {lang: (int(data.unit_bytes[lang].sum()), int(data.unit_chars[lang].sum()),
+                     int(data.unit_words[lang].sum())) for lang in data.run.languages}
     rows = []
     for (vocab, pretokenizer, size), by_lang in data.counts.items():
         langs = [lang for lang in data.run.languages if lang in by_lang]
         tokens = np.vstack([by_lang[lang] for lang in langs])  # langs x units
-        boot = tokens @ weights.T  # langs x resamples: each resample's total tokens
         p = langs.index(pivot) if pivot in langs else None
         kind = data.kind(vocab, pretokenizer)
         chunks = data.chunks.get(pretokenizer or "", {})
+        if p is not None:  # every language's spread and interval at once
+            boot = tokens @ draws  # langs x resamples: each resample's total tokens
+            unit_premium = tokens / tokens[p]
+            boot_premium = boot / boot[p]
+            premium = tokens.sum(axis=1) / tokens[p].sum()
+            median = np.median(unit_premium, axis=1)
+            q1, q3 = np.percentile(unit_premium, [25, 75], axis=1)
+            low, high = np.percentile(boot_premium, [2.5, 97.5], axis=1)
+            pivot_bytes = totals[pivot][0]
         for i, lang in enumerate(langs):
-            row = _row(vocab, pretokenizer, kind, size, lang, tokens[i], data)
+            row = _row(vocab, pretokenizer, kind, size, lang, tokens[i], totals[lang])
             if lang in chunks and pivot in chunks:
                 row["chunks"] = int(chunks[lang].sum())
                 row["chunk_premium"] = chunks[lang].sum() / chunks[pivot].sum()
             if p is not None:
-                unit_premium = tokens[i] / tokens[p]
-                boot_premium = boot[i] / boot[p]
-                pivot_bytes = data.unit_bytes[pivot].sum()
                 row.update(
-                    premium=tokens[i].sum() / tokens[p].sum(),
+                    premium=float(premium[i]),
                     byte_premium=row["bytes"] / pivot_bytes,
                     pivot_bytes_per_token=pivot_bytes / tokens[p].sum(),
-                    unit_premium_median=float(np.median(unit_premium)),
-                    unit_premium_q1=float(np.percentile(unit_premium, 25)),
-                    unit_premium_q3=float(np.percentile(unit_premium, 75)),
-                    premium_ci_low=float(np.percentile(boot_premium, 2.5)),
-                    premium_ci_high=float(np.percentile(boot_premium, 97.5)),
+                    unit_premium_median=float(median[i]),
+                    unit_premium_q1=float(q1[i]),
+                    unit_premium_q3=float(q3[i]),
+                    premium_ci_low=float(low[i]),
+                    premium_ci_high=float(high[i]),
                 )
             rows.append(row)
     frame = pd.DataFrame(rows)
@@ -86,11 +95,9 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
 
 
 def _row(vocab: str, pretokenizer: str | None, kind: VocabKind, size: int, lang: str,
-         tokens: np.ndarray, data: RunData) -> dict:
+         tokens: np.ndarray, totals: tuple[int, int, int]) -> dict:
     n_tokens = int(tokens.sum())
-    n_bytes = int(data.unit_bytes[lang].sum())
-    n_chars = int(data.unit_chars[lang].sum())
-    words = int(data.unit_words[lang].sum())
+    n_bytes, n_chars, words = totals
     return {
         "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind, "size": size, "lang": lang,
         "tokens": n_tokens,

@@ -105,7 +105,7 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                       f"<p class='muted'>{escape(intro)}</p><div class='figure'>{div}</div>"))
     merges = "".join(
         merges_table(f"{_vocabulary_title(v)}: first {MERGES_SHOWN} of {v.merges_learned:,} merges",
-                     load_merges(db, run_id, v.scope, v.pretokenizer), MERGES_SHOWN,
+                     load_merges(db, run_id, v.scope, v.pretokenizer, MERGES_SHOWN), MERGES_SHOWN,
                      _base_bytes(db, run_id, v))
         for v in data.vocabularies if v.kind.has_merges)
     if merges:
@@ -203,6 +203,7 @@ def _fairness_sections(view: figures.RunView, data: RunData) -> list[tuple[str, 
         return []
     split = view.pretokenizer
     sections: list[tuple[str, str, object]] = []
+    configurations = summaries(data)
     if run.parity:
         sections.append(("Shared vs parity-aware",
                          "The parity-aware vocabulary (Foroutan et al. 2025) gives each merge to "
@@ -211,8 +212,7 @@ def _fairness_sections(view: figures.RunView, data: RunData) -> list[tuple[str, 
         sections.append(("What parity costs",
                          "The spread of premiums across languages (Gini) and the tokens all "
                          "languages take together, with 95 % bootstrap intervals over the "
-                         "measured units.", fairness.price_of_parity(summaries(data), split, run.sizes)))
-    configurations = summaries(data)
+                         "measured units.", fairness.price_of_parity(configurations, split, run.sizes)))
     if len(configurations) > 1:
         sections.append(("Cost against fairness",
                          "Every configuration the run trained or measured: the tokens all "

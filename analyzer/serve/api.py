@@ -7,11 +7,11 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from analyzer.errors import Invalid
-from analyzer.export import export_csv, export_document, merges_document, show_document
+from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
 from analyzer.external import ALL_AVAILABLE, availability, catalog, resolve_tokenizer
 from analyzer.metrics import language_metrics, load_run_data
 from analyzer.queries import comparison, complete_run, tokenization, trained_merges, trained_vocabulary
@@ -103,13 +103,23 @@ def merges(db: Database, run_id: RunId, vocab: str = VocabKind.SHARED.value,
 
 
 @router.get("/runs/{run_id}/export", summary="Everything about a run (json) or its records (csv)")
-def export(db: Database, run_id: RunId, format: Literal["json", "csv"] = "json"):
+def export(request: Request, db: Database, run_id: RunId,
+           format: Literal["json", "csv"] = "json", units: bool = False):
+    """The export, streamed as it is made; `units`: each measured unit's count too (csv: one
+    row per unit instead of the records)."""
     complete_run(db, run_id)
     data = load_run_data(db, run_id)
     frame = language_metrics(data)
     if format == "csv":
+        if units:
+            return StreamingResponse(unit_counts_csv(data), media_type="text/csv")
         return PlainTextResponse(export_csv(frame), media_type="text/csv")
-    return JSONResponse(export_document(db, run_id, data, frame))
+
+    def pieces():  # the merges are read while the body is sent: on a connection of its own
+        with request.app.state.databases.connection() as streaming:
+            yield from export_json(streaming, run_id, data, frame, units=units)
+
+    return StreamingResponse(pieces(), media_type="application/json")
 
 
 RunRequest = request_model("RunRequest", exclude=("executor", "scheduler"))

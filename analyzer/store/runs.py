@@ -12,6 +12,7 @@ import hashlib
 import json
 import sys
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import NamedTuple
@@ -374,13 +375,23 @@ def vocabulary_totals(db: AnalyzerDatabase, run_id: int, scope: str, size: int,
 
 
 def load_merges(db: AnalyzerDatabase, run_id: int, scope: str,
-                pretokenizer: str | None = None) -> list[StoredMerge]:
+                pretokenizer: str | None = None, limit: int | None = None) -> list[StoredMerge]:
     """A vocabulary's merges in rank order (the run's first pre-tokenizer's, unless one is
-    named); StoreError if there is no such run or vocabulary."""
+    named), the first `limit` only if given; StoreError if there is no such run or
+    vocabulary."""
     vocab_id = _vocabulary_id(db, run_id, scope, pretokenizer)
     return [StoredMerge(*r) for r in db.execute(
         "SELECT left_id, right_id, new_id, count, token FROM merges WHERE vocab_id = ? "
-        "ORDER BY rank", [vocab_id])]
+        "ORDER BY rank LIMIT ?", [vocab_id, -1 if limit is None else limit])]
+
+
+def iter_merges(db: AnalyzerDatabase, run_id: int, scope: str,
+                pretokenizer: str | None = None) -> Iterator[tuple[int, int, int, int, bytes]]:
+    """`load_merges`, as plain (left, right, new_id, count, token) tuples read one at a time:
+    for writing out hundreds of vocabularies without holding them."""
+    vocab_id = _vocabulary_id(db, run_id, scope, pretokenizer)
+    yield from db.execute("SELECT left_id, right_id, new_id, count, token FROM merges "
+                          "WHERE vocab_id = ? ORDER BY rank", [vocab_id])
 
 
 def _vocabulary_id(db: AnalyzerDatabase, run_id: int, scope: str, pretokenizer: str | None) -> int:
