@@ -328,3 +328,31 @@ def test_every_section_is_in_the_sticky_contents_and_collapses(browser, tiny_db,
     page.screenshot(path=str(tmp_path / "navigation.png"))
     page.close()
     assert problems == []
+
+
+def test_trained_and_production_columns_each_get_their_own_colour_scale(tmp_path):
+    """A production tokenizer's large overheads no longer wash out the trained columns: each
+    kind of column spans its own largest overhead, and every cell carries its number."""
+    from analyzer.corpus import read_corpus
+    from analyzer.store import open_db, save_corpus
+
+    db = open_db(tmp_path / "many.db")
+    save_corpus(db, read_corpus(many_languages_corpus(tmp_path / "many")), "many")
+    run_id = execute_run(db, RunSettings(sizes=[300, 400], per_language=False, jobs=1,
+                                         pretokenizers=["none", "words"],
+                                         tokenizers=["cl100k_base"]))
+    page = build_page(db, run_id)
+    views = [f for f in page.figures if any(t.name == "production tokenizers" for t in f.data)]
+    assert len(views) >= 2  # the headline and the split rules
+    for figure in views:
+        for trace in figure.data:
+            if trace.type != "heatmap" or trace.visible is False or not trace.name:
+                continue
+            values = [abs(v) for row in trace.z for v in row if v == v]
+            assert trace.zmax == pytest.approx(max(values)) and trace.zmin == -trace.zmax
+            assert trace.texttemplate == "%{z:+.0f}%"
+        trained, production = (next(t for t in figure.data if t.type == "heatmap"
+                                    and t.name == name and t.visible is not False)
+                               for name in ("trained vocabularies", "production tokenizers"))
+        assert trained.colorscale != production.colorscale
+        assert trained.colorbar.title.text != production.colorbar.title.text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -31,11 +32,19 @@ def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -
     ratio = ratio.reindex(index=[lang for lang in order if lang in languages], columns=models)
     dollars = costs.pivot(index="lang", columns="model", values="input_cost").reindex_like(ratio)
     names = [f"{language_name(lang)} ({lang})" for lang in ratio.index]
+    # The colours span the bulk of the ratios: a few tenfold ones would leave every other cell
+    # pale. The cells above the scale are clipped to its top colour and marked with ▲.
+    values = ratio.to_numpy(dtype=float)
+    finite = values[np.isfinite(values)]
+    top = max(float(np.percentile(finite, 95)), 1.1) if finite.size else 2.0
+    clipped = np.nan_to_num(values, nan=0.0) > top
+    text = [[f"${value:,.2f}" + (" ▲" if over else "") for value, over in zip(row, marks)]
+            for row, marks in zip(dollars.values, clipped)]
+    title = f"x {language_name(pivot)}" + (f" (▲ above {top:.1f})" if clipped.any() else "")
     figure = go.Figure(go.Heatmap(
-        z=ratio.values, x=models, y=names, colorscale="Reds", zmin=1, meta={"rows": list(ratio.index)},
-        text=[[f"${value:,.2f}" for value in row] for row in dollars.values],
-        texttemplate="%{text}" if ratio.size <= 600 else None,
-        colorbar=dict(title=f"x {language_name(pivot)}"),
+        z=values, x=models, y=names, colorscale="Reds", zmin=1, zmax=top,
+        meta={"rows": list(ratio.index)}, text=text, texttemplate="%{text}", textfont=dict(size=10),
+        colorbar=dict(title=title),
         hovertemplate="%{y}<br>%{x}<br>input cost %{text}<br>%{z:.2f}x the pivot's"
                       "<extra></extra>"))
     figure.update_layout(

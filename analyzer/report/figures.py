@@ -133,32 +133,54 @@ def headline(view: RunView) -> go.Figure:
 def headline_heatmap(view: RunView) -> go.Figure:
     """The headline for many languages: overhead (colour and number) per language (rows,
     grouped by script, the script named) and vocabulary size (columns), production tokenizers
-    as the last columns."""
+    as the last columns, on a colour scale of their own."""
     largest = view.shared[view.shared["size"] == view.largest].set_index("lang")["overhead"]
     order = by_script(view.languages, view.pivot, key=lambda lang: largest.get(lang, 0.0))
-    columns = [f"{size:,}" for size in view.sizes] + \
-        [f"{label(name)} ({size:,})" for name, size in view.tokenizers]
     cells = view.frame.set_index(["vocab", "size", "lang"])
-    keys = [(str(VocabKind.SHARED), size) for size in view.sizes] + list(view.tokenizers)
-    z = [[float(cells.loc[(vocab, size, lang), "overhead"]) * 100
-          if (vocab, size, lang) in cells.index else np.nan for vocab, size in keys]
-         for lang in order]
-    # The colours span the trained columns; a production tokenizer's larger overheads saturate
-    # (their numbers are still written in the cells).
-    trained = [abs(row[i]) for row in z for i in range(len(view.sizes)) if not np.isnan(row[i])]
-    span = max(trained, default=100.0) or 100.0
-    figure = go.Figure(go.Heatmap(
-        z=z, x=columns, y=[label(script_label(lang)) for lang in order], colorscale="RdBu_r",
-        zmin=-span, zmax=span, meta={"rows": order},
-        texttemplate="%{z:+.0f}%" if len(order) * len(keys) <= 900 else None,
-        colorbar=dict(title="overhead %"),
-        hovertemplate="%{y}<br>%{x}<br>overhead %{z:+.1f} %<extra></extra>"))
+
+    def column(vocab: str, size: int) -> list[float]:
+        return [float(cells.loc[(vocab, size, lang), "overhead"]) * 100
+                if (vocab, size, lang) in cells.index else np.nan for lang in order]
+
+    trained = [column(str(VocabKind.SHARED), size) for size in view.sizes]
+    production = [column(name, size) for name, size in view.tokenizers]
+    figure = go.Figure(overhead_heatmaps(
+        [f"{size:,}" for size in view.sizes], trained,
+        [f"{label(name)} ({size:,})" for name, size in view.tokenizers], production,
+        [label(script_label(lang)) for lang in order], order))
     figure.update_layout(
         title=headline_finding(view),
         xaxis=dict(title="shared vocabulary size; production tokenizers last", side="top"),
         yaxis=dict(autorange="reversed"), margin=dict(t=150, l=260),
         height=max(480, 20 * len(order) + 240))
     return figure
+
+
+def overhead_heatmaps(trained_x: list[str], trained: list[list[float]], production_x: list[str],
+                      production: list[list[float]], y: list[str], rows: list[str],
+                      visible: bool = True) -> list[go.Heatmap]:
+    """Overhead (%) heatmaps of trained vocabularies and of production tokenizers side by side
+    (columns given as lists of values, one per row), each on its own colour scale, so that a
+    production tokenizer's +1,000 % does not wash out the differences between trained columns
+    (or the reverse): trained in blue-red, production in purple-orange, both centred on 0 and
+    spanning their own largest overhead. Every cell carries its number."""
+    traces = []
+    for x, columns, scale, name, at in ((trained_x, trained, "RdBu_r", "trained", 0.78),
+                                        (production_x, production, "PuOr_r", "production", 0.25)):
+        if not x:
+            continue
+        z = np.array(columns, dtype=float).T  # rows x columns
+        finite = np.abs(z[np.isfinite(z)])
+        span = float(finite.max()) if finite.size and finite.max() > 0 else 100.0
+        traces.append(go.Heatmap(
+            z=z, x=x, y=y, colorscale=scale, zmin=-span, zmax=span, meta={"rows": rows},
+            name="production tokenizers" if name == "production" else "trained vocabularies",
+            visible=visible, texttemplate="%{z:+.0f}%", textfont=dict(size=10),
+            colorbar=dict(title=f"{name}: overhead %", len=0.45, y=at, yanchor="middle"),
+            hovertemplate="%{y}<br>%{x}<br>overhead %{z:+.1f} %<extra></extra>"))
+    if len(traces) == 1:  # one kind of column: one colour bar, full height
+        traces[0].colorbar.update(len=1.0, y=0.5)
+    return traces
 
 
 def headline_finding(view: RunView) -> str:

@@ -5,13 +5,14 @@ language into."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.store import VocabKind
 
-from .figures import RunView, headline, headline_finding, label
+from .figures import RunView, headline, headline_finding, label, overhead_heatmaps
 
 
 def headline_with_selector(view: RunView) -> go.Figure:
@@ -50,26 +51,22 @@ def overhead_by_rule(view: RunView) -> go.Figure:
     columns = [f"{label(p)}" for p in view.pretokenizers] + \
         [f"{label(name)} (production)" for name, _ in view.tokenizers]
     figure = go.Figure()
+    traces_per_size = []
     for size in view.sizes:
-        z = []
-        for lang in order:
-            row = []
-            for pretokenizer in view.pretokenizers:
-                cell = shared[(shared["pretokenizer"] == pretokenizer) & (shared["size"] == size)
-                              & (shared["lang"] == lang)]["overhead"]
-                row.append(float(cell.iloc[0]) * 100 if len(cell) else np.nan)
-            for name, tokenizer_size in view.tokenizers:
-                cell = view.rows(name, tokenizer_size)
-                cell = cell[cell["lang"] == lang]["overhead"]
-                row.append(float(cell.iloc[0]) * 100 if len(cell) else np.nan)
-            z.append(row)
-        figure.add_trace(go.Heatmap(
-            z=z, x=columns, y=[view.name(lang) for lang in order], colorscale="RdBu_r", zmid=0,
-            meta={"rows": order},
-            visible=size == view.largest, colorbar=dict(title="overhead %"),
-            hovertemplate="%{y}<br>%{x}<br>overhead %{z:+.1f} %<extra></extra>"))
+        trained = [[_overhead(shared[(shared["pretokenizer"] == pretokenizer)
+                                     & (shared["size"] == size)], lang) for lang in order]
+                   for pretokenizer in view.pretokenizers]
+        production = [[_overhead(view.rows(name, tokenizer_size), lang) for lang in order]
+                      for name, tokenizer_size in view.tokenizers]
+        traces = overhead_heatmaps(columns[:len(view.pretokenizers)], trained,
+                                   columns[len(view.pretokenizers):], production,
+                                   [view.name(lang) for lang in order], order,
+                                   visible=size == view.largest)
+        traces_per_size.append(len(traces))
+        figure.add_traces(traces)
     steps = [dict(label=f"{size:,}", method="update",
-                  args=[{"visible": [s == size for s in view.sizes]},
+                  args=[{"visible": [s == size for s, n in zip(view.sizes, traces_per_size)
+                                     for _ in range(n)]},
                         {"title.text": _rule_title(view, size)}]) for size in view.sizes]
     figure.update_layout(
         title=_rule_title(view, view.largest), xaxis=dict(title="split rule", side="top"),
@@ -78,6 +75,12 @@ def overhead_by_rule(view: RunView) -> go.Figure:
             prefix="vocabulary size: "))] if len(view.sizes) > 1 else [],
         height=max(460, 22 * len(order) + 220), margin=dict(t=140))
     return figure
+
+
+def _overhead(rows: pd.DataFrame, lang: str) -> float:
+    """A language's overhead (%) in these rows, NaN where it has none."""
+    cell = rows[rows["lang"] == lang]["overhead"]
+    return float(cell.iloc[0]) * 100 if len(cell) else np.nan
 
 
 def _rule_title(view: RunView, size: int) -> str:
