@@ -239,3 +239,50 @@ def make_served_db(folder: Path, run: bool = True) -> Path:
         cli_output(db, "run", "--vocab", "280,300", "--parity", "--jobs", "1", "--no-report",
                    "--tokenizer", "cl100k_base")
     return db
+
+
+FLORES_CODES = """ace_Arab ace_Latn acm_Arab acq_Arab aeb_Arab afr_Latn ajp_Arab aka_Latn amh_Ethi
+apc_Arab arb_Arab ars_Arab ary_Arab arz_Arab asm_Beng ast_Latn awa_Deva ayr_Latn azb_Arab
+azj_Latn bak_Cyrl bam_Latn ban_Latn bel_Cyrl bem_Latn ben_Beng bho_Deva bjn_Arab bjn_Latn
+bod_Tibt bos_Latn bug_Latn bul_Cyrl cat_Latn ceb_Latn ces_Latn cjk_Latn ckb_Arab crh_Latn
+cym_Latn dan_Latn deu_Latn dik_Latn dyu_Latn dzo_Tibt ell_Grek eng_Latn epo_Latn est_Latn
+eus_Latn ewe_Latn fao_Latn fij_Latn fin_Latn fon_Latn fra_Latn fur_Latn fuv_Latn gla_Latn
+gle_Latn glg_Latn grn_Latn guj_Gujr hat_Latn hau_Latn heb_Hebr hin_Deva hne_Deva hrv_Latn
+hun_Latn hye_Armn ibo_Latn ilo_Latn ind_Latn isl_Latn ita_Latn jav_Latn jpn_Jpan kab_Latn
+kac_Latn kam_Latn kan_Knda kas_Arab kas_Deva kat_Geor knc_Arab knc_Latn kaz_Cyrl kbp_Latn
+kea_Latn khm_Khmr kik_Latn kin_Latn kir_Cyrl kmb_Latn kmr_Latn kon_Latn kor_Hang lao_Laoo
+lij_Latn lim_Latn lin_Latn lit_Latn lmo_Latn ltg_Latn ltz_Latn lua_Latn lug_Latn luo_Latn
+lus_Latn lvs_Latn mag_Deva mai_Deva mal_Mlym mar_Deva min_Latn mkd_Cyrl plt_Latn mlt_Latn
+mni_Beng khk_Cyrl mos_Latn mri_Latn mya_Mymr nld_Latn nno_Latn nob_Latn npi_Deva nso_Latn
+nus_Latn nya_Latn oci_Latn gaz_Latn ory_Orya pag_Latn pan_Guru pap_Latn pes_Arab pol_Latn
+por_Latn prs_Arab pbt_Arab quy_Latn ron_Latn run_Latn rus_Cyrl sag_Latn san_Deva sat_Olck
+scn_Latn shn_Mymr sin_Sinh slk_Latn slv_Latn smo_Latn sna_Latn snd_Arab som_Latn sot_Latn
+spa_Latn als_Latn srd_Latn srp_Cyrl ssw_Latn sun_Latn swe_Latn swh_Latn szl_Latn tam_Taml
+tat_Cyrl tel_Telu tgk_Cyrl tgl_Latn tha_Thai tir_Ethi taq_Latn tpi_Latn tsn_Latn tso_Latn
+tuk_Latn tum_Latn tur_Latn twi_Latn tzm_Tfng uig_Arab ukr_Cyrl umb_Latn urd_Arab uzn_Latn
+vec_Latn vie_Latn war_Latn wol_Latn xho_Latn ydd_Hebr yor_Latn yue_Hant zho_Hans zho_Hant
+zsm_Latn zul_Latn""".split()  # noqa: SIM905 - a table of codes, kept readable as text
+"""FLORES-200's language codes (those langcodes knows are used): real names of every length,
+in many scripts."""
+
+
+def many_languages(folder: Path, n: int, texts: Path, lines: int | None = None) -> Path:
+    """A corpus folder of `n` languages under FLORES-200 codes (English among them), each the
+    text of one of `texts`' `<lang>.txt` files in turn (its first `lines` lines): only the
+    number of languages and their names matter to what uses it (reports, their speed)."""
+    from analyzer.corpus import CorpusError, normalise_language
+
+    known = []
+    for code in FLORES_CODES:
+        try:
+            if normalise_language(code) == code and code != "eng_Latn":
+                known.append(code)
+        except CorpusError:
+            pass
+    sources = sorted(texts.glob("*_*.txt"))
+    folder.mkdir(parents=True)
+    for index, code in enumerate(["eng_Latn", *known[:n - 1]]):
+        source = texts / "eng_Latn.txt" if code == "eng_Latn" else sources[index % len(sources)]
+        text = source.read_text(encoding="utf-8").splitlines()[:lines]
+        (folder / f"{code}.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
+    return folder

@@ -11,7 +11,7 @@ import pytest
 
 from analyzer.report import build_page, write_report
 from analyzer.runs import RunSettings, execute_run
-from helpers import hostile_corpus
+from helpers import hostile_corpus, many_languages
 
 
 def open_page(browser, path: Path, screenshot: Path):
@@ -356,3 +356,72 @@ def test_trained_and_production_columns_each_get_their_own_colour_scale(tmp_path
                                for name in ("trained vocabularies", "production tokenizers"))
         assert trained.colorscale != production.colorscale
         assert trained.colorbar.title.text != production.colorbar.title.text
+
+
+LAYOUT = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(div => {
+    // Every text box of the figure (title, axis titles, tick labels, legend, colour bars,
+    // menus, sliders), clipped to the figure: no two of different kinds may intersect.
+    const own = div.getBoundingClientRect();
+    const boxes = [];
+    const add = (kind, element) => {
+        const r = element.getBoundingClientRect();
+        const box = {kind, text: (element.textContent || '').slice(0, 40),
+                     l: Math.max(r.left, own.left), t: Math.max(r.top, own.top),
+                     r: Math.min(r.right, own.right), b: Math.min(r.bottom, own.bottom)};
+        if (box.r - box.l >= 1 && box.b - box.t >= 1) boxes.push(box);
+    };
+    const kinds = {title: '.g-gtitle text', xtitle: '[class^="g-x"][class$="title"] text',
+                   ytitle: '[class^="g-y"][class$="title"] text', xticks: '.xtick text',
+                   yticks: '.ytick text', legend: '.legend .bg', colorbar: '.colorbar',
+                   menu: '.updatemenu-header-group', slider: '.slider-container'};
+    Object.entries(kinds).forEach(([kind, selector]) =>
+        div.querySelectorAll(selector).forEach(element => add(kind, element)));
+    const overlaps = [];
+    boxes.forEach((a, i) => boxes.slice(i + 1).forEach(b => {
+        if (a.kind === b.kind) return;
+        const w = Math.min(a.r, b.r) - Math.max(a.l, b.l), h = Math.min(a.b, b.b) - Math.max(a.t, b.t);
+        if (w > 2 && h > 2) overlaps.push(`${a.kind} '${a.text}' x ${b.kind} '${b.text}'`);
+    }));
+    // The tallest band of the figure with nothing drawn in it (from its top to its bottom).
+    const drawn = boxes.map(b => [b.t, b.b]);
+    div.querySelectorAll('.main-svg .bg, .main-svg .plot').forEach(element => {
+        const r = element.getBoundingClientRect();
+        if (r.height > 0) drawn.push([Math.max(r.top, own.top), Math.min(r.bottom, own.bottom)]);
+    });
+    drawn.sort((x, y) => x[0] - y[0]);
+    let reach = own.top, blank = 0;
+    drawn.forEach(([top, bottom]) => { blank = Math.max(blank, top - reach); reach = Math.max(reach, bottom); });
+    blank = Math.max(blank, own.bottom - reach);
+    return {figure: div.id, title: (div.layout.title.text || '').slice(0, 60), overlaps,
+            blank: Math.round(blank)};
+})"""
+"""For each figure of a page: the text boxes that intersect, and its tallest blank band."""
+
+BLANK_AT_MOST = 110
+"""Pixels: a margin, not a band of nothing (a figure's bottom margin holds its axis title)."""
+
+
+@pytest.mark.parametrize("n_languages", [3, 12, 60, 200])
+def test_no_text_overlaps_and_no_blank_band_at_any_number_of_languages(browser, tmp_path,
+                                                                        n_languages):
+    """Reports of 3 to 200 languages (real names of every length, many scripts, two
+    pre-tokenizers, parity and production tokenizers), checked in the rendered page: no title,
+    axis title, tick label, legend, colour bar, menu or slider of a figure runs over another,
+    and no figure has a band of empty space beyond its margins."""
+    from analyzer.corpus import read_corpus
+    from analyzer.store import open_db, save_corpus
+
+    sample = Path(__file__).parent.parent / "parallel_corpora" / "harbour_town"
+    db = open_db(tmp_path / "many.db")
+    save_corpus(db, read_corpus(many_languages(tmp_path / "corpus", n_languages, sample)), "many")
+    run_id = execute_run(db, RunSettings(sizes=[300, 400], per_language=False, parity=True,
+                                         pretokenizers=["none", "words"],
+                                         tokenizers=["cl100k_base", "o200k_base"], jobs=1))
+    page, problems = loaded(browser, write_report(db, run_id, tmp_path / "reports"))
+    found = page.evaluate(LAYOUT)
+    page.screenshot(path=str(tmp_path / f"layout-{n_languages}.png"), full_page=n_languages <= 12)
+    page.close()
+    assert problems == []
+    assert len(found) >= 12
+    assert [(f["title"], f["overlaps"]) for f in found if f["overlaps"]] == []
+    assert [(f["title"], f["blank"]) for f in found if f["blank"] > BLANK_AT_MOST] == []

@@ -130,6 +130,41 @@ def headline(view: RunView) -> go.Figure:
     return figure
 
 
+DESIGNED_PLOT_HEIGHT = 300
+"""The plot height (pixels) the figures' legends and menus above or below the plot were placed
+for, in paper units: `pin_around_plot` keeps them that many pixels away at any height."""
+
+
+def pin_around_plot(figure: go.Figure) -> go.Figure:
+    """The title at the top of the figure, and the legend and menus placed just above (or
+    below) the plot kept at the same distance in pixels whatever the figure's height.
+
+    Plotly places them in paper units, fractions of the plot's height: a legend at y = 1.01
+    sits 3 px above a 300 px plot but 50 px above a 5,000 px one (a page of 200 languages),
+    right across the title. Figures are written for a plot of about 300 px; here each offset
+    beyond the plot is turned into the same number of pixels at the figure's real height.
+    """
+    layout = figure.layout
+    margin = layout.margin
+    height = layout.height or 450
+    plot = max(1.0, height - (margin.t if margin.t is not None else 100)
+               - (margin.b if margin.b is not None else 80))
+
+    def pinned(y):
+        if y is None or 0 <= y <= 1:
+            return y
+        edge = 1 if y > 1 else 0
+        return edge + (y - edge) * DESIGNED_PLOT_HEIGHT / plot
+
+    if layout.legend.y is not None:
+        layout.legend.y = pinned(layout.legend.y)
+    for menu in layout.updatemenus:
+        menu.y = pinned(menu.y)
+    if layout.title.text:
+        layout.title.update(y=1, yref="container", yanchor="top", pad=dict(t=14))
+    return figure
+
+
 def headline_heatmap(view: RunView) -> go.Figure:
     """The headline for many languages: overhead (colour and number) per language (rows,
     grouped by script, the script named) and vocabulary size (columns), production tokenizers

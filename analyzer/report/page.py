@@ -192,7 +192,7 @@ def _sections(view: figures.RunView, data: RunData,
                      "Each box is the per-unit premium over the measured units; the diamond is the "
                      "premium over all of them with its 95 % bootstrap interval.",
                      figures.unit_premiums(view, _unit_premiums(data, vocab, pretokenizer, size))))
-    return sections
+    return [(title, intro, figures.pin_around_plot(figure)) for title, intro, figure in sections]
 
 
 def _fairness_sections(view: figures.RunView, data: RunData) -> list[tuple[str, str, object]]:
