@@ -151,6 +151,7 @@
     $('run').options[0].textContent = '(none)';
     $('tokenizers').textContent = '';
     $('controls').removeAttribute('aria-busy');
+    say('');  // loaded: what is counted next says itself
     if (!runs.length) {
       noRun = corpora.length
         ? 'No run yet: make one with "analyzer run --vocab 512", then reload this page.'
