@@ -179,16 +179,22 @@ def headline_heatmap(view: RunView) -> go.Figure:
 
     trained = [column(str(VocabKind.SHARED), size) for size in view.sizes]
     production = [column(name, size) for name, size in view.tokenizers]
-    figure = go.Figure(overhead_heatmaps(
-        [f"{size:,}" for size in view.sizes], trained,
-        [f"{label(name)} ({size:,})" for name, size in view.tokenizers], production,
-        [label(script_label(lang)) for lang in order], order))
+    trained_x = [f"{size:,}" for size in view.sizes]
+    production_x = [f"{label(name)} ({size:,})" for name, size in view.tokenizers]
+    figure = go.Figure(overhead_heatmaps(trained_x, trained, production_x, production,
+                                         [label(script_label(lang)) for lang in order], order))
     figure.update_layout(
         title=headline_finding(view),
-        xaxis=dict(title="shared vocabulary size; production tokenizers last", side="top"),
+        xaxis=dict(title="shared vocabulary size; production tokenizers last", side="top",
+                   **column_axis(trained_x + production_x)),
         yaxis=dict(autorange="reversed"), margin=dict(t=150, l=260),
         height=max(480, 20 * len(order) + 240))
     return figure
+
+
+def column_axis(columns: list[str]) -> dict:
+    """The x axis of `overhead_heatmaps`: its column positions named."""
+    return dict(tickvals=list(range(len(columns))), ticktext=columns, range=[-0.5, len(columns) - 0.5])
 
 
 def overhead_heatmaps(trained_x: list[str], trained: list[list[float]], production_x: list[str],
@@ -198,21 +204,26 @@ def overhead_heatmaps(trained_x: list[str], trained: list[list[float]], producti
     (columns given as lists of values, one per row), each on its own colour scale, so that a
     production tokenizer's +1,000 % does not wash out the differences between trained columns
     (or the reverse): trained in blue-red, production in purple-orange, both centred on 0 and
-    spanning their own largest overhead. Every cell carries its number."""
+    spanning their own largest overhead. Every cell carries its number.
+
+    The columns are placed at positions 0, 1, 2, ... (`column_axis` names them): two heatmaps
+    on one axis of categories draw each other's cell texts."""
     traces = []
-    for x, columns, scale, name, at in ((trained_x, trained, "RdBu_r", "trained", 0.78),
-                                        (production_x, production, "PuOr_r", "production", 0.25)):
+    for first, x, columns, scale, name, at in (
+            (0, trained_x, trained, "RdBu_r", "trained", 0.78),
+            (len(trained_x), production_x, production, "PuOr_r", "production", 0.25)):
         if not x:
             continue
         z = np.array(columns, dtype=float).T  # rows x columns
         finite = np.abs(z[np.isfinite(z)])
         span = float(finite.max()) if finite.size and finite.max() > 0 else 100.0
         traces.append(go.Heatmap(
-            z=z, x=x, y=y, colorscale=scale, zmin=-span, zmax=span, meta={"rows": rows},
+            z=z, x=list(range(first, first + len(x))), y=y, colorscale=scale, zmin=-span,
+            zmax=span, meta={"rows": rows}, customdata=[x] * len(y),
             name="production tokenizers" if name == "production" else "trained vocabularies",
             visible=visible, texttemplate="%{z:+.0f}%", textfont=dict(size=10),
             colorbar=dict(title=f"{name}: overhead %", len=0.45, y=at, yanchor="middle"),
-            hovertemplate="%{y}<br>%{x}<br>overhead %{z:+.1f} %<extra></extra>"))
+            hovertemplate="%{y}<br>%{customdata}<br>overhead %{z:+.1f} %<extra></extra>"))
     if len(traces) == 1:  # one kind of column: one colour bar, full height
         traces[0].colorbar.update(len=1.0, y=0.5)
     return traces

@@ -12,7 +12,14 @@ from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.store import VocabKind
 
-from .figures import RunView, headline, headline_finding, label, overhead_heatmaps
+from .figures import (
+    RunView,
+    column_axis,
+    headline,
+    headline_finding,
+    label,
+    overhead_heatmaps,
+)
 
 
 def headline_with_selector(view: RunView) -> go.Figure:
@@ -69,7 +76,8 @@ def overhead_by_rule(view: RunView) -> go.Figure:
                                      for _ in range(n)]},
                         {"title.text": _rule_title(view, size)}]) for size in view.sizes]
     figure.update_layout(
-        title=_rule_title(view, view.largest), xaxis=dict(title="split rule", side="top"),
+        title=_rule_title(view, view.largest),
+        xaxis=dict(title="split rule", side="top", **column_axis(columns)),
         yaxis=dict(autorange="reversed"),
         sliders=[dict(active=len(view.sizes) - 1, steps=steps, currentvalue=dict(
             prefix="vocabulary size: "))] if len(view.sizes) > 1 else [],
