@@ -277,6 +277,9 @@ def test_many_languages_get_a_heatmap_headline_and_a_filter_that_narrows_every_c
 
     heights = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
                             ".map(div => div.layout.height)")
+    section_heights = "() => Array.from(document.querySelectorAll('.js-plotly-plot'))" \
+        ".map(div => div.closest('section').getBoundingClientRect().height)"
+    sections_before = page.evaluate(section_heights)
     page.fill("#language-filter input[type=search]", "cyrl")
     page.wait_for_function("() => document.getElementById('filter-count').textContent"
                            ".startsWith('2 of 14')")
@@ -289,6 +292,10 @@ def test_many_languages_get_a_heatmap_headline_and_a_filter_that_narrows_every_c
     after = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
                           ".map(div => div.layout.height)")
     assert any(a < b for a, b in zip(after, heights))  # per-language charts shrank
+    for chart_before, chart_after, section_before, section_after in zip(
+            heights, after, sections_before, page.evaluate(section_heights)):
+        # and their sections with them, by as much: no band of blank page left behind
+        assert section_before - section_after == pytest.approx(chart_before - chart_after, abs=2)
     page.fill("#language-filter input[type=search]", "")
     page.wait_for_function("() => document.getElementById('filter-count').textContent"
                            ".startsWith('14 of 14')")

@@ -181,6 +181,8 @@ FILTER_SCRIPT = """
       if (perLanguage && div.analyzerHeight) {  // a chart with a row per language shrinks with them
         layout.height = Math.round(Math.max(380, div.analyzerHeight * (shown + 6) / (total + 6)));
         div.style.height = layout.height + 'px';
+        // and so does its section: the wrapper Plotly's HTML puts around it has a height too
+        if (div.parentElement.style.height) div.parentElement.style.height = div.style.height;
       }
       narrowCategories(div, data, layout);
       Plotly.react(div, data, layout);
