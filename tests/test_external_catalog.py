@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from analyzer.external import TokenizerError, catalog, resolve_tokenizer
+from analyzer.external.formats import openai_arguments
 from analyzer.external.locate import Locator
+from analyzer.external.tokenizers import catalog_files
 
 TEXTS = [
     "Hello world, the cat sat.", "Привет, мир: кот сидел.", "고양이가 앉았다", "नमस्ते दुनिया",
@@ -24,20 +26,22 @@ TEXTS = [
 
 REQUIRED = {"gpt2": 50257, "cl100k_base": 100277, "o200k_base": 200019, "llama3": 128256,
             "llama4": 202048, "mistral-v1": 32000, "mistral-v3": 32768, "mistral-tekken": 131072,
-            "gemma3": 262145, "qwen3": 151669, "deepseek-v3": 128815, "claude-legacy": 65000}
+            "gemma3": 262145, "qwen3": 151669, "deepseek-v3": 128815, "claude-legacy": 65000,
+            "gemma2": 256000, "gpt-oss": 200019}
 """The sizes the owners' libraries give (special tokens included)."""
 
 HELLO = {"gpt2": [31373, 995], "cl100k_base": [15339, 1917], "o200k_base": [24912, 2375],
          "llama3": [15339, 1917], "llama4": [25681, 3817], "mistral-v1": [6312, 28709, 1526],
          "mistral-v3": [7080, 29477, 2294], "mistral-tekken": [29706, 4304],
-         "gemma3": [23391, 1902], "qwen3": [14990, 1879], "deepseek-v3": [33310, 2058]}
+         "gemma3": [23391, 1902], "qwen3": [14990, 1879], "deepseek-v3": [33310, 2058],
+         "gemma2": [17534, 2134], "gpt-oss": [24912, 2375]}
 """Known encodings of "hello world" by each owner's library (BOS/EOS not added)."""
 
 SPECIAL = {"gpt2": "<|endoftext|>", "cl100k_base": "<|endoftext|>", "o200k_base": "<|endoftext|>",
            "llama3": "<|begin_of_text|>", "llama4": "<|begin_of_text|>", "mistral-v1": "</s>",
            "mistral-v3": "[INST]", "mistral-tekken": "[INST]", "gemma3": "<start_of_turn>",
            "qwen3": "<|im_start|>", "deepseek-v3": "<｜begin▁of▁sentence｜>",
-           "claude-legacy": "<EOT>"}
+           "claude-legacy": "<EOT>", "gemma2": "<start_of_turn>", "gpt-oss": "<|channel|>"}
 """A special token of each: its text must count as plain text (more than one token)."""
 
 
@@ -135,6 +139,22 @@ def test_a_text_s_own_tokens_only(name, tmp_path, catalog_store):
     if name in HELLO:
         assert encode("hello world") == HELLO[name]
         assert tokenizer.count(["hello world"]) == [len(HELLO[name])]
+
+
+def test_gpt_oss_counts_text_as_o200k_base_and_differs_only_in_its_special_tokens(tmp_path,
+                                                                                  catalog_store):
+    """o200k_harmony's ordinary ranks are o200k_base's: every text counts the same. Its special
+    tokens are the harmony chat format's, which o200k_base lacks."""
+    harmony, base = _resolve_or_skip("gpt-oss"), _resolve_or_skip("o200k_base")
+    assert harmony.count(TEXTS) == base.count(TEXTS)
+    tokenizers = pytest.importorskip("tokenizers")
+    own = tokenizers.Tokenizer.from_file(str(_file(tmp_path, "gpt-oss")))
+    specials = {token.content for token in own.get_added_tokens_decoder().values()}
+    assert {"<|start|>", "<|channel|>", "<|message|>", "<|return|>"} <= specials
+    item = catalog()["o200k_base"]  # the special tokens tiktoken gives o200k_base
+    files = {name: found.data for name, found in catalog_files(item, downloads=False).items()}
+    base = openai_arguments(item.encoding, files, {f.name: f.sha256 for f in item.files})
+    assert set(base["special_tokens"]) == {"<|endoftext|>", "<|endofprompt|>"}
 
 
 def test_claude_legacy_matches_the_package_s_own_tests(catalog_store):
