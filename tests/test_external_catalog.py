@@ -27,21 +27,22 @@ TEXTS = [
 REQUIRED = {"gpt2": 50257, "cl100k_base": 100277, "o200k_base": 200019, "llama3": 128256,
             "llama4": 202048, "mistral-v1": 32000, "mistral-v3": 32768, "mistral-tekken": 131072,
             "gemma3": 262145, "qwen3": 151669, "deepseek-v3": 128815, "claude-legacy": 65000,
-            "gemma2": 256000, "gpt-oss": 200019}
+            "gemma2": 256000, "gpt-oss": 200019, "command-r-plus": 255029}
 """The sizes the owners' libraries give (special tokens included)."""
 
 HELLO = {"gpt2": [31373, 995], "cl100k_base": [15339, 1917], "o200k_base": [24912, 2375],
          "llama3": [15339, 1917], "llama4": [25681, 3817], "mistral-v1": [6312, 28709, 1526],
          "mistral-v3": [7080, 29477, 2294], "mistral-tekken": [29706, 4304],
          "gemma3": [23391, 1902], "qwen3": [14990, 1879], "deepseek-v3": [33310, 2058],
-         "gemma2": [17534, 2134], "gpt-oss": [24912, 2375]}
+         "gemma2": [17534, 2134], "gpt-oss": [24912, 2375], "command-r-plus": [34313, 3845]}
 """Known encodings of "hello world" by each owner's library (BOS/EOS not added)."""
 
 SPECIAL = {"gpt2": "<|endoftext|>", "cl100k_base": "<|endoftext|>", "o200k_base": "<|endoftext|>",
            "llama3": "<|begin_of_text|>", "llama4": "<|begin_of_text|>", "mistral-v1": "</s>",
            "mistral-v3": "[INST]", "mistral-tekken": "[INST]", "gemma3": "<start_of_turn>",
            "qwen3": "<|im_start|>", "deepseek-v3": "<｜begin▁of▁sentence｜>",
-           "claude-legacy": "<EOT>", "gemma2": "<start_of_turn>", "gpt-oss": "<|channel|>"}
+           "claude-legacy": "<EOT>", "gemma2": "<start_of_turn>", "gpt-oss": "<|channel|>",
+           "command-r-plus": "<BOS_TOKEN>"}
 """A special token of each: its text must count as plain text (more than one token)."""
 
 
