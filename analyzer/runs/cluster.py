@@ -86,13 +86,16 @@ class DaskExecutor:
         # The biggest first, as the local pool does: the longest job starts earliest.
         order = sorted(range(len(plans)), key=lambda i: -_work(plans[i], texts))
         futures = {}
-        for i in order:
-            report(plans[i].label, "train", 0, 1)
-            futures[self.client.submit(_build_planned, plans[i], shared, pure=False,
-                                       retries=RETRIES, key=f"vocabulary-{i}-{os.getpid()}-"
-                                       f"{id(plans)}")] = i
         results: dict[int, VocabularyRecord] = {}
         try:
+            for i in order:
+                futures[self.client.submit(_build_planned, plans[i], shared, pure=False,
+                                           retries=RETRIES, key=f"vocabulary-{i}-{os.getpid()}-"
+                                           f"{id(plans)}")] = i
+            # Said once every job is submitted: a Ctrl-C prompted by it then finds no future
+            # half-made (one interrupted in its constructor complains when it is collected).
+            for i in order:
+                report(plans[i].label, "train", 0, 1)
             for future in distributed.as_completed(list(futures), loop=self.client.loop):
                 i = futures[future]
                 try:
