@@ -102,7 +102,7 @@ def train_by_language(
         n = len(chunks)
         flat += chunks
         groups += array("q", [group]) * n
-        counted = counts if isinstance(counts, array) else array("q", counts)
+        counted = array("q", counts)  # from an int64 array: one copy
         weighted = counted if weight == 1 else array("q", [weight * count for count in counted])
         nothing = array("q", bytes(8 * n))
         train_weights += weighted if trained else nothing

@@ -76,7 +76,9 @@ def renyi_efficiency(histogram: dict[int, int], size: int, alpha: float = RENYI_
 
 
 def jensen_shannon(a: dict[int, int], b: dict[int, int]) -> float:
-    """The Jensen-Shannon divergence of two token distributions, in bits (0 to 1).
+    """The Jensen-Shannon divergence of two token distributions, in bits (0 to 1): the
+    readable definition `divergence_matrix` computes for all pairs at once (and is tested
+    against).
 
     >>> jensen_shannon({1: 2, 2: 2}, {1: 5, 2: 5})
     0.0

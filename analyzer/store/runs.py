@@ -379,19 +379,17 @@ def load_merges(db: AnalyzerDatabase, run_id: int, scope: str,
     """A vocabulary's merges in rank order (the run's first pre-tokenizer's, unless one is
     named), the first `limit` only if given; StoreError if there is no such run or
     vocabulary."""
-    vocab_id = _vocabulary_id(db, run_id, scope, pretokenizer)
-    return [StoredMerge(*r) for r in db.execute(
-        "SELECT left_id, right_id, new_id, count, token FROM merges WHERE vocab_id = ? "
-        "ORDER BY rank LIMIT ?", [vocab_id, -1 if limit is None else limit])]
+    return [StoredMerge(*row) for row in iter_merges(db, run_id, scope, pretokenizer, limit)]
 
 
-def iter_merges(db: AnalyzerDatabase, run_id: int, scope: str,
-                pretokenizer: str | None = None) -> Iterator[tuple[int, int, int, int, bytes]]:
+def iter_merges(db: AnalyzerDatabase, run_id: int, scope: str, pretokenizer: str | None = None,
+                limit: int | None = None) -> Iterator[tuple[int, int, int, int, bytes]]:
     """`load_merges`, as plain (left, right, new_id, count, token) tuples read one at a time:
     for writing out hundreds of vocabularies without holding them."""
     vocab_id = _vocabulary_id(db, run_id, scope, pretokenizer)
     yield from db.execute("SELECT left_id, right_id, new_id, count, token FROM merges "
-                          "WHERE vocab_id = ? ORDER BY rank", [vocab_id])
+                          "WHERE vocab_id = ? ORDER BY rank LIMIT ?",
+                          [vocab_id, -1 if limit is None else limit])
 
 
 def _vocabulary_id(db: AnalyzerDatabase, run_id: int, scope: str, pretokenizer: str | None) -> int:

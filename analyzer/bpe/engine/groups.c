@@ -241,11 +241,11 @@ void group_recount(Trainer *t, int start) {
     counts_free(&groups->counts);
     counts_rehash(&t->status, &groups->counts, wanted);
     for (int32_t g = 0; g < groups->n; g++) groups->heaps[g].n = 0;
-    if (start && !t->ids) recount_bytes(t);
+    if (start) recount_bytes(t); /* the start from bytes (rescan(t, 1) only then) */
     else recount_stored(t);
     for (size_t i = 0; i < groups->counts.n_slots && !t->status.failed; i++) {
         GroupCount entry = groups->counts.slots[i];
-        if (entry.count >= 0 && entry.count >= t->min_count) push_group(t, entry.key, entry.count);
+        if (entry.count >= 0) push_group(t, entry.key, entry.count); /* each >= min_count */
     }
 }
 
@@ -298,8 +298,8 @@ static void flush_made(Trainer *t, uint16_t g) {
         int added;
         GroupCount *entry = counts_add(&t->status, &groups->counts, counted, &added);
         if (!entry) break;
-        entry->count += count;
-        if (entry->count >= t->min_count) push_group(t, counted, entry->count);
+        entry->count = count; /* a new entry */
+        push_group(t, counted, count);
     }
     groups->n_pending = 0;
 }
