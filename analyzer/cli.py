@@ -406,6 +406,12 @@ def run(
         f"{ALL_AVAILABLE} for every one on this machine; NAME=FILE; hf:ORG/NAME; a .tiktoken "
         "file (FILE@cl100k_base), a tokenizer.json or a SentencePiece .model of your own. "
         "Needs analyzer[tokenizers]."),
+    counts: list[str] = typer.Option(
+        None, "--counts", metavar="NAME=FILE", help="Token counts measured elsewhere (a closed "
+        "model's, from its provider's count-tokens endpoint): a CSV with a header and the "
+        "columns unit (the unit's index in the corpus, from 0), lang and tokens, every measured "
+        "unit of every run language counted. Stored as a vocabulary NAME of the run, marked "
+        "imported in every table, export and report. Repeatable."),
     corpus: str = typer.Option(None, help="Corpus name; optional when there is only one."),
     langs: str = typer.Option(None, help="Languages, e.g. eng_Latn,rus_Cyrl (default: all)."),
     pivot: str = typer.Option(None, help="Pivot language (default: English if present, "
@@ -474,7 +480,7 @@ def run(
     and write the report."""
     sizes, added = _parse_vocab(vocab or [], bool(extend))
     settings = RunSettings(
-        sizes=sizes, corpus=corpus, tokenizers=_tokenizer_specs(tokenizer),
+        sizes=sizes, corpus=corpus, tokenizers=_tokenizer_specs(tokenizer), counts=counts or [],
         languages=[code for code in langs.split(",") if code.strip()] if langs is not None else None,
         pivot=pivot, per_language=per_language, cross=cross, holdout=holdout, seed=seed,
         tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,

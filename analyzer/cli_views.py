@@ -15,7 +15,7 @@ from rich.table import Table
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.external import Availability
-from analyzer.metrics import for_pretokenizer, own_vocabulary, tokenizer_sizes
+from analyzer.metrics import for_pretokenizer, own_vocabulary, tokenizer_label, tokenizer_sizes
 from analyzer.store import Algorithm, CorpusDetail, RunRead, VocabKind, VocabularyRead
 
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
@@ -93,7 +93,7 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     chunks = [columns[start:start + fits] for start in range(0, len(columns), fits)] or [[]]
     result = []
     for number, chunk in enumerate(chunks):
-        headers = [f"{scope} ({size:,})" if scope in names else
+        headers = [tokenizer_label(scope, size) if scope in names else
                    f"parity {size}" if scope == VocabKind.PARITY else f"size {size}"
                    for scope, size in chunk]
         part = table("language", "bytes", *map(plain, headers), title=plain(

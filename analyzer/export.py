@@ -65,13 +65,15 @@ from analyzer.store import (
     vocabularies,
 )
 
-RECORD_KEYS = ["vocab", "pretokenizer", "size", "lang", "tokens", "bytes", "chars", "premium",
+RECORD_KEYS = ["vocab", "kind", "pretokenizer", "size", "lang", "tokens", "bytes", "chars", "premium",
                "overhead", "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
                "unit_premium_median", "unit_premium_q1", "unit_premium_q3", "premium_ci_low",
                "premium_ci_high", "gini", "chunks", "chunk_premium", "utilisation", "mean_rank",
                "renyi_efficiency"]
 """The fields of a record, in order: one record per (vocabulary, pre-tokenizer, size,
-language). `pretokenizer` is null for production tokenizers; `chunks` and `chunk_premium` (the
+language). `kind` is the vocabulary's (a VocabKind: shared, production, imported, ...);
+`pretokenizer` is null for production tokenizers and imported counts; `size` is 0 for
+imported counts (their tokenizer's size is not known); `chunks` and `chunk_premium` (the
 language's chunks over the pivot's) only where a pre-tokenizer split the text; the allocation
 metrics (`utilisation`, `mean_rank`, `renyi_efficiency`; see analyzer.metrics.allocation) only
 for trained vocabularies."""
@@ -313,9 +315,10 @@ def token_report(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead]
         languages[lang] = entry
     tokenizers = {}
     for v in vocabs:
-        if v.kind == VocabKind.PRODUCTION:
+        if v.kind.measured:
             tokenizers[v.scope] = {
-                "size": v.size, "library": v.library, "source": v.source,
+                "kind": str(v.kind), "size": None if v.kind == VocabKind.IMPORTED else v.size,
+                "library": v.library, "source": v.source,
                 "languages": {lang: {"tokens": int(cells.loc[(v.scope, v.size, lang), "tokens"]),
                                      "premium": plain_value(cells.loc[(v.scope, v.size, lang),
                                                                       "premium"])}

@@ -108,8 +108,10 @@ def _trained(db: AnalyzerDatabase, run_id: int, scope: str,
     run = get_run(db, run_id)
     found = vocabularies(db, run.id)
     kinds = {v.scope: v.kind for v in found}
-    if kinds.get(scope) == VocabKind.PRODUCTION:
-        raise StoreError(f"{scope} is a production tokenizer: its merges are not stored; "
+    if scope in kinds and kinds[scope].measured:
+        what = ("holds imported counts" if kinds[scope] == VocabKind.IMPORTED
+                else "is a production tokenizer")
+        raise StoreError(f"{scope} {what}: its merges are not stored; "
                          "merges and tokenize show the run's trained vocabularies")
     complete_run(db, run_id)
     if kinds.get(scope) == VocabKind.EXTENSION:  # cut by its base's own pre-tokenizer

@@ -84,6 +84,11 @@ class RunSettings:
         default_factory=list)
     """Production tokenizers to measure: catalog names, `all-available`, NAME=FILE,
     hf:ORG/NAME or files (see analyzer.external)."""
+    counts: Annotated[list[str], Field(max_length=MAX_TOKENIZERS)] = dataclasses.field(
+        default_factory=list)
+    """Token counts measured elsewhere (a closed tokenizer's, from a provider's count-tokens
+    endpoint), each NAME=FILE: a CSV of unit, lang, tokens (see analyzer.external.imported),
+    stored as a vocabulary of the run named NAME and marked imported."""
     pretokenizers: Annotated[list[str], Field(max_length=MAX_PRETOKENIZERS)] = dataclasses.field(
         default_factory=lambda: [NONE])
     """Every trained vocabulary is trained once per pre-tokenizer: built-in names, re:PATTERN or
@@ -136,7 +141,7 @@ RECORDED = ("languages", "pivot", "sizes", "per_language", "cross", "holdout", "
             "superbpe", "extend", "added", "extend_langs", "target", "algorithms")
 """The settings a run's row records, resolved (codes normalised, sizes sorted, repeats gone).
 Not recorded: the corpus (its id is), jobs and executor (results are the same whatever they
-are), tokenizers (each is a vocabulary of the run)."""
+are), tokenizers and counts (each is a vocabulary of the run)."""
 
 
 def setting_names() -> list[str]:

@@ -151,6 +151,29 @@ def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_
     assert problems == [] and len(traces) == 3  # the comparison, the costs, the unit premiums
 
 
+def test_imported_counts_render_beside_production_tokenizers(browser, tiny_db, tmp_path):
+    from analyzer.store import load_counts
+
+    first = execute_run(tiny_db, RunSettings(sizes=[300], per_language=False, jobs=1))
+    lines = ["unit,lang,tokens"] + [f"{unit},{lang},{tokens}"
+                                   for scope, _, _, lang, units in load_counts(tiny_db, first)
+                                   for unit, tokens in enumerate(units)]
+    (tmp_path / "counts.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300], tokenizers=["cl100k_base"],
+                                              counts=[f"closed-1={tmp_path / 'counts.csv'}"],
+                                              jobs=1))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    page = build_page(tiny_db, run_id)
+    traces, problems = open_page(browser, path, tmp_path / "imported.png")
+    assert problems == []
+    assert [t["traces"] for t in traces] == [len(f.data) for f in page.figures]
+    names = {trace.name for figure in page.figures for trace in figure.data}
+    assert "closed-1 (imported)" in names  # the comparison's bars
+    # the size axis has no place for counts of an unknown size: only cl100k_base is on it
+    assert [t.name for t in page.figures[0].data if "production" in (t.name or "")] == \
+        ["cl100k_base (production tokenizer)"]
+
+
 def test_the_cost_view_draws_each_priced_model_and_opens_its_table(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["cl100k_base", "o200k_base"]))
     path = write_report(tiny_db, run_id, tmp_path / "reports")

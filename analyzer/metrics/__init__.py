@@ -31,6 +31,7 @@ from .frames import (
     headline_vocabulary,
     language_metrics,
     own_vocabulary,
+    tokenizer_label,
     tokenizer_sizes,
 )
 from .frontier import configuration_name, pareto_frontier
@@ -62,5 +63,6 @@ __all__ = [
     "summaries",
     "superbpe_effects",
     "token_curve",
+    "tokenizer_label",
     "tokenizer_sizes",
 ]

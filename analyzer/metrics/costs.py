@@ -13,7 +13,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from analyzer.external import ModelPrice
-from analyzer.store import VocabKind
+
+from .frames import MEASURED_KINDS
 
 CONTENT_CHARS = 1_000_000
 
@@ -48,7 +49,7 @@ def model_costs(frame: pd.DataFrame, pivot: str, prices: Iterable[ModelPrice]) -
     the same content fits in the model's context window against the pivot (`content_share`),
     and how many characters of the language's own text fit there (`context_chars`). Models
     whose tokenizer the run did not measure are left out."""
-    production = frame[frame["kind"] == VocabKind.PRODUCTION].set_index(["vocab", "lang"])
+    production = frame[frame["kind"].isin(MEASURED_KINDS)].set_index(["vocab", "lang"])
     measured = set(production.index.get_level_values("vocab"))
     rows = []
     for price in prices:

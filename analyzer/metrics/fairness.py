@@ -28,7 +28,8 @@ from .frontier import pareto_frontier
 from .stats import bootstrap_weights, gini
 
 EVERY_LANGUAGE = (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE, VocabKind.EXTENSION,
-                  VocabKind.UNIGRAM, VocabKind.WORDPIECE, VocabKind.PRODUCTION)
+                  VocabKind.UNIGRAM, VocabKind.WORDPIECE, VocabKind.PRODUCTION,
+                  VocabKind.IMPORTED)
 """The kinds of vocabulary that count every language of a run."""
 
 

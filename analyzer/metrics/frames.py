@@ -11,13 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzer.store import RunRead, VocabKind, VocabularyRead
+from analyzer.store import IMPORTED_SIZE, RunRead, VocabKind, VocabularyRead
 
 from .allocation import allocation_frame
 from .data import RunData
 from .stats import bootstrap_weights, gini, separates_words
 
 RESAMPLES = 1000
+MEASURED_KINDS = [kind for kind in VocabKind if kind.measured]
+"""The kinds of a real tokenizer's counts (production, imported), for selecting frame rows."""
 
 
 def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str, str | None, int]:
@@ -26,7 +28,7 @@ def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str
     tokenizer of a run that trained nothing, or else the first extension with every addition."""
     if run.sizes:
         return VocabKind.SHARED, run.pretokenizers[0], max(run.sizes)
-    first = next((v for v in vocabs if v.kind == VocabKind.PRODUCTION), None)
+    first = next((v for v in vocabs if v.kind.measured), None)
     if first is not None:
         return first.scope, None, first.size
     extension = next(v for v in vocabs if v.kind == VocabKind.EXTENSION)
@@ -34,8 +36,18 @@ def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str
 
 
 def tokenizer_sizes(vocabs: list[VocabularyRead]) -> list[tuple[str, int]]:
-    """The production tokenizers measured in a run: (name, real vocabulary size), in order."""
-    return [(v.scope, v.size) for v in vocabs if v.kind == VocabKind.PRODUCTION]
+    """The real tokenizers measured in a run, production and imported: (name, real vocabulary
+    size; IMPORTED_SIZE for imported counts, whose size is not known), in order."""
+    return [(v.scope, v.size) for v in vocabs if v.kind.measured]
+
+
+def tokenizer_label(name: str, size: int) -> str:
+    """A real tokenizer as tables and charts name it: with its size, or marked imported.
+
+    >>> tokenizer_label("o200k_base", 200019), tokenizer_label("claude-sonnet-4", IMPORTED_SIZE)
+    ('o200k_base (200,019)', 'claude-sonnet-4 (imported)')
+    """
+    return f"{name} (imported)" if size == IMPORTED_SIZE else f"{name} ({size:,})"
 
 
 def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
@@ -125,5 +137,5 @@ def own_vocabulary(frame: pd.DataFrame, pivot: str) -> pd.DataFrame:
 def for_pretokenizer(frame: pd.DataFrame, pretokenizer: str) -> pd.DataFrame:
     """The rows of one pre-tokenizer's trained vocabularies, and every production tokenizer's:
     what a table or a chart about that split rule shows."""
-    keep = (frame["pretokenizer"] == pretokenizer) | (frame["kind"] == VocabKind.PRODUCTION)
+    keep = (frame["pretokenizer"] == pretokenizer) | frame["kind"].isin(MEASURED_KINDS)
     return frame[keep]

@@ -27,6 +27,8 @@ def configuration_name(row: Mapping[str, Any]) -> str:
     """
     if row["kind"] == VocabKind.PRODUCTION:
         return f"{row['vocab']} (production, {int(row['size']):,})"
+    if row["kind"] == VocabKind.IMPORTED:
+        return f"{row['vocab']} (imported)"
     if row["kind"] == VocabKind.EXTENSION:
         return f"{row['vocab']} +{int(row['added']):,}"
     split = "" if row["pretokenizer"] in (None, "none") else f" [{row['pretokenizer']}]"

@@ -233,7 +233,7 @@ def allocation(view: RunView, vocab: str = VocabKind.SHARED) -> go.Figure:
 KIND_COLORS = {VocabKind.SHARED: TOKENS_COLOR, VocabKind.PARITY: PARITY_COLOR,
                VocabKind.SUPERBPE: "#805ad5", VocabKind.EXTENSION: "#319795",
                VocabKind.UNIGRAM: "#d69e2e", VocabKind.WORDPIECE: "#38a169",
-               VocabKind.PRODUCTION: OTHER_COLOR}
+               VocabKind.PRODUCTION: OTHER_COLOR, VocabKind.IMPORTED: OTHER_COLOR}
 
 
 def frontier(summaries: pd.DataFrame) -> go.Figure:

@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
-from analyzer.metrics import for_pretokenizer
-from analyzer.store import VocabKind
+from analyzer.metrics import for_pretokenizer, tokenizer_label
+from analyzer.store import IMPORTED_SIZE, VocabKind
 
 from .language_filter import MANY_LANGUAGES, by_script, script_label
 
@@ -110,7 +110,10 @@ def headline(view: RunView) -> go.Figure:
                            "<extra></extra>"),
         ))
     symbols = ["diamond", "star", "square", "triangle-up", "x", "cross"]
-    for index, (name, size) in enumerate(view.tokenizers):
+    # On the size axis only the tokenizers of a known size (imported counts have none: they
+    # are in the comparison and the heatmaps).
+    sized = [(name, size) for name, size in view.tokenizers if size != IMPORTED_SIZE]
+    for index, (name, size) in enumerate(sized):
         rows = view.rows(name, size).set_index("lang").loc[order]
         figure.add_trace(go.Scatter(
             x=[size] * len(order), y=rows["overhead"] * 100, mode="markers",
@@ -120,7 +123,7 @@ def headline(view: RunView) -> go.Figure:
             text=[view.name(lang) for lang in order],
             hovertemplate=(f"<b>%{{text}}</b><br>{label(name)} ({size:,} tokens)<br>"
                            "overhead %{y:+.1f} %<extra></extra>")))
-    ticks = sorted({*view.sizes, *(size for _, size in view.tokenizers)})
+    ticks = sorted({*view.sizes, *(size for _, size in sized)})
     figure.update_layout(
         title=headline_finding(view), xaxis=size_axis(ticks),
         yaxis=dict(title=f"extra tokens vs {label(language_name(view.pivot))} (%)", ticksuffix=" %"),
@@ -180,7 +183,7 @@ def headline_heatmap(view: RunView) -> go.Figure:
     trained = [column(str(VocabKind.SHARED), size) for size in view.sizes]
     production = [column(name, size) for name, size in view.tokenizers]
     trained_x = [f"{size:,}" for size in view.sizes]
-    production_x = [f"{label(name)} ({size:,})" for name, size in view.tokenizers]
+    production_x = [label(tokenizer_label(name, size)) for name, size in view.tokenizers]
     figure = go.Figure(overhead_heatmaps(trained_x, trained, production_x, production,
                                          [label(script_label(lang)) for lang in order], order))
     figure.update_layout(
@@ -256,7 +259,7 @@ def tokenizer_comparison(view: RunView) -> go.Figure:
     for name, size in view.tokenizers:
         rows = view.rows(name, size).set_index("lang").loc[order]
         figure.add_trace(go.Bar(
-            y=names, x=rows["overhead"] * 100, orientation="h", name=f"{label(name)} ({size:,})",
+            y=names, x=rows["overhead"] * 100, orientation="h", name=label(tokenizer_label(name, size)),
             meta={"langs": order}, customdata=np.column_stack([rows["tokens"], rows["premium"]]),
             hovertemplate=(f"%{{y}}<br>{label(name)}: %{{customdata[0]:,}} tokens<br>premium "
                            "%{customdata[1]:.2f} (%{x:+.1f} %)<extra></extra>")))

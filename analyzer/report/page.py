@@ -346,6 +346,8 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
     production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {v.library}; {v.source}"
                    + (f". {caveats[v.scope]}" if v.scope in caveats else ""))
                   for v in vocabs if v.kind == VocabKind.PRODUCTION]
+    production += [(f"tokenizer {v.scope}", f"imported counts, measured elsewhere; {v.source}")
+                   for v in vocabs if v.kind == VocabKind.IMPORTED]
     trained = ("shared" + (", one per language" if run.per_language else "")
                + (", cross matrix" if run.cross else "")) if run.sizes else "none trained"
     patterns = {v.pretokenizer: v.pattern for v in vocabs if v.pretokenizer}

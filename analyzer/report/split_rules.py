@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
-from analyzer.store import VocabKind
+from analyzer.store import IMPORTED_SIZE, VocabKind
 
 from .figures import (
     RunView,
@@ -56,7 +56,8 @@ def overhead_by_rule(view: RunView) -> go.Figure:
     first = shared[(shared["pretokenizer"] == view.pretokenizers[0]) & (shared["size"] == view.largest)]
     order = list(first.set_index("lang")["overhead"].sort_values(ascending=False).index)
     columns = [f"{label(p)}" for p in view.pretokenizers] + \
-        [f"{label(name)} (production)" for name, _ in view.tokenizers]
+        [f"{label(name)} ({'imported' if size == IMPORTED_SIZE else 'production'})"
+         for name, size in view.tokenizers]
     figure = go.Figure()
     traces_per_size = []
     for size in view.sizes:

@@ -10,6 +10,7 @@ from analyzer import __version__, bpe
 from analyzer.errors import AnalyzerError, Busy
 from analyzer.settings import RunSettings
 from analyzer.store import (
+    IMPORTED_SIZE,
     AnalyzerDatabase,
     DatabaseBusy,
     DiskFull,
@@ -96,6 +97,8 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
                     for base in resolved.extensions]
         records += [measure_tokenizer(tokenizer, resolved, texts, report)
                     for tokenizer in resolved.tokenizers]
+        records += [imported_record(name, source, counts)
+                    for name, (source, counts) in resolved.imported.items()]
         store_results(db, run_id, records, round(time.perf_counter() - start, 3), stage)
     except KeyboardInterrupt as error:
         _mark(db, run_id, RunStatus.INTERRUPTED, f"stopped by {error.args[0] if error.args else 'Ctrl-C'}")
@@ -160,6 +163,14 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
                             counts={tokenizer.size: counts},
                             seconds=round(time.perf_counter() - start, 3),
                             library=tokenizer.library, source=tokenizer.source)
+
+
+def imported_record(name: str, source: str, counts: dict[str, list[int]]) -> VocabularyRecord:
+    """Counts measured elsewhere, stored like a production tokenizer's, of unknown size."""
+    from analyzer.external.imported import LIBRARY
+
+    return VocabularyRecord(scope=name, kind=VocabKind.IMPORTED, size=IMPORTED_SIZE,
+                            counts={IMPORTED_SIZE: counts}, library=LIBRARY, source=source)
 
 
 def make_jobs(run: ResolvedRun, texts: dict[str, list[str]]) -> list[VocabularyJob]:

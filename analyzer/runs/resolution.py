@@ -69,6 +69,9 @@ class ResolvedRun:
     """The languages whose training texts teach the added merges (normalised)."""
     algorithms: list[Algorithm] = field(default_factory=lambda: [Algorithm.BPE])
     """The training algorithms, BPE first, without repeats."""
+    imported: dict = field(default_factory=dict)
+    """Counts measured elsewhere, checked against the run: `{name: (source, {lang: [tokens
+    of each measured unit]})}`."""
 
     def recorded_settings(self) -> RunSettings:
         """The settings as the run's row records them: what they resolved to."""
@@ -81,7 +84,8 @@ class ResolvedRun:
 
 
 def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
-    if not settings.sizes and not settings.tokenizers and not settings.extend:
+    if not settings.sizes and not settings.tokenizers and not settings.extend \
+            and not settings.counts:
         raise RunError(f"nothing to measure: give {setting('sizes')} (e.g. 512) and/or "
                        f"{setting('tokenizers')} (e.g. cl100k_base)", setting="sizes")
     sizes = _sizes(settings.sizes) if settings.sizes else []
@@ -110,9 +114,11 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     tokenizers = _tokenizers(settings.tokenizers, languages)
     extensions, added, extend_langs = _extension(settings, languages)
     algorithms = _algorithms(settings.algorithms, sizes, pretokenizers)
+    taken = {VocabKind.SHARED, VocabKind.PARITY, *languages, *(t.name for t in tokenizers)}
+    imported = _imported(settings.counts, corpus, languages, measured, taken)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
                        pretokenizers, weights, superbpe, extensions, added, extend_langs,
-                       algorithms)
+                       algorithms, imported)
 
 
 def _invalid(name: str, value, message: str) -> RunError:
@@ -327,6 +333,23 @@ def _tokenizers(specs: list[str], languages: list[str]) -> list:
                            "is already used in this run; rename the file")
         resolved.append(tokenizer)
     return resolved
+
+
+def _imported(specs: list[str], corpus: CorpusDetail, languages: list[str],
+              measured: list[int], taken: set[str]) -> dict:
+    """Each counts file read and checked against the run (every measured unit of every run
+    language counted), before anything is stored; its name not already a vocabulary's."""
+    from analyzer.external.imported import read_counts
+
+    found: dict = {}
+    for spec in specs:
+        counts = read_counts(spec)  # CountsError, naming the file and line
+        if counts.name in taken or counts.name in found:
+            raise _invalid("counts", spec, f"{SETTING} {spec}: the name {counts.name!r} is "
+                           "already used in this run; give the counts another name")
+        found[counts.name] = (counts.source,
+                              counts.counts_for(languages, measured, corpus.units))
+    return found
 
 
 def split_units(n_units: int, holdout: float, seed: int) -> tuple[list[int], list[int]]:

@@ -122,9 +122,11 @@ def export(request: Request, db: Database, run_id: RunId,
     return StreamingResponse(pieces(), media_type="application/json")
 
 
-RunRequest = request_model("RunRequest", exclude=("executor", "scheduler"))
+RunRequest = request_model("RunRequest", exclude=("executor", "scheduler", "counts"))
 """The body of POST /api/runs: `RunSettings`' fields (generated from it), but for where the
-trainings run: a client never makes this server connect to another host."""
+trainings run (a client never makes this server connect to another host) and imported counts
+(files on this server: a client never names one; `analyzer run --counts` imports them, and the
+service shows them like any vocabulary)."""
 
 
 @router.post("/runs", status_code=202, summary="Start a run (one at a time per database)")

@@ -18,7 +18,7 @@ from .corpora import (
 )
 from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db, reconnect
 from .errors import DatabaseBusy, DiskFull, NotFound, RunNotComplete, StoreError
-from .kinds import Algorithm, ReplacementTexts, RunStatus, VocabKind
+from .kinds import IMPORTED_SIZE, Algorithm, ReplacementTexts, RunStatus, VocabKind
 from .models import CorpusDetail, CorpusRead, LanguageStats, RunRead, VocabularyRead
 from .pending import recover_run, save_pending
 from .replacements import load_chosen, load_histograms, load_replacements
@@ -45,6 +45,7 @@ from .runs import (
 
 __all__ = [
     "Algorithm",
+    "IMPORTED_SIZE",
     "DB_ENV",
     "DEFAULT_DB",
     "AnalyzerDatabase",

@@ -52,10 +52,21 @@ class VocabKind(StrEnum):
     WORDPIECE = "wordpiece"
     LANGUAGE_WORDPIECE = "language-wordpiece"
     PRODUCTION = "production"
+    IMPORTED = "imported"
 
     @property
     def trained(self) -> bool:
-        return self is not VocabKind.PRODUCTION
+        return not self.measured
+
+    @property
+    def measured(self) -> bool:
+        """A real tokenizer's counts, not trained here: counted by its library in the run
+        (production), or counted elsewhere and imported.
+
+        >>> VocabKind.IMPORTED.measured, VocabKind.SHARED.measured
+        (True, False)
+        """
+        return self in (VocabKind.PRODUCTION, VocabKind.IMPORTED)
 
     @property
     def trained_on_every_language(self) -> bool:
@@ -81,7 +92,7 @@ class VocabKind(StrEnum):
         >>> VocabKind.LANGUAGE_UNIGRAM.algorithm, VocabKind.EXTENSION.algorithm
         (<Algorithm.UNIGRAM: 'unigram'>, <Algorithm.BPE: 'bpe'>)
         """
-        if self is VocabKind.PRODUCTION:
+        if self.measured:
             return None
         if self in (VocabKind.UNIGRAM, VocabKind.LANGUAGE_UNIGRAM):
             return Algorithm.UNIGRAM
@@ -107,6 +118,11 @@ class VocabKind(StrEnum):
                 (Algorithm.UNIGRAM, True): VocabKind.LANGUAGE_UNIGRAM,
                 (Algorithm.WORDPIECE, False): VocabKind.WORDPIECE,
                 (Algorithm.WORDPIECE, True): VocabKind.LANGUAGE_WORDPIECE}[(algorithm, one_language)]
+
+
+IMPORTED_SIZE = 0
+"""The size an imported vocabulary is stored at: its real size is not known (a count-tokens
+endpoint says how many tokens, not how many ids the tokenizer has)."""
 
 
 class ReplacementTexts(StrEnum):
