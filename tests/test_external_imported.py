@@ -76,7 +76,7 @@ def test_counts_that_do_not_cover_the_run_are_refused_naming_what_is_missing():
 def test_files_are_read_as_utf8_with_a_bom_and_refused_when_not_text(tmp_path):
     path = tmp_path / "c.csv"
     path.write_bytes(b"\xef\xbb\xbfunit,lang,tokens\r\n0,en,3\r\n")
-    imported = read_counts(f"gemini-2.5=c.csv")
+    imported = read_counts("gemini-2.5=c.csv")
     assert imported.name == "gemini-2.5" and imported.rows == {("eng_Latn", 0): (3, 2)}
     assert "c.csv (SHA-256 " in imported.source and "1 rows" in imported.source
     path.write_bytes(b"unit,lang,tokens\n0,en,3\n1,en,\xff\n")
