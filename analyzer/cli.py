@@ -773,6 +773,7 @@ def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         return
     console = Console()
     console.print(views.catalog_table(statuses, console.width))
+    console.print(views.FRAMING_KEY)
     for status in statuses:
         if status.entry.caveat:
             console.print(f"{plain(status.entry.name)}: {plain(status.entry.caveat)}")

@@ -331,14 +331,33 @@ def catalog_table(statuses: list[Availability], width: int = 80) -> Table:
     """The catalog, one row per tokenizer: what it is and where it resolves from here (or the
     command that would make it available). The models column only when the terminal is wide."""
     wide = width >= 120
-    result = table("name", "family", "tokens", "library", *(["models"] if wide else []),
-                   "on this machine", pad_edge=False)
+    result = table("name", "family", "tokens", "library", "framing",
+                   *(["models"] if wide else []), "on this machine", pad_edge=False)
     for status in statuses:
         item = status.entry
         here = status.origin if status.available else f"missing: {status.command}"
         result.add_row(plain(item.name), plain(item.family), f"{item.vocab_size:,}", item.library,
-                       *([plain(item.models)] if wide else []), plain(here))
+                       framing_cell(item.framing), *([plain(item.models)] if wide else []),
+                       plain(here))
     return result
+
+
+FRAMING_KEY = ("framing: the tokens a one-message request adds (its chat format); doc: from "
+               "the maker's documented format, else measured with the model's own chat "
+               "template; ?: not known")
+
+
+def framing_cell(framing) -> str:
+    """A catalog entry's framing in a table cell: its tokens, and `doc` when documented (not
+    measured). FRAMING_KEY says so under the table.
+
+    >>> from analyzer.external.catalog import Framing
+    >>> framing_cell(Framing(tokens=8, basis="measured", how="...")), framing_cell(None)
+    ('+8', '?')
+    """
+    if framing is None:
+        return "?"
+    return f"+{framing.tokens}" + (" doc" if framing.basis == "documented" else "")
 
 
 def compact_sizes(sizes: list[int]) -> str:

@@ -275,3 +275,14 @@ def m010_algorithms(db: Database) -> None:
         PRIMARY KEY (vocab_id, size)
     )
     """)
+
+
+@migrations()
+def m011_request_framing(db: Database) -> None:
+    # A production tokenizer's per-request framing (issue 27): the tokens its model's chat
+    # format adds to a request of one message, and how that number is known (a
+    # catalog.FramingBasis: measured, documented, none); NULL where it is not known.
+    _run(db, """
+    ALTER TABLE vocabularies ADD COLUMN framing INTEGER;
+    ALTER TABLE vocabularies ADD COLUMN framing_basis TEXT
+    """)

@@ -32,7 +32,8 @@ ADDED_TO_RECORDS = ("pretokenizer", "chunks", "chunk_premium",  # issue 12: pre-
                     "kind")  # issue 27: imported counts are told apart in every record
 ADDED_TO_VOCABULARIES = ("pretokenizer", "pattern",
                          "transition",  # issue 23: SuperBPE
-                         "base_size")  # issue 23: extensions
+                         "base_size",  # issue 23: extensions
+                         "framing", "framing_basis")  # issue 27: a request's framing
 ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "parity", "global_merges", "weights",  # issue 14: the fairness lab
                  "summaries", "equal_cost_sizes", "attribution", "divergence",

@@ -8,7 +8,7 @@ import datetime
 import pytest
 
 from analyzer.external import PriceError, catalog, load_prices
-from analyzer.metrics import language_metrics, load_run_data
+from analyzer.metrics import language_metrics, load_run_data, request_framing
 from analyzer.metrics.costs import model_costs
 from analyzer.report import build_page
 from analyzer.runs import RunSettings, execute_run
@@ -77,6 +77,48 @@ def test_each_model_s_cost_of_the_same_content(tiny_db, tmp_path):
         assert row.context_chars == pytest.approx(chars[row.lang] / tokens[row.lang] * 1000)
         # the content that fits, against the pivot: what the premium costs, not characters
         assert row.content_share == pytest.approx(tokens["eng_Latn"] / tokens[row.lang])
+
+
+def test_the_cost_of_one_unit_requests_adds_each_request_s_framing(tiny_db, tmp_path):
+    """The same content sent as one request per unit: every request pays its model's framing
+    (the catalog's, stored with the run), so the ratios narrow toward 1."""
+    run_id = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["cl100k_base"]))
+    path = tmp_path / "mine.toml"
+    path.write_text(MINE)
+    data = load_run_data(tiny_db, run_id)
+    (vocabulary,) = data.vocabularies
+    framing = catalog()["cl100k_base"].framing
+    assert (vocabulary.framing, vocabulary.framing_basis) == (framing.tokens, "documented")
+    frame = language_metrics(data)
+    costs = model_costs(frame, "eng_Latn", load_prices(path), request_framing(data.vocabularies),
+                        requests=6).set_index("lang")
+    pivot = costs.loc["eng_Latn", "tokens"]
+    scale = 1_000_000 / sum(map(len, TINY["eng_Latn"]))
+    for lang, row in costs.iterrows():
+        framed = row["tokens"] + 6 * framing.tokens  # six units, six requests
+        assert row["request_tokens"] == framed
+        assert row["request_ratio"] == pytest.approx(framed / (pivot + 6 * framing.tokens))
+        assert row["request_cost"] == pytest.approx(framed * scale * 3.0 / 1e6)
+        # dearer languages are less dear per request, and the pivot stays at 1
+        assert 1 <= row["request_ratio"] <= row["cost_ratio"] or lang == "eng_Latn"
+    assert costs.loc["eng_Latn", "request_ratio"] == 1.0
+    # a tokenizer whose framing is not known: the content's cost only
+    unknown = model_costs(frame, "eng_Latn", load_prices(path), {}, requests=6)
+    assert unknown["request_ratio"].isna().all() and unknown["cost_ratio"].notna().all()
+
+
+def test_the_cost_view_switches_to_one_unit_requests_where_the_framing_is_known(tiny_db):
+    run_id = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["o200k_base"]))
+    page = build_page(tiny_db, run_id)
+    heatmap = next(f for f in page.figures if "Input cost of the same content" in f.layout.title.text)
+    content, requests = heatmap.data
+    assert content.visible and requests.visible is False
+    (menu,) = heatmap.layout.updatemenus
+    assert [b.label for b in menu.buttons] == ["the content", "as 6 one-unit requests"]
+    assert (requests.z <= content.z + 1e-12).all()  # all dearer than English here: each narrows
+    assert "Each request adds 7 tokens of chat format (from its maker&#x27;s documented format" \
+        in page.html
+    assert "input cost as 6 one-unit requests" in page.html
 
 
 def test_the_page_prices_the_measured_models_with_their_dates_and_sources(tiny_db, tmp_path):

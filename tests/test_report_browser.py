@@ -186,6 +186,13 @@ def test_the_cost_view_draws_each_priced_model_and_opens_its_table(browser, tiny
     heatmap = page.locator("section:has(h2:text-is('What the same content costs, by model'))")
     cells = heatmap.locator("g.heatmaplayer text, .textpoint text").all_text_contents()
     assert len(cells) == 5 * 3 and all(cell.startswith("$") for cell in cells)  # 5 models x 3 languages
+    # the buttons switch to the same content as one request per unit: dearer, every cell
+    heatmap.locator(".updatemenu-button", has_text="as 6 one-unit requests").click()
+    figure = heatmap.locator(".js-plotly-plot")
+    figure.locator(".gtitle", has_text="one-unit requests").wait_for()
+    framed = heatmap.locator("g.heatmaplayer text, .textpoint text").all_text_contents()
+    assert len(framed) == 5 * 3
+    assert all(float(a.strip("$ ▲")) > float(b.strip("$ ▲")) for a, b in zip(framed, cells))
     costs = page.locator("section:has(h2:text-is('What it costs'))")
     details = costs.locator("details:not(.section)").filter(has_text="GPT-4o mini")
     summary, table = details.locator("summary"), details.locator("table")

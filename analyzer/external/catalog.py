@@ -93,6 +93,33 @@ class CatalogFile(BaseModel):
         return found
 
 
+class FramingBasis(StrEnum):
+    """How a catalog entry's per-request framing is known."""
+
+    MEASURED = "measured"
+    """Counted from the model's own chat template or chat encoder, run by its library
+    (tests/test_external_framing.py renders it again and checks the number)."""
+    DOCUMENTED = "documented"
+    """The request format its maker documents (`how` says where), counted with the tokenizer;
+    no library of the maker's renders it here."""
+    NONE = "none"
+    """A completion model: no chat format, a request is its text."""
+
+
+class Framing(BaseModel):
+    """The tokens a model's chat format adds to a request of one user message: its role and
+    separator tokens, a BOS, and the assistant's turn opened for the reply. The same for every
+    content (tests check it on every language of the real corpora), so a request of a text
+    costs the text's tokens plus these."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokens: int = Field(ge=0)
+    basis: FramingBasis
+    how: str = Field(min_length=1)
+    """What was counted, and where the format comes from."""
+
+
 class CatalogEntry(BaseModel):
     """A named production tokenizer: what it is, which models use it, and its files."""
 
@@ -119,6 +146,8 @@ class CatalogEntry(BaseModel):
     notes: str = ""
     caveat: str = ""
     """What a user must not read into its counts; shown wherever the tokenizer is."""
+    framing: Framing | None = None
+    """The tokens a one-message request adds around its content (None: not known)."""
 
     @model_validator(mode="after")
     def _format_fields(self) -> CatalogEntry:

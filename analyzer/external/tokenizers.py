@@ -197,6 +197,7 @@ class Availability:
             "name": item.name, "family": item.family, "models": item.models,
             "format": item.format.value, "library": item.library, "vocab_size": item.vocab_size,
             "notes": item.notes, "caveat": item.caveat,
+            "framing": item.framing.model_dump(mode="json") if item.framing else None,
             "files": [{"name": f.name, "sha256": f.sha256, "sources": f.sources()}
                       for f in item.files],
             "available": self.available,

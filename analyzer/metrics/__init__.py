@@ -31,6 +31,7 @@ from .frames import (
     headline_vocabulary,
     language_metrics,
     own_vocabulary,
+    request_framing,
     tokenizer_label,
     tokenizer_sizes,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "own_superbpe_effects",
     "own_vocabulary",
     "pareto_frontier",
+    "request_framing",
     "separates_words",
     "summaries",
     "superbpe_effects",

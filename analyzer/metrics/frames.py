@@ -41,6 +41,12 @@ def tokenizer_sizes(vocabs: list[VocabularyRead]) -> list[tuple[str, int]]:
     return [(v.scope, v.size) for v in vocabs if v.kind.measured]
 
 
+def request_framing(vocabs: list[VocabularyRead]) -> dict[str, tuple[int | None, str | None]]:
+    """Each real tokenizer's framing: `{name: (tokens a one-message request adds, how that is
+    known)}`; (None, None) where it is not known (imported counts, a tokenizer of a file)."""
+    return {v.scope: (v.framing, v.framing_basis) for v in vocabs if v.kind.measured}
+
+
 def tokenizer_label(name: str, size: int) -> str:
     """A real tokenizer as tables and charts name it: with its size, or marked imported.
 

@@ -25,34 +25,64 @@ def content_note(pivot: str) -> str:
 def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -> go.Figure:
     """The same content's input cost: a row per language (dearest first), a column per model;
     each cell says the dollars, its colour how many times the pivot's cost that is (so the
-    tax shows under cheap models as under dear ones)."""
+    tax shows under cheap models as under dear ones). Where any model's framing is known, a
+    menu switches to the same content sent as one request per unit (each request framed by its
+    model's chat format; a model whose framing is not known is blank there)."""
     models = list(dict.fromkeys(costs["model"]))
     ratio = costs.pivot(index="lang", columns="model", values="cost_ratio")
     order = ratio.mean(axis=1).sort_values(ascending=False).index
-    ratio = ratio.reindex(index=[lang for lang in order if lang in languages], columns=models)
-    dollars = costs.pivot(index="lang", columns="model", values="input_cost").reindex_like(ratio)
-    names = [f"{language_name(lang)} ({lang})" for lang in ratio.index]
+    rows = [lang for lang in order if lang in languages]
+
+    def table(values: str) -> np.ndarray:
+        return costs.pivot(index="lang", columns="model", values=values) \
+            .reindex(index=rows, columns=models).to_numpy(dtype=float)
+
+    names = [f"{language_name(lang)} ({lang})" for lang in rows]
+    content = table("cost_ratio")
+    framed = table("request_ratio")
     # The colours span the bulk of the ratios: a few tenfold ones would leave every other cell
-    # pale. The cells above the scale are clipped to its top colour and marked with ▲.
-    values = ratio.to_numpy(dtype=float)
-    finite = values[np.isfinite(values)]
+    # pale. The cells above the scale are clipped to its top colour and marked with ▲. One
+    # scale for both views, so that switching shows the ratios narrowing.
+    finite = content[np.isfinite(content)]
     top = max(float(np.percentile(finite, 95)), 1.1) if finite.size else 2.0
-    clipped = np.nan_to_num(values, nan=0.0) > top
-    text = [[f"${value:,.2f}" + (" ▲" if over else "") for value, over in zip(row, marks)]
-            for row, marks in zip(dollars.values, clipped)]
-    title = f"x {language_name(pivot)}" + (f" (▲ above {top:.1f})" if clipped.any() else "")
-    figure = go.Figure(go.Heatmap(
-        z=values, x=models, y=names, colorscale="Reds", zmin=1, zmax=top,
-        meta={"rows": list(ratio.index)}, text=text, texttemplate="%{text}", textfont=dict(size=10),
-        colorbar=dict(title=title),
-        hovertemplate="%{y}<br>%{x}<br>input cost %{text}<br>%{z:.2f}x the pivot's"
-                      "<extra></extra>"))
+    pivot_name = language_name(pivot)
+
+    def heatmap(values: np.ndarray, dollars: np.ndarray, visible: bool, what: str) -> go.Heatmap:
+        clipped = np.nan_to_num(values, nan=0.0) > top
+        text = [["" if np.isnan(value) else f"${value:,.2f}" + (" ▲" if over else "")
+                 for value, over in zip(row, marks)] for row, marks in zip(dollars, clipped)]
+        title = f"x {pivot_name}" + (f" (▲ above {top:.1f})" if clipped.any() else "")
+        return go.Heatmap(
+            z=values, x=models, y=names, colorscale="Reds", zmin=1, zmax=top, visible=visible,
+            meta={"rows": rows}, text=text, texttemplate="%{text}", textfont=dict(size=10),
+            colorbar=dict(title=title), name=what,
+            hovertemplate=f"%{{y}}<br>%{{x}}<br>{what}: input cost %{{text}}<br>"
+                          "%{z:.2f}x the pivot's<extra></extra>")
+
+    requests = int(costs["requests"].iloc[0]) if len(costs) else 0
+    content_title = f"Input cost of the same content (colour: times the {pivot_name} cost)"
+    framed_title = (f"Input cost of the same content sent as {requests:,} one-unit requests, "
+                    f"each framed by its model's chat format (colour: times the {pivot_name} "
+                    "cost)")
+    figure = go.Figure(heatmap(content, table("input_cost"), True, "content"))
+    layout: dict = {}
+    if np.isfinite(framed).any():
+        figure.add_trace(heatmap(framed, table("request_cost"), False,
+                                 f"{requests:,} one-unit requests"))
+        layout["updatemenus"] = [dict(
+            type="buttons", direction="right", x=0, y=1.12, xanchor="left", yanchor="bottom",
+            showactive=True, buttons=[
+                dict(label="the content", method="update",
+                     args=[{"visible": [True, False]}, {"title.text": content_title}]),
+                dict(label=f"as {requests:,} one-unit requests", method="update",
+                     args=[{"visible": [False, True]}, {"title.text": framed_title}])])]
     figure.update_layout(
-        title=f"Input cost of the same content (colour: times the {language_name(pivot)} cost)",
+        title=content_title,
         xaxis=dict(tickangle=-30, side="top"),
         yaxis=dict(autorange="reversed"),
-        height=max(420, 22 * len(ratio.index) + 240),
+        height=max(420, 22 * len(rows) + 240),
         margin=dict(t=180),
+        **layout,
     )
     return figure
 
@@ -65,20 +95,41 @@ def model_cost_table(costs: pd.DataFrame) -> str:
     summary = (f"{first['model']} ({first['provider']}, tokenizer {first['tokenizer']}): "
                f"${first['input_price']:.2f} in / ${first['output_price']:.2f} out per million "
                f"tokens, {int(first['context_window']):,}-token window; listed {first['date']}")
+    framing = framing_note(first)
+    known = not pd.isna(first["request_ratio"])
     body = "".join(
         f"<tr data-lang='{escape(row.lang, quote=True)}'>"
         f"<td>{escape(language_name(row.lang))} <code>{escape(row.lang)}</code></td>"
         f"<td>{row.tokens:,}</td><td>${row.input_cost:,.3f}</td><td>${row.output_cost:,.3f}</td>"
         f"<td>{row.cost_ratio:.2f}x</td><td>{row.content_share:.0%}</td>"
-        f"<td>{row.context_chars:,.0f}</td></tr>"
+        f"<td>{row.context_chars:,.0f}</td>"
+        + (f"<td>${row.request_cost:,.3f}</td><td>{row.request_ratio:.2f}x</td>" if known else "")
+        + "</tr>"
         for row in costs.sort_values("cost_ratio", ascending=False).itertuples())
     source = escape(str(first["source"]))
+    requests = (f"<th>input cost as {int(first['requests']):,} one-unit requests</th>"
+                "<th>vs pivot, as requests</th>") if known else ""
     return (f"<details><summary>{escape(summary)}</summary>"
-            f"<p class='muted'>Source: <a href='{source}'>{source}</a></p>"
+            f"<p class='muted'>Source: <a href='{source}'>{source}</a>. {escape(framing)}</p>"
             f"<table class='numbers'><thead><tr><th>language</th><th>tokens</th>"
             f"<th>input cost</th><th>output cost</th><th>vs pivot</th>"
-            f"<th>{CONTENT_FITS}</th><th>characters of the language in the window</th></tr></thead>"
-            f"<tbody>{body}</tbody></table></details>")
+            f"<th>{CONTENT_FITS}</th><th>characters of the language in the window</th>"
+            f"{requests}</tr></thead><tbody>{body}</tbody></table></details>")
+
+
+def framing_note(row) -> str:
+    """What a model's chat format adds per request, and how that is known, in words."""
+    if pd.isna(row["framing"]):
+        return (f"Per request: not known for {row['tokenizer']} (not a catalog tokenizer, or "
+                "counts imported), so only the content is costed.")
+    tokens = int(row["framing"])
+    if row["framing_basis"] == "none":
+        return f"{row['tokenizer']} is a completion model's: a request is its text."
+    how = ("measured with the model's own chat template" if row["framing_basis"] == "measured"
+           else "from its maker's documented format")
+    return (f"Each request adds {tokens} tokens of chat format ({how}; analyzer tokenizers "
+            f"says which): {int(row['requests']):,} one-unit requests add "
+            f"{tokens * int(row['requests']):,} tokens in every language.")
 
 
 def cost_table(frame: pd.DataFrame, pivot: str, vocab: str, size: int, price: float,

@@ -27,6 +27,7 @@ from analyzer.metrics import (
     language_metrics,
     load_run_data,
     own_superbpe_effects,
+    request_framing,
     summaries,
     superbpe_effects,
     tokenizer_sizes,
@@ -94,7 +95,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     view = figures.RunView(frame, run.pivot, run.sizes, run.languages,
                            language_colors(run.languages, run.pivot), tokenizers, (vocab, size),
                            run.pretokenizers, run.pretokenizers[0])
-    costs = model_costs(view.frame, run.pivot, price_table)
+    costs = model_costs(view.frame, run.pivot, price_table, request_framing(data.vocabularies),
+                        len(run.measured_units))
     sections = _sections(view, data, costs)
     anchors = Anchors()
     parts: list[tuple[str, str, str]] = []  # (anchor, title, body) of each section, in order
@@ -161,7 +163,11 @@ def _sections(view: figures.RunView, data: RunData,
         sections.append(("What the same content costs, by model",
                          "Each model's input price (from the price table, dated and sourced under "
                          "What it costs) times the tokens its tokenizer needs for the same content "
-                         f"in each language. {content_note(run.pivot)}",
+                         f"in each language. {content_note(run.pivot)} A bill also counts the "
+                         "tokens a model's chat format adds to every request (its framing); where "
+                         "it is known, the buttons switch to the same content sent as one request "
+                         "per unit, which narrows the ratios: short messages cost every language "
+                         "the same framing.",
                          model_costs_heatmap(costs, run.languages, run.pivot)))
     sections += _fairness_sections(view, data)
     if run.superbpe and data.fairness is not None:

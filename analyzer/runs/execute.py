@@ -159,10 +159,13 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
               for lang in run.languages}
     if report:
         report(tokenizer.name, "done", 1, 1)
+    framing = tokenizer.entry.framing if tokenizer.entry else None
     return VocabularyRecord(scope=tokenizer.name, kind=VocabKind.PRODUCTION, size=tokenizer.size,
                             counts={tokenizer.size: counts},
                             seconds=round(time.perf_counter() - start, 3),
-                            library=tokenizer.library, source=tokenizer.source)
+                            library=tokenizer.library, source=tokenizer.source,
+                            framing=framing.tokens if framing else None,
+                            framing_basis=str(framing.basis) if framing else None)
 
 
 def imported_record(name: str, source: str, counts: dict[str, list[int]]) -> VocabularyRecord:

@@ -102,6 +102,8 @@ class VocabularyRow(SQLModel, table=True):
     pattern: str | None = None  # trained with a pre-tokenizer: the pattern's text
     transition: int | None = None  # SuperBPE: the size where its second stage starts
     base_size: int | None = None  # an extension: its base's size, where the added ids start
+    framing: int | None = None  # production: tokens a one-message request adds (NULL: unknown)
+    framing_basis: str | None = None  # how `framing` is known: measured, documented or none
 
 
 # Read models: what the store's reads return, and the documented JSON shapes.
@@ -193,3 +195,10 @@ class VocabularyRead(SQLModel):
     """SuperBPE: the size where its second stage starts (stage 1 is `pretokenizer`'s)."""
     base_size: int | None = None
     """An extension of a production tokenizer: the base's size (its added ids start there)."""
+    framing: int | None = None
+    """A production tokenizer: the tokens its model's chat format adds to a request of one
+    message (role and separator tokens, BOS, the reply's turn opened); None: not known."""
+    framing_basis: str | None = None
+    """How `framing` is known: measured (the model's own chat template or encoder, run by its
+    library), documented (its maker's format, counted with the tokenizer) or none (a completion
+    model: a request is its text)."""

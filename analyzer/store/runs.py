@@ -66,6 +66,10 @@ class VocabularyRecord:
     """SuperBPE: the size where its second stage starts."""
     base_size: int | None = None
     """An extension: its base's size (its added ids start there)."""
+    framing: int | None = None
+    """A production tokenizer: the tokens a one-message request adds (None: not known)."""
+    framing_basis: str | None = None
+    """How `framing` is known (measured, documented, none)."""
     chunks: dict[str, list[int]] | None = None
     """With a pre-tokenizer: `{lang: [chunks of each measured unit]}` (one vocabulary per
     pre-tokenizer reports them; the run stores them once)."""
@@ -165,12 +169,13 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
     cursor = db.execute(
         "INSERT INTO vocabularies (run_id, scope, kind, size, trained_bytes, merges_learned, "
         "stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern, transition, "
-        "base_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "base_size, framing, framing_basis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?)",
         [run_id, record.scope, record.kind, record.size, record.trained_bytes,
          record.merges_learned, record.stop_reason, record.seconds,
          None if record.roundtrip_ok is None else int(record.roundtrip_ok), record.library,
          record.source, record.pretokenizer, record.pattern, record.transition,
-         record.base_size],
+         record.base_size, record.framing, record.framing_basis],
     )
     vocab_id = inserted_id(cursor)
     chosen = record.chosen or [None] * len(record.merges)
