@@ -38,6 +38,7 @@ from .corpus import (
 )
 from .errors import AnalyzerError
 from .export import (
+    corpus_texts_csv,
     export_csv,
     export_json,
     export_tokenizer,
@@ -346,10 +347,30 @@ def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
 
 @app.command()
 def corpus(name: str = typer.Argument(..., help="The corpus name."), db: Path = DbOption,
-           as_json: bool = JsonOption) -> None:
-    """Show one corpus: its source and every language's size."""
+           as_json: bool = JsonOption,
+           texts: bool = typer.Option(
+               False, "--texts", help="Write every text instead, as CSV (unit, lang, text; unit "
+               "the index from 0 that export --units and run --counts use): what to send to a "
+               "provider's count-tokens endpoint."),
+           out: Path = typer.Option(None, help="With --texts: the file to write (default: "
+                                    "standard output).")) -> None:
+    """Show one corpus: its source and every language's size; or, with --texts, its texts."""
+    if out is not None and not texts:
+        raise _fail("--out is for --texts")
+    if out is not None:
+        _check_output_file(out)
     database = _open(db)
     summary = get_corpus(database, name)
+    if texts:
+        content = corpus_texts_csv(database, summary)
+        if out is None:
+            for piece in content:
+                typer.echo(piece, nl=False)
+        else:
+            with _writing(out):
+                write_atomically(out, content)
+            Console(stderr=True).print(f"Wrote {plain(out)}")
+        return
     if as_json:
         typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return

@@ -51,6 +51,7 @@ from analyzer.queries import complete_run, extended_tokenizer
 from analyzer.runs import BASE_PRETOKENIZER
 from analyzer.store import (
     AnalyzerDatabase,
+    CorpusDetail,
     ReplacementTexts,
     RunRead,
     StoredMerge,
@@ -211,6 +212,22 @@ def unit_counts_csv(data: RunData) -> Iterator[str]:
                               entry["lang"]])
         rows = map(operator.add, units, map(str, entry["tokens"]))
         yield prefix + ("\n" + prefix).join(rows) + "\n"
+
+
+TEXT_KEYS = ["unit", "lang", "text"]
+"""The columns of `analyzer corpus NAME --texts`: every stored text, `unit` its index in the
+corpus as `--units` and `run --counts` number it."""
+
+
+def corpus_texts_csv(db: AnalyzerDatabase, corpus: CorpusDetail,
+                     languages: list[str] | None = None) -> Iterator[str]:
+    """A corpus's texts as CSV lines (TEXT_KEYS), unit by unit: what to send to a provider's
+    count-tokens endpoint, whose counts `analyzer run --counts` imports by the same index."""
+    yield ",".join(TEXT_KEYS) + "\n"
+    chosen = languages or corpus.languages
+    texts = load_texts(db, corpus.id, chosen)
+    for unit in range(corpus.units):
+        yield "".join(_csv_fields([unit, lang, texts[lang][unit]]) + "\n" for lang in chosen)
 
 
 def _csv_fields(values: list) -> str:

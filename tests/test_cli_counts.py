@@ -116,3 +116,23 @@ def test_a_counts_name_must_not_be_taken_and_a_run_language_must_be_counted(db, 
     assert result.exit_code == 1 and "--counts 'counts.csv': give NAME=FILE" in result.output
     # a run on a subset of the languages uses the rows it needs
     cli_output(db, "run", "--counts", f"m={path}", "--langs", "eng_Latn,kor_Hang", "--no-report")
+
+
+def test_corpus_texts_are_what_a_provider_counts_and_their_counts_import_by_the_same_index(
+        db, tmp_path):
+    """The workflow: write the texts, count each elsewhere (here: its characters), import."""
+    text = cli_output(db, "corpus", "tiny", "--texts")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == 3 * 6 and rows[0] == {"unit": "0", "lang": "eng_Latn",
+                                             "text": "the cat sat on the mat"}
+    assert next(r for r in rows if r["unit"] == "5" and r["lang"] == "eng_Latn")["text"] == \
+        "the cat, the dog, the mat"  # a comma in a text is quoted, and read back whole
+    counted = [{"unit": r["unit"], "lang": r["lang"], "tokens": len(r["text"])} for r in rows]
+    path = write_counts(tmp_path / "chars.csv", counted)
+    cli_output(db, "run", "--counts", f"characters={path}", "--no-report")
+    stored = {lang: units for scope, _, _, lang, units in load_counts(open_db(db), 1)}
+    assert stored["rus_Cyrl"][0] == len("кот сидел на коврике")
+    assert cli_output(db, "corpus", "tiny", "--texts", "--out", tmp_path / "t.csv") == ""
+    assert (tmp_path / "t.csv").read_text(encoding="utf-8") == text
+    result = invoke(db, "corpus", "tiny", "--out", tmp_path / "t.csv")
+    assert result.exit_code == 1 and "--out is for --texts" in result.output
