@@ -329,16 +329,17 @@ def runs_table(summaries: list[RunRead], width: int = 80) -> Table:
 
 def catalog_table(statuses: list[Availability], width: int = 80) -> Table:
     """The catalog, one row per tokenizer: what it is and where it resolves from here (or the
-    command that would make it available). The models column only when the terminal is wide."""
-    wide = width >= 120
-    result = table("name", "family", "tokens", "library", "framing",
+    command that would make it available). The family and models columns only when the
+    terminal is wide enough."""
+    wide, roomy = width >= 120, width >= 100
+    result = table("name", *(["family"] if roomy else []), "tokens", "library", "framing",
                    *(["models"] if wide else []), "on this machine", pad_edge=False)
     for status in statuses:
         item = status.entry
         here = status.origin if status.available else f"missing: {status.command}"
-        result.add_row(plain(item.name), plain(item.family), f"{item.vocab_size:,}", item.library,
-                       framing_cell(item.framing), *([plain(item.models)] if wide else []),
-                       plain(here))
+        result.add_row(plain(item.name), *([plain(item.family)] if roomy else []),
+                       f"{item.vocab_size:,}", item.library, framing_cell(item.framing),
+                       *([plain(item.models)] if wide else []), plain(here))
     return result
 
 
