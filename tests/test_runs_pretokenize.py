@@ -76,7 +76,7 @@ def test_records_csv_and_the_page_carry_the_pretokenizer(tiny_db):
     assert russian["chunk_premium"] == pytest.approx(russian["chunks"] / pivot_chunks)
     none = [r for r in records if r["pretokenizer"] == "none"]
     assert all(r["chunks"] is None and r["chunk_premium"] is None for r in none)
-    assert export_csv(frame).splitlines()[0].startswith("vocab,pretokenizer,size,lang")
+    assert export_csv(frame).splitlines()[0].startswith("vocab,kind,pretokenizer,size,lang")
     document = export_document(tiny_db, run_id)
     assert document["pretokenizers"] == ["none", "gpt2"]
     assert {(v["scope"], v["pretokenizer"]) for v in document["vocabularies"]} >= \
@@ -112,10 +112,12 @@ def test_runs_stored_before_pretokenizers_read_back_as_none(tmp_path, tiny_corpu
     expected = load_counts(db, run_id)
     db.close()
     raw = Database(path)  # take the database back to before m006, as an older version left it
-    # (and before m008 and m009, which came later still and would otherwise count as applied)
+    # (and before m008, m009 and m011, which came later still and would otherwise count as
+    # applied: m006 rebuilds the vocabularies table)
     raw.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m006_pretokenizers', "
-                "'m008_superbpe', 'm009_extension')")
-    for statement in ["ALTER TABLE runs DROP COLUMN extend", "ALTER TABLE runs DROP COLUMN added",
+                "'m008_superbpe', 'm009_extension', 'm011_request_framing')")
+    for statement in ["ALTER TABLE vocabularies DROP COLUMN framing",
+                      "ALTER TABLE vocabularies DROP COLUMN framing_basis","ALTER TABLE runs DROP COLUMN extend", "ALTER TABLE runs DROP COLUMN added",
                       "ALTER TABLE runs DROP COLUMN extend_langs",
                       "ALTER TABLE runs DROP COLUMN target",
                       "ALTER TABLE vocabularies DROP COLUMN base_size",

@@ -16,7 +16,7 @@ Reading checks the file on its own (`read_counts`: whole numbers, no row twice);
 checks it against a run (every measured unit of every run language present), naming the line
 at fault.
 
->>> imported = parse_counts("demo", "unit,lang,tokens\\n0,en,3\\n0,ko,5\\n", "demo.csv")
+>>> imported = parse_counts("demo", "unit,lang,tokens\\n0,en,3\\n0,kor_Hang,5\\n", "demo.csv")
 >>> imported.counts_for(["eng_Latn", "kor_Hang"], [0], n_units=1)
 {'eng_Latn': [3], 'kor_Hang': [5]}
 """

@@ -61,16 +61,17 @@ def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -
 
     requests = int(costs["requests"].iloc[0]) if len(costs) else 0
     content_title = f"Input cost of the same content (colour: times the {pivot_name} cost)"
-    framed_title = (f"Input cost of the same content sent as {requests:,} one-unit requests, "
-                    f"each framed by its model's chat format (colour: times the {pivot_name} "
-                    "cost)")
+    framed_title = (f"Input cost as {requests:,} one-unit requests, each framed by its chat "
+                    f"format (colour: times the {pivot_name} cost)")
     figure = go.Figure(heatmap(content, table("input_cost"), True, "content"))
     layout: dict = {}
     if np.isfinite(framed).any():
         figure.add_trace(heatmap(framed, table("request_cost"), False,
                                  f"{requests:,} one-unit requests"))
+        # Above the models' names (the x axis is on top, its labels slanted): 120 px over the
+        # plot, once pin_around_plot has turned the offset into pixels.
         layout["updatemenus"] = [dict(
-            type="buttons", direction="right", x=0, y=1.12, xanchor="left", yanchor="bottom",
+            type="buttons", direction="right", x=0, y=1.4, xanchor="left", yanchor="bottom",
             showactive=True, buttons=[
                 dict(label="the content", method="update",
                      args=[{"visible": [True, False]}, {"title.text": content_title}]),
@@ -80,8 +81,8 @@ def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -
         title=content_title,
         xaxis=dict(tickangle=-30, side="top"),
         yaxis=dict(autorange="reversed"),
-        height=max(420, 22 * len(rows) + 240),
-        margin=dict(t=180),
+        height=max(420, 22 * len(rows) + 240 + (40 if layout else 0)),
+        margin=dict(t=220 if layout else 180),
         **layout,
     )
     return figure
