@@ -224,3 +224,13 @@ def test_the_engines_agree_on_real_text_at_scale():
 def test_bad_arguments_say_what_is_wrong(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("name", ["python", "compiled"])
+def test_groups_out_of_order_are_refused_by_either_engine(name):
+    if name not in bpe.ENGINES:
+        pytest.skip("the compiled engine is not built here")
+    from analyzer.bpe.contract import GROUP_ORDER
+
+    with pytest.raises(ValueError, match=GROUP_ORDER):
+        bpe.ENGINES[name].train_grouped(["ab", "cd", "ef"], [0, 1, 0], 300, parity=True)

@@ -94,7 +94,7 @@ def train_grouped(
     """
     start = _start(texts)
     check_arguments(vocab_size, min_pair_count, tie_break, start.first_id)
-    n_groups = check_groups(start.starts, groups, weights, multiplicities)
+    n_groups = check_groups(start.starts, groups, weights, multiplicities, check_order=False)
     weight_array = array("q", weights) if weights is not None else None
     result = _engine.train(
         start.buffer, array("q", start.starts), weight_array, vocab_size, min_pair_count,
