@@ -194,7 +194,10 @@ void rescan(Trainer *t, int start) {
     if (start) count_byte_pairs(t);
     else count_pairs(t);
     if (t->blocks.n) t->blocks.blocks[t->blocks.n - 1].closed = 1;
-    for (size_t i = 0; i < t->table.n && !t->status.failed; i++) push_pair(t, (int32_t)i);
+    /* Parity-aware training past its global merges chooses from the groups' heaps only: the
+       global heap would never be read. */
+    int global_heap = !t->groups || !t->groups->parity || t->groups->global_phase;
+    for (size_t i = 0; i < t->table.n && !t->status.failed && global_heap; i++) push_pair(t, (int32_t)i);
     if (t->groups && t->groups->parity) group_recount(t, start);
 }
 
