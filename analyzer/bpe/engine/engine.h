@@ -169,7 +169,6 @@ typedef struct {
     int64_t count;
     uint32_t n, filled;
     int32_t pair; /* the entry it became, or -1 when below the floor */
-    int32_t home; /* parity: the one group its records are in, or HOME_MANY (groups.c) */
     int64_t group_sum; /* parity: its records in the current group, summed (groups.c) */
 } Made;
 
@@ -317,14 +316,7 @@ typedef struct Groups {
     int32_t *pending;        /* scratch: the entries (or made pairs) with a sum not yet */
     size_t n_pending, pending_capacity; /* taken into the group counts */
     uint8_t *exhausted;      /* parity: by group, 1 once it has no pair reaching min_count */
-    int32_t *home;           /* parity: by stored pair, the one group all its occurrences are
-                                in (its count there is its whole count: no entry in `counts`),
-                                or HOME_MANY */
-    size_t home_capacity;
 } Groups;
-
-#define HOME_MANY (-1) /* a pair's occurrences are in several groups */
-#define HOME_NONE (-2) /* not seen yet */
 
 /* The run holding `position` (a position inside a text): the last run starting at or
    before it. */
@@ -356,7 +348,7 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
                         const int64_t *group_of_text, const int64_t *multiplicities, int parity);
 void groups_free(Groups *groups);
 void push_group(Trainer *t, Key counted, int64_t count);
-int64_t group_count(const Trainer *t, int32_t group, int32_t index); /* 0 if not kept */
+int64_t group_count(const struct Groups *groups, int32_t group, Key key); /* 0 if not kept */
 void group_recount(Trainer *t, int start);
 void group_decrements(Trainer *t, const Record *lost, const int32_t *lost_pair, size_t n);
 void group_count_made(Trainer *t);

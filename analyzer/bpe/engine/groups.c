@@ -66,44 +66,8 @@ static GroupCount *counts_add(Status *status, GroupCounts *counts, Key key, int 
     return &counts->slots[slot];
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* Pairs of one group                                                                        */
-
-/* Most pairs occur in one group only (a script's, a language's own words). Such a pair's
-   count in that group is its whole count, which the trainer keeps: it needs no entry in the
-   group counts, and a merge's records of it need no summing per group. Which groups a pair
-   occurs in is fixed when it first appears (a pair (x, y) is made only by the merge that made
-   the later of x and y; it can then only lose occurrences), so its home, once known, holds
-   until a rescan renumbers the entries. */
-
-static inline int32_t home_of(const Groups *groups, int32_t index) {
-    return (size_t)index < groups->home_capacity ? groups->home[index] : HOME_MANY;
-}
-
-static void set_home(Trainer *t, int32_t index, int32_t home) {
-    Groups *groups = t->groups;
-    if ((size_t)index >= groups->home_capacity) {
-        size_t old = groups->home_capacity;
-        groups->home = grow(&t->status, groups->home, &groups->home_capacity, (size_t)index + 1,
-                            sizeof(int32_t));
-        if (t->status.failed) return;
-        for (size_t i = old; i < groups->home_capacity; i++) groups->home[i] = HOME_MANY;
-    }
-    groups->home[index] = home;
-}
-
-/* A group's occurrences of a pair joined with another group's: the pair is no longer in one
-   group (HOME_NONE, not yet seen, becomes `group`). */
-static inline int32_t joined(int32_t home, int32_t group) {
-    return home == HOME_NONE ? group : home == group ? home : HOME_MANY;
-}
-
-int64_t group_count(const Trainer *t, int32_t group, int32_t index) {
-    const Groups *groups = t->groups;
-    const Pair *pair = &t->table.pairs[index];
-    int32_t home = home_of(groups, index);
-    if (home != HOME_MANY) return home == group && pair->count > 0 ? pair->count : 0;
-    const GroupCount *entry = counts_find(&groups->counts, group_key((uint32_t)group, pair->key));
+int64_t group_count(const Groups *groups, int32_t group, Key key) {
+    const GroupCount *entry = counts_find(&groups->counts, group_key((uint32_t)group, key));
     return entry ? entry->count : 0;
 }
 
@@ -164,7 +128,6 @@ void groups_free(Groups *groups) {
     free(groups->tokens);
     free(groups->replaced);
     free(groups->exhausted);
-    free(groups->home);
     counts_free(&groups->counts);
     if (groups->heaps) {
         for (int32_t g = 0; g < groups->n; g++) free(groups->heaps[g].items);
@@ -217,32 +180,13 @@ static void count_in_group(Trainer *t, uint16_t g, Key key, int64_t sum) {
 
 /* At the start every token is a byte: each group's texts are walked in order, their pairs
    summed in a direct array (no lookup per occurrence), and the sums of the pairs the trainer
-   stored go into the group counts when the group ends; a pair of one group goes on its heap
-   with its whole count. Which groups each byte pair is in is found first, by a walk of its
-   own. */
+   stored go into the group counts when the group ends. */
 static void recount_bytes(Trainer *t) {
     Groups *groups = t->groups;
     int64_t *sums = calloc(1 << 16, sizeof(int64_t));
     uint16_t *seen = malloc((1 << 16) * sizeof(uint16_t)); /* the pairs with a sum, in order */
-    int32_t *homes = malloc((1 << 16) * sizeof(int32_t));
     size_t n_seen = 0;
-    if (!sums || !seen || !homes) t->status.failed = 1;
-    for (size_t p = 0; p < (1 << 16) && homes; p++) homes[p] = HOME_NONE;
-    for (size_t r = 0; r < groups->n_runs && !t->status.failed; r++) {
-        size_t from = groups->runs[r].start;
-        size_t to = r + 1 < groups->n_runs ? groups->runs[r + 1].start : t->size;
-        int32_t g = groups->runs[r].group;
-        for (size_t i = from; i + 1 < to; i++) {
-            int32_t a = t->tok[i], b = t->tok[i + 1];
-            if (a < 0 || b < 0) continue;
-            int32_t *home = &homes[a << 8 | b];
-            *home = joined(*home, g);
-        }
-    }
-    for (size_t index = 0; index < t->table.n && !t->status.failed; index++) {
-        Key key = t->table.pairs[index].key;
-        set_home(t, (int32_t)index, homes[key_left(key) << 8 | key_right(key)]);
-    }
+    if (!sums || !seen) t->status.failed = 1;
     for (size_t r = 0; r < groups->n_runs && !t->status.failed; r++) {
         size_t from = groups->runs[r].start;
         size_t to = r + 1 < groups->n_runs ? groups->runs[r + 1].start : t->size;
@@ -258,36 +202,24 @@ static void recount_bytes(Trainer *t) {
         if (r + 1 < groups->n_runs && groups->runs[r + 1].group == groups->runs[r].group) continue;
         for (size_t k = 0; k < n_seen; k++) {
             Key key = pair_key(seen[k] >> 8, seen[k] & 0xFF);
-            int32_t index = table_find(&t->table, key);
-            uint16_t g = groups->runs[r].group;
-            if (index >= 0 && homes[seen[k]] == HOME_MANY) count_in_group(t, g, key, sums[seen[k]]);
-            else if (index >= 0 && sums[seen[k]] >= t->min_count) push_group(t, group_key(g, key), sums[seen[k]]);
+            if (table_find(&t->table, key) >= 0) count_in_group(t, groups->runs[r].group, key, sums[seen[k]]);
             sums[seen[k]] = 0;
         }
         n_seen = 0;
     }
     free(sums);
     free(seen);
-    free(homes);
 }
 
 /* Later (the floor lowered): `rescan` has just recorded every current occurrence of every
    stored pair, in ascending order, so each pair's positions, walked in order, give its count
-   in each group in turn, with no lookup per occurrence; and the pair is in one group when its
-   first and last occurrences are (groups lie in position order). */
+   in each group in turn, with no lookup per occurrence. */
 static void recount_stored(Trainer *t) {
     Groups *groups = t->groups;
     for (size_t index = 0; index < t->table.n && !t->status.failed; index++) {
         const Pair *pair = &t->table.pairs[index];
-        set_home(t, (int32_t)index, HOME_MANY);
-        if (pair->count < 0 || pair->block == NO_LIST || !pair->n) continue;
+        if (pair->count < 0 || pair->block == NO_LIST) continue;
         const uint32_t *positions = pair_positions(t, pair);
-        uint16_t first = group_at(groups, positions[0]);
-        if (first == group_at(groups, positions[pair->n - 1])) {
-            set_home(t, (int32_t)index, first);
-            if (pair->count >= t->min_count) push_group(t, group_key(first, pair->key), pair->count);
-            continue;
-        }
         int32_t current = -1;
         int64_t sum = 0;
         for (uint32_t k = 0; k < pair->n; k++) {
@@ -313,7 +245,6 @@ void group_recount(Trainer *t, int start) {
     counts_free(&groups->counts);
     counts_rehash(&t->status, &groups->counts, wanted);
     for (int32_t g = 0; g < groups->n; g++) groups->heaps[g].n = 0;
-    for (size_t i = 0; i < groups->home_capacity; i++) groups->home[i] = HOME_MANY;
     if (start) recount_bytes(t); /* the start from bytes (rescan(t, 1) only then) */
     else recount_stored(t);
     for (size_t i = 0; i < groups->counts.n_slots && !t->status.failed; i++) {
@@ -386,7 +317,6 @@ void group_decrements(Trainer *t, const Record *lost, const int32_t *lost_pair, 
     for (size_t k = 0; k < n && !t->status.failed; k++) {
         int32_t index = lost_pair[k];
         if (!lost[k].weight || index < 0 || t->table.pairs[index].count < 0) continue;
-        if (home_of(groups, index) != HOME_MANY) continue; /* its whole count fell already */
         uint16_t g = group_at(groups, lost[k].position);
         if (g != current) {
             if (current >= 0) flush_lost(t, (uint16_t)current);
@@ -399,29 +329,15 @@ void group_decrements(Trainer *t, const Record *lost, const int32_t *lost_pair, 
     if (current >= 0) flush_lost(t, (uint16_t)current);
 }
 
-/* Each pair a merge made and the trainer kept: its home (one walk of the records), then its
-   count in each group: a pair of one group goes on that group's heap with its whole count,
-   the others' records are summed per group. */
+/* Each pair a merge made and the trainer kept: its count in each group. */
 void group_count_made(Trainer *t) {
     Groups *groups = t->groups;
     Scratch *s = &t->scratch;
-    for (size_t r = 0; r < s->n; r++) {
-        Made *made = &s->made[s->record_made[r]];
-        if (made->pair >= 0) made->home = joined(made->home, group_at(groups, s->records[r].position));
-    }
-    for (size_t m = 0; m < s->n_made && !t->status.failed; m++) {
-        Made *made = &s->made[m];
-        if (made->pair < 0) continue;
-        set_home(t, made->pair, made->home);
-        if (made->home >= 0 && made->count >= t->min_count)
-            push_group(t, group_key((uint16_t)made->home, made->key), made->count);
-    }
     groups->n_pending = 0;
     int32_t current = -1;
     for (size_t r = 0; r < s->n && !t->status.failed; r++) {
         Made *made = &s->made[s->record_made[r]];
         if (!s->records[r].weight || made->pair < 0) continue; /* weight 0, or not kept */
-        if (made->home != HOME_MANY) continue; /* in one group: on its heap already */
         uint16_t g = group_at(groups, s->records[r].position);
         if (g != current) {
             if (current >= 0) flush_made(t, (uint16_t)current);
@@ -443,7 +359,8 @@ static int32_t best_pair_group(Trainer *t, int32_t group) {
         Candidate top = heap_pop(heap);
         int32_t index = table_find(&t->table, top.key);
         if (index < 0 || t->table.pairs[index].count < 0) continue; /* merged or forgotten */
-        int64_t count = group_count(t, group, index);
+        const GroupCount *entry = counts_find(&groups->counts, group_key((uint32_t)group, top.key));
+        int64_t count = entry ? entry->count : 0;
         if (count < t->min_count) continue; /* counts only fall: not this group's any more */
         Candidate current = {count, top.key, 0, 0};
         if (t->first_mode) current.first = group_first_occurrence(t, &t->table.pairs[index], (uint16_t)group);

@@ -287,7 +287,7 @@ static int learn_one(const TrainArgs *a, Trainer *t, Learned *l) {
     Key key = t->table.pairs[index].key;
     int64_t count = t->table.pairs[index].count;
     if (group >= 0) { /* the count it was chosen on: the group's own */
-        count = group_count(t, group, index);
+        count = group_count(groups, group, key);
     }
     int32_t z = (int32_t)(a->first_id + l->learned);
     t->length = grow(&t->status, t->length, &t->length_capacity, (size_t)z + 1, sizeof(int32_t));

@@ -287,7 +287,6 @@ static Made *scratch_made(Trainer *t, Key key) {
     made->count = 0;
     made->n = made->filled = 0;
     made->pair = -1;
-    made->home = HOME_NONE;
     made->group_sum = 0;
     return made;
 }
