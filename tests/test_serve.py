@@ -105,6 +105,8 @@ def test_errors_are_problem_details_with_the_cli_messages(client):
         client.post("/api/tokenize", json={"text": "x", "tokenizer": "/etc/passwd"}), 404)
     assert "100" in problem_of(client.post("/api/runs", json={"sizes": [100]}), 422)
     problem_of(client.post("/api/runs", json={"sizes": [300], "unknown": 1}), 422)
+    # imported counts are files on the server: a client never names one
+    problem_of(client.post("/api/runs", json={"counts": ["m=/etc/passwd"]}), 422)
     superbpe = client.post("/api/runs", json={"sizes": [300], "superbpe": [300], "jobs": 1})
     assert "superbpe 300: the transition" in problem_of(superbpe, 422)  # the JSON field's name
     assert superbpe.json()["setting"] == "superbpe"
