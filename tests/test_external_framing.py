@@ -12,11 +12,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from test_external_catalog import _file, _owners_encoder, _resolve_or_skip
 
 from analyzer.external import catalog
 from analyzer.external.catalog import FramingBasis
-from helpers import SHARED_CORPORA
+from helpers import SHARED_CORPORA, catalog_file, owners_encoder, resolve_or_skip
 
 CONTENTS = ["Hello world, the cat sat.", "Привет, мир: кот сидел.", "고양이가 앉았다",
             "नमस्ते दुनिया", "สวัสดีชาวโลก", "日本語の文章です。", "مرحبا بالعالم",
@@ -85,7 +84,7 @@ def _template_request(name: str, tmp_path: Path, **options):
     def text_of(token):
         return token.get("content") if isinstance(token, dict) else token
 
-    tokenizer = tokenizers.Tokenizer.from_file(str(_file(tmp_path, name)))
+    tokenizer = tokenizers.Tokenizer.from_file(str(catalog_file(tmp_path, name)))
 
     def request(content: str) -> list[int]:
         rendered = compiled.render(messages=[{"role": "user", "content": content}],
@@ -104,7 +103,7 @@ def _library_request(name: str, tmp_path: Path):
         from llama_models.llama3.chat_format import ChatFormat
         from llama_models.llama3.tokenizer import Tokenizer
 
-        chat = ChatFormat(Tokenizer(_file(tmp_path, name)))
+        chat = ChatFormat(Tokenizer(catalog_file(tmp_path, name)))
         return lambda content: chat.encode_dialog_prompt(
             [RawMessage(role="user", content=content)]).tokens
     if name.startswith("mistral-"):
@@ -113,7 +112,7 @@ def _library_request(name: str, tmp_path: Path):
         from mistral_common.protocol.instruct.request import ChatCompletionRequest
         from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
 
-        mistral = MistralTokenizer.from_file(str(_file(tmp_path, name)))
+        mistral = MistralTokenizer.from_file(str(catalog_file(tmp_path, name)))
         return lambda content: mistral.encode_chat_completion(
             ChatCompletionRequest(messages=[UserMessage(content=content)])).tokens
     return _template_request(name, tmp_path)
@@ -137,16 +136,16 @@ def test_every_entry_says_its_framing_and_how_it_is_known():
 
 @pytest.mark.parametrize("name", MEASURED)
 def test_measured_framing_is_what_the_model_s_own_chat_format_adds(name, tmp_path, catalog_store):
-    _resolve_or_skip(name)
+    resolve_or_skip(name)
     request = _library_request(name, tmp_path)
-    encode, _ = _owners_encoder(name, tmp_path)
+    encode, _ = owners_encoder(name, tmp_path)
     framing = catalog()[name].framing.tokens
     added = {content: len(request(content)) - len(encode(content)) for content in contents()}
     assert set(added.values()) == {framing}, {c: n for c, n in added.items() if n != framing}
 
 
 def test_qwen3_with_thinking_off_adds_an_empty_think_block(tmp_path, catalog_store):
-    _resolve_or_skip("qwen3")
+    resolve_or_skip("qwen3")
     on, off = (_template_request("qwen3", tmp_path, enable_thinking=value) for value in (True, False))
     assert len(off("hello")) - len(on("hello")) == 4
     assert "4 tokens more" in catalog()["qwen3"].framing.how
@@ -155,21 +154,21 @@ def test_qwen3_with_thinking_off_adds_an_empty_think_block(tmp_path, catalog_sto
 def test_documented_framing_counts_the_maker_s_format_with_the_tokenizer(tmp_path, catalog_store):
     entries = catalog()
     for name in ("cl100k_base", "o200k_base"):  # 3 per message + the role + 3 priming the reply
-        tokenizer = _resolve_or_skip(name)
+        tokenizer = resolve_or_skip(name)
         assert entries[name].framing.tokens == 3 + tokenizer.count(["user"])[0] + 3
         assert entries[name].framing.basis is FramingBasis.DOCUMENTED
     # gpt-oss: harmony's markers are special tokens of its own tokenizer.json
-    _resolve_or_skip("gpt-oss")
+    resolve_or_skip("gpt-oss")
     tokenizers = pytest.importorskip("tokenizers")
-    harmony = tokenizers.Tokenizer.from_file(str(_file(tmp_path, "gpt-oss")))
-    plain, _ = _owners_encoder("gpt-oss", tmp_path)
+    harmony = tokenizers.Tokenizer.from_file(str(catalog_file(tmp_path, "gpt-oss")))
+    plain, _ = owners_encoder("gpt-oss", tmp_path)
     for content in contents():
         request = f"<|start|>user<|message|>{content}<|end|><|start|>assistant"
         assert len(harmony.encode(request, add_special_tokens=False).ids) - len(plain(content)) \
             == entries["gpt-oss"].framing.tokens
     # llama4: six special tokens, and "user", "assistant" and two "\n\n" as text; the blank
     # line before the content never merges into it
-    llama4 = _resolve_or_skip("llama4")
+    llama4 = resolve_or_skip("llama4")
     pieces = llama4.count(["user", "assistant", "\n\n"])
     assert pieces == [1, 1, 1] and entries["llama4"].framing.tokens == 6 + 1 + 1 + 2
     texts = contents()
@@ -178,7 +177,7 @@ def test_documented_framing_counts_the_maker_s_format_with_the_tokenizer(tmp_pat
 
 
 def test_the_legacy_claude_format_adds_a_number_that_varies_with_the_content(catalog_store):
-    claude = _resolve_or_skip("claude-legacy")
+    claude = resolve_or_skip("claude-legacy")
     texts = contents()
     framed = claude.count([f"\n\nHuman: {text}\n\nAssistant:" for text in texts])
     assert len({a - b for a, b in zip(framed, claude.count(texts))}) > 1
