@@ -138,3 +138,24 @@ def test_the_page_prices_the_measured_models_with_their_dates_and_sources(tiny_d
     mine = build_page(tiny_db, run_id, prices=path)
     assert "My model (Me, tokenizer o200k_base)" in mine.html and "GPT-4o" not in mine.html
     assert f"{path} (given)" in mine.html
+
+
+def test_imported_counts_are_priced_by_their_name_with_no_framing(tiny_db, tmp_path):
+    """A price table may name an imported vocabulary (a closed model's counts): its content is
+    priced, and its requests are not (its framing is not known)."""
+    lines = ["unit,lang,tokens"] + [f"{unit},{lang},{2 * len(text)}"
+                                   for lang, texts in TINY.items()
+                                   for unit, text in enumerate(texts)]
+    (tmp_path / "counts.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run_id = execute_run(tiny_db, RunSettings(sizes=[], counts=[f"closed-1={tmp_path / 'counts.csv'}"]))
+    path = tmp_path / "mine.toml"
+    path.write_text(MINE.replace("cl100k_base", "closed-1"))
+    data = load_run_data(tiny_db, run_id)
+    costs = model_costs(language_metrics(data), "eng_Latn", load_prices(path),
+                        request_framing(data.vocabularies), requests=6).set_index("lang")
+    chars = {lang: sum(map(len, texts)) for lang, texts in TINY.items()}
+    assert costs.loc["kor_Hang", "cost_ratio"] == pytest.approx(chars["kor_Hang"] / chars["eng_Latn"])
+    assert costs["request_ratio"].isna().all()
+    page = build_page(tiny_db, run_id, prices=path)
+    assert "My model (Me, tokenizer closed-1)" in page.html
+    assert "Per request: not known for closed-1" in page.html
