@@ -106,7 +106,7 @@ def test_malformed_counts_are_refused_naming_the_line_and_nothing_is_stored(db, 
 
 def test_a_counts_name_must_not_be_taken_and_a_run_language_must_be_counted(db, measured):
     path, _ = measured
-    for name in ("shared", "rus_Cyrl"):
+    for name in ("shared", "rus_Cyrl", "unigram"):
         result = invoke(db, "run", "--counts", f"{name}={path}", "--vocab", "270")
         assert result.exit_code == 1
         assert f"--counts {name}={path}: the name {name!r} is already used" in result.output

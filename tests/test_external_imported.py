@@ -89,7 +89,8 @@ def test_files_are_read_as_utf8_with_a_bom_and_refused_when_not_text(tmp_path):
 
 
 @pytest.mark.parametrize("spec", ["counts.csv", "m=", "=c.csv", "-x=c.csv", "a b=c.csv",
-                                  "m<script>=c.csv", "x" * 101 + "=c.csv"])
+                                  "m<script>=c.csv", "x" * 101 + "=c.csv",
+                                  "extend:o200k_base=c.csv", "superbpe@300=c.csv"])
 def test_a_spec_needs_a_plain_name_and_a_file(spec):
     with pytest.raises(CountsError) as caught:
         parse_spec(spec)

@@ -34,8 +34,10 @@ from analyzer.errors import Invalid
 
 COLUMNS = ("unit", "lang", "tokens")
 ALIASES = {"language": "lang"}
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@:-]{0,99}")
-"""An imported vocabulary's name: what tables, charts and exports call it (a model's name)."""
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
+"""An imported vocabulary's name: what tables, charts and exports call it (a model's name).
+Never with `:` or `@`, which the run's own scopes use (`extend:NAME`, `superbpe@T`,
+`unigram:LANG`)."""
 MAX_TOKENS = 2**63 - 1
 LIBRARY = "imported"
 """What an imported vocabulary records as the library that counted: none of analyzer's."""
@@ -104,7 +106,7 @@ def parse_spec(spec: str) -> tuple[str, Path]:
                           "claude-sonnet-4=counts.csv)", setting="counts", value=spec)
     if not NAME.fullmatch(name):
         raise CountsError(f"{{setting}} {spec!r}: the name {name!r} must start with a letter or "
-                          "digit and hold only letters, digits and . _ + @ : - (at most 100)",
+                          "digit and hold only letters, digits and . _ + - (at most 100)",
                           setting="counts", value=spec)
     return name, Path(path)
 

@@ -121,8 +121,8 @@ def model_cost_table(costs: pd.DataFrame) -> str:
 def framing_note(row) -> str:
     """What a model's chat format adds per request, and how that is known, in words."""
     if pd.isna(row["framing"]):
-        return (f"Per request: not known for {row['tokenizer']} (not a catalog tokenizer, or "
-                "counts imported), so only the content is costed.")
+        return (f"Per request: not known for {row['tokenizer']}, so only the content is "
+                "costed.")
     tokens = int(row["framing"])
     if row["framing_basis"] == "none":
         return f"{row['tokenizer']} is a completion model's: a request is its text."

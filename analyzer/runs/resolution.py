@@ -114,7 +114,8 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     tokenizers = _tokenizers(settings.tokenizers, languages)
     extensions, added, extend_langs = _extension(settings, languages)
     algorithms = _algorithms(settings.algorithms, sizes, pretokenizers)
-    taken = {VocabKind.SHARED, VocabKind.PARITY, *languages, *(t.name for t in tokenizers)}
+    taken = {VocabKind.SHARED, VocabKind.PARITY, *map(str, Algorithm), *languages,
+             *(t.name for t in tokenizers)}
     imported = _imported(settings.counts, corpus, languages, measured, taken)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
                        pretokenizers, weights, superbpe, extensions, added, extend_langs,
