@@ -13,7 +13,7 @@ import sys
 import tempfile
 import traceback
 import webbrowser
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from enum import Enum
 from pathlib import Path
 from typing import NoReturn
@@ -218,6 +218,17 @@ def _writing(out: Path) -> Iterator[None]:
                     "was replaced") from None
 
 
+def _emit(content: str | Iterable[str], out: Path | None) -> None:
+    """A document to standard output as it is made, or to `out` atomically (saying so)."""
+    if out is None:
+        for piece in [content] if isinstance(content, str) else content:
+            typer.echo(piece, nl=False)
+        return
+    with _writing(out):
+        write_atomically(out, content)
+    Console(stderr=True).print(f"Wrote {plain(out)}")
+
+
 def _open(db: Path) -> AnalyzerDatabase:
     """The database of a command that needs one to exist already."""
     return open_db(db, create=False)
@@ -362,14 +373,7 @@ def corpus(name: str = typer.Argument(..., help="The corpus name."), db: Path = 
     database = _open(db)
     summary = get_corpus(database, name)
     if texts:
-        content = corpus_texts_csv(database, summary)
-        if out is None:
-            for piece in content:
-                typer.echo(piece, nl=False)
-        else:
-            with _writing(out):
-                write_atomically(out, content)
-            Console(stderr=True).print(f"Wrote {plain(out)}")
+        _emit(corpus_texts_csv(database, summary), out)
         return
     if as_json:
         typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2, ensure_ascii=False))
@@ -742,13 +746,7 @@ def export(
         content = unit_counts_csv(data) if units else export_csv(frame)
     else:
         content = export_json(database, run_id, data, frame, units=units)
-    if out is None:
-        for piece in [content] if isinstance(content, str) else content:
-            typer.echo(piece, nl=False)
-    else:
-        with _writing(out):
-            write_atomically(out, content)
-        Console(stderr=True).print(f"Wrote {plain(out)}")
+    _emit(content, out)
 
 
 @app.command()

@@ -15,6 +15,7 @@ from rich.table import Table
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.external import Availability
+from analyzer.external.catalog import FramingBasis
 from analyzer.metrics import for_pretokenizer, own_vocabulary, tokenizer_label, tokenizer_sizes
 from analyzer.store import Algorithm, CorpusDetail, RunRead, VocabKind, VocabularyRead
 
@@ -358,7 +359,7 @@ def framing_cell(framing) -> str:
     """
     if framing is None:
         return "?"
-    return f"+{framing.tokens}" + (" doc" if framing.basis == "documented" else "")
+    return f"+{framing.tokens}" + (" doc" if framing.basis is FramingBasis.DOCUMENTED else "")
 
 
 def compact_sizes(sizes: list[int]) -> str:

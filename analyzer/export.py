@@ -219,15 +219,14 @@ TEXT_KEYS = ["unit", "lang", "text"]
 corpus as `--units` and `run --counts` number it."""
 
 
-def corpus_texts_csv(db: AnalyzerDatabase, corpus: CorpusDetail,
-                     languages: list[str] | None = None) -> Iterator[str]:
+def corpus_texts_csv(db: AnalyzerDatabase, corpus: CorpusDetail) -> Iterator[str]:
     """A corpus's texts as CSV lines (TEXT_KEYS), unit by unit: what to send to a provider's
     count-tokens endpoint, whose counts `analyzer run --counts` imports by the same index."""
     yield ",".join(TEXT_KEYS) + "\n"
-    chosen = languages or corpus.languages
-    texts = load_texts(db, corpus.id, chosen)
+    texts = load_texts(db, corpus.id, corpus.languages)
     for unit in range(corpus.units):
-        yield "".join(_csv_fields([unit, lang, texts[lang][unit]]) + "\n" for lang in chosen)
+        yield "".join(_csv_fields([unit, lang, texts[lang][unit]]) + "\n"
+                      for lang in corpus.languages)
 
 
 def _csv_fields(values: list) -> str:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from analyzer.corpus import CorpusError, normalise_language
 from analyzer.errors import Invalid
+from analyzer.settings import MAX_STORED_INT
 
 COLUMNS = ("unit", "lang", "tokens")
 ALIASES = {"language": "lang"}
@@ -38,7 +39,6 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
 """An imported vocabulary's name: what tables, charts and exports call it (a model's name).
 Never with `:` or `@`, which the run's own scopes use (`extend:NAME`, `superbpe@T`,
 `unigram:LANG`)."""
-MAX_TOKENS = 2**63 - 1
 LIBRARY = "imported"
 """What an imported vocabulary records as the library that counted: none of analyzer's."""
 
@@ -175,7 +175,7 @@ def parse_counts(name: str, text: str, file: str, sha256: str = "") -> ImportedC
 def _whole(imported: ImportedCounts, cell: str, column: str, line: int, lowest: int) -> int:
     """A cell that must be a whole number from `lowest` (a text has at least one token)."""
     value = cell.strip()
-    if not re.fullmatch(r"[0-9]+", value) or not lowest <= int(value) <= MAX_TOKENS:
+    if not re.fullmatch(r"[0-9]+", value) or not lowest <= int(value) <= MAX_STORED_INT:
         what = "a unit index (0 or more)" if column == "unit" else "a whole number of tokens (1 or more)"
         raise imported._error(f"line {line}: {column} {cell!r} is not {what}", line)
     return int(value)

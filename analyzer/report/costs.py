@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
+from analyzer.external.catalog import FramingBasis
 from analyzer.metrics.costs import CONTENT_CHARS, content_share, scaled_cost
 
 CONTENT_FITS = "content in the window, of the pivot's"
@@ -29,17 +30,16 @@ def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -
     menu switches to the same content sent as one request per unit (each request framed by its
     model's chat format; a model whose framing is not known is blank there)."""
     models = list(dict.fromkeys(costs["model"]))
-    ratio = costs.pivot(index="lang", columns="model", values="cost_ratio")
-    order = ratio.mean(axis=1).sort_values(ascending=False).index
-    rows = [lang for lang in order if lang in languages]
 
-    def table(values: str) -> np.ndarray:
+    def table(values: str, rows: list[str]) -> np.ndarray:
         return costs.pivot(index="lang", columns="model", values=values) \
             .reindex(index=rows, columns=models).to_numpy(dtype=float)
 
+    by_cost = costs.groupby("lang")["cost_ratio"].mean().sort_values(ascending=False).index
+    rows = [lang for lang in by_cost if lang in languages]
     names = [f"{language_name(lang)} ({lang})" for lang in rows]
-    content = table("cost_ratio")
-    framed = table("request_ratio")
+    content = table("cost_ratio", rows)
+    framed = table("request_ratio", rows)
     # The colours span the bulk of the ratios: a few tenfold ones would leave every other cell
     # pale. The cells above the scale are clipped to its top colour and marked with ▲. One
     # scale for both views, so that switching shows the ratios narrowing.
@@ -63,10 +63,10 @@ def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -
     content_title = f"Input cost of the same content (colour: times the {pivot_name} cost)"
     framed_title = (f"Input cost as {requests:,} one-unit requests, each framed by its chat "
                     f"format (colour: times the {pivot_name} cost)")
-    figure = go.Figure(heatmap(content, table("input_cost"), True, "content"))
+    figure = go.Figure(heatmap(content, table("input_cost", rows), True, "content"))
     layout: dict = {}
     if np.isfinite(framed).any():
-        figure.add_trace(heatmap(framed, table("request_cost"), False,
+        figure.add_trace(heatmap(framed, table("request_cost", rows), False,
                                  f"{requests:,} one-unit requests"))
         # Above the models' names (the x axis is on top, its labels slanted): 120 px over the
         # plot, once pin_around_plot has turned the offset into pixels.
@@ -124,9 +124,10 @@ def framing_note(row) -> str:
         return (f"Per request: not known for {row['tokenizer']}, so only the content is "
                 "costed.")
     tokens = int(row["framing"])
-    if row["framing_basis"] == "none":
+    if row["framing_basis"] == FramingBasis.NONE:
         return f"{row['tokenizer']} is a completion model's: a request is its text."
-    how = ("measured with the model's own chat template" if row["framing_basis"] == "measured"
+    how = ("measured with the model's own chat template"
+           if row["framing_basis"] == FramingBasis.MEASURED
            else "from its maker's documented format")
     return (f"Each request adds {tokens} tokens of chat format ({how}; analyzer tokenizers "
             f"says which): {int(row['requests']):,} one-unit requests add "
