@@ -194,6 +194,29 @@ def test_the_compiled_count_floor_changes_nothing(texts, size, tie_break, floor,
     assert compiled.train_detailed(flat, size, tie_break=tie_break, floor=floor).merges == expected
 
 
+@engine_settings
+@given(n_languages=st.integers(9, 16), size=sizes, tie_break=tie_breaks,
+       floor=st.sampled_from([0, 3, 8]), data=st.data())
+def test_many_languages_change_nothing(n_languages, size, tie_break, floor, data):
+    """A pair in many languages (here, on two letters, most pairs) keeps its counts per
+    language in the compiled engine as a full list, one entry per language, read at the
+    language's index; with a floor forced high, the lists are rebuilt at each recount. Against
+    the pure engine (itself the reference's, above), with 9 to 16 languages."""
+    if "compiled" not in bpe.ENGINES:
+        pytest.skip("the compiled engine is not built here")
+    text = st.text(alphabet="ab", min_size=4, max_size=16) | small_text
+    flat, groups = [], []
+    for group in range(n_languages):
+        texts = data.draw(st.lists(text, min_size=1, max_size=3))
+        flat += texts
+        groups += [group] * len(texts)
+    weights = [data.draw(st.integers(0, 3)) for _ in flat]
+    options = dict(weights=weights, parity=True, global_merges=data.draw(st.integers(0, 4)),
+                   tie_break=tie_break)
+    assert bpe.ENGINES["compiled"].train_grouped(flat, groups, size, floor=floor, **options) == \
+        bpe.ENGINES["python"].train_grouped(flat, groups, size, **options)
+
+
 def test_the_engines_agree_on_real_text_at_scale():
     """Hundreds of kilobytes of news in eight languages, weighted, with a hybrid start."""
     if "compiled" not in bpe.ENGINES:

@@ -19,7 +19,9 @@ class TrainResult(NamedTuple):
     chosen: bytes | None
     """int32 per merge: the group whose pair it was, -1 for all (None without groups)."""
     replaced_by_group: bytes | None
-    """int64, group-major: each group's replacements per merge (None without groups)."""
+    """int64, merge-major: each merge's replacements in each group (None without groups)."""
+    n_tokens: int
+    """Tokens before any merge (weights applied)."""
 
 class CountResult(NamedTuple):
     snapshots: list[bytes]

@@ -88,26 +88,31 @@ def train_by_language(
     languages = sorted(texts) if parity else list(texts)
     _check(texts, dev, weights, parity, global_merges)
     split = splitter(pretokenizer)
-    # One entry per chunk (hundreds of thousands): int64 arrays, built a language at a time.
-    flat: list[str] = []
-    groups, train_weights, multiplicities = array("q"), array("q"), array("q")
-
     parts = [(texts[lang], group, (weights or {}).get(lang, 1), dev is None, True)
              for group, lang in enumerate(languages)]
     if dev is not None:  # each language's dev texts after its own, measured and not trained
         parts = [part for group, lang in enumerate(languages)
                  for part in (parts[group], (dev[lang], group, 0, True, False))]
-    split_parts = _split_each([list(items) for items, *_ in parts], split)
+    split_parts = _split_each([items for items, *_ in parts], split)
+    # One entry per chunk (hundreds of thousands): each array made whole at once, then filled
+    # a language at a time (appending would copy it again and again as it grows).
+    total = sum(len(chunks) for chunks, _ in split_parts)
+    flat: list[str] = [""] * total
+    groups, train_weights, multiplicities = (array("q", bytes(8 * total)) for _ in range(3))
+    at = 0
     for (_, group, weight, measured, trained), (chunks, counts) in zip(parts, split_parts):
         n = len(chunks)
-        flat += chunks
-        groups += array("q", [group]) * n
+        flat[at:at + n] = chunks
+        groups[at:at + n] = array("q", [group]) * n
         counted = array("q", counts)  # from an int64 array: one copy
-        weighted = counted if weight == 1 else array("q", [weight * count for count in counted])
-        nothing = array("q", bytes(8 * n))
-        train_weights += weighted if trained else nothing
-        multiplicities += counted if measured else nothing
-    plain = not train_weights or min(train_weights) == 1 == max(train_weights)
+        if trained:
+            train_weights[at:at + n] = counted if weight == 1 else array(
+                "q", [weight * count for count in counted])
+        if measured:
+            multiplicities[at:at + n] = counted
+        at += n
+    del split_parts  # each language's lists of chunks: all in `flat` now
+    plain = set(train_weights) <= {1}  # every weight 1 (or none): the engine's default
     start: list[str] | TokenIds = flat
     if isinstance(base, Sequence):
         if base:
@@ -125,8 +130,8 @@ def train_by_language(
         dict(zip(languages, result.replaced_by_group)))
 
 
-def _split_each(parts: list[list[str]],
-                split: Splitter | None) -> list[tuple[list[str], Sequence[int]]]:
+def _split_each(parts: list[Sequence[str]],
+                split: Splitter | None) -> list[tuple[Sequence[str], Sequence[int]]]:
     """Each part's distinct chunks and their counts (each text once, count 1, without a
     splitter). The parts (a language's texts each) are cut on every core: the compiled splitter
     gives up the GIL, and one part is mostly too small to share out by itself."""

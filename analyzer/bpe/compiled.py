@@ -7,7 +7,7 @@ then runs on the pure engine (see `analyzer.bpe.engines`).
 
 from __future__ import annotations
 
-import operator
+import gc
 from array import array
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -68,7 +68,7 @@ def train_detailed(
         tie_break == "first", progress, PROGRESS_EVERY, floor=floor, ids=start.ids,
         first_id=start.first_id)
     merges, pair_counts, replaced = _merges(result, start.first_id)
-    return Training(merges, pair_counts, replaced, start.tokens(weight_list if heavy else None),
+    return Training(merges, pair_counts, replaced, result.n_tokens,
                     result.stop_reason)
 
 
@@ -107,9 +107,8 @@ def train_grouped(
     chosen, by_group = array("i"), array("q")
     chosen.frombytes(result.chosen)
     by_group.frombytes(result.replaced_by_group)
-    n = len(merges)
-    replaced_by_group = [by_group[g * n:(g + 1) * n].tolist() for g in range(n_groups)]
-    return GroupedTraining(merges, pair_counts, replaced, start.tokens(weights), result.stop_reason,
+    replaced_by_group = [by_group[g::n_groups].tolist() for g in range(n_groups)]  # merge-major
+    return GroupedTraining(merges, pair_counts, replaced, result.n_tokens, result.stop_reason,
                            chosen.tolist(), replaced_by_group)
 
 
@@ -119,23 +118,16 @@ class _Start:
 
     buffer: bytes | array
     starts: list[int]
-    ends: list[int]
     ids: bool
     first_id: int
-
-    def tokens(self, weights: Sequence[int] | None) -> int:
-        """Tokens before any merge (weights applied)."""
-        lengths = map(operator.sub, self.ends, self.starts)
-        return sum(lengths) if weights is None else sum(map(operator.mul, lengths, weights))
 
 
 def _start(texts: str | Iterable[str] | TokenIds) -> _Start:
     if isinstance(texts, TokenIds):
         packed_ids = pack_ids(check_token_ids(texts))
-        return _Start(array("i", packed_ids.tok), packed_ids.starts, packed_ids.ends(), True,
-                      texts.first_id)
+        return _Start(array("i", packed_ids.tok), packed_ids.starts, True, texts.first_id)
     packed = pack(as_text_list(texts))
-    return _Start(packed.buffer, packed.starts, packed.ends(), False, FIRST_NEW_ID)
+    return _Start(packed.buffer, packed.starts, False, FIRST_NEW_ID)
 
 
 def _merges(result: _engine.TrainResult, first_id: int) -> tuple[list[Merge], list[int], list[int]]:
@@ -145,8 +137,17 @@ def _merges(result: _engine.TrainResult, first_id: int) -> tuple[list[Merge], li
     right_ids.frombytes(result.rights)
     pair_counts.frombytes(result.counts)
     replaced.frombytes(result.replaced)
-    merges = [((left, right), first_id + rank)
-              for rank, (left, right) in enumerate(zip(left_ids, right_ids))]
+    # Tens of thousands of tuples, all kept: with the collector on, allocating them sets off
+    # collections that go through everything alive (a corpus's texts, its chunks) and find
+    # nothing to free.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        merges = [((left, right), first_id + rank)
+                  for rank, (left, right) in enumerate(zip(left_ids, right_ids))]
+    finally:
+        if collecting:
+            gc.enable()
     return merges, pair_counts.tolist(), replaced.tolist()
 
 

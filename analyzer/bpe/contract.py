@@ -59,7 +59,7 @@ class Training:
 
 
 MAX_GROUPS = 1 << 16
-"""Groups are numbered in 16 bits (the compiled engine's keys hold a group and a pair)."""
+"""Groups are numbered in 16 bits (the compiled engine keeps a record's group in 16 bits)."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,8 @@ def _whole_numbers_within(values: Sequence[object], low: int, high: int) -> bool
             and set(map(type, values)) - {int}:
         return False
     numbers: Sequence[int] = values  # type: ignore[assignment]  # ints, just checked
-    return not numbers or (min(numbers) >= low and max(numbers) <= high)
+    distinct = set(numbers)  # hashing ints is faster than comparing them; few are distinct
+    return not distinct or (min(distinct) >= low and max(distinct) <= high)
 
 
 GROUP_ORDER = "groups must be numbers from 0, in non-decreasing order"
@@ -174,7 +175,7 @@ def check_groups(texts: Sequence[object], groups: Sequence[int], weights: Sequen
     if (groups and groups[0] < 0) or (
             check_order and not all(map(operator.le, groups, islice(groups, 1, None)))):
         raise ValueError(GROUP_ORDER)
-    n = (max(groups) + 1) if groups else 0
+    n = (max(set(groups)) + 1) if groups else 0  # the set: see _whole_numbers_within
     if n > MAX_GROUPS:
         raise ValueError(f"{n} groups: at most {MAX_GROUPS:,}")
     for name, values in (("weight", weights), ("multiplicity", multiplicities)):

@@ -22,7 +22,7 @@
 #define FIRST_NEW_ID 256
 #define MAX_IDS (1 << 24) /* analyzer.bpe.MAX_VOCAB_SIZE: ids fit in 24 bits */
 #define NO_LIST UINT32_MAX
-#define MAX_GROUPS (1 << 16) /* a group number fits in 16 bits of a group key */
+#define MAX_GROUPS (1 << 16) /* a group number fits in a Run's 16 bits */
 
 /* ---------------------------------------------------------------------------------------- */
 /* The token array's one edit                                                                */
@@ -55,11 +55,6 @@ static inline Key pair_key(int32_t left, int32_t right) {
 static inline int32_t key_left(Key key) { return (int32_t)(key >> 32); }
 static inline int32_t key_right(Key key) { return (int32_t)(key & 0xFFFFFFFFu); }
 
-/* A pair's key within a group: the group in the top 16 bits, each id in 24 (see MAX_IDS). */
-static inline Key group_key(uint32_t group, Key key) {
-    return (Key)group << 48 | (Key)key_left(key) << 24 | (Key)key_right(key);
-}
-
 /* A slot for a key: both halves of the key (left and right id) mixed into the low bits that
    the table's mask keeps (the finaliser of MurmurHash3). */
 static inline uint64_t hash_key(Key key) {
@@ -82,7 +77,11 @@ typedef struct {
 
 /* `data` grown (realloc) to hold at least `needed` items of `item` bytes; on failure the old
    array, with status->failed set. */
-void *grow(Status *status, void *data, size_t *capacity, size_t needed, size_t item);
+void *grow_to(Status *status, void *data, size_t *capacity, size_t needed, size_t item);
+static inline void *grow(Status *status, void *data, size_t *capacity, size_t needed, size_t item) {
+    /* inline for the usual case, room already there: it runs for every record of a merge */
+    return needed <= *capacity ? data : grow_to(status, data, capacity, needed, item);
+}
 
 /* A pair's recorded positions are a list, contiguous inside one block. */
 typedef struct {
@@ -106,6 +105,8 @@ void blocks_free(Blocks *blocks);
 typedef struct {
     Key key;
     int64_t count;     /* weighted count of current occurrences; -1 once merged or forgotten */
+    uint32_t groups_at; /* parity: where its counts within groups start (groups.c), */
+    uint32_t n_groups; /* and how many there are */
     int64_t group_sum; /* parity: a merge's lost occurrences in the current group (groups.c) */
     uint32_t block;    /* where its positions are (NO_LIST: none recorded) */
     uint32_t n;        /* how many positions are recorded */
@@ -169,7 +170,9 @@ typedef struct {
     int64_t count;
     uint32_t n, filled;
     int32_t pair; /* the entry it became, or -1 when below the floor */
-    int64_t group_sum; /* parity: its records in the current group, summed (groups.c) */
+    int64_t group_sum;  /* parity: its records in the current group, summed (groups.c) */
+    int32_t last_group; /* parity: the group of its last record seen (-1: none yet) */
+    uint32_t n_groups;  /* parity: its sums kept (see group_made_record) */
 } Made;
 
 typedef struct {
@@ -179,8 +182,8 @@ typedef struct {
     size_t record_made_capacity;
     Record *lost; /* pairs an occurrence of which this merge destroyed */
     size_t n_lost, lost_capacity;
-    int32_t *lost_pair;     /* parity: by lost record, its pair's entry (-1: not stored) */
-    size_t lost_pair_capacity;
+    uint16_t *record_group, *lost_group; /* parity: by record and by lost record, its group */
+    size_t record_group_capacity, lost_group_capacity;
     Made *made;
     size_t n_made, made_capacity;
     int32_t *slots; /* key -> index into made, reset after each merge */
@@ -272,18 +275,21 @@ void trainer_free(Trainer *t);
 /* ---------------------------------------------------------------------------------------- */
 /* groups.c: texts in groups (languages)                                                     */
 
-/* A pair's count within one group, stored in the slot itself (open addressing, linear
-   probing): one cache line per lookup. These lookups run for each occurrence a merge makes or
-   destroys, so they are most of what parity-aware training adds. A slot with count < 0 is
-   empty (a count never goes below 0). */
+/* A pair's count within one group. Each stored pair has a list of them, in ascending group
+   order, one for each group where its count reached min_count when it was counted (a missing
+   group reads as 0), or, for a pair in many groups, one for every group (a full list, read
+   at the group's index); the lists lie end to end in one array (`GroupCounts`), the pair's
+   found by its `groups_at` and `n_groups`. A list is written once, when its pair is counted,
+   so a pair's counts sit together and are reached from its entry, with no hashing: these
+   lookups run for each occurrence a merge makes or destroys. */
 typedef struct {
-    Key key;
     int64_t count;
+    uint32_t group;
 } GroupCount;
 
 typedef struct {
-    GroupCount *slots;
-    size_t n, n_slots; /* n_slots: a power of two, at least twice n */
+    GroupCount *entries;
+    size_t n, capacity; /* lists of pairs merged or forgotten stay until the next recount */
 } GroupCounts;
 
 
@@ -311,10 +317,15 @@ typedef struct Groups {
     int parity;
     int multiplicity_is_weight; /* each text's multiplicity is its weight (weight_at) */
     int global_phase;        /* the next merge is chosen over all groups (the global heap) */
-    GroupCounts counts;      /* parity: group_key(group, pair) -> count in the group */
+    GroupCounts counts;      /* parity: each stored pair's counts within groups */
     Heap *heaps;             /* parity: one per group; candidates carry the plain pair key */
-    int32_t *pending;        /* scratch: the entries (or made pairs) with a sum not yet */
-    size_t n_pending, pending_capacity; /* taken into the group counts */
+    Heap *waiting;           /* parity: per group, candidates below its heap_floor, in no order */
+    int64_t *heap_floor;     /* parity: per group, the count a candidate needs to enter its heap */
+    struct MadeSum *made_sums; /* parity: the current merge's made pairs' sums by group */
+    size_t n_made_sums, made_sums_capacity;
+    int32_t *pending;        /* scratch: the pairs with lost occurrences summed in */
+    size_t n_pending, pending_capacity; /* group_sum, not yet taken off their counts, */
+    int32_t summing;         /* in this group (-1: none) */
     uint8_t *exhausted;      /* parity: by group, 1 once it has no pair reaching min_count */
 } Groups;
 
@@ -347,11 +358,43 @@ static inline uint16_t group_at(Groups *groups, size_t position) {
 const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts, size_t n_texts,
                         const int64_t *group_of_text, const int64_t *multiplicities, int parity);
 void groups_free(Groups *groups);
-void push_group(Trainer *t, Key counted, int64_t count);
-int64_t group_count(const struct Groups *groups, int32_t group, Key key); /* 0 if not kept */
+void push_group(Trainer *t, uint32_t group, int32_t index, int64_t count);
+int64_t group_count(const Trainer *t, int32_t index, int32_t group); /* 0 if not kept */
 void group_recount(Trainer *t, int start);
-void group_decrements(Trainer *t, const Record *lost, const int32_t *lost_pair, size_t n);
+void group_flush_lost(Trainer *t);
+void group_add_pending(Trainer *t, int32_t index);
+
+/* An occurrence of the stored pair of entry `index` that the current merge destroyed, in
+   group g, summed in the pair's entry (just touched to lower its count). The records come in
+   position order, so those of one group come together: summed per pair first, they reach
+   the pair's list once per group (group_flush_lost, when the group changes, and once the
+   records are done), not once per record. Only live stored pairs matter: a merged pair's
+   group counts are never read again. */
+static inline void group_lost_record(Trainer *t, int32_t index, int32_t g, uint32_t weight) {
+    Groups *groups = t->groups;
+    if (!weight || index < 0 || t->table.pairs[index].count < 0) return;
+    if (g != groups->summing) {
+        if (groups->summing >= 0) group_flush_lost(t);
+        groups->summing = g;
+    }
+    Pair *pair = &t->table.pairs[index];
+    if (!pair->group_sum) group_add_pending(t, index);
+    pair->group_sum += weight;
+}
 void group_count_made(Trainer *t);
+void group_keep_sum(Trainer *t, Made *made);
+
+/* A record of a pair the current merge made, in group g, summed in the pair's Made entry.
+   The records come in position order, so each pair's in ascending groups: when a pair's group
+   changes, its sum in the group before is whole, and kept (group_keep_sum) for
+   group_count_made. Called from store_made, which finds each record's pair anyway. */
+static inline void group_made_record(Trainer *t, Made *made, int32_t g, uint32_t weight) {
+    if (made->last_group != g) {
+        if (made->last_group >= 0) group_keep_sum(t, made);
+        made->last_group = g;
+    }
+    made->group_sum += weight;
+}
 int32_t best_pair_parity(Trainer *t, int32_t *chosen);
 uint32_t group_first_occurrence(Trainer *t, Pair *pair, uint16_t group);
 

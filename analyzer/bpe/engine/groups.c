@@ -7,8 +7,13 @@
  *
  * Pair counts and positions stay the trainer's (a merge applies to every group). What groups
  * add is, per group, the current token count (each text counted `multiplicity` times), and,
- * for parity-aware training, each stored pair's count within the group (`counts`, keyed by
- * group_key) with a heap per group, invalidated lazily like the trainer's own.
+ * for parity-aware training, each stored pair's count within each group (a list per pair, in
+ * `counts`) with a heap per group, invalidated lazily like the trainer's own, and a list of
+ * the candidates too rare to matter yet (below the group's heap floor).
+ *
+ * A merge's records (the occurrences it destroyed and made) are summed per pair and group as
+ * the trainer's own passes over them go (group_lost_record, group_made_record): each record
+ * knows its group (noted when it was made), and the records of one group come together.
  */
 
 #include "engine.h"
@@ -16,64 +21,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A group's first heap floor (see push_group). */
+#define FIRST_HEAP_FLOOR 256
+
 /* ---------------------------------------------------------------------------------------- */
 /* Pair counts within groups                                                                 */
 
-static void counts_rehash(Status *status, GroupCounts *counts, size_t n_slots) {
-    GroupCount *slots = malloc(n_slots * sizeof *slots);
-    if (!slots) {
-        status->failed = 1;
-        return;
+/* The entry of group g in a pair's list, or NULL. Most pairs are in a few groups (a script's
+   pairs, in its languages), and their lists are short: scanned, or searched by halves (the
+   groups ascend) down to a short scan. A pair in many groups (byte pairs, spaces, digits) has
+   a full list, an entry for every group (0 where it has none), read at its index: these are
+   the pairs most often looked up. */
+static inline GroupCount *find_count(const Groups *groups, const Pair *pair, uint32_t g) {
+    if (!pair->n_groups) return NULL;
+    GroupCount *list = groups->counts.entries + pair->groups_at;
+    if (pair->n_groups == (uint32_t)groups->n) return &list[g]; /* full */
+    uint32_t lo = 0, hi = pair->n_groups; /* the entry, if any, is in [lo, hi) */
+    while (hi - lo > 8) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (list[mid].group <= g) lo = mid; else hi = mid;
     }
-    for (size_t i = 0; i < n_slots; i++) slots[i].count = -1;
-    size_t mask = n_slots - 1;
-    for (size_t i = 0; i < counts->n_slots; i++) {
-        if (counts->slots[i].count < 0) continue;
-        size_t slot = hash_key(counts->slots[i].key) & mask;
-        while (slots[slot].count >= 0) slot = (slot + 1) & mask;
-        slots[slot] = counts->slots[i];
-    }
-    free(counts->slots);
-    counts->slots = slots;
-    counts->n_slots = n_slots;
+    for (uint32_t k = lo; k < hi && list[k].group <= g; k++)
+        if (list[k].group == g) return &list[k];
+    return NULL;
 }
 
-/* The slot of a key, or NULL. */
-static inline GroupCount *counts_find(const GroupCounts *counts, Key key) {
-    size_t mask = counts->n_slots - 1;
-    for (size_t slot = hash_key(key) & mask;; slot = (slot + 1) & mask) {
-        GroupCount *found = &counts->slots[slot];
-        if (found->count < 0) return NULL;
-        if (found->key == key) return found;
-    }
-}
-
-/* The slot of a key, added with count 0 if it is new (*added then set); NULL when memory ran
-   out. */
-static GroupCount *counts_add(Status *status, GroupCounts *counts, Key key, int *added) {
-    *added = 0;
-    if (2 * (counts->n + 1) > counts->n_slots) {
-        counts_rehash(status, counts, counts->n_slots ? 2 * counts->n_slots : 1024);
-        if (status->failed) return NULL;
-    }
-    size_t mask = counts->n_slots - 1;
-    size_t slot = hash_key(key) & mask;
-    for (; counts->slots[slot].count >= 0; slot = (slot + 1) & mask)
-        if (counts->slots[slot].key == key) return &counts->slots[slot];
-    counts->slots[slot] = (GroupCount){key, 0};
-    counts->n++;
-    *added = 1;
-    return &counts->slots[slot];
-}
-
-int64_t group_count(const Groups *groups, int32_t group, Key key) {
-    const GroupCount *entry = counts_find(&groups->counts, group_key((uint32_t)group, key));
+int64_t group_count(const Trainer *t, int32_t index, int32_t group) {
+    const GroupCount *entry = find_count(t->groups, &t->table.pairs[index], (uint32_t)group);
     return entry ? entry->count : 0;
 }
 
-static void counts_free(GroupCounts *counts) {
-    free(counts->slots);
-    memset(counts, 0, sizeof *counts);
+/* Room for n more entries at the end of the lists; where it starts (lists are addressed by
+   32 bits), or UINT32_MAX when memory ran out. The entries may move: address them by offset. */
+static uint32_t reserve_counts(Trainer *t, size_t n) {
+    GroupCounts *counts = &t->groups->counts;
+    if (counts->n + n >= UINT32_MAX) t->status.failed = 1;
+    else counts->entries = grow(&t->status, counts->entries, &counts->capacity, counts->n + n,
+                                sizeof(GroupCount));
+    if (t->status.failed) return UINT32_MAX;
+    uint32_t at = (uint32_t)counts->n;
+    counts->n += n;
+    return at;
 }
 
 const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts, size_t n_texts,
@@ -91,14 +79,20 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
     }
     groups->n = (int32_t)(largest + 1);
     groups->parity = parity;
+    groups->summing = -1;
     groups->runs = malloc((n_texts + 1) * sizeof(Run));
     groups->tokens = calloc((size_t)groups->n + 1, sizeof(int64_t));
     groups->replaced = calloc((size_t)groups->n + 1, sizeof(int64_t));
     groups->exhausted = calloc((size_t)groups->n + 1, 1);
-    if (parity) groups->heaps = calloc((size_t)groups->n + 1, sizeof(Heap));
+    if (parity) {
+        groups->heaps = calloc((size_t)groups->n + 1, sizeof(Heap));
+        groups->waiting = calloc((size_t)groups->n + 1, sizeof(Heap));
+        groups->heap_floor = malloc(((size_t)groups->n + 1) * sizeof(int64_t));
+    }
     if (!groups->runs || !groups->tokens || !groups->replaced || !groups->exhausted
-        || (parity && !groups->heaps))
+        || (parity && (!groups->heaps || !groups->waiting || !groups->heap_floor)))
         return "out of memory";
+    for (int32_t g = 0; parity && g < groups->n; g++) groups->heap_floor[g] = FIRST_HEAP_FLOOR;
     /* Without dev texts a text's multiplicity is its weight (its chunk's count): then the
        trainer's per-position weight gives it, and the runs need only follow the groups, a
        few dozen, instead of one per distinct chunk (a search over millions of runs). */
@@ -128,12 +122,16 @@ void groups_free(Groups *groups) {
     free(groups->tokens);
     free(groups->replaced);
     free(groups->exhausted);
-    counts_free(&groups->counts);
-    if (groups->heaps) {
-        for (int32_t g = 0; g < groups->n; g++) free(groups->heaps[g].items);
-        free(groups->heaps);
-    }
+    free(groups->counts.entries);
     free(groups->pending);
+    free(groups->made_sums);
+    for (int32_t g = 0; g < groups->n; g++) {
+        if (groups->heaps) free(groups->heaps[g].items);
+        if (groups->waiting) free(groups->waiting[g].items);
+    }
+    free(groups->heaps);
+    free(groups->waiting);
+    free(groups->heap_floor);
     memset(groups, 0, sizeof(*groups));
 }
 
@@ -151,41 +149,115 @@ uint32_t group_first_occurrence(Trainer *t, Pair *pair, uint16_t group) {
     return UINT32_MAX;
 }
 
-/* Push a pair on its group's heap (`counted`: its group key, `count`: its count there). The
-   candidate carries the plain pair key, so that ties fall as in the global heap. */
-void push_group(Trainer *t, Key counted, int64_t count) {
+/* Push the pair of entry `index` on a group's heap, with its count there. The candidate
+   carries the pair's key, so that ties fall as in the global heap, and its entry (valid until
+   the next rescan, which rebuilds the heaps).
+
+   Most pairs a merge makes are rare in their group (a count of a few), and a group chooses
+   among its most frequent: those below the group's heap floor wait in a plain list instead
+   (an append, where the heap, large and mostly out of cache, made each push and pop miss).
+   A waiting candidate's count is below the floor, so the heap's best, when at or above it,
+   beats them all; when not, the floor is lowered and those now above it join the heap
+   (best_pair_group). */
+void push_group(Trainer *t, uint32_t group, int32_t index, int64_t count) {
     Groups *groups = t->groups;
-    uint16_t group = (uint16_t)(counted >> 48);
-    Key key = pair_key((int32_t)(counted >> 24 & 0xFFFFFF), (int32_t)(counted & 0xFFFFFF));
-    Candidate candidate = {count, key, 0, 0};
-    if (t->first_mode) {
-        int32_t index = table_find(&t->table, key);
-        candidate.first = index < 0 ? UINT32_MAX : group_first_occurrence(t, &t->table.pairs[index], group);
+    Pair *pair = &t->table.pairs[index];
+    Candidate candidate = {count, pair->key, 0, index};
+    if (t->first_mode) candidate.first = group_first_occurrence(t, pair, (uint16_t)group);
+    if (count >= groups->heap_floor[group]) {
+        heap_push(&t->status, &groups->heaps[group], candidate);
+        return;
     }
-    heap_push(&t->status, &groups->heaps[group], candidate);
+    Heap *waiting = &groups->waiting[group];
+    waiting->items = grow(&t->status, waiting->items, &waiting->capacity, waiting->n + 1, sizeof(Candidate));
+    if (!t->status.failed) waiting->items[waiting->n++] = candidate;
+}
+
+/* Lower a group's heap floor to `floor`: its waiting candidates that reach it join the heap.
+   (A candidate's count, like any on the heap, may have fallen since: it is checked when it
+   comes to the top.) */
+static void lower_heap_floor(Trainer *t, int32_t group, int64_t floor) {
+    Groups *groups = t->groups;
+    Heap *waiting = &groups->waiting[group];
+    size_t kept = 0;
+    for (size_t k = 0; k < waiting->n && !t->status.failed; k++) {
+        if (waiting->items[k].count >= floor) heap_push(&t->status, &groups->heaps[group], waiting->items[k]);
+        else waiting->items[kept++] = waiting->items[k];
+    }
+    waiting->n = kept;
+    groups->heap_floor[group] = floor;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Recounting: at the start, and whenever the floor is lowered                               */
 
-/* A pair's whole count in group g into the group counts, if it reaches min_count: a count
-   only falls once its pair is made (see train.c), so a pair below min_count in a group can
-   never be that group's choice, and needs no entry (a missing entry reads as 0). */
-static void count_in_group(Trainer *t, uint16_t g, Key key, int64_t sum) {
+/* Whether a list of n entries is laid out full (see find_count): when it is long, and holds
+   at least a quarter of the groups (so that it is at most four times as large). */
+static inline int full_list(const Groups *groups, uint32_t n) {
+    return n > 8 && 4 * (size_t)n >= (size_t)groups->n;
+}
+
+/* Room for a pair's list of n entries, to be written with put_count; a full list starts with
+   a 0 for every group. */
+static void start_list(Trainer *t, Pair *pair, uint32_t n) {
+    Groups *groups = t->groups;
+    int full = full_list(groups, n);
+    pair->n_groups = 0;
+    pair->groups_at = reserve_counts(t, full ? (size_t)groups->n : n);
+    if (pair->groups_at == UINT32_MAX || !full) return;
+    for (int32_t g = 0; g < groups->n; g++) groups->counts.entries[pair->groups_at + g] = (GroupCount){0, (uint32_t)g};
+    pair->n_groups = (uint32_t)groups->n;
+}
+
+/* A pair's whole count in group g into its list, its groups given in ascending order. Only a
+   count that reaches min_count is put: a count only falls once its pair is made (see
+   train.c), so a pair below min_count in a group can never be that group's choice, and needs
+   no entry (a missing entry reads as 0). */
+static inline void put_count(Trainer *t, Pair *pair, uint32_t g, int64_t sum) {
     if (sum < t->min_count) return;
-    int added;
-    GroupCount *entry = counts_add(&t->status, &t->groups->counts, group_key(g, key), &added);
-    if (entry) entry->count += sum;
+    GroupCount *list = t->groups->counts.entries + pair->groups_at;
+    if (pair->n_groups == (uint32_t)t->groups->n) list[g].count = sum; /* full */
+    else list[pair->n_groups++] = (GroupCount){sum, g};
+}
+
+/* A pair's whole count in group g onto the end of its list (the pair's list is the last one
+   being written, its length not known in advance); see put_count. */
+static void append_count(Trainer *t, Pair *pair, uint32_t g, int64_t sum) {
+    if (sum < t->min_count) return;
+    uint32_t at = reserve_counts(t, 1);
+    if (at == UINT32_MAX) return;
+    t->groups->counts.entries[at] = (GroupCount){sum, g};
+    pair->n_groups++;
+}
+
+/* A list written by append_count, moved to a full list if it is long. */
+static void end_list(Trainer *t, Pair *pair) {
+    uint32_t n = pair->n_groups;
+    if (!full_list(t->groups, n) || n == (uint32_t)t->groups->n) return;
+    uint32_t from = pair->groups_at;
+    start_list(t, pair, n);
+    if (t->status.failed) return;
+    for (uint32_t k = 0; k < n; k++) {
+        GroupCount entry = t->groups->counts.entries[from + k];
+        put_count(t, pair, entry.group, entry.count);
+    }
 }
 
 /* At the start every token is a byte: each group's texts are walked in order, their pairs
-   summed in a direct array (no lookup per occurrence), and the sums of the pairs the trainer
-   stored go into the group counts when the group ends. */
+   summed in a direct array (no lookup per occurrence). The sums of the pairs the trainer
+   stored are kept as each group ends, group after group; then each pair's list is laid out,
+   its groups in the order kept (ascending). */
 static void recount_bytes(Trainer *t) {
+    typedef struct {
+        int32_t index;
+        uint32_t group;
+        int64_t sum;
+    } Sum;
     Groups *groups = t->groups;
     int64_t *sums = calloc(1 << 16, sizeof(int64_t));
     uint16_t *seen = malloc((1 << 16) * sizeof(uint16_t)); /* the pairs with a sum, in order */
-    size_t n_seen = 0;
+    Sum *kept = NULL;
+    size_t n_seen = 0, n_kept = 0, kept_capacity = 0;
     if (!sums || !seen) t->status.failed = 1;
     for (size_t r = 0; r < groups->n_runs && !t->status.failed; r++) {
         size_t from = groups->runs[r].start;
@@ -200,25 +272,36 @@ static void recount_bytes(Trainer *t) {
             sums[pair] += w;
         }
         if (r + 1 < groups->n_runs && groups->runs[r + 1].group == groups->runs[r].group) continue;
-        for (size_t k = 0; k < n_seen; k++) {
-            Key key = pair_key(seen[k] >> 8, seen[k] & 0xFF);
-            if (table_find(&t->table, key) >= 0) count_in_group(t, groups->runs[r].group, key, sums[seen[k]]);
+        for (size_t k = 0; k < n_seen && !t->status.failed; k++) {
+            int64_t sum = sums[seen[k]];
             sums[seen[k]] = 0;
+            int32_t index = table_find(&t->table, pair_key(seen[k] >> 8, seen[k] & 0xFF));
+            if (index < 0 || sum < t->min_count) continue; /* see append_count */
+            kept = grow(&t->status, kept, &kept_capacity, n_kept + 1, sizeof(Sum));
+            if (t->status.failed) break;
+            kept[n_kept++] = (Sum){index, groups->runs[r].group, sum};
+            t->table.pairs[index].n_groups++;
         }
         n_seen = 0;
     }
+    for (size_t index = 0; index < t->table.n && !t->status.failed; index++) /* each one's room */
+        start_list(t, &t->table.pairs[index], t->table.pairs[index].n_groups);
+    for (size_t k = 0; k < n_kept && !t->status.failed; k++)
+        put_count(t, &t->table.pairs[kept[k].index], kept[k].group, kept[k].sum);
     free(sums);
     free(seen);
+    free(kept);
 }
 
 /* Later (the floor lowered): `rescan` has just recorded every current occurrence of every
    stored pair, in ascending order, so each pair's positions, walked in order, give its count
-   in each group in turn, with no lookup per occurrence. */
+   in each group in turn, with no lookup per occurrence: its list, written as it goes. */
 static void recount_stored(Trainer *t) {
     Groups *groups = t->groups;
     for (size_t index = 0; index < t->table.n && !t->status.failed; index++) {
-        const Pair *pair = &t->table.pairs[index];
+        Pair *pair = &t->table.pairs[index];
         if (pair->count < 0 || pair->block == NO_LIST) continue;
+        pair->groups_at = (uint32_t)groups->counts.n; /* < UINT32_MAX: see reserve_counts */
         const uint32_t *positions = pair_positions(t, pair);
         int32_t current = -1;
         int64_t sum = 0;
@@ -227,126 +310,104 @@ static void recount_stored(Trainer *t) {
             if (!w) continue; /* measured-only texts count for nothing */
             uint16_t g = group_at(groups, positions[k]);
             if (g != current) {
-                if (current >= 0) count_in_group(t, (uint16_t)current, pair->key, sum);
+                if (current >= 0) append_count(t, pair, (uint32_t)current, sum);
                 current = g;
                 sum = 0;
             }
             sum += w;
         }
-        if (current >= 0) count_in_group(t, (uint16_t)current, pair->key, sum);
+        if (current >= 0) append_count(t, pair, (uint32_t)current, sum);
+        end_list(t, pair);
     }
 }
 
 /* Every stored pair's count in each group, recounted, and the groups' heaps rebuilt. */
 void group_recount(Trainer *t, int start) {
     Groups *groups = t->groups;
-    size_t wanted = 1024;
-    while (wanted < 8 * t->table.n) wanted *= 2; /* room for a few groups per pair */
-    counts_free(&groups->counts);
-    counts_rehash(&t->status, &groups->counts, wanted);
-    for (int32_t g = 0; g < groups->n; g++) groups->heaps[g].n = 0;
+    groups->counts.n = 0;
+    for (int32_t g = 0; g < groups->n; g++) groups->heaps[g].n = groups->waiting[g].n = 0;
+    for (size_t index = 0; index < t->table.n; index++) t->table.pairs[index].n_groups = 0;
     if (start) recount_bytes(t); /* the start from bytes (rescan(t, 1) only then) */
     else recount_stored(t);
-    for (size_t i = 0; i < groups->counts.n_slots && !t->status.failed; i++) {
-        GroupCount entry = groups->counts.slots[i];
-        if (entry.count >= 0) push_group(t, entry.key, entry.count); /* each >= min_count */
+    for (size_t index = 0; index < t->table.n && !t->status.failed; index++) {
+        const Pair *pair = &t->table.pairs[index];
+        for (uint32_t k = 0; k < pair->n_groups; k++) {
+            GroupCount entry = groups->counts.entries[pair->groups_at + k];
+            if (entry.count >= t->min_count) push_group(t, entry.group, (int32_t)index, entry.count);
+        }
     }
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* A merge's records, summed per pair within one group                                       */
+/* A merge's records within groups                                                          */
 
-/* A merge's records come in position order, and a group's texts lie together, so the records
-   of one group come together: summed per pair first, they reach the group counts once per
-   distinct pair of the group instead of once per occurrence. The sums are kept by index, not
-   by key, so that summing is an array access, never a hash lookup: a lost record's sum in its
-   pair's entry (found when the global count fell, and just touched), a made record's in its
-   entry among the pairs the merge made. The entries with a sum are listed in `pending` until
-   the group changes. */
+/* The losses summed in the current group taken off its counts (a count never goes below 0);
+   see group_lost_record. */
+void group_flush_lost(Trainer *t) {
+    Groups *groups = t->groups;
+    uint32_t g = (uint32_t)groups->summing;
+    for (size_t k = 0; k < groups->n_pending; k++) {
+        Pair *pair = &t->table.pairs[groups->pending[k]];
+        GroupCount *entry = find_count(groups, pair, g);
+        if (entry) entry->count = entry->count > pair->group_sum ? entry->count - pair->group_sum : 0;
+        pair->group_sum = 0;
+    }
+    groups->n_pending = 0;
+    groups->summing = -1;
+}
 
-static int add_pending(Trainer *t, int32_t index) {
+/* A pair first summed in the current group: listed for group_flush_lost. */
+void group_add_pending(Trainer *t, int32_t index) {
     Groups *groups = t->groups;
     groups->pending = grow(&t->status, groups->pending, &groups->pending_capacity,
                            groups->n_pending + 1, sizeof(int32_t));
-    if (t->status.failed) return -1;
+    if (t->status.failed) return;
     groups->pending[groups->n_pending++] = index;
-    return 0;
+    /* group_flush_lost will search its list: fetched now, the miss overlaps the summing */
+    const Pair *pair = &t->table.pairs[index];
+    __builtin_prefetch(groups->counts.entries + pair->groups_at + pair->n_groups / 2);
 }
 
-/* Group g's summed losses taken off its counts (a count never goes below 0, which also keeps
-   the table's empty mark, a count below 0, for empty slots). */
-static void flush_lost(Trainer *t, uint16_t g) {
+/* A made pair's whole count in one group. */
+typedef struct MadeSum {
+    int32_t made; /* its index in the scratch's `made` */
+    uint32_t group;
+    int64_t sum;
+} MadeSum;
+
+/* A made pair's sum in its last group, kept if it reaches min_count (see append_count). */
+void group_keep_sum(Trainer *t, Made *made) {
     Groups *groups = t->groups;
-    for (size_t k = 0; k < groups->n_pending; k++) {
-        Pair *pair = &t->table.pairs[groups->pending[k]];
-        int64_t lost = pair->group_sum;
-        pair->group_sum = 0;
-        GroupCount *entry = counts_find(&groups->counts, group_key(g, pair->key));
-        if (entry) entry->count = entry->count > lost ? entry->count - lost : 0;
+    if (made->group_sum >= t->min_count) {
+        groups->made_sums = grow(&t->status, groups->made_sums, &groups->made_sums_capacity,
+                                 groups->n_made_sums + 1, sizeof(MadeSum));
+        if (t->status.failed) return;
+        groups->made_sums[groups->n_made_sums++] =
+            (MadeSum){(int32_t)(made - t->scratch.made), (uint32_t)made->last_group, made->group_sum};
+        made->n_groups++;
     }
-    groups->n_pending = 0;
+    made->group_sum = 0;
 }
 
-/* Group g's summed made pairs into its counts: each is a new entry (its key holds the new id),
-   and its count there is whole, so it goes on the group's heap at once if it reaches
-   min_count (and needs no entry otherwise: see count_in_group). */
-static void flush_made(Trainer *t, uint16_t g) {
-    Groups *groups = t->groups;
-    Made *made = t->scratch.made;
-    for (size_t k = 0; k < groups->n_pending && !t->status.failed; k++) {
-        Made *m = &made[groups->pending[k]];
-        Key counted = group_key(g, m->key);
-        int64_t count = m->group_sum;
-        m->group_sum = 0;
-        if (count < t->min_count) continue;
-        int added;
-        GroupCount *entry = counts_add(&t->status, &groups->counts, counted, &added);
-        if (!entry) break;
-        entry->count = count; /* a new entry */
-        push_group(t, counted, count);
-    }
-    groups->n_pending = 0;
-}
-
-/* The pairs a merge destroyed occurrences of, lowered within each occurrence's group. Only
-   live stored pairs matter: a merged pair's group counts are never read again. */
-void group_decrements(Trainer *t, const Record *lost, const int32_t *lost_pair, size_t n) {
-    Groups *groups = t->groups;
-    groups->n_pending = 0;
-    int32_t current = -1;
-    for (size_t k = 0; k < n && !t->status.failed; k++) {
-        int32_t index = lost_pair[k];
-        if (!lost[k].weight || index < 0 || t->table.pairs[index].count < 0) continue;
-        uint16_t g = group_at(groups, lost[k].position);
-        if (g != current) {
-            if (current >= 0) flush_lost(t, (uint16_t)current);
-            current = g;
-        }
-        Pair *pair = &t->table.pairs[index];
-        if (!pair->group_sum && add_pending(t, index) < 0) return;
-        pair->group_sum += lost[k].weight;
-    }
-    if (current >= 0) flush_lost(t, (uint16_t)current);
-}
-
-/* Each pair a merge made and the trainer kept: its count in each group. */
+/* Each pair a merge made and the trainer kept: its sums by group (group_made_record) as its
+   list, and on the groups' heaps. A pair's sums were kept in ascending groups. */
 void group_count_made(Trainer *t) {
     Groups *groups = t->groups;
     Scratch *s = &t->scratch;
-    groups->n_pending = 0;
-    int32_t current = -1;
-    for (size_t r = 0; r < s->n && !t->status.failed; r++) {
-        Made *made = &s->made[s->record_made[r]];
-        if (!s->records[r].weight || made->pair < 0) continue; /* weight 0, or not kept */
-        uint16_t g = group_at(groups, s->records[r].position);
-        if (g != current) {
-            if (current >= 0) flush_made(t, (uint16_t)current);
-            current = g;
-        }
-        if (!made->group_sum && add_pending(t, s->record_made[r]) < 0) return;
-        made->group_sum += s->records[r].weight;
+    for (size_t m = 0; m < s->n_made && !t->status.failed; m++) {
+        Made *made = &s->made[m];
+        if (made->pair < 0) continue; /* not kept */
+        if (made->last_group >= 0) group_keep_sum(t, made); /* its last group's sum */
+        if (made->n_groups) start_list(t, &t->table.pairs[made->pair], made->n_groups);
     }
-    if (current >= 0 && !t->status.failed) flush_made(t, (uint16_t)current);
+    for (size_t k = 0; k < groups->n_made_sums && !t->status.failed; k++) {
+        MadeSum kept = groups->made_sums[k];
+        int32_t index = s->made[kept.made].pair;
+        if (index < 0) continue;
+        put_count(t, &t->table.pairs[index], kept.group, kept.sum);
+        push_group(t, kept.group, index, kept.sum);
+    }
+    groups->n_made_sums = 0;
 }
 
 /* The best pair of one group, by its count there (the global entry's index); -1 when the
@@ -355,17 +416,28 @@ void group_count_made(Trainer *t) {
 static int32_t best_pair_group(Trainer *t, int32_t group) {
     Groups *groups = t->groups;
     Heap *heap = &groups->heaps[group];
-    while (heap->n && !t->status.failed) {
+    int64_t *heap_floor = &groups->heap_floor[group];
+    while (!t->status.failed) {
+        if (!heap->n) { /* the best, if any, is waiting */
+            if (*heap_floor <= t->min_count) break;
+            lower_heap_floor(t, group, *heap_floor / 4 > t->min_count ? *heap_floor / 4 : t->min_count);
+            continue;
+        }
         Candidate top = heap_pop(heap);
-        int32_t index = table_find(&t->table, top.key);
-        if (index < 0 || t->table.pairs[index].count < 0) continue; /* merged or forgotten */
-        const GroupCount *entry = counts_find(&groups->counts, group_key((uint32_t)group, top.key));
-        int64_t count = entry ? entry->count : 0;
+        int32_t index = top.pair;
+        if (t->table.pairs[index].count < 0) continue; /* merged or forgotten */
+        int64_t count = group_count(t, index, group);
         if (count < t->min_count) continue; /* counts only fall: not this group's any more */
-        Candidate current = {count, top.key, 0, 0};
+        Candidate current = {count, top.key, 0, index};
         if (t->first_mode) current.first = group_first_occurrence(t, &t->table.pairs[index], (uint16_t)group);
         if (current.count != top.count || current.first != top.first) {
             heap_push(&t->status, heap, current); /* stale: rank it again */
+            continue;
+        }
+        if (count < *heap_floor) { /* a waiting candidate may beat it */
+            heap_push(&t->status, heap, current);
+            int64_t lower = *heap_floor / 4 < count ? *heap_floor / 4 : count;
+            lower_heap_floor(t, group, lower > t->min_count ? lower : t->min_count);
             continue;
         }
         if (count >= t->floor) return index;

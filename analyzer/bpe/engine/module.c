@@ -78,11 +78,12 @@ static PyStructSequence_Field train_fields[] = {
     {"replaced", "int64 per merge: the occurrences it replaced (weights applied)"},
     {"stop_reason", "'vocab_size', or 'min_pair_count' when training stopped early"},
     {"chosen", "int32 per merge: the group whose pair it was, -1: all (None without groups)"},
-    {"replaced_by_group", "int64, group-major: each group's replacements per merge (None without groups)"},
+    {"replaced_by_group", "int64, merge-major: each merge's replacements in each group (None without groups)"},
+    {"n_tokens", "tokens before any merge (weights applied)"},
     {NULL, NULL},
 };
 static PyStructSequence_Desc train_desc = {"analyzer.bpe._engine.TrainResult",
-                                           "What one training learned.", train_fields, 7};
+                                           "What one training learned.", train_fields, 8};
 
 static PyStructSequence_Field count_fields[] = {
     {"snapshots", "a bytes per snapshot rank: uint32 per text, its tokens just before that merge"},
@@ -217,8 +218,9 @@ static int set_weights(const TrainArgs *a, Trainer *t) {
 /* What the loop learns, merge by merge. */
 typedef struct {
     int32_t *lefts, *rights, *chosen;
-    int64_t *counts, *replaced, *replaced_by_group; /* replaced_by_group: group-major, n_merges columns */
+    int64_t *counts, *replaced, *replaced_by_group; /* replaced_by_group: a row of groups per merge */
     Py_ssize_t learned;
+    long long n_tokens; /* before any merge, weights applied */
 } Learned;
 
 static void learned_free(Learned *l) {
@@ -250,6 +252,11 @@ static int setup(const TrainArgs *a, Trainer *t, Groups *groups, Learned *l) {
         return -1;
     }
     if (a->have_weights && set_weights(a, t) < 0) return -1;
+    const int64_t *starts = a->starts.buf, *weights = a->have_weights ? a->weights.buf : NULL;
+    for (Py_ssize_t k = 0; k < a->n_texts; k++) { /* each text's slots, up to its separator */
+        size_t end = k + 1 < a->n_texts ? (size_t)starts[k + 1] - 1 : t->size - 1;
+        l->n_tokens += (long long)(end - (size_t)starts[k]) * (weights ? weights[k] : 1);
+    }
     if (a->have_groups) {
         const char *problem = groups_init(groups, t, a->starts.buf, (size_t)a->n_texts, a->groups.buf,
                                           a->have_multiplicities ? a->multiplicities.buf : NULL,
@@ -287,7 +294,7 @@ static int learn_one(const TrainArgs *a, Trainer *t, Learned *l) {
     Key key = t->table.pairs[index].key;
     int64_t count = t->table.pairs[index].count;
     if (group >= 0) { /* the count it was chosen on: the group's own */
-        count = group_count(groups, group, key);
+        count = group_count(t, index, group);
     }
     int32_t z = (int32_t)(a->first_id + l->learned);
     t->length = grow(&t->status, t->length, &t->length_capacity, (size_t)z + 1, sizeof(int32_t));
@@ -306,8 +313,8 @@ static int learn_one(const TrainArgs *a, Trainer *t, Learned *l) {
     l->replaced[r] = replaced;
     if (groups) {
         l->chosen[r] = group;
-        for (int32_t g = 0; g < groups->n; g++)
-            l->replaced_by_group[(size_t)g * (size_t)a->n_merges + (size_t)r] = groups->replaced[g];
+        memcpy(l->replaced_by_group + (size_t)r * (size_t)groups->n, groups->replaced,
+               (size_t)groups->n * sizeof(int64_t));
     }
     l->learned++;
     return 1;
@@ -338,20 +345,16 @@ static PyObject *train_result(const TrainArgs *a, const Learned *l, const Groups
     const char *stop = n < a->n_merges ? "min_pair_count" : "vocab_size";
     PyObject *chosen = Py_None, *by_group = Py_None;
     if (grouped) {
-        /* replaced_by_group has n_merges columns per group: keep the learned ones of each. */
-        for (int32_t g = 1; g < groups->n; g++)
-            memmove(l->replaced_by_group + (size_t)g * (size_t)n,
-                    l->replaced_by_group + (size_t)g * (size_t)a->n_merges, (size_t)n * sizeof(int64_t));
         chosen = bytes_of(l->chosen, (size_t)n, 4);
-        by_group = bytes_of(l->replaced_by_group, (size_t)groups->n * (size_t)n, 8);
+        by_group = bytes_of(l->replaced_by_group, (size_t)n * (size_t)groups->n, 8);
     } else {
         Py_INCREF(Py_None);
         Py_INCREF(Py_None);
     }
     PyObject *items[] = {bytes_of(l->lefts, (size_t)n, 4), bytes_of(l->rights, (size_t)n, 4),
                          bytes_of(l->counts, (size_t)n, 8), bytes_of(l->replaced, (size_t)n, 8),
-                         PyUnicode_FromString(stop), chosen, by_group};
-    return named(TrainResult, items, 7);
+                         PyUnicode_FromString(stop), chosen, by_group, PyLong_FromLongLong(l->n_tokens)};
+    return named(TrainResult, items, 8);
 }
 
 static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs) {

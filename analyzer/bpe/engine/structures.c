@@ -16,8 +16,7 @@
 #include <unistd.h>
 #endif
 
-void *grow(Status *status, void *data, size_t *capacity, size_t needed, size_t item) {
-    if (needed <= *capacity) return data;
+void *grow_to(Status *status, void *data, size_t *capacity, size_t needed, size_t item) {
     size_t capacity2 = *capacity ? *capacity : 16;
     while (capacity2 < needed) capacity2 *= 2;
     void *data2 = realloc(data, capacity2 * item);
@@ -121,6 +120,8 @@ int32_t table_add(Status *status, PairTable *table, Key key, int64_t count) {
     Pair *pair = &table->pairs[table->n];
     pair->key = key;
     pair->count = count;
+    pair->groups_at = 0;
+    pair->n_groups = 0;
     pair->group_sum = 0;
     pair->block = NO_LIST;
     pair->n = 0;

@@ -288,6 +288,8 @@ static Made *scratch_made(Trainer *t, Key key) {
     made->n = made->filled = 0;
     made->pair = -1;
     made->group_sum = 0;
+    made->last_group = -1;
+    made->n_groups = 0;
     return made;
 }
 
@@ -308,19 +310,16 @@ static inline void decrement(Trainer *t, int32_t left, int32_t right, size_t pos
     s->lost[s->n_lost++] = (Record){pair_key(left, right), (uint32_t)position, weight};
 }
 
-/* The counts of the pairs a merge destroyed occurrences of, lowered in one pass. Their order
-   does not matter, so the table's slots and entries are fetched a few steps ahead: the
-   lookups, which miss the cache when done one by one, overlap. */
+/* The counts of the pairs a merge destroyed occurrences of, lowered in one pass (and, for
+   parity, summed by group as they go: they come in position order). The table's slots and
+   entries are fetched a few steps ahead: the lookups, which miss the cache when done one by
+   one, overlap. */
 static void apply_decrements(Trainer *t) {
     Scratch *s = &t->scratch;
     PairTable *table = &t->table;
     size_t mask = table->n_slots - 1, n = s->n_lost;
     const size_t ahead = 12;
     int parity = t->groups && t->groups->parity;
-    if (parity) { /* each lost record's entry, for the group counts (groups.c) */
-        s->lost_pair = grow(&t->status, s->lost_pair, &s->lost_pair_capacity, n, sizeof(int32_t));
-        if (t->status.failed) return;
-    }
     for (size_t k = 0; k < n && k < ahead; k++)
         __builtin_prefetch(&table->slots[hash_key(s->lost[k].key) & mask]);
     for (size_t k = 0; k < n; k++) {
@@ -331,10 +330,24 @@ static void apply_decrements(Trainer *t) {
         }
         int32_t index = table_find(table, s->lost[k].key);
         if (index >= 0 && table->pairs[index].count > 0) table->pairs[index].count -= s->lost[k].weight;
-        if (parity) s->lost_pair[k] = index;
+        if (parity) group_lost_record(t, index, s->lost_group[k], s->lost[k].weight);
     }
-    if (parity) group_decrements(t, s->lost, s->lost_pair, n);
+    if (parity && t->groups->summing >= 0) group_flush_lost(t);
     s->n_lost = 0;
+}
+
+/* Parity: the group of the records from `first_record` and the lost records from
+   `first_lost` on, all made around one occurrence, so all in one text and one group (groups.c
+   sums them by group). */
+static void note_group(Trainer *t, size_t first_record, size_t first_lost, uint16_t group) {
+    Scratch *s = &t->scratch;
+    if (s->n > s->record_group_capacity)
+        s->record_group = grow(&t->status, s->record_group, &s->record_group_capacity, s->n, sizeof(uint16_t));
+    if (s->n_lost > s->lost_group_capacity)
+        s->lost_group = grow(&t->status, s->lost_group, &s->lost_group_capacity, s->n_lost, sizeof(uint16_t));
+    if (t->status.failed) return;
+    for (size_t r = first_record; r < s->n; r++) s->record_group[r] = group;
+    for (size_t r = first_lost; r < s->n_lost; r++) s->lost_group[r] = group;
 }
 
 /* Replace every current occurrence of the pair (a, b) by z, noting the pairs destroyed
@@ -346,22 +359,33 @@ static int64_t replace_occurrences(Trainer *t, Pair *pair, int32_t z) {
     int32_t *tok = t->tok;
     Scratch *s = &t->scratch;
     Groups *groups = t->groups;
+    int parity = groups && groups->parity;
     int64_t replaced = 0;
     const uint32_t *positions = pair_positions(t, pair);
-    const uint32_t ahead = 16; /* fetch the tokens of later occurrences while this one is done */
-    for (uint32_t k = 0; k < pair->n && k < ahead; k++) __builtin_prefetch(&tok[positions[k]]);
+    /* Fetch the tokens (and weights) of later occurrences while this one is done. */
+    const uint32_t ahead = 16;
+    for (uint32_t k = 0; k < pair->n && k < ahead; k++) {
+        __builtin_prefetch(&tok[positions[k]]);
+        if (t->weight) __builtin_prefetch(&t->weight[positions[k]]);
+    }
     for (uint32_t k = 0; k < pair->n; k++) {
-        if (k + ahead < pair->n) __builtin_prefetch(&tok[positions[k + ahead]]);
+        if (k + ahead < pair->n) {
+            __builtin_prefetch(&tok[positions[k + ahead]]);
+            if (t->weight) __builtin_prefetch(&t->weight[positions[k + ahead]]);
+        }
         size_t i = positions[k];
         size_t end = replace_at(tok, i, a, la, b, lb, z);
         if (!end) continue; /* stale */
         uint32_t w = weight_at(t, i);
         replaced += w;
+        uint16_t group = 0;
         if (groups) {
             const Run *run = run_at(groups, i);
-            groups->replaced[run->group] += w;
-            groups->tokens[run->group] -= groups->multiplicity_is_weight ? w : run->multiplicity;
+            group = run->group;
+            groups->replaced[group] += w;
+            groups->tokens[group] -= groups->multiplicity_is_weight ? w : run->multiplicity;
         }
+        size_t first_record = s->n, first_lost = s->n_lost;
         int32_t x = tok[i - 1];
         if (x != GAP) {
             size_t start = i - 1;
@@ -370,6 +394,7 @@ static int64_t replace_occurrences(Trainer *t, Pair *pair, int32_t z) {
                 /* The replacement just before this one recorded (z, a) at its start; that a
                    is merged away now: the record is the last one made. */
                 s->n--;
+                first_record = s->n;
             } else {
                 decrement(t, x, a, start, w);
             }
@@ -380,6 +405,7 @@ static int64_t replace_occurrences(Trainer *t, Pair *pair, int32_t z) {
             decrement(t, b, y, i, w);
             record(t, pair_key(z, y), i, w);
         }
+        if (parity) note_group(t, first_record, first_lost, group);
     }
     return replaced;
 }
@@ -406,12 +432,15 @@ static void store_made(Trainer *t) {
     s->n_made = 0;
     s->record_made = grow(&t->status, s->record_made, &s->record_made_capacity, s->n, sizeof(int32_t));
     if (t->status.failed) return;
+    int parity = t->groups && t->groups->parity;
     for (size_t r = 0; r < s->n; r++) {
         Made *made = scratch_made(t, s->records[r].key);
         if (!made) return;
         made->count += s->records[r].weight;
         made->n++;
         s->record_made[r] = (int32_t)(made - s->made);
+        /* parity: summed by group here, where each record's pair is found (groups.c) */
+        if (parity && s->records[r].weight) group_made_record(t, made, s->record_group[r], s->records[r].weight);
     }
     size_t kept = 0;
     for (size_t m = 0; m < s->n_made; m++) {
@@ -483,7 +512,8 @@ void trainer_free(Trainer *t) {
     free(t->scratch.records);
     free(t->scratch.record_made);
     free(t->scratch.lost);
-    free(t->scratch.lost_pair);
+    free(t->scratch.record_group);
+    free(t->scratch.lost_group);
     free(t->scratch.made);
     free(t->scratch.slots);
 }
