@@ -8,6 +8,7 @@ wherever a C compiler is).
 from __future__ import annotations
 
 import threading
+from array import array
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -211,6 +212,31 @@ def test_a_lone_surrogate_is_a_value_error_that_says_where(engine):
         train(engine, ["fine", "ab\ud800c"], 300)
     with pytest.raises(ValueError, match="character 0"):
         engine.Vocabulary([]).encode("\udfff")
+
+
+with_surrogates = st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+                         | st.sampled_from("a é中\n"), max_size=8)
+
+
+@engine_settings
+@given(items=st.lists(small_text | any_text | with_surrogates, max_size=6))
+def test_the_compiled_packer_lays_texts_out_as_packing_does(items):
+    """Training's start in the compiled engine is packed in C: the same bytes and starts as
+    `packing.pack`, and for a lone surrogate the same message."""
+    if "compiled" not in bpe.ENGINES:
+        pytest.skip("the compiled engine is not built here")
+    from analyzer.bpe import _engine, packing
+
+    try:
+        expected = packing.pack(items)
+    except ValueError as error:
+        with pytest.raises(ValueError) as found:
+            _engine.pack(items)
+        assert str(found.value) == str(error)
+        return
+    buffer, starts = _engine.pack(items)
+    assert buffer == expected.buffer
+    assert array("q", starts).tolist() == expected.starts
 
 
 def test_bad_arguments_are_rejected_clearly(engine):

@@ -64,7 +64,7 @@ def train_detailed(
     heavy = weight_list is not None and any(weight != 1 for weight in weight_list)
     weight_array = array("q", weight_list) if weight_list is not None and heavy else None
     result = _engine.train(
-        start.buffer, array("q", start.starts), weight_array, vocab_size, min_pair_count,
+        start.buffer, start.starts, weight_array, vocab_size, min_pair_count,
         tie_break == "first", progress, PROGRESS_EVERY, floor=floor, ids=start.ids,
         first_id=start.first_id)
     merges, pair_counts, replaced = _merges(result, start.first_id)
@@ -97,7 +97,7 @@ def train_grouped(
     n_groups = check_groups(start.starts, groups, weights, multiplicities, check_order=False)
     weight_array = array("q", weights) if weights is not None else None
     result = _engine.train(
-        start.buffer, array("q", start.starts), weight_array, vocab_size, min_pair_count,
+        start.buffer, start.starts, weight_array, vocab_size, min_pair_count,
         tie_break == "first", progress, PROGRESS_EVERY, groups=array("q", groups),
         multiplicities=array("q", multiplicities) if multiplicities is not None else None,
         parity=parity, global_merges=global_merges, floor=floor, ids=start.ids,
@@ -117,7 +117,8 @@ class _Start:
     """What the engine trains from: packed bytes, or (`ids`) int32 ids, GAP between texts."""
 
     buffer: bytes | array
-    starts: list[int]
+    starts: array
+    """Each text's first position (int64)."""
     ids: bool
     first_id: int
 
@@ -125,9 +126,12 @@ class _Start:
 def _start(texts: str | Iterable[str] | TokenIds) -> _Start:
     if isinstance(texts, TokenIds):
         packed_ids = pack_ids(check_token_ids(texts))
-        return _Start(array("i", packed_ids.tok), packed_ids.starts, True, texts.first_id)
-    packed = pack(as_text_list(texts))
-    return _Start(packed.buffer, packed.starts, False, FIRST_NEW_ID)
+        return _Start(array("i", packed_ids.tok), array("q", packed_ids.starts), True, texts.first_id)
+    # packing.pack's layout, built in C (hundreds of thousands of chunks, with a pre-tokenizer)
+    buffer, starts_bytes = _engine.pack(as_text_list(texts))
+    starts = array("q")
+    starts.frombytes(starts_bytes)
+    return _Start(buffer, starts, False, FIRST_NEW_ID)
 
 
 def _merges(result: _engine.TrainResult, first_id: int) -> tuple[list[Merge], list[int], list[int]]:

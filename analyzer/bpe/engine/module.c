@@ -13,6 +13,7 @@
  *   Replayer(lefts, rights): .count_texts(texts, snapshots, group_starts=None,
  *         roundtrip=False, histograms=False) -> CountResult; .encode(buffer) -> bytes;
  *         .decode_bytes(ids) -> bytes; .piece(id) -> bytes
+ *   pack(texts) -> (buffer, starts)   (analyzer.bpe.packing.pack's layout)
  *   sum_by_text(counts, chunk_ids, offsets) -> bytes
  *   split_text(text, pattern, classes, folds) -> list[str] | None
  *   chunk_texts(texts, pattern, classes, folds, weights=None, keep_ids=True, threads=1)
@@ -706,7 +707,43 @@ static PyTypeObject ReplayerType = {
 };
 
 /* ---------------------------------------------------------------------------------------- */
-/* sum_by_text, and the module                                                               */
+/* pack, sum_by_text, and the module                                                         */
+
+/* pack(texts) -> (buffer, starts): analyzer.bpe.packing.pack's layout, built here (a trainer
+   with a pre-tokenizer packs hundreds of thousands of chunks, which Python encodes and joins
+   one by one): the texts' UTF-8 bytes with a separator before, between and after them, and
+   each text's first position, int64. The errors are append_text's. */
+static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *texts) {
+    if (!PyList_Check(texts)) {
+        PyErr_SetString(PyExc_TypeError, "pack: texts must be a list of str");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(texts);
+    size_t used = 0, capacity = 1; /* about the size: one byte a character, and separators */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        capacity += (PyUnicode_Check(text) ? (size_t)PyUnicode_GET_LENGTH(text) : 0) + 1;
+    }
+    Status status = {0};
+    uint8_t *buffer = malloc(capacity);
+    int64_t *starts = malloc(((size_t)n + 1) * sizeof(int64_t));
+    PyObject *result = NULL;
+    if (!buffer || !starts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    buffer[used++] = SEPARATOR;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        starts[k] = (int64_t)used;
+        if (append_text(texts, k, &buffer, &used, &capacity, &status) < 0) goto done;
+    }
+    result = Py_BuildValue("(y#y#)", (const char *)buffer, (Py_ssize_t)used, (const char *)starts,
+                           n * (Py_ssize_t)sizeof(int64_t));
+done:
+    free(buffer);
+    free(starts);
+    return result;
+}
 
 /* The counts of whole texts from those of their chunks: out[k] = sum of counts[c] for the
    chunks c of text k (chunk_ids[offsets[k]..offsets[k + 1])). */
@@ -909,6 +946,9 @@ static PyMethodDef engine_methods[] = {
     {"chunk_texts", (PyCFunction)(void (*)(void))engine_chunk_texts, METH_VARARGS | METH_KEYWORDS,
      "chunk_texts(texts, pattern, classes, folds, weights=None, keep_ids=True, threads=1) -> "
      "(chunks, counts, ids, offsets, lost)"},
+    {"pack", engine_pack, METH_O,
+     "pack(texts) -> (buffer, starts): the texts' UTF-8 between 0xFF separators, and each "
+     "text's first position (int64)"},
     {"sum_by_text", sum_by_text, METH_VARARGS,
      "sum_by_text(counts, chunk_ids, offsets) -> bytes: each text's total from its chunks' counts"},
     {NULL, NULL, 0, NULL},
