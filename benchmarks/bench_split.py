@@ -218,18 +218,15 @@ def parity(table: Table, megabytes: int, runs: int) -> None:
         # (a shared machine's neighbours) falls on both alike.
         shared_times, aware_times = [], []
         for _ in range(runs):
-            shared_times.append(timed(bpe.train, everything, SIZE, pretokenizer=split))
-            aware_times.append(timed(bpe.train_parity, by_language, SIZE, pretokenizer=split))
+            shared_times.append(median_of(1, lambda s=split: bpe.train(everything, SIZE,
+                                                                       pretokenizer=s))[0])
+            aware_times.append(median_of(1, lambda s=split: bpe.train_parity(by_language, SIZE,
+                                                                             pretokenizer=s))[0])
         table.ratio(f"{split}: parity-aware vs shared", statistics.median(aware_times),
                     statistics.median(shared_times), "shared", "<= 1.3")
         each = sorted(aware / shared for aware, shared in zip(aware_times, shared_times))
         print(f"{'':<46} each run's ratio: {each[0]:.2f} to {each[-1]:.2f}")
 
-
-def timed(function, *args, **kwargs) -> float:
-    start = time.perf_counter()
-    function(*args, **kwargs)
-    return time.perf_counter() - start
 
 
 def growth(table: Table) -> None:

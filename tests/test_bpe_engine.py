@@ -239,6 +239,17 @@ def test_the_compiled_packer_lays_texts_out_as_packing_does(items):
     assert array("q", starts).tolist() == expected.starts
 
 
+def test_the_compiled_packer_refuses_what_is_not_a_list_of_str():
+    if "compiled" not in bpe.ENGINES:
+        pytest.skip("the compiled engine is not built here")
+    from analyzer.bpe import _engine
+
+    with pytest.raises(TypeError, match="text 1 is int, not str"):
+        _engine.pack(["fine", 3])
+    with pytest.raises(TypeError, match="a list of str"):
+        _engine.pack(("a", "b"))
+
+
 def test_bad_arguments_are_rejected_clearly(engine):
     with pytest.raises(ValueError, match="below 256"):
         train(engine, "abc", 100)

@@ -211,6 +211,13 @@ typedef struct {
     struct Groups *groups;   /* NULL unless texts are in groups (languages) */
 } Trainer;
 
+/* The slots of text k of n (its tokens before any merge), texts laid out as packing.pack lays
+   them out in `size` slots: from its start to the separator before the next one. */
+static inline size_t text_slots(const int64_t *starts, size_t n, size_t k, size_t size) {
+    size_t end = k + 1 < n ? (size_t)starts[k + 1] - 1 : size - 1;
+    return end - (size_t)starts[k];
+}
+
 static inline uint32_t weight_at(const Trainer *t, size_t position) {
     return t->weight ? t->weight[position] : 1;
 }

@@ -103,7 +103,6 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
     }
     for (size_t k = 0; k < n_texts; k++) {
         size_t from = (size_t)starts[k];
-        size_t end = k + 1 < n_texts ? (size_t)starts[k + 1] - 1 : t->size - 1; /* its separator */
         uint16_t group = (uint16_t)group_of_text[k];
         /* Only parity-aware training follows a group's tokens (by default each text once);
            otherwise 0 everywhere keeps the runs long. */
@@ -112,7 +111,7 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
         Run *last = groups->n_runs ? &groups->runs[groups->n_runs - 1] : NULL;
         if (!last || last->group != group || last->multiplicity != run_m)
             groups->runs[groups->n_runs++] = (Run){k ? from : 0, run_m, group};
-        groups->tokens[group] += (int64_t)m * (int64_t)(end - from);
+        groups->tokens[group] += (int64_t)m * (int64_t)text_slots(starts, n_texts, k, t->size);
     }
     return NULL;
 }

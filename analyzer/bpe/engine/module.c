@@ -254,10 +254,9 @@ static int setup(const TrainArgs *a, Trainer *t, Groups *groups, Learned *l) {
     }
     if (a->have_weights && set_weights(a, t) < 0) return -1;
     const int64_t *starts = a->starts.buf, *weights = a->have_weights ? a->weights.buf : NULL;
-    for (Py_ssize_t k = 0; k < a->n_texts; k++) { /* each text's slots, up to its separator */
-        size_t end = k + 1 < a->n_texts ? (size_t)starts[k + 1] - 1 : t->size - 1;
-        l->n_tokens += (long long)(end - (size_t)starts[k]) * (weights ? weights[k] : 1);
-    }
+    for (Py_ssize_t k = 0; k < a->n_texts; k++)
+        l->n_tokens += (long long)text_slots(starts, (size_t)a->n_texts, (size_t)k, t->size)
+                       * (weights ? weights[k] : 1);
     if (a->have_groups) {
         const char *problem = groups_init(groups, t, a->starts.buf, (size_t)a->n_texts, a->groups.buf,
                                           a->have_multiplicities ? a->multiplicities.buf : NULL,
