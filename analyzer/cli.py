@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import typer
-from rich.console import Console
+from rich import console as rich_console
 from rich.progress import Progress
 
 from . import __version__, bpe
@@ -56,7 +56,7 @@ from .external import (
     fetch,
     load_prices,
 )
-from .files import write_atomically
+from .files import is_special, write_atomically
 from .metrics import (
     algorithm_premiums,
     attribution,
@@ -75,7 +75,7 @@ from .queries import (
 )
 from .report import DEFAULT_OUT, write_report
 from .runs import BASE_PRETOKENIZER, execute_run
-from .settings import EXECUTORS, MAX_SIZE, MIN_SIZE, RunSettings
+from .settings import EXECUTORS, MAX_SIZE, MAX_STORED_INT, MIN_SIZE, RunSettings
 from .store import (
     DB_ENV,
     DEFAULT_DB,
@@ -108,9 +108,12 @@ class _Commands(typer.core.TyperGroup):
     """The command group, and the one place where errors become what a terminal shows: an
     `AnalyzerError` (the input's or the situation's) is its message, with settings named by
     their flags, and exit 1; so is an SQLite error that got this far (a database damaged past
-    its first page). Anything else is a bug, said by `main`."""
+    its first page). Ctrl-C and SIGTERM stop any command with a word and exit 130 (`run` says
+    more: which run it marked); a reader that closes the pipe (`| head`) just ends it, exit 0.
+    Anything else is a bug, said by `main`."""
 
     def invoke(self, ctx):
+        previous = signal.signal(signal.SIGTERM, _interrupt_handler())
         try:
             return super().invoke(ctx)
         except AnalyzerError as error:
@@ -118,6 +121,34 @@ class _Commands(typer.core.TyperGroup):
         except sqlite3.DatabaseError as error:
             raise _fail(f"the database could not be read or written ({error}); nothing was "
                         "changed") from None
+        except KeyboardInterrupt as error:
+            why = f" ({error.args[0]})" if error.args else ""
+            Console(stderr=True).print(f"Interrupted{why}: nothing was stored, and no file was "
+                                       "replaced.")
+            raise typer.Exit(code=EXIT_INTERRUPTED) from None
+        except BrokenPipeError:
+            _quiet_stdout()
+            raise typer.Exit(code=0) from None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _quiet_stdout() -> None:
+    """After the reader of standard output has gone: send what is left (Python's own flush at
+    exit included) nowhere, so that nothing complains about the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+class Console(rich_console.Console):
+    """rich's Console, but when the reader closes the pipe (`analyzer show 1 | head`) the
+    command ends as `_Commands` ends it (exit 0), not with rich's exit 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
 
 
 app = typer.Typer(
@@ -252,8 +283,8 @@ def train(
     if vocab > MAX_SIZE:
         raise _fail(f"--vocab {vocab} is above {MAX_SIZE:,}, the largest vocabulary the engine "
                     "trains")
-    if min_pair_count < 1:
-        raise _fail(f"--min-pair-count must be 1 or more, not {min_pair_count}")
+    if not 1 <= min_pair_count <= MAX_STORED_INT:
+        raise _fail(f"--min-pair-count must be from 1 to {MAX_STORED_INT:,}, not {min_pair_count}")
     if show < 0:
         raise _fail(f"--show must be 0 or more, not {show}")
     per_file = [read_lines(path) for path in files]
@@ -332,6 +363,9 @@ def ingest(
                   f"in {plain(db)}")
     if corpus.dropped_empty_units:
         out.print(f"Dropped {corpus.dropped_empty_units} unit(s) that were empty in some language.")
+    if corpus.not_read:
+        shown = ", ".join(corpus.not_read[:10]) + (", ..." if len(corpus.not_read) > 10 else "")
+        out.print(f"Not read (not <lang>.txt): {plain(shown)}")
     if nfc:
         out.print(f"NFC normalisation changed {corpus.nfc_changed_units} unit(s).")
     out.print(views.languages_table(summary))
@@ -386,22 +420,39 @@ def corpus(name: str = typer.Argument(..., help="The corpus name."), db: Path = 
 
 
 def _check_output_folder(out: Path, option: str = "--out") -> None:
-    """Refuse, before any work, a folder for output that is a file or cannot be made."""
+    """Refuse, before any work, a folder for output that is a file, cannot be made, or cannot
+    be written (a read-only folder or mount: tried, not guessed from permissions)."""
     if out.exists() and not out.is_dir():
         raise _fail(f"{option} {out} is a file; it must be a folder (the reports go inside it)")
     ancestor = out
-    while not ancestor.exists():
+    while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise _fail(f"{option} {out}: {ancestor} is a file, so the folder cannot be made")
+    _check_writable(ancestor, option, out)
+
+
+def _check_writable(folder: Path, option: str, out: Path) -> None:
+    """Refuse a folder this process cannot create a file in, saying why (a file is made and
+    removed: permissions alone do not tell a read-only mount, or root's reach)."""
+    try:
+        descriptor, probe = tempfile.mkstemp(prefix=".analyzer-probe-", dir=folder)
+    except OSError as error:
+        raise _fail(f"{option} {out}: cannot write in {folder} ({error.strerror or error}); "
+                    "nothing was done") from None
+    os.close(descriptor)
+    os.unlink(probe)
 
 
 def _check_output_file(out: Path, option: str = "--out") -> None:
-    """Refuse, before any work, an output file in a missing folder, or a folder as a file."""
+    """Refuse, before any work, an output file in a missing or unwritable folder, or a folder
+    as a file."""
     if out.is_dir():
         raise _fail(f"{option} {out} is a folder; name the file to write")
     if not out.parent.is_dir():
         raise _fail(f"{option} {out}: the folder {out.parent} does not exist")
+    if not is_special(out):  # a pipe or /dev/stdout is written in place, not beside
+        _check_writable(out.parent, option, out)
 
 
 class _Interrupted(KeyboardInterrupt):
@@ -523,7 +574,6 @@ def run(
         _check_output_folder(out)
     database = _open(db)
     console = Console(stderr=True)
-    previous = signal.signal(signal.SIGTERM, _interrupt_handler())
     recorded: list[int] = []  # the run's id, once it is recorded
     try:
         with Progress(*Progress.get_default_columns(), console=console, transient=True) as bars:
@@ -538,8 +588,6 @@ def run(
         else:
             console.print(f"Interrupted{why} before the run was recorded: nothing was stored.")
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     _show_run(database, run_id, as_json=as_json)
     if report:
         with console.status("Writing the report"), _writing(out):
@@ -758,11 +806,21 @@ def serve(
                               help="Every request must then send Authorization: Bearer TOKEN."),
     max_body: int = typer.Option(1_000_000, min=1, help="The largest request body, in bytes "
                                  "(larger ones get 413)."),
+    allow_host: list[str] = typer.Option(
+        None, "--allow-host", metavar="NAME", help="Also answer requests that name this host "
+        "(repeatable): the name users reach the server by, beyond its address (and, on "
+        "loopback, localhost). Other names are refused, against DNS rebinding."),
+    max_connections: int = typer.Option(1_000, min=1, max=100_000, help="Connections held "
+                                        "open at once; one more gets 503."),
+    count_processes: int = typer.Option(None, min=1, max=256, help="Requests that count long "
+                                        "texts (tokenize, compare) at once, each in a process "
+                                        "of its own; more get 503 with Retry-After (default: "
+                                        "the cores, at least 2)."),
     db: Path = DbOption,
 ) -> None:
     """Serve the runs, the JSON API and the playground (pip install 'analyzer[serve]')."""
     try:
-        from .serve import ServeError
+        from .serve import DEFAULT_COUNTING_PROCESSES, ServeError
         from .serve import serve as run_server
     except ImportError as error:
         raise _fail(f"analyzer serve needs FastAPI and uvicorn ({error.name} is missing): "
@@ -770,7 +828,9 @@ def serve(
     _open(db)  # a database that cannot be used is said here, as by every command
     console = Console(stderr=True)
     try:
-        run_server(db, host, port, token=token, body_limit=max_body,
+        run_server(db, host, port, token=token, body_limit=max_body, allow_hosts=allow_host or [],
+                   max_connections=max_connections,
+                   counting_processes=count_processes or DEFAULT_COUNTING_PROCESSES,
                    announce=lambda line: console.print(line, soft_wrap=True, markup=False))
     except ServeError as error:
         raise _fail(str(error)) from None

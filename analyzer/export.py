@@ -28,7 +28,7 @@ import pandas as pd
 from analyzer.bpe import Training, Vocabulary
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
-from analyzer.errors import Invalid
+from analyzer.errors import Invalid, NotFound, setting
 from analyzer.external.library_trained import whole_tokenizer
 from analyzer.files import write_atomically
 from analyzer.metrics import (
@@ -436,6 +436,14 @@ def export_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str, size: int | 
     library_trained = _library_vocabulary(db, run_id, scope, pretokenizer)
     if library_trained is not None:
         return _export_model(db, run_id, library_trained, size, directory)
+    made = vocabularies(db, run_id)
+    if not any(v.scope == scope and v.kind == VocabKind.EXTENSION for v in made):
+        writable = dict.fromkeys(v.scope for v in made if v.kind == VocabKind.EXTENSION
+                                 or (v.kind.trained and not v.kind.has_merges))
+        raise NotFound(f"run {run_id} has no vocabulary {scope!r} to write as files "
+                       f"({setting('tokenizer')} takes an extension, extend:NAME, or a Unigram or "
+                       f"WordPiece vocabulary); it has: {', '.join(writable) or 'none'}",
+                       setting="tokenizer", value=scope)
     extended = extended_tokenizer(db, run_id, scope, size)
     data = load_run_data(db, run_id, fairness=False)  # the counts; the replacements below
     run = data.run

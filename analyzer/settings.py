@@ -32,11 +32,14 @@ MAX_SIZE = MAX_VOCAB_SIZE
 """The largest vocabulary the engine trains (2**24)."""
 MAX_STORED_INT = 2**63 - 1
 """The largest integer SQLite stores: seeds and counts beyond it could never be read back."""
+MAX_UNIT_TOKENS = 2**32 - 1
+"""The most tokens one unit's count can be: counts are stored as 32-bit unsigned integers."""
 MAX_WEIGHT_VALUE = MAX_WEIGHT
 """A training weight is a whole number from 1 to this (the engine's uint32)."""
 MAX_JOBS = 256
 MAX_SIZES = 64
 MAX_LANGUAGES = 1_000
+"""The most languages a corpus (and so a run) has: refused at ingest beyond it."""
 MAX_PRETOKENIZERS = 16
 MAX_TOKENIZERS = 64
 MAX_SUPERBPE = 8

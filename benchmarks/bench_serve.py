@@ -6,14 +6,21 @@ requests per second, p50 and p99 latency and the errors. Target (issue 15): zero
 under 100 ms. Uses NTREX-128 from ../shared when present (the shared vocabulary reaches 32768
 there); else the shipped sample, whose vocabulary stops earlier (it says so).
 
+With `--hostile` (issue 37), instead: while heavy clients count long texts under many
+tokenizers (`/api/compare`), slow clients trickle request bodies and 45 long polls wait, a
+probe asks `GET /api/runs` five times a second; it prints the probe's latencies (target: every
+one under a second) and how the heavy requests were answered (200, or 503 when the counting
+threads were all busy).
+
     pip install -e '.[serve,bench]'
-    python benchmarks/bench_serve.py [--clients 32] [--seconds 20]
+    python benchmarks/bench_serve.py [--clients 32] [--seconds 20] [--hostile]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import subprocess
@@ -57,7 +64,7 @@ class Connection:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
 
     async def post(self, path: str, document: dict) -> tuple[int, bytes]:
-        body = json.dumps(document).encode()
+        body = json.dumps(document, ensure_ascii=False).encode()
         self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: "
                           f"application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
         head = await self.reader.readuntil(b"\r\n\r\n")
@@ -100,10 +107,84 @@ async def load(url: str, texts: list[str], clients: int, seconds: float) -> tupl
     return latencies, errors
 
 
+async def get(url: str, path: str, timeout: float = 90) -> tuple[int, float]:
+    """One GET on a connection of its own: (status, seconds)."""
+    host, port = url.split("//")[1].split(":")
+    start = time.perf_counter()
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
+        await reader.read()
+    finally:
+        writer.close()
+    return int(head.split(b" ", 2)[1]), time.perf_counter() - start
+
+
+async def hostile(url: str, text: str, tokenizers: list[str], seconds: float) -> None:
+    """The probe's latencies while heavy, slow and waiting clients hold the server."""
+    host, port = url.split("//")[1].split(":")
+    until = time.monotonic() + seconds
+    answers: dict[int, int] = {}
+
+    async def heavy() -> None:
+        connection = Connection(host, int(port))
+        await connection.open()
+        while time.monotonic() < until:
+            status, _ = await connection.post("/api/compare", {"texts": {"eng_Latn": text},
+                                                               "tokenizers": tokenizers})
+            answers[status] = answers.get(status, 0) + 1
+
+    async def slow() -> None:
+        while time.monotonic() < until:
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(f"POST /api/tokenize HTTP/1.1\r\nHost: {host}\r\nContent-Length: "
+                         "1000\r\n\r\n{".encode())
+            with contextlib.suppress(Exception):
+                while time.monotonic() < until:
+                    writer.write(b" ")
+                    await writer.drain()
+                    if await asyncio.wait_for(reader.read(1), 2) == b"":
+                        break  # closed by the server at its deadline
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(reader.read(1), max(0.0, until - time.monotonic()))
+            writer.close()
+
+    async def poll() -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(get(url, "/api/runs/1?after=1000000&wait=60"),
+                                   max(0.1, until - time.monotonic()))
+
+    async def probe() -> list[float]:
+        latencies = []
+        while time.monotonic() < until:
+            status, elapsed = await get(url, "/api/runs")
+            assert status == 200, status
+            latencies.append(elapsed)
+            await asyncio.sleep(0.2)
+        return latencies
+
+    tasks = [asyncio.ensure_future(task) for task in
+             [heavy() for _ in range(4)] + [slow() for _ in range(200)] + [poll() for _ in range(45)]]
+    latencies = sorted(await probe())
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    print(f"while 4 heavy clients (compare, {len(text.encode()):,} bytes x {len(tokenizers)} "
+          f"tokenizers), 200 slow bodies and 45 long polls: GET /api/runs x {len(latencies)}: "
+          f"p50 {statistics.median(latencies) * 1000:.1f} ms, p99 "
+          f"{latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms, max "
+          f"{latencies[-1] * 1000:.1f} ms (target: all under 1,000 ms)")
+    print(f"heavy requests answered: {dict(sorted(answers.items()))} (503: every counting process "
+          "was busy)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--hostile", action="store_true", help="the latency of GET /api/runs "
+                        "under heavy, slow and waiting clients instead")
     args = parser.parse_args()
     corpus = NTREX if NTREX.is_dir() else SAMPLE
     with tempfile.TemporaryDirectory() as folder:
@@ -119,6 +200,13 @@ def main() -> None:
             line = server.stderr.readline()
             url = line.split(" on ")[1].split()[0]
             texts = texts_of_1kb(corpus)
+            if args.hostile:
+                names = [item["name"] for item in json.loads(analyzer("tokenizers", "--json"))
+                         if item["available"]][:10]
+                budget = 3_900_000 // max(1, len(names))  # under the service's 4 MB per request
+                long_text = " ".join(texts).encode()[:budget].decode("utf-8", errors="ignore")
+                asyncio.run(hostile(url, long_text, names, args.seconds))
+                return
             latencies, errors = asyncio.run(load(url, texts, args.clients, args.seconds))
         finally:
             server.terminate()

@@ -286,3 +286,26 @@ def m011_request_framing(db: Database) -> None:
     ALTER TABLE vocabularies ADD COLUMN framing INTEGER;
     ALTER TABLE vocabularies ADD COLUMN framing_basis TEXT
     """)
+
+
+@migrations()
+def m012_database_identity_and_unambiguous_digests(db: Database) -> None:
+    # A database's own identity, so that what is kept outside it (a run's pending results, in
+    # a cache folder other databases of the same file name share) is found by it, not by its
+    # file name. And every corpus's content digest made again by the digest that no two
+    # contents share (the first one wrote NUL between texts, which a text may hold itself).
+    import uuid
+
+    from analyzer.corpus.parallel import content_digest
+
+    db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('database_id', ?)",
+               [uuid.uuid4().hex])
+    for (corpus_id,) in db.execute("SELECT id FROM corpora").fetchall():
+        texts: dict[str, list[str]] = {}
+        for lang, text in db.execute("SELECT lang, text FROM texts WHERE corpus_id = ? "
+                                     "ORDER BY lang, unit", [corpus_id]):
+            texts.setdefault(lang, []).append(text)
+        unit_ids = [row[0] for row in db.execute(
+            "SELECT source_id FROM units WHERE corpus_id = ? ORDER BY unit", [corpus_id])]
+        db.execute("UPDATE corpora SET content_hash = ? WHERE id = ?",
+                   [content_digest(texts, unit_ids), corpus_id])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -176,6 +177,23 @@ class SmallDisk:
 
     def free(self) -> None:
         self.filler.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def immutable(tmp_path):
+    """Make a path read-only for everyone, root included (chattr +i), and undo it after."""
+    made = []
+
+    def make(path: Path) -> Path:
+        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if done.returncode != 0:
+            pytest.skip(f"chattr +i is not allowed here ({done.stderr.decode().strip()})")
+        made.append(path)
+        return path
+
+    yield make
+    for path in made:
+        subprocess.run(["chattr", "-i", str(path)], check=False)
 
 
 @pytest.fixture

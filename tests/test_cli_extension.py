@@ -174,8 +174,8 @@ def test_export_and_size_refuse_what_is_not_an_extension(sample_db, tmp_path):
     result = invoke(sample_db, "export", "1", "--tokenizer", "extend:o200k_base")
     assert result.exit_code == 1 and "--tokenizer writes files: say into which folder with --out DIR" in result.output
     result = invoke(sample_db, "export", "1", "--tokenizer", "extend:llama3", "--out", tmp_path / "x")
-    assert result.exit_code == 1 and "run 1 has no extension 'extend:llama3'; it has: extend:o200k_base" in \
-        " ".join(result.output.split())
+    assert result.exit_code == 1 and "run 1 has no vocabulary 'extend:llama3' to write as files" in \
+        " ".join(result.output.split()) and "it has: extend:o200k_base" in result.output
     result = invoke(sample_db, "export", "1", "--tokenizer", "extend:o200k_base", "--size", "+999",
                     "--out", tmp_path / "x")
     assert result.exit_code == 1 and "is outside 200,019..200,039 (+0 to +20)" in " ".join(result.output.split())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 from .errors import CorpusError
@@ -35,6 +36,17 @@ def read_text(path: Path) -> str:
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
+def _is_utf8_text(sample: bytes) -> bool:
+    """Whether the bytes are UTF-8 (a character cut at the sample's end allowed) of readable
+    text, NULs aside (UTF-16 of Cyrillic is valid UTF-8 too, but of control characters)."""
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+    except UnicodeDecodeError:
+        return False
+    text = text.replace("\x00", "")
+    return sum(char.isprintable() or char in "\t\r\n" for char in text) >= 0.95 * len(text)
+
+
 def wide_encoding(data: bytes) -> str | None:
     """'UTF-16LE', 'UTF-32BE', ... when the bytes look like UTF-16 or UTF-32 text, else None.
 
@@ -48,6 +60,8 @@ def wide_encoding(data: bytes) -> str | None:
     'UTF-16BE'
     >>> wide_encoding("hello".encode("utf-8")) is None
     True
+    >>> wide_encoding(b"ab\\x00cdefg\\n") is None  # UTF-8 with a NUL: not wide text
+    True
     """
     for mark, name in _BYTE_ORDER_MARKS:
         if data.startswith(mark):
@@ -55,6 +69,8 @@ def wide_encoding(data: bytes) -> str | None:
     if b"\x00" not in data:
         return None
     sample = data[:4096]
+    if sample.count(0) < len(sample) // 4 and _is_utf8_text(sample):
+        return None  # UTF-8 text with a stray NUL or two (wide text of ASCII is half zeros)
     for name, width in (("UTF-32LE", 4), ("UTF-32BE", 4), ("UTF-16LE", 2), ("UTF-16BE", 2)):
         try:
             text = sample[: len(sample) - len(sample) % width].decode(name)

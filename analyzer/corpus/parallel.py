@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -11,10 +12,11 @@ from pathlib import Path
 
 from analyzer.errors import SETTING, setting
 from analyzer.files import is_special, kind_of
+from analyzer.settings import MAX_LANGUAGES
 
 from .errors import CorpusError
 from .languages import normalise_language
-from .readers import COMPANION_FILES, RawCorpus, read_folder, read_jsonl, read_moses, read_table
+from .readers import RawCorpus, language_files, read_folder, read_jsonl, read_moses, read_table
 from .tmx import read_tmx
 
 FORMATS = ("folder", "tsv", "csv", "jsonl", "tmx", "moses")
@@ -32,6 +34,8 @@ class ParallelCorpus:
     dropped_empty_units: int = 0
     nfc_changed_units: int = 0
     nfc: bool = False
+    not_read: list[str] = field(default_factory=list)
+    """Files beside the corpus's that were not read (a folder's other files)."""
 
     @property
     def languages(self) -> list[str]:
@@ -42,15 +46,37 @@ class ParallelCorpus:
         return len(next(iter(self.texts.values()), []))
 
     def content_hash(self) -> str:
-        """SHA-256 of the languages and their texts: the same content gives the same hash,
-        whatever the format or the order of the languages."""
-        digest = hashlib.sha256()
-        for language in sorted(self.texts):
-            digest.update(language.encode() + b"\x00")
-            for text in self.texts[language]:
-                digest.update(text.encode("utf-8") + b"\x00")
-            digest.update(b"\x01")
-        return digest.hexdigest()
+        """The corpus's content digest (`content_digest`)."""
+        return content_digest(self.texts, self.unit_ids)
+
+
+def content_digest(texts: dict[str, list[str]], unit_ids: list[str | None]) -> str:
+    """SHA-256 of a corpus's languages, texts and unit ids: the same content gives the same
+    digest whatever the format or the order of the languages, and different content a
+    different one. Every piece is written with its length first, so no text (one holding a NUL,
+    say) can pass for two, nor two for one.
+
+    >>> content_digest({"eng": ["a\\x00b", "c"]}, []) == content_digest({"eng": ["a", "b\\x00c"]}, [])
+    False
+    """
+    digest = hashlib.sha256(b"analyzer corpus digest 2\n")
+
+    def put(data: bytes) -> None:
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+
+    put(str(len(texts)).encode())
+    for language in sorted(texts):
+        put(language.encode("utf-8"))
+        put(str(len(texts[language])).encode())
+        for text in texts[language]:
+            put(text.encode("utf-8", errors="surrogatepass"))
+    named = [unit_id for unit_id in unit_ids if unit_id is not None]
+    if named:  # ids count once any unit has one (a format that has none gives none)
+        put(str(len(unit_ids)).encode())
+        for unit_id in unit_ids:
+            put(b"\xff" if unit_id is None else b"=" + unit_id.encode("utf-8", errors="surrogatepass"))
+    return digest.hexdigest()
 
 
 def read_corpus(path: Path | str, *, format: str | None = None, units: str = "lines",
@@ -110,9 +136,12 @@ def check_folder_entries(folder: Path) -> None:
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         try:
             mode = os.stat(entry.path).st_mode  # through a symlink, to what it names
-        except OSError:
-            raise CorpusError(f"{entry.path}: a link to nothing (its target is missing); a "
-                              "corpus folder holds only regular files") from None
+        except OSError as error:
+            what = ("a loop of links (it leads back to itself)" if error.errno == errno.ELOOP
+                    else "a link to nothing (its target is missing)"
+                    if error.errno == errno.ENOENT else f"unreadable ({error.strerror})")
+            raise CorpusError(f"{entry.path}: {what}; a corpus folder holds only regular "
+                              "files", file=entry.path) from None
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
             raise CorpusError(f"{entry.path} is {kind_of(mode)}, not a regular file; a corpus "
                               "folder holds only regular files (a pipe can be given as the corpus "
@@ -133,7 +162,7 @@ def detect_format(path: Path) -> str:
     """The format from what is there: a folder of .txt or of name.<lang> files, or a file's
     suffix. When nothing fits, the error says what was found."""
     if path.is_dir():
-        if any(p.stem.lower() not in COMPANION_FILES for p in path.glob("*.txt")):
+        if language_files(path):
             return "folder"
         if _moses_files(path):
             return "moses"
@@ -238,9 +267,18 @@ def build(raw: RawCorpus, *, format: str, source: str, nfc: bool = False,
         except CorpusError as error:
             raise CorpusError(f"{raw.origin[code]}: {error}") from None
         if language in texts:
-            raise CorpusError(f"{raw.origin[given[language]]} and {raw.origin[code]} are both "
-                              f"{language}: one language, two columns")
+            earlier = given[language]
+            if raw.origin[earlier] == raw.origin[code]:  # one file's columns: name the columns
+                raise CorpusError(f"{raw.origin[code]}: the columns {earlier!r} and {code!r} are "
+                                  f"both {language}: one language, two columns (keep one, or "
+                                  "give them codes of different languages)", value=code)
+            raise CorpusError(f"{raw.origin[earlier]} and {raw.origin[code]} are both "
+                              f"{language}: one language, two files", value=code)
         texts[language], given[language] = column, code
+    if len(texts) > MAX_LANGUAGES:
+        raise CorpusError(f"{source}: {len(texts):,} languages, more than the {MAX_LANGUAGES:,} "
+                          "a corpus may have (runs, reports and the service are sized for "
+                          "that); split it into several corpora", value=len(texts))
     if len(texts) < 2:
         only = ", ".join(raw.origin.values()) or source
         raise CorpusError(f"{only}: a parallel corpus needs two or more languages, found {len(texts)}")
@@ -275,4 +313,4 @@ def build(raw: RawCorpus, *, format: str, source: str, nfc: bool = False,
             for i in range(len(unit_ids))
         )
         texts = normalised
-    return ParallelCorpus(texts, format, source, unit_ids, len(empty), changed, nfc)
+    return ParallelCorpus(texts, format, source, unit_ids, len(empty), changed, nfc, raw.not_read)

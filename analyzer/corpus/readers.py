@@ -32,11 +32,20 @@ class RawCorpus:
     unit_labels: list[str]
     """How a person finds unit i in the input: 'line 3', 'row 4', 'tu 2 (tuid 17)'."""
     unit_ids: list[str | None] = field(default_factory=list)
+    not_read: list[str] = field(default_factory=list)
+    """Files beside the corpus's that were not read (a folder's other files), for the user."""
+
+
+def language_files(folder: Path) -> list[Path]:
+    """A folder corpus's `<lang>.txt` files (the ending in any case: `.TXT` too), without the
+    documentation beside them (README.txt, LICENSE.txt, ...)."""
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() == ".txt" and p.is_file()
+                  and p.stem.lower() not in COMPANION_FILES)
 
 
 def read_folder(folder: Path, units: str = "lines") -> RawCorpus:
     """`<lang>.txt` files, line i (or paragraph i) aligned across files."""
-    files = sorted(p for p in folder.glob("*.txt") if p.stem.lower() not in COMPANION_FILES)
+    files = language_files(folder)
     if not files:
         raise CorpusError(f"{folder}: no <language>.txt files here (e.g. eng_Latn.txt, rus_Cyrl.txt)")
     columns: dict[str, list[str]] = {}
@@ -49,7 +58,10 @@ def read_folder(folder: Path, units: str = "lines") -> RawCorpus:
     check_same_length(columns, origin, f"{unit_word}s")
     count = len(next(iter(columns.values())))
     labels = [f"{unit_word} {i + 1}" for i in range(count)]
-    return RawCorpus(columns, origin, labels)
+    read = set(files)
+    not_read = sorted(p.name for p in folder.iterdir() if p.is_file() and p not in read
+                      and not p.name.startswith(".") and p.stem.lower() not in COMPANION_FILES)
+    return RawCorpus(columns, origin, labels, not_read=not_read)
 
 
 def read_moses(files: list[Path]) -> RawCorpus:

@@ -62,10 +62,22 @@ def read_tmx(path: Path) -> RawCorpus:
 
 
 def segment_text(element: Element) -> str:
-    """The text of a <seg>, inline formatting kept, native codes left out."""
+    """The text of a <seg>, inline formatting kept, native codes left out. Walked with a stack
+    of its own, not by recursion: markup nested as deep as a file likes is still read.
+
+    >>> segment_text(fromstring("<seg>a<b>b<ph>x</ph>c</b>d</seg>"))
+    'abcd'
+    """
     parts = [element.text or ""]
-    for child in element:
-        if child.tag not in NATIVE_CODE:
-            parts.append(segment_text(child))
-        parts.append(child.tail or "")
+    stack = [(iter(element), "")]  # each open element's children, and its tail to write after
+    while stack:
+        child = next(stack[-1][0], None)
+        if child is None:
+            parts.append(stack.pop()[1])
+            continue
+        if child.tag in NATIVE_CODE:
+            parts.append(child.tail or "")
+            continue
+        parts.append(child.text or "")
+        stack.append((iter(child), child.tail or ""))
     return "".join(parts)

@@ -57,7 +57,7 @@ class CatalogFile(BaseModel):
     gzip: bool = False
     npm: str | None = Field(None, pattern=r"^@?[a-z0-9._/-]+@[0-9][A-Za-z0-9._+-]*$")
     npm_path: str | None = None
-    hf: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$")
+    hf: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
     hf_path: str | None = None
 
     @model_validator(mode="after")

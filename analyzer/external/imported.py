@@ -31,7 +31,7 @@ from pathlib import Path
 
 from analyzer.corpus import CorpusError, normalise_language
 from analyzer.errors import Invalid
-from analyzer.settings import MAX_STORED_INT
+from analyzer.settings import MAX_STORED_INT, MAX_UNIT_TOKENS
 
 COLUMNS = ("unit", "lang", "tokens")
 ALIASES = {"language": "lang"}
@@ -175,7 +175,13 @@ def parse_counts(name: str, text: str, file: str, sha256: str = "") -> ImportedC
 def _whole(imported: ImportedCounts, cell: str, column: str, line: int, lowest: int) -> int:
     """A cell that must be a whole number from `lowest` (a text has at least one token)."""
     value = cell.strip()
-    if not re.fullmatch(r"[0-9]+", value) or not lowest <= int(value) <= MAX_STORED_INT:
+    if not re.fullmatch(r"[0-9]+", value) or not lowest <= int(value):
         what = "a unit index (0 or more)" if column == "unit" else "a whole number of tokens (1 or more)"
         raise imported._error(f"line {line}: {column} {cell!r} is not {what}", line)
+    most = MAX_STORED_INT if column == "unit" else MAX_UNIT_TOKENS
+    if int(value) > most:
+        what = ("a unit index" if column == "unit"
+                else "the tokens of one unit (counts are stored as 32-bit numbers)")
+        raise imported._error(f"line {line}: {column} {value} is above {most:,}, the most "
+                              f"{what} can be", line)
     return int(value)

@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import importlib.util
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -23,6 +24,30 @@ from .errors import TokenizerError
 from .local_store import OFFLINE_ENV, digest, offline, refusal, stored_path
 
 HF_OFFLINE_ENV = "HF_HUB_OFFLINE"
+
+HUB_REPO = re.compile(r"(?!.*(?:--|\.\.))[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?/"
+                      r"[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?")
+"""A Hugging Face repository id, ORG/NAME, as the hub allows them (letters, digits, `-`, `_`,
+`.`; neither `--` nor `..`; each part starting and ending with a letter or digit): never a
+path."""
+HUB_REVISION = re.compile(r"(?!.*\.\.)[A-Za-z0-9][\w./-]{0,199}")
+"""A branch, tag or commit of a hub repository (`main`, `v1.0`, `refs/pr/1`, a hash)."""
+
+
+def check_hub_name(spec: str, repo: str, revision: str | None) -> None:
+    """TokenizerError unless `repo` (and `revision`) name a hub repository, never a path.
+
+    >>> check_hub_name("hf:../..", "../..", None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    analyzer.external.errors.TokenizerError: hf:../..: '../..' is not a Hugging Face ...
+    """
+    if not HUB_REPO.fullmatch(repo):
+        raise TokenizerError(f"{spec}: {repo!r} is not a Hugging Face repository; name one as "
+                             "hf:ORG/NAME (letters, digits, '-', '_', '.'), e.g. hf:Qwen/Qwen3-8B")
+    if revision is not None and not HUB_REVISION.fullmatch(revision):
+        raise TokenizerError(f"{spec}: {revision!r} is not a revision (a branch, tag or commit "
+                             "of the repository, e.g. main)")
 
 
 @dataclass(frozen=True)
@@ -93,9 +118,16 @@ class Locator:
 
     def _explicit(self, file: CatalogFile) -> Found:
         assert self.explicit is not None
+        if self.explicit.is_dir():
+            raise TokenizerError(f"{self.entry.name}={self.explicit} is a folder; name the "
+                                 f"file ({file.name}) in it")
         if not self.explicit.is_file():
             raise TokenizerError(f"{self.entry.name}={self.explicit}: no such file")
-        data = self.explicit.read_bytes()
+        try:
+            data = self.explicit.read_bytes()
+        except OSError as error:
+            raise TokenizerError(f"{self.entry.name}={self.explicit}: cannot read "
+                                 f"({error.strerror})") from None
         found = digest(data)
         if found != file.sha256:
             raise TokenizerError(f"{self.entry.name}={self.explicit}: not the catalog's "

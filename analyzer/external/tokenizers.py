@@ -22,7 +22,7 @@ from . import formats
 from .catalog import CatalogEntry, Format, catalog, entry
 from .errors import TokenizerError, UnknownTokenizer
 from .local_store import OFFLINE_ENV, digest
-from .locate import Found, Locator, hf_cached, hf_download, hf_offline
+from .locate import Found, Locator, check_hub_name, hf_cached, hf_download, hf_offline
 
 HF_PREFIX = "hf:"
 ALL_AVAILABLE = "all-available"
@@ -88,10 +88,8 @@ def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
 
 def hugging_face_file(spec: str, downloads: bool = True) -> tuple[bytes, str]:
     """`hf:ORG/NAME[@REVISION]`'s tokenizer.json and where it came from (with its SHA-256)."""
-    repo, _, revision = spec[len(HF_PREFIX):].partition("@")
-    if repo.count("/") != 1 or not all(repo.split("/")):
-        raise TokenizerError(f"{spec}: name a Hugging Face repository as hf:ORG/NAME, "
-                             "e.g. hf:Qwen/Qwen3-8B")
+    repo, at, revision = spec[len(HF_PREFIX):].partition("@")
+    check_hub_name(spec, repo, revision if at else None)
     try:
         import huggingface_hub  # noqa: F401
     except ImportError:
@@ -123,6 +121,7 @@ def from_file(spec: str) -> ProductionTokenizer:
             raise TokenizerError(f"{spec}: say which encoding the rank file follows (for its split "
                                  f"pattern and special tokens), e.g. {path_part}@cl100k_base")
         data = _read(path)
+        formats.rank_file(data, str(path))  # a bad line is said with this file's name and line
         encoder = formats.openai_encoding(base, {path.name: data}, None)
     elif path.suffix == ".json":
         data = _read(path)
@@ -143,9 +142,14 @@ def from_file(spec: str) -> ProductionTokenizer:
 
 
 def _read(path: Path) -> bytes:
+    if path.is_dir():
+        raise TokenizerError(f"{path} is a folder; name the tokenizer's file in it")
     if not path.is_file():
         raise TokenizerError(f"{path}: no such file")
-    return path.read_bytes()
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise TokenizerError(f"{path}: cannot read ({error.strerror})") from None
 
 
 def _openai_encodings() -> set[str]:

@@ -20,6 +20,7 @@ import contextlib
 import logging
 import os
 import re
+import socket
 import warnings
 from collections.abc import Iterator
 
@@ -34,6 +35,10 @@ RETRIES = 2
 
 CONNECT_TIMEOUT = "5s"
 """How long to wait for a scheduler before saying it cannot be reached."""
+GREETING_TIMEOUT = 5.0
+"""Seconds a scheduler has to greet a new connection (it does so at once)."""
+GREETING = b"pickle-protocol"
+"""A word of the handshake a Dask scheduler sends first on every connection (msgpack)."""
 
 ADDRESS = re.compile(r"^(tcp|tls|ucx|inproc|ws|wss)://[^\s/]+$")
 EXTRA = "pip install 'analyzer[dask]'"
@@ -140,6 +145,47 @@ def _build_planned(plan: JobPlan, texts: Texts) -> VocabularyRecord:
     return build_vocabulary(plan.job(texts.by_language))
 
 
+def check_greeting(address: str, timeout: float = GREETING_TIMEOUT) -> None:
+    """RunError unless what listens at a tcp:// address greets as a Dask scheduler does.
+
+    A scheduler sends its handshake as soon as a connection opens; Dask's client reads the
+    first 8 bytes of whatever comes as a frame length, so another server (a web server's
+    "HTTP/1.1 400", say) made it allocate exabytes and fail with a MemoryError. So the address
+    is asked first, in plain TCP, and anything else is said in words."""
+    if not address.startswith("tcp://"):
+        return  # tls, ucx, ...: their own handshakes come first; Dask's checks stand
+    host, _, port = address[len("tcp://"):].rpartition(":")
+    host = host.strip("[]")
+    received = b""
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as connection:
+            connection.settimeout(timeout)
+            while GREETING not in received and len(received) < 4096:
+                piece = connection.recv(4096)
+                if not piece:
+                    break
+                received += piece
+    except TimeoutError:
+        if not received:
+            raise RunError(f"{SETTING} {address} is not a Dask scheduler: what listens there "
+                           f"said nothing within {timeout:g} s, and a scheduler greets every "
+                           "connection at once (is it the scheduler's port, 8786 by default, and "
+                           "not its dashboard's or another server's?)", setting="scheduler",
+                           value=address) from None
+    except OSError as error:
+        raise RunError(f"cannot reach the Dask scheduler at {address} ({error.strerror or error}); "
+                       "start one with `dask scheduler`, or check the address",
+                       setting="scheduler", value=address) from None
+    if GREETING not in received:
+        said = received[:40].decode("latin-1").split("\r\n")[0]
+        what = (f"it answered as a web server does ({said!r})" if received.startswith(b"HTTP/")
+                else f"it sent {len(received)} bytes that are no scheduler's greeting"
+                if received else "it closed the connection without a word")
+        raise RunError(f"{SETTING} {address} is not a Dask scheduler: {what}; give the "
+                       "scheduler's address (tcp://HOST:8786 by default)", setting="scheduler",
+                       value=address)
+
+
 @contextlib.contextmanager
 def connect(scheduler: str | None, workers: int | None = None) -> Iterator[DaskExecutor]:
     """A client of the scheduler at `scheduler`, or of a LocalCluster (processes, one thread
@@ -160,6 +206,7 @@ def connect(scheduler: str | None, workers: int | None = None) -> Iterator[DaskE
         target = cluster
     else:
         check_scheduler(scheduler)
+        check_greeting(scheduler)
         target = scheduler
     try:
         client = distributed.Client(target, timeout=CONNECT_TIMEOUT, set_as_default=False)

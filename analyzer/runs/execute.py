@@ -13,6 +13,7 @@ from analyzer.store import (
     IMPORTED_SIZE,
     AnalyzerDatabase,
     DatabaseBusy,
+    DatabaseGone,
     DiskFull,
     NewRun,
     RunStatus,
@@ -126,15 +127,20 @@ def store_results(db: AnalyzerDatabase, run_id: int, records: list[VocabularyRec
             return
         except DatabaseBusy as error:
             cause = error
-        except DiskFull as error:  # waiting frees no space: keep the results now
+        except (DiskFull, DatabaseGone) as error:  # waiting changes neither: keep them now
             cause = error
             break
-    started = get_run(db, run_id).started
+    started = get_run(db, run_id).started  # read from this connection, which still has it
     try:
-        path = save_pending(db.path, run_id, started, records, seconds)
+        path = save_pending(db, db.path, run_id, started, records, seconds)
     except StoreError as error:
         raise ResultsNotStored(f"run {run_id} finished, but its results could not be written: "
                                f"{cause}; and {error}") from None
+    if isinstance(cause, DatabaseGone):
+        raise ResultsNotStored(f"run {run_id} finished, but its results could not be written: "
+                               f"{cause}. They are kept in {path} (JSON, gzipped); the run they "
+                               "belong to was in the deleted database, so no database can take "
+                               "them back")
     then = "once the database is free" if isinstance(cause, DatabaseBusy) else "once there is room"
     raise ResultsNotStored(f"run {run_id} finished, but its results could not be written: "
                            f"{cause}. They are kept in {path}; analyzer recover {path} stores "

@@ -19,6 +19,7 @@ from analyzer.settings import (
     DEFAULT_PIVOT,
     EXECUTORS,
     MAX_JOBS,
+    MAX_LANGUAGES,
     MAX_LIBRARY_SIZE,
     MAX_SIZE,
     MAX_STORED_INT,
@@ -401,6 +402,10 @@ def _corpus(db: AnalyzerDatabase, name: str | None) -> CorpusDetail:
 def _languages(corpus: CorpusDetail, wanted: list[str] | None) -> list[str]:
     available = corpus.languages
     if wanted is None:
+        if len(available) > MAX_LANGUAGES:  # ingested by an analyzer that had no limit
+            raise RunError(f"corpus {corpus.name!r} has {len(available):,} languages, more than "
+                           f"the {MAX_LANGUAGES:,} a run may have; choose some with {SETTING}",
+                           setting="languages")
         return available
     if not wanted:
         raise RunError(f"no languages: {SETTING} needs at least one language code",

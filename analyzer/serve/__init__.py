@@ -18,9 +18,12 @@ from pathlib import Path
 from analyzer.errors import Invalid
 
 from .app import DEFAULT_BODY_LIMIT, create_app
-from .connections import KEEP_ALIVE_TIMEOUT, protocol_class
+from .connections import DEFAULT_MAX_CONNECTIONS, KEEP_ALIVE_TIMEOUT, protocol_class, raise_file_limit
+from .guards import LOOPBACK_NAMES, host_name
+from .state import DEFAULT_COUNTING_PROCESSES
 
-__all__ = ["DEFAULT_BODY_LIMIT", "ServeError", "create_app", "is_loopback", "serve"]
+__all__ = ["DEFAULT_BODY_LIMIT", "DEFAULT_COUNTING_PROCESSES", "DEFAULT_MAX_CONNECTIONS", "ServeError",
+           "allowed_hosts", "create_app", "is_loopback", "serve"]
 
 TOKEN_ENV = "ANALYZER_TOKEN"
 MIN_TOKEN = 16
@@ -40,10 +43,35 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+WILDCARDS = ("0.0.0.0", "::", "")
+"""Addresses that mean every interface of this machine."""
+
+
+def allowed_hosts(host: str, extra: list[str] | tuple[str, ...] = ()) -> frozenset[str] | None:
+    """The host names a server bound to `host` answers to: loopback's names on loopback; the
+    address itself otherwise; and the names the operator lists (`extra`). None (any name) for
+    every interface with no list: behind a token, the Host header defends nothing there.
+
+    >>> sorted(allowed_hosts("127.0.0.1", ["analyzer.local"]))
+    ['127.0.0.1', '::1', 'analyzer.local', 'localhost']
+    """
+    names = {host_name(name.encode("utf-8")) for name in extra if name.strip()}
+    if is_loopback(host):
+        return frozenset(LOOPBACK_NAMES | {host.lower()} | names)
+    if host in WILDCARDS:
+        return frozenset(names) if names else None
+    return frozenset({host.lower()} | names)
+
+
 def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | None = None,
-          body_limit: int = DEFAULT_BODY_LIMIT, announce: Callable[[str], None] = print) -> None:
+          body_limit: int = DEFAULT_BODY_LIMIT, allow_hosts: list[str] | tuple[str, ...] = (),
+          max_connections: int = DEFAULT_MAX_CONNECTIONS,
+          counting_processes: int = DEFAULT_COUNTING_PROCESSES,
+          announce: Callable[[str], None] = print) -> None:
     """Serve until interrupted. Any address but loopback needs a token. `port` 0 takes a free
-    port; `announce` is told the address actually served."""
+    port; `announce` is told the address actually served. The server answers requests naming
+    `allowed_hosts(host, allow_hosts)`, holds at most `max_connections` connections, and counts
+    for at most `counting_processes` requests at once."""
     import uvicorn
 
     if token == "":
@@ -58,7 +86,14 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
     if not is_loopback(host) and token is None:
         raise ServeError(f"serving on {host} (not this machine only) needs a token, so that only "
                          f"those who have it can use the server: --token or {TOKEN_ENV}")
-    app = create_app(db, token=token, body_limit=body_limit)
+    app = create_app(db, token=token, body_limit=body_limit,
+                     allowed_hosts=allowed_hosts(host, allow_hosts),
+                     counting_processes=counting_processes)
+    # Every connection is a descriptor, and so are the database's and the runs' files.
+    limit = raise_file_limit(max_connections + 256)
+    if limit < max_connections + 64:
+        raise ServeError(f"this process may open {limit} files, too few for {max_connections} "
+                         "connections; lower --max-connections or raise the limit (ulimit -n)")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, so that asyncio sets TCP_NODELAY on each connection: with proto 0 it
     # does not, and every response waited 40 ms for a delayed ACK (Nagle).
@@ -72,7 +107,12 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
         raise ServeError(f"cannot listen on {host}:{port}: {error.strerror}") from None
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     announce(f"Serving {db} on http://{shown}:{sock.getsockname()[1]} (Ctrl-C to stop)")
-    server = uvicorn.Server(uvicorn.Config(
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets=None) -> None:
+            app.state.runs.stop_waiting()  # long polls answer now, not when they time out
+            await super().shutdown(sockets)
+
+    server = Server(uvicorn.Config(
         app, log_level="warning", access_log=False, timeout_graceful_shutdown=30,
-        http=protocol_class(), timeout_keep_alive=KEEP_ALIVE_TIMEOUT))
+        http=protocol_class(max_connections), timeout_keep_alive=KEEP_ALIVE_TIMEOUT))
     server.run(sockets=[sock])

@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-import threading
+import json
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 
 from analyzer.errors import Invalid
 from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
-from analyzer.external import ALL_AVAILABLE, availability, catalog, resolve_tokenizer
+from analyzer.external import ALL_AVAILABLE, availability, catalog
 from analyzer.metrics import language_metrics, load_run_data
-from analyzer.queries import comparison, complete_run, tokenization, trained_merges, trained_vocabulary
+from analyzer.queries import complete_run, trained_merges
 from analyzer.runs import EXTENSION_PREFIX
 from analyzer.settings import MAX_LANGUAGES, MAX_SIZE, MIN_SIZE, RunSettings, request_model
 from analyzer.store import (
+    AnalyzerDatabase,
     CorpusDetail,
     CorpusRead,
     NotFound,
-    RunNotComplete,
     RunRead,
     RunStatus,
     VocabKind,
@@ -34,7 +34,9 @@ from analyzer.store import (
     vocabularies,
 )
 
-from .app import Database
+from . import counting
+from .problems import NotRunning
+from .state import Database, Document, in_database
 
 router = APIRouter(prefix="/api")
 
@@ -71,20 +73,31 @@ CHANGES_HEADER = "Analyzer-Changes"
 
 
 @router.get("/runs/{run_id}", summary="A run: its records when complete, its progress while running")
-def run(request: Request, response: Response, db: Database, run_id: RunId,
-        after: int | None = Query(None, ge=0), wait: float = Query(0, ge=0, le=MAX_WAIT)) -> dict:
+async def run(request: Request, run_id: RunId, after: int | None = Query(None, ge=0),
+              wait: float = Query(0, ge=0, le=MAX_WAIT)) -> Response:
     """The header `Analyzer-Changes` counts the changes of this server's runs (progress, an
     end). With `after` (an earlier answer's count) and `wait`, a long poll: the answer comes
-    once there have been more changes than `after`, or `wait` seconds on."""
+    once there have been more changes than `after`, or `wait` seconds on. A complete run's
+    document is made once and sent with an ETag (`If-None-Match` gets 304)."""
     runs = request.app.state.runs
-    changes = runs.wait_for_change(after, wait) if after is not None and wait else runs.changes
-    response.headers[CHANGES_HEADER] = str(changes)
-    found = get_run(db, run_id)
+    changes = await runs.wait_for_change(after, wait) if after is not None and wait else runs.changes
+    headers = {CHANGES_HEADER: str(changes)}
+    found = await in_database(request, lambda db: get_run(db, run_id))
     if found.status != RunStatus.COMPLETE:
-        return {**found.model_dump(mode="json"), "run": found.id, "records": [],
-                "progress": runs.progress.get(run_id, {})}
-    data = load_run_data(db, run_id)
-    return show_document(data, language_metrics(data))
+        return JSONResponse({**found.model_dump(mode="json"), "run": found.id, "records": [],
+                             "progress": runs.progress.get(run_id, {})}, headers=headers)
+
+    def make() -> Document:
+        with request.app.state.databases.connection() as db:
+            data = load_run_data(db, run_id)
+            body = json.dumps(show_document(data, language_metrics(data))).encode()
+        return Document(body, body)
+
+    document = await request.app.state.documents.get(("show", run_id, found.started), make)
+    headers["ETag"] = document.etag
+    if document.etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers=headers)
+    return Response(document.body, media_type="application/json", headers=headers)
 
 
 @router.get("/runs/{run_id}/vocabularies", response_model=list[VocabularyRead],
@@ -145,8 +158,8 @@ def start_run(request: Request, body: RunRequest) -> dict:  # type: ignore[valid
 def stop_run(request: Request, db: Database, run_id: RunId) -> dict:
     found = get_run(db, run_id)
     if not request.app.state.runs.stop(run_id):
-        raise RunNotComplete(f"run {run_id} is {found.status}: this server is not running it, "
-                             "so there is nothing to interrupt")
+        raise NotRunning(f"run {run_id} is {found.status}: this server is not running it, "
+                         "so there is nothing to interrupt")
     after = get_run(db, run_id)
     return {"run": run_id, "status": after.status.value, "error": after.error}
 
@@ -163,20 +176,59 @@ class TokenizeRequest(BaseModel):
     tokenizer: str | None = None
 
 
+MAX_WORK = 4_000_000
+"""The bytes of text one request may have counted, summed over the vocabularies that count it
+(a 400 KB text under ten tokenizers): more is refused (422), so that no request holds a
+counting process for long."""
+MAX_PIECES_WORK = 1_000_000
+"""The same with `pieces`, each of which is sent back."""
+INLINE_WORK = 4_096
+"""Counting this little is done at once in the server's process (microseconds, less than the
+hop to a counting process), its vocabularies loaded there on the thread pool; anything more
+goes to the counting processes."""
+
+
+def _work(texts: list[str], vocabularies: int, pieces: bool) -> int:
+    """The bytes a request asks to count; Invalid when they are over the limit."""
+    work = sum(len(text.encode("utf-8", errors="surrogatepass")) for text in texts) * vocabularies
+    limit = MAX_PIECES_WORK if pieces else MAX_WORK
+    if work > limit:
+        raise Invalid(f"this request asks to count {work:,} bytes of text ({vocabularies} "
+                      f"vocabularies x the texts' bytes); one request counts at most "
+                      f"{limit:,}{' with pieces' if pieces else ''}: send shorter texts or fewer "
+                      "vocabularies", value=work)
+    return work
+
+
+async def _count(request: Request, keys: list[tuple], work: int,
+                 question: counting.Tokenize | counting.Compare) -> Response:
+    """The answer, counted in this process when it is little work, else in a counting process
+    (503 when all are busy)."""
+    databases = request.app.state.databases
+    databases.check_present()
+    database = counting.DatabaseRef(str(databases.path), databases.checked.identity)
+    if work <= INLINE_WORK:
+        for key in keys:
+            if counting.loaded(key) is None:
+                await run_in_threadpool(counting.load, database, key)
+        body = counting.answer(database, keys, question)
+    else:
+        body = await request.app.state.counting.run(counting.answer, database, keys, question)
+    return Response(body, media_type="application/json")
+
+
 @router.post("/tokenize", summary="A text's pieces, ids and count")
-async def tokenize(request: Request, body: TokenizeRequest) -> JSONResponse:
-    # Async: a loaded vocabulary encodes a text in microseconds, faster than a hop to the
-    # thread pool; loading one (a cache miss) goes to the pool.
+async def tokenize(request: Request, body: TokenizeRequest) -> Response:
     if (body.run is None) == (body.tokenizer is None):
         raise Invalid("give either run (with vocab and size) or tokenizer")
     if body.tokenizer is not None:
-        served = await _tokenizer(request, body.tokenizer)
+        key = _tokenizer_key(body.tokenizer)
     else:
         assert body.run is not None
-        served = await _vocabulary(request, body.run, body.vocab, body.size, body.pretokenizer)
-    # A JSONResponse as is: FastAPI's encoder would walk every id and piece again.
-    return JSONResponse({"vocab": body.tokenizer or body.vocab,
-                         **tokenization(body.text, served.pieces)})
+        key = ("trained", body.run, body.vocab, body.size, body.pretokenizer)
+    work = _work([body.text], 1, pieces=True)
+    return await _count(request, [key], work,
+                        counting.Tokenize(body.text, body.tokenizer or body.vocab))
 
 
 class CompareRequest(BaseModel):
@@ -194,31 +246,32 @@ class CompareRequest(BaseModel):
 
 
 @router.post("/compare", summary="Tokens per language per vocabulary, and premiums vs a pivot")
-async def compare(request: Request, body: CompareRequest) -> JSONResponse:
+async def compare(request: Request, body: CompareRequest) -> Response:
     if len(body.texts) > MAX_LANGUAGES:
         raise Invalid(f"at most {MAX_LANGUAGES} texts")
     if body.run is None and not body.tokenizers:
         raise Invalid("give a run, tokenizers, or both")
-    counters = {}
+    keys: dict[str, tuple] = {}
     if body.run is not None:
-        run_id = body.run
-        trained = await run_in_threadpool(_trained_scopes, request, run_id, body.size)
+        run_id, size = body.run, body.size
+        trained = await in_database(request, lambda db: _trained_scopes(db, run_id, size))
         for scope in dict.fromkeys(body.vocabs if body.vocabs is not None else trained):
             # `size` is the trained vocabularies'; an extension counts with all its additions.
-            size = None if scope.startswith(EXTENSION_PREFIX) else body.size
-            counters[scope] = (await _vocabulary(request, run_id, scope, size, None)).pieces
+            keys[scope] = ("trained", run_id, scope,
+                           None if scope.startswith(EXTENSION_PREFIX) else size, None)
     for name in dict.fromkeys(body.tokenizers):
-        counters[name] = (await _tokenizer(request, name)).pieces
-    return JSONResponse(comparison(body.texts, counters, body.pivot, with_pieces=body.pieces))
+        keys[name] = _tokenizer_key(name)
+    work = _work(list(body.texts.values()), len(keys), body.pieces)
+    return await _count(request, list(keys.values()), work,
+                        counting.Compare(body.texts, list(keys), body.pivot, body.pieces))
 
 
-def _trained_scopes(request: Request, run_id: int, size: int | None = None) -> list[str]:
+def _trained_scopes(db: AnalyzerDatabase, run_id: int, size: int | None = None) -> list[str]:
     """The run's trained vocabularies; at a size the run did not train, without its Unigram and
     WordPiece ones (each has its trained sizes only: asked for one, it says which)."""
-    with request.app.state.databases.connection() as db:
-        run = complete_run(db, run_id)
-        return [v.scope for v in vocabularies(db, run_id) if v.kind.trained and (
-            v.kind.has_merges or size is None or size in run.sizes)]
+    run = complete_run(db, run_id)
+    return [v.scope for v in vocabularies(db, run_id) if v.kind.trained and (
+        v.kind.has_merges or size is None or size in run.sizes)]
 
 
 @router.get("/tokenizers", summary="The tokenizer catalog, and which are available here")
@@ -226,39 +279,7 @@ def tokenizers() -> list[dict]:
     return [availability(item).document() for item in catalog().values()]
 
 
-async def _cached(request: Request, key: tuple, load):
-    cache = request.app.state.cache
-    found = cache.peek(key)
-    return found if found is not None else await run_in_threadpool(cache.get, key, load)
-
-
-async def _vocabulary(request: Request, run_id: int, scope: str, size: int | None,
-                      pretokenizer: str | None) -> _Served:
-    def load() -> _Served:
-        with request.app.state.databases.connection() as db:
-            return _Served(trained_vocabulary(db, run_id, scope, size, pretokenizer).pieces)
-    return await _cached(request, ("trained", run_id, scope, size, pretokenizer), load)
-
-
-async def _tokenizer(request: Request, name: str) -> _Served:
+def _tokenizer_key(name: str) -> tuple:
     if name not in catalog():  # never a path: clients name catalog entries only
         raise NotFound(f"unknown tokenizer {name!r}; the catalog has: {', '.join(catalog())}")
-
-    def load() -> _Served:
-        tokenizer = resolve_tokenizer(name, downloads=False)
-        if tokenizer.pieces is None:
-            raise Invalid(f"{name} cannot show its pieces")
-        return _Served(tokenizer.pieces)
-    return await _cached(request, ("tokenizer", name), load)
-
-
-class _Served:
-    """A loaded encoder, one caller at a time (its chunk cache is shared between requests)."""
-
-    def __init__(self, pieces):
-        self._pieces = pieces
-        self.lock = threading.Lock()
-
-    def pieces(self, text: str) -> list[tuple[int, bytes]]:
-        with self.lock:
-            return self._pieces(text)
+    return ("tokenizer", name)

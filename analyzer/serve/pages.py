@@ -28,7 +28,8 @@ from analyzer.report.files import STYLE, plotly_file_name
 from analyzer.store import list_corpora, list_runs
 
 from .api import MAX_ID
-from .app import LOGIN_PATH, SESSION_COOKIE, Database, session_value
+from .guards import LOGIN_PATH, SESSION_COOKIE, session_value
+from .state import Database, Document, in_database
 
 router = APIRouter(include_in_schema=False)
 
@@ -91,10 +92,17 @@ def index(db: Database):
 
 
 @router.get("/runs/{run_id:int}", response_class=HTMLResponse)
-def run_page(db: Database, run_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
-    complete_run(db, run_id)
-    html = build_page(db, run_id, index_href="/").html
-    return page(html, inline_script_hashes(html))
+async def run_page(request: Request, run_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
+    """A complete run's report, made once (see `Documents`)."""
+    found = await in_database(request, lambda db: complete_run(db, run_id))
+
+    def make() -> Document:
+        with request.app.state.databases.connection() as db:
+            html = build_page(db, run_id, index_href="/").html
+        return Document(html, html.encode("utf-8"))
+
+    document = await request.app.state.documents.get(("page", run_id, found.started), make)
+    return page(document.body, inline_script_hashes(document.body))
 
 
 LOGIN_STYLE = ("body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}"

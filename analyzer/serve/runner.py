@@ -9,6 +9,7 @@ serving.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import multiprocessing
 import os
@@ -21,7 +22,16 @@ from pathlib import Path
 
 from analyzer.errors import AnalyzerError, Conflict
 from analyzer.runs import RunError, RunSettings, resolve_settings
-from analyzer.store import RunStatus, get_run, mark_run, open_db, reap_stale_runs, running_runs
+from analyzer.store import (
+    AnalyzerDatabase,
+    RunStatus,
+    get_run,
+    mark_run,
+    open_db,
+    reap_stale_runs,
+    reconnect,
+    running_runs,
+)
 
 START_TIMEOUT = 120.0
 """Seconds to wait for a child to record its run (loading a large corpus); a bound, not a pace."""
@@ -49,8 +59,8 @@ def _child(db_path: str, settings: dict, messages, server: int) -> None:
 
     signal.signal(signal.SIGTERM, interrupt)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server's Ctrl-C stops the child by SIGTERM
-    db = open_db(Path(db_path))
     try:
+        db = open_db(Path(db_path), create=False)  # deleted since: said, never made anew
         run_id = execute_run(
             db, RunSettings(**settings),
             report=lambda label, stage, done, total: messages.put(("progress", label, stage, done, total)),
@@ -72,8 +82,11 @@ class RunManager:
     GET /api/runs/{id} reports it, plus the moment between a run's process starting and its
     run being recorded (`starting`): a run that GET shows complete never blocks the next."""
 
-    def __init__(self, db_path: Path):
-        self.db_path = db_path
+    def __init__(self, db: AnalyzerDatabase):
+        self.checked = db
+        """The served database, as checked at start: each use opens it again (`reconnect`),
+        refusing a file deleted or replaced since."""
+        self.db_path = db.path
         self.context = multiprocessing.get_context("spawn")
         self.lock = threading.Lock()
         self.starting = False
@@ -82,7 +95,11 @@ class RunManager:
         self.progress: dict[int, dict[str, dict]] = {}
         self.changes = 0
         """How many times a run's progress or state has changed here (for long polls)."""
-        self.changed = threading.Condition()
+        self.changed = threading.Lock()
+        self.waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+        """The long polls waiting for a change: an event each, set from `_follow`'s thread."""
+        self.closing = False
+        """The server is stopping: long polls answer at once (`stop_waiting`)."""
 
     def start(self, settings: RunSettings) -> int:
         """Start a run; its id once it is recorded. RunError (bad settings), RunConflict (a run
@@ -91,7 +108,7 @@ class RunManager:
             if self.starting:
                 raise RunConflict("a run is starting on this database; one run at a time "
                                   "(GET /api/runs shows it once it is recorded)")
-            with contextlib.closing(open_db(self.db_path)) as db:
+            with contextlib.closing(reconnect(self.checked)) as db:
                 reap_stale_runs(db)  # a run whose process is gone is not in progress
                 running = running_runs(db)
                 if running:
@@ -157,7 +174,7 @@ class RunManager:
                 break
         process.join()
         if not ended:
-            with contextlib.closing(open_db(self.db_path)) as db:
+            with contextlib.suppress(AnalyzerError), contextlib.closing(reconnect(self.checked)) as db:
                 if get_run(db, run_id).status != RunStatus.COMPLETE:
                     mark_run(db, run_id, RunStatus.FAILED, "the run's process ended "
                              f"unexpectedly (exit code {process.exitcode})")
@@ -168,13 +185,32 @@ class RunManager:
     def _notify(self) -> None:
         with self.changed:
             self.changes += 1
-            self.changed.notify_all()
+            for loop, event in self.waiters:
+                loop.call_soon_threadsafe(event.set)
 
-    def wait_for_change(self, after: int, seconds: float) -> int:
-        """Block until more than `after` changes have happened (or `seconds` pass); the count."""
+    async def wait_for_change(self, after: int, seconds: float) -> int:
+        """Wait until more than `after` changes have happened (or `seconds` pass); the count.
+        A coroutine on the event loop: a waiting client holds no thread."""
+        waiter = (asyncio.get_running_loop(), asyncio.Event())
         with self.changed:
-            self.changed.wait_for(lambda: self.changes > after, timeout=seconds)
-            return self.changes
+            if self.changes > after or self.closing:
+                return self.changes
+            self.waiters.add(waiter)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter[1].wait(), seconds)
+        finally:
+            with self.changed:
+                self.waiters.discard(waiter)
+        return self.changes
+
+    def stop_waiting(self) -> None:
+        """Answer every long poll now, and any later one at once: the server is stopping, and
+        would otherwise wait for them."""
+        with self.changed:
+            self.closing = True
+            for loop, event in self.waiters:
+                loop.call_soon_threadsafe(event.set)
 
     def stop(self, run_id: int, timeout: float = 60.0) -> bool:
         """Interrupt the run if this service is running it; whether it was."""

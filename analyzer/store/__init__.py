@@ -17,7 +17,7 @@ from .corpora import (
     unit_stats,
 )
 from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db, reconnect
-from .errors import DatabaseBusy, DiskFull, NotFound, RunNotComplete, StoreError
+from .errors import DatabaseBusy, DatabaseGone, DiskFull, NotFound, RunNotComplete, StoreError
 from .kinds import IMPORTED_SIZE, Algorithm, ReplacementTexts, RunStatus, VocabKind
 from .models import CorpusDetail, CorpusRead, LanguageStats, RunRead, VocabularyRead
 from .pending import recover_run, save_pending
@@ -52,6 +52,7 @@ __all__ = [
     "CorpusDetail",
     "CorpusRead",
     "DatabaseBusy",
+    "DatabaseGone",
     "DiskFull",
     "LanguageStats",
     "NewRun",

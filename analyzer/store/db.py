@@ -25,7 +25,7 @@ from analyzer.errors import setting
 from analyzer.files import disk_is_full, is_special, kind_of
 from analyzer.migrations import migrations
 
-from .errors import DatabaseBusy, DiskFull, StoreError
+from .errors import DatabaseBusy, DatabaseGone, DiskFull, StoreError
 
 DEFAULT_DB = "analyzer.db"
 DB_ENV = "ANALYZER_DB"
@@ -40,15 +40,29 @@ class AnalyzerDatabase(Database):
     """A sqlite-utils `Database` that knows where it lives and whether it may be written."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, read_only: str | None,
-                 newer: str | None):
+                 newer: str | None, identity: tuple[int, int] | None = None):
         super().__init__(conn)
         self.path = path
         self.read_only = read_only
         """Why this database cannot be written (None when it can)."""
         self.newer = newer
         """Which newer analyzer made this database's schema (None when it is ours)."""
+        self.identity = identity if identity is not None else file_identity(path)
+        """The file this connection opened (device, inode): `check_present` compares it with
+        the file now at `path`."""
         self.engine: Engine | None = None
         """The SQLModel engine over this same connection (made by `session` on first use)."""
+
+    def check_present(self) -> None:
+        """DatabaseGone when the file at `path` is no longer the one this connection opened
+        (deleted, or replaced by another): a write would go to a file nobody can open again."""
+        now = file_identity(self.path)
+        if now is None:
+            raise DatabaseGone(f"the database {self.path} was deleted while in use; nothing "
+                               "more was written to it")
+        if self.identity is not None and now != self.identity:
+            raise DatabaseGone(f"the database {self.path} was replaced by another file while in "
+                               "use; nothing was written to either")
 
     def refuse_writes(self) -> None:
         """StoreError when nothing may be written here, saying why; else nothing."""
@@ -58,6 +72,16 @@ class AnalyzerDatabase(Database):
             raise StoreError(f"{self.path} was written by a newer analyzer ({self.newer}) than "
                              f"this one ({__version__}); upgrade analyzer to write to it. "
                              "Nothing was changed")
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """A file's (device, inode), which stay the same however it is renamed or written; None
+    when nothing is there."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def default_db_path() -> Path:
@@ -103,7 +127,7 @@ def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerD
     conn = None
     try:
         if read_only:
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            conn, read_only = _connect_read_only(path, read_only)
         else:
             conn = sqlite3.connect(str(path))
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout() * 1000)}")
@@ -133,16 +157,47 @@ def reconnect(db: AnalyzerDatabase, *, any_thread: bool = False) -> AnalyzerData
     """Another connection to a database `open_db` has already checked and migrated (a
     service's request gets its own: a connection shared over time can keep an old view).
     `any_thread`: usable from another thread than this one (one at a time), as a request's
-    dependency and its handler run on different threads of the server's pool."""
+    dependency and its handler run on different threads of the server's pool.
+
+    DatabaseGone when the file is no longer the one `db` opened: a new connection never
+    creates a database where one was deleted."""
+    db.check_present()
     check = not any_thread
-    if db.read_only:
-        conn = sqlite3.connect(f"{db.path.resolve().as_uri()}?mode=ro", uri=True,
+    mode = "ro" if db.read_only else "rw"  # never "rwc": nothing is created here
+    query = "immutable=1" if db.read_only and db.read_only.endswith(SNAPSHOT) else f"mode={mode}"
+    try:
+        conn = sqlite3.connect(f"{db.path.resolve().as_uri()}?{query}", uri=True,
                                check_same_thread=check)
-    else:
-        conn = sqlite3.connect(str(db.path), check_same_thread=check)
+    except sqlite3.OperationalError:
+        db.check_present()  # deleted between the check and the open: say so
+        raise
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout() * 1000)}")
     conn.execute("PRAGMA foreign_keys = ON")
-    return AnalyzerDatabase(conn, db.path, read_only=db.read_only, newer=db.newer)
+    return AnalyzerDatabase(conn, db.path, read_only=db.read_only, newer=db.newer,
+                            identity=db.identity)
+
+
+SNAPSHOT = "read as it is on disk"
+"""How a read-only reason ends when the database is opened immutable (see `_connect_read_only`)."""
+
+
+def _connect_read_only(path: Path, why: str) -> tuple[sqlite3.Connection, str]:
+    """A read-only connection, and why it is read-only. A database in WAL mode needs its -shm
+    file to be read, and SQLite creates that file beside the database: in a folder this process
+    may not write (a read-only mount, another user's folder), it cannot, and the plain read-only
+    open fails. Then the file is opened immutable: read as it is on disk, with no locks (nothing
+    can write it from here; another process with write access could, unseen)."""
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn, why
+    except sqlite3.OperationalError:
+        conn.close()
+    if Path(f"{path}-wal").exists():
+        raise StoreError(f"{path} has unfinished writes in {path}-wal, and {why}, so SQLite "
+                         "cannot read them; open it once where it may be written")
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True), f"{why}; {SNAPSHOT}"
 
 
 @contextlib.contextmanager
@@ -161,6 +216,8 @@ def write_transaction(db: Database) -> Iterator[Database]:
     with sqlite_errors(db):
         db.execute("BEGIN IMMEDIATE")
         try:
+            if isinstance(db, AnalyzerDatabase):
+                db.check_present()  # under the lock: a deleted file is never written
             yield db
             db.execute("COMMIT")
         except BaseException:

@@ -17,8 +17,13 @@ class DiskFull(Busy):
     """The disk holding the database has no room: nothing was written."""
 
 
+class DatabaseGone(Busy):
+    """The database file was deleted or replaced while this process had it open: nothing more
+    is written to (or read from) what is no longer the file at its path."""
+
+
 class RunNotComplete(Conflict):
     """The run exists but has no results: it is running, failed or was interrupted."""
 
 
-__all__ = ["DatabaseBusy", "DiskFull", "NotFound", "RunNotComplete", "StoreError"]
+__all__ = ["DatabaseBusy", "DatabaseGone", "DiskFull", "NotFound", "RunNotComplete", "StoreError"]

@@ -281,7 +281,8 @@ def _why_stale(db: Database, run_id: int) -> str:
     from .pending import find_pending
 
     path = getattr(db, "path", None)
-    saved = find_pending(path, run_id) if path else None
+    row = db.execute("SELECT started FROM runs WHERE id = ?", [run_id]).fetchone()
+    saved = find_pending(db, path, run_id, row[0]) if path and row else None
     if saved is not None:
         return (f"its results could not be written and are kept in {saved}; "
                 f"analyzer recover {saved} stores them")
@@ -303,12 +304,17 @@ def list_runs(db: AnalyzerDatabase) -> list[RunRead]:
         return [_run_read(run, name, db) for run, name in rows]
 
 
+MAX_ROW_ID = 2**63 - 1
+"""The largest id SQLite stores: a larger one names no row (and must not reach SQLite, which
+cannot even compare it)."""
+
+
 def get_run(db: AnalyzerDatabase, run_id: int) -> RunRead:
-    """One run; StoreError naming the runs there are if it is absent."""
+    """One run; NotFound naming the runs there are if it is absent."""
     with session(db) as s:
         row = s.exec(select(RunRow, CorpusRow.name)
                      .join(CorpusRow, col(CorpusRow.id) == col(RunRow.corpus_id))
-                     .where(RunRow.id == run_id)).first()
+                     .where(RunRow.id == run_id)).first() if 1 <= run_id <= MAX_ROW_ID else None
         if row is None:
             ids = s.exec(select(RunRow.id).order_by(col(RunRow.id))).all()
             known = f"; runs here: {', '.join(map(str, ids))}" if ids else "; there are no runs yet"

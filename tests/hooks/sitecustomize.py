@@ -15,7 +15,11 @@ line on stderr, a process id read from a pipe) instead of after a guessed delay:
   check_lossless), after saying "analyzer-test: stalled before NAME" on stderr.
 - ANALYZER_TEST_PAUSE_AT=NAME:PATH: the run says "analyzer-test: paused before NAME", then
   waits until the test writes a line to the named pipe PATH, then goes on (the test changes
-  the world in between: fills the disk, takes a lock).
+  the world in between: fills the disk, takes a lock, sends a signal). NAME is a function of
+  `analyzer.runs.execute`, or MODULE.NAME for another module's (`analyzer.cli.save_corpus`).
+- ANALYZER_TEST_HOLD_COUNTING=PATH: the service's counting (tokenize, compare) says
+  "analyzer-test: counting held" and waits for one byte from the named pipe PATH before it
+  counts (the test holds every counting process, then acts while they are busy).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import sys
 import threading
 
 _HOOKS = ("ANALYZER_TEST_STALL", "ANALYZER_TEST_STALL_ONCE", "ANALYZER_TEST_STALL_AT",
-          "ANALYZER_TEST_PAUSE_AT")
+          "ANALYZER_TEST_PAUSE_AT", "ANALYZER_TEST_HOLD_COUNTING")
 
 
 def _stall_forever() -> None:
@@ -71,9 +75,12 @@ def _stall_trainings() -> None:
 
 
 def _stop_before(name: str, pipe: str | None) -> None:
-    """Stall (or pause until the pipe says go) before analyzer.runs.execute.NAME."""
-    import analyzer.runs.execute as execute
+    """Stall (or pause until the pipe says go) before analyzer.runs.execute.NAME, or before
+    MODULE.NAME when NAME has dots."""
+    import importlib
 
+    where, _, name = name.rpartition(".")
+    execute = importlib.import_module(where or "analyzer.runs.execute")
     original = getattr(execute, name)
 
     def stopped(*args, **kwargs):
@@ -88,6 +95,25 @@ def _stop_before(name: str, pipe: str | None) -> None:
     setattr(execute, name, stopped)
 
 
+def _hold_counting(pipe: str) -> None:
+    """Make the service's counting wait for a byte from `pipe` (one byte releases one call)."""
+    import analyzer.serve.counting as counting
+
+    def held(original):
+        def counting(*args, **kwargs):
+            os.write(2, b"analyzer-test: counting held\n")  # one write: whole, among threads
+            descriptor = os.open(pipe, os.O_RDONLY)  # blocks until the test opens it to write
+            try:
+                os.read(descriptor, 1)
+            finally:
+                os.close(descriptor)
+            return original(*args, **kwargs)
+        return counting
+
+    counting.tokenization = held(counting.tokenization)
+    counting.comparison = held(counting.comparison)
+
+
 def _install() -> None:
     if os.environ.get("ANALYZER_TEST_STALL") or os.environ.get("ANALYZER_TEST_STALL_ONCE"):
         _stall_trainings()
@@ -96,6 +122,8 @@ def _install() -> None:
     if os.environ.get("ANALYZER_TEST_PAUSE_AT"):
         name, _, pipe = os.environ["ANALYZER_TEST_PAUSE_AT"].partition(":")
         _stop_before(name, pipe)
+    if os.environ.get("ANALYZER_TEST_HOLD_COUNTING"):
+        _hold_counting(os.environ["ANALYZER_TEST_HOLD_COUNTING"])
 
 
 if any(os.environ.get(hook) for hook in _HOOKS):

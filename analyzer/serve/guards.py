@@ -1,0 +1,193 @@
+"""The ASGI guards every request passes before the application sees it.
+
+- `TrustedHosts`: only the host names the server is bound to (and those the operator lists):
+  a page on another site that rebinds its name to 127.0.0.1 (DNS rebinding) is refused.
+- `BearerToken`: with a token, every request needs `Authorization: Bearer <token>` (compared in
+  constant time), or a browser's session cookie from the login page.
+- `BodyLimit`: request bodies over the limit get 413.
+- `HeadAsGet`: HEAD on any GET route, answered as GET without the body.
+- `SecurityHeaders`: `X-Content-Type-Options: nosniff` on every answer.
+"""
+
+from __future__ import annotations
+
+import hmac
+from urllib.parse import urlencode
+
+from fastapi.responses import RedirectResponse
+
+from .problems import problem
+
+SESSION_COOKIE = "analyzer_session"
+LOGIN_PATH = "/login"
+UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def host_name(header: bytes) -> str:
+    """The name in a Host header, without its port, lower-case.
+
+    >>> host_name(b"LocalHost:8000"), host_name(b"[::1]:8000"), host_name(b"127.0.0.1")
+    ('localhost', '::1', '127.0.0.1')
+    """
+    text = header.decode("latin-1").strip().lower()
+    if text.startswith("["):  # an IPv6 literal: [::1]:8000
+        return text[1:].partition("]")[0]
+    return text.rpartition(":")[0] if text.count(":") == 1 else text
+
+
+class TrustedHosts:
+    """Refuse a request whose Host header names none of `allowed` (400), before anything else
+    reads it: the defence against DNS rebinding, which a browser's same-origin rule does not
+    give a server on 127.0.0.1."""
+
+    def __init__(self, app, allowed: frozenset[str]):
+        self.app, self.allowed = app, allowed
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        header = dict(scope["headers"]).get(b"host", b"")
+        if host_name(header) in self.allowed:
+            return await self.app(scope, receive, send)
+        shown = header.decode("latin-1")[:100]
+        response = problem(400, "Bad Request", f"this server does not answer to the host name "
+                           f"{shown!r} (it answers to {', '.join(sorted(self.allowed))}); a page "
+                           "that reached it under another name is refused. The operator can add "
+                           "a name with analyzer serve --allow-host NAME")
+        await response(scope, receive, send)
+
+
+class BodyLimit:
+    """Refuse request bodies over `limit` bytes with 413, by Content-Length or as they stream."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            return await self._refuse(scope, receive, send)
+        # Read the body here (it is at most `limit` bytes), then hand it on: an app that
+        # finds a body too large halfway through would report a parse error instead.
+        messages, seen = [], 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                return await self._refuse(scope, receive, send)
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                break
+
+        async def replay():
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope, receive, send):
+        response = problem(413, "Request body too large",
+                           f"the request body is over the limit of {self.limit:,} bytes")
+        await response(scope, receive, send)
+
+
+def session_value(token: str) -> str:
+    """What a browser's session cookie holds: derived from the token (never the token itself),
+    so the cookie proves the token was given without being it."""
+    return hmac.new(token.encode("utf-8"), b"analyzer browser session", "sha256").hexdigest()
+
+
+class BearerToken:
+    """Every request must carry `Authorization: Bearer <token>`, or (a browser, after the login
+    page) the session cookie. A browser asking for a page without either is sent to the login
+    page; anything else gets 401. A cookie-borne request that changes something must come from
+    this server's own pages (its Origin, when the browser sends one, is this server)."""
+
+    def __init__(self, app, token: str):
+        self.app, self.token = app, token.encode("utf-8")
+        self.session = session_value(token).encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] == LOGIN_PATH:
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
+        if scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token):
+            return await self.app(scope, receive, send)
+        if hmac.compare_digest(_cookie(headers, SESSION_COOKIE), self.session):
+            if scope["method"] in UNSAFE_METHODS and not _same_origin(headers):
+                response = problem(403, "Forbidden", "a request that changes something must "
+                                   "come from this server's own pages (its Origin differs)")
+                return await response(scope, receive, send)
+            return await self.app(scope, receive, send)
+        if (scope["method"] in ("GET", "HEAD") and not scope["path"].startswith("/api/")
+                and b"text/html" in headers.get(b"accept", b"")):
+            target = scope["path"] + (f"?{scope['query_string'].decode()}"
+                                      if scope.get("query_string") else "")
+            redirect = RedirectResponse(f"{LOGIN_PATH}?{urlencode({'next': target})}", 303)
+            return await redirect(scope, receive, send)
+        response = problem(401, "Unauthorized", "this server needs a token: send "
+                           "Authorization: Bearer <token> (a browser: sign in at /login)",
+                           headers={"WWW-Authenticate": "Bearer"})
+        await response(scope, receive, send)
+
+
+def _cookie(headers: dict, name: str) -> bytes:
+    for part in headers.get(b"cookie", b"").split(b";"):
+        key, _, value = part.strip().partition(b"=")
+        if key == name.encode():
+            return value
+    return b""
+
+
+def _same_origin(headers: dict) -> bool:
+    origin = headers.get(b"origin")
+    if origin is None:
+        return True  # not a browser's cross-site request (browsers send Origin on those)
+    host = headers.get(b"host", b"")
+    return origin in (b"http://" + host, b"https://" + host)
+
+
+class HeadAsGet:
+    """HEAD on a GET route: the GET's status and headers, without the body (RFC 9110 9.3.2).
+    FastAPI routes answer only the methods they declare, so HEAD was a 405."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            return await self.app(scope, receive, send)
+
+        async def headers_only(message):
+            if message["type"] == "http.response.body":
+                if not message.get("more_body", False):
+                    await send({"type": "http.response.body", "body": b""})
+                return
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
+
+
+class SecurityHeaders:
+    """Every response says what it is and no more: `X-Content-Type-Options: nosniff` (a JSON
+    or CSV answer is never sniffed into a page)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() != b"x-content-type-options"]
+                message = {**message, "headers": [*headers, (b"x-content-type-options", b"nosniff")]}
+            await send(message)
+
+        await self.app(scope, receive, sending)
+

@@ -1,0 +1,73 @@
+"""Errors as RFC 9457 problem details (`application/problem+json`), carrying the CLI's messages.
+
+404 for what is not there, 409 for a state that forbids the request, 413 for a body over the
+limit, 422 for bad input or settings, 401 without the token, 503 (with `Retry-After`) while
+the server or the database cannot take the request.
+"""
+
+from __future__ import annotations
+
+import math
+from http import HTTPStatus
+
+from fastapi.responses import JSONResponse
+
+from analyzer.errors import AnalyzerError, Busy, Conflict, Invalid, NotFound
+from analyzer.store import DatabaseGone, DiskFull, RunNotComplete
+
+PROBLEM = "application/problem+json"
+
+
+class ServerBusy(Busy):
+    """The server has as much work of this kind in hand as it takes at once: try again soon."""
+
+    retry_after = 1
+    """Seconds a client should wait before it tries again (sent as `Retry-After`)."""
+
+
+class NotRunning(Conflict):
+    """A run this server is not running (complete, failed, or another process's)."""
+
+
+# The library's errors by the status they answer with: one entry per kind (the first match
+# wins, so a narrower class comes before its kind).
+STATUS_OF: list[tuple[type[AnalyzerError], int, str]] = [
+    (DiskFull, 507, "Insufficient storage"),
+    (NotFound, 404, "Not found"),
+    (RunNotComplete, 409, "Run not complete"),
+    (NotRunning, 409, "Run not in progress"),
+    (Conflict, 409, "A run is in progress"),
+    (DatabaseGone, 503, "Database gone"),
+    (ServerBusy, 503, "Server busy"),
+    (Busy, 503, "Database busy"),
+    (Invalid, 422, "Unprocessable input"),
+]
+
+
+def problem(status: int, title: str, detail: str, headers: dict | None = None,
+            fields: dict | None = None) -> JSONResponse:
+    """An RFC 9457 problem; `fields` (an error's setting, file, value, ...) as extension members
+    (a number JSON cannot write, NaN or infinity, as its text)."""
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    for key, value in (fields or {}).items():
+        if isinstance(value, float) and not math.isfinite(value):
+            body[key] = str(value)
+        elif isinstance(value, str | int | float | bool):
+            body[key] = value
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def library_problem(error: AnalyzerError) -> JSONResponse:
+    """The problem document of a library error, by its kind; settings by their JSON names,
+    which are the library's (the default rendering)."""
+    status, title = next((status, title) for kind, status, title in STATUS_OF
+                         if isinstance(error, kind))
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, ServerBusy) else None
+    return problem(status, title, error.render(), headers=headers, fields=error.fields())
+
+
+def title_of(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"

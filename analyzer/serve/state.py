@@ -1,0 +1,111 @@
+"""What the service keeps between requests: the database it serves and the documents of
+complete runs (the counting processes are `counting`'s).
+
+No request may stall the others: the event loop only waits. Counting a long text runs in a
+counting process; a complete run's documents are made once, by one thread, however many
+clients ask for them at once; waiting (a long poll) holds no thread at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
+
+from analyzer.store import AnalyzerDatabase, open_db, reconnect
+
+T = TypeVar("T")
+
+
+class Databases:
+    """A fresh connection per request (made cheaply from the one checked at start), so that a
+    request sees what run processes committed; closed when the request is done. A database
+    deleted or replaced while the server runs is DatabaseGone (503), never made anew."""
+
+    def __init__(self, path: Path):
+        self.checked = open_db(path)
+        self.checked.conn.close()  # requests open their own; nothing here needs this one
+
+    @property
+    def path(self) -> Path:
+        return self.checked.path
+
+    def check_present(self) -> None:
+        self.checked.check_present()
+
+    @contextmanager
+    def connection(self) -> Iterator[AnalyzerDatabase]:
+        db = reconnect(self.checked, any_thread=True)
+        try:
+            yield db
+        finally:
+            db.conn.close()
+
+
+def database(request: Request) -> Iterator[AnalyzerDatabase]:
+    """The request's own connection (a FastAPI dependency of a route that runs on the thread
+    pool): opened for it, closed after it."""
+    with request.app.state.databases.connection() as db:
+        yield db
+
+
+Database = Annotated[AnalyzerDatabase, Depends(database)]
+
+
+async def in_database(request: Request, function: Callable[[AnalyzerDatabase], T]) -> T:
+    """`function(db)` on the thread pool with a connection of its own: how a route that runs on
+    the event loop reads the database."""
+    def call() -> T:
+        with request.app.state.databases.connection() as db:
+            return function(db)
+    return await run_in_threadpool(call)
+
+
+DEFAULT_COUNTING_PROCESSES = max(2, os.cpu_count() or 1)
+"""How many requests count at once, each in a process of its own (the others get 503)."""
+
+
+class Document:
+    """A made document: its body, and the entity tag that names that body."""
+
+    def __init__(self, body: Any, identity: bytes):
+        self.body = body
+        self.etag = f'"{hashlib.sha256(identity).hexdigest()[:32]}"'
+
+
+class Documents:
+    """The documents of complete runs (a complete run never changes), each made once: by one
+    thread, however many requests ask for it at once (the others wait on the event loop,
+    holding no thread), then kept (the most recent `size`)."""
+
+    def __init__(self, size: int = 32):
+        self.size = size
+        self.items: OrderedDict[tuple, Document] = OrderedDict()
+        self.making: dict[tuple, asyncio.Task] = {}
+
+    async def get(self, key: tuple, make: Callable[[], Document]) -> Document:
+        if key in self.items:
+            self.items.move_to_end(key)
+            return self.items[key]
+        task = self.making.get(key)
+        if task is None:  # made apart from any one request: a client that leaves stops nothing
+            task = asyncio.ensure_future(run_in_threadpool(make))
+            self.making[key] = task
+            task.add_done_callback(lambda done: self._keep(key, done))
+        return await asyncio.shield(task)
+
+    def _keep(self, key: tuple, task: asyncio.Task) -> None:
+        self.making.pop(key, None)
+        if task.cancelled() or task.exception() is not None:
+            return  # the next request tries again
+        self.items[key] = task.result()
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
