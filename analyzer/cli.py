@@ -57,6 +57,7 @@ from .external import (
     load_prices,
 )
 from .files import is_special, write_atomically
+from .identity import BASE_PRETOKENIZER, VocabKind
 from .metrics import (
     algorithm_premiums,
     attribution,
@@ -74,13 +75,12 @@ from .queries import (
     trained_vocabulary,
 )
 from .report import DEFAULT_OUT, write_report
-from .runs import BASE_PRETOKENIZER, execute_run
+from .runs import execute_run
 from .settings import EXECUTORS, MAX_SIZE, MAX_STORED_INT, MIN_SIZE, RunSettings
 from .store import (
     DB_ENV,
     DEFAULT_DB,
     AnalyzerDatabase,
-    VocabKind,
     get_corpus,
     list_corpora,
     list_runs,

@@ -16,8 +16,9 @@ from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.external import Availability
 from analyzer.external.catalog import FramingBasis
+from analyzer.identity import Algorithm, VocabKind
 from analyzer.metrics import for_pretokenizer, own_vocabulary, tokenizer_label, tokenizer_sizes
-from analyzer.store import Algorithm, CorpusDetail, RunRead, VocabKind, VocabularyRead
+from analyzer.store import CorpusDetail, RunRead, VocabularyRead
 
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 

@@ -31,6 +31,7 @@ from analyzer.corpus import language_name
 from analyzer.errors import Invalid, NotFound, setting
 from analyzer.external.library_trained import whole_tokenizer
 from analyzer.files import write_atomically
+from analyzer.identity import BASE_PRETOKENIZER, VocabKind
 from analyzer.metrics import (
     SUMMARY_COLUMNS,
     RunData,
@@ -48,14 +49,12 @@ from analyzer.metrics import (
 )
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
 from analyzer.queries import complete_run, extended_tokenizer
-from analyzer.runs import BASE_PRETOKENIZER
 from analyzer.store import (
     AnalyzerDatabase,
     CorpusDetail,
     ReplacementTexts,
     RunRead,
     StoredMerge,
-    VocabKind,
     VocabularyRead,
     get_run,
     iter_merges,

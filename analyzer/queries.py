@@ -18,7 +18,7 @@ from analyzer.bpe.pretokenize import SUPERBPE
 from analyzer.errors import Invalid
 from analyzer.external.extension import Extended, ExtensionBase, extension_base
 from analyzer.external.library_trained import LibraryModel, model_from_document
-from analyzer.runs import BASE_PRETOKENIZER, EXTENSION_PREFIX
+from analyzer.identity import BASE_PRETOKENIZER, VocabKind
 from analyzer.store import (
     AnalyzerDatabase,
     NotFound,
@@ -27,7 +27,6 @@ from analyzer.store import (
     RunStatus,
     StoredMerge,
     StoreError,
-    VocabKind,
     VocabularyRead,
     get_run,
     load_merges,
@@ -197,7 +196,9 @@ def _extended(db: AnalyzerDatabase, run_id: int, stored: VocabularyRead,
 def _base_of(run_id: int, stored: VocabularyRead) -> ExtensionBase:
     """An extension's base, loaded on this machine; StoreError unless it is the very one the
     run extended (its size, and its files' SHA-256 where the run recorded them)."""
-    base = extension_base(stored.scope[len(EXTENSION_PREFIX):], downloads=False)
+    name = stored.identity.name
+    assert name is not None  # an extension names its base
+    base = extension_base(name, downloads=False)
     if base.size != stored.base_size:
         raise StoreError(f"{stored.scope}: {base.name} on this machine has {base.size:,} ids, but "
                          f"run {run_id} extended one of {stored.base_size:,}")

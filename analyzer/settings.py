@@ -107,14 +107,14 @@ class RunSettings:
         default_factory=list)
     """Also train a SuperBPE vocabulary (Liu et al. 2025) on all languages for each size T
     here: the shared vocabulary's merges up to T, then merges that may cross words to the
-    largest size (see analyzer.runs.superbpe); with `per_language`, each language's own too
+    largest size (see analyzer.runs.builders.superbpe); with `per_language`, each language's own too
     (its own vocabulary's merges up to T, then its stage 2). Each T is below the largest
     size."""
     extend: Annotated[list[str], Field(max_length=MAX_EXTEND)] = dataclasses.field(
         default_factory=list)
     """Production tokenizers to extend (byte-level BPE ones: tiktoken rank files, byte-level
     tokenizer.json; catalog names or hf:ORG/NAME): each is continued with `added` merges
-    learned over its own ids on the run's texts (see analyzer.runs.extension)."""
+    learned over its own ids on the run's texts (see analyzer.runs.builders.extension)."""
     added: Annotated[list[int], Field(max_length=MAX_SIZES, examples=[[1024, 8192]])] = \
         dataclasses.field(default_factory=list)
     """How many tokens to add to each base of `extend` (the command line writes them +N in

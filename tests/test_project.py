@@ -105,10 +105,11 @@ def test_the_tests_and_benchmarks_import_only_what_their_extra_declares(folder, 
     assert undeclared == {}, f"imported by {folder}/ but not declared in [{extra}]: {undeclared}"
 
 
-LAYERS = ["bpe", "errors", "files", "settings", "corpus", "store", "external", "runs", "metrics",
-          "export", "report", "cli", "cli_views", "serve"]
-"""Each layer may import only from the layers before it (DESIGN.md's order; `errors`, `files`
-and `settings` are the ground every layer after the core stands on)."""
+LAYERS = ["bpe", "errors", "files", "settings", "identity", "corpus", "store", "external", "runs",
+          "metrics", "queries", "export", "report", "cli", "cli_views", "serve"]
+"""Each layer may import only from the layers before it (DESIGN.md's order; `errors`, `files`,
+`settings` and `identity` are the ground every layer after the core stands on; `queries` is
+what the faces ask of stored runs, above the metrics)."""
 
 
 def test_layers_import_only_from_the_layers_above_them():
@@ -122,6 +123,62 @@ def test_layers_import_only_from_the_layers_above_them():
             if parts[0] != "analyzer" or len(parts) < 2 or parts[1] not in LAYERS:
                 continue
             assert LAYERS.index(parts[1]) <= LAYERS.index(layer), f"{relative} imports {name}"
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Every module of the package and the package's modules it imports: at the top of the
+    file or inside a function (what a type checker alone reads, under TYPE_CHECKING, aside);
+    relative imports resolved; a package's submodule named in `from package import name`
+    counted as itself."""
+    package = ROOT / "analyzer"
+
+    def name_of(path: Path) -> str:
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {name_of(path): path for pattern in ("*.py", "*.pyi") for path in package.rglob(pattern)}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(inner) for node in ast.walk(tree)
+                       if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                       for inner in ast.walk(node)}
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        found = set()
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(here[:len(here) - node.level + 1] + [node.module or ""]).rstrip(".") \
+                    if node.level else node.module or ""
+                for alias in node.names:
+                    found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+        graph[name] = {target for target in found if target in modules and target != name}
+    return graph
+
+
+def test_no_module_imports_itself_round_a_circle():
+    """No import cycle among the package's modules, imports inside functions counted."""
+    graph = module_graph()
+    assert {"analyzer.runs.builders", "analyzer.identity", "analyzer.store.results"} <= set(graph)
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    circles = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                circles.append(path[path.index(target):] + [target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert circles == [], "import circles: " + "; ".join(" -> ".join(c) for c in circles)
 
 
 SQL = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE)\b|\.execute\(")

@@ -163,7 +163,7 @@ class EndedProcess:
 def test_a_job_that_ended_is_waited_for_past_other_messages_before_it_is_called_dead():
     """The pool found a job's process gone with its messages still in the pipe: its progress,
     another job's, then its record. It reads on to the record instead of failing the run."""
-    from analyzer.runs.jobs import _receive
+    from analyzer.runs.pool import _receive
 
     record, progress = object(), ("progress", ("shared", "done", 1, 1))
     running = {0: EndedProcess(), 1: EndedProcess()}
@@ -175,11 +175,12 @@ def test_a_job_that_ended_is_waited_for_past_other_messages_before_it_is_called_
 
 
 def test_a_job_that_ended_without_its_record_fails_the_run_naming_it():
+    from analyzer.identity import VocabularyId
     from analyzer.runs import RunError
-    from analyzer.runs.jobs import VocabularyJob, _receive
-    from analyzer.store import VocabKind
+    from analyzer.runs.plan import TrainingTexts, VocabularyJob
+    from analyzer.runs.pool import _receive
 
-    job = VocabularyJob(VocabKind.SHARED, "shared", {}, {}, [300], "lexicographic", 2)
+    job = VocabularyJob(VocabularyId.shared(), TrainingTexts({}), {}, [300], "lexicographic", 2)
     messages = ScriptedQueue(None, ("progress", ("shared", "done", 1, 1)), None)
     with pytest.raises(RunError, match="the shared job's process ended without a result"):
         _receive(messages, {0: EndedProcess()}, {}, [job], None)

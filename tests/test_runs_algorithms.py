@@ -180,7 +180,7 @@ def test_an_export_its_library_counts_otherwise_keeps_nothing(algorithm_run, tmp
     """A stored count that the file, loaded by its library, does not give (here the count is
     altered; in use, a Split pattern Oniguruma reads otherwise than `regex`)."""
     from analyzer.export import ExportMismatch, export_tokenizer
-    from analyzer.store.runs import pack_counts, unpack_counts
+    from analyzer.store.values import pack_counts, unpack_counts
 
     db, run_id = algorithm_run
     row = db.execute("SELECT c.rowid, c.unit_tokens FROM token_counts c JOIN vocabularies v ON "

@@ -214,13 +214,13 @@ def test_a_local_cluster_run_prints_progress_and_nothing_of_dask_s(tiny_db_path)
 def test_texts_larger_than_dask_s_graph_warning_go_once_without_it():
     import warnings
 
+    from analyzer.identity import VocabularyId
     from analyzer.runs.cluster import connect
-    from analyzer.runs.jobs import JobPlan
-    from analyzer.store import VocabKind
+    from analyzer.runs.plan import JobPlan
 
     texts = {"eng_Latn": [f"the cat sat {i} " * 60 for i in range(12_000)],  # distinct: pickle
              "rus_Cyrl": [f"кот сидел {i} " * 60 for i in range(12_000)]}   # keeps each (20 MB)
-    plan = JobPlan(VocabKind.SHARED, "shared", ["eng_Latn", "rus_Cyrl"], ["eng_Latn", "rus_Cyrl"],
+    plan = JobPlan(VocabularyId.shared(), ["eng_Latn", "rus_Cyrl"], ["eng_Latn", "rus_Cyrl"],
                    [0, 1], [0, 1], [260], "lexicographic", 2)
     with warnings.catch_warnings(record=True) as seen, connect(None, 1) as executor:
         warnings.simplefilter("always")

@@ -37,8 +37,7 @@ COLUMNS = ("unit", "lang", "tokens")
 ALIASES = {"language": "lang"}
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
 """An imported vocabulary's name: what tables, charts and exports call it (a model's name).
-Never with `:` or `@`, which the run's own scopes use (`extend:NAME`, `superbpe@T`,
-`unigram:LANG`)."""
+Never with the characters the run's own scopes use (`analyzer.identity.RESERVED`)."""
 LIBRARY = "imported"
 """What an imported vocabulary records as the library that counted: none of analyzer's."""
 

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.bpe.pretokenize import NONE, Pretokenizer, resolve
-from analyzer.store import Algorithm
+from analyzer.identity import Algorithm
 
 from . import formats
 from .errors import TokenizerError

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analyzer.corpus.languages import script_name
-from analyzer.store import Algorithm, VocabKind
+from analyzer.identity import Algorithm, VocabKind
 
 from .data import RunData
 

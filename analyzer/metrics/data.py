@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from analyzer.identity import VocabKind
 from analyzer.store import (
     AnalyzerDatabase,
     ReplacementTexts,
     RunRead,
-    VocabKind,
     VocabularyRead,
     get_corpus_by_id,
     get_run,

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzer.store import VocabKind, VocabularyRead
+from analyzer.identity import VocabKind
+from analyzer.store import VocabularyRead
 
 from .data import RunData
 from .fairness import token_curve

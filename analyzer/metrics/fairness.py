@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzer.store import VocabKind
+from analyzer.identity import VocabKind, VocabularyId
 
 from .data import FairnessData, RunData
 from .frames import RESAMPLES, headline_vocabulary
@@ -282,11 +282,12 @@ def own_superbpe_effects(data: RunData) -> list[dict]:
     for v in data.vocabularies:
         if v.kind != VocabKind.LANGUAGE_SUPERBPE or v.transition is None:
             continue
-        lang = v.scope.rsplit(":", 1)[1]
+        lang = v.identity.language
+        assert lang is not None
         transition = v.transition
 
         def scope(code: str, t: int = transition) -> str:
-            return f"superbpe@{t}:{code}"
+            return VocabularyId.superbpe(t, code).scope
 
         before = [size for size in run.sizes if size <= transition]
         before_size = max(before) if before else None

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzer.store import IMPORTED_SIZE, RunRead, VocabKind, VocabularyRead
+from analyzer.identity import VocabKind
+from analyzer.store import IMPORTED_SIZE, RunRead, VocabularyRead
 
 from .allocation import allocation_frame
 from .data import RunData

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from analyzer.store import VocabKind
+from analyzer.identity import VocabKind
 
 
 def configuration_name(row: Mapping[str, Any]) -> str:

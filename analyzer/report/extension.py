@@ -15,8 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
+from analyzer.identity import VocabKind
 from analyzer.metrics import WITHIN, RunData, extension_curves
-from analyzer.store import VocabKind, VocabularyRead
+from analyzer.store import VocabularyRead
 
 from .fairness import PARITY_COLOR
 from .figures import TOKENS_COLOR, RunView, label

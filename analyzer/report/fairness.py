@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from analyzer.corpus import language_name
+from analyzer.identity import VocabKind
 from analyzer.metrics import configuration_name, divergence_matrix
-from analyzer.store import VocabKind
 
 from .figures import OTHER_COLOR, TOKENS_COLOR, RunView, _sized_bars, label
 from .language_filter import by_script, script_label

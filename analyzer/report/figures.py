@@ -18,8 +18,9 @@ import plotly.graph_objects as go
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
+from analyzer.identity import VocabKind
 from analyzer.metrics import for_pretokenizer, tokenizer_label
-from analyzer.store import IMPORTED_SIZE, VocabKind
+from analyzer.store import IMPORTED_SIZE
 
 from .language_filter import MANY_LANGUAGES, by_script, script_label
 

@@ -17,6 +17,7 @@ from analyzer.corpus import language_name
 from analyzer.errors import AnalyzerError
 from analyzer.external import catalog, load_prices
 from analyzer.files import write_atomically
+from analyzer.identity import VocabKind
 from analyzer.metrics import (
     RunData,
     algorithm_premiums,
@@ -38,7 +39,6 @@ from analyzer.store import (
     AnalyzerDatabase,
     CorpusDetail,
     RunRead,
-    VocabKind,
     VocabularyRead,
     get_corpus_by_id,
     load_merges,

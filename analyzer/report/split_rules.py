@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
-from analyzer.store import IMPORTED_SIZE, VocabKind
+from analyzer.identity import VocabKind
+from analyzer.store import IMPORTED_SIZE
 
 from .figures import (
     RunView,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
-from analyzer.store import VocabKind
+from analyzer.identity import VocabKind
 
 from .fairness import PARITY_COLOR
 from .figures import TOKENS_COLOR, RunView, label, size_axis

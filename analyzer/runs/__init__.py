@@ -1,15 +1,18 @@
-"""Runs: train the shared and per-language vocabularies of a corpus, count every measured
-unit at every size, and store it all atomically.
+"""Runs: train the vocabularies a run asks for, count every measured unit at every size, and
+store it all atomically.
 
-`execute_run(db, RunSettings(sizes=[512]))` is what `analyzer run --vocab 512` does.
+`execute_run(db, RunSettings(sizes=[512]))` is what `analyzer run --vocab 512` does: settings
+resolved against the corpus (`resolution`), the jobs planned by the builders of each kind of
+vocabulary (`builders`, on `plan`'s jobs), run on the local pool (`pool`) or a Dask cluster
+(`cluster`), and the results stored (`execute`).
 """
 
 from analyzer.settings import EXECUTORS, RunSettings
 
+from .errors import RunError
 from .execute import ResultsNotStored, execute_run
-from .extension import BASE_PRETOKENIZER, EXTENSION_PREFIX, extension_scope
-from .resolution import RunError, split_units
 from .resolution import resolve as resolve_settings
+from .resolution import split_units
 
-__all__ = ["BASE_PRETOKENIZER", "EXECUTORS", "EXTENSION_PREFIX", "ResultsNotStored", "RunError",
-           "RunSettings", "execute_run", "extension_scope", "resolve_settings", "split_units"]
+__all__ = ["EXECUTORS", "ResultsNotStored", "RunError", "RunSettings", "execute_run",
+           "resolve_settings", "split_units"]

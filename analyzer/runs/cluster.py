@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import socket
 import warnings
 from collections.abc import Iterator
@@ -27,8 +26,10 @@ from collections.abc import Iterator
 from analyzer.errors import SETTING
 from analyzer.store import VocabularyRecord
 
-from .jobs import JobPlan, Report, build_vocabulary
-from .resolution import RunError
+from .builders import build_vocabulary
+from .errors import RunError
+from .plan import JobPlan, Report
+from .resolution import check_scheduler
 
 RETRIES = 2
 """How many times a job that raised is submitted again before the run fails."""
@@ -40,17 +41,7 @@ GREETING_TIMEOUT = 5.0
 GREETING = b"pickle-protocol"
 """A word of the handshake a Dask scheduler sends first on every connection (msgpack)."""
 
-ADDRESS = re.compile(r"^(tcp|tls|ucx|inproc|ws|wss)://[^\s/]+$")
 EXTRA = "pip install 'analyzer[dask]'"
-
-
-def check_scheduler(address: str) -> None:
-    """RunError unless `address` looks like a scheduler address (tcp://HOST:PORT)."""
-    if not ADDRESS.match(address) or (address.startswith(("tcp://", "tls://"))
-                                      and not re.search(r":\d+$", address)):
-        raise RunError(f"{SETTING} {address!r} is not a Dask scheduler address: write "
-                       "tcp://HOST:PORT (e.g. tcp://127.0.0.1:8786)", setting="scheduler",
-                       value=address)
 
 
 def _distributed():
@@ -89,7 +80,7 @@ class DaskExecutor:
             shared = self.client.submit(_texts, Texts(texts), pure=False,
                                         key=f"texts-{os.getpid()}-{id(plans)}")
         # The biggest first, as the local pool does: the longest job starts earliest.
-        order = sorted(range(len(plans)), key=lambda i: -_work(plans[i], texts))
+        order = sorted(range(len(plans)), key=lambda i: -plans[i].work(texts))
         futures = {}
         results: dict[int, VocabularyRecord] = {}
         try:
@@ -133,10 +124,6 @@ class Texts:
 
 def _texts(texts: Texts) -> Texts:
     return texts
-
-
-def _work(plan: JobPlan, texts: dict[str, list[str]]) -> int:
-    return sum(len(texts[lang][u]) for lang in plan.train_on for u in plan.train_units)
 
 
 def _build_planned(plan: JobPlan, texts: Texts) -> VocabularyRecord:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 from dataclasses import dataclass, field
 
 from analyzer.bpe import PretokenizerError
@@ -13,7 +14,8 @@ from analyzer.bpe.pretokenize import NONE, USER_AROUND_PREFIX, USER_PREFIX
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
-from analyzer.errors import SETTING, Invalid, setting
+from analyzer.errors import SETTING, setting
+from analyzer.identity import Algorithm, VocabKind
 from analyzer.settings import (
     ALGORITHMS,
     DEFAULT_PIVOT,
@@ -28,19 +30,9 @@ from analyzer.settings import (
     MIN_SIZE,
     RunSettings,
 )
-from analyzer.store import (
-    Algorithm,
-    AnalyzerDatabase,
-    CorpusDetail,
-    VocabKind,
-    get_corpus,
-    list_corpora,
-)
+from analyzer.store import AnalyzerDatabase, CorpusDetail, get_corpus, list_corpora
 
-
-class RunError(Invalid):
-    """Settings no run can honour; the message says which value and what would do, and
-    `setting` names it."""
+from .errors import RunError
 
 
 @dataclass(frozen=True)
@@ -273,9 +265,17 @@ def _executor(settings: RunSettings) -> None:
         if settings.executor != "dask":
             raise RunError(f"{SETTING} is for the dask executor: set {setting('executor')} to dask",
                            setting="scheduler")
-        from .cluster import check_scheduler
-
         check_scheduler(settings.scheduler)
+
+
+SCHEDULER_ADDRESS = re.compile(r"^(tcp|tls|ucx|inproc|ws|wss)://[^\s/]+$")
+def check_scheduler(address: str) -> None:
+    """RunError unless `address` looks like a scheduler address (tcp://HOST:PORT)."""
+    if not SCHEDULER_ADDRESS.match(address) or (address.startswith(("tcp://", "tls://"))
+                                      and not re.search(r":\d+$", address)):
+        raise RunError(f"{SETTING} {address!r} is not a Dask scheduler address: write "
+                       "tcp://HOST:PORT (e.g. tcp://127.0.0.1:8786)", setting="scheduler",
+                       value=address)
 
 
 def _pretokenizers(names: list[str]) -> list[str]:

@@ -13,9 +13,9 @@ from starlette.concurrency import run_in_threadpool
 from analyzer.errors import Invalid
 from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
 from analyzer.external import ALL_AVAILABLE, availability, catalog
+from analyzer.identity import VocabKind, VocabularyId
 from analyzer.metrics import language_metrics, load_run_data
 from analyzer.queries import complete_run, trained_merges
-from analyzer.runs import EXTENSION_PREFIX
 from analyzer.settings import MAX_LANGUAGES, MAX_SIZE, MIN_SIZE, RunSettings, request_model
 from analyzer.store import (
     AnalyzerDatabase,
@@ -24,7 +24,6 @@ from analyzer.store import (
     NotFound,
     RunRead,
     RunStatus,
-    VocabKind,
     VocabularyRead,
     get_corpus,
     get_run,
@@ -254,11 +253,11 @@ async def compare(request: Request, body: CompareRequest) -> Response:
     keys: dict[str, tuple] = {}
     if body.run is not None:
         run_id, size = body.run, body.size
-        trained = await in_database(request, lambda db: _trained_scopes(db, run_id, size))
+        trained = await in_database(request, lambda db: _trained(db, run_id, size))
         for scope in dict.fromkeys(body.vocabs if body.vocabs is not None else trained):
             # `size` is the trained vocabularies'; an extension counts with all its additions.
-            keys[scope] = ("trained", run_id, scope,
-                           None if scope.startswith(EXTENSION_PREFIX) else size, None)
+            extension = scope in trained and trained[scope].kind == VocabKind.EXTENSION
+            keys[scope] = ("trained", run_id, scope, None if extension else size, None)
     for name in dict.fromkeys(body.tokenizers):
         keys[name] = _tokenizer_key(name)
     work = _work(list(body.texts.values()), len(keys), body.pieces)
@@ -266,12 +265,12 @@ async def compare(request: Request, body: CompareRequest) -> Response:
                         counting.Compare(body.texts, list(keys), body.pivot, body.pieces))
 
 
-def _trained_scopes(db: AnalyzerDatabase, run_id: int, size: int | None = None) -> list[str]:
-    """The run's trained vocabularies; at a size the run did not train, without its Unigram and
-    WordPiece ones (each has its trained sizes only: asked for one, it says which)."""
+def _trained(db: AnalyzerDatabase, run_id: int, size: int | None = None) -> dict[str, VocabularyId]:
+    """The run's trained vocabularies by scope; at a size the run did not train, without its
+    Unigram and WordPiece ones (each has its trained sizes only: asked for one, it says which)."""
     run = complete_run(db, run_id)
-    return [v.scope for v in vocabularies(db, run_id) if v.kind.trained and (
-        v.kind.has_merges or size is None or size in run.sizes)]
+    return {v.scope: v.identity for v in vocabularies(db, run_id) if v.kind.trained and (
+        v.kind.has_merges or size is None or size in run.sizes)}
 
 
 @router.get("/tokenizers", summary="The tokenizer catalog, and which are available here")

@@ -50,7 +50,7 @@ def _child(db_path: str, settings: dict, messages, server: int) -> None:
     daemonic process may not start the run's own pool of workers), so it watches the server
     instead and ends if the server does; the server interrupts it when it stops."""
     from analyzer.runs import execute_run
-    from analyzer.runs.jobs import watch_parent
+    from analyzer.runs.pool import watch_parent
 
     watch_parent(server)
 

@@ -7,6 +7,8 @@
 No SQL is written outside this package.
 """
 
+from analyzer.identity import Algorithm, VocabKind
+
 from .corpora import (
     get_corpus,
     get_corpus_by_id,
@@ -18,16 +20,14 @@ from .corpora import (
 )
 from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db, reconnect
 from .errors import DatabaseBusy, DatabaseGone, DiskFull, NotFound, RunNotComplete, StoreError
-from .kinds import IMPORTED_SIZE, Algorithm, ReplacementTexts, RunStatus, VocabKind
+from .kinds import IMPORTED_SIZE, ReplacementTexts, RunStatus
 from .models import CorpusDetail, CorpusRead, LanguageStats, RunRead, VocabularyRead
 from .pending import recover_run, save_pending
 from .replacements import load_chosen, load_histograms, load_replacements
+from .results import StoredMerge, VocabularyRecord, finish_run
 from .runs import (
     NewRun,
-    StoredMerge,
-    VocabularyRecord,
     create_run,
-    finish_run,
     get_run,
     iter_merges,
     list_runs,

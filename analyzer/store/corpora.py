@@ -14,8 +14,9 @@ from analyzer.errors import Conflict, setting
 from .db import AnalyzerDatabase, write_transaction
 from .errors import NotFound, StoreError
 from .models import CorpusDetail, CorpusLanguageRow, CorpusRead, CorpusRow, LanguageStats, TextRow
-from .runs import inserted_id, now, runs_of_corpus
+from .runs import runs_of_corpus
 from .session import session
+from .values import inserted_id, now
 
 
 def save_corpus(db: AnalyzerDatabase, corpus: ParallelCorpus, name: str, *, replace: bool = False) -> str:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from sqlmodel import Field, SQLModel
 
-from .kinds import RunStatus, VocabKind
+from analyzer.identity import VocabKind, VocabularyId
+
+from .kinds import RunStatus
 
 # Rows: one class per table, field for field.
 
@@ -202,3 +204,8 @@ class VocabularyRead(SQLModel):
     """How `framing` is known: measured (the model's own chat template or encoder, run by its
     library), documented (its maker's format, counted with the tokenizer) or none (a completion
     model: a request is its text)."""
+
+    @property
+    def identity(self) -> VocabularyId:
+        """What the vocabulary is, typed (its kind, language, transition, name)."""
+        return VocabularyId.parse(self.scope, self.kind)

@@ -27,10 +27,11 @@ from sqlite_utils import Database
 
 from analyzer.errors import setting
 from analyzer.files import write_atomically
+from analyzer.identity import VocabKind
 
 from .errors import StoreError
-from .kinds import VocabKind
-from .runs import MAX_ROW_ID, VocabularyRecord, finish_run
+from .results import VocabularyRecord, finish_run
+from .values import MAX_ROW_ID
 
 FORMAT = "analyzer pending results 1"
 

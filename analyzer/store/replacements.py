@@ -16,7 +16,9 @@ from array import array
 
 from sqlite_utils import Database
 
-from .kinds import ReplacementTexts, VocabKind
+from analyzer.identity import VocabKind
+
+from .kinds import ReplacementTexts
 
 
 def _packed(values: array) -> bytes:

@@ -1,20 +1,16 @@
-"""Runs in the database: created as 'running', results written in one transaction at the end.
+"""Runs in the database: created as 'running', marked as they end, read back.
 
-A run's row is committed first, so an interrupted or failed run is always visible and marked,
-and its results (vocabularies, merges, token counts) appear all at once or not at all. A run
-whose process was killed outright is found by `reap_stale_runs` (its process is gone) and
-marked; `open_db` does that for every command.
+A run's row is committed first, so an interrupted or failed run is always visible and marked;
+its results (`results.finish_run`) appear all at once or not at all. A run whose process was
+killed outright is found by `reap_stale_runs` (its process is gone) and marked.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sys
-from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from sqlite_utils import Database
@@ -24,71 +20,12 @@ from analyzer.settings import RECORDED, RunSettings
 
 from .db import AnalyzerDatabase, write_transaction
 from .errors import NotFound, StoreError
-from .kinds import ReplacementTexts, RunStatus, VocabKind
+from .kinds import RunStatus
 from .models import CorpusRow, RunRead, RunRow, VocabularyRead, VocabularyRow
 from .processes import is_alive, this_process
-from .replacements import add_histograms, add_replacements
+from .results import StoredMerge
 from .session import session
-
-
-class StoredMerge(NamedTuple):
-    """One merge of a stored vocabulary, in rank order."""
-
-    left: int
-    right: int
-    new_id: int
-    pair_count: int
-    """The pair's count when the merge was chosen (overlaps included)."""
-    token: bytes
-
-
-@dataclass
-class VocabularyRecord:
-    """One vocabulary's results, ready to store."""
-
-    scope: str
-    kind: VocabKind
-    size: int
-    counts: dict[int, dict[str, list[int]]]
-    """`{size: {lang: [tokens of each measured unit]}}`."""
-    trained_bytes: int | None = None
-    merges_learned: int | None = None
-    stop_reason: str | None = None
-    seconds: float | None = None
-    roundtrip_ok: bool | None = None
-    merges: list[StoredMerge] = field(default_factory=list)
-    library: str | None = None
-    source: str | None = None
-    pretokenizer: str | None = None
-    """Trained: the pre-tokenizer's name as given ("none" for none); production: None."""
-    pattern: str | None = None
-    transition: int | None = None
-    """SuperBPE: the size where its second stage starts."""
-    base_size: int | None = None
-    """An extension: its base's size (its added ids start there)."""
-    framing: int | None = None
-    """A production tokenizer: the tokens a one-message request adds (None: not known)."""
-    framing_basis: str | None = None
-    """How `framing` is known (measured, documented, none)."""
-    chunks: dict[str, list[int]] | None = None
-    """With a pre-tokenizer: `{lang: [chunks of each measured unit]}` (one vocabulary per
-    pre-tokenizer reports them; the run stores them once)."""
-    chosen: list[str | None] | None = None
-    """Parity-aware: for each merge, the language whose pair it was (None: chosen over all)."""
-    replaced_in_training: dict[str, list[int]] | None = None
-    """`{lang: [occurrences each merge replaced in its training texts, when learned]}`."""
-    replaced_in_measured: dict[str, list[int]] | None = None
-    """`{lang: [occurrences each merge replaces in its measured units]}`."""
-    histograms: dict[int, dict[str, dict[int, int]]] | None = None
-    """`{size: {lang: {token id: occurrences in the measured units}}}`."""
-    models: dict[int, str] | None = None
-    """Unigram and WordPiece: `{size: the trained tokenizer.json}` (each size its own
-    training), stored byte for byte with its SHA-256."""
-
-
-def now() -> str:
-    """The time, as every stored date is written: UTC, to the second, ISO 8601."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
+from .values import MAX_ROW_ID, inserted_id, now, unpack_counts
 
 
 @dataclass
@@ -132,82 +69,6 @@ def create_run(db: Database, new: NewRun) -> int:
         cursor = db.execute(f"INSERT INTO runs ({', '.join(columns)}) "
                             f"VALUES ({', '.join('?' * len(columns))})", list(columns.values()))
         return inserted_id(cursor)
-
-
-def inserted_id(cursor) -> int:
-    """The rowid the INSERT just made."""
-    assert cursor.lastrowid is not None, "an INSERT always sets lastrowid"
-    return cursor.lastrowid
-
-
-def finish_run(db: Database, run_id: int, vocabularies: list[VocabularyRecord],
-               seconds: float) -> None:
-    """Write every result of the run and mark it complete, in one transaction."""
-    with write_transaction(db):
-        status = db.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()
-        if status is None or status[0] == RunStatus.COMPLETE:
-            raise StoreError(f"run {run_id} is {'complete' if status else 'not in the database'}; "
-                             "its results cannot be written again")
-        if db.execute("SELECT count(*) FROM vocabularies WHERE run_id = ?", [run_id]).fetchone()[0]:
-            raise StoreError(f"run {run_id} already has results stored")
-        stored_chunks = set()
-        for record in vocabularies:
-            add_vocabulary(db, run_id, record)
-            if record.chunks and record.pretokenizer not in stored_chunks:
-                stored_chunks.add(record.pretokenizer)
-                db.conn.executemany(
-                    "INSERT INTO chunk_counts (run_id, pretokenizer, lang, chunks, unit_chunks) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    ((run_id, record.pretokenizer, lang, sum(units), pack_counts(units))
-                     for lang, units in record.chunks.items()))
-        db.execute("UPDATE runs SET status = ?, error = NULL, finished = ?, seconds = ? "
-                   "WHERE id = ?", [RunStatus.COMPLETE, now(), seconds, run_id])
-
-
-def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
-    """Insert one vocabulary with its merges and token counts (inside the caller's transaction)."""
-    cursor = db.execute(
-        "INSERT INTO vocabularies (run_id, scope, kind, size, trained_bytes, merges_learned, "
-        "stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern, transition, "
-        "base_size, framing, framing_basis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?)",
-        [run_id, record.scope, record.kind, record.size, record.trained_bytes,
-         record.merges_learned, record.stop_reason, record.seconds,
-         None if record.roundtrip_ok is None else int(record.roundtrip_ok), record.library,
-         record.source, record.pretokenizer, record.pattern, record.transition,
-         record.base_size, record.framing, record.framing_basis],
-    )
-    vocab_id = inserted_id(cursor)
-    chosen = record.chosen or [None] * len(record.merges)
-    db.conn.executemany(
-        "INSERT INTO merges (vocab_id, rank, left_id, right_id, new_id, count, token, chosen_by) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        ((vocab_id, rank, *merge, language)
-         for rank, (merge, language) in enumerate(zip(record.merges, chosen))),
-    )
-    if record.replaced_in_training:
-        add_replacements(db, vocab_id, ReplacementTexts.TRAINED, record.replaced_in_training)
-    if record.replaced_in_measured:
-        add_replacements(db, vocab_id, ReplacementTexts.MEASURED, record.replaced_in_measured)
-    if record.histograms:
-        add_histograms(db, vocab_id, record.histograms)
-    db.conn.executemany(
-        "INSERT INTO vocabulary_models (vocab_id, size, entries, sha256, document) "
-        "VALUES (?, ?, ?, ?, ?)",
-        ((vocab_id, size, _entries(document), hashlib.sha256(data).hexdigest(), data)
-         for size, document in (record.models or {}).items()
-         for data in [document.encode("utf-8")]))
-    db.conn.executemany(
-        "INSERT INTO token_counts (vocab_id, size, lang, tokens, unit_tokens) VALUES (?, ?, ?, ?, ?)",
-        ((vocab_id, size, lang, sum(units), pack_counts(units))
-         for size, by_lang in record.counts.items() for lang, units in by_lang.items()),
-    )
-    return vocab_id
-
-
-def _entries(document: str) -> int:
-    """How many entries a stored model's vocabulary has (a Unigram list, a WordPiece map)."""
-    return len(json.loads(document)["model"]["vocab"])
 
 
 class StoredModel(NamedTuple):
@@ -302,11 +163,6 @@ def list_runs(db: AnalyzerDatabase) -> list[RunRead]:
                       .join(CorpusRow, col(CorpusRow.id) == col(RunRow.corpus_id))
                       .order_by(col(RunRow.id))).all()
         return [_run_read(run, name, db) for run, name in rows]
-
-
-MAX_ROW_ID = 2**63 - 1
-"""The largest id SQLite stores: a larger one names no row (and must not reach SQLite, which
-cannot even compare it)."""
 
 
 def get_run(db: AnalyzerDatabase, run_id: int) -> RunRead:
@@ -421,18 +277,3 @@ def _vocabulary_id(db: AnalyzerDatabase, run_id: int, scope: str, pretokenizer: 
 
 def runs_of_corpus(db: Database, corpus_id: int) -> int:
     return db.execute("SELECT count(*) FROM runs WHERE corpus_id = ?", [corpus_id]).fetchone()[0]
-
-
-def pack_counts(units: list[int]) -> bytes:
-    counts = array("I", units)
-    if sys.byteorder == "big":
-        counts.byteswap()
-    return counts.tobytes()
-
-
-def unpack_counts(blob: bytes) -> list[int]:
-    counts = array("I")
-    counts.frombytes(blob)
-    if sys.byteorder == "big":
-        counts.byteswap()
-    return counts.tolist()

@@ -1,8 +1,8 @@
 """Unigram and WordPiece vocabularies as jobs of a run.
 
 Neither algorithm is prefix-consistent, so a job trains one size (the pool and the Dask
-executor spread the sizes like any other jobs) and `combine_sizes` joins a vocabulary's sizes
-into one record before the run stores it. A job cuts its training texts with the run's
+executor spread the sizes like any other jobs) and `combine` joins a vocabulary's sizes into one
+record before the run stores it. A job cuts its training texts with the run's
 pre-tokenizer, gives the library every chunk as often as it occurs (training weights
 applied), and counts every measured unit with the model it trained: the library encodes each
 distinct chunk once. The record keeps the model (its tokenizer.json), each size's token counts
@@ -15,23 +15,36 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-from analyzer.bpe.pretokenize import distinct_chunks, resolve
+from analyzer.bpe.pretokenize import resolve
 from analyzer.external.library_trained import LibraryModel, train_model
-from analyzer.store import Algorithm, VocabularyRecord
+from analyzer.identity import Algorithm, VocabKind, VocabularyId
+from analyzer.store import VocabularyRecord
 
-from .jobs import Report, VocabularyJob
+from ..plan import JobPlan, Report, VocabularyJob
+from ..resolution import ResolvedRun
+from .common import counted_by, new_plan
 
-
-def algorithm_scope(algorithm: Algorithm, language: str | None = None) -> str:
-    """A Unigram or WordPiece vocabulary's name in its run.
-
-    >>> algorithm_scope(Algorithm.UNIGRAM), algorithm_scope(Algorithm.WORDPIECE, "hin_Deva")
-    ('unigram', 'wordpiece:hin_Deva')
-    """
-    return str(algorithm) + (f":{language}" if language else "")
+KINDS = (VocabKind.UNIGRAM, VocabKind.LANGUAGE_UNIGRAM, VocabKind.WORDPIECE,
+         VocabKind.LANGUAGE_WORDPIECE)
 
 
-def build_library_vocabulary(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
+def plans(run: ResolvedRun) -> list[JobPlan]:
+    """Per pre-tokenizer, algorithm (other than BPE) and size: one job on every language and
+    (`per_language`) one per language, each size its own training."""
+    found = []
+    for pretokenizer in run.pretokenizers:
+        for algorithm in run.algorithms[1:]:
+            for size in run.sizes:
+                found.append(new_plan(run, VocabularyId.library(algorithm), run.languages,
+                                      run.languages, pretokenizer, sizes=[size]))
+                if run.settings.per_language:
+                    found += [new_plan(run, VocabularyId.library(algorithm, lang), [lang],
+                                       counted_by(run, lang), pretokenizer, sizes=[size])
+                              for lang in run.languages]
+    return found
+
+
+def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
     """Train the job's one size with its library, then count every measured unit."""
     algorithm = job.kind.algorithm
     assert algorithm is not None and algorithm != Algorithm.BPE and len(job.sizes) == 1
@@ -39,28 +52,17 @@ def build_library_vocabulary(job: VocabularyJob, report: Report | None = None) -
     report = report or (lambda *args: None)
     report(job.label, "train", 0, 1)
     start = time.perf_counter()
-    texts, weights = [], []
-    for lang, units in job.train_texts.items():
-        texts.extend(units)
-        weights.extend([(job.weights or {}).get(lang, 1)] * len(units))
-    splitter = resolve(job.pretokenizer)
-    if splitter is None:  # each text one chunk
-        counts: Counter[str] = Counter()
-        for text, weight in zip(texts, weights):
-            counts[text] += weight
-        chunk_counts: dict[str, int] = dict(counts)
-    else:
-        chunk_counts = dict(zip(*distinct_chunks(texts, splitter, weights)))
-    model = train_model(algorithm, chunk_counts, size, job.pretokenizer)
+    model = train_model(algorithm, job.training.chunk_counts(job.pretokenizer), size,
+                        job.pretokenizer)
     seconds = time.perf_counter() - start
     report(job.label, "train", 1, 1)
     report(job.label, "count", 0, 1)
+    splitter = resolve(job.pretokenizer)
     counted, histograms, roundtrip_ok = _count(model, job.measure)
     report(job.label, "done", 1, 1)
     return VocabularyRecord(
         scope=job.scope, kind=job.kind, size=size, counts={size: counted},
-        trained_bytes=sum(len(text.encode("utf-8", errors="surrogateescape")) * weight
-                          for text, weight in zip(texts, weights)),
+        trained_bytes=job.training.n_bytes(),
         stop_reason=None if model.size == size else
         f"the training text has pieces for {model.size:,} entries only",
         seconds=round(seconds, 3), roundtrip_ok=roundtrip_ok, pretokenizer=job.pretokenizer,
@@ -91,15 +93,14 @@ def _count(model: LibraryModel, measure: dict[str, list[str]]
     return counts, histograms, roundtrip_ok
 
 
-def combine_sizes(records: list[VocabularyRecord]) -> list[VocabularyRecord]:
+def combine(records: list[VocabularyRecord]) -> list[VocabularyRecord]:
     """The records of one-size jobs joined per vocabulary (kind, scope, pre-tokenizer), at the
     place of its first; every other record as it is.
 
-    >>> from analyzer.store import VocabKind
     >>> one = VocabularyRecord("unigram", VocabKind.UNIGRAM, 512, {512: {}}, seconds=1.0,
     ...                        pretokenizer="none", histograms={512: {}}, models={512: "{}"},
     ...                        roundtrip_ok=True)
-    >>> both = combine_sizes([one, replace(one, size=1024, counts={1024: {}},
+    >>> both = combine([one, replace(one, size=1024, counts={1024: {}},
     ...                       histograms={1024: {}}, models={1024: "{}"})])
     >>> [(r.size, sorted(r.counts), r.seconds) for r in both]
     [(1024, [512, 1024], 2.0)]

@@ -19,34 +19,31 @@ from __future__ import annotations
 
 import time
 
-from analyzer import bpe
 from analyzer.bpe.pretokenize import chunk_texts
 from analyzer.external.extension import Extended
-from analyzer.store import StoredMerge, VocabKind, VocabularyRecord
+from analyzer.identity import BASE_PRETOKENIZER, VocabKind, VocabularyId
+from analyzer.store import StoredMerge, VocabularyRecord
 
-from .jobs import Report, split_by_language
-from .resolution import ResolvedRun, RunError
+from ..errors import RunError
+from ..plan import Report, TrainingTexts, split_by_language
+from ..resolution import ResolvedRun
 
-EXTENSION_PREFIX = "extend:"
-BASE_PRETOKENIZER = "base"
-"""An extension's stored pre-tokenizer: the base's own (its pattern is stored beside)."""
-
-
-def extension_scope(base_name: str) -> str:
-    """An extension's name in its run: `extend:NAME`.
-
-    >>> extension_scope("o200k_base")
-    'extend:o200k_base'
-    """
-    return f"{EXTENSION_PREFIX}{base_name}"
+KINDS = (VocabKind.EXTENSION,)
 
 
-def build_extension(base, run: ResolvedRun, texts: dict[str, list[str]],
-                    report: Report | None = None) -> VocabularyRecord:
+def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None
+            ) -> list[VocabularyRecord]:
+    """One record per base the run extends."""
+    return [build(base, run, texts, report) for base in run.extensions]
+
+
+def build(base, run: ResolvedRun, texts: dict[str, list[str]],
+          report: Report | None = None) -> VocabularyRecord:
     """Train the additions to `base` up to the largest added size; count every measured unit
     of every language at the base's size and at each added size; one record."""
     report = report or (lambda *args: None)
-    label = extension_scope(base.name)
+    identity = VocabularyId.extension(base.name)
+    label = identity.scope
     train_langs = run.extend_langs or run.languages
     largest = base.size + max(run.added)
     step = max(1, max(run.added) // 100)
@@ -57,11 +54,11 @@ def build_extension(base, run: ResolvedRun, texts: dict[str, list[str]],
 
     report(label, "train", 0, max(run.added))
     start = time.perf_counter()
-    training = bpe.train_by_language(
-        {lang: [texts[lang][u] for u in run.train_units] for lang in train_langs}, largest,
-        pretokenizer=base, base=base, min_pair_count=run.settings.min_pair_count,
-        weights={lang: w for lang, w in run.weights.items() if lang in train_langs} or None,
-        tie_break=run.settings.tie_break, progress=on_merge)
+    training = TrainingTexts(
+        {lang: [texts[lang][u] for u in run.train_units] for lang in train_langs},
+        {lang: w for lang, w in run.weights.items() if lang in train_langs},
+    ).train_bpe(largest, pretokenizer=base, base=base, min_pair_count=run.settings.min_pair_count,
+                tie_break=run.settings.tie_break, progress=on_merge)
     seconds = time.perf_counter() - start
     report(label, "count", 0, 1)
     extended = Extended(base, training.merges)
@@ -69,7 +66,7 @@ def build_extension(base, run: ResolvedRun, texts: dict[str, list[str]],
     counts, replaced, roundtrip_ok = measure_extended(extended, measure, run)
     report(label, "done", 1, 1)
     return VocabularyRecord(
-        scope=label, kind=VocabKind.EXTENSION, size=largest,
+        scope=label, kind=identity.kind, size=largest,
         counts={size: counts[min(size, extended.size)]
                 for size in [base.size, *(base.size + n for n in run.added)]},
         trained_bytes=training.n_bytes, merges_learned=len(training.merges),

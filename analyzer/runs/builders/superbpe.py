@@ -19,42 +19,49 @@ import time
 
 from analyzer import bpe
 from analyzer.bpe.pretokenize import SUPERBPE
+from analyzer.identity import VocabKind, VocabularyId
 from analyzer.store import StoredMerge, VocabularyRecord
 
-from .jobs import Report, VocabularyJob, progress_reporter, split_by_language
+from ..plan import JobPlan, Report, VocabularyJob, progress_reporter, split_by_language
+from ..resolution import ResolvedRun
+from .common import counted_by, new_plan
+
+KINDS = (VocabKind.SUPERBPE, VocabKind.LANGUAGE_SUPERBPE)
 
 STAGE_TWO = SUPERBPE
 """The pre-tokenizer of the second stage: SuperBPE's published pattern, split around."""
 
 
-def superbpe_scope(transition: int, language: str | None = None) -> str:
-    """A SuperBPE vocabulary's name in its run: `superbpe@T`, or `superbpe@T:LANG` for a
-    language's own.
+def plans(run: ResolvedRun) -> list[JobPlan]:
+    """Per pre-tokenizer and transition: SuperBPE on every language, and each language's own
+    (`per_language`)."""
+    found = []
+    for pretokenizer in run.pretokenizers:
+        for transition in run.superbpe:
+            found.append(new_plan(run, VocabularyId.superbpe(transition), run.languages,
+                                  run.languages, pretokenizer))
+            if run.settings.per_language:
+                found += [new_plan(run, VocabularyId.superbpe(transition, lang), [lang],
+                                   counted_by(run, lang), pretokenizer) for lang in run.languages]
+    return found
 
-    >>> superbpe_scope(26214), superbpe_scope(26214, "hin_Deva")
-    ('superbpe@26214', 'superbpe@26214:hin_Deva')
-    """
-    return f"superbpe@{transition}" + (f":{language}" if language else "")
 
-
-def build_superbpe(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
+def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
     """Train both stages, count every measured text at every size; one record."""
-    assert job.transition is not None
-    largest, transition = job.sizes[-1], job.transition
+    transition = job.identity.transition
+    assert transition is not None
+    largest = job.sizes[-1]
     report = report or (lambda *args: None)
-    on_merge = progress_reporter(job, report, largest)
-    weights = job.weights or None
+    on_merge = progress_reporter(job.label, report, largest)
     start = time.perf_counter()
     wanted = largest - 256  # progress counts the merges of both stages together
-    first = bpe.train_by_language(job.train_texts, transition, pretokenizer=job.pretokenizer,
-                                  weights=weights, min_pair_count=job.min_pair_count,
-                                  tie_break=job.tie_break,
-                                  progress=lambda n, total: on_merge(n, wanted))
+    first = job.training.train_bpe(transition, pretokenizer=job.pretokenizer,
+                                   min_pair_count=job.min_pair_count, tie_break=job.tie_break,
+                                   progress=lambda n, total: on_merge(n, wanted))
     done = len(first.merges)
-    second = bpe.train_by_language(
-        job.train_texts, largest, base=first.merges, pretokenizer=STAGE_TWO, weights=weights,
-        min_pair_count=job.min_pair_count, tie_break=job.tie_break,
-        progress=lambda n, total: on_merge(done + n, wanted))
+    second = job.training.train_bpe(
+        largest, base=first.merges, pretokenizer=STAGE_TWO, min_pair_count=job.min_pair_count,
+        tie_break=job.tie_break, progress=lambda n, total: on_merge(done + n, wanted))
     seconds = time.perf_counter() - start
     report(job.label, "count", 0, 1)
     merges = first.merges + second.merges

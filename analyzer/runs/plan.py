@@ -1,0 +1,207 @@
+"""What a job is: a vocabulary to build, what it trains on and what it counts. Plain data, so a
+job runs the same in this process, in a process of its own or on a Dask worker; the builders
+(`analyzer.runs.builders`) and the executors (`pool`, `cluster`) all stand on this module.
+
+A job's training input is one interface, `TrainingInput`: what a builder asks of the text it
+trains on (BPE's training over it, its distinct chunks with their counts, its size). Texts by
+language are one implementation (`TrainingTexts`); a chunk-count table read from a training
+source is another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from analyzer import bpe
+from analyzer.bpe.pretokenize import NONE, distinct_chunks, resolve
+from analyzer.identity import VocabKind, VocabularyId
+
+Report = Callable[[str, str, int, int], None]
+"""report(label, phase, done, total); phase is "train", "count" or "done"."""
+
+
+class TrainingInput(Protocol):
+    """What a job trains on, as its builders use it."""
+
+    @property
+    def languages(self) -> list[str]:
+        """The languages it holds text of, in training order."""
+        ...
+
+    @property
+    def work(self) -> int:
+        """How much there is to train on (to start the biggest jobs first)."""
+        ...
+
+    def train_bpe(self, vocab_size: int, **options) -> bpe.LanguageTraining:
+        """`bpe.train_by_language` over this input (the options are its own)."""
+        ...
+
+    def chunk_counts(self, pretokenizer: str) -> dict[str, int]:
+        """Every distinct chunk the pre-tokenizer cuts, with how often it occurs (training
+        weights applied); with `none`, each text is one chunk."""
+        ...
+
+    def n_bytes(self) -> int:
+        """The UTF-8 bytes trained on, weights applied."""
+        ...
+
+
+@dataclass
+class TrainingTexts:
+    """Texts by language, each language's texts counting `weights[lang]` times (default 1)."""
+
+    by_language: dict[str, list[str]]
+    weights: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def languages(self) -> list[str]:
+        return list(self.by_language)
+
+    @property
+    def work(self) -> int:
+        return sum(len(t) for texts in self.by_language.values() for t in texts)
+
+    def train_bpe(self, vocab_size: int, **options) -> bpe.LanguageTraining:
+        return bpe.train_by_language(self.by_language, vocab_size, weights=self.weights or None,
+                                     **options)
+
+    def _weighted(self) -> tuple[list[str], list[int]]:
+        texts, weights = [], []
+        for lang, units in self.by_language.items():
+            texts.extend(units)
+            weights.extend([self.weights.get(lang, 1)] * len(units))
+        return texts, weights
+
+    def chunk_counts(self, pretokenizer: str) -> dict[str, int]:
+        texts, weights = self._weighted()
+        splitter = resolve(pretokenizer)
+        if splitter is not None:
+            return dict(zip(*distinct_chunks(texts, splitter, weights)))
+        counts: dict[str, int] = {}
+        for text, weight in zip(texts, weights):
+            counts[text] = counts.get(text, 0) + weight
+        return counts
+
+    def n_bytes(self) -> int:
+        texts, weights = self._weighted()
+        return sum(len(text.encode("utf-8", errors="surrogateescape")) * weight
+                   for text, weight in zip(texts, weights))
+
+
+@dataclass
+class VocabularyJob:
+    identity: VocabularyId
+    training: TrainingInput
+    measure: dict[str, list[str]]
+    """The measured texts of every language this vocabulary counts."""
+    sizes: list[int]
+    tie_break: str
+    min_pair_count: int
+    pretokenizer: str = NONE
+    """The pre-tokenizer's name as given (built-in, re:PATTERN or split:PATTERN)."""
+    global_merges: int = 0
+    """Parity-aware: the first merges, chosen over all languages together."""
+    dev: dict[str, list[str]] | None = None
+    """Parity-aware: the texts whose token counts decide whose turn it is (default: the
+    training texts)."""
+
+    @property
+    def kind(self) -> VocabKind:
+        return self.identity.kind
+
+    @property
+    def scope(self) -> str:
+        return self.identity.scope
+
+    @property
+    def work(self) -> int:
+        return self.training.work
+
+    @property
+    def label(self) -> str:
+        return job_label(self.scope, self.pretokenizer, self.kind, self.sizes)
+
+
+def job_label(scope: str, pretokenizer: str, kind: VocabKind | None = None,
+              sizes: list[int] | None = None) -> str:
+    """How progress names a job: its scope, its pre-tokenizer if it has one, and the size of a
+    job that trains one size (Unigram and WordPiece: each size is its own training).
+
+    >>> job_label("unigram", "words", VocabKind.UNIGRAM, [4096])
+    'unigram [words] size 4096 (its own training)'
+    """
+    label = scope if pretokenizer == NONE else f"{scope} [{pretokenizer}]"
+    if kind is not None and not kind.has_merges and sizes:
+        label += f" size {sizes[0]} (its own training)"
+    return label
+
+
+@dataclass
+class JobPlan:
+    """A job without its texts: which languages and units it trains on and counts. Texts
+    travel once to where the jobs run (a Dask cluster), and each job takes its own from them."""
+
+    identity: VocabularyId
+    train_on: list[str]
+    count: list[str]
+    train_units: list[int]
+    measured_units: list[int]
+    sizes: list[int]
+    tie_break: str
+    min_pair_count: int
+    pretokenizer: str = NONE
+    weights: dict[str, int] = field(default_factory=dict)
+    global_merges: int = 0
+    dev_measured: bool = False
+    """Parity-aware with a holdout: the held-out (measured) units decide whose turn it is."""
+
+    @property
+    def kind(self) -> VocabKind:
+        return self.identity.kind
+
+    @property
+    def scope(self) -> str:
+        return self.identity.scope
+
+    @property
+    def label(self) -> str:
+        return job_label(self.scope, self.pretokenizer, self.kind, self.sizes)
+
+    def work(self, texts: dict[str, list[str]]) -> int:
+        return sum(len(texts[lang][u]) for lang in self.train_on for u in self.train_units)
+
+    def job(self, texts: dict[str, list[str]]) -> VocabularyJob:
+        def units(languages: list[str], which: list[int]) -> dict[str, list[str]]:
+            return {lang: [texts[lang][u] for u in which] for lang in languages}
+
+        return VocabularyJob(
+            self.identity, TrainingTexts(units(self.train_on, self.train_units), self.weights),
+            units(self.count, self.measured_units), self.sizes, self.tie_break,
+            self.min_pair_count, self.pretokenizer, global_merges=self.global_merges,
+            dev=units(self.train_on, self.measured_units) if self.dev_measured else None)
+
+
+def progress_reporter(label: str, report: Report, largest: int) -> bpe.Progress:
+    """The engine's progress callback for a job: a report about every hundredth of its merges
+    (the engine calls after each block of merges) and at the end."""
+    step = max(1, (largest - 256) // 100)
+    reported = [-1]  # the last step reported
+
+    def on_merge(done: int, total: int) -> None:
+        if done // step != reported[0] or done == total:
+            reported[0] = done // step
+            report(label, "train", done, total)
+
+    return on_merge
+
+
+def split_by_language(flat: list[int], measure: dict[str, list[str]]) -> dict[str, list[int]]:
+    """Counts of the measured texts, all languages in a row, back into `{lang: counts}`."""
+    by_language, offset = {}, 0
+    for lang, texts in measure.items():
+        by_language[lang] = flat[offset:offset + len(texts)]
+        offset += len(texts)
+    return by_language
