@@ -1,0 +1,65 @@
+"""A vocabulary's identity (`analyzer.identity`): every kind's scope is written and read back in
+one place, and every kind has exactly one builder."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from analyzer.identity import Algorithm, VocabKind, VocabularyId
+
+LANGUAGES = st.sampled_from(["eng_Latn", "hin_Deva", "zho_Hans", "kor_Hang"])
+NAMES = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._+/-]{0,20}", fullmatch=True)
+IDENTITIES = st.one_of(
+    st.just(VocabularyId.shared()), st.just(VocabularyId.parity()),
+    LANGUAGES.map(VocabularyId.own),
+    st.builds(VocabularyId.superbpe, st.integers(256, 2**24), st.none() | LANGUAGES),
+    st.builds(VocabularyId.library, st.sampled_from([Algorithm.UNIGRAM, Algorithm.WORDPIECE]),
+              st.none() | LANGUAGES),
+    NAMES.map(VocabularyId.extension), NAMES.map(VocabularyId.production),
+    NAMES.map(VocabularyId.imported))
+
+
+@given(IDENTITIES)
+def test_a_scope_reads_back_as_the_identity_that_wrote_it(identity):
+    assert VocabularyId.parse(identity.scope, identity.kind) == identity
+    assert VocabularyId.parse(identity.scope, str(identity.kind)) == identity
+
+
+def test_scopes_are_the_ones_stored_databases_hold():
+    """The strings runs have always stored: existing databases read back unchanged."""
+    assert [identity.scope for identity in (
+        VocabularyId.shared(), VocabularyId.parity(), VocabularyId.own("hin_Deva"),
+        VocabularyId.superbpe(26214), VocabularyId.superbpe(26214, "hin_Deva"),
+        VocabularyId.library(Algorithm.UNIGRAM), VocabularyId.library(Algorithm.WORDPIECE, "hin_Deva"),
+        VocabularyId.extension("o200k_base"), VocabularyId.production("cl100k_base"),
+        VocabularyId.imported("claude-sonnet-4"))] == [
+        "shared", "parity", "hin_Deva", "superbpe@26214", "superbpe@26214:hin_Deva", "unigram",
+        "wordpiece:hin_Deva", "extend:o200k_base", "cl100k_base", "claude-sonnet-4"]
+
+
+@pytest.mark.parametrize("scope, kind", [
+    ("superbpe@x", "superbpe"), ("superbpe@700", "language-superbpe"), ("superbpe@700:eng_Latn", "superbpe"),
+    ("unigram:eng_Latn", "unigram"), ("unigram", "language-unigram"), ("wordpiece", "unigram"),
+    ("o200k_base", "extension"), ("parity", "shared"),
+])
+def test_a_scope_that_is_not_its_kind_s_is_refused(scope, kind):
+    with pytest.raises(ValueError, match="is not the scope of"):
+        VocabularyId.parse(scope, kind)
+
+
+def test_an_identity_holds_what_its_kind_needs():
+    with pytest.raises(ValueError, match="needs language"):
+        VocabularyId(VocabKind.LANGUAGE)
+    with pytest.raises(ValueError, match="has no transition"):
+        VocabularyId(VocabKind.SHARED, transition=300)
+    with pytest.raises(ValueError, match="needs name"):
+        VocabularyId(VocabKind.EXTENSION)
+
+
+def test_every_kind_has_one_builder():
+    from analyzer.runs.builders import JOB_BUILDERS, LOCAL_BUILDERS, kinds_built
+
+    kinds = [kind for module in (*JOB_BUILDERS, *LOCAL_BUILDERS) for kind in module.KINDS]
+    assert sorted(kinds) == sorted(VocabKind) and kinds_built() == set(VocabKind)
