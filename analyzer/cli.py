@@ -58,15 +58,7 @@ from .external import (
 )
 from .files import is_special, write_atomically
 from .identity import BASE_PRETOKENIZER, VocabKind
-from .metrics import (
-    algorithm_premiums,
-    attribution,
-    extension_effects,
-    extension_reach,
-    language_metrics,
-    load_run_data,
-    summaries,
-)
+from .metrics import SECTION, RunResults, load_run_data
 from .queries import (
     complete_run,
     extension_base_bytes,
@@ -588,10 +580,10 @@ def run(
         else:
             console.print(f"Interrupted{why} before the run was recorded: nothing was stored.")
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
-    _show_run(database, run_id, as_json=as_json)
+    results = _show_run(database, run_id, as_json=as_json)
     if report:
         with console.status("Writing the report"), _writing(out):
-            path = write_report(database, run_id, out)
+            path = write_report(database, run_id, out, results=results)
         console.print(f"Report: {plain(path)}")
         if open_report:
             webbrowser.open(path.resolve().as_uri())
@@ -693,14 +685,15 @@ def merges(
     served: dict[str, list[int]] = {}
     chosen: list[str | None] = []
     if by_language:
-        data, _ = _run_metrics(database, run_id)
+        results = _run_results(database, run_id)
+        data = results.data
         assert data.fairness is not None
         if not data.kind(vocab, pretokenizer).trained_on_every_language:
             raise _fail(f"--by-language is for the vocabularies trained on every language "
                         f"(shared, parity, superbpe@T); {vocab} is one language's own")
         served = data.fairness.trained.get((vocab, pretokenizer), {})
         chosen = data.fairness.chosen.get((vocab, pretokenizer), [])
-        shares = attribution(data)
+        shares = results["attribution"]
         shares = shares[(shares["vocab"] == vocab) & (shares["pretokenizer"] == pretokenizer)]
         Console().print(views.attribution_table(shares, vocab))
     width = len(str(min(top, len(rows))))
@@ -788,12 +781,12 @@ def export(
     if out is not None:
         _check_output_file(out)
     database = _open(db)
-    data, frame = _run_metrics(database, run_id)
+    results = _run_results(database, run_id)
     content: str | Iterator[str]
     if format.value == "csv":
-        content = unit_counts_csv(data) if units else export_csv(frame)
+        content = unit_counts_csv(results.data) if units else export_csv(results.frame)
     else:
-        content = export_json(database, run_id, data, frame, units=units)
+        content = export_json(database, run_id, results, units=units)
     _emit(content, out)
 
 
@@ -977,17 +970,20 @@ def _parse_weights(values: list[str] | None) -> dict[str, int]:
     return weights
 
 
-def _run_metrics(database: AnalyzerDatabase, run_id: int):
+def _run_results(database: AnalyzerDatabase, run_id: int) -> RunResults:
+    """A complete run's data, its sections computed once each as the command asks for them."""
     complete_run(database, run_id)
-    data = load_run_data(database, run_id)
-    return data, language_metrics(data)
+    return RunResults(load_run_data(database, run_id))
 
 
 def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
               vocab: str = VocabKind.SHARED, size: int | None = None,
-              pretokenizer: str | None = None) -> None:
-    data, frame = _run_metrics(database, run_id)
-    run = data.run
+              pretokenizer: str | None = None, results: RunResults | None = None) -> RunResults:
+    """Print a run's tables (or, `as_json`, its show document): the terminal's view of each
+    section the run has (`cli_views.TERMINAL_VIEWS`); the results, for the report to use
+    again."""
+    results = results or _run_results(database, run_id)
+    frame, run, data = results.frame, results.run, results.data
     if pretokenizer is not None and pretokenizer not in run.pretokenizers:
         raise _fail(f"run {run_id} has no pre-tokenizer {pretokenizer!r}; it has: "
                     f"{', '.join(run.pretokenizers)}")
@@ -997,35 +993,18 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
     if size is not None and size not in set(frame[frame["vocab"] == vocab]["size"]):
         raise _fail(f"run {run_id} has no size {size}; its sizes: {', '.join(map(str, run.sizes))}")
     if as_json:
-        typer.echo(json.dumps(show_document(data, frame), indent=2))
-        return
+        typer.echo(json.dumps(show_document(results), indent=2))
+        return results
     console = Console()
-    extended = any(v.scope == vocab and v.kind == VocabKind.EXTENSION for v in data.vocabularies)
-    shown = [] if extended else [pretokenizer] if pretokenizer else run.pretokenizers
-    parity = summaries(data) if run.parity and vocab == VocabKind.SHARED else None
-    for index, split in enumerate(shown):
-        console.print(*views.summary_tables(run, frame, data.vocabularies, vocab,
-                                            [size] if size else None, split,
-                                            tokenizers=index == 0, width=console.width))
-        for note in views.summary_notes(parity, split) if parity is not None else []:
-            console.print(f"[cyan]Parity:[/cyan] {plain(note)}")
-    if vocab == VocabKind.SHARED and pretokenizer is None and size is None:
-        configurations = summaries(data)
-        if len(configurations) > 1:
-            console.print(views.frontier_table(configurations))
-    if len(run.algorithms) > 1 and vocab == VocabKind.SHARED and size is None:
-        premiums = algorithm_premiums(data)
-        if pretokenizer is not None:
-            premiums = premiums[premiums["pretokenizer"] == pretokenizer]
-        console.print(*views.algorithm_tables(premiums, run.pivot))
-    if run.extend and (extended or vocab == VocabKind.SHARED):
-        effects, reached = extension_effects(data), extension_reach(data)
-        if extended:
-            effects, reached = effects[effects["vocab"] == vocab], reached[reached["vocab"] == vocab]
-        console.print(*views.extension_tables(effects, reached, run.pivot, run.target))
+    options = views.ShowOptions(vocab, size, pretokenizer, console.width)
+    for name, view in views.TERMINAL_VIEWS:
+        if SECTION[name].applies(run):
+            for group in view(results, options):
+                console.print(*group)
     for note in views.early_stops(data.vocabularies, run.sizes):
         console.print(f"[yellow]Note:[/yellow] {plain(note)}")
     bad = [v.scope for v in data.vocabularies if v.roundtrip_ok is False]
     if bad:
         console.print(f"[red]Round trip failed[/red] for {plain(', '.join(bad))}: decoding did not "
                       "give the texts back. This is a bug; please report it.")
+    return results

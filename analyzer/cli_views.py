@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 from rich import box
@@ -17,7 +19,13 @@ from analyzer.corpus import language_name
 from analyzer.external import Availability
 from analyzer.external.catalog import FramingBasis
 from analyzer.identity import Algorithm, VocabKind
-from analyzer.metrics import for_pretokenizer, own_vocabulary, tokenizer_label, tokenizer_sizes
+from analyzer.metrics import (
+    RunResults,
+    for_pretokenizer,
+    own_vocabulary,
+    tokenizer_label,
+    tokenizer_sizes,
+)
 from analyzer.store import CorpusDetail, RunRead, VocabularyRead
 
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
@@ -376,6 +384,81 @@ def compact_sizes(sizes: list[int]) -> str:
     if len(sizes) <= 3:
         return ",".join(map(str, sizes))
     return f"{sizes[0]}..{sizes[-1]} ({len(sizes)})"
+
+
+@dataclass(frozen=True)
+class ShowOptions:
+    """What `analyzer show` was asked to show: one vocabulary, and maybe one size and one
+    pre-tokenizer, at a terminal's width."""
+
+    vocab: str
+    size: int | None
+    pretokenizer: str | None
+    width: int
+
+
+Printed = list[list]
+"""What a view prints: groups of renderables, each group printed in one call."""
+
+
+def records_view(results: RunResults, options: ShowOptions) -> Printed:
+    """The tokens and overhead tables, one per pre-tokenizer (an extension's: one), each with
+    the parity notes of the run's parity-aware vocabulary under it."""
+    run, data = results.run, results.data
+    extended = any(v.scope == options.vocab and v.kind == VocabKind.EXTENSION
+                   for v in data.vocabularies)
+    shown = [] if extended else [options.pretokenizer] if options.pretokenizer else run.pretokenizers
+    parity = results["summaries"] if run.parity and options.vocab == VocabKind.SHARED else None
+    found: Printed = []
+    for index, split in enumerate(shown):
+        found.append(summary_tables(run, results.frame, data.vocabularies, options.vocab,
+                                    [options.size] if options.size else None, split,
+                                    tokenizers=index == 0, width=options.width))
+        found += [[f"[cyan]Parity:[/cyan] {plain(note)}"]
+                  for note in (summary_notes(parity, split) if parity is not None else [])]
+    return found
+
+
+def frontier_view(results: RunResults, options: ShowOptions) -> Printed:
+    """Cost against fairness, for the shared view of every size and pre-tokenizer."""
+    if options.vocab != VocabKind.SHARED or options.pretokenizer is not None or options.size:
+        return []
+    configurations = results["summaries"]
+    return [[frontier_table(configurations)]] if len(configurations) > 1 else []
+
+
+def algorithms_view(results: RunResults, options: ShowOptions) -> Printed:
+    """Each language under each algorithm, for the shared view of every size."""
+    if options.vocab != VocabKind.SHARED or options.size is not None:
+        return []
+    premiums = results["algorithm_premiums"]
+    if options.pretokenizer is not None:
+        premiums = premiums[premiums["pretokenizer"] == options.pretokenizer]
+    return [algorithm_tables(premiums, results.run.pivot)]
+
+
+def extension_view(results: RunResults, options: ShowOptions) -> Printed:
+    """What each added size does to each language, and the tokens that reach the pivot: for
+    the shared view, or one extension's."""
+    extended = any(v.scope == options.vocab and v.kind == VocabKind.EXTENSION
+                   for v in results.data.vocabularies)
+    if not (extended or options.vocab == VocabKind.SHARED):
+        return []
+    effects, reached = results["extension_effects"], results["extension_reach"]
+    if extended:
+        effects = effects[effects["vocab"] == options.vocab]
+        reached = reached[reached["vocab"] == options.vocab]
+    return [extension_tables(effects, reached, results.run.pivot, results.run.target)]
+
+
+TERMINAL_VIEWS: list[tuple[str, Callable[[RunResults, ShowOptions], Printed]]] = [
+    ("records", records_view),
+    ("summaries", frontier_view),
+    ("algorithm_premiums", algorithms_view),
+    ("extension_reach", extension_view),
+]
+"""What `analyzer show` prints, in its order, each under the section (`analyzer.metrics.SECTIONS`)
+it shows: printed when the run has that section."""
 
 
 class VocabularyBars:

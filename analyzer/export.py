@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -32,21 +33,7 @@ from analyzer.errors import Invalid, NotFound, setting
 from analyzer.external.library_trained import whole_tokenizer
 from analyzer.files import write_atomically
 from analyzer.identity import BASE_PRETOKENIZER, VocabKind
-from analyzer.metrics import (
-    SUMMARY_COLUMNS,
-    RunData,
-    algorithm_premiums,
-    attribution,
-    divergence_matrix,
-    equal_cost_sizes,
-    extension_effects,
-    extension_reach,
-    language_metrics,
-    load_run_data,
-    own_superbpe_effects,
-    summaries,
-    superbpe_effects,
-)
+from analyzer.metrics import SECTIONS, SUMMARY_COLUMNS, RunData, RunResults, load_run_data
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
 from analyzer.queries import complete_run, extended_tokenizer
 from analyzer.store import (
@@ -119,28 +106,52 @@ def rows(frame: pd.DataFrame, keys: list[str]) -> list[dict]:
             for row in frame[keys].to_dict(orient="records")]
 
 
-def show_document(data: RunData, frame: pd.DataFrame) -> dict:
-    """`analyzer show RUN --json`: the run's identity, every record, each all-language
-    vocabulary's summary (Gini, total cost), the equal-cost sizes and each extension's reach."""
-    run = data.run
+DOCUMENTS: dict[str, Callable[[Any], Any]] = {
+    "records": records,
+    "summaries": lambda frame: rows(frame, SUMMARY_KEYS),
+    "equal_cost_sizes": list,
+    "attribution": lambda frame: rows(frame, ATTRIBUTION_KEYS),
+    "divergence": list,
+    "superbpe_effects": list,
+    "own_superbpe_effects": list,
+    "extension_effects": lambda frame: rows(frame, EXTENSION_KEYS),
+    "extension_reach": lambda frame: rows(frame, REACH_KEYS),
+    "algorithm_premiums": lambda frame: rows(frame, ALGORITHM_COLUMNS),
+}
+"""Each section's JSON (`analyzer.metrics.SECTIONS`): its rows with their documented keys."""
+
+
+def section_document(results: RunResults, name: str) -> Any:
+    """A section of the run as the documents write it."""
+    return DOCUMENTS[name](results[name])
+
+
+def _results(data: RunData | RunResults, frame: pd.DataFrame | None) -> RunResults:
+    return data if isinstance(data, RunResults) else RunResults(data, frame)
+
+
+def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None) -> dict:
+    """`analyzer show RUN --json`: the run's identity, and each section `shown` (every record,
+    each all-language vocabulary's summary, the equal-cost sizes, each extension's reach, the
+    algorithms' premiums)."""
+    results = _results(data, frame)
+    run = results.run
     return {"run": run.id, "corpus": run.corpus, "status": str(run.status), "pivot": run.pivot,
             "languages": run.languages, "sizes": run.sizes, "holdout": run.holdout,
-            "seed": run.seed, "records": records(frame),
-            "summaries": rows(summaries(data), SUMMARY_KEYS),
-            "equal_cost_sizes": equal_cost_sizes(data) if data.fairness else [],
-            "extension_reach": rows(extension_reach(data), REACH_KEYS) if data.fairness else [],
-            "algorithm_premiums": rows(algorithm_premiums(data), ALGORITHM_COLUMNS)}
+            "seed": run.seed,
+            **{section.name: section_document(results, section.name)
+               for section in SECTIONS if section.shown}}
 
 
-def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
+def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | None = None,
                 frame: pd.DataFrame | None = None, *, units: bool = False) -> Iterator[str]:
     """`analyzer export RUN`, as JSON text in pieces: the run's settings, its vocabularies with
-    their merges, the records, the summaries and every other section, and the token report;
-    with `units`, also each measured unit's count (`units`: one entry per vocabulary,
-    pre-tokenizer, size and language, its counts in the order of `measured_units`). One item of
-    a list per line."""
-    data = data or load_run_data(db, run_id)
-    frame = language_metrics(data) if frame is None else frame
+    their merges, every section (`analyzer.metrics.SECTIONS`), and the token report; with
+    `units`, also each measured unit's count (`units`: one entry per vocabulary, pre-tokenizer,
+    size and language, its counts in the order of `measured_units`). One item of a list per
+    line."""
+    results = _results(data or load_run_data(db, run_id), frame)
+    data = results.data
     run = data.run
     head = run.model_dump(mode="json")
     head["engine_version"] = run.engine_version
@@ -156,29 +167,17 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
         listed = ",".join(f"\n      {merge_json(merge)}" for merge in merges)
         yield f"{',' if index else ''}\n    {_compact(entry)[:-1]}, \"merges\": [{listed}]}}"
     yield "\n  ],\n"
-    sections = {
-        "records": lambda: records(frame),
-        "summaries": lambda: rows(summaries(data), SUMMARY_KEYS),
-        "equal_cost_sizes": lambda: equal_cost_sizes(data),
-        "attribution": lambda: rows(attribution(data), ATTRIBUTION_KEYS),
-        "divergence": lambda: divergence_document(data),
-        "superbpe_effects": lambda: superbpe_effects(data),
-        "own_superbpe_effects": lambda: own_superbpe_effects(data),
-        "extension_effects": lambda: rows(extension_effects(data), EXTENSION_KEYS),
-        "extension_reach": lambda: rows(extension_reach(data), REACH_KEYS),
-        "algorithm_premiums": lambda: rows(algorithm_premiums(data), ALGORITHM_COLUMNS),
-    }
-    for key, make in sections.items():
-        yield f"  {_compact(key)}: {_listed(make())},\n"
+    for section in SECTIONS:
+        yield f"  {_compact(section.name)}: {_listed(section_document(results, section.name))},\n"
     if units:
         yield '  "units": ['
         for index, entry in enumerate(unit_counts(data)):
             yield f"{',' if index else ''}\n    {_compact(entry)}"
         yield "\n  ],\n"
-    yield f'  "token_report": {_compact(token_report(run, frame, data.vocabularies))}\n}}\n'
+    yield f'  "token_report": {_compact(token_report(run, results.frame, data.vocabularies))}\n}}\n'
 
 
-def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | None = None,
+def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | None = None,
                     frame: pd.DataFrame | None = None, *, units: bool = False) -> dict:
     """The export (`export_json`) as one dict, for a caller that wants it whole."""
     return json.loads("".join(export_json(db, run_id, data, frame, units=units)))
@@ -247,21 +246,6 @@ def _listed(value) -> str:
     if not isinstance(value, list) or not value:
         return _compact(value)
     return "[\n" + ",\n".join(f"    {_compact(item)}" for item in value) + "\n  ]"
-
-
-def divergence_document(data: RunData) -> list[dict]:
-    """Per vocabulary trained on every language, and size: the Jensen-Shannon divergence between
-    every two languages' token distributions (`matrix[i][j]`, languages in run order)."""
-    assert data.fairness is not None
-    found = []
-    for (vocab, pretokenizer, size), by_lang in data.fairness.histograms.items():
-        if not data.kind(vocab, pretokenizer).trained_on_every_language:
-            continue
-        matrix = divergence_matrix(by_lang, data.run.languages)
-        found.append({"vocab": vocab, "pretokenizer": pretokenizer, "size": size,
-                      "languages": list(matrix.index),
-                      "matrix": [[round(float(v), 6) for v in row] for row in matrix.to_numpy()]})
-    return found
 
 
 def export_csv(frame: pd.DataFrame) -> str:

@@ -5,6 +5,7 @@ fairness views (who got the vocabulary, what parity costs, equal-cost sizes).
 
     data = load_run_data(db, run_id)
     frame = language_metrics(data)   # one row per (vocab, pretokenizer, size, lang)
+    results = RunResults(data)       # every section of the run (SECTIONS), each computed once
     summaries(data)                  # cost, Gini and the frontier per configuration
     attribution(data)                # who got the vocabulary
     equal_cost_sizes(data)           # the size at which each language costs what the pivot does
@@ -36,13 +37,18 @@ from .frames import (
     tokenizer_sizes,
 )
 from .frontier import configuration_name, pareto_frontier
+from .sections import SECTION, SECTIONS, RunResults, Section
 from .stats import gini, separates_words
 
 __all__ = [
+    "SECTION",
+    "SECTIONS",
     "SUMMARY_COLUMNS",
     "WITHIN",
     "FairnessData",
     "RunData",
+    "RunResults",
+    "Section",
     "algorithm_premiums",
     "attribution",
     "by_script",

@@ -3,6 +3,7 @@ all when self-contained)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -19,18 +20,13 @@ from analyzer.external import catalog, load_prices
 from analyzer.files import write_atomically
 from analyzer.identity import VocabKind
 from analyzer.metrics import (
+    SECTION,
     RunData,
-    algorithm_premiums,
-    attribution,
+    RunResults,
     equal_cost_sizes,
-    extension_reach,
     headline_vocabulary,
-    language_metrics,
     load_run_data,
-    own_superbpe_effects,
     request_framing,
-    summaries,
-    superbpe_effects,
     tokenizer_sizes,
 )
 from analyzer.metrics.costs import model_costs
@@ -66,13 +62,15 @@ class Page:
 
 def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
                  self_contained: bool = False, price: float = 1.0,
-                 context_window: int = 128_000, prices: Path | None = None) -> Path:
+                 context_window: int = 128_000, prices: Path | None = None,
+                 results: RunResults | None = None) -> Path:
     """Write reports/run-<id>.html (and plotly.js, and the index); return the page's path.
     `price` and `context_window` price the trained vocabularies (and tokenizers no model in the
-    price table uses); `prices` is a price table of the user's instead of the packaged one."""
+    price table uses); `prices` is a price table of the user's instead of the packaged one;
+    `results`, the run's as a command already computed them."""
     out.mkdir(parents=True, exist_ok=True)
     page = build_page(db, run_id, self_contained=self_contained, price=price,
-                      context_window=context_window, prices=prices)
+                      context_window=context_window, prices=prices, results=results)
     if not self_contained:
         ensure_plotlyjs(out)
     path = out / f"run-{run_id}.html"
@@ -83,12 +81,13 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
 
 def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = False,
                price: float = 1.0, context_window: int = 128_000,
-               prices: Path | None = None, index_href: str = "index.html") -> Page:
+               prices: Path | None = None, index_href: str = "index.html",
+               results: RunResults | None = None) -> Page:
     """The page of a complete run: its figures, merges, costs and provenance. `index_href`:
     where its "All runs" link goes (the index beside it; the service's own index)."""
     price_table = load_prices(prices)
-    data = load_run_data(db, run_id)
-    frame = language_metrics(data)
+    results = results or RunResults(load_run_data(db, run_id))
+    data, frame = results.data, results.frame
     run = data.run
     tokenizers = tokenizer_sizes(data.vocabularies)
     vocab, pretokenizer, size = headline_vocabulary(run, data.vocabularies)
@@ -97,7 +96,7 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                            run.pretokenizers, run.pretokenizers[0])
     costs = model_costs(view.frame, run.pivot, price_table, request_framing(data.vocabularies),
                         len(run.measured_units))
-    sections = _sections(view, data, costs)
+    sections = _sections(view, results, costs)
     anchors = Anchors()
     parts: list[tuple[str, str, str]] = []  # (anchor, title, body) of each section, in order
     for index, (title, intro, figure) in enumerate(sections):
@@ -137,126 +136,197 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     return Page(html, [figure for _, _, figure in sections])
 
 
-def _sections(view: figures.RunView, data: RunData,
-              costs: pd.DataFrame) -> list[tuple[str, str, object]]:
-    """(title, introduction, figure) for each chart the run has data for, in page order."""
-    run = data.run
-    sections: list[tuple[str, str, object]] = []
+Charts = list[tuple[str, str, object]]
+"""(title, introduction, figure) of each chart, in page order."""
+
+
+def _sizes_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    """The overhead at each size, the split rules, the production tokenizers, the costs."""
+    run = results.run
+    charts: Charts = []
     several = len(run.pretokenizers) > 1
     if run.sizes:
-        sections.append(("Overhead against vocabulary size", _intro_headline(view),
-                         split_rules.headline_with_selector(view) if several
-                         else figures.headline(view)))
+        charts.append(("Overhead against vocabulary size", _intro_headline(view),
+                       split_rules.headline_with_selector(view) if several
+                       else figures.headline(view)))
     if run.sizes and (several or run.pretokenizers[0] != NONE):
-        sections.append(("Split rules", "The pre-tokenizer decides where merges may not go: "
-                         "each language's overhead under each rule, at the same vocabulary size.",
-                         split_rules.overhead_by_rule(view)))
-        sections.append(("Chunks per text", "premium = byte premium x (bytes per token of the "
-                         "pivot / bytes per token of the language); how many chunks each rule cuts "
-                         "a language into, relative to the pivot, is the split rule's part of the "
-                         "bytes-per-token ratio.", split_rules.chunks_per_unit(view)))
+        charts.append(("Split rules", "The pre-tokenizer decides where merges may not go: "
+                       "each language's overhead under each rule, at the same vocabulary size.",
+                       split_rules.overhead_by_rule(view)))
+        charts.append(("Chunks per text", "premium = byte premium x (bytes per token of the "
+                       "pivot / bytes per token of the language); how many chunks each rule cuts "
+                       "a language into, relative to the pivot, is the split rule's part of the "
+                       "bytes-per-token ratio.", split_rules.chunks_per_unit(view)))
     if view.tokenizers:
-        sections.append(("Production tokenizers",
-                         "What real tokenizers charge each language for the same text, side by "
-                         "side, counted by their own libraries.", figures.tokenizer_comparison(view)))
+        charts.append(("Production tokenizers",
+                       "What real tokenizers charge each language for the same text, side by "
+                       "side, counted by their own libraries.", figures.tokenizer_comparison(view)))
     if not costs.empty:
-        sections.append(("What the same content costs, by model",
-                         "Each model's input price (from the price table, dated and sourced under "
-                         "What it costs) times the tokens its tokenizer needs for the same content "
-                         f"in each language. {content_note(run.pivot)} A bill also counts the "
-                         "tokens a model's chat format adds to every request (its framing); where "
-                         "it is known, the buttons switch to the same content sent as one request "
-                         "per unit, which narrows the ratios: short messages cost every language "
-                         "the same framing.",
-                         model_costs_heatmap(costs, run.languages, run.pivot)))
-    sections += _fairness_sections(view, data)
-    if run.superbpe and data.fairness is not None:
-        sections += superbpe.sections(view, superbpe_effects(data), data.vocabularies,
-                                      own_superbpe_effects(data))
-    if run.extend and data.fairness is not None:
-        sections += extension.sections(view, data, extension_reach(data))
-    if len(run.algorithms) > 1:
-        sections += algorithms.sections(view, algorithm_premiums(data))
-    if run.sizes:
-        sections.append(("Overhead by language: bytes or vocabulary?",
-                         "premium = byte premium x (bytes per token of the pivot / bytes per token "
-                         "of the language). The grey bar is what the script's UTF-8 encoding alone "
-                         "would cost.", figures.overhead_by_language(view)))
-    if run.sizes and run.per_language:
-        sections.append(("Shared vs own vocabulary",
-                         "The same size, trained on all languages or on one: the gap is what "
-                         "sharing costs each language.", figures.shared_vs_own(view)))
-    if run.cross:
-        sections.append(("Vocabulary trained on X, text in Y",
-                         "Bytes per token of each language under each language's vocabulary.",
-                         figures.cross_heatmap(view)))
-    if run.sizes:
-        sections.append(("Bytes per token", "How many UTF-8 bytes one token carries, per language.",
-                         figures.bytes_per_token(view)))
-    vocab, pretokenizer, size = headline_vocabulary(run, data.vocabularies)
-    sections.append(("How steady is the tax?",
-                     "Each box is the per-unit premium over the measured units; the diamond is the "
-                     "premium over all of them with its 95 % bootstrap interval.",
-                     figures.unit_premiums(view, _unit_premiums(data, vocab, pretokenizer, size))))
-    return [(title, intro, figures.pin_around_plot(figure)) for title, intro, figure in sections]
+        charts.append(("What the same content costs, by model",
+                       "Each model's input price (from the price table, dated and sourced under "
+                       "What it costs) times the tokens its tokenizer needs for the same content "
+                       f"in each language. {content_note(run.pivot)} A bill also counts the "
+                       "tokens a model's chat format adds to every request (its framing); where "
+                       "it is known, the buttons switch to the same content sent as one request "
+                       "per unit, which narrows the ratios: short messages cost every language "
+                       "the same framing.",
+                       model_costs_heatmap(costs, run.languages, run.pivot)))
+    return charts
 
 
-def _fairness_sections(view: figures.RunView, data: RunData) -> list[tuple[str, str, object]]:
-    """The fairness lab's charts, for what the run trained: parity-aware beside shared, who
-    got the vocabulary, equal-cost sizes, allocation and divergence."""
-    run = data.run
-    if not run.sizes or data.fairness is None:
+def _trained_with_fairness(results: RunResults) -> bool:
+    return bool(results.run.sizes) and results.data.fairness is not None
+
+
+def _parity_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    """Parity-aware beside shared, what parity costs, and cost against fairness."""
+    run = results.run
+    if not _trained_with_fairness(results):
         return []
     split = view.pretokenizer
-    sections: list[tuple[str, str, object]] = []
-    configurations = summaries(data)
+    charts: Charts = []
+    configurations = results["summaries"]
     if run.parity:
-        sections.append(("Shared vs parity-aware",
-                         "The parity-aware vocabulary (Foroutan et al. 2025) gives each merge to "
-                         "the language that compresses worst so far; the shared one to the most "
-                         "frequent pair overall.", fairness.parity_by_language(view)))
-        sections.append(("What parity costs",
-                         "The spread of premiums across languages (Gini) and the tokens all "
-                         "languages take together, with 95 % bootstrap intervals over the "
-                         "measured units.", fairness.price_of_parity(configurations, split, run.sizes)))
+        charts.append(("Shared vs parity-aware",
+                       "The parity-aware vocabulary (Foroutan et al. 2025) gives each merge to "
+                       "the language that compresses worst so far; the shared one to the most "
+                       "frequent pair overall.", fairness.parity_by_language(view)))
+        charts.append(("What parity costs",
+                       "The spread of premiums across languages (Gini) and the tokens all "
+                       "languages take together, with 95 % bootstrap intervals over the "
+                       "measured units.", fairness.price_of_parity(configurations, split, run.sizes)))
     if len(configurations) > 1:
-        sections.append(("Cost against fairness",
-                         "Every configuration the run trained or measured: the tokens all "
-                         "languages take (against the reference: the shared vocabulary at the "
-                         "largest size) and the Gini of their premiums, with 95 % bootstrap "
-                         f"intervals over the measured units, premiums against {language_name(run.pivot)}. "
-                         "A star is on the frontier: no other configuration is both cheaper and "
-                         "fairer. The hover names the language each charges most.",
-                         fairness.frontier(configurations)))
-    shares = attribution(data)
-    shares = shares[shares["pretokenizer"] == split]
-    if not shares.empty:
-        sections.append(("Who got the vocabulary",
-                         "Each merge is credited to the language whose occurrences it replaced "
-                         "most when it was learned (ties split); a language's first merge is the "
-                         "first token its text uses. Weights of a training mix are applied.",
-                         fairness.who_got_the_vocabulary(view, shares)))
+        charts.append(("Cost against fairness",
+                       "Every configuration the run trained or measured: the tokens all "
+                       "languages take (against the reference: the shared vocabulary at the "
+                       "largest size) and the Gini of their premiums, with 95 % bootstrap "
+                       f"intervals over the measured units, premiums against {language_name(run.pivot)}. "
+                       "A star is on the frontier: no other configuration is both cheaper and "
+                       "fairer. The hover names the language each charges most.",
+                       fairness.frontier(configurations)))
+    return charts
+
+
+def _attribution_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    if not _trained_with_fairness(results):
+        return []
+    shares = results["attribution"]
+    shares = shares[shares["pretokenizer"] == view.pretokenizer]
+    if shares.empty:
+        return []
+    return [("Who got the vocabulary",
+             "Each merge is credited to the language whose occurrences it replaced most when it "
+             "was learned (ties split); a language's first merge is the first token its text "
+             "uses. Weights of a training mix are applied.",
+             fairness.who_got_the_vocabulary(view, shares))]
+
+
+def _equal_cost_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    run = results.run
+    if not _trained_with_fairness(results):
+        return []
     # The reference is the largest size but one: every language can then be seen to reach it
     # (or not) within the merges trained (show --json's default is the largest size).
     reference = run.sizes[-2] if len(run.sizes) > 1 else run.sizes[-1]
-    found = equal_cost_sizes(data, reference)
-    if found:
-        sections.append(("Equal-cost vocabulary size",
-                         "The smallest vocabulary at which a language's text takes no more tokens "
-                         f"than the pivot's at {reference:,} (Arnett et al. 2025), exact at every "
-                         "size from each merge's replacements in the measured units; the merges "
-                         f"trained go up to {max(run.sizes):,}.",
-                         fairness.equal_cost(view, found, split)))
-    sections.append(("Vocabulary allocation",
-                     "Utilisation (Limisiewicz et al. 2023) and Rényi efficiency (Zouhar et al. "
-                     "2023) of the shared vocabulary for each language, from its token counts.",
-                     fairness.allocation(view)))
-    if len(run.languages) > 2:
-        sections.append(("Divergence between languages",
-                         "Languages grouped by script; two languages that share no tokens are 1 "
-                         "bit apart.", fairness.divergence(view, data.fairness.histograms,
-                                                            VocabKind.SHARED, split)))
-    return sections
+    found = equal_cost_sizes(results.data, reference)
+    if not found:
+        return []
+    return [("Equal-cost vocabulary size",
+             "The smallest vocabulary at which a language's text takes no more tokens than the "
+             f"pivot's at {reference:,} (Arnett et al. 2025), exact at every size from each "
+             f"merge's replacements in the measured units; the merges trained go up to "
+             f"{max(run.sizes):,}.", fairness.equal_cost(view, found, view.pretokenizer))]
+
+
+def _allocation_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    if not _trained_with_fairness(results):
+        return []
+    return [("Vocabulary allocation",
+             "Utilisation (Limisiewicz et al. 2023) and Rényi efficiency (Zouhar et al. 2023) of "
+             "the shared vocabulary for each language, from its token counts.",
+             fairness.allocation(view))]
+
+
+def _divergence_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    data = results.data
+    if not _trained_with_fairness(results):
+        return []
+    assert data.fairness is not None
+    return [("Divergence between languages",
+             "Languages grouped by script; two languages that share no tokens are 1 bit apart.",
+             fairness.divergence(view, data.fairness.histograms, VocabKind.SHARED,
+                                 view.pretokenizer))]
+
+
+def _superbpe_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    if results.data.fairness is None:
+        return []
+    return superbpe.sections(view, results["superbpe_effects"], results.data.vocabularies,
+                             results["own_superbpe_effects"])
+
+
+def _extension_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    if results.data.fairness is None:
+        return []
+    return extension.sections(view, results.data, results["extension_reach"])
+
+
+def _algorithm_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    return algorithms.sections(view, results["algorithm_premiums"])
+
+
+def _language_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    """Each language's overhead, shared against own, the cross matrix, bytes per token and
+    the spread over units."""
+    run, data = results.run, results.data
+    charts: Charts = []
+    if run.sizes:
+        charts.append(("Overhead by language: bytes or vocabulary?",
+                       "premium = byte premium x (bytes per token of the pivot / bytes per token "
+                       "of the language). The grey bar is what the script's UTF-8 encoding alone "
+                       "would cost.", figures.overhead_by_language(view)))
+    if run.sizes and run.per_language:
+        charts.append(("Shared vs own vocabulary",
+                       "The same size, trained on all languages or on one: the gap is what "
+                       "sharing costs each language.", figures.shared_vs_own(view)))
+    if run.cross:
+        charts.append(("Vocabulary trained on X, text in Y",
+                       "Bytes per token of each language under each language's vocabulary.",
+                       figures.cross_heatmap(view)))
+    if run.sizes:
+        charts.append(("Bytes per token", "How many UTF-8 bytes one token carries, per language.",
+                       figures.bytes_per_token(view)))
+    vocab, pretokenizer, size = headline_vocabulary(run, data.vocabularies)
+    charts.append(("How steady is the tax?",
+                   "Each box is the per-unit premium over the measured units; the diamond is the "
+                   "premium over all of them with its 95 % bootstrap interval.",
+                   figures.unit_premiums(view, _unit_premiums(data, vocab, pretokenizer, size))))
+    return charts
+
+
+REPORT_VIEWS: list[tuple[str, Callable[[figures.RunView, RunResults, pd.DataFrame], Charts]]] = [
+    ("records", _sizes_charts),
+    ("summaries", _parity_charts),
+    ("attribution", _attribution_charts),
+    ("equal_cost_sizes", _equal_cost_charts),
+    ("records", _allocation_charts),
+    ("divergence", _divergence_charts),
+    ("superbpe_effects", _superbpe_charts),
+    ("extension_reach", _extension_charts),
+    ("algorithm_premiums", _algorithm_charts),
+    ("records", _language_charts),
+]
+"""The page's charts in page order, each under the section (`analyzer.metrics.SECTIONS`) it
+draws: shown when the run has that section."""
+
+
+def _sections(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    """(title, introduction, figure) for each chart the run has data for, in page order."""
+    charts: Charts = []
+    for name, make in REPORT_VIEWS:
+        if SECTION[name].applies(results.run):
+            charts += make(view, results, costs)
+    return [(title, intro, figures.pin_around_plot(figure)) for title, intro, figure in charts]
 
 
 def _costs_section(view: figures.RunView, costs: pd.DataFrame,

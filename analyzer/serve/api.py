@@ -14,7 +14,7 @@ from analyzer.errors import Invalid
 from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
 from analyzer.external import ALL_AVAILABLE, availability, catalog
 from analyzer.identity import VocabKind, VocabularyId
-from analyzer.metrics import language_metrics, load_run_data
+from analyzer.metrics import RunResults, load_run_data
 from analyzer.queries import complete_run, trained_merges
 from analyzer.settings import MAX_LANGUAGES, MAX_SIZE, MIN_SIZE, RunSettings, request_model
 from analyzer.store import (
@@ -88,8 +88,7 @@ async def run(request: Request, run_id: RunId, after: int | None = Query(None, g
 
     def make() -> Document:
         with request.app.state.databases.connection() as db:
-            data = load_run_data(db, run_id)
-            body = json.dumps(show_document(data, language_metrics(data))).encode()
+            body = json.dumps(show_document(RunResults(load_run_data(db, run_id)))).encode()
         return Document(body, body)
 
     document = await request.app.state.documents.get(("show", run_id, found.started), make)
@@ -120,16 +119,15 @@ def export(request: Request, db: Database, run_id: RunId,
     """The export, streamed as it is made; `units`: each measured unit's count too (csv: one
     row per unit instead of the records)."""
     complete_run(db, run_id)
-    data = load_run_data(db, run_id)
-    frame = language_metrics(data)
+    results = RunResults(load_run_data(db, run_id))
     if format == "csv":
         if units:
-            return StreamingResponse(unit_counts_csv(data), media_type="text/csv")
-        return PlainTextResponse(export_csv(frame), media_type="text/csv")
+            return StreamingResponse(unit_counts_csv(results.data), media_type="text/csv")
+        return PlainTextResponse(export_csv(results.frame), media_type="text/csv")
 
     def pieces():  # the merges are read while the body is sent: on a connection of its own
         with request.app.state.databases.connection() as streaming:
-            yield from export_json(streaming, run_id, data, frame, units=units)
+            yield from export_json(streaming, run_id, results, units=units)
 
     return StreamingResponse(pieces(), media_type="application/json")
 

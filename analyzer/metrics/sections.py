@@ -1,0 +1,122 @@
+"""A run's sections: every result a run can have beyond its stored counts, each with when a run
+has it and how it is computed from the run's data. The faces render from this one list:
+`export` writes every section, `show --json` (and the service) those marked `shown`, and the
+terminal and the HTML report each the sections they have a view of, when the run has them.
+
+`RunResults` holds a run's data and computes each section (and the per-language frame they
+stand on) once, however many faces of one command ask for it: `analyzer run` prints its tables
+and writes its report from one computation.
+
+    results = RunResults(load_run_data(db, run_id))
+    results.frame                    # one row per (vocab, pretokenizer, size, lang)
+    results["summaries"]             # cost, Gini and the frontier per configuration
+    [s.name for s in SECTIONS if s.applies(results.run)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from analyzer.store import RunRead
+
+from .algorithms import algorithm_premiums
+from .allocation import divergence_matrix
+from .data import RunData
+from .extension import extension_effects, extension_reach
+from .fairness import (
+    attribution,
+    equal_cost_sizes,
+    own_superbpe_effects,
+    summaries,
+    superbpe_effects,
+)
+from .frames import language_metrics
+
+
+class RunResults:
+    """A run's data, and its sections computed once each, on first use."""
+
+    def __init__(self, data: RunData, frame: pd.DataFrame | None = None):
+        self.data = data
+        self._computed: dict[str, Any] = {} if frame is None else {"records": frame}
+
+    @property
+    def run(self) -> RunRead:
+        return self.data.run
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """Every (vocabulary, pre-tokenizer, size, language) with its metrics (`records`)."""
+        return self["records"]
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._computed:
+            self._computed[name] = SECTION[name].compute(self)
+        return self._computed[name]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One result of a run: its name (the key of `show --json` and `export`), whether a run
+    has it, and how it is computed (a frame, or a list of JSON-ready rows)."""
+
+    name: str
+    applies: Callable[[RunRead], bool]
+    compute: Callable[[RunResults], Any]
+    shown: bool = False
+    """In `show --json` and `GET /api/runs/{id}`, not only in `export`."""
+
+
+def _needs_fairness(compute: Callable[[RunData], Any], empty: Any) -> Callable[[RunResults], Any]:
+    """A section computed from the per-merge data, empty when the data was loaded without it."""
+    return lambda results: compute(results.data) if results.data.fairness is not None else empty
+
+
+def divergence(data: RunData) -> list[dict]:
+    """Per vocabulary trained on every language, and size: the Jensen-Shannon divergence between
+    every two languages' token distributions (`matrix[i][j]`, languages in run order)."""
+    assert data.fairness is not None
+    found = []
+    for (vocab, pretokenizer, size), by_lang in data.fairness.histograms.items():
+        if not data.kind(vocab, pretokenizer).trained_on_every_language:
+            continue
+        matrix = divergence_matrix(by_lang, data.run.languages)
+        found.append({"vocab": vocab, "pretokenizer": pretokenizer, "size": size,
+                      "languages": list(matrix.index),
+                      "matrix": [[round(float(v), 6) for v in row] for row in matrix.to_numpy()]})
+    return found
+
+
+def _always(run: RunRead) -> bool:
+    return True
+
+
+def _trained(run: RunRead) -> bool:
+    return bool(run.sizes)
+
+
+SECTIONS: list[Section] = [
+    Section("records", _always, lambda results: language_metrics(results.data), shown=True),
+    Section("summaries", _always, lambda results: summaries(results.data), shown=True),
+    Section("equal_cost_sizes", _trained, _needs_fairness(equal_cost_sizes, []), shown=True),
+    Section("attribution", _trained, lambda results: attribution(results.data)),
+    Section("divergence", lambda run: bool(run.sizes) and len(run.languages) > 2,
+            _needs_fairness(divergence, [])),
+    Section("superbpe_effects", lambda run: bool(run.superbpe),
+            _needs_fairness(superbpe_effects, [])),
+    Section("own_superbpe_effects", lambda run: bool(run.superbpe) and run.per_language,
+            _needs_fairness(own_superbpe_effects, [])),
+    Section("extension_effects", lambda run: bool(run.extend),
+            lambda results: extension_effects(results.data)),
+    Section("extension_reach", lambda run: bool(run.extend),
+            _needs_fairness(extension_reach, pd.DataFrame()), shown=True),
+    Section("algorithm_premiums", lambda run: len(run.algorithms) > 1,
+            lambda results: algorithm_premiums(results.data), shown=True),
+]
+"""In the order `export` writes them."""
+
+SECTION = {section.name: section for section in SECTIONS}
