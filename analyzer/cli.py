@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import json
 import math
@@ -16,10 +17,11 @@ import webbrowser
 from collections.abc import Iterable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich import console as rich_console
+from rich.markup import escape
 from rich.progress import Progress
 
 from . import __version__, bpe
@@ -68,7 +70,16 @@ from .queries import (
 )
 from .report import DEFAULT_OUT, write_report
 from .runs import execute_run
-from .settings import EXECUTORS, MAX_SIZE, MAX_STORED_INT, MIN_SIZE, RunSettings
+from .settings import (
+    EXECUTORS,
+    MAX_SIZE,
+    MAX_STORED_INT,
+    MIN_SIZE,
+    RunSettings,
+    describe_bounds,
+    description,
+    setting_names,
+)
 from .store import (
     DB_ENV,
     DEFAULT_DB,
@@ -82,18 +93,31 @@ from .store import (
     vocabularies,
 )
 
-SETTING_FLAGS = {
-    "sizes": "--vocab", "tokenizers": "--tokenizer", "languages": "--langs",
-    "pretokenizers": "--pretokenize", "weights": "--weight", "from_folder": "--from",
-    "vocab": "--vocab", "scope": "--vocab", "added": "--vocab", "algorithms": "--algorithm",
+SETTING_FLAGS: dict[str, str] = {
+    "added": "--vocab", "from_folder": "--from", "vocab": "--vocab", "scope": "--vocab",
 }
-"""The flags whose names are not the library's names of their settings (the rest are the same
-name with dashes: `min_pair_count` is --min-pair-count)."""
+"""The command line's flag of each library setting whose name is not the flag's (the rest are
+the same name with dashes: `min_pair_count` is --min-pair-count): those of `run`'s options are
+added as they are declared (`setting_option`); these are the others (`added` is --vocab's +N)."""
 
 
 def flag(setting: str) -> str:
     """The command line's name of a library setting: how an error names it here."""
     return SETTING_FLAGS.get(setting) or "--" + setting.replace("_", "-")
+
+
+def setting_option(name: str, *flags: str, default: Any = ..., more: str = "", **options) -> Any:
+    """The `run` option of the setting `name` of `RunSettings`: its help is the setting's
+    description and bounds (and `more`, what only the command line says: its syntax), its
+    default the setting's (or `default`, where the command line's differs in form)."""
+    SETTING_FLAGS[name] = flags[0].split("/")[0]
+    field = dataclasses.fields(RunSettings)[setting_names().index(name)]
+    if default is ...:
+        default = None if field.default is dataclasses.MISSING else field.default
+    ranged = describe_bounds(name)
+    help = " ".join(part for part in (description(name), f"Allowed: {ranged}." if ranged
+                                      else "", more) if part)
+    return typer.Option(default, *flags, help=escape(help).replace("%", "%%"), **options)
 
 
 class _Commands(typer.core.TyperGroup):
@@ -465,79 +489,47 @@ def _interrupt_handler():
 
 @app.command()
 def run(
-    vocab: list[str] = typer.Option(
-        None, "--vocab", "-v", help="Vocabulary size(s) to train: repeat, or 256,512,4096. With "
-        "--extend, +N is N tokens added to the base: --vocab +1024,+8192,+32768."),
-    tokenizer: list[str] = typer.Option(
-        None, "--tokenizer", "-t", help="Production tokenizer to measure (repeatable): a catalog "
-        "name (analyzer tokenizers lists them: llama3, gemma3, o200k_base, ...), or "
-        f"{ALL_AVAILABLE} for every one on this machine; NAME=FILE; hf:ORG/NAME; a .tiktoken "
-        "file (FILE@cl100k_base), a tokenizer.json or a SentencePiece .model of your own. "
-        "Needs analyzer[tokenizers]."),
-    counts: list[str] = typer.Option(
-        None, "--counts", metavar="NAME=FILE", help="Token counts measured elsewhere (a closed "
-        "model's, from its provider's count-tokens endpoint): a CSV with a header and the "
-        "columns unit (the unit's index in the corpus, from 0), lang and tokens, every measured "
-        "unit of every run language counted. Stored as a vocabulary NAME of the run, marked "
-        "imported in every table, export and report. Repeatable."),
-    corpus: str = typer.Option(None, help="Corpus name; optional when there is only one."),
-    langs: str = typer.Option(None, help="Languages, e.g. eng_Latn,rus_Cyrl (default: all)."),
-    pivot: str = typer.Option(None, help="Pivot language (default: English if present, "
-                                         "else the first)."),
-    per_language: bool = typer.Option(True, help="Also train one vocabulary per language."),
-    cross: bool = typer.Option(False, help="Every vocabulary counts every language."),
-    holdout: float = typer.Option(0.0, help="Share of units held out of training and measured "
-                                            "(0: train and measure on all)."),
-    seed: int = typer.Option(0, help="Seed for the holdout split and the bootstrap."),
-    tie_break: TieBreak = typer.Option(TIE_BREAKS[0], help="How equal counts are ordered."),
-    min_pair_count: int = typer.Option(bpe.MIN_PAIR_COUNT,
-                                       help="Stop when the best pair occurs fewer times."),
-    pretokenize: list[str] = typer.Option(
-        None, "--pretokenize", help=PRETOKENIZE_HELP + " Repeat, or give a comma list: every "
-        "trained vocabulary is trained once per pre-tokenizer (default: none)."),
-    parity: bool = typer.Option(
-        False, "--parity", help="Also train a parity-aware vocabulary on all languages: each merge "
-        "is the most frequent pair of the language that compresses worst so far (Foroutan et "
-        "al. 2025), judged on the training units, or the held-out ones with --holdout."),
-    global_merges: int = typer.Option(
-        0, "--global-merges", metavar="M", help="With --parity: the first M merges are ordinary "
-        "shared merges (the hybrid)."),
-    superbpe: list[str] = typer.Option(
-        None, "--superbpe", metavar="T", help="Also train a SuperBPE vocabulary (Liu et al. "
-        "2025) on all languages: the shared merges up to size T, then merges that may cross "
-        "words (SuperBPE's stage-2 split) up to the largest --vocab; with --per-language, each "
-        "language's own as well. Repeat, or give a comma list, e.g. --superbpe 16384,26214."),
-    extend: list[str] = typer.Option(
-        None, "--extend", metavar="NAME", help="Extend a production tokenizer for the run's "
-        "languages: its own pre-tokenizer and library cut and encode the texts, and merges over "
-        "its ids add the +N tokens of --vocab; every language is measured at each. A catalog "
-        "name (o200k_base, cl100k_base, llama3, llama4, qwen3, deepseek-v3, ...) or hf:ORG/NAME "
-        "with a byte-level BPE tokenizer.json; SentencePiece models cannot be extended. "
-        "Repeatable. analyzer export RUN --tokenizer extend:NAME writes the result."),
-    extend_langs: str = typer.Option(
-        None, "--extend-langs", metavar="LANGS", help="With --extend: the languages whose texts "
-        "teach the added merges, e.g. hin_Deva,tam_Taml (default: every run language)."),
-    target: float = typer.Option(
-        None, "--target", metavar="P", help="With --extend: beside within 10 %% of the pivot "
-        "(1.10), also find the added tokens that bring each language to premium P, e.g. 1.05."),
-    algorithm: list[str] = typer.Option(
-        None, "--algorithm", metavar="NAME", help="Training algorithms: bpe (the analyzer's "
-        "exact engine, always trained: every cost is relative to it), unigram and wordpiece "
-        "(trained and counted by Hugging Face tokenizers on the same byte-level alphabet, "
-        "pre-tokenizer and sizes; each size its own training). Repeat, or give a comma list, "
-        "e.g. --algorithm bpe,unigram. Parity, SuperBPE and --extend are BPE's."),
-    weight: list[str] = typer.Option(
-        None, "--weight", metavar="LANG=N", help="The training mix of the shared and parity "
-        "vocabularies: each unit of LANG counts N times (repeatable; default 1), e.g. "
-        "--weight eng_Latn=20."),
-    jobs: int = typer.Option(None, help="Parallel processes (default: the machine's cores); "
-                             "with --executor dask and no --scheduler, the local cluster's workers."),
-    executor: Executor = typer.Option(
-        None, help="Where the trainings run: local (a process pool, the default) or dask (a Dask "
-        "cluster: --scheduler, or a local cluster). Results are the same either way."),
-    scheduler: str = typer.Option(
-        None, envvar="ANALYZER_DASK_SCHEDULER", show_envvar=True, metavar="tcp://HOST:PORT",
-        help="The Dask scheduler to run the trainings on (implies --executor dask)."),
+    vocab: list[str] = setting_option(
+        "sizes", "--vocab", "-v", default=None, more="Repeat, or give a comma list: "
+        "256,512,4096. With --extend, +N is N tokens added to the base: --vocab +1024,+8192."),
+    tokenizer: list[str] = setting_option(
+        "tokenizers", "--tokenizer", "-t", default=None, more="Repeatable. Needs "
+        "analyzer[tokenizers]; analyzer tokenizers lists the catalog."),
+    counts: list[str] = setting_option("counts", "--counts", metavar="NAME=FILE", default=None,
+                                       more="Repeatable."),
+    corpus: str = setting_option("corpus", "--corpus"),
+    langs: str = setting_option("languages", "--langs"),
+    pivot: str = setting_option("pivot", "--pivot"),
+    per_language: bool = setting_option("per_language", "--per-language/--no-per-language"),
+    cross: bool = setting_option("cross", "--cross/--no-cross"),
+    holdout: float = setting_option("holdout", "--holdout"),
+    seed: int = setting_option("seed", "--seed"),
+    tie_break: TieBreak = setting_option("tie_break", "--tie-break"),
+    min_pair_count: int = setting_option("min_pair_count", "--min-pair-count"),
+    pretokenize: list[str] = setting_option(
+        "pretokenizers", "--pretokenize", default=None, more="Repeat, or give a comma list "
+        "(default: none)."),
+    parity: bool = setting_option("parity", "--parity"),
+    global_merges: int = setting_option("global_merges", "--global-merges", metavar="M"),
+    superbpe: list[str] = setting_option(
+        "superbpe", "--superbpe", metavar="T", default=None, more="Repeat, or give a comma list, "
+        "e.g. --superbpe 16384,26214."),
+    extend: list[str] = setting_option(
+        "extend", "--extend", metavar="NAME", default=None, more="Repeatable; the tokens to add "
+        "are --vocab +N. analyzer export RUN --tokenizer extend:NAME writes the result."),
+    extend_langs: str = setting_option("extend_langs", "--extend-langs", metavar="LANGS"),
+    target: float = setting_option("target", "--target", metavar="P"),
+    algorithm: list[str] = setting_option(
+        "algorithms", "--algorithm", metavar="NAME", default=None, more="Repeat, or give a comma "
+        "list, e.g. --algorithm bpe,unigram."),
+    weight: list[str] = setting_option(
+        "weights", "--weight", metavar="LANG=N", default=None, more="Repeatable, e.g. --weight "
+        "eng_Latn=20."),
+    jobs: int = setting_option("jobs", "--jobs"),
+    executor: Executor = setting_option("executor", "--executor", default=None),
+    scheduler: str = setting_option(
+        "scheduler", "--scheduler", envvar="ANALYZER_DASK_SCHEDULER", show_envvar=True,
+        metavar="tcp://HOST:PORT", more="Implies --executor dask."),
     report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html)."),
     open_report: bool = typer.Option(False, "--open", help="Open the report in a browser."),
     out: Path = typer.Option(DEFAULT_OUT, help="Folder for the report."),

@@ -16,15 +16,18 @@ Limits are defined once, below, and imported wherever a value is checked.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import typing
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.dataclasses import dataclass
 
-from analyzer.bpe import MAX_VOCAB_SIZE
+from analyzer.bpe import MAX_VOCAB_SIZE, PRETOKENIZERS
 from analyzer.bpe.contract import MAX_WEIGHT
 from analyzer.bpe.pretokenize import NONE
 from analyzer.bpe.reference import FIRST_NEW_ID, MIN_PAIR_COUNT, TIE_BREAKS
+from analyzer.errors import SETTING, Invalid
 
 MIN_SIZE = FIRST_NEW_ID
 """The smallest vocabulary: the 256 bytes, no merge."""
@@ -55,88 +58,233 @@ DEFAULT_PIVOT = "eng_Latn"
 EXECUTORS = ("local", "dask")
 
 
+Sizes = Annotated[int, Field(ge=MIN_SIZE, le=MAX_SIZE)]
+"""A vocabulary size: the 256 bytes alone, up to the most ids the engine numbers."""
+
+
 @dataclass(config=ConfigDict(extra="forbid"))
 class RunSettings:
     """One run: which corpus, languages and pivot; the sizes to train; how (pre-tokenizers,
-    parity, mix, tie-break); which production tokenizers to measure beside; where it runs."""
+    parity, mix, tie-break); which production tokenizers to measure beside; where it runs.
 
-    sizes: Annotated[list[int], Field(max_length=MAX_SIZES, examples=[[512, 4096]])]
-    """Vocabulary sizes to train (256 bytes + merges), each from MIN_SIZE to MAX_SIZE."""
-    corpus: str | None = None
-    """The corpus's name; optional when the database holds one."""
-    languages: Annotated[list[str] | None, Field(max_length=MAX_LANGUAGES)] = None
-    """The run's languages (codes as ingested, or any form `normalise_language` reads); None:
-    every language of the corpus."""
-    pivot: str | None = None
-    """The language premiums are measured against; None: English if present, else the first."""
-    per_language: bool = True
-    """Also train one vocabulary per language."""
-    cross: bool = False
-    """Every vocabulary counts every language (else a language's own counts it and the pivot)."""
-    holdout: float = 0.0
-    """The share of units held out of training and measured (0: train and measure on all)."""
-    seed: int = 0
-    """The seed of the holdout split and the bootstrap, from 0 to MAX_STORED_INT."""
-    tie_break: Annotated[str, Field(json_schema_extra={"enum": list(TIE_BREAKS)})] = TIE_BREAKS[0]
-    """How equal pair counts are ordered: one of TIE_BREAKS."""
-    min_pair_count: int = MIN_PAIR_COUNT
-    """Training stops when the best pair occurs fewer times than this (1 or more)."""
-    jobs: int | None = None
-    """Parallel processes (1 to MAX_JOBS; None: the machine's cores)."""
-    tokenizers: Annotated[list[str], Field(max_length=MAX_TOKENIZERS)] = dataclasses.field(
+    Each field's description, default and bounds are the only ones: the command line's help and
+    options, the service's request body and this class's own checks come from them (a value out
+    of bounds is a `SettingsError` naming the setting)."""
+
+    sizes: Annotated[list[Sizes], Field(
+        max_length=MAX_SIZES, examples=[[512, 4096]],
+        description="Vocabulary sizes to train: 256 bytes + merges.")]
+    corpus: Annotated[str | None, Field(
+        description="The corpus; optional when the database holds only one.")] = None
+    languages: Annotated[list[str] | None, Field(
+        max_length=MAX_LANGUAGES,
+        description="The run's languages, e.g. eng_Latn,rus_Cyrl (default: every language of "
+                    "the corpus).")] = None
+    pivot: Annotated[str | None, Field(
+        description="The language premiums are measured against (default: English if present, "
+                    "else the first).")] = None
+    per_language: Annotated[bool, Field(
+        description="Also train one vocabulary per language.")] = True
+    cross: Annotated[bool, Field(
+        description="Every vocabulary counts every language.")] = False
+    holdout: Annotated[float, Field(
+        ge=0, lt=1, allow_inf_nan=False,
+        description="The share of units held out of training and measured (0: train and "
+                    "measure on all).")] = 0.0
+    seed: Annotated[int, Field(
+        ge=0, le=MAX_STORED_INT,
+        description="The seed of the holdout split and the bootstrap.")] = 0
+    tie_break: Annotated[str, Field(
+        json_schema_extra={"enum": list(TIE_BREAKS)},
+        description="How equal pair counts are ordered.")] = TIE_BREAKS[0]
+    min_pair_count: Annotated[int, Field(
+        ge=1, le=MAX_STORED_INT,
+        description="Training stops when the best pair occurs fewer times.")] = MIN_PAIR_COUNT
+    jobs: Annotated[int | None, Field(
+        ge=1, le=MAX_JOBS,
+        description="Parallel processes (default: the machine's cores); with the dask executor "
+                    "and no scheduler, the local cluster's workers.")] = None
+    tokenizers: Annotated[list[str], Field(
+        max_length=MAX_TOKENIZERS,
+        description="Production tokenizers to measure: catalog names (llama3, gemma3, "
+                    "o200k_base, ...), all-available for every one on this machine, NAME=FILE, "
+                    "hf:ORG/NAME, or files of your own (a .tiktoken file as FILE@cl100k_base, a "
+                    "tokenizer.json, a SentencePiece .model).")] = dataclasses.field(
         default_factory=list)
-    """Production tokenizers to measure: catalog names, `all-available`, NAME=FILE,
-    hf:ORG/NAME or files (see analyzer.external)."""
-    counts: Annotated[list[str], Field(max_length=MAX_TOKENIZERS)] = dataclasses.field(
-        default_factory=list)
-    """Token counts measured elsewhere (a closed tokenizer's, from a provider's count-tokens
-    endpoint), each NAME=FILE: a CSV of unit, lang, tokens (see analyzer.external.imported),
-    stored as a vocabulary of the run named NAME and marked imported."""
-    pretokenizers: Annotated[list[str], Field(max_length=MAX_PRETOKENIZERS)] = dataclasses.field(
+    counts: Annotated[list[str], Field(
+        max_length=MAX_TOKENIZERS,
+        description="Token counts measured elsewhere (a closed model's, from its provider's "
+                    "count-tokens endpoint), each NAME=FILE: a CSV with a header and the columns "
+                    "unit (the unit's index in the corpus, from 0), lang and tokens, every "
+                    "measured unit of every run language counted; stored as a vocabulary NAME "
+                    "of the run, marked imported.")] = dataclasses.field(default_factory=list)
+    pretokenizers: Annotated[list[str], Field(
+        max_length=MAX_PRETOKENIZERS,
+        description="How texts are cut before training (merges never cross a chunk): "
+                    f"{', '.join(PRETOKENIZERS)}, re:PATTERN (its matches are the chunks) or "
+                    "split:PATTERN (split around its matches); every trained vocabulary is "
+                    "trained once per pre-tokenizer.")] = dataclasses.field(
         default_factory=lambda: [NONE])
-    """Every trained vocabulary is trained once per pre-tokenizer: built-in names, re:PATTERN or
-    split:PATTERN."""
-    parity: bool = False
-    """Also train a parity-aware vocabulary (each merge serves the worst-compressed language)."""
-    global_merges: int = 0
-    """The parity-aware vocabulary's first merges, chosen over all languages (the hybrid)."""
-    weights: dict[str, int] = dataclasses.field(default_factory=dict)
-    """The training mix of the shared and parity-aware vocabularies: `{lang: n}`, each unit of
-    that language counting n times (1 to MAX_WEIGHT_VALUE; default 1)."""
-    superbpe: Annotated[list[int], Field(max_length=MAX_SUPERBPE)] = dataclasses.field(
+    parity: Annotated[bool, Field(
+        description="Also train a parity-aware vocabulary on all languages: each merge is the "
+                    "most frequent pair of the language that compresses worst so far (Foroutan "
+                    "et al. 2025), judged on the training units, or the held-out ones with a "
+                    "holdout.")] = False
+    global_merges: Annotated[int, Field(
+        ge=0, le=MAX_STORED_INT,
+        description="With parity: the first merges are ordinary shared merges (the hybrid).")] = 0
+    weights: Annotated[dict[str, Annotated[int, Field(ge=1, le=MAX_WEIGHT_VALUE)]], Field(
+        description="The training mix of the shared and parity-aware vocabularies: each unit "
+                    "of a language counts this many times (default 1).")] = dataclasses.field(
+        default_factory=dict)
+    superbpe: Annotated[list[Sizes], Field(
+        max_length=MAX_SUPERBPE,
+        description="Also train a SuperBPE vocabulary (Liu et al. 2025) on all languages for "
+                    "each transition T: the shared merges up to size T, then merges that may "
+                    "cross words (SuperBPE's stage-2 split) up to the largest size; with "
+                    "per_language, each language's own as well. Each T is below the largest "
+                    "size.")] = dataclasses.field(default_factory=list)
+    extend: Annotated[list[str], Field(
+        max_length=MAX_EXTEND,
+        description="Production tokenizers to extend for the run's languages: their own "
+                    "pre-tokenizer and library cut and encode the texts, and merges over their "
+                    "ids add the tokens of `added`; every language is measured at each. A "
+                    "catalog name (o200k_base, cl100k_base, llama3, qwen3, ...) or hf:ORG/NAME "
+                    "with a byte-level BPE tokenizer.json; SentencePiece models cannot be "
+                    "extended.")] = dataclasses.field(default_factory=list)
+    added: Annotated[list[Annotated[int, Field(ge=1, le=MAX_SIZE)]], Field(
+        max_length=MAX_SIZES, examples=[[1024, 8192]],
+        description="How many tokens to add to each extended tokenizer.")] = dataclasses.field(
         default_factory=list)
-    """Also train a SuperBPE vocabulary (Liu et al. 2025) on all languages for each size T
-    here: the shared vocabulary's merges up to T, then merges that may cross words to the
-    largest size (see analyzer.runs.builders.superbpe); with `per_language`, each language's own too
-    (its own vocabulary's merges up to T, then its stage 2). Each T is below the largest
-    size."""
-    extend: Annotated[list[str], Field(max_length=MAX_EXTEND)] = dataclasses.field(
-        default_factory=list)
-    """Production tokenizers to extend (byte-level BPE ones: tiktoken rank files, byte-level
-    tokenizer.json; catalog names or hf:ORG/NAME): each is continued with `added` merges
-    learned over its own ids on the run's texts (see analyzer.runs.builders.extension)."""
-    added: Annotated[list[int], Field(max_length=MAX_SIZES, examples=[[1024, 8192]])] = \
-        dataclasses.field(default_factory=list)
-    """How many tokens to add to each base of `extend` (the command line writes them +N in
-    --vocab), each from 1 to what the engine can number after the base."""
-    extend_langs: Annotated[list[str] | None, Field(max_length=MAX_LANGUAGES)] = None
-    """The languages whose training texts teach the added merges; None: every run language.
-    Every run language is measured."""
-    target: float | None = None
-    """A premium (tokens over the pivot's) the extension report finds, per language, the added
-    tokens that reach it, beside 1.10 (within 10 %); above 1 and at most MAX_TARGET."""
-    algorithms: Annotated[list[str], Field(max_length=len(ALGORITHMS),
-                                           json_schema_extra={"items": {"enum": list(ALGORITHMS)}})] \
-        = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
-    """The training algorithms: BPE (the analyzer's engine) and any of Unigram and WordPiece
-    (Hugging Face tokenizers), each trained at every size, per pre-tokenizer, shared and (with
-    `per_language`) per language. BPE is always trained: every cost is relative to it. Parity,
-    SuperBPE and extensions are BPE's."""
-    executor: Annotated[str, Field(json_schema_extra={"enum": list(EXECUTORS)})] = EXECUTORS[0]
-    """Where the trainings run: "local" (a process pool) or "dask" (a Dask cluster)."""
-    scheduler: str | None = None
-    """With the dask executor: the scheduler's address (tcp://HOST:PORT); None starts a
-    LocalCluster on this machine."""
+    extend_langs: Annotated[list[str] | None, Field(
+        max_length=MAX_LANGUAGES,
+        description="With extend: the languages whose texts teach the added merges (default: "
+                    "every run language).")] = None
+    target: Annotated[float | None, Field(
+        gt=1, le=MAX_TARGET, allow_inf_nan=False,
+        description="With extend: beside within 10 percent of the pivot (1.10), also find the "
+                    "added tokens that bring each language to this premium, e.g. 1.05.")] = None
+    algorithms: Annotated[list[str], Field(
+        max_length=len(ALGORITHMS), json_schema_extra={"items": {"enum": list(ALGORITHMS)}},
+        description="Training algorithms: bpe (the analyzer's exact engine, always trained: "
+                    "every cost is relative to it), unigram and wordpiece (trained and counted "
+                    "by Hugging Face tokenizers on the same byte-level alphabet, pre-tokenizer "
+                    "and sizes; each size its own training). Parity, SuperBPE and extensions "
+                    "are BPE's.")] = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
+    executor: Annotated[str, Field(
+        json_schema_extra={"enum": list(EXECUTORS)},
+        description="Where the trainings run: local (a process pool) or dask (a Dask cluster: "
+                    "the scheduler's, or a local cluster). Results are the same either "
+                    "way.")] = EXECUTORS[0]
+    scheduler: Annotated[str | None, Field(
+        description="The Dask scheduler to run the trainings on, tcp://HOST:PORT (with the "
+                    "dask executor; without one, a local cluster).")] = None
+
+
+class SettingsError(Invalid):
+    """A setting's value is outside what its definition allows (its bounds, its type, how many
+    values it takes); `setting` names it."""
+
+
+def _checked(init):
+    """RunSettings' own constructor, its validation errors said as SettingsErrors."""
+    @functools.wraps(init)
+    def construct(self, *args, **kwargs):
+        try:
+            init(self, *args, **kwargs)
+        except ValidationError as error:
+            raise settings_error(error.errors()) from None
+    return construct
+
+
+RunSettings.__init__ = _checked(RunSettings.__init__)  # type: ignore[method-assign]
+
+
+def settings_error(errors: list[Any], prefix: tuple = ()) -> SettingsError:
+    """The first of pydantic's errors about the settings (their `loc` after `prefix`: the
+    service's are under ("body",)) as a SettingsError in the analyzer's words.
+
+    >>> str(settings_error([{"type": "less_than_equal", "loc": ("jobs",), "input": 300,
+    ...                      "ctx": {"le": 256}, "msg": ""}]))
+    'jobs must be from 1 to 256, not 300'
+    """
+    error = errors[0]
+    loc = tuple(error["loc"])[len(prefix):]
+    name = str(loc[0]) if loc else "settings"
+    value, kind = error.get("input"), error["type"]
+    # The message names its setting `{setting}`: each face says it as it calls it.
+    shown = f"{SETTING} {value}" if len(loc) == 2 and isinstance(loc[1], int) else \
+        f"{SETTING} {loc[1]}={value}" if len(loc) == 2 else SETTING
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        where = f"{SETTING} must be {describe_bounds(name)}, not {value}" if len(loc) == 1 else \
+            f"{shown}: each must be {describe_bounds(name)}"
+        return SettingsError(where, setting=name, value=value)
+    if kind == "finite_number":
+        return SettingsError(f"{SETTING} must be a finite number, not {value}", setting=name,
+                             value=value)
+    if kind == "too_long":
+        most = error.get("ctx", {}).get("max_length")
+        return SettingsError(f"{SETTING} takes at most {most} values, not {len(value)}",
+                             setting=name, value=len(value))
+    if kind == "missing":
+        return SettingsError(f"{SETTING} is needed", setting=name)
+    if kind == "extra_forbidden":
+        return SettingsError(f"there is no setting {name}; the settings are "
+                             f"{', '.join(setting_names())}", value=name)
+    return SettingsError(f"{shown}: {error.get('msg', kind)} (not {value!r})", setting=name,
+                         value=value if isinstance(value, str | int | float) else None)
+
+
+def bounds(name: str) -> dict[str, float]:
+    """A setting's bounds (ge, gt, le, lt), or its values' for a list or a mapping.
+
+    >>> bounds("holdout")
+    {'ge': 0, 'lt': 1}
+    """
+    info = RunSettings.__pydantic_fields__[name]  # type: ignore[attr-defined]
+    found: dict[str, float] = {}
+    for item in _metadata(info.annotation, info.metadata):
+        for key in ("ge", "gt", "le", "lt"):
+            if getattr(item, key, None) is not None:
+                found[key] = getattr(item, key)
+    return found
+
+
+def _metadata(annotation: Any, metadata: list) -> list:
+    """The field's constraints, and those of the values of its list or mapping."""
+    found = list(metadata)
+    for argument in typing.get_args(annotation):
+        if typing.get_origin(argument) is Annotated:
+            found += [item for extra in typing.get_args(argument)[1:]
+                      for item in (getattr(extra, "metadata", None) or [extra])]
+        elif argument is not type(None):
+            found += _metadata(argument, [])
+    return found
+
+
+def describe_bounds(name: str) -> str:
+    """A setting's bounds in words.
+
+    >>> describe_bounds("seed"), describe_bounds("holdout"), describe_bounds("target")
+    ('from 0 to 9,223,372,036,854,775,807', 'at least 0 and below 1', 'above 1 and at most 100')
+    """
+    found = {key: int(value) if float(value).is_integer() else value
+             for key, value in bounds(name).items()}
+    low = f"{found['ge']:,}" if "ge" in found else f"{found['gt']:,}" if "gt" in found else None
+    high = f"{found['le']:,}" if "le" in found else f"{found['lt']:,}" if "lt" in found else None
+    if low is not None and high is not None and "ge" in found and "le" in found:
+        return f"from {low} to {high}"
+    parts = []
+    if low is not None:
+        parts.append(f"at least {low}" if "ge" in found else f"above {low}")
+    if high is not None:
+        parts.append(f"at most {high}" if "le" in found else f"below {high}")
+    return " and ".join(parts)
+
+
+def description(name: str) -> str:
+    """A setting's description, as its definition gives it."""
+    return RunSettings.__pydantic_fields__[name].description or ""  # type: ignore[attr-defined]
 
 
 RECORDED = ("languages", "pivot", "sizes", "per_language", "cross", "holdout", "seed",

@@ -152,11 +152,11 @@ def test_merges_and_tokenize_show_an_extension(sample_db):
     (["--extend", "o200k_base"], "--extend needs how many tokens to add: give --vocab (e.g. +1024,+8192)"),
     (["--extend", "mistral-v3", "--vocab", "+64"], "--extend cannot extend mistral-v3: it is a SentencePiece model"),
     (["--extend", "nope", "--vocab", "+64"], "--extend cannot extend 'nope': name a catalog tokenizer"),
-    (["--extend", "o200k_base", "--vocab", "+0"], "--vocab +0: the tokens added are from +1 to"),
+    (["--extend", "o200k_base", "--vocab", "+0"], "--vocab 0: each must be from 1 to"),
     (["--extend", "o200k_base", "--vocab", "+x"], "--vocab + 'x' is not a whole number"),
     (["--extend", "o200k_base", "--vocab", "+64", "--extend-langs", "fin_Latn"],
      "--extend-langs: fin_Latn is not a language of this run"),
-    (["--extend", "o200k_base", "--vocab", "+64", "--target", "0.9"], "--target 0.9: a premium above 1"),
+    (["--extend", "o200k_base", "--vocab", "+64", "--target", "0.9"], "--target must be above 1 and at most 100, not 0.9"),
     (["--vocab", "300", "--target", "1.2"], "--target is for extending a production tokenizer: add --extend"),
     (["--vocab", "300", "--extend-langs", "eng_Latn"], "--extend-langs is for extending a production tokenizer"),
 ])

@@ -144,8 +144,8 @@ def test_a_lock_held_briefly_is_waited_for(impatient_db):
 @pytest.mark.parametrize("args, message", [
     (["--seed", "-1"], "--seed must be from 0"),
     (["--seed", str(2**64)], "--seed must be from 0"),
-    (["--vocab", "99999999999999999999"], "above 16,777,216"),
-    (["--min-pair-count", str(2**70)], "--min-pair-count must be 1 or more"),
+    (["--vocab", "99999999999999999999"], "each must be from 256 to 16,777,216"),
+    (["--min-pair-count", str(2**70)], "--min-pair-count must be from 1 to"),
     (["--holdout", "nan"], "--holdout must be"),
 ])
 def test_settings_that_could_never_be_shown_are_refused_first(db, args, message):

@@ -121,7 +121,7 @@ def test_export_with_each_unit_s_count(db, tmp_path):
 
 
 ERRORS = [
-    (["run", "--vocab", "100"], "below 256"),
+    (["run", "--vocab", "100"], "--vocab 100: each must be from 256 to 16,777,216"),
     (["run", "--vocab", "abc"], "'abc' is not a whole number"),
     (["run", "--vocab", "300", "--corpus", "nope"], "no corpus named 'nope'"),
     (["run", "--vocab", "300", "--pivot", "deu_Latn"], "--pivot deu_Latn is not among"),
@@ -345,7 +345,7 @@ def test_a_parity_run_through_the_command_line(db):
 @pytest.mark.parametrize("args, message", [
     (["--weight", "eng_Latn"], "write LANG=N"),
     (["--weight", "eng_Latn=x"], "'x' is not a whole number"),
-    (["--weight", "eng_Latn=0"], "a weight is a whole number from 1"),
+    (["--weight", "eng_Latn=0"], "--weight eng_Latn=0: each must be from 1 to"),
     (["--weight", "fra_Latn=2"], "fra_Latn is not a language of this run"),
     (["--global-merges", "2"], "add --parity"),
     (["--parity", "--langs", "eng_Latn"], "--parity needs two languages"),

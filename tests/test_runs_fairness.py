@@ -27,6 +27,7 @@ from analyzer.metrics.allocation import (
     utilisation,
 )
 from analyzer.runs import RunError, RunSettings, execute_run, split_units
+from analyzer.settings import SettingsError
 from analyzer.store import get_run, list_runs, load_counts, load_merges
 from helpers import TINY
 
@@ -249,17 +250,17 @@ def test_summaries_give_gini_and_the_price_of_parity(parity_run):
 
 
 @pytest.mark.parametrize("settings, message", [
-    (dict(weights={"eng": 0}), "a weight is a whole number from 1"),
+    (dict(weights={"eng": 0}), "weights eng=0: each must be from 1 to"),
     (dict(weights={"fra": 2}), "fra_Latn is not a language of this run"),
     (dict(weights={"not a code!": 2}), "weights not a code!=2"),
     (dict(weights={"eng": 2, "eng_Latn": 3}), "weighted twice"),
     (dict(global_merges=3), "global_merges is for the parity-aware vocabulary: add parity"),
-    (dict(parity=True, global_merges=-1), "global_merges must be 0 or more"),
+    (dict(parity=True, global_merges=-1), "global_merges must be from 0 to"),
     (dict(parity=True, languages=["eng"]), "parity needs two languages"),
 ])
 def test_bad_fairness_settings_are_refused_before_anything_is_stored(tiny_db, settings, message):
     """The library names each setting by its own name (the command line renders its flags)."""
-    with pytest.raises(RunError, match=message) as raised:
+    with pytest.raises((RunError, SettingsError), match=message) as raised:
         execute_run(tiny_db, RunSettings(sizes=[300], jobs=1, **settings))
     assert raised.value.setting in settings or raised.value.setting == "parity"
     assert list_runs(tiny_db) == []

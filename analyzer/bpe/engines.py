@@ -8,21 +8,15 @@ the same results.
 
 from __future__ import annotations
 
-import os
 import sys
 
-from . import pure
+from . import choice, pure
+from .choice import ENGINE_ENV
 from .contract import Engine
-
-ENGINE_ENV = "ANALYZER_ENGINE"
 
 
 def _load() -> tuple[str, Engine, dict[str, Engine]]:
-    wanted = os.environ.get(ENGINE_ENV, "").strip().lower()
-    if wanted not in ("", "compiled", "python"):
-        sys.stderr.write(f"analyzer: {ENGINE_ENV}={wanted!r} is neither compiled nor python; "
-                         "ignoring it\n")
-        wanted = ""
+    wanted = choice.wanted()
     available: dict[str, Engine] = {"python": pure}
     try:
         from . import compiled

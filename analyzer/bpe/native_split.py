@@ -13,7 +13,6 @@ True
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from functools import lru_cache
 
 import regex
 
+from . import choice
 from .threads import default_threads
 
 PATTERN_NUMBERS = {"words": 0, "gpt2": 1, "cl100k": 2, "o200k": 3, "llama3": 4, "superbpe": 5}
@@ -98,15 +98,8 @@ def available() -> bool:
     return _engine_module() is not None
 
 
-@lru_cache(maxsize=1)
 def _engine_module():
-    if os.environ.get("ANALYZER_ENGINE", "").strip().lower() == "python":
-        return None
-    try:
-        from . import _engine
-    except ImportError:
-        return None
-    return _engine
+    return choice.extension()
 
 
 def split(text: str, name: str) -> list[str] | None:

@@ -20,15 +20,12 @@ from analyzer.settings import (
     ALGORITHMS,
     DEFAULT_PIVOT,
     EXECUTORS,
-    MAX_JOBS,
     MAX_LANGUAGES,
     MAX_LIBRARY_SIZE,
     MAX_SIZE,
-    MAX_STORED_INT,
-    MAX_TARGET,
-    MAX_WEIGHT_VALUE,
     MIN_SIZE,
     RunSettings,
+    describe_bounds,
 )
 from analyzer.store import AnalyzerDatabase, CorpusDetail, get_corpus, list_corpora
 
@@ -88,16 +85,8 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     if settings.tie_break not in TIE_BREAKS:
         raise _invalid("tie_break", settings.tie_break,
                        f"{SETTING} must be one of {', '.join(TIE_BREAKS)}, not {settings.tie_break!r}")
-    if not 1 <= settings.min_pair_count <= MAX_STORED_INT:
-        raise _invalid("min_pair_count", settings.min_pair_count,
-                       f"{SETTING} must be 1 or more (and at most {MAX_STORED_INT:,}), "
-                       f"not {settings.min_pair_count}")
-    if settings.jobs is not None and not 1 <= settings.jobs <= MAX_JOBS:
-        raise _invalid("jobs", settings.jobs, f"{SETTING} must be from 1 to {MAX_JOBS}, not "
-                       f"{settings.jobs}")
-    if not 0 <= settings.seed <= MAX_STORED_INT:
-        raise _invalid("seed", settings.seed,
-                       f"{SETTING} must be from 0 to {MAX_STORED_INT:,}, not {settings.seed}")
+    # Every bound of a single setting is its definition's (RunSettings checks them as it is
+    # made); what is checked here is each setting against the corpus and the others.
     train, measured = split_units(corpus.units, settings.holdout, settings.seed)
     pretokenizers = _pretokenizers(settings.pretokenizers)
     weights = _weights(settings.weights, languages)
@@ -130,9 +119,9 @@ def _weights(weights: dict[str, int], languages: list[str]) -> dict[str, int]:
         if lang not in languages:
             raise _invalid("weights", code, f"{SETTING} {code}={weight}: {lang} is not a language "
                            f"of this run ({', '.join(languages)})")
-        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= MAX_WEIGHT_VALUE:
+        if isinstance(weight, bool) or not isinstance(weight, int):
             raise _invalid("weights", weight, f"{SETTING} {code}={weight}: a weight is a whole "
-                           f"number from 1 to {MAX_WEIGHT_VALUE:,}")
+                           f"number ({describe_bounds('weights')})")
         if lang in found:
             raise _invalid("weights", code, f"{SETTING} {code}: {lang} is weighted twice")
         found[lang] = weight
@@ -140,9 +129,6 @@ def _weights(weights: dict[str, int], languages: list[str]) -> dict[str, int]:
 
 
 def _parity(settings: RunSettings, languages: list[str], sizes: list[int]) -> None:
-    if not 0 <= settings.global_merges <= MAX_STORED_INT:
-        raise _invalid("global_merges", settings.global_merges,
-                       f"{SETTING} must be 0 or more, not {settings.global_merges}")
     if settings.global_merges and not settings.parity:
         raise RunError(f"{SETTING} is for the parity-aware vocabulary: add {setting('parity')}",
                        setting="global_merges")
@@ -186,10 +172,6 @@ def _extension(settings: RunSettings, languages: list[str]
     if not settings.added:
         raise RunError(f"{SETTING} needs how many tokens to add: give {setting('added')} "
                        "(e.g. +1024,+8192)", setting="extend")
-    target = settings.target
-    if target is not None and not 1 < target <= MAX_TARGET:
-        raise _invalid("target", target, f"{SETTING} {target}: a premium above 1 (1.05: within "
-                       f"5 % of the pivot) and at most {MAX_TARGET:g}")
     from analyzer.external import TokenizerError
     from analyzer.external.extension import extension_base
 
@@ -376,12 +358,6 @@ def split_units(n_units: int, holdout: float, seed: int) -> tuple[list[int], lis
 
 
 def _sizes(sizes: list[int]) -> list[int]:
-    for size in sizes:
-        if size < MIN_SIZE:
-            raise _invalid("sizes", size, f"{SETTING} {size} is below {MIN_SIZE}, the byte alphabet")
-        if size > MAX_SIZE:
-            raise _invalid("sizes", size, f"{SETTING} {size} is above {MAX_SIZE:,}, the largest "
-                           "vocabulary the engine trains")
     return sorted(set(sizes))
 
 

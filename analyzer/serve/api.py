@@ -139,6 +139,9 @@ trainings run (a client never makes this server connect to another host) and imp
 service shows them like any vocabulary)."""
 
 
+RUNS_PATH = "/api/runs"
+
+
 @router.post("/runs", status_code=202, summary="Start a run (one at a time per database)")
 def start_run(request: Request, body: RunRequest) -> dict:  # type: ignore[valid-type]
     fields = body.model_dump()  # type: ignore[attr-defined]

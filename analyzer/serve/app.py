@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException
 
 from analyzer import __version__
 from analyzer.errors import AnalyzerError
+from analyzer.settings import settings_error
 
 from . import api, pages
 from .counting import CountingProcesses
@@ -61,7 +62,11 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError):
-        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        errors = list(error.errors())
+        if request.url.path == api.RUNS_PATH and errors and tuple(errors[0]["loc"][:1]) == ("body",):
+            # A run's settings: said as the command line says them (their definition's bounds).
+            return library_problem(settings_error(errors, prefix=("body",)))
+        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
         return problem(422, "Unprocessable input", details)
 
     @app.exception_handler(HTTPException)
