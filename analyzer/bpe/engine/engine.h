@@ -406,6 +406,44 @@ int32_t best_pair_parity(Trainer *t, int32_t *chosen);
 uint32_t group_first_occurrence(Trainer *t, Pair *pair, uint16_t group);
 
 /* ---------------------------------------------------------------------------------------- */
+/* train.c: a training session, as the binding (module.c) runs it                            */
+
+/* What to train on and how, in plain C: the binding fills it from its arguments. */
+typedef struct {
+    const uint8_t *buffer;          /* the texts' bytes, end to end; NULL when `ids` is set */
+    const int32_t *ids;             /* or the texts as ids of a base, GAP between texts */
+    size_t n_slots;                 /* positions: bytes, or ids */
+    const int64_t *starts;          /* each text's first position */
+    size_t n_texts;
+    const int64_t *weights;         /* each text's weight, or NULL: every text once */
+    const int64_t *groups;          /* each text's group (language), or NULL */
+    const int64_t *multiplicities;  /* each text's count in its group's measure, or NULL */
+    int parity;                     /* parity-aware (needs groups) */
+    int first;                      /* tie-break by first occurrence, not lexicographic */
+    long long global_merges;        /* parity-aware: the first merges chosen over all groups */
+    long long min_pair_count, floor;
+    int32_t first_id;               /* the first new id: 256, or a base's size */
+    long long n_merges;             /* how many merges to learn, at most */
+} TrainInput;
+
+/* What a training learns, merge by merge. */
+typedef struct {
+    int32_t *lefts, *rights, *chosen;
+    int64_t *counts, *replaced, *replaced_by_group; /* replaced_by_group: a row of groups per merge */
+    long long learned;
+    long long n_tokens; /* before any merge, weights applied */
+} Learned;
+
+/* Set a training up; NULL, or why it cannot be (a message starting "out of memory" when
+   memory ran out; any other is the input's fault). The caller frees t, groups and l whatever
+   it returns. */
+const char *training_setup(const TrainInput *in, Trainer *t, Groups *groups, Learned *l);
+/* Learn one merge: 1, or 0 when there is none left (training stops) or memory ran out
+   (t->status.failed). Needs no interpreter: the binding calls it without the GIL. */
+int training_step(const TrainInput *in, Trainer *t, Learned *l);
+void learned_free(Learned *l);
+
+/* ---------------------------------------------------------------------------------------- */
 /* replay.c: encode and count with a merge list                                              */
 
 /* The merges an id takes part in, as one side, sorted by the id on the other side. */

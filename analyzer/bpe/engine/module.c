@@ -192,137 +192,39 @@ static int parse_train_args(PyObject *args, PyObject *kwargs, TrainArgs *a) {
     return 0;
 }
 
-/* Each position's weight (that of its text), when some text weighs other than 1. */
-static int set_weights(const TrainArgs *a, Trainer *t) {
-    const int64_t *starts = a->starts.buf, *weights = a->weights.buf;
-    int64_t lowest = a->have_groups ? 0 : 1; /* weight 0 (measured only) needs groups */
-    int heavy = 0;
-    for (Py_ssize_t k = 0; k < a->n_texts; k++) {
-        if (weights[k] < lowest || weights[k] > UINT32_MAX) {
-            PyErr_SetString(PyExc_ValueError, lowest ? "weights must be from 1 to 2**32 - 1"
-                                                     : "weights must be from 0 to 2**32 - 1");
-            return -1;
-        }
-        heavy |= weights[k] != 1;
-    }
-    if (!heavy) return 0;
-    t->weight = malloc(t->size * sizeof(uint32_t));
-    if (!t->weight) { PyErr_NoMemory(); return -1; }
-    for (Py_ssize_t k = 0; k < a->n_texts; k++) {
-        size_t from = (size_t)starts[k];
-        size_t to = k + 1 < a->n_texts ? (size_t)starts[k + 1] : t->size;
-        for (size_t p = from ? from - 1 : 0; p < to; p++) t->weight[p] = (uint32_t)weights[k];
-    }
-    return 0;
+/* The training's input, as train.c takes it, from the parsed arguments. */
+static TrainInput train_input(const TrainArgs *a) {
+    TrainInput in = {0};
+    in.buffer = a->ids ? NULL : a->buffer.buf;
+    in.ids = a->ids ? a->buffer.buf : NULL;
+    in.n_slots = (size_t)a->n_slots;
+    in.starts = a->starts.buf;
+    in.n_texts = (size_t)a->n_texts;
+    in.weights = a->have_weights ? a->weights.buf : NULL;
+    in.groups = a->have_groups ? a->groups.buf : NULL;
+    in.multiplicities = a->have_multiplicities ? a->multiplicities.buf : NULL;
+    in.parity = a->parity;
+    in.first = a->first;
+    in.global_merges = a->global_merges;
+    in.min_pair_count = a->min_pair_count;
+    in.floor = a->floor;
+    in.first_id = (int32_t)a->first_id;
+    in.n_merges = a->n_merges;
+    return in;
 }
 
-/* What the loop learns, merge by merge. */
-typedef struct {
-    int32_t *lefts, *rights, *chosen;
-    int64_t *counts, *replaced, *replaced_by_group; /* replaced_by_group: a row of groups per merge */
-    Py_ssize_t learned;
-    long long n_tokens; /* before any merge, weights applied */
-} Learned;
-
-static void learned_free(Learned *l) {
-    free(l->lefts);
-    free(l->rights);
-    free(l->chosen);
-    free(l->counts);
-    free(l->replaced);
-    free(l->replaced_by_group);
-}
-
-/* The trainer and what it will learn, from the arguments; 0, or -1 with an exception. */
-static int setup(const TrainArgs *a, Trainer *t, Groups *groups, Learned *l) {
-    size_t n = (size_t)a->n_merges + 1;
-    t->size = (size_t)a->n_slots;
-    t->buffer = a->ids ? NULL : a->buffer.buf;
-    t->ids = a->ids ? a->buffer.buf : NULL;
-    t->min_count = a->min_pair_count;
-    t->first_mode = a->first;
-    t->tok = malloc(t->size * sizeof(int32_t) + 4);
-    t->length_capacity = (size_t)a->first_id + 1024;
-    t->length = malloc(t->length_capacity * sizeof(int32_t));
-    l->lefts = malloc(n * sizeof(int32_t));
-    l->rights = malloc(n * sizeof(int32_t));
-    l->counts = malloc(n * sizeof(int64_t));
-    l->replaced = malloc(n * sizeof(int64_t));
-    if (!t->tok || !t->length || !l->lefts || !l->rights || !l->counts || !l->replaced) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (a->have_weights && set_weights(a, t) < 0) return -1;
-    const int64_t *starts = a->starts.buf, *weights = a->have_weights ? a->weights.buf : NULL;
-    for (Py_ssize_t k = 0; k < a->n_texts; k++)
-        l->n_tokens += (long long)text_slots(starts, (size_t)a->n_texts, (size_t)k, t->size)
-                       * (weights ? weights[k] : 1);
-    if (a->have_groups) {
-        const char *problem = groups_init(groups, t, a->starts.buf, (size_t)a->n_texts, a->groups.buf,
-                                          a->have_multiplicities ? a->multiplicities.buf : NULL,
-                                          a->parity);
-        if (problem) {
-            PyErr_SetString(strcmp(problem, "out of memory") ? PyExc_ValueError : PyExc_MemoryError,
-                            problem);
-            return -1;
-        }
-        if ((size_t)groups->n * n > ((size_t)1 << 31)) {
-            PyErr_SetString(PyExc_ValueError, "too many groups times merges to report on");
-            return -1;
-        }
-        l->chosen = malloc(n * sizeof(int32_t));
-        l->replaced_by_group = calloc((size_t)groups->n * n, sizeof(int64_t));
-        if (!l->chosen || !l->replaced_by_group) { PyErr_NoMemory(); return -1; }
-        groups->global_phase = a->parity && a->global_merges > 0;
-        t->groups = groups;
-    }
-    t->n_ids = (size_t)a->first_id;
-    for (Py_ssize_t id = 0; id < a->first_id; id++) t->length[id] = 1;
-    size_t block_items = t->size / 64;
-    t->blocks.block_items = block_items > 4096 ? block_items : 4096;
-    return 0;
-}
-
-/* One merge: the best pair (the worst group's, parity-aware after the global merges), merged
-   into the next id and noted; 0 when there is none (training stops early). No GIL needed. */
-static int learn_one(const TrainArgs *a, Trainer *t, Learned *l) {
-    Groups *groups = t->groups;
-    int32_t group = -1, index;
-    if (a->parity && l->learned >= a->global_merges) index = best_pair_parity(t, &group);
-    else index = best_pair(t);
-    if (index < 0 || t->status.failed) return 0;
-    Key key = t->table.pairs[index].key;
-    int64_t count = t->table.pairs[index].count;
-    if (group >= 0) { /* the count it was chosen on: the group's own */
-        count = group_count(t, index, group);
-    }
-    int32_t z = (int32_t)(a->first_id + l->learned);
-    t->length = grow(&t->status, t->length, &t->length_capacity, (size_t)z + 1, sizeof(int32_t));
-    if (t->status.failed) return 0;
-    t->length[z] = t->length[key_left(key)] + t->length[key_right(key)];
-    t->n_ids = (size_t)z + 1;
-    if (groups) {
-        groups->global_phase = a->parity && l->learned + 1 < a->global_merges;
-        memset(groups->replaced, 0, (size_t)groups->n * sizeof(int64_t));
-    }
-    int64_t replaced = trainer_merge(t, index, z);
-    Py_ssize_t r = l->learned;
-    l->lefts[r] = key_left(key);
-    l->rights[r] = key_right(key);
-    l->counts[r] = count;
-    l->replaced[r] = replaced;
-    if (groups) {
-        l->chosen[r] = group;
-        memcpy(l->replaced_by_group + (size_t)r * (size_t)groups->n, groups->replaced,
-               (size_t)groups->n * sizeof(int64_t));
-    }
-    l->learned++;
-    return 1;
+/* train.c's setup, its refusal raised as the Python exception it means; 0 or -1. */
+static int setup(const TrainInput *in, Trainer *t, Groups *groups, Learned *l) {
+    const char *problem = training_setup(in, t, groups, l);
+    if (!problem) return 0;
+    if (strncmp(problem, "out of memory", 13) == 0) PyErr_NoMemory();
+    else PyErr_SetString(PyExc_ValueError, problem);
+    return -1;
 }
 
 /* Learn up to n_merges merges, progress_every at a time without the GIL, reporting (and
    letting Ctrl-C through) in between; 0, or -1 with an exception. */
-static int learn(const TrainArgs *a, Trainer *t, Learned *l) {
+static int learn(const TrainArgs *a, const TrainInput *in, Trainer *t, Learned *l) {
     int stopped = 0;
     Py_BEGIN_ALLOW_THREADS
     trainer_start(t, a->floor);
@@ -331,7 +233,7 @@ static int learn(const TrainArgs *a, Trainer *t, Learned *l) {
         Py_ssize_t until = l->learned + a->progress_every < a->n_merges ? l->learned + a->progress_every
                                                                         : a->n_merges;
         Py_BEGIN_ALLOW_THREADS
-        while (l->learned < until && !stopped) stopped = !learn_one(a, t, l);
+        while (l->learned < until && !stopped) stopped = !training_step(in, t, l);
         Py_END_ALLOW_THREADS
         if (t->status.failed) break;
         if (report(a->progress, l->learned, a->n_merges) < 0) return -1;
@@ -363,9 +265,11 @@ static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObjec
     Groups groups = {0};
     Learned l = {0};
     PyObject *result = NULL;
-    if (parse_train_args(args, kwargs, &a) == 0 && setup(&a, &t, &groups, &l) == 0
-        && learn(&a, &t, &l) == 0)
-        result = train_result(&a, &l, &groups, t.groups != NULL);
+    if (parse_train_args(args, kwargs, &a) == 0) {
+        TrainInput in = train_input(&a);
+        if (setup(&in, &t, &groups, &l) == 0 && learn(&a, &in, &t, &l) == 0)
+            result = train_result(&a, &l, &groups, t.groups != NULL);
+    }
     t.groups = NULL;
     trainer_free(&t);
     groups_free(&groups);

@@ -517,3 +517,116 @@ void trainer_free(Trainer *t) {
     free(t->scratch.made);
     free(t->scratch.slots);
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* A training session: set up from its input, then one merge at a time (the binding runs the
+   steps without the GIL, a block at a time, reporting progress between blocks). */
+
+/* Each position's weight (that of its text), when some text weighs other than 1; NULL, or why
+   not. */
+static const char *set_weights(const TrainInput *in, Trainer *t) {
+    int64_t lowest = in->groups ? 0 : 1; /* weight 0 (measured only) needs groups */
+    int heavy = 0;
+    for (size_t k = 0; k < in->n_texts; k++) {
+        if (in->weights[k] < lowest || in->weights[k] > UINT32_MAX)
+            return lowest ? "weights must be from 1 to 2**32 - 1" : "weights must be from 0 to 2**32 - 1";
+        heavy |= in->weights[k] != 1;
+    }
+    if (!heavy) return NULL;
+    t->weight = malloc(t->size * sizeof(uint32_t));
+    if (!t->weight) return "out of memory";
+    for (size_t k = 0; k < in->n_texts; k++) {
+        size_t from = (size_t)in->starts[k];
+        size_t to = k + 1 < in->n_texts ? (size_t)in->starts[k + 1] : t->size;
+        /* a text's first pair starts at the slot before it (its separator's): weighed as it */
+        for (size_t p = from ? from - 1 : 0; p < to; p++) t->weight[p] = (uint32_t)in->weights[k];
+    }
+    return NULL;
+}
+
+void learned_free(Learned *l) {
+    free(l->lefts);
+    free(l->rights);
+    free(l->chosen);
+    free(l->counts);
+    free(l->replaced);
+    free(l->replaced_by_group);
+}
+
+const char *training_setup(const TrainInput *in, Trainer *t, Groups *groups, Learned *l) {
+    size_t n = (size_t)in->n_merges + 1;
+    t->size = in->n_slots;
+    t->buffer = in->buffer;
+    t->ids = in->ids;
+    t->min_count = in->min_pair_count;
+    t->first_mode = in->first;
+    t->tok = malloc(t->size * sizeof(int32_t) + 4);
+    t->length_capacity = (size_t)in->first_id + 1024;
+    t->length = malloc(t->length_capacity * sizeof(int32_t));
+    l->lefts = malloc(n * sizeof(int32_t));
+    l->rights = malloc(n * sizeof(int32_t));
+    l->counts = malloc(n * sizeof(int64_t));
+    l->replaced = malloc(n * sizeof(int64_t));
+    if (!t->tok || !t->length || !l->lefts || !l->rights || !l->counts || !l->replaced)
+        return "out of memory";
+    if (in->weights) {
+        const char *problem = set_weights(in, t);
+        if (problem) return problem;
+    }
+    for (size_t k = 0; k < in->n_texts; k++)
+        l->n_tokens += (long long)text_slots(in->starts, in->n_texts, k, t->size)
+                       * (in->weights ? in->weights[k] : 1);
+    if (in->groups) {
+        const char *problem = groups_init(groups, t, in->starts, in->n_texts, in->groups,
+                                          in->multiplicities, in->parity);
+        if (problem) return problem;
+        if ((size_t)groups->n * n > ((size_t)1 << 31)) return "too many groups times merges to report on";
+        l->chosen = malloc(n * sizeof(int32_t));
+        l->replaced_by_group = calloc((size_t)groups->n * n, sizeof(int64_t));
+        if (!l->chosen || !l->replaced_by_group) return "out of memory";
+        groups->global_phase = in->parity && in->global_merges > 0;
+        t->groups = groups;
+    }
+    t->n_ids = (size_t)in->first_id;
+    for (int32_t id = 0; id < in->first_id; id++) t->length[id] = 1;
+    size_t block_items = t->size / 64;
+    t->blocks.block_items = block_items > 4096 ? block_items : 4096;
+    return NULL;
+}
+
+/* One merge: the best pair (the worst group's, parity-aware after the global merges), merged
+   into the next id and noted. */
+int training_step(const TrainInput *in, Trainer *t, Learned *l) {
+    Groups *groups = t->groups;
+    int32_t group = -1, index;
+    if (in->parity && l->learned >= in->global_merges) index = best_pair_parity(t, &group);
+    else index = best_pair(t);
+    if (index < 0 || t->status.failed) return 0;
+    Key key = t->table.pairs[index].key;
+    int64_t count = t->table.pairs[index].count;
+    if (group >= 0) { /* the count it was chosen on: the group's own */
+        count = group_count(t, index, group);
+    }
+    int32_t z = (int32_t)(in->first_id + l->learned);
+    t->length = grow(&t->status, t->length, &t->length_capacity, (size_t)z + 1, sizeof(int32_t));
+    if (t->status.failed) return 0;
+    t->length[z] = t->length[key_left(key)] + t->length[key_right(key)];
+    t->n_ids = (size_t)z + 1;
+    if (groups) {
+        groups->global_phase = in->parity && l->learned + 1 < in->global_merges;
+        memset(groups->replaced, 0, (size_t)groups->n * sizeof(int64_t));
+    }
+    int64_t replaced = trainer_merge(t, index, z);
+    long long r = l->learned;
+    l->lefts[r] = key_left(key);
+    l->rights[r] = key_right(key);
+    l->counts[r] = count;
+    l->replaced[r] = replaced;
+    if (groups) {
+        l->chosen[r] = group;
+        memcpy(l->replaced_by_group + (size_t)r * (size_t)groups->n, groups->replaced,
+               (size_t)groups->n * sizeof(int64_t));
+    }
+    l->learned++;
+    return 1;
+}
