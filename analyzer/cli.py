@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 import typer
 from rich import console as rich_console
 from rich.markup import escape
-from rich.progress import Progress
+from rich.progress import Progress, TransferSpeedColumn
 
 from . import __version__, bpe
 from . import cli_views as views
@@ -38,6 +38,8 @@ from .corpus import (
     read_corpus,
     read_lines,
 )
+from .corpus.sources import find_source_files, scan_files
+from .corpus.streams import DEFAULT_TEXT_FIELD, DOCUMENT_KINDS
 from .errors import AnalyzerError
 from .export import (
     corpus_texts_csv,
@@ -70,6 +72,7 @@ from .queries import (
 )
 from .report import DEFAULT_OUT, write_report
 from .runs import execute_run
+from .runs.chunk_cache import ChunkCache
 from .settings import (
     EXECUTORS,
     MAX_SIZE,
@@ -85,11 +88,15 @@ from .store import (
     DEFAULT_DB,
     AnalyzerDatabase,
     get_corpus,
+    get_source,
     list_corpora,
     list_runs,
+    list_sources,
     open_db,
     recover_run,
+    remove_source,
     save_corpus,
+    save_source,
     vocabularies,
 )
 
@@ -530,6 +537,12 @@ def run(
     scheduler: str = setting_option(
         "scheduler", "--scheduler", envvar="ANALYZER_DASK_SCHEDULER", show_envvar=True,
         metavar="tcp://HOST:PORT", more="Implies --executor dask."),
+    train_on: str = setting_option("train_on", "--train-on", metavar="SOURCE"),
+    train_bytes: str = setting_option("train_bytes", "--train-bytes", metavar="BYTES",
+                                      default=None, more="E.g. 2G, 500M, 1000000."),
+    mix: str = setting_option("mix", "--mix", metavar="MIX"),
+    skip_invalid: bool = setting_option("skip_invalid", "--skip-invalid"),
+    chunk_cache: bool = setting_option("chunk_cache", "--cache/--no-cache"),
     report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html)."),
     open_report: bool = typer.Option(False, "--open", help="Open the report in a browser."),
     out: Path = typer.Option(DEFAULT_OUT, help="Folder for the report."),
@@ -553,6 +566,8 @@ def run(
         algorithms=_split_commas(algorithm) or ["bpe"],
         executor=(executor.value if executor else "dask" if scheduler else "local"),
         scheduler=scheduler or None,
+        train_on=train_on, train_bytes=_parse_bytes(train_bytes, "--train-bytes"), mix=mix,
+        skip_invalid=skip_invalid, chunk_cache=chunk_cache,
     )
     if report:
         _check_output_folder(out)
@@ -821,6 +836,125 @@ def serve(
         raise _fail(str(error)) from None
 
 
+sources_app = typer.Typer(no_args_is_help=False)
+app.add_typer(sources_app, name="sources")
+
+
+@sources_app.callback(invoke_without_command=True)
+def sources(ctx: typer.Context, db: Path = DbOption, as_json: bool = JsonOption) -> None:
+    """Training sources: monolingual text per language that runs can train on (run
+    --train-on NAME), registered where it lies, never copied."""
+    if ctx.invoked_subcommand is not None:
+        return
+    found = list_sources(_open(db))
+    if as_json:
+        typer.echo(json.dumps([item.model_dump(mode="json") for item in found], indent=2,
+                              ensure_ascii=False))
+        return
+    if not found:
+        Console().print("No training sources yet: analyzer sources add NAME PATH...")
+        return
+    table = views.table("name", "languages", "files", "bytes", "documents", "registered")
+    for item in found:
+        table.add_row(plain(item.name), str(len(item.languages)), f"{item.files:,}",
+                      f"{item.bytes:,}", f"{item.document_count:,}", item.created)
+    Console().print(table)
+
+
+@sources_app.command("add")
+def sources_add(
+    name: str = typer.Argument(..., help="The name runs will train on it by (--train-on NAME)."),
+    paths: list[Path] = typer.Argument(..., help="Files named <lang>.<ext>, folders of them, or "
+                                       "folders of <lang>/ folders of shards."),
+    documents: str = typer.Option("lines", help="Plain text files: a document per line, or "
+                                  "per blank-line-separated paragraph (paragraphs)."),
+    text_field: str = typer.Option(DEFAULT_TEXT_FIELD, help="JSON Lines' field, or Parquet's "
+                                   "column, holding the text."),
+    format: str = typer.Option(None, "--format", help="text, jsonl or parquet (default: told "
+                               "by each file's content and name)."),
+    replace: bool = typer.Option(False, "--replace", help="Register again a source of this name."),
+    db: Path = DbOption,
+) -> None:
+    """Register monolingual training text: each file is read once (its SHA-256, its documents
+    and their bytes) and stays where it is."""
+    if documents not in DOCUMENT_KINDS:
+        raise _fail(f"--documents must be lines or paragraphs, not {documents!r}")
+    files = find_source_files(paths, format)
+    database = open_db(db, create=True)
+    console = Console(stderr=True)
+    total = sum(item.size for item in files)
+    with Progress(*Progress.get_default_columns(), TransferSpeedColumn(), console=console,
+                  transient=True) as bars:
+        task = bars.add_task(f"reading {len(files):,} files", total=total)
+        scanned = scan_files(files, documents=documents, text_field=text_field,
+                             progress=lambda n: bars.advance(task, n))
+    status = save_source(database, name, scanned, documents=documents, text_field=text_field,
+                         replace=replace)
+    detail = get_source(database, name)
+    out = Console()
+    if status == "unchanged":
+        out.print(f"Source {plain(repr(name))} is already registered with these files; nothing "
+                  "to do.")
+    else:
+        out.print(f"{status.capitalize()} source {plain(repr(name))}: {len(detail.languages)} "
+                  f"languages, {detail.files:,} files, {detail.bytes:,} bytes, "
+                  f"{detail.document_count:,} documents")
+    out.print(views.source_languages_table(detail))
+    for item in detail.file_list:
+        if item.problem:
+            out.print(f"[yellow]Note:[/yellow] {plain(item.problem)} ({item.invalid_documents:,} "
+                      "documents could not be read; runs refuse the file unless --skip-invalid)")
+
+
+@sources_app.command("show")
+def sources_show(name: str = typer.Argument(..., help="The source's name."), db: Path = DbOption,
+                 as_json: bool = JsonOption) -> None:
+    """One source: its languages and files, and its chunk counts kept in the cache."""
+    database = _open(db)
+    detail = get_source(database, name)
+    cache = ChunkCache.beside(database.path)
+    entries = [entry for entry in cache.entries()
+               if entry.about.get("fingerprint") == detail.fingerprint]
+    if as_json:
+        document = detail.model_dump(mode="json")
+        document["cache"] = [{"path": str(entry.path), "bytes": entry.size, **entry.about}
+                             for entry in entries]
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    console = Console()
+    console.print(f"{plain(detail.name)}: {len(detail.languages)} languages, {detail.files:,} "
+                  f"files, {detail.bytes:,} bytes, {detail.document_count:,} documents "
+                  f"({detail.documents}; text field {plain(detail.text_field)}); registered "
+                  f"{detail.created}; fingerprint {detail.fingerprint[:16]}")
+    console.print(views.source_languages_table(detail))
+    console.print(f"Chunk counts in the cache: {len(entries)} entries, "
+                  f"{sum(entry.size for entry in entries):,} bytes in {plain(cache.folder)}"
+                  + (" (analyzer sources clear-cache empties it)" if entries else ""))
+
+
+@sources_app.command("remove")
+def sources_remove(name: str = typer.Argument(..., help="The source's name."),
+                   db: Path = DbOption) -> None:
+    """Forget a source (its files stay where they are; runs trained on it keep what they
+    recorded) and its chunk counts in the cache."""
+    database = _open(db)
+    detail = get_source(database, name)
+    remove_source(database, name)
+    removed, size = ChunkCache.beside(database.path).clear(detail.fingerprint)
+    Console().print(f"Removed source {plain(repr(name))} (and {removed} cached chunk counts, "
+                    f"{size:,} bytes).")
+
+
+@sources_app.command("clear-cache")
+def sources_clear_cache(name: str = typer.Argument(None, help="Only this source's (default: "
+                                                   "all)."), db: Path = DbOption) -> None:
+    """Empty the chunk-count cache (runs count their sample again)."""
+    database = _open(db)
+    fingerprint = get_source(database, name).fingerprint if name is not None else None
+    removed, size = ChunkCache.beside(database.path).clear(fingerprint)
+    Console().print(f"Removed {removed} cached chunk counts ({size:,} bytes).")
+
+
 tokenizers_app = typer.Typer(no_args_is_help=False)
 app.add_typer(tokenizers_app, name="tokenizers")
 
@@ -945,6 +1079,24 @@ def _parse_sizes(values: list[str], name: str = "--vocab") -> list[int]:
     return sizes
 
 
+BYTE_UNITS = {"": 1, "K": 1_000, "M": 1_000_000, "G": 1_000_000_000, "T": 1_000_000_000_000}
+
+
+def _parse_bytes(value: str | None, name: str) -> int | None:
+    """A number of bytes, with a unit or not: 2G, 500M, 1.5G, 1000000 (units of 1,000)."""
+    if value is None:
+        return None
+    text = value.strip().upper().removesuffix("B")
+    unit = text[-1:] if text[-1:] in BYTE_UNITS and text[-1:] else ""
+    try:
+        number = float(text[:len(text) - len(unit)])
+    except ValueError:
+        number = float("nan")
+    if not number >= 1 or number == float("inf"):
+        raise _fail(f"{name} {value!r}: write a number of bytes, e.g. 2G, 500M or 1000000")
+    return int(number * BYTE_UNITS[unit])
+
+
 def _parse_weights(values: list[str] | None) -> dict[str, int]:
     """`--weight eng_Latn=20` (repeatable, or comma-separated) as {code: 20}."""
     weights: dict[str, int] = {}
@@ -993,6 +1145,8 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
         if SECTION[name].applies(run):
             for group in view(results, options):
                 console.print(*group)
+    for line in views.training_notes(run.training):
+        console.print(plain(line))
     for note in views.early_stops(data.vocabularies, run.sizes):
         console.print(f"[yellow]Note:[/yellow] {plain(note)}")
     bad = [v.scope for v in data.vocabularies if v.roundtrip_ok is False]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ from analyzer.metrics import (
     tokenizer_label,
     tokenizer_sizes,
 )
-from analyzer.store import CorpusDetail, RunRead, VocabularyRead
+from analyzer.store import CorpusDetail, RunRead, SourceDetail, VocabularyRead
 
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
@@ -59,6 +60,14 @@ def languages_table(corpus: CorpusDetail) -> Table:
         result.add_row(stats.lang, plain(stats.name), f"{stats.units:,}", f"{stats.bytes:,}",
                        f"{stats.chars:,}", f"{stats.bytes_per_char:.2f}")
     return result
+
+
+def source_languages_table(source: SourceDetail) -> Table:
+    found = table("language", "name", "files", "bytes", "documents")
+    for item in source.language_stats:
+        found.add_row(item.lang, plain(item.name), f"{item.files:,}", f"{item.bytes:,}",
+                      f"{item.documents:,}")
+    return found
 
 
 SUMMARY_CELL = 16
@@ -270,6 +279,28 @@ def summary_notes(summaries: pd.DataFrame, pretokenizer: str) -> list[str]:
     return notes
 
 
+def training_notes(training: dict | None) -> list[str]:
+    """What a run that trained on a source says of its sample (nothing for one that trained on
+    its corpus)."""
+    if not training:
+        return []
+    languages = training["languages"]
+    lines = [f"Trained on source {training['source']} (mix {training['mix']}, seed "
+             f"{training['seed']}, fingerprint {training['fingerprint'][:12]}): "
+             f"{_size(sum(item['bytes'] for item in languages))}, "
+             f"{sum(item['documents'] for item in languages):,} documents in {len(languages)} "
+             "languages; measured on the corpus."]
+    short = [f"{item['lang']} ({_size(item['available_bytes'])} of {_size(item['budget'])})"
+             for item in languages if item["short"]]
+    if short:
+        lines.append(f"Gave all they have, less than asked: {', '.join(short)}.")
+    skipped = [f"{item['lang']} ({item['skipped_documents']:,} documents)" for item in languages
+               if item["skipped_documents"] or item["notes"]]
+    if skipped:
+        lines.append(f"Skipped what could not be read (--skip-invalid): {', '.join(skipped)}.")
+    return lines
+
+
 SHORT_LISTED = 6
 """Unigram and WordPiece vocabularies short of their size named in the note, at most."""
 
@@ -473,6 +504,8 @@ class VocabularyBars:
         self.last_tenth: dict[str, int] = {}
         self.overall = bars.add_task("vocabularies", total=None)
         self.done = 0
+        self.started: dict[str, float] = {}
+        """When each source began to be read (for its rate)."""
 
     def _line(self, text: str) -> None:
         self.bars.console.print(plain(text), soft_wrap=True, highlight=False)
@@ -483,6 +516,9 @@ class VocabularyBars:
             self._line(message)
 
     def report(self, scope: str, phase: str, done: int, total: int) -> None:
+        if phase == "read":
+            self._read(scope, done, total)
+            return
         if self.plain_lines:
             if phase == "train":
                 tenth = 10 * done // max(total, 1)
@@ -502,5 +538,42 @@ class VocabularyBars:
             self.bars.update(task, description=f"{plain(scope)}: counting")
         else:
             self.bars.remove_task(task)
+            if scope in self.started:  # a source read, not a vocabulary
+                return
             self.done += 1
             self.bars.update(self.overall, description=f"vocabularies done: {self.done}")
+
+    def _read(self, scope: str, done: int, total: int) -> None:
+        """Reading a training source: the bytes read of the total, the rate and the time left."""
+        now = time.monotonic()
+        started = self.started.setdefault(scope, now)
+        rate = done / max(now - started, 1e-9)
+        left = (total - done) / rate if rate > 0 and done else None
+        said = (f"{scope}: read {_size(done)} of {_size(total)}"
+                + (f", {_size(rate)}/s, {_duration(left)} left" if left is not None else ""))
+        if self.plain_lines:
+            tenth = 10 * done // max(total, 1)
+            if self.last_tenth.get(scope) != tenth:
+                self.last_tenth[scope] = tenth
+                self._line(said)
+            return
+        task = self.tasks.get(scope)
+        if task is None:
+            task = self.tasks[scope] = self.bars.add_task(plain(scope), total=total)
+        self.bars.update(task, description=plain(said), completed=done, total=total)
+
+
+def _size(n_bytes: float) -> str:
+    """A size in decimal units.
+
+    >>> _size(1_234_567), _size(999)
+    ('1.2 MB', '999 B')
+    """
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes:.0f} B"
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"

@@ -139,6 +139,8 @@ def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None)
     return {"run": run.id, "corpus": run.corpus, "status": str(run.status), "pivot": run.pivot,
             "languages": run.languages, "sizes": run.sizes, "holdout": run.holdout,
             "seed": run.seed,
+            # what a run trained on a source took of it (no key for one trained on its corpus)
+            **({"training": run.training} if run.training else {}),
             **{section.name: section_document(results, section.name)
                for section in SECTIONS if section.shown}}
 

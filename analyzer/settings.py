@@ -179,6 +179,29 @@ class RunSettings:
     scheduler: Annotated[str | None, Field(
         description="The Dask scheduler to run the trainings on, tcp://HOST:PORT (with the "
                     "dask executor; without one, a local cluster).")] = None
+    train_on: Annotated[str | None, Field(
+        description="A training source (analyzer sources add) that every trained vocabulary "
+                    "learns from; every measurement stays on the corpus (default: train on "
+                    "the corpus).")] = None
+    train_bytes: Annotated[int | None, Field(
+        ge=1, le=MAX_STORED_INT,
+        description="With train_on: the bytes of text to train on, shared out between the "
+                    "languages by the mix (default: all of the source).")] = None
+    mix: Annotated[str, Field(
+        max_length=10_000,
+        description="With train_on: how the bytes are shared out between the languages: "
+                    "natural (as the source has them), uniform (the same for each), "
+                    "temperature:A (a language's share as its text's to the power A, as XLM-R "
+                    "and mT5 sample, e.g. temperature:0.3) or LANG=SHARE,... (shares of your "
+                    "own).")] = "natural"
+    skip_invalid: Annotated[bool, Field(
+        description="With train_on: skip the documents (or the rest of a file whose "
+                    "compressed stream is broken) that cannot be read, and report them, "
+                    "instead of refusing the source.")] = False
+    chunk_cache: Annotated[bool, Field(
+        description="With train_on: keep each language's counted chunks beside the database "
+                    "and use them again (a second run with other sizes or settings reads no "
+                    "text).")] = True
 
 
 class SettingsError(Invalid):
@@ -289,10 +312,11 @@ def description(name: str) -> str:
 
 RECORDED = ("languages", "pivot", "sizes", "per_language", "cross", "holdout", "seed",
             "tie_break", "min_pair_count", "pretokenizers", "parity", "global_merges", "weights",
-            "superbpe", "extend", "added", "extend_langs", "target", "algorithms")
+            "superbpe", "extend", "added", "extend_langs", "target", "algorithms", "train_on",
+            "train_bytes", "mix", "skip_invalid")
 """The settings a run's row records, resolved (codes normalised, sizes sorted, repeats gone).
 Not recorded: the corpus (its id is), jobs and executor (results are the same whatever they
-are), tokenizers and counts (each is a vocabulary of the run)."""
+are), tokenizers and counts (each is a vocabulary of the run), the chunk cache (the same)."""
 
 
 def setting_names() -> list[str]:

@@ -309,3 +309,42 @@ def m012_database_identity_and_unambiguous_digests(db: Database) -> None:
             "SELECT source_id FROM units WHERE corpus_id = ? ORDER BY unit", [corpus_id])]
         db.execute("UPDATE corpora SET content_hash = ? WHERE id = ?",
                    [content_digest(texts, unit_ids), corpus_id])
+
+
+@migrations()
+def m013_training_sources(db: Database) -> None:
+    # Training sources (issue 39): monolingual text registered by reference, never copied:
+    # each file's path, size, time and SHA-256, and its documents and their bytes, counted once.
+    # A run that trains on one records the source, the sample's settings and what it took.
+    _run(db, """
+    CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        documents TEXT NOT NULL,
+        text_field TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        created TEXT NOT NULL
+    );
+    CREATE TABLE source_files (
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        lang TEXT NOT NULL,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        compression TEXT,
+        format TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        documents INTEGER NOT NULL,
+        invalid_documents INTEGER NOT NULL,
+        invalid_bytes INTEGER NOT NULL,
+        problem TEXT,
+        PRIMARY KEY (source_id, position)
+    );
+    ALTER TABLE runs ADD COLUMN train_on TEXT;
+    ALTER TABLE runs ADD COLUMN train_bytes INTEGER;
+    ALTER TABLE runs ADD COLUMN mix TEXT NOT NULL DEFAULT 'natural';
+    ALTER TABLE runs ADD COLUMN skip_invalid INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN training TEXT
+    """)

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from . import reference
-from .by_language import LanguageTraining, encoded_by, train_by_language, train_parity
+from .by_language import ChunkCounts, LanguageTraining, encoded_by, train_by_language, train_parity
 from .contract import (
     MAX_VOCAB_SIZE,
     BaseVocabulary,
@@ -184,6 +184,7 @@ def count_tokens(texts: str | Iterable[str], merges: Sequence[Merge], sizes: Ite
 
 
 __all__ = [
+    "ChunkCounts",
     "BaseVocabulary",
     "ENGINE",
     "ENGINES",

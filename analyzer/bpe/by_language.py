@@ -42,6 +42,17 @@ class ChunkEncoder(Protocol):
 
 
 @dataclass(frozen=True)
+class ChunkCounts:
+    """A language's training text already cut into chunks: its distinct chunks, in order of
+    first appearance, and how often each occurs. What a pre-tokenizer makes of texts, made
+    elsewhere (a training source's counting pass); `train_by_language` takes it in place of
+    texts, cut by the same pre-tokenizer it is given."""
+
+    chunks: Sequence[str]
+    counts: Sequence[int]
+
+
+@dataclass(frozen=True)
 class LanguageTraining:
     merges: list[Merge]
     counts: list[int]
@@ -61,7 +72,7 @@ class LanguageTraining:
 
 
 def train_by_language(
-    texts: Mapping[str, Sequence[str]],
+    texts: Mapping[str, Sequence[str] | ChunkCounts],
     vocab_size: int,
     *,
     parity: bool = False,
@@ -79,7 +90,8 @@ def train_by_language(
     `weights[lang] = n` trains as if each text of that language appeared n times (default 1);
     `dev` (parity-aware only) are the texts whose token counts decide whose turn it is (default:
     the training texts, each once); `global_merges` first merges are chosen over all languages.
-    Not parity-aware, the merges are `train(all texts, languages in order)`'s. With a `base`
+    Not parity-aware, the merges are `train(all texts, languages in order)`'s. A language's
+    texts may be given already cut (`ChunkCounts`, by `pretokenizer`): the same training. With a `base`
     merge list, training continues it (as `continue_training`): each chunk is encoded with the
     base first, and the result holds the added merges, new ids from `256 + len(base)`. A
     `ChunkEncoder` base (a production tokenizer, with its own splitter as `pretokenizer`)
@@ -130,16 +142,25 @@ def train_by_language(
         dict(zip(languages, result.replaced_by_group)))
 
 
-def _split_each(parts: list[Sequence[str]],
+def _split_each(parts: list[Sequence[str] | ChunkCounts],
                 split: Splitter | None) -> list[tuple[Sequence[str], Sequence[int]]]:
     """Each part's distinct chunks and their counts (each text once, count 1, without a
-    splitter). The parts (a language's texts each) are cut on every core: the compiled splitter
-    gives up the GIL, and one part is mostly too small to share out by itself."""
+    splitter; a part already cut, as it is). The parts (a language's texts each) are cut on
+    every core: the compiled splitter gives up the GIL, and one part is mostly too small to
+    share out by itself."""
+    texts = [items for items in parts if not isinstance(items, ChunkCounts)]
+    cut = iter(_split_texts(texts, split))
+    return [(items.chunks, items.counts) if isinstance(items, ChunkCounts) else next(cut)
+            for items in parts]
+
+
+def _split_texts(parts: list[Sequence[str]],
+                 split: Splitter | None) -> list[tuple[Sequence[str], Sequence[int]]]:
     if split is None:
         return [(items, [1] * len(items)) for items in parts]
     cores = available_cores()
     native = isinstance(split, Pretokenizer) and split.native  # others hold the GIL anyway
-    if cores == 1 or len(parts) == 1 or not native:
+    if cores == 1 or len(parts) <= 1 or not native:
         return [distinct_chunks(items, split) for items in parts]
     with ThreadPoolExecutor(cores) as pool:
         return list(pool.map(lambda items: distinct_chunks(items, split), parts))
@@ -156,7 +177,8 @@ def encoded_by(base: Sequence[Merge], chunks: Sequence[str]) -> TokenIds:
     return TokenIds([vocabulary.encode(chunk) for chunk in chunks], vocabulary.size)
 
 
-def _check(texts: Mapping[str, Sequence[str]], dev: Mapping[str, Sequence[str]] | None,
+def _check(texts: Mapping[str, Sequence[str] | ChunkCounts],
+           dev: Mapping[str, Sequence[str]] | None,
            weights: Mapping[str, int] | None, parity: bool, global_merges: int) -> None:
     if not texts:
         raise ValueError("no languages: texts maps each language to its texts")

@@ -413,11 +413,31 @@ def _caveats(vocabs: list[VocabularyRead]) -> dict[str, str]:
             if v.kind == VocabKind.PRODUCTION and v.scope in entries and entries[v.scope].caveat}
 
 
+def _training_source(run: RunRead) -> list[tuple[str, str]]:
+    """What a run that trained on a source took of it, language by language."""
+    training = run.training
+    if not training:
+        return []
+    rows = [("trained on", f"source {training['source']} (fingerprint {training['fingerprint']}; "
+             f"mix {training['mix']}, seed {training['seed']}, "
+             + (f"{training['train_bytes']:,} bytes asked" if training["train_bytes"]
+                else "all of it") + "); the corpus is measured, whole")]
+    for item in training["languages"]:
+        said = (f"{item['bytes']:,} bytes, {item['documents']:,} documents of "
+                f"{item['available_bytes']:,} bytes (asked {item['budget']:,}"
+                + (": all it has" if item["short"] else "") + ")")
+        if item["skipped_documents"] or item["notes"]:
+            said += f"; skipped {item['skipped_documents']:,} unreadable documents"
+        rows.append((f"sample {item['lang']}", said))
+    return rows
+
+
 def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead],
                 prices: Path | None) -> list[tuple[str, str]]:
     caveats = _caveats(vocabs)
     measured = (f"{len(run.measured_units)} held-out units (holdout {run.holdout:g}, seed {run.seed})"
-                if run.holdout else f"the training units themselves (all {len(run.measured_units)})")
+                if run.holdout else f"all {len(run.measured_units)} units (training on a source)"
+                if run.training else f"the training units themselves (all {len(run.measured_units)})")
     timings = ", ".join(f"{v.scope} {v.seconds:.1f} s" for v in vocabs if v.seconds is not None)
     production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {v.library}; {v.source}"
                    + (f". {caveats[v.scope]}" if v.scope in caveats else ""))
@@ -429,7 +449,7 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
     patterns = {v.pretokenizer: v.pattern for v in vocabs if v.pretokenizer}
     rules = [(f"pre-tokenizer {name}", patterns.get(name) or "none: each text is one chunk")
              for name in run.pretokenizers]
-    return production + rules + [
+    return production + rules + _training_source(run) + [
         ("corpus", f"{corpus.name} ({corpus.source}, {corpus.format})"),
         ("content hash", corpus.content_hash),
         ("texts", "NFC-normalised" if corpus.nfc else "as given"),

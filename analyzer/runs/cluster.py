@@ -22,11 +22,26 @@ import os
 import socket
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
+from analyzer.bpe.counting import ChunkTable
+from analyzer.bpe.pretokenize import Pretokenizer
 from analyzer.errors import SETTING
 from analyzer.store import VocabularyRecord
 
 from .builders import build_vocabulary
+from .chunk_cache import ChunkCache
+from .counting import (
+    Progress,
+    SourcePlan,
+    Splitters,
+    cached_languages,
+    check_readable,
+    count_file,
+    count_locally,
+    save_table,
+    table_key,
+)
 from .errors import RunError
 from .plan import JobPlan, Report
 from .resolution import check_scheduler
@@ -106,6 +121,58 @@ class DaskExecutor:
             raise
         return [results[i] for i in range(len(plans))]
 
+    def count(self, plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
+              progress: Progress | None = None) -> tuple[dict[tuple[str, str], Path], dict[str, dict]]:
+        """The counting pass on the cluster: a task per file of every language not in the
+        cache (the workers read the files where the source's paths say: a folder they share),
+        each language's counters merged two by two, its tables written here, in the cache. A
+        pre-tokenizer of an extended tokenizer's own is counted here, where its library is."""
+        _distributed()
+        check_readable(plan)
+        portable: Splitters = {name: splitter for name, splitter in splitters.items()
+                               if splitter is None or isinstance(splitter, Pretokenizer)}
+        here = {name: splitter for name, splitter in splitters.items() if name not in portable}
+        tables, taken = count_locally(plan, here, cache, progress) if here else ({}, {})
+        cached = cached_languages(plan, portable, cache)
+        merged = {}
+        try:
+            for lang, language in plan.languages.items():
+                if lang in cached:
+                    tables.update({(lang, name): cache.path(table_key(plan, lang, name, splitter))
+                                   for name, splitter in portable.items()})
+                    taken[lang] = cached[lang]
+                    if progress and not here:
+                        progress(language.available)
+                    continue
+                parts = [self.client.submit(_count_file_task, plan, lang, index, portable,
+                                            pure=False, key=f"count-{lang}-{index}-{os.getpid()}")
+                         for index in range(len(language.files))]
+                while len(parts) > 1:  # a tree: each merge of two, on the workers
+                    parts = [self.client.submit(_merge_counts, *parts[k:k + 2], pure=False)
+                             if k + 1 < len(parts) else parts[k] for k in range(0, len(parts), 2)]
+                merged[lang] = parts[0]
+            for lang, future in merged.items():
+                try:
+                    counters, found = future.result()
+                except RunError:
+                    raise
+                except Exception as error:
+                    raise RunError(f"counting {lang} on the Dask cluster failed: "
+                                   f"{type(error).__name__}: {error}") from None
+                if progress and not here:
+                    progress(plan.languages[lang].available)
+                document = found.document(plan.languages[lang])
+                taken.setdefault(lang, document)
+                for name, splitter in portable.items():
+                    entry = table_key(plan, lang, name, splitter)
+                    tables[(lang, name)] = save_table(cache, entry, ChunkTable.of(counters[name]),
+                                                      plan, lang, name, splitter, taken[lang])
+                del counters
+        except BaseException:
+            self.client.cancel(list(merged.values()))
+            raise
+        return tables, taken
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.client.close()
@@ -124,6 +191,30 @@ class Texts:
 
 def _texts(texts: Texts) -> Texts:
     return texts
+
+
+def _count_file_task(plan: SourcePlan, lang: str, index: int, splitters: Splitters):
+    """On a worker: one file's sampled documents counted; a file it cannot read fails the
+    run, naming the file and the worker."""
+    try:
+        counters, taken = count_file(plan, lang, index, splitters)
+    except Exception as error:
+        from distributed import get_worker
+
+        where = plan.languages[lang].files[index].path
+        raise RunError(f"{where} could not be counted on the Dask worker "
+                       f"{get_worker().address}: {type(error).__name__}: {error}",
+                       file=where) from None
+    return counters, taken
+
+
+def _merge_counts(left, right):
+    """On a worker: two parts of a language's counting, as one."""
+    counters, taken = left
+    for name, counter in right[0].items():
+        counters[name].merge(counter)
+    taken.add(right[1])
+    return counters, taken
 
 
 def _build_planned(plan: JobPlan, texts: Texts) -> VocabularyRecord:

@@ -7,6 +7,8 @@ import os
 import time
 
 from analyzer import __version__, bpe
+from analyzer.bpe.pretokenize import SUPERBPE, Splitter
+from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.errors import AnalyzerError, Busy
 from analyzer.settings import RunSettings
 from analyzer.store import (
@@ -24,11 +26,14 @@ from analyzer.store import (
     load_texts,
     mark_run,
     reap_stale_runs,
+    record_training,
     save_pending,
 )
 
 from .builders import combine, local_records, make_plans
-from .plan import Report
+from .chunk_cache import ChunkCache
+from .counting import count_locally
+from .plan import Report, SourceTables, pretokenizer_name
 from .pool import run_jobs
 from .resolution import ResolvedRun, check_lossless, resolve
 
@@ -79,10 +84,16 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         corpus_id=resolved.corpus.id, settings=resolved.recorded_settings(),
         measured_units=resolved.measured_units, engine_version=ENGINE_VERSION))
     start = time.perf_counter()
+    discards: list = []
     try:
         if started is not None:
             started(run_id)
-        plans = make_plans(resolved)
+        source = None
+        if resolved.source is not None:
+            cache = ChunkCache.beside(db.path) if settings.chunk_cache else ChunkCache(None)
+            discards.append(cache.discard)  # a run's own folder (--no-cache), once it is done
+            source = count_sample(db, run_id, resolved, cluster, cache, report, stage)
+        plans = make_plans(resolved, source)
         if cluster is not None:
             records = cluster.run(plans, texts, report)
         else:
@@ -91,7 +102,7 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         # Extensions train here, in this process, whatever the executor: their base (a
         # production tokenizer's library) is loaded once, and a few seconds of C training
         # over its ids is small beside its counting. Production tokenizers count here too.
-        records = combine(records) + local_records(resolved, texts, report)
+        records = combine(records) + local_records(resolved, texts, report, source)
         store_results(db, run_id, records, round(time.perf_counter() - start, 3), stage)
     except KeyboardInterrupt as error:
         _mark(db, run_id, RunStatus.INTERRUPTED, f"stopped by {error.args[0] if error.args else 'Ctrl-C'}")
@@ -102,7 +113,56 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
     except BaseException as error:
         _mark(db, run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}")
         raise
+    finally:
+        for discard in discards:
+            discard()
     return run_id
+
+
+def count_sample(db: AnalyzerDatabase, run_id: int, resolved: ResolvedRun, cluster,
+                 cache: ChunkCache, report: Report | None, stage) -> SourceTables:
+    """The training source's sample counted (from the cache where it can be), recorded with
+    the run; the tables every job trains on."""
+    assert resolved.source is not None
+    plan = resolved.source
+    splitters = run_splitters(resolved)
+    label = f"source {plan.source.name}"
+    total = sum(language.available for language in plan.languages.values())
+    read = [0]
+
+    def progress(n_bytes: int) -> None:
+        read[0] += n_bytes
+        if report:
+            report(label, "read", read[0], total)
+
+    stage(f"reading the training source {plan.source.name}")
+    if report:
+        report(label, "read", 0, total)
+    if cluster is not None:
+        tables, taken = cluster.count(plan, splitters, cache, progress)
+    else:
+        tables, taken = count_locally(plan, splitters, cache, progress, stage)
+    if report:
+        report(label, "done", total, total)
+    record_training(db, run_id, {
+        "source": plan.source.name, "fingerprint": plan.source.fingerprint, "seed": plan.seed,
+        "mix": plan.mix, "train_bytes": resolved.settings.train_bytes,
+        "languages": [taken[lang] for lang in plan.languages]})
+    return SourceTables({key: str(path) for key, path in tables.items()},
+                        {lang: taken[lang]["bytes"] for lang in plan.languages},
+                        list(plan.languages))
+
+
+def run_splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
+    """Every pre-tokenizer the run's trainings cut a source's text with, by name: the run's
+    own, SuperBPE's second stage, each extended tokenizer's own."""
+    found: dict[str, Splitter | None] = {name: resolve_pretokenizer(name)
+                                         for name in run.pretokenizers}
+    if run.superbpe:
+        found[SUPERBPE] = resolve_pretokenizer(SUPERBPE)
+    for base in run.extensions:
+        found[pretokenizer_name(base)] = base
+    return found
 
 
 def store_results(db: AnalyzerDatabase, run_id: int, records: list[VocabularyRecord], seconds: float,

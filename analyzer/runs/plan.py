@@ -4,14 +4,15 @@ job runs the same in this process, in a process of its own or on a Dask worker; 
 
 A job's training input is one interface, `TrainingInput`: what a builder asks of the text it
 trains on (BPE's training over it, its distinct chunks with their counts, its size). Texts by
-language are one implementation (`TrainingTexts`); a chunk-count table read from a training
-source is another.
+language are one implementation (`TrainingTexts`); a training source's counted sample is the
+other (`SourceTables`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from analyzer import bpe
@@ -91,6 +92,63 @@ class TrainingTexts:
                    for text, weight in zip(texts, weights))
 
 
+def pretokenizer_name(pretokenizer) -> str:
+    """How a job names what cuts its text: a pre-tokenizer's name, or (a production
+    tokenizer's own splitter, extended) `base:` and the tokenizer's name."""
+    if pretokenizer is None or isinstance(pretokenizer, str):
+        return pretokenizer or NONE
+    return f"base:{pretokenizer.name}"
+
+
+@dataclass
+class SourceTables:
+    """A training source's sample, counted (`analyzer.runs.counting`): each language's table of
+    distinct chunks under each pre-tokenizer, in a file of the chunk-count cache (a job reads
+    its own, wherever it runs; they travel as paths)."""
+
+    tables: dict[tuple[str, str], str]
+    """`{(lang, pre-tokenizer name): path}` (`pretokenizer_name`)."""
+    bytes_by_language: dict[str, int]
+    order: list[str]
+
+    @property
+    def languages(self) -> list[str]:
+        return list(self.order)
+
+    @property
+    def work(self) -> int:
+        return sum(self.bytes_by_language[lang] for lang in self.order)
+
+    def only(self, languages: list[str]) -> SourceTables:
+        """The same tables, of some languages."""
+        return SourceTables(self.tables, self.bytes_by_language, list(languages))
+
+    def _counts(self, pretokenizer) -> dict[str, bpe.ChunkCounts]:
+        from .chunk_cache import table_strings  # pyarrow: loaded where a table is read
+
+        key = pretokenizer_name(pretokenizer)
+        found = {}
+        for lang in self.order:
+            chunks, counts = table_strings(Path(self.tables[(lang, key)]))
+            found[lang] = bpe.ChunkCounts(chunks, counts)
+        return found
+
+    def train_bpe(self, vocab_size: int, **options) -> bpe.LanguageTraining:
+        pretokenizer = options.pop("pretokenizer", NONE)
+        return bpe.train_by_language(self._counts(pretokenizer), vocab_size,
+                                     pretokenizer=pretokenizer, **options)
+
+    def chunk_counts(self, pretokenizer: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for table in self._counts(pretokenizer).values():
+            for chunk, count in zip(table.chunks, table.counts):
+                counts[chunk] = counts.get(chunk, 0) + count
+        return counts
+
+    def n_bytes(self) -> int:
+        return self.work
+
+
 @dataclass
 class VocabularyJob:
     identity: VocabularyId
@@ -156,7 +214,10 @@ class JobPlan:
     weights: dict[str, int] = field(default_factory=dict)
     global_merges: int = 0
     dev_measured: bool = False
-    """Parity-aware with a holdout: the held-out (measured) units decide whose turn it is."""
+    """Parity-aware with a holdout, or trained on a source: the measured units decide whose
+    turn it is."""
+    source: SourceTables | None = None
+    """Trained on a training source's sample, not on the corpus's units."""
 
     @property
     def kind(self) -> VocabKind:
@@ -171,16 +232,20 @@ class JobPlan:
         return job_label(self.scope, self.pretokenizer, self.kind, self.sizes)
 
     def work(self, texts: dict[str, list[str]]) -> int:
+        if self.source is not None:
+            return self.source.only(self.train_on).work
         return sum(len(texts[lang][u]) for lang in self.train_on for u in self.train_units)
 
     def job(self, texts: dict[str, list[str]]) -> VocabularyJob:
         def units(languages: list[str], which: list[int]) -> dict[str, list[str]]:
             return {lang: [texts[lang][u] for u in which] for lang in languages}
 
+        training: TrainingInput = self.source.only(self.train_on) if self.source is not None \
+            else TrainingTexts(units(self.train_on, self.train_units), self.weights)
         return VocabularyJob(
-            self.identity, TrainingTexts(units(self.train_on, self.train_units), self.weights),
-            units(self.count, self.measured_units), self.sizes, self.tie_break,
-            self.min_pair_count, self.pretokenizer, global_merges=self.global_merges,
+            self.identity, training, units(self.count, self.measured_units), self.sizes,
+            self.tie_break, self.min_pair_count, self.pretokenizer,
+            global_merges=self.global_merges,
             dev=units(self.train_on, self.measured_units) if self.dev_measured else None)
 
 

@@ -5,6 +5,7 @@ face renders as it calls it (the command line: --vocab; the service: sizes)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import re
 from dataclasses import dataclass, field
@@ -27,9 +28,11 @@ from analyzer.settings import (
     RunSettings,
     describe_bounds,
 )
-from analyzer.store import AnalyzerDatabase, CorpusDetail, get_corpus, list_corpora
+from analyzer.store import AnalyzerDatabase, CorpusDetail, get_corpus, get_source, list_corpora
 
+from .counting import LanguagePlan, SourcePlan
 from .errors import RunError
+from .sample import budgets, parse_mix, threshold
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class ResolvedRun:
     imported: dict = field(default_factory=dict)
     """Counts measured elsewhere, checked against the run: `{name: (source, {lang: [tokens
     of each measured unit]})}`."""
+    source: SourcePlan | None = None
+    """With `train_on`: the sample of the training source every trained vocabulary learns
+    from (the corpus is then measured, whole)."""
 
     def recorded_settings(self) -> RunSettings:
         """The settings as the run's row records them: what they resolved to."""
@@ -99,9 +105,77 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     taken = {VocabKind.SHARED, VocabKind.PARITY, *map(str, Algorithm), *languages,
              *(t.name for t in tokenizers)}
     imported = _imported(settings.counts, corpus, languages, measured, taken)
+    source = _source(db, settings, languages, pretokenizers)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
                        pretokenizers, weights, superbpe, extensions, added, extend_langs,
-                       algorithms, imported)
+                       algorithms, imported, source)
+
+
+NONE_LIMIT = 256 << 20
+"""The most text a run trains on from a source with pre-tokenizer `none`: each document is then
+one chunk, so the engine holds the whole sample (with a pre-tokenizer it holds the distinct
+chunks, whatever the size of the text)."""
+
+
+def _source(db: AnalyzerDatabase, settings: RunSettings, languages: list[str],
+            pretokenizers: list[str]) -> SourcePlan | None:
+    """The sample of `train_on`: every run language in it, its files as registered, each
+    language's budget by the mix."""
+    if settings.train_on is None:
+        for name, value in (("train_bytes", settings.train_bytes),
+                            ("mix", settings.mix != "natural"),
+                            ("skip_invalid", settings.skip_invalid)):
+            if value:
+                raise RunError(f"{SETTING} is for training on a source: add "
+                               f"{setting('train_on')} (analyzer sources lists them)", setting=name)
+        return None
+    if settings.weights:
+        raise RunError(f"{SETTING} is the corpus's training mix; training on a source, its mix "
+                       f"is {setting('mix')}", setting="weights")
+    if settings.holdout:
+        raise RunError(f"{SETTING} holds units of the corpus out of its training; training on a "
+                       "source, the corpus is measured whole", setting="holdout")
+    detail = get_source(db, settings.train_on)
+    by_language: dict[str, list] = {}
+    for item in detail.file_list:
+        by_language.setdefault(item.lang, []).append(item)
+    missing = [lang for lang in languages if lang not in by_language]
+    if missing:
+        raise RunError(f"{SETTING} {detail.name} has no text in {', '.join(missing)} (it has: "
+                       f"{', '.join(detail.languages)}); choose the run's languages with "
+                       f"{setting('languages')}", setting="train_on", value=detail.name)
+    for lang in languages:
+        for item in by_language[lang]:
+            _unchanged(detail.name, item)
+    mix = parse_mix(settings.mix)
+    available = {lang: sum(item.bytes for item in by_language[lang]) for lang in languages}
+    budget = budgets(mix, available, settings.train_bytes)
+    if NONE in pretokenizers and sum(min(budget[lang], available[lang]) for lang in languages) \
+            > NONE_LIMIT:
+        raise RunError(f"{setting('pretokenizers')} none makes every document of the sample one "
+                       f"chunk, so the engine would hold the whole sample: at most "
+                       f"{NONE_LIMIT >> 20} MB of it; choose a pre-tokenizer (words, o200k, "
+                       f"...) or {setting('train_bytes')} 256M or less", setting="pretokenizers",
+                       value=NONE)
+    plans = {lang: LanguagePlan(lang, tuple(by_language[lang]), budget[lang],
+                                threshold(budget[lang], available[lang])) for lang in languages}
+    return SourcePlan(detail, settings.seed, str(mix), settings.skip_invalid, plans)
+
+
+def _unchanged(name: str, item) -> None:
+    """RunError naming a file of the source that vanished or changed since it was registered."""
+    try:
+        found = os.stat(item.path)
+    except OSError as error:
+        raise RunError(f"{item.path} of source {name!r} is gone since it was registered "
+                       f"({error.strerror}); register the source again (analyzer sources add "
+                       f"{name} ... --replace)", setting="train_on", value=name,
+                       file=item.path) from None
+    if (found.st_size, found.st_mtime_ns) != (item.size, item.mtime_ns):
+        raise RunError(f"{item.path} of source {name!r} changed since it was registered (its "
+                       f"size or time is not the one recorded); register the source again "
+                       f"(analyzer sources add {name} ... --replace)", setting="train_on",
+                       value=name, file=item.path)
 
 
 def _invalid(name: str, value, message: str) -> RunError:

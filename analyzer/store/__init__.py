@@ -21,7 +21,15 @@ from .corpora import (
 from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db, reconnect
 from .errors import DatabaseBusy, DatabaseGone, DiskFull, NotFound, RunNotComplete, StoreError
 from .kinds import IMPORTED_SIZE, ReplacementTexts, RunStatus
-from .models import CorpusDetail, CorpusRead, LanguageStats, RunRead, VocabularyRead
+from .models import (
+    CorpusDetail,
+    CorpusRead,
+    LanguageStats,
+    RunRead,
+    SourceDetail,
+    SourceRead,
+    VocabularyRead,
+)
 from .pending import recover_run, save_pending
 from .replacements import load_chosen, load_histograms, load_replacements
 from .results import StoredMerge, VocabularyRecord, finish_run
@@ -38,10 +46,12 @@ from .runs import (
     mark_run,
     model_digests,
     reap_stale_runs,
+    record_training,
     running_runs,
     vocabularies,
     vocabulary_totals,
 )
+from .sources import get_source, list_sources, remove_source, save_source
 
 __all__ = [
     "Algorithm",
@@ -68,6 +78,13 @@ __all__ = [
     "VocabularyRecord",
     "create_run",
     "finish_run",
+    "get_source",
+    "list_sources",
+    "record_training",
+    "remove_source",
+    "save_source",
+    "SourceDetail",
+    "SourceRead",
     "get_corpus",
     "get_corpus_by_id",
     "get_run",

@@ -74,7 +74,7 @@ MAX_NAME_LENGTH = 200
 _BIDI_CONTROLS = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
-def check_corpus_name(name: str) -> None:
+def check_corpus_name(name: str, what: str = "corpus") -> None:
     """StoreError for a name that could not be shown or typed back safely: empty, too long, or
     holding control, line-breaking, direction-changing or surrogate characters.
 
@@ -85,9 +85,9 @@ def check_corpus_name(name: str) -> None:
     analyzer.store.errors.StoreError: corpus name 'a\\x1b[31mb' has a control character (U+001B) ...
     """
     if not name.strip():
-        raise StoreError("a corpus name cannot be empty; choose one with {setting:name}")
+        raise StoreError(f"a {what} name cannot be empty; choose one with {{setting:name}}")
     if len(name) > MAX_NAME_LENGTH:
-        raise StoreError(f"a corpus name is at most {MAX_NAME_LENGTH} characters; this one has "
+        raise StoreError(f"a {what} name is at most {MAX_NAME_LENGTH} characters; this one has "
                          f"{len(name)}; choose another with {setting('name')}")
     for position, char in enumerate(name):
         category = unicodedata.category(char)
@@ -95,7 +95,7 @@ def check_corpus_name(name: str) -> None:
             kind = {"Cs": "surrogate", "Zl": "line separator", "Zp": "paragraph separator"}.get(
                 category, "direction control" if char in _BIDI_CONTROLS else "control")
             shown = name.encode("unicode_escape", errors="backslashreplace").decode("ascii")
-            raise StoreError(f"corpus name '{shown}' has a {kind} character (U+{ord(char):04X}) "
+            raise StoreError(f"{what} name '{shown}' has a {kind} character (U+{ord(char):04X}) "
                              f"at position {position}; choose another with {setting('name')}")
 
 

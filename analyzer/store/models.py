@@ -84,6 +84,11 @@ class RunRow(SQLModel, table=True):
     extend_langs: str | None = None  # JSON list of the languages training the additions
     target: float | None = None  # the premium target of the extension report
     algorithms: str = '["bpe"]'  # JSON list: the training algorithms (bpe always first)
+    train_on: str | None = None  # the training source's name (NULL: the corpus)
+    train_bytes: int | None = None  # the bytes asked of it (NULL: all of it)
+    mix: str = "natural"  # how they were shared out between the languages
+    skip_invalid: bool = False  # unreadable documents skipped instead of refused
+    training: str | None = None  # JSON: the sample taken (see RunRead.training)
 
 
 class VocabularyRow(SQLModel, table=True):
@@ -106,6 +111,34 @@ class VocabularyRow(SQLModel, table=True):
     base_size: int | None = None  # an extension: its base's size, where the added ids start
     framing: int | None = None  # production: tokens a one-message request adds (NULL: unknown)
     framing_basis: str | None = None  # how `framing` is known: measured, documented or none
+
+
+class SourceRow(SQLModel, table=True):
+    __tablename__ = "sources"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    documents: str  # lines or paragraphs (plain text files' documents)
+    text_field: str  # JSON Lines' field, Parquet's column
+    fingerprint: str
+    created: str
+
+
+class SourceFileRow(SQLModel, table=True):
+    __tablename__ = "source_files"
+    source_id: int = Field(primary_key=True, foreign_key="sources.id")
+    position: int = Field(primary_key=True)
+    lang: str
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    compression: str | None = None
+    format: str
+    bytes: int
+    documents: int
+    invalid_documents: int
+    invalid_bytes: int
+    problem: str | None = None
 
 
 # Read models: what the store's reads return, and the documented JSON shapes.
@@ -172,6 +205,13 @@ class RunRead(SQLModel):
     extend_langs: list[str] | None = None
     target: float | None = None
     algorithms: list[str] = ["bpe"]
+    train_on: str | None = None
+    train_bytes: int | None = None
+    mix: str = "natural"
+    skip_invalid: bool = False
+    training: dict | None = None
+    """With `train_on`: the sample the run trained on (the source's fingerprint, the seed, and
+    per language the bytes asked, the bytes and documents taken, what was skipped)."""
     corpus_id: int = Field(exclude=True)
     measured_units: list[int] = Field(exclude=True)
     engine_version: str = Field(exclude=True)
@@ -209,3 +249,52 @@ class VocabularyRead(SQLModel):
     def identity(self) -> VocabularyId:
         """What the vocabulary is, typed (its kind, language, transition, name)."""
         return VocabularyId.parse(self.scope, self.kind)
+
+
+class SourceLanguage(SQLModel):
+    """One language of a training source."""
+
+    lang: str
+    name: str
+    files: int
+    bytes: int
+    documents: int
+
+
+class SourceFile(SQLModel):
+    """One file of a training source, as registered."""
+
+    lang: str
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    compression: str | None
+    format: str
+    bytes: int
+    documents: int
+    invalid_documents: int
+    invalid_bytes: int
+    problem: str | None
+
+
+class SourceRead(SQLModel):
+    """A registered training source (`analyzer sources --json`)."""
+
+    id: int = Field(exclude=True)
+    name: str
+    documents: str
+    text_field: str
+    fingerprint: str
+    created: str
+    languages: list[str]
+    files: int
+    bytes: int
+    document_count: int
+
+
+class SourceDetail(SourceRead):
+    """A source with its languages and files (`analyzer sources show NAME --json`)."""
+
+    language_stats: list[SourceLanguage]
+    file_list: list[SourceFile]

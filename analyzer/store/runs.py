@@ -118,6 +118,12 @@ def model_digests(db: AnalyzerDatabase, run_id: int
     return found
 
 
+def record_training(db: Database, run_id: int, training: dict) -> None:
+    """Record what a run trained on (a training source's sample), once it is known."""
+    with write_transaction(db):
+        db.execute("UPDATE runs SET training = ? WHERE id = ?", [json.dumps(training), run_id])
+
+
 def mark_run(db: Database, run_id: int, status: RunStatus, error: str | None = None) -> None:
     """Mark a run failed or interrupted; its partial results were never written."""
     with write_transaction(db):
@@ -195,7 +201,7 @@ def _run_read(run: RunRow, corpus: str, db: Database) -> RunRead:
         id=run.id, corpus=corpus, status=status, started=run.started,
         finished=run.finished, seconds=run.seconds, error=error, corpus_id=run.corpus_id,
         measured_units=json.loads(run.measured_units), engine_version=run.engine_version,
-        **recorded)
+        training=json.loads(run.training) if run.training else None, **recorded)
 
 
 JSON_KINDS = {list[str], list[int], dict[str, int], list[str] | None}

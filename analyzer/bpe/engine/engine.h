@@ -406,6 +406,33 @@ int32_t best_pair_parity(Trainer *t, int32_t *chosen);
 uint32_t group_first_occurrence(Trainer *t, Pair *pair, uint16_t group);
 
 /* ---------------------------------------------------------------------------------------- */
+/* counter.c: distinct chunks with their counts, gathered from batches                       */
+
+typedef struct {
+    uint64_t offset; /* of its bytes, in the arena */
+    uint32_t length;
+    int64_t count;
+    int64_t first;   /* the smallest order key it was given: its first occurrence's */
+} CountedChunk;
+
+typedef struct {
+    Status status;
+    uint8_t *bytes;  /* every distinct chunk's bytes, end to end */
+    size_t used, bytes_capacity;
+    CountedChunk *chunks;
+    size_t n, chunks_capacity;
+    uint32_t *slots; /* open addressing: a chunk's index + 1, 0 empty */
+    size_t n_slots;
+} ChunkCounter;
+
+/* Count `count` more occurrences of the chunk (its first occurrence's key `first`, if it is
+   smaller than the one it has); 0, or -1 when memory ran out (the counter is left whole). */
+int counter_add(ChunkCounter *c, const uint8_t *data, size_t length, int64_t count, int64_t first);
+/* The chunks put in order of their first occurrence; 0, or -1 when memory ran out. */
+int counter_sort(ChunkCounter *c);
+void counter_free(ChunkCounter *c);
+
+/* ---------------------------------------------------------------------------------------- */
 /* train.c: a training session, as the binding (module.c) runs it                            */
 
 /* What to train on and how, in plain C: the binding fills it from its arguments. */

@@ -18,6 +18,9 @@
  *   split_text(text, pattern, classes, folds) -> list[str] | None
  *   chunk_texts(texts, pattern, classes, folds, weights=None, keep_ids=True, threads=1)
  *         -> (chunks, counts, ids, offsets, lost)   (split.c: the built-in pre-tokenizers)
+ *   ChunkCounter(): .add(chunks, counts=None, first=0); .add_items(data, offsets, counts,
+ *         firsts); .merge(other); .items() -> (data, offsets, counts, firsts); .nbytes
+ *         (counter.c: distinct chunks with their counts, gathered from batches)
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -839,6 +842,235 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* ChunkCounter (counter.c)                                                                  */
+
+typedef struct {
+    PyObject_HEAD
+    ChunkCounter counter;
+} Counter;
+
+static PyTypeObject CounterType;
+
+static void Counter_dealloc(Counter *self) {
+    counter_free(&self->counter);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Counter_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kwargs)) {
+    Counter *self = (Counter *)type->tp_alloc(type, 0);
+    if (self) memset(&self->counter, 0, sizeof(self->counter));
+    return (PyObject *)self;
+}
+
+/* add(chunks, counts=None, first=0): each chunk (str) counted counts[i] more times (1 each
+   without counts), its first occurrence's order key first + i. */
+static PyObject *Counter_add(Counter *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"chunks", "counts", "first", NULL};
+    PyObject *chunks, *counts_object = Py_None;
+    long long first = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OL", keywords, &chunks, &counts_object, &first))
+        return NULL;
+    PyObject *list = PySequence_Fast(chunks, "chunks must be a sequence of str");
+    if (!list) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(list);
+    Py_buffer counts = {0};
+    int has_counts = counts_object != Py_None;
+    PyObject *result = NULL;
+    if (has_counts) {
+        if (read_int64s(counts_object, &counts, "counts") < 0) goto done;
+        if (counts.len != n * 8) {
+            PyErr_SetString(PyExc_ValueError, "chunks and counts differ in length");
+            goto release;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(list, i);
+        Py_ssize_t length;
+        const char *data = PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, &length) : NULL;
+        if (!data) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "chunk %zd is not a str", i);
+            goto release;
+        }
+        int64_t count = has_counts ? ((const int64_t *)counts.buf)[i] : 1;
+        if (counter_add(&self->counter, (const uint8_t *)data, (size_t)length, count, first + i) < 0) {
+            PyErr_NoMemory();
+            goto release;
+        }
+    }
+    result = Py_NewRef(Py_None);
+release:
+    if (has_counts && counts.obj) PyBuffer_Release(&counts);
+done:
+    Py_DECREF(list);
+    return result;
+}
+
+/* An int64 array given as one, or as the bytes of one (as items() gives them); 0 or -1. */
+static int read_int64_items(PyObject *object, Py_buffer *view, const char *name) {
+    if (!PyBytes_Check(object)) return read_int64s(object, view, name);
+    if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (view->len % 8) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s holds no whole number of 64-bit ints", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* add_items(data, offsets, counts, firsts): chunks as one UTF-8 blob cut at offsets (n + 1
+   int64), each with its count and order key (how items() gives them, and a file keeps them). */
+static PyObject *Counter_add_items(Counter *self, PyObject *args) {
+    Py_buffer data, offsets, counts, firsts;
+    PyObject *o_offsets, *o_counts, *o_firsts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*OOO", &data, &o_offsets, &o_counts, &o_firsts)) return NULL;
+    int have = 0;
+    if (read_int64_items(o_offsets, &offsets, "offsets") < 0) goto done;
+    have = 1;
+    if (read_int64_items(o_counts, &counts, "counts") < 0) goto done;
+    have = 2;
+    if (read_int64_items(o_firsts, &firsts, "firsts") < 0) goto done;
+    have = 3;
+    Py_ssize_t n = counts.len / 8;
+    const int64_t *at = offsets.buf;
+    if (firsts.len != counts.len || offsets.len != (n + 1) * 8 || at[0] != 0 || at[n] != data.len) {
+        PyErr_SetString(PyExc_ValueError, "offsets, counts and firsts do not fit the data");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (at[i + 1] < at[i]) {
+            PyErr_SetString(PyExc_ValueError, "offsets must not decrease");
+            goto done;
+        }
+        if (counter_add(&self->counter, (const uint8_t *)data.buf + at[i], (size_t)(at[i + 1] - at[i]),
+                        ((const int64_t *)counts.buf)[i], ((const int64_t *)firsts.buf)[i]) < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    result = Py_NewRef(Py_None);
+done:
+    if (have >= 3) PyBuffer_Release(&firsts);
+    if (have >= 2) PyBuffer_Release(&counts);
+    if (have >= 1) PyBuffer_Release(&offsets);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+/* merge(other): every chunk of another counter added to this one. */
+static PyObject *Counter_merge(Counter *self, PyObject *other_object) {
+    if (!PyObject_TypeCheck(other_object, &CounterType)) {
+        PyErr_SetString(PyExc_TypeError, "merge takes a ChunkCounter");
+        return NULL;
+    }
+    const ChunkCounter *other = &((Counter *)other_object)->counter;
+    for (size_t k = 0; k < other->n; k++) {
+        const CountedChunk *chunk = &other->chunks[k];
+        if (counter_add(&self->counter, other->bytes + chunk->offset, chunk->length, chunk->count,
+                        chunk->first) < 0)
+            return PyErr_NoMemory();
+    }
+    Py_RETURN_NONE;
+}
+
+/* items() -> (data, offsets, counts, firsts): the chunks in order of first occurrence, their
+   UTF-8 end to end with int64 offsets (n + 1), counts and order keys. */
+static PyObject *Counter_items(Counter *self, PyObject *Py_UNUSED(ignored)) {
+    ChunkCounter *c = &self->counter;
+    if (counter_sort(c) < 0) return PyErr_NoMemory();
+    PyObject *data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)c->used);
+    PyObject *offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((c->n + 1) * 8));
+    PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c->n * 8));
+    PyObject *firsts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c->n * 8));
+    if (!data || !offsets || !counts || !firsts) {
+        Py_XDECREF(data);
+        Py_XDECREF(offsets);
+        Py_XDECREF(counts);
+        Py_XDECREF(firsts);
+        return NULL;
+    }
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(data);
+    int64_t *at = (int64_t *)PyBytes_AS_STRING(offsets);
+    int64_t *count = (int64_t *)PyBytes_AS_STRING(counts);
+    int64_t *first = (int64_t *)PyBytes_AS_STRING(firsts);
+    size_t position = 0;
+    for (size_t k = 0; k < c->n; k++) {
+        const CountedChunk *chunk = &c->chunks[k];
+        at[k] = (int64_t)position;
+        memcpy(out + position, c->bytes + chunk->offset, chunk->length);
+        position += chunk->length;
+        count[k] = chunk->count;
+        first[k] = chunk->first;
+    }
+    at[c->n] = (int64_t)position;
+    return Py_BuildValue("(NNNN)", data, offsets, counts, firsts);
+}
+
+static Py_ssize_t Counter_len(Counter *self) { return (Py_ssize_t)self->counter.n; }
+
+static PyObject *Counter_nbytes(Counter *self, void *Py_UNUSED(closure)) {
+    const ChunkCounter *c = &self->counter;
+    return PyLong_FromSize_t(c->bytes_capacity + c->chunks_capacity * sizeof(CountedChunk)
+                             + c->n_slots * sizeof(uint32_t));
+}
+
+static PyObject *Counter_reduce(Counter *self, PyObject *Py_UNUSED(ignored)) {
+    /* pickled as its items, which add_items takes back (a counter sent to or from a worker) */
+    PyObject *items = Counter_items(self, NULL);
+    if (!items) return NULL;
+    PyObject *module = PyImport_ImportModule("analyzer.bpe._engine");
+    PyObject *rebuild = module ? PyObject_GetAttrString(module, "_counter_from_items") : NULL;
+    Py_XDECREF(module);
+    if (!rebuild) {
+        Py_DECREF(items);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", rebuild, items);
+}
+
+static PyMethodDef Counter_methods[] = {
+    {"add", (PyCFunction)(void (*)(void))Counter_add, METH_VARARGS | METH_KEYWORDS,
+     "add(chunks, counts=None, first=0): count each chunk (its order key first + its index)"},
+    {"add_items", (PyCFunction)Counter_add_items, METH_VARARGS,
+     "add_items(data, offsets, counts, firsts): chunks as items() gives them"},
+    {"merge", (PyCFunction)Counter_merge, METH_O, "merge(other): add another counter's chunks"},
+    {"items", (PyCFunction)Counter_items, METH_NOARGS,
+     "items() -> (data, offsets, counts, firsts), in order of first occurrence"},
+    {"__reduce__", (PyCFunction)Counter_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Counter_getset[] = {
+    {"nbytes", (getter)Counter_nbytes, NULL, "the memory it holds, in bytes", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods Counter_sequence = {.sq_length = (lenfunc)Counter_len};
+
+static PyTypeObject CounterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "analyzer.bpe._engine.ChunkCounter",
+    .tp_basicsize = sizeof(Counter),
+    .tp_dealloc = (destructor)Counter_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Distinct chunks with their counts and first occurrences (counter.c).",
+    .tp_new = Counter_new,
+    .tp_methods = Counter_methods,
+    .tp_getset = Counter_getset,
+    .tp_as_sequence = &Counter_sequence,
+};
+
+static PyObject *counter_from_items(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *counter = Counter_new(&CounterType, NULL, NULL);
+    if (!counter) return NULL;
+    PyObject *done = Counter_add_items((Counter *)counter, args);
+    if (!done) {
+        Py_DECREF(counter);
+        return NULL;
+    }
+    Py_DECREF(done);
+    return counter;
+}
+
 static PyMethodDef engine_methods[] = {
     {"train", (PyCFunction)(void (*)(void))engine_train, METH_VARARGS | METH_KEYWORDS,
      "train(buffer, starts, weights, vocab_size, min_pair_count, first, progress, progress_every, "
@@ -854,6 +1086,8 @@ static PyMethodDef engine_methods[] = {
      "text's first position (int64)"},
     {"sum_by_text", sum_by_text, METH_VARARGS,
      "sum_by_text(counts, chunk_ids, offsets) -> bytes: each text's total from its chunks' counts"},
+    {"_counter_from_items", counter_from_items, METH_VARARGS,
+     "_counter_from_items(data, offsets, counts, firsts) -> ChunkCounter (for pickling)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -863,14 +1097,16 @@ static struct PyModuleDef engine_module = {
 };
 
 PyMODINIT_FUNC PyInit__engine(void) {
-    if (PyType_Ready(&ReplayerType) < 0) return NULL;
+    if (PyType_Ready(&ReplayerType) < 0 || PyType_Ready(&CounterType) < 0) return NULL;
     TrainResult = PyStructSequence_NewType(&train_desc);
     CountResult = PyStructSequence_NewType(&count_desc);
     if (!TrainResult || !CountResult) return NULL;
     PyObject *module = PyModule_Create(&engine_module);
     if (!module) return NULL;
     Py_INCREF(&ReplayerType);
+    Py_INCREF(&CounterType);
     if (PyModule_AddObject(module, "Replayer", (PyObject *)&ReplayerType) < 0
+        || PyModule_AddObject(module, "ChunkCounter", (PyObject *)&CounterType) < 0
         || PyModule_AddObject(module, "TrainResult", Py_NewRef((PyObject *)TrainResult)) < 0
         || PyModule_AddObject(module, "CountResult", Py_NewRef((PyObject *)CountResult)) < 0) {
         Py_DECREF(module);

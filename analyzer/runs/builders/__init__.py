@@ -15,10 +15,12 @@ Adding a kind of vocabulary is a module here, listed below, and its sections
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from analyzer.identity import Algorithm, VocabKind
 from analyzer.store import VocabularyRecord
 
-from ..plan import JobPlan, Report, VocabularyJob
+from ..plan import JobPlan, Report, SourceTables, VocabularyJob
 from ..resolution import ResolvedRun
 from . import bpe, extension, imported, library, parity, production, superbpe
 
@@ -30,11 +32,12 @@ LOCAL_BUILDERS = (extension, production, imported)
 BUILDER_OF = {kind: module for module in JOB_BUILDERS for kind in module.KINDS}
 
 
-def make_plans(run: ResolvedRun) -> list[JobPlan]:
+def make_plans(run: ResolvedRun, source: SourceTables | None = None) -> list[JobPlan]:
     """Every job of the run, in the order its vocabularies are listed: per pre-tokenizer, the
     BPE vocabularies on every language (shared, parity-aware, SuperBPE by transition), then
     each language's BPE vocabularies (its own, then its SuperBPE ones), then the other
-    algorithms' (by algorithm, size, every language then each one)."""
+    algorithms' (by algorithm, size, every language then each one). With `source`, each job
+    trains on it (its parity-aware ones judged on the corpus)."""
     def position(plan: JobPlan, rank: int) -> tuple:
         identity = plan.identity
         where = run.pretokenizers.index(plan.pretokenizer)
@@ -47,7 +50,11 @@ def make_plans(run: ResolvedRun) -> list[JobPlan]:
 
     planned = [(position(plan, rank), plan) for rank, module in enumerate(JOB_BUILDERS)
                for plan in module.plans(run)]
-    return [plan for _, plan in sorted(planned, key=lambda item: item[0])]
+    plans = [plan for _, plan in sorted(planned, key=lambda item: item[0])]
+    if source is not None:
+        plans = [replace(plan, source=source, dev_measured=plan.kind == VocabKind.PARITY)
+                 for plan in plans]
+    return plans
 
 
 def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
@@ -64,10 +71,12 @@ def combine(records: list[VocabularyRecord]) -> list[VocabularyRecord]:
     return records
 
 
-def local_records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None
-                  ) -> list[VocabularyRecord]:
-    """The records of the vocabularies made in this process, after the jobs."""
-    return [record for module in LOCAL_BUILDERS for record in module.records(run, texts, report)]
+def local_records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
+                  source: SourceTables | None = None) -> list[VocabularyRecord]:
+    """The records of the vocabularies made in this process, after the jobs (trained on
+    `source`, where they train)."""
+    return [record for module in LOCAL_BUILDERS
+            for record in module.records(run, texts, report, source)]
 
 
 def kinds_built() -> set[VocabKind]:

@@ -25,20 +25,20 @@ from analyzer.identity import BASE_PRETOKENIZER, VocabKind, VocabularyId
 from analyzer.store import StoredMerge, VocabularyRecord
 
 from ..errors import RunError
-from ..plan import Report, TrainingTexts, split_by_language
+from ..plan import Report, SourceTables, TrainingInput, TrainingTexts, split_by_language
 from ..resolution import ResolvedRun
 
 KINDS = (VocabKind.EXTENSION,)
 
 
-def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None
-            ) -> list[VocabularyRecord]:
-    """One record per base the run extends."""
-    return [build(base, run, texts, report) for base in run.extensions]
+def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
+            source: SourceTables | None = None) -> list[VocabularyRecord]:
+    """One record per base the run extends (its additions trained on `source`, if given)."""
+    return [build(base, run, texts, report, source) for base in run.extensions]
 
 
-def build(base, run: ResolvedRun, texts: dict[str, list[str]],
-          report: Report | None = None) -> VocabularyRecord:
+def build(base, run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
+          source: SourceTables | None = None) -> VocabularyRecord:
     """Train the additions to `base` up to the largest added size; count every measured unit
     of every language at the base's size and at each added size; one record."""
     report = report or (lambda *args: None)
@@ -54,11 +54,12 @@ def build(base, run: ResolvedRun, texts: dict[str, list[str]],
 
     report(label, "train", 0, max(run.added))
     start = time.perf_counter()
-    training = TrainingTexts(
-        {lang: [texts[lang][u] for u in run.train_units] for lang in train_langs},
-        {lang: w for lang, w in run.weights.items() if lang in train_langs},
-    ).train_bpe(largest, pretokenizer=base, base=base, min_pair_count=run.settings.min_pair_count,
-                tie_break=run.settings.tie_break, progress=on_merge)
+    training_input: TrainingInput = source.only(train_langs) if source is not None else \
+        TrainingTexts({lang: [texts[lang][u] for u in run.train_units] for lang in train_langs},
+                      {lang: w for lang, w in run.weights.items() if lang in train_langs})
+    training = training_input.train_bpe(
+        largest, pretokenizer=base, base=base, min_pair_count=run.settings.min_pair_count,
+        tie_break=run.settings.tie_break, progress=on_merge)
     seconds = time.perf_counter() - start
     report(label, "count", 0, 1)
     extended = Extended(base, training.merges)

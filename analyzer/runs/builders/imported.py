@@ -8,14 +8,14 @@ from analyzer.external.imported import LIBRARY
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.store import IMPORTED_SIZE, VocabularyRecord
 
-from ..plan import Report
+from ..plan import Report, SourceTables
 from ..resolution import ResolvedRun
 
 KINDS = (VocabKind.IMPORTED,)
 
 
-def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None
-            ) -> list[VocabularyRecord]:
+def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
+            source: SourceTables | None = None) -> list[VocabularyRecord]:
     """Each import's record."""
     return [imported_record(name, source, counts)
             for name, (source, counts) in run.imported.items()]

@@ -8,14 +8,14 @@ import time
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.store import VocabularyRecord
 
-from ..plan import Report
+from ..plan import Report, SourceTables
 from ..resolution import ResolvedRun
 
 KINDS = (VocabKind.PRODUCTION,)
 
 
-def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None
-            ) -> list[VocabularyRecord]:
+def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
+            source: SourceTables | None = None) -> list[VocabularyRecord]:
     """Each production tokenizer's record."""
     return [measure_tokenizer(tokenizer, run, texts, report) for tokenizer in run.tokenizers]
 

@@ -1,0 +1,141 @@
+"""A training text's distinct chunks with their counts, gathered batch by batch: what the engine
+trains on (`ChunkCounts`), made without ever holding the text.
+
+`chunk_counter()` is the compiled counter (engine/counter.c: the chunks' bytes in one arena)
+or, without the compiled engine, a dict with the same face. Each chunk keeps the smallest
+order key it is given, the key of its first occurrence: batches gathered in any order, on any
+thread or machine, give the chunks in the order one pass over the text would.
+
+>>> counter = chunk_counter()
+>>> count_texts(counter, ["b a", "a"], resolve("words"), first=100)
+>>> count_texts(counter, ["c"], resolve("words"), first=0)
+>>> table = ChunkTable.of(counter)
+>>> table.chunks(), list(table.counts)
+(['c', 'b', ' a', 'a'], [1, 1, 1, 1])
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from . import choice
+from .pretokenize import Splitter, distinct_chunks, resolve
+
+__all__ = ["ChunkTable", "Counter", "chunk_counter", "count_texts", "resolve"]
+
+
+class Counter(Protocol):
+    """What a chunk counter does (the compiled one, or `PureCounter`)."""
+
+    def add(self, chunks: Sequence[str], counts: Sequence[int] | None = None,
+            first: int = 0) -> None: ...
+
+    def add_items(self, data: bytes, offsets, counts, firsts) -> None: ...
+
+    def merge(self, other) -> None: ...
+
+    def items(self) -> tuple[bytes, bytes, bytes, bytes]: ...
+
+    def __len__(self) -> int: ...
+
+
+class PureCounter:
+    """The counter in Python: a dict from each chunk to its count and first key."""
+
+    def __init__(self) -> None:
+        self.found: dict[bytes, list[int]] = {}
+
+    def _add(self, chunk: bytes, count: int, first: int) -> None:
+        entry = self.found.get(chunk)
+        if entry is None:
+            self.found[chunk] = [count, first]
+        else:
+            entry[0] += count
+            entry[1] = min(entry[1], first)
+
+    def add(self, chunks: Sequence[str], counts: Sequence[int] | None = None,
+            first: int = 0) -> None:
+        for index, chunk in enumerate(chunks):
+            self._add(chunk.encode("utf-8"), 1 if counts is None else counts[index], first + index)
+
+    def add_items(self, data: bytes, offsets, counts, firsts) -> None:
+        offsets, counts, firsts = (_int64s(values) for values in (offsets, counts, firsts))
+        for index in range(len(counts)):
+            self._add(data[offsets[index]:offsets[index + 1]], counts[index], firsts[index])
+
+    def merge(self, other) -> None:
+        self.add_items(*other.items())
+
+    def items(self) -> tuple[bytes, bytes, bytes, bytes]:
+        ordered = sorted(self.found.items(), key=lambda item: item[1][1])
+        offsets = array("q", [0])
+        for chunk, _ in ordered:
+            offsets.append(offsets[-1] + len(chunk))
+        return (b"".join(chunk for chunk, _ in ordered), offsets.tobytes(),
+                array("q", [entry[0] for _, entry in ordered]).tobytes(),
+                array("q", [entry[1] for _, entry in ordered]).tobytes())
+
+    def __len__(self) -> int:
+        return len(self.found)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(chunk) + 120 for chunk in self.found)  # about what a dict entry takes
+
+
+def _int64s(values) -> array:
+    if isinstance(values, array):
+        return values
+    found = array("q")
+    found.frombytes(bytes(values))
+    return found
+
+
+def chunk_counter() -> Counter:
+    """A new, empty counter: the compiled one where it is built."""
+    engine = choice.extension()
+    return engine.ChunkCounter() if engine is not None else PureCounter()
+
+
+def count_texts(counter: Counter, texts: Sequence[str], splitter: Splitter | None,
+                first: int = 0) -> None:
+    """Count the chunks `splitter` cuts the texts into (each text one chunk without one), the
+    n-th distinct chunk of the texts given order key `first + n`."""
+    if splitter is None:
+        counter.add(texts, None, first)
+        return
+    chunks, counts = distinct_chunks(texts, splitter)
+    counter.add(chunks, counts if isinstance(counts, array) else array("q", counts), first)
+
+
+@dataclass
+class ChunkTable:
+    """A counter's chunks, in order of first occurrence: their UTF-8 end to end with int64
+    offsets (one more than the chunks), counts and order keys."""
+
+    data: bytes
+    offsets: array
+    counts: array
+    firsts: array
+
+    @classmethod
+    def of(cls, counter: Counter) -> ChunkTable:
+        data, offsets, counts, firsts = counter.items()
+        return cls(data, _int64s(offsets), _int64s(counts), _int64s(firsts))
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def chunks(self) -> list[str]:
+        """The chunks as text."""
+        data, offsets = self.data, self.offsets
+        return [data[offsets[k]:offsets[k + 1]].decode("utf-8") for k in range(len(self.counts))]
+
+    @property
+    def n_bytes(self) -> int:
+        """The bytes of the text it was counted from (each chunk's bytes times its count)."""
+        offsets = self.offsets
+        return sum((offsets[k + 1] - offsets[k]) * count for k, count in enumerate(self.counts))

@@ -1,0 +1,362 @@
+"""Documents read from a file as a stream: plain text (a line, or a blank-line block, is a
+document), JSON Lines (a text field) or Parquet (a text column), each also gzip-, zstd- or
+xz-compressed, told apart by content (a file's name is checked against it, never trusted
+alone). Never a whole file in memory: documents come in batches of about `BATCH_BYTES`.
+
+What a document is, is decided here once: training sources are registered (counted) and
+sampled (read again) through the same reader, so both see the same documents, in the same
+order. A blank line, or a document with no text, is no document.
+
+    for batch in read_documents(Path("fra_Latn.jsonl.zst")):
+        batch.texts, batch.first        # the documents, and the place of the first in the file
+
+Bad input is a `StreamError` naming the file and where (the byte offset in the decompressed
+text, the line, or the Parquet row); with `skip_invalid`, the bad document (or, for a broken
+compressed stream, the rest of the file) is skipped and counted instead.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import json
+import lzma
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, cast
+
+from .errors import CorpusError
+
+BATCH_BYTES = 8 << 20
+"""About how much text a batch holds."""
+READ_BYTES = 1 << 20
+"""How much is read from a file at a time."""
+
+COMPRESSIONS = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd", "xz": b"\xfd7zXZ\x00"}
+"""Each compression by the bytes its streams begin with."""
+SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz"}
+PARQUET_MAGIC = b"PAR1"
+FORMATS = ("text", "jsonl", "parquet")
+FORMAT_SUFFIXES = {".txt": "text", ".text": "text", ".jsonl": "jsonl", ".ndjson": "jsonl",
+                   ".json": "jsonl", ".parquet": "parquet"}
+DOCUMENT_KINDS = ("lines", "paragraphs")
+DEFAULT_TEXT_FIELD = "text"
+
+
+class StreamError(CorpusError):
+    """A file of a training source that cannot be read as documents; the message names the file
+    and where."""
+
+
+@dataclass
+class Batch:
+    """Documents read in a row from one file."""
+
+    texts: list[str]
+    first: int
+    """The place of the first document in its file (0-based)."""
+    skipped_documents: int = 0
+    skipped_bytes: int = 0
+    """What was skipped while reading this batch (with `skip_invalid`)."""
+    notes: list[str] = field(default_factory=list)
+    """What was skipped, in words (for the run to report)."""
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """How a file is read: its compression (None: plain) and its format."""
+
+    compression: str | None
+    format: str
+
+
+def compression_of(path: Path, head: bytes) -> str | None:
+    """The file's compression, from its first bytes; StreamError when its name says another.
+
+    >>> compression_of(Path("a.txt.gz"), b"\\x1f\\x8b\\x08"), compression_of(Path("a.txt"), b"abc")
+    ('gzip', None)
+    """
+    found = next((name for name, magic in COMPRESSIONS.items() if head.startswith(magic)), None)
+    named = SUFFIXES.get(path.suffix.lower())
+    if named is not None and found != named:
+        raise StreamError(f"{path}: named as {named}-compressed, but its bytes are "
+                          f"{'of ' + found if found else 'not compressed'} (they begin with "
+                          f"{head[:6]!r})", file=str(path))
+    return found
+
+
+def _open(path: Path, compression: str | None) -> BinaryIO:
+    """The file's decompressed bytes, as a stream (closing it closes the file)."""
+    if compression is None:
+        return path.open("rb")
+    if compression == "gzip":
+        return cast(BinaryIO, gzip.open(path, "rb"))
+    if compression == "xz":
+        return cast(BinaryIO, lzma.open(path, "rb"))
+    import zstandard
+
+    return cast(BinaryIO, zstandard.ZstdDecompressor().stream_reader(path.open("rb"),
+                                                                      closefd=True))
+
+
+def file_kind(path: Path, format: str | None = None) -> FileKind:
+    """How to read `path`: its compression from its content, its format as given, else from its
+    content (Parquet's magic bytes, a JSON object on the first line) and its name."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(8)
+    except OSError as error:
+        raise StreamError(f"{path}: cannot read ({error.strerror})", file=str(path)) from None
+    compression = compression_of(path, head)
+    if format is not None:
+        if format not in FORMATS:
+            raise StreamError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+        return FileKind(compression, format)
+    name = path.name.lower()
+    for suffix in SUFFIXES:
+        name = name.removesuffix(suffix)
+    named = FORMAT_SUFFIXES.get(Path(name).suffix)
+    with _open(path, compression) as stream:
+        try:
+            start = stream.read(4096)
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:
+            raise StreamError(f"{path}: its {compression} stream is broken ({error})",
+                              file=str(path)) from None
+    if start.startswith(PARQUET_MAGIC):
+        return FileKind(compression, "parquet")
+    if named == "parquet":
+        raise StreamError(f"{path}: named as Parquet, but it does not begin as Parquet does "
+                          "(PAR1)", file=str(path))
+    if named is not None:
+        return FileKind(compression, named)
+    return FileKind(compression, "jsonl" if start.lstrip()[:1] == b"{" else "text")
+
+
+def read_documents(path: Path, kind: FileKind | None = None, *, documents: str = "lines",
+                   text_field: str = DEFAULT_TEXT_FIELD, skip_invalid: bool = False,
+                   batch_bytes: int = BATCH_BYTES) -> Iterator[Batch]:
+    """The file's documents in batches, in file order."""
+    kind = kind or file_kind(path)
+    if documents not in DOCUMENT_KINDS:
+        raise StreamError(f"documents are lines or paragraphs, not {documents!r}")
+    if kind.format == "parquet":
+        yield from _parquet(path, kind, text_field, skip_invalid, batch_bytes)
+    else:
+        yield from _lines(path, kind, documents, text_field, skip_invalid, batch_bytes)
+
+
+def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_invalid: bool,
+           batch_bytes: int) -> Iterator[Batch]:
+    """Text and JSON Lines: read in blocks, cut after the last line break of each block, each
+    block's complete lines decoded and made documents."""
+    place = 0  # documents so far
+    offset = 0  # decompressed bytes before the block being read
+    line_number = 0  # lines before it
+    carry = b""  # the start of a line the block before did not finish
+    pending: list[str] = []  # a paragraph's lines so far
+    batch = Batch([], 0)
+    size = 0
+    try:
+        stream = _open(path, kind.compression)
+    except OSError as error:
+        raise StreamError(f"{path}: cannot read ({error.strerror})", file=str(path)) from None
+    with stream:
+        while True:
+            try:
+                block = stream.read(READ_BYTES)
+            except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:
+                where = f"after {offset + len(carry):,} bytes of its text"
+                if not skip_invalid:
+                    raise StreamError(f"{path}: its {kind.compression} stream is broken {where} "
+                                      f"({error}); nothing of it was used (--skip-invalid "
+                                      "uses what came before)", file=str(path)) from None
+                batch.notes.append(f"{path}: its {kind.compression} stream is broken {where}; "
+                                   "the rest of the file was skipped")
+                batch.skipped_bytes += len(carry)
+                carry = b""
+                break
+            if not block:
+                break
+            data = carry + block
+            cut = data.rfind(b"\n") + 1
+            if not cut:  # no line break yet: read on (a long line)
+                carry = data
+                continue
+            complete, carry = data[:cut], data[cut:]
+            if kind.format == "text" and documents == "lines":
+                found_texts = _plain_lines(complete)
+                if found_texts is not None:  # all of it UTF-8: the documents at once
+                    line_number += complete.count(b"\n")
+                    offset += len(complete)
+                    batch.texts += found_texts
+                    size += sum(map(len, found_texts))
+                    place += len(found_texts)
+                    if size >= batch_bytes:
+                        yield batch
+                        batch, size = Batch([], place), 0
+                    continue
+            for raw in complete.split(b"\n")[:-1]:
+                line_number += 1
+                text = _decode(raw, path, offset, line_number, batch, skip_invalid)
+                offset += len(raw) + 1
+                if text is None:
+                    continue
+                made = _document(text, kind.format, documents, text_field, path, line_number,
+                                 batch, skip_invalid, pending)
+                if made is None:
+                    continue
+                batch.texts.append(made)
+                size += len(made)
+                place += 1
+                if size >= batch_bytes:
+                    yield batch
+                    batch, size = Batch([], place), 0
+    if carry:  # a last line with no line break
+        line_number += 1
+        text = _decode(carry, path, offset, line_number, batch, skip_invalid)
+        if text is not None:
+            made = _document(text, kind.format, documents, text_field, path, line_number, batch,
+                             skip_invalid, pending)
+            if made is not None:
+                batch.texts.append(made)
+                place += 1
+    if documents == "paragraphs" and kind.format == "text" and pending:
+        batch.texts.append("\n".join(pending))
+        place += 1
+    if batch.texts or batch.skipped_documents or batch.skipped_bytes or batch.notes:
+        yield batch
+
+
+_UTF8 = codecs.getdecoder("utf-8")
+
+
+def _plain_lines(complete: bytes) -> list[str] | None:
+    """The documents of whole lines of plain text (a document a line, blank lines none); None
+    when some line is not UTF-8 (then each line is read alone, to say which)."""
+    try:
+        text = _UTF8(complete)[0]
+    except UnicodeDecodeError:
+        return None
+    lines = text.split("\n")[:-1]
+    if "\r" in text:
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    return [line for line in lines if line and not line.isspace()]
+
+
+def _decode(raw: bytes, path: Path, offset: int, line: int, batch: Batch,
+            skip_invalid: bool) -> str | None:
+    """A line's text (a carriage return before its break dropped); None when it is not UTF-8
+    and `skip_invalid` (it is counted), else StreamError naming the byte."""
+    try:
+        text = _UTF8(raw)[0]
+    except UnicodeDecodeError as error:
+        where = offset + error.start
+        if not skip_invalid:
+            raise StreamError(f"{path}: not valid UTF-8 at byte offset {where:,} of its text "
+                              f"(line {line:,}, byte 0x{raw[error.start]:02x}); training text is "
+                              "UTF-8 (--skip-invalid skips such lines)", file=str(path),
+                              line=line) from None
+        batch.skipped_documents += 1
+        batch.skipped_bytes += len(raw)
+        return None
+    return text[:-1] if text.endswith("\r") else text
+
+
+def _document(text: str, format: str, documents: str, text_field: str, path: Path, line: int,
+              batch: Batch, skip_invalid: bool, pending: list[str]) -> str | None:
+    """The document a line makes (None: none yet, or none at all)."""
+    if format == "jsonl":
+        if not text.strip():
+            return None
+        try:
+            value = json.loads(text)
+            found = value[text_field] if isinstance(value, dict) else None
+        except (ValueError, RecursionError):
+            problem = "is not a JSON object"
+        except KeyError:
+            problem = f"has no {text_field!r} field (--text-field names another)"
+        else:
+            if isinstance(found, str):
+                return found if found and not found.isspace() else None
+            problem = f"has a {text_field!r} that is not a string" if isinstance(value, dict) \
+                else "is not a JSON object"
+        if not skip_invalid:
+            raise StreamError(f"{path}: line {line:,} {problem}", file=str(path), line=line)
+        batch.skipped_documents += 1
+        batch.skipped_bytes += len(text.encode("utf-8", errors="surrogatepass"))
+        return None
+    if documents == "lines":
+        return text if text.strip() else None
+    if text.strip():  # a paragraph's line
+        pending.append(text)
+        return None
+    if not pending:
+        return None
+    paragraph = "\n".join(pending)
+    pending.clear()
+    return paragraph
+
+
+def _parquet(path: Path, kind: FileKind, text_field: str, skip_invalid: bool,
+             batch_bytes: int, shown: Path | None = None) -> Iterator[Batch]:
+    """A Parquet file's text column, a record batch at a time (a compressed file is first
+    decompressed into a temporary file: Parquet is read by seeking). Messages name `shown`
+    (the file as given), default `path`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if kind.compression is not None:
+        yield from _decompressed_parquet(path, kind, text_field, skip_invalid, batch_bytes)
+        return
+    real, path = path, shown or path
+    try:
+        table = pq.ParquetFile(real)
+    except (OSError, pa.ArrowException) as error:
+        raise StreamError(f"{path}: not a readable Parquet file ({error})", file=str(path)) from None
+    names = table.schema_arrow.names
+    if text_field not in names:
+        raise StreamError(f"{path}: no column {text_field!r} (it has: {', '.join(names)}); "
+                          "--text-field names another", file=str(path))
+    place = row = 0
+    try:
+        for record_batch in table.iter_batches(batch_size=max(1, batch_bytes // 2048),
+                                               columns=[text_field]):
+            column = record_batch.column(0)
+            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+                raise StreamError(f"{path}: column {text_field!r} holds {column.type}, not text",
+                                  file=str(path))
+            batch = Batch([], place)
+            for value in column.to_pylist():
+                row += 1
+                if value is None:
+                    if not skip_invalid:
+                        raise StreamError(f"{path}: row {row:,} has no {text_field!r} (null)",
+                                          file=str(path), line=row)
+                    batch.skipped_documents += 1
+                    continue
+                if value and not value.isspace():
+                    batch.texts.append(value)
+                    place += 1
+            yield batch
+    except (OSError, pa.ArrowException) as error:
+        raise StreamError(f"{path}: the Parquet file is damaged after row {row:,} ({error})",
+                          file=str(path)) from None
+
+
+def _decompressed_parquet(path: Path, kind: FileKind, text_field: str, skip_invalid: bool,
+                          batch_bytes: int) -> Iterator[Batch]:
+    import shutil
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".parquet") as plain:
+        try:
+            with _open(path, kind.compression) as stream:
+                shutil.copyfileobj(stream, plain)
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:
+            raise StreamError(f"{path}: its {kind.compression} stream is broken ({error})",
+                              file=str(path)) from None
+        plain.flush()
+        yield from _parquet(Path(plain.name), FileKind(None, "parquet"), text_field,
+                            skip_invalid, batch_bytes, shown=path)

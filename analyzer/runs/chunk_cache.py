@@ -1,0 +1,150 @@
+"""The chunk-count cache: each language's counted chunks of a training source's sample, under
+one pre-tokenizer, kept beside the database (`<database>.chunks/`) and used again, so that a
+second run with other sizes or settings reads no text.
+
+An entry is keyed by what determines it (the source's fingerprint, the language, the
+pre-tokenizer's pattern, and the sample: seed, rate, what is skipped) and is one Arrow IPC file
+(`<key>.arrow`: the chunks, their counts and first occurrences, in order of first occurrence;
+what it was counted from in its metadata), written atomically: a stopped run leaves no half
+entry, and a damaged one is counted again.
+
+    cache = ChunkCache.beside(db.path)
+    table = cache.load(key) or count_it_and(cache.save(key, table, about))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from analyzer.bpe.counting import ChunkTable
+from analyzer.files import write_atomically
+
+SUFFIX = ".arrow"
+FORMAT = "analyzer chunk counts 1"
+
+
+def cache_key(*parts: object) -> str:
+    """The key of an entry: SHA-256 of what determines it."""
+    return hashlib.sha256("\0".join(map(str, (FORMAT, *parts))).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    path: Path
+    size: int
+    about: dict
+    """What the entry was counted from (source, fingerprint, language, pre-tokenizer, sample)."""
+
+
+class ChunkCache:
+    """A folder of entries; `folder` None keeps them in a temporary folder for this run only
+    (`--no-cache`: jobs still read their tables from files)."""
+
+    def __init__(self, folder: Path | None):
+        self.kept = folder is not None
+        self.folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="analyzer-chunks-"))
+
+    @classmethod
+    def beside(cls, db_path: Path) -> ChunkCache:
+        return cls(db_path.with_name(db_path.name + ".chunks"))
+
+    def path(self, key: str) -> Path:
+        return self.folder / f"{key}{SUFFIX}"
+
+    def has(self, key: str) -> bool:
+        return self.kept and self.path(key).is_file()
+
+    def save(self, key: str, table: ChunkTable, about: dict) -> Path:
+        """Write the entry (atomically); its path."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        n = len(table)
+        chunks = pa.LargeStringArray.from_buffers(
+            n, pa.py_buffer(table.offsets.tobytes()), pa.py_buffer(table.data))
+        arrow = pa.table({"chunk": chunks, "count": pa.array(table.counts, pa.int64()),
+                          "first": pa.array(table.firsts, pa.int64())},
+                         metadata={"analyzer": json.dumps({"format": FORMAT, **about})})
+        sink = pa.BufferOutputStream()
+        with ipc.new_file(sink, arrow.schema) as writer:
+            writer.write_table(arrow)
+        path = self.path(key)
+        write_atomically(path, sink.getvalue().to_pybytes())
+        return path
+
+    def entries(self) -> list[CacheEntry]:
+        """Every entry, with what it was counted from (damaged ones left out)."""
+        if not self.kept or not self.folder.is_dir():
+            return []
+        found = []
+        for path in sorted(self.folder.glob(f"*{SUFFIX}")):
+            about = read_about(path)
+            if about is not None:
+                found.append(CacheEntry(path, path.stat().st_size, about))
+        return found
+
+    def clear(self, fingerprint: str | None = None) -> tuple[int, int]:
+        """Remove the entries (of one source's fingerprint, or all); (entries, bytes) removed."""
+        removed = size = 0
+        for entry in self.entries():
+            if fingerprint is None or entry.about.get("fingerprint") == fingerprint:
+                size += entry.size
+                entry.path.unlink(missing_ok=True)
+                removed += 1
+        return removed, size
+
+    def discard(self) -> None:
+        """Remove a run's temporary folder (`--no-cache`)."""
+        if not self.kept:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def read_about(path: Path) -> dict | None:
+    """An entry's metadata; None when the file is not a whole entry."""
+    try:
+        with pa.memory_map(str(path)) as source:
+            schema = ipc.open_file(source).schema
+        about = json.loads(schema.metadata[b"analyzer"])
+    except (OSError, pa.ArrowException, KeyError, ValueError, TypeError):
+        return None
+    return about if about.get("format") == FORMAT else None
+
+
+def load_table(path: Path) -> ChunkTable | None:
+    """An entry's table; None when the file is not a whole entry (it is counted again)."""
+    try:
+        with pa.memory_map(str(path)) as source:
+            arrow = ipc.open_file(source).read_all()
+        chunks = arrow.column("chunk").combine_chunks()
+        _, offsets, data = chunks.buffers()
+        start = chunks.offset
+        offsets_array = array("q")
+        offsets_array.frombytes(offsets.to_pybytes()[8 * start:8 * (start + len(chunks) + 1)])
+        base = offsets_array[0]
+        if base:
+            offsets_array = array("q", (value - base for value in offsets_array))
+        blob = data.to_pybytes()[base:base + offsets_array[-1]] if data is not None else b""
+        return ChunkTable(blob, offsets_array,
+                          array("q", arrow.column("count").to_pylist()),
+                          array("q", arrow.column("first").to_pylist()))
+    except (OSError, pa.ArrowException, KeyError, ValueError, IndexError):
+        return None
+
+
+def table_strings(path: Path) -> tuple[list[str], array]:
+    """An entry's chunks as text and their counts (what training takes), read in C."""
+    with pa.memory_map(str(path)) as source:
+        arrow = ipc.open_file(source).read_all()
+    return arrow.column("chunk").to_pylist(), array("q", arrow.column("count").to_numpy())
+
+
+def folder_size(folder: Path) -> int:
+    return sum(entry.stat().st_size for entry in os.scandir(folder)) if folder.is_dir() else 0

@@ -1,0 +1,263 @@
+"""The counting pass over a training source: each language's sample read once, as a stream, its
+documents chosen (`sample.selected`), cut by each pre-tokenizer the run trains with on every core
+(the compiled splitter gives up the GIL), and the distinct chunks counted (`bpe.counting`):
+memory goes with the distinct chunks, not with the text. Each language's tables are kept in the
+chunk-count cache, and a language whose tables are all there is not read at all.
+
+The same pass runs on a Dask cluster (`analyzer.runs.cluster.count_on_cluster`): a task per file,
+the counters merged two by two; the tables are the same, chunk for chunk, as here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from analyzer.bpe.counting import ChunkTable, Counter, chunk_counter, count_texts
+from analyzer.bpe.pretokenize import Splitter
+from analyzer.corpus.streams import Batch, FileKind, read_documents
+from analyzer.store import SourceDetail
+from analyzer.store.models import SourceFile
+
+from .chunk_cache import ChunkCache, cache_key, read_about
+from .errors import RunError
+from .sample import ALL, selected
+
+ORDER_BITS = 24
+"""Bits of an order key for a chunk's place in its batch, and for a batch's place in its file:
+(file, batch, chunk) in one int64, so that a chunk's first occurrence is the smallest key."""
+
+
+@dataclass(frozen=True)
+class LanguagePlan:
+    """What a run takes of one language of a source."""
+
+    lang: str
+    files: tuple[SourceFile, ...]
+    budget: int
+    threshold: int
+    """Documents whose hash falls under it are taken (`sample.ALL`: every one)."""
+
+    @property
+    def available(self) -> int:
+        return sum(item.bytes for item in self.files)
+
+    @property
+    def documents(self) -> int:
+        return sum(item.documents for item in self.files)
+
+    def bases(self) -> list[int]:
+        """Each file's first document's place in the language's text."""
+        return list(itertools.accumulate((item.documents for item in self.files), initial=0))[:-1]
+
+
+@dataclass(frozen=True)
+class SourcePlan:
+    """The sample a run takes of a source."""
+
+    source: SourceDetail
+    seed: int
+    mix: str
+    skip_invalid: bool
+    languages: dict[str, LanguagePlan]
+
+    def sample_key(self, lang: str) -> tuple:
+        """What decides which documents of `lang` are taken (and so its chunks)."""
+        plan = self.languages[lang]
+        return (self.seed, plan.threshold, self.skip_invalid, self.source.documents,
+                self.source.text_field)
+
+
+@dataclass
+class Taken:
+    """What a language's sample took, and what it skipped."""
+
+    lang: str
+    bytes: int = 0
+    documents: int = 0
+    skipped_documents: int = 0
+    skipped_bytes: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, other: Taken) -> None:
+        self.bytes += other.bytes
+        self.documents += other.documents
+        self.skipped_documents += other.skipped_documents
+        self.skipped_bytes += other.skipped_bytes
+        self.notes += other.notes
+
+    def document(self, plan: LanguagePlan) -> dict:
+        return {"lang": self.lang, "budget": plan.budget, "available_bytes": plan.available,
+                "available_documents": plan.documents, "bytes": self.bytes,
+                "documents": self.documents, "short": plan.budget > plan.available,
+                "skipped_documents": self.skipped_documents, "skipped_bytes": self.skipped_bytes,
+                "notes": self.notes}
+
+
+Splitters = dict[str, Splitter | None]
+"""Each pre-tokenizer to count with, by its name (`plan.pretokenizer_name`)."""
+Progress = Callable[[int], None]
+"""Called with how many more bytes of text were read."""
+
+
+def splitter_key(name: str, splitter: Splitter | None) -> str:
+    """A pre-tokenizer's key in the cache: its name and pattern (an extension's base is its
+    name and its tokenizer's pattern)."""
+    return f"{name}\0{getattr(splitter, 'pattern', '')}"
+
+
+def table_key(plan: SourcePlan, lang: str, name: str, splitter: Splitter | None) -> str:
+    """A table's entry in the cache: the source, the language, the pre-tokenizer (by its
+    pattern too), the sample."""
+    return cache_key(plan.source.fingerprint, lang, splitter_key(name, splitter),
+                     *plan.sample_key(lang))
+
+
+def count_file(plan: SourcePlan, lang: str, index: int, splitters: Splitters,
+               counters: dict[str, Counter] | None = None,
+               progress: Progress | None = None) -> tuple[dict[str, Counter], Taken]:
+    """The sampled documents of the language's `index`-th file, counted (into `counters`, or
+    new ones) under each pre-tokenizer; what was taken."""
+    language = plan.languages[lang]
+    item = language.files[index]
+    base = language.bases()[index]
+    counters = counters if counters is not None else {key: chunk_counter() for key in splitters}
+    taken = Taken(lang)
+    kind = FileKind(item.compression, item.format)
+    batches = read_documents(Path(item.path), kind, documents=plan.source.documents,
+                             text_field=plan.source.text_field, skip_invalid=True)
+    for number, batch in enumerate(_ahead(batches)):
+        if number >= 1 << ORDER_BITS:
+            raise RunError(f"{item.path}: more than {1 << ORDER_BITS:,} batches of text in one "
+                           "file; cut it into shards")
+        texts = batch.texts
+        if language.threshold < ALL:
+            places = base + batch.first + np.arange(len(texts), dtype=np.int64)
+            texts = list(itertools.compress(texts, selected(plan.seed, lang, places,
+                                                            language.threshold)))
+        first = ((index << ORDER_BITS) + number) << ORDER_BITS
+        for key, splitter in splitters.items():
+            count_texts(counters[key], texts, splitter, first)
+        taken.documents += len(texts)
+        taken.bytes += sum(len(text.encode("utf-8", errors="surrogatepass")) for text in texts)
+        _skipped(taken, batch)
+        if progress:
+            progress(sum(len(text.encode("utf-8", errors="surrogatepass")) for text in batch.texts))
+    return counters, taken
+
+
+def _skipped(taken: Taken, batch: Batch) -> None:
+    taken.skipped_documents += batch.skipped_documents
+    taken.skipped_bytes += batch.skipped_bytes
+    taken.notes += batch.notes
+
+
+def _ahead(batches: Iterator[Batch]) -> Iterator[Batch]:
+    """The batches, the next one read (decompressed, decoded) on a thread of its own while
+    this one is cut and counted."""
+    found: queue.Queue = queue.Queue(maxsize=2)
+    done = object()
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            for batch in batches:
+                while not stop.is_set():
+                    try:
+                        found.put(batch, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            found.put(done)
+        except BaseException as error:  # said where it is read: in the consumer
+            found.put(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        while True:
+            item = found.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        reader.join()
+
+
+def check_readable(plan: SourcePlan) -> None:
+    """RunError, before anything is read, for a file that had documents it could not read when
+    it was registered (unless they are to be skipped)."""
+    if plan.skip_invalid:
+        return
+    for language in plan.languages.values():
+        for item in language.files:
+            if item.problem:
+                raise RunError(f"{item.problem} ({item.invalid_documents:,} documents could not "
+                               "be read; {setting:skip_invalid} skips them)",
+                               setting="skip_invalid", file=item.path)
+
+
+def cached_languages(plan: SourcePlan, splitters: Splitters, cache: ChunkCache
+                     ) -> dict[str, dict]:
+    """The languages whose every table is in the cache: what each took, from its entries."""
+    found = {}
+    for lang in plan.languages:
+        keys = [table_key(plan, lang, name, splitter) for name, splitter in splitters.items()]
+        if keys and all(cache.has(key) for key in keys):
+            about = read_about(cache.path(keys[0]))
+            if about is not None and "taken" in about:
+                found[lang] = about["taken"]
+    return found
+
+
+def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
+                  progress: Progress | None = None, stage: Callable[[str], None] | None = None
+                  ) -> tuple[dict[tuple[str, str], Path], dict[str, dict]]:
+    """Every language's tables (in the cache: `{(lang, pre-tokenizer name): path}`) and what
+    each took; a language already in the cache is not read."""
+    check_readable(plan)
+    cached = cached_languages(plan, splitters, cache)
+    tables: dict[tuple[str, str], Path] = {}
+    taken_by_language: dict[str, dict] = {}
+    for lang, language in plan.languages.items():
+        keys = {name: table_key(plan, lang, name, splitter) for name, splitter in splitters.items()}
+        if lang in cached:
+            tables.update({(lang, key): cache.path(entry) for key, entry in keys.items()})
+            taken_by_language[lang] = cached[lang]
+            if progress:
+                progress(language.available)
+            continue
+        if stage:
+            stage(f"counting {lang}")
+        counters = {key: chunk_counter() for key in splitters}
+        taken = Taken(lang)
+        for index in range(len(language.files)):
+            _, found = count_file(plan, lang, index, splitters, counters, progress)
+            taken.add(found)
+        taken_by_language[lang] = taken.document(language)
+        for key, entry in keys.items():
+            tables[(lang, key)] = save_table(cache, entry, ChunkTable.of(counters[key]), plan,
+                                            lang, key, splitters[key], taken_by_language[lang])
+            counters[key] = chunk_counter()  # its memory back before the next is written
+    return tables, taken_by_language
+
+
+def save_table(cache: ChunkCache, entry: str, table: ChunkTable, plan: SourcePlan, lang: str,
+               name: str, splitter: Splitter | None, taken: dict) -> Path:
+    return cache.save(entry, table, {"source": plan.source.name,
+                                     "fingerprint": plan.source.fingerprint, "lang": lang,
+                                     "pretokenizer": name,
+                                     "pattern": getattr(splitter, "pattern", None),
+                                     "sample": list(map(str, plan.sample_key(lang))),
+                                     "chunks": len(table), "taken": taken})
