@@ -53,9 +53,10 @@ def kind_of(mode: int) -> str:
     return "not a file"
 
 
-def write_atomically(path: Path, content: str | bytes | Iterable[str]) -> None:
-    """Write `content` (text as UTF-8; or pieces of text, written as they come, so that a
-    large document is never whole in memory) to `path`: atomically for a regular or new file,
+def write_atomically(path: Path, content: str | bytes | memoryview | Iterable[str]) -> None:
+    """Write `content` (text as UTF-8, bytes or a view of them; or pieces of text, written as
+    they come, so that a large document is never whole in memory) to `path`: atomically for a
+    regular or new file,
     in place for a special one. OSError (disk full, no permission) leaves a regular file as it
     was, and no temporary file behind."""
     path = Path(path)
@@ -75,8 +76,8 @@ def write_atomically(path: Path, content: str | bytes | Iterable[str]) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def _write(file: BinaryIO, content: str | bytes | Iterable[str]) -> None:
-    if isinstance(content, (str, bytes)):
+def _write(file: BinaryIO, content: str | bytes | memoryview | Iterable[str]) -> None:
+    if isinstance(content, (str, bytes, memoryview)):
         file.write(content.encode("utf-8") if isinstance(content, str) else content)
         return
     for piece in content:

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from . import choice
-from .pretokenize import Splitter, distinct_chunks, resolve
+from . import choice, native_split
+from .pretokenize import Pretokenizer, Splitter, distinct_chunks, resolve
 
 __all__ = ["ChunkTable", "Counter", "chunk_counter", "count_texts", "resolve"]
 
@@ -101,12 +101,16 @@ def chunk_counter() -> Counter:
 
 
 def count_texts(counter: Counter, texts: Sequence[str], splitter: Splitter | None,
-                first: int = 0) -> None:
+                first: int = 0, threads: int | None = None) -> None:
     """Count the chunks `splitter` cuts the texts into (each text one chunk without one), the
-    n-th distinct chunk of the texts given order key `first + n`."""
+    n-th distinct chunk of the texts given order key `first + n` (a compiled splitter on
+    `threads` threads: default, `threads.default_threads`)."""
     if splitter is None:
         counter.add(texts, None, first)
         return
+    if isinstance(splitter, Pretokenizer) and splitter.native and not isinstance(counter, PureCounter) \
+            and native_split.count_into(counter, texts, splitter.name, first, threads):
+        return  # split and counted in compiled code, no Python string per chunk
     chunks, counts = distinct_chunks(texts, splitter)
     counter.add(chunks, counts if isinstance(counts, array) else array("q", counts), first)
 

@@ -147,3 +147,17 @@ def chunk_texts(texts: Sequence[str], name: str, weights: Sequence[int] | None =
         ids.frombytes(ids_blob)
         offsets.frombytes(offsets_blob)
     return NativeChunks(chunks, counts, ids, offsets, lost)
+
+
+def count_into(counter, texts: Sequence[str], name: str, first: int = 0,
+               threads: int | None = None) -> bool:
+    """The texts' chunks under a built-in pre-tokenizer counted into a compiled
+    `ChunkCounter` (the n-th distinct chunk's order key `first + n`), with no Python string
+    made per chunk; False, with nothing counted, when the pattern would lose a character (the
+    caller then lets `regex` say where)."""
+    tables = unicode_tables()
+    text_list = texts if isinstance(texts, (list, tuple)) else list(texts)
+    lost = counter.count_texts(text_list, PATTERN_NUMBERS[name], tables.classes, tables.folds,
+                               first, threads or default_threads(text_list))
+    return lost < 0
+

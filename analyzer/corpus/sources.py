@@ -165,8 +165,7 @@ def scan_files(files: list[SourceFile], *, documents: str = "lines",
         for batch in read_documents(item.path, item.kind, documents=documents,
                                     text_field=text_field, skip_invalid=True):
             item.documents += len(batch.texts)
-            item.bytes += sum(len(text.encode("utf-8", errors="surrogatepass"))
-                              for text in batch.texts)
+            item.bytes += batch.n_bytes
             item.invalid_documents += batch.skipped_documents
             item.invalid_bytes += batch.skipped_bytes
             if item.problem is None and (batch.skipped_documents or batch.notes):

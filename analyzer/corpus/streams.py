@@ -63,6 +63,22 @@ class Batch:
     notes: list[str] = field(default_factory=list)
     """What was skipped, in words (for the run to report)."""
 
+    @property
+    def n_bytes(self) -> int:
+        """The UTF-8 bytes of its documents."""
+        return utf8_bytes(self.texts)
+
+
+def utf8_bytes(texts: list[str]) -> int:
+    """The UTF-8 bytes of the texts, all at once (a lone surrogate, which only a caller's
+    own str can hold, counts as UTF-8's three bytes for it).
+
+    >>> utf8_bytes(["ab", "é"])
+    4
+    """
+    joined = "".join(texts)
+    return len(joined) if joined.isascii() else len(joined.encode("utf-8", "surrogatepass"))
+
 
 @dataclass(frozen=True)
 class FileKind:

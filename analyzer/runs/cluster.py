@@ -26,7 +26,7 @@ from pathlib import Path
 
 from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.pretokenize import Pretokenizer
-from analyzer.errors import SETTING
+from analyzer.errors import SETTING, AnalyzerError
 from analyzer.store import VocabularyRecord
 
 from .builders import build_vocabulary
@@ -202,9 +202,11 @@ def _count_file_task(plan: SourcePlan, lang: str, index: int, splitters: Splitte
         from distributed import get_worker
 
         where = plan.languages[lang].files[index].path
-        raise RunError(f"{where} could not be counted on the Dask worker "
-                       f"{get_worker().address}: {type(error).__name__}: {error}",
-                       file=where) from None
+        worker = get_worker().address
+        if isinstance(error, AnalyzerError):  # its message names the file and the place
+            raise RunError(f"on the Dask worker {worker}: {error}", file=where) from None
+        raise RunError(f"{where} could not be counted on the Dask worker {worker}: "
+                       f"{type(error).__name__}: {error}", file=where) from None
     return counters, taken
 
 

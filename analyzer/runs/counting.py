@@ -1,11 +1,12 @@
 """The counting pass over a training source: each language's sample read once, as a stream, its
-documents chosen (`sample.selected`), cut by each pre-tokenizer the run trains with on every core
-(the compiled splitter gives up the GIL), and the distinct chunks counted (`bpe.counting`):
-memory goes with the distinct chunks, not with the text. Each language's tables are kept in the
-chunk-count cache, and a language whose tables are all there is not read at all.
+documents chosen (`sample.selected`), cut by each pre-tokenizer the run trains with, and the
+distinct chunks counted (`bpe.counting`), a batch of documents per core at a time (the
+compiled splitter and counter give up the GIL): memory goes with the distinct chunks, not with
+the text. Each language's tables are kept in the chunk-count cache, and a language whose
+tables are all there is not read at all.
 
-The same pass runs on a Dask cluster (`analyzer.runs.cluster.count_on_cluster`): a task per file,
-the counters merged two by two; the tables are the same, chunk for chunk, as here.
+The same pass runs on a Dask cluster (`DaskExecutor.count` in `analyzer.runs.cluster`): a task
+per file, the counters merged two by two; the tables are the same, chunk for chunk, as here.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import numpy as np
 
 from analyzer.bpe.counting import ChunkTable, Counter, chunk_counter, count_texts
 from analyzer.bpe.pretokenize import Splitter
-from analyzer.corpus.streams import Batch, FileKind, read_documents
+from analyzer.bpe.threads import available_cores
+from analyzer.corpus.streams import Batch, FileKind, read_documents, utf8_bytes
 from analyzer.store import SourceDetail
 from analyzer.store.models import SourceFile
 
@@ -121,18 +123,28 @@ def table_key(plan: SourcePlan, lang: str, name: str, splitter: Splitter | None)
 
 def count_file(plan: SourcePlan, lang: str, index: int, splitters: Splitters,
                counters: dict[str, Counter] | None = None,
-               progress: Progress | None = None) -> tuple[dict[str, Counter], Taken]:
+               progress: Progress | None = None,
+               threads: int | None = None) -> tuple[dict[str, Counter], Taken]:
     """The sampled documents of the language's `index`-th file, counted (into `counters`, or
-    new ones) under each pre-tokenizer; what was taken."""
+    new ones) under each pre-tokenizer; what was taken.
+
+    One thread reads (decompresses, decodes) batches of documents while `threads` (default:
+    every core) count them, each batch whole on one thread into counters of its own (the
+    compiled splitter and counter give up the GIL); the threads' counters are then merged.
+    A chunk's order key is its batch's place, so the tables are the same for any number."""
     language = plan.languages[lang]
     item = language.files[index]
     base = language.bases()[index]
+    threads = max(1, threads or available_cores())
     counters = counters if counters is not None else {key: chunk_counter() for key in splitters}
-    taken = Taken(lang)
+    own = [counters] + [{key: chunk_counter() for key in splitters} for _ in range(threads - 1)]
     kind = FileKind(item.compression, item.format)
+    # What registration found unreadable was refused before (`check_readable`) unless it is
+    # to be skipped; what is unreadable only now (changed in place) is refused here, alike.
     batches = read_documents(Path(item.path), kind, documents=plan.source.documents,
-                             text_field=plan.source.text_field, skip_invalid=True)
-    for number, batch in enumerate(_ahead(batches)):
+                             text_field=plan.source.text_field, skip_invalid=plan.skip_invalid)
+
+    def count(number: int, batch: Batch, mine: dict[str, Counter]) -> Taken:
         if number >= 1 << ORDER_BITS:
             raise RunError(f"{item.path}: more than {1 << ORDER_BITS:,} batches of text in one "
                            "file; cut it into shards")
@@ -143,56 +155,99 @@ def count_file(plan: SourcePlan, lang: str, index: int, splitters: Splitters,
                                                             language.threshold)))
         first = ((index << ORDER_BITS) + number) << ORDER_BITS
         for key, splitter in splitters.items():
-            count_texts(counters[key], texts, splitter, first)
-        taken.documents += len(texts)
-        taken.bytes += sum(len(text.encode("utf-8", errors="surrogatepass")) for text in texts)
-        _skipped(taken, batch)
+            count_texts(mine[key], texts, splitter, first, threads=1)
+        found = Taken(lang, documents=len(texts), skipped_documents=batch.skipped_documents,
+                      skipped_bytes=batch.skipped_bytes, notes=batch.notes)
+        found.bytes = batch.n_bytes if len(texts) == len(batch.texts) else utf8_bytes(texts)
+        return found
+
+    taken = Taken(lang)
+    notes: list[tuple[int, list[str]]] = []
+    for number, read, found in _in_parallel(batches, count, own):
+        taken.add(found)
+        notes.append((number, found.notes))
         if progress:
-            progress(sum(len(text.encode("utf-8", errors="surrogatepass")) for text in batch.texts))
+            progress(read)
+    taken.notes = [note for _, batch_notes in sorted(notes) for note in batch_notes]
+    for other in own[1:]:  # the threads' counts, as one
+        for key, counter in other.items():
+            counters[key].merge(counter)
+        other.clear()
     return counters, taken
 
 
-def _skipped(taken: Taken, batch: Batch) -> None:
-    taken.skipped_documents += batch.skipped_documents
-    taken.skipped_bytes += batch.skipped_bytes
-    taken.notes += batch.notes
-
-
-def _ahead(batches: Iterator[Batch]) -> Iterator[Batch]:
-    """The batches, the next one read (decompressed, decoded) on a thread of its own while
-    this one is cut and counted."""
-    found: queue.Queue = queue.Queue(maxsize=2)
-    done = object()
+def _in_parallel(batches: Iterator[Batch], count: Callable[[int, Batch, dict], Taken],
+                 own: list[dict[str, Counter]]) -> Iterator[tuple[int, int, Taken]]:
+    """`(number, bytes read, what count took)` of each batch as it is counted: a thread reads
+    the batches, a thread per counters dict of `own` counts them. An error of the reading or
+    the counting stops them all and is raised here; so is Ctrl-C or SIGTERM, which lands here
+    (the main thread) while it waits."""
+    todo: queue.Queue = queue.Queue(maxsize=len(own) + 1)
+    done: queue.Queue = queue.Queue()
     stop = threading.Event()
+    end = object()
+
+    def put(into: queue.Queue, item) -> bool:
+        while not stop.is_set():
+            try:
+                into.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def read() -> None:
         try:
-            for batch in batches:
-                while not stop.is_set():
-                    try:
-                        found.put(batch, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+            for number, batch in enumerate(batches):
+                if not put(todo, (number, batch)):
                     return
-            found.put(done)
-        except BaseException as error:  # said where it is read: in the consumer
-            found.put(error)
+        except BaseException as error:  # said where the batches are counted: in the caller
+            done.put(error)
+        finally:
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()  # the file closed here, in the thread that read it
+        for _ in own:
+            put(todo, end)
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    def work(mine: dict[str, Counter]) -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    item = todo.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                if item is end:
+                    break
+                number, batch = item
+                done.put((number, batch.n_bytes, count(number, batch, mine)))
+        except BaseException as error:
+            done.put(error)
+        done.put(end)
+
+    running = [threading.Thread(target=read, daemon=True)]
+    running += [threading.Thread(target=work, args=(mine,), daemon=True) for mine in own]
+    for thread in running:
+        thread.start()
     try:
-        while True:
-            item = found.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
+        finished = 0
+        while finished < len(own):
+            item = done.get()
+            if item is end:
+                finished += 1
+            elif isinstance(item, BaseException):
                 raise item
-            yield item
-    finally:
+            else:
+                yield item
+    except BaseException:
+        # The threads stop at their next batch; one inside a read (a slow disk) or a count
+        # is not waited for, so an error or a signal ends the run now. Its counters are
+        # dropped with the run.
         stop.set()
-        reader.join()
+        raise
+    stop.set()
+    for thread in running:
+        thread.join()
 
 
 def check_readable(plan: SourcePlan) -> None:
@@ -233,6 +288,8 @@ def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
     for lang, language in plan.languages.items():
         keys = {name: table_key(plan, lang, name, splitter) for name, splitter in splitters.items()}
         if lang in cached:
+            if stage:
+                stage(f"{lang}: counted before, taken from the chunk-count cache (no text read)")
             tables.update({(lang, key): cache.path(entry) for key, entry in keys.items()})
             taken_by_language[lang] = cached[lang]
             if progress:

@@ -30,7 +30,7 @@ from analyzer.settings import (
 )
 from analyzer.store import AnalyzerDatabase, CorpusDetail, get_corpus, get_source, list_corpora
 
-from .counting import LanguagePlan, SourcePlan
+from .counting import ORDER_BITS, LanguagePlan, SourcePlan
 from .errors import RunError
 from .sample import budgets, parse_mix, threshold
 
@@ -111,6 +111,9 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
                        algorithms, imported, source)
 
 
+MAX_FILES = 1 << (63 - 2 * ORDER_BITS)
+"""The most files of one language a run reads: a chunk's order key is (file, batch, chunk)."""
+
 NONE_LIMIT = 256 << 20
 """The most text a run trains on from a source with pre-tokenizer `none`: each document is then
 one chunk, so the engine holds the whole sample (with a pre-tokenizer it holds the distinct
@@ -145,6 +148,10 @@ def _source(db: AnalyzerDatabase, settings: RunSettings, languages: list[str],
                        f"{', '.join(detail.languages)}); choose the run's languages with "
                        f"{setting('languages')}", setting="train_on", value=detail.name)
     for lang in languages:
+        if len(by_language[lang]) > MAX_FILES:
+            raise RunError(f"{SETTING} {detail.name} has {len(by_language[lang]):,} files in "
+                           f"{lang}; a run reads at most {MAX_FILES:,} per language (join "
+                           "shards into larger files)", setting="train_on", value=detail.name)
         for item in by_language[lang]:
             _unchanged(detail.name, item)
     mix = parse_mix(settings.mix)

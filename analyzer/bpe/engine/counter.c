@@ -2,11 +2,17 @@
  * A chunk counter: the distinct chunks (UTF-8 byte strings) of a training text with how often
  * each occurs, gathered batch by batch, and merged across batches, threads and machines (the
  * counting pass over a training source). Its memory is the distinct chunks', never the text's:
- * each chunk's bytes once in one arena, 32 bytes of entry and two 4-byte hash slots beside.
+ * 32 bytes of entry per chunk (its hash among them, so that a probe rarely reads bytes that do
+ * not match; a chunk of up to 8 bytes, most of them, held in it too), two 4-byte slots, and the
+ * longer chunks' bytes once in one arena.
  *
  * Each chunk keeps the smallest order key it was given (`first`): the key of its first
  * occurrence, so that a table gathered in any order lists its chunks as one pass over the text
- * would (`counter_order`).
+ * would (`counter_sort`).
+ *
+ * `counter_add_gathered` takes the distinct chunks split.c gathered from a batch of Python
+ * strings (1, 2 or 4 bytes per code point) and counts them in UTF-8: the counting pass makes no
+ * Python object per chunk.
  */
 
 #include "engine.h"
@@ -28,8 +34,10 @@ static uint64_t chunk_bytes_hash(const uint8_t *data, size_t length) {
     return hash_key(h ^ tail ^ ((uint64_t)(length - i) << 56));
 }
 
-static int same(const ChunkCounter *c, const CountedChunk *chunk, const uint8_t *data, size_t length) {
-    return chunk->length == length && memcmp(c->bytes + chunk->offset, data, length) == 0;
+static int same(const ChunkCounter *c, const CountedChunk *chunk, uint32_t hash,
+                const uint8_t *data, size_t length) {
+    return chunk->hash == hash && chunk->length == length
+           && memcmp(counted_bytes(c, chunk), data, length) == 0;
 }
 
 /* Room for twice as many slots as chunks (and at least 1024); the slots filled anew. */
@@ -37,8 +45,7 @@ static int rehash(ChunkCounter *c, size_t n_slots) {
     uint32_t *slots = calloc(n_slots, sizeof(uint32_t));
     if (!slots) return -1;
     for (size_t k = 0; k < c->n; k++) {
-        const CountedChunk *chunk = &c->chunks[k];
-        size_t s = chunk_bytes_hash(c->bytes + chunk->offset, chunk->length) & (n_slots - 1);
+        size_t s = c->chunks[k].hash & (n_slots - 1);
         while (slots[s]) s = (s + 1) & (n_slots - 1);
         slots[s] = (uint32_t)k + 1;
     }
@@ -48,30 +55,134 @@ static int rehash(ChunkCounter *c, size_t n_slots) {
     return 0;
 }
 
-int counter_add(ChunkCounter *c, const uint8_t *data, size_t length, int64_t count, int64_t first) {
+/* counter_add with the chunk's hash given (chunk_bytes_hash's low 32 bits). */
+static int add_hashed(ChunkCounter *c, const uint8_t *data, size_t length, uint32_t hash,
+                      int64_t count, int64_t first) {
     if (c->n + 1 > c->n_slots / 2) {
         size_t n_slots = c->n_slots ? c->n_slots * 2 : 1024;
-        if (n_slots > ((size_t)1 << 33) || rehash(c, n_slots) < 0) return -1;
+        /* a slot is found from the 32-bit hash: at most 2^32 slots, 2^31 chunks */
+        if (n_slots > ((size_t)1 << 32) || rehash(c, n_slots) < 0) return -1;
     }
     if (length > UINT32_MAX) return -1;
-    size_t s = chunk_bytes_hash(data, length) & (c->n_slots - 1);
+    size_t s = hash & (c->n_slots - 1);
     for (; c->slots[s]; s = (s + 1) & (c->n_slots - 1)) {
         CountedChunk *chunk = &c->chunks[c->slots[s] - 1];
-        if (same(c, chunk, data, length)) {
+        if (same(c, chunk, hash, data, length)) {
             chunk->count += count;
             if (first < chunk->first) chunk->first = first;
             return 0;
         }
     }
     if (c->n >= UINT32_MAX - 1) return -1;
-    c->bytes = grow(&c->status, c->bytes, &c->bytes_capacity, c->used + length + 1, 1);
     c->chunks = grow(&c->status, c->chunks, &c->chunks_capacity, c->n + 1, sizeof(CountedChunk));
     if (c->status.failed) return -1;
-    memcpy(c->bytes + c->used, data, length);
-    c->chunks[c->n] = (CountedChunk){c->used, (uint32_t)length, count, first};
-    c->used += length;
+    CountedChunk *chunk = &c->chunks[c->n];
+    *chunk = (CountedChunk){0, (uint32_t)length, hash, count, first};
+    if (length <= INLINE_CHUNK) { /* most chunks: no arena, and no other memory read to compare */
+        memcpy(&chunk->offset, data, length);
+    } else {
+        c->bytes = grow(&c->status, c->bytes, &c->bytes_capacity, c->used + length, 1);
+        if (c->status.failed) return -1;
+        memcpy(c->bytes + c->used, data, length);
+        chunk->offset = c->used;
+        c->used += length;
+    }
+    c->total_bytes += length;
     c->slots[s] = (uint32_t)++c->n;
     return 0;
+}
+
+int counter_add(ChunkCounter *c, const uint8_t *data, size_t length, int64_t count, int64_t first) {
+    return add_hashed(c, data, length, (uint32_t)chunk_bytes_hash(data, length), count, first);
+}
+
+size_t utf8_of(const SplitText *t, size_t start, size_t length, uint8_t *out) {
+    size_t n = 0;
+    if (t->kind == 1) { /* Latin-1: one byte below 0x80, two from there */
+        const uint8_t *code = (const uint8_t *)t->data + start;
+        for (size_t i = 0; i < length; i++) {
+            if (code[i] < 0x80) {
+                if (out) out[n] = code[i];
+                n++;
+            } else {
+                if (out) out[n] = (uint8_t)(0xC0 | code[i] >> 6), out[n + 1] = (uint8_t)(0x80 | (code[i] & 0x3F));
+                n += 2;
+            }
+        }
+        return n;
+    }
+    for (size_t i = start; i < start + length; i++) {
+        uint32_t c = t->kind == 2 ? ((const uint16_t *)t->data)[i] : ((const uint32_t *)t->data)[i];
+        if (c < 0x80) {
+            if (out) out[n] = (uint8_t)c;
+            n += 1;
+        } else if (c < 0x800) {
+            if (out) out[n] = (uint8_t)(0xC0 | c >> 6), out[n + 1] = (uint8_t)(0x80 | (c & 0x3F));
+            n += 2;
+        } else if (c < 0x10000) {
+            if (c >= 0xD800 && c < 0xE000) return SIZE_MAX;
+            if (out) {
+                out[n] = (uint8_t)(0xE0 | c >> 12);
+                out[n + 1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+                out[n + 2] = (uint8_t)(0x80 | (c & 0x3F));
+            }
+            n += 3;
+        } else {
+            if (out) {
+                out[n] = (uint8_t)(0xF0 | c >> 18);
+                out[n + 1] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
+                out[n + 2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+                out[n + 3] = (uint8_t)(0x80 | (c & 0x3F));
+            }
+            n += 4;
+        }
+    }
+    return n;
+}
+
+/* How many chunks ahead of the one being added its slot, then its entry, are fetched: a big
+   counter's slot and entry are each a cache miss, which this overlaps. */
+#define SLOT_AHEAD 16
+#define ENTRY_AHEAD 8
+
+int counter_add_gathered(ChunkCounter *c, const Gathered *gathered, const SplitText *texts,
+                         int64_t first) {
+    const ChunkTable *table = &gathered->table;
+    size_t n = table->n, total = 0;
+    for (size_t id = 0; id < n; id++) { /* refused whole, before anything is counted */
+        const ChunkEntry *entry = &table->entries[id];
+        size_t length = utf8_of(&texts[entry->text], entry->start, entry->length, NULL);
+        if (length == SIZE_MAX) return -2;
+        total += length;
+    }
+    /* Every chunk in UTF-8 and hashed first, so that the adds can fetch ahead. */
+    uint8_t *utf8 = malloc(total + 1);
+    size_t *at = malloc((n + 1) * sizeof *at);
+    uint32_t *hashes = malloc((n + 1) * sizeof *hashes);
+    int failed = !utf8 || !at || !hashes ? -1 : 0;
+    for (size_t id = 0, used = 0; id < n && !failed; id++) {
+        const ChunkEntry *entry = &table->entries[id];
+        at[id] = used;
+        used += utf8_of(&texts[entry->text], entry->start, entry->length, utf8 + used);
+        at[id + 1] = used;
+        hashes[id] = (uint32_t)chunk_bytes_hash(utf8 + at[id], used - at[id]);
+    }
+    for (size_t id = 0; id < n && !failed; id++) {
+        if (c->n_slots) {
+            size_t mask = c->n_slots - 1;
+            if (id + SLOT_AHEAD < n) __builtin_prefetch(&c->slots[hashes[id + SLOT_AHEAD] & mask]);
+            if (id + ENTRY_AHEAD < n) {
+                uint32_t slot = c->slots[hashes[id + ENTRY_AHEAD] & mask];
+                if (slot) __builtin_prefetch(&c->chunks[slot - 1]);
+            }
+        }
+        failed = add_hashed(c, utf8 + at[id], at[id + 1] - at[id], hashes[id],
+                            table->entries[id].count, first + (int64_t)id) < 0 ? -1 : 0;
+    }
+    free(utf8);
+    free(at);
+    free(hashes);
+    return failed;
 }
 
 static int by_first(const void *a, const void *b) {

@@ -409,21 +409,30 @@ uint32_t group_first_occurrence(Trainer *t, Pair *pair, uint16_t group);
 /* counter.c: distinct chunks with their counts, gathered from batches                       */
 
 typedef struct {
-    uint64_t offset; /* of its bytes, in the arena */
+    uint64_t offset; /* of its bytes, in the arena; a chunk of up to 8 bytes holds them here */
     uint32_t length;
+    uint32_t hash;   /* of its bytes: where its slot is, and a check before the bytes are */
     int64_t count;
     int64_t first;   /* the smallest order key it was given: its first occurrence's */
 } CountedChunk;
 
 typedef struct {
     Status status;
-    uint8_t *bytes;  /* every distinct chunk's bytes, end to end */
+    uint8_t *bytes;  /* the bytes of every chunk longer than INLINE_CHUNK, end to end */
     size_t used, bytes_capacity;
+    size_t total_bytes; /* of every chunk */
     CountedChunk *chunks;
     size_t n, chunks_capacity;
     uint32_t *slots; /* open addressing: a chunk's index + 1, 0 empty */
     size_t n_slots;
 } ChunkCounter;
+
+#define INLINE_CHUNK 8 /* bytes a chunk may have to be held in its entry, not in the arena */
+
+/* A counted chunk's bytes, wherever they are held. */
+static inline const uint8_t *counted_bytes(const ChunkCounter *c, const CountedChunk *chunk) {
+    return chunk->length <= INLINE_CHUNK ? (const uint8_t *)&chunk->offset : c->bytes + chunk->offset;
+}
 
 /* Count `count` more occurrences of the chunk (its first occurrence's key `first`, if it is
    smaller than the one it has); 0, or -1 when memory ran out (the counter is left whole). */
@@ -629,5 +638,17 @@ typedef struct {
    result is the same for any number of threads. 0, or -1 when memory ran out. */
 int chunk_gather(int pattern, const SplitTables *tables, const SplitText *texts, size_t n_texts,
                  const int64_t *weights, int n_threads, Gathered *out);
+
+/* counter.c, fed by split.c: a gathering's chunks counted in UTF-8 (what the counting pass
+   over a training source does with each batch, with no Python string made per chunk). */
+
+/* The UTF-8 bytes of code points [start, start + length) of a text: their number, or
+   SIZE_MAX when one is a lone surrogate (which UTF-8 cannot hold); written to `out` (room
+   for 4 per code point) unless it is NULL. */
+size_t utf8_of(const SplitText *t, size_t start, size_t length, uint8_t *out);
+/* Each distinct chunk of `gathered` (over `texts`) counted, its order key `first` + its id:
+   0; -1 when memory ran out; -2 when a chunk holds a lone surrogate (nothing is counted). */
+int counter_add_gathered(ChunkCounter *c, const Gathered *gathered, const SplitText *texts,
+                         int64_t first);
 
 #endif

@@ -19,7 +19,8 @@
  *   chunk_texts(texts, pattern, classes, folds, weights=None, keep_ids=True, threads=1)
  *         -> (chunks, counts, ids, offsets, lost)   (split.c: the built-in pre-tokenizers)
  *   ChunkCounter(): .add(chunks, counts=None, first=0); .add_items(data, offsets, counts,
- *         firsts); .merge(other); .items() -> (data, offsets, counts, firsts); .nbytes
+ *         firsts); .merge(other); .items() -> (data, offsets, counts, firsts); .nbytes;
+ *         .count_texts(texts, pattern, classes, folds, first=0, threads=1) -> lost
  *         (counter.c: distinct chunks with their counts, gathered from batches)
  */
 
@@ -848,9 +849,17 @@ done:
 typedef struct {
     PyObject_HEAD
     ChunkCounter counter;
+    int busy; /* count_texts works on it without the GIL: no other call may touch it then */
 } Counter;
 
 static PyTypeObject CounterType;
+
+/* RuntimeError while another thread's count_texts has the counter; 0 when it is free. */
+static int counter_in_use(Counter *self) {
+    if (!self->busy) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "the counter is counting on another thread");
+    return -1;
+}
 
 static void Counter_dealloc(Counter *self) {
     counter_free(&self->counter);
@@ -869,7 +878,8 @@ static PyObject *Counter_add(Counter *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"chunks", "counts", "first", NULL};
     PyObject *chunks, *counts_object = Py_None;
     long long first = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OL", keywords, &chunks, &counts_object, &first))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OL", keywords, &chunks, &counts_object, &first)
+        || counter_in_use(self) < 0)
         return NULL;
     PyObject *list = PySequence_Fast(chunks, "chunks must be a sequence of str");
     if (!list) return NULL;
@@ -925,6 +935,7 @@ static PyObject *Counter_add_items(Counter *self, PyObject *args) {
     PyObject *o_offsets, *o_counts, *o_firsts, *result = NULL;
     if (!PyArg_ParseTuple(args, "y*OOO", &data, &o_offsets, &o_counts, &o_firsts)) return NULL;
     int have = 0;
+    if (counter_in_use(self) < 0) goto done;
     if (read_int64_items(o_offsets, &offsets, "offsets") < 0) goto done;
     have = 1;
     if (read_int64_items(o_counts, &counts, "counts") < 0) goto done;
@@ -963,10 +974,11 @@ static PyObject *Counter_merge(Counter *self, PyObject *other_object) {
         PyErr_SetString(PyExc_TypeError, "merge takes a ChunkCounter");
         return NULL;
     }
+    if (counter_in_use(self) < 0 || counter_in_use((Counter *)other_object) < 0) return NULL;
     const ChunkCounter *other = &((Counter *)other_object)->counter;
     for (size_t k = 0; k < other->n; k++) {
         const CountedChunk *chunk = &other->chunks[k];
-        if (counter_add(&self->counter, other->bytes + chunk->offset, chunk->length, chunk->count,
+        if (counter_add(&self->counter, counted_bytes(other, chunk), chunk->length, chunk->count,
                         chunk->first) < 0)
             return PyErr_NoMemory();
     }
@@ -977,8 +989,9 @@ static PyObject *Counter_merge(Counter *self, PyObject *other_object) {
    UTF-8 end to end with int64 offsets (n + 1), counts and order keys. */
 static PyObject *Counter_items(Counter *self, PyObject *Py_UNUSED(ignored)) {
     ChunkCounter *c = &self->counter;
+    if (counter_in_use(self) < 0) return NULL;
     if (counter_sort(c) < 0) return PyErr_NoMemory();
-    PyObject *data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)c->used);
+    PyObject *data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)c->total_bytes);
     PyObject *offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((c->n + 1) * 8));
     PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c->n * 8));
     PyObject *firsts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c->n * 8));
@@ -997,7 +1010,7 @@ static PyObject *Counter_items(Counter *self, PyObject *Py_UNUSED(ignored)) {
     for (size_t k = 0; k < c->n; k++) {
         const CountedChunk *chunk = &c->chunks[k];
         at[k] = (int64_t)position;
-        memcpy(out + position, c->bytes + chunk->offset, chunk->length);
+        memcpy(out + position, counted_bytes(c, chunk), chunk->length);
         position += chunk->length;
         count[k] = chunk->count;
         first[k] = chunk->first;
@@ -1028,7 +1041,66 @@ static PyObject *Counter_reduce(Counter *self, PyObject *Py_UNUSED(ignored)) {
     return Py_BuildValue("(NN)", rebuild, items);
 }
 
+/* count_texts(texts, pattern, classes, folds, first=0, threads=1) -> lost: the texts split
+   under a built-in pattern (split.c, on `threads` threads) and their distinct chunks counted,
+   the n-th its order key first + n, all without the GIL. `lost`: the first text the pattern
+   would drop a character of (then nothing is counted: the caller lets `regex` say where), or
+   -1. */
+static PyObject *Counter_count_texts(Counter *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"texts", "pattern", "classes", "folds", "first", "threads", NULL};
+    PyObject *sequence;
+    int pattern, threads = 1;
+    long long first = 0;
+    Py_buffer classes, folds;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oiy*y*|Li", keywords, &sequence, &pattern,
+                                     &classes, &folds, &first, &threads))
+        return NULL;
+    PyObject *result = NULL, *texts = NULL;
+    uint32_t fold_store[64];
+    SplitText *views = NULL;
+    Gathered gathered = {.lost = -1};
+    SplitTables tables;
+    if (counter_in_use(self) < 0) goto done;
+    if (pattern < 0 || pattern >= SPLIT_PATTERNS) {
+        PyErr_Format(PyExc_ValueError, "no built-in pattern %d", pattern);
+        goto done;
+    }
+    if (read_tables(&classes, &folds, fold_store, &tables) < 0) goto done;
+    texts = PySequence_Tuple(sequence); /* held: no other thread can drop a text meanwhile */
+    if (!texts) goto done;
+    Py_ssize_t n_texts = PyTuple_GET_SIZE(texts);
+    views = malloc(((size_t)n_texts + 1) * sizeof *views);
+    if (!views) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n_texts; k++)
+        if (read_text(PyTuple_GET_ITEM(texts, k), &views[k]) < 0) goto done;
+    int failed = 0;
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    failed = chunk_gather(pattern, &tables, views, (size_t)n_texts, NULL, threads, &gathered);
+    if (!failed && gathered.lost < 0)
+        failed = counter_add_gathered(&self->counter, &gathered, views, first);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    if (failed == -2) PyErr_SetString(PyExc_ValueError, "a chunk holds a lone surrogate, which UTF-8 cannot");
+    else if (failed) PyErr_NoMemory();
+    else result = PyLong_FromSsize_t(gathered.lost);
+done:
+    chunk_table_free(&gathered.table);
+    free(gathered.ids);
+    free(views);
+    Py_XDECREF(texts);
+    PyBuffer_Release(&classes);
+    PyBuffer_Release(&folds);
+    return result;
+}
+
 static PyMethodDef Counter_methods[] = {
+    {"count_texts", (PyCFunction)(void (*)(void))Counter_count_texts, METH_VARARGS | METH_KEYWORDS,
+     "count_texts(texts, pattern, classes, folds, first=0, threads=1) -> lost: the texts split "
+     "and their distinct chunks counted, without the GIL"},
     {"add", (PyCFunction)(void (*)(void))Counter_add, METH_VARARGS | METH_KEYWORDS,
      "add(chunks, counts=None, first=0): count each chunk (its order key first + its index)"},
     {"add_items", (PyCFunction)Counter_add_items, METH_VARARGS,
