@@ -320,6 +320,21 @@ def test_a_half_written_cache_entry_is_never_read(tmp_path):
     assert load_merges(db, first, "shared", "words") == load_merges(db, second, "shared", "words")
 
 
+def test_the_temporary_file_of_a_run_that_died_writing_is_removed(tmp_path):
+    """A run stopped while its writer thread wrote an entry leaves `.<entry>.<pid>.partial`:
+    the next run's cache removes it once that process is gone, and never a living one's."""
+    from analyzer.runs.chunk_cache import ChunkCache
+
+    folder = tmp_path / "a.db.chunks"
+    folder.mkdir()
+    dead = folder / f".{'0' * 64}.arrow.{2**31 - 1}.partial"  # above any pid_max: no process
+    living = folder / f".{'1' * 64}.arrow.{os.getpid()}.partial"
+    for path in (dead, living):
+        path.write_bytes(b"half an entry")
+    ChunkCache(folder)
+    assert not dead.exists() and living.exists()
+
+
 @pytest.mark.parametrize("change, said", [
     ("vanish", "is gone since it was registered"), ("touch", "changed since it was registered")])
 def test_a_file_that_changed_or_vanished_is_refused_naming_it(tmp_path, change, said):

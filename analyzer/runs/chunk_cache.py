@@ -29,6 +29,7 @@ import pyarrow.ipc as ipc
 
 from analyzer.bpe.counting import ChunkTable
 from analyzer.files import write_atomically
+from analyzer.store.processes import is_alive
 
 SUFFIX = ".arrow"
 FORMAT = "analyzer chunk counts 1"
@@ -54,6 +55,8 @@ class ChunkCache:
     def __init__(self, folder: Path | None):
         self.kept = folder is not None
         self.folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="analyzer-chunks-"))
+        if self.kept:
+            remove_stale_partials(self.folder)
 
     @classmethod
     def beside(cls, db_path: Path) -> ChunkCache:
@@ -107,6 +110,16 @@ class ChunkCache:
         """Remove a run's temporary folder (`--no-cache`)."""
         if not self.kept:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def remove_stale_partials(folder: Path) -> None:
+    """Remove the temporary files (`.<entry>.<pid>.partial`) of runs that ended while writing
+    an entry (killed, or stopped by a signal while their writer thread wrote): their process is
+    gone. A running process's are its own."""
+    for path in folder.glob(f".*{SUFFIX}.*.partial") if folder.is_dir() else ():
+        pid = path.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not is_alive(None, int(pid), None):
+            path.unlink(missing_ok=True)
 
 
 def read_about(path: Path) -> dict | None:

@@ -132,12 +132,33 @@ def count_file(plan: SourcePlan, lang: str, index: int, splitters: Splitters,
     every core) count them, each batch whole on one thread into counters of its own (the
     compiled splitter and counter give up the GIL); the threads' counters are then merged.
     A chunk's order key is its batch's place, so the tables are the same for any number."""
+    threads = max(1, threads or available_cores())
+    counters = counters if counters is not None else new_counters(splitters)
+    own = [counters] + [new_counters(splitters) for _ in range(threads - 1)]
+    taken = count_file_into(own, plan, lang, index, splitters, progress)
+    merge_counters(own)
+    return counters, taken
+
+
+def new_counters(splitters: Splitters) -> dict[str, Counter]:
+    return {key: chunk_counter() for key in splitters}
+
+
+def merge_counters(own: list[dict[str, Counter]]) -> dict[str, Counter]:
+    """The threads' counters merged into the first's (the others emptied)."""
+    for other in own[1:]:
+        for key, counter in other.items():
+            own[0][key].merge(counter)
+        other.clear()  # their memory given back
+    return own[0]
+
+
+def count_file_into(own: list[dict[str, Counter]], plan: SourcePlan, lang: str, index: int,
+               splitters: Splitters, progress: Progress | None = None) -> Taken:
+    """`count_file`'s work, a counting thread per counters dict of `own`, left unmerged."""
     language = plan.languages[lang]
     item = language.files[index]
     base = language.bases()[index]
-    threads = max(1, threads or available_cores())
-    counters = counters if counters is not None else {key: chunk_counter() for key in splitters}
-    own = [counters] + [{key: chunk_counter() for key in splitters} for _ in range(threads - 1)]
     kind = FileKind(item.compression, item.format)
     # What registration found unreadable was refused before (`check_readable`) unless it is
     # to be skipped; what is unreadable only now (changed in place) is refused here, alike.
@@ -169,11 +190,7 @@ def count_file(plan: SourcePlan, lang: str, index: int, splitters: Splitters,
         if progress:
             progress(read)
     taken.notes = [note for _, batch_notes in sorted(notes) for note in batch_notes]
-    for other in own[1:]:  # the threads' counts, as one
-        for key, counter in other.items():
-            counters[key].merge(counter)
-        other.clear()
-    return counters, taken
+    return taken
 
 
 def _in_parallel(batches: Iterator[Batch], count: Callable[[int, Batch, dict], Taken],
@@ -277,14 +294,20 @@ def cached_languages(plan: SourcePlan, splitters: Splitters, cache: ChunkCache
 
 
 def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
-                  progress: Progress | None = None, stage: Callable[[str], None] | None = None
-                  ) -> tuple[dict[tuple[str, str], Path], dict[str, dict]]:
+                  progress: Progress | None = None, stage: Callable[[str], None] | None = None,
+                  threads: int | None = None) -> tuple[dict[tuple[str, str], Path],
+                                                        dict[str, dict]]:
     """Every language's tables (in the cache: `{(lang, pre-tokenizer name): path}`) and what
-    each took; a language already in the cache is not read."""
+    each took; a language already in the cache is not read.
+
+    A language's counters are merged and its tables written by a thread of their own while
+    the next language is counted (so at most two languages' counters are held at once)."""
     check_readable(plan)
     cached = cached_languages(plan, splitters, cache)
+    threads = max(1, threads or available_cores())
     tables: dict[tuple[str, str], Path] = {}
     taken_by_language: dict[str, dict] = {}
+    saver = _Saver()
     for lang, language in plan.languages.items():
         keys = {name: table_key(plan, lang, name, splitter) for name, splitter in splitters.items()}
         if lang in cached:
@@ -297,17 +320,66 @@ def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
             continue
         if stage:
             stage(f"counting {lang}")
-        counters = {key: chunk_counter() for key in splitters}
+        own = [new_counters(splitters) for _ in range(threads)]
         taken = Taken(lang)
         for index in range(len(language.files)):
-            _, found = count_file(plan, lang, index, splitters, counters, progress)
-            taken.add(found)
+            taken.add(count_file_into(own, plan, lang, index, splitters, progress))
         taken_by_language[lang] = taken.document(language)
-        for key, entry in keys.items():
-            tables[(lang, key)] = save_table(cache, entry, ChunkTable.of(counters[key]), plan,
-                                            lang, key, splitters[key], taken_by_language[lang])
-            counters[key] = chunk_counter()  # its memory back before the next is written
+        saver.submit(_save_language, cache, keys, own, plan, lang, splitters,
+                     taken_by_language[lang])
+    for paths in saver.results():
+        tables.update(paths)
     return tables, taken_by_language
+
+
+def _save_language(cache: ChunkCache, keys: dict[str, str], own: list[dict[str, Counter]],
+                   plan: SourcePlan, lang: str, splitters: Splitters, taken: dict
+                   ) -> dict[tuple[str, str], Path]:
+    """A language's counters merged and written to the cache, one table at a time (each
+    counter's memory given back before the next is written)."""
+    counters = merge_counters(own)
+    paths = {}
+    for key, entry in keys.items():
+        table = ChunkTable.of(counters.pop(key))
+        paths[(lang, key)] = save_table(cache, entry, table, plan, lang, key, splitters[key],
+                                        taken)
+    return paths
+
+
+class _Saver:
+    """Runs one job at a time on a thread of its own, behind the caller: `submit` waits for
+    the job before to end (raising its error), `results` for the last. A daemon thread, so
+    that Ctrl-C or SIGTERM ends the run without waiting for a write (the cache removes the
+    temporary file of a run that did not end: `ChunkCache`)."""
+
+    def __init__(self) -> None:
+        self.done: list = []
+        self.pending: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    def submit(self, job: Callable, *args) -> None:
+        self._wait()
+
+        def run() -> None:
+            try:
+                self.done.append(job(*args))
+            except BaseException as error:  # said in the caller, at its next wait
+                self.error = error
+
+        self.pending = threading.Thread(target=run, daemon=True)
+        self.pending.start()
+
+    def results(self) -> list:
+        self._wait()
+        return self.done
+
+    def _wait(self) -> None:
+        if self.pending is not None:
+            self.pending.join()
+            self.pending = None
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
 
 
 def save_table(cache: ChunkCache, entry: str, table: ChunkTable, plan: SourcePlan, lang: str,
