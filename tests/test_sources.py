@@ -541,3 +541,52 @@ def test_a_dask_worker_that_cannot_read_a_file_fails_the_run_naming_it_and_itsel
     message = str(raised.value)
     assert str(target) in message and "Dask worker tcp://" in message, message
     assert "not valid UTF-8 at byte offset 0" in message
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.text("abé中 ", min_size=1, max_size=6), max_size=8), min_size=1,
+                max_size=3), st.lists(st.text("ab ", max_size=5), max_size=3))
+def test_chunks_laid_out_from_their_bytes_train_as_their_strings(engine, languages, dev):
+    """A source's tables go to the engine as bytes (`PackedChunks.packed`, `join_packed`),
+    without a str per chunk: the layout is `pack`'s, and every engine trains on it as on
+    the strings, group for group."""
+    from analyzer.bpe.packing import PackedChunks, join_packed, pack
+
+    parts = []
+    for chunks in languages:
+        encoded = [chunk.encode() for chunk in chunks]
+        offsets = list(itertools.accumulate(map(len, encoded), initial=0))
+        parts.append(PackedChunks(b"".join(encoded), offsets))
+    assert [list(part) for part in parts] == languages
+    laid_out = join_packed([*(part.packed() for part in parts), pack(dev)])
+    strings = [chunk for chunks in languages for chunk in chunks] + dev
+    assert (laid_out.buffer, list(laid_out.starts)) == (pack(strings).buffer, pack(strings).starts)
+    groups = [g for g, chunks in enumerate(languages) for _ in chunks] + [len(languages) - 1] * len(dev)
+    weights = [1 + k % 3 for k in range(len(strings))]
+    for parity in (False, True):
+        assert engine.train_grouped(laid_out, groups, 300, weights=weights, parity=parity) == \
+            engine.train_grouped(strings, groups, 300, weights=weights, parity=parity)
+
+
+def test_training_from_tables_is_training_from_their_chunks():
+    """`train_by_language` on `ChunkCounts` backed by tables (the lean path) and on the same
+    chunks as lists of str: the same merges, for whom, parity-aware with dev texts too."""
+    from array import array
+
+    from analyzer.bpe import ChunkCounts, train_by_language
+    from analyzer.bpe.counting import ChunkTable, PureCounter
+    from analyzer.bpe.packing import PackedChunks
+
+    rng = np.random.default_rng(11)
+    tables, lists = {}, {}
+    for lang in ("eng", "fra", "kor"):
+        counter = PureCounter()
+        counter.add(["".join(rng.choice(list("abcé한 "), rng.integers(1, 6))) for _ in range(300)])
+        table = ChunkTable.of(counter)
+        tables[lang] = ChunkCounts(PackedChunks(table.data, table.offsets), table.counts)
+        lists[lang] = ChunkCounts(table.chunks(), array("q", table.counts))
+    dev = {lang: ["abc ab", "é한"] for lang in tables}
+    for options in ({}, {"parity": True, "dev": dev}, {"parity": True, "weights": {"kor": 3}}):
+        lean = train_by_language(tables, 400, pretokenizer="words", **options)
+        plain = train_by_language(lists, 400, pretokenizer="words", **options)
+        assert lean == plain and len(lean.merges) > 20

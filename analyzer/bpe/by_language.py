@@ -27,6 +27,7 @@ from typing import Protocol
 
 from .contract import MAX_WEIGHT, Progress, TokenIds
 from .engines import engine
+from .packing import Packed, PackedChunks, join_packed, pack
 from .pretokenize import Pretokenizer, Splitter, distinct_chunks, splitter
 from .reference import MIN_PAIR_COUNT, Merge
 from .threads import available_cores
@@ -106,15 +107,20 @@ def train_by_language(
         parts = [part for group, lang in enumerate(languages)
                  for part in (parts[group], (dev[lang], group, 0, True, False))]
     split_parts = _split_each([items for items, *_ in parts], split)
-    # One entry per chunk (hundreds of thousands): each array made whole at once, then filled
-    # a language at a time (appending would copy it again and again as it grows).
+    # One entry per chunk (hundreds of thousands; millions from a training source): each
+    # array made whole at once, then filled a language at a time (appending would copy it
+    # again and again as it grows).
     total = sum(len(chunks) for chunks, _ in split_parts)
-    flat: list[str] = [""] * total
+    # A source's tables go to the engine as laid-out bytes, without a str per chunk.
+    lean = isinstance(base, Sequence) and not base and \
+        any(isinstance(chunks, PackedChunks) for chunks, _ in split_parts)
+    flat: list[str] = [] if lean else [""] * total
     groups, train_weights, multiplicities = (array("q", bytes(8 * total)) for _ in range(3))
     at = 0
     for (_, group, weight, measured, trained), (chunks, counts) in zip(parts, split_parts):
         n = len(chunks)
-        flat[at:at + n] = chunks
+        if not lean:
+            flat[at:at + n] = chunks
         groups[at:at + n] = array("q", [group]) * n
         counted = array("q", counts)  # from an int64 array: one copy
         if trained:
@@ -123,9 +129,12 @@ def train_by_language(
         if measured:
             multiplicities[at:at + n] = counted
         at += n
-    del split_parts  # each language's lists of chunks: all in `flat` now
     plain = set(train_weights) <= {1}  # every weight 1 (or none): the engine's default
-    start: list[str] | TokenIds = flat
+    start: list[str] | TokenIds | Packed = flat
+    if lean:
+        start = join_packed([chunks.packed() if isinstance(chunks, PackedChunks)
+                             else pack(chunks) for chunks, _ in split_parts])
+    del split_parts  # each language's chunks: all in `flat` (or `start`) now
     if isinstance(base, Sequence):
         if base:
             start = encoded_by(base, flat)

@@ -26,7 +26,7 @@ from .contract import (
     check_token_ids,
     check_weights,
 )
-from .packing import as_text_list, pack, pack_ids
+from .packing import Packed, as_text_list, pack, pack_ids
 from .pretokenize import Chunked
 from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
 from .threads import default_threads, shares
@@ -73,7 +73,7 @@ def train_detailed(
 
 
 def train_grouped(
-    texts: Sequence[str] | TokenIds,
+    texts: Sequence[str] | TokenIds | Packed,
     groups: Sequence[int],
     vocab_size: int,
     *,
@@ -123,10 +123,14 @@ class _Start:
     first_id: int
 
 
-def _start(texts: str | Iterable[str] | TokenIds) -> _Start:
+def _start(texts: str | Iterable[str] | TokenIds | Packed) -> _Start:
     if isinstance(texts, TokenIds):
         packed_ids = pack_ids(check_token_ids(texts))
         return _Start(array("i", packed_ids.tok), array("q", packed_ids.starts), True, texts.first_id)
+    if isinstance(texts, Packed):  # laid out already (a training source's chunk tables)
+        starts = texts.starts if isinstance(texts.starts, array) and texts.starts.typecode == "q" \
+            else array("q", texts.starts)
+        return _Start(texts.buffer, starts, False, FIRST_NEW_ID)
     # packing.pack's layout, built in C (hundreds of thousands of chunks, with a pre-tokenizer)
     buffer, starts_bytes = _engine.pack(as_text_list(texts))
     starts = array("q")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Protocol
 
-from .packing import as_text_list
+from .packing import Packed, as_text_list
 from .pretokenize import Chunked, chunk_texts, resolve
 from .reference import FIRST_NEW_ID, Merge, check_training_args
 
@@ -380,7 +380,7 @@ class Engine(Protocol):
                        tie_break: str = "lexicographic",
                        progress: Progress | None = None) -> Training: ...
 
-    def train_grouped(self, texts: Sequence[str] | TokenIds, groups: Sequence[int],
+    def train_grouped(self, texts: Sequence[str] | TokenIds | Packed, groups: Sequence[int],
                       vocab_size: int, *,
                       weights: Sequence[int] | None = None,
                       multiplicities: Sequence[int] | None = None, parity: bool = False,

@@ -13,6 +13,7 @@ b'\\xffab\\xffc\\xff'
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -24,12 +25,76 @@ SEPARATOR = 0xFF
 @dataclass(frozen=True)
 class Packed:
     buffer: bytes
-    starts: list[int]
-    """Position of each text's first byte in `buffer`."""
+    starts: Sequence[int]
+    """Position of each text's first byte in `buffer` (a list, or an int64 array)."""
 
     def ends(self) -> list[int]:
         """Position just past each text's last byte (its trailing separator)."""
         return [start - 1 for start in self.starts[1:]] + [len(self.buffer) - 1]
+
+
+class PackedChunks(Sequence[str]):
+    """Chunks kept as their UTF-8 end to end with offsets (one more than the chunks), as a
+    training source's chunk-count table holds them: a sequence of str made one at a time when
+    read, and `packed()` lays them out for the engine without a str per chunk (millions of
+    them, at gigabyte scale).
+
+    >>> chunks = PackedChunks(b"abc", [0, 2, 3])
+    >>> packed = chunks.packed()
+    >>> list(chunks), packed.buffer, list(packed.starts)
+    (['ab', 'c'], b'\\xffab\\xffc\\xff', [1, 4])
+    """
+
+    def __init__(self, data: bytes, offsets: Sequence[int]):
+        self.data = data
+        self.offsets = offsets
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(len(self)))]
+        k = range(len(self))[index]  # negative indices; IndexError past the end
+        return self.data[self.offsets[k]:self.offsets[k + 1]].decode("utf-8")
+
+    def __iter__(self):
+        data, offsets = self.data, self.offsets
+        for k in range(len(self)):
+            yield data[offsets[k]:offsets[k + 1]].decode("utf-8")
+
+    def packed(self) -> Packed:
+        """`pack(list(self))`, from the bytes as they are."""
+        import numpy as np  # a source's tables only; the engine's core needs no numpy
+
+        offsets = np.asarray(self.offsets, dtype=np.int64)
+        body = np.frombuffer(self.data, np.uint8)[offsets[0]:offsets[-1]]
+        before = offsets[:-1] - offsets[0]  # a separator goes before each chunk, one after all
+        buffer = np.insert(body, before, SEPARATOR).tobytes() + bytes([SEPARATOR])
+        starts = array("q", (before + np.arange(1, len(before) + 1)).tobytes())
+        return Packed(buffer, starts)
+
+
+def join_packed(parts: Sequence[Packed]) -> Packed:
+    """The texts of every part, in order, as one `Packed` (`pack` of their texts joined).
+
+    >>> joined = join_packed([pack(["ab"]), pack([]), pack(["c", ""])])
+    >>> joined.buffer == pack(["ab", "c", ""]).buffer, list(joined.starts)
+    (True, [1, 4, 6])
+    """
+    import numpy as np  # millions of starts, shifted at once
+
+    pieces: list[memoryview] = []
+    starts = array("q")
+    length = 0  # of the joined buffer so far
+    for part in parts:
+        # Each part starts and ends with a separator: a part after the first gives up its
+        # leading one, which the part before ends with.
+        shift = length - 1 if pieces else 0
+        pieces.append(memoryview(part.buffer)[1 if pieces else 0:])
+        length += len(pieces[-1])
+        starts.frombytes((np.asarray(part.starts, dtype=np.int64) + shift).tobytes())
+    return Packed(b"".join(pieces) if pieces else bytes([SEPARATOR]), starts)
 
 
 def as_text_list(texts: str | Iterable[str]) -> list[str]:

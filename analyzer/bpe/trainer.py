@@ -49,7 +49,7 @@ from .contract import (
     check_token_ids,
     check_weights,
 )
-from .packing import SEPARATOR, as_text_list, pack, pack_ids
+from .packing import SEPARATOR, Packed, as_text_list, pack, pack_ids
 from .reference import FIRST_NEW_ID, MIN_PAIR_COUNT, Merge
 from .tokens import (
     GAP,
@@ -95,7 +95,7 @@ def train_detailed(
 
 
 def train_grouped(
-    texts: Sequence[str] | TokenIds,
+    texts: Sequence[str] | TokenIds | Packed,
     groups: Sequence[int],
     vocab_size: int,
     *,
@@ -155,12 +155,12 @@ class Layout:
     found there at C speed."""
 
 
-def _lay_out(texts: str | Iterable[str] | TokenIds) -> Layout:
+def _lay_out(texts: str | Iterable[str] | TokenIds | Packed) -> Layout:
     if isinstance(texts, TokenIds):
         packed_ids = pack_ids(check_token_ids(texts))
         return Layout(packed_ids.tok, packed_ids.starts, packed_ids.ends(), texts.first_id, None)
-    packed = pack(as_text_list(texts))
-    return Layout(token_array(packed.buffer), packed.starts, packed.ends(), FIRST_NEW_ID,
+    packed = texts if isinstance(texts, Packed) else pack(as_text_list(texts))
+    return Layout(token_array(packed.buffer), list(packed.starts), packed.ends(), FIRST_NEW_ID,
                   packed.buffer)
 
 

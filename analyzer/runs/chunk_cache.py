@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from analyzer.bpe.counting import ChunkTable
+from analyzer.bpe.packing import PackedChunks
 from analyzer.files import write_atomically
 from analyzer.store.processes import is_alive
 
@@ -157,11 +158,13 @@ def _int64s(values) -> array:
     return found
 
 
-def table_strings(path: Path) -> tuple[list[str], array]:
-    """An entry's chunks as text and their counts (what training takes), read in C."""
-    with pa.memory_map(str(path)) as source:
-        arrow = ipc.open_file(source).read_all()
-    return arrow.column("chunk").to_pylist(), array("q", arrow.column("count").to_numpy())
+def table_chunks(path: Path) -> tuple[PackedChunks, array]:
+    """An entry's chunks (text made one at a time when read, or laid out for the engine as
+    they are) and their counts: what training takes."""
+    table = load_table(path)
+    if table is None:
+        raise OSError(f"{path} is not a whole chunk-count table (changed since it was written?)")
+    return PackedChunks(table.data, table.offsets), table.counts
 
 
 def folder_size(folder: Path) -> int:

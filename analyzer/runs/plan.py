@@ -124,12 +124,12 @@ class SourceTables:
         return SourceTables(self.tables, self.bytes_by_language, list(languages))
 
     def _counts(self, pretokenizer) -> dict[str, bpe.ChunkCounts]:
-        from .chunk_cache import table_strings  # pyarrow: loaded where a table is read
+        from .chunk_cache import table_chunks  # pyarrow: loaded where a table is read
 
         key = pretokenizer_name(pretokenizer)
         found = {}
         for lang in self.order:
-            chunks, counts = table_strings(Path(self.tables[(lang, key)]))
+            chunks, counts = table_chunks(Path(self.tables[(lang, key)]))
             found[lang] = bpe.ChunkCounts(chunks, counts)
         return found
 
