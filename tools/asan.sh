@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the engine's property tests against the compiled engine built with AddressSanitizer.
+# Run the engine's property tests (and the training sources', for the chunk counter) against the compiled engine built with AddressSanitizer.
 #
 #     bash tools/asan.sh                 # the engine tests (a few minutes)
 #     bash tools/asan.sh -k weighted     # extra pytest arguments are passed on
@@ -28,7 +28,7 @@ status=0
 LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
     tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py \
     tests/test_bpe_parity.py tests/test_bpe_continue.py tests/test_bpe_native_split.py \
-    tests/test_bpe_pretokenize.py -n 0 "$@" || status=$?
+    tests/test_bpe_pretokenize.py tests/test_sources.py -n 0 "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*
     echo "AddressSanitizer: errors reported (above)"

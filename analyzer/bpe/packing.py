@@ -20,6 +20,7 @@ from itertools import accumulate
 
 SEPARATOR = 0xFF
 """The byte between texts: not a valid UTF-8 byte, so it never occurs inside one."""
+SEPARATOR_BYTE = bytes([SEPARATOR])
 
 
 @dataclass(frozen=True)
@@ -64,15 +65,18 @@ class PackedChunks(Sequence[str]):
             yield data[offsets[k]:offsets[k + 1]].decode("utf-8")
 
     def packed(self) -> Packed:
-        """`pack(list(self))`, from the bytes as they are."""
-        import numpy as np  # a source's tables only; the engine's core needs no numpy
-
-        offsets = np.asarray(self.offsets, dtype=np.int64)
-        body = np.frombuffer(self.data, np.uint8)[offsets[0]:offsets[-1]]
-        before = offsets[:-1] - offsets[0]  # a separator goes before each chunk, one after all
-        buffer = np.insert(body, before, SEPARATOR).tobytes() + bytes([SEPARATOR])
-        starts = array("q", (before + np.arange(1, len(before) + 1)).tobytes())
-        return Packed(buffer, starts)
+        """`pack(list(self))`, from the bytes as they are (no str is made)."""
+        data, offsets, n = self.data, self.offsets, len(self)
+        pieces = [b""]  # the separator before the first chunk, between and after them
+        step = 1 << 16  # chunks joined at a time: a few MB of slices alive at once
+        for begin in range(0, n, step):
+            bounds = offsets[begin:min(n, begin + step) + 1]
+            pieces.append(SEPARATOR_BYTE.join([data[start:end] for start, end
+                                               in zip(bounds, bounds[1:])]))
+        pieces.append(b"")
+        # Chunk k starts after its bytes' offset and the k + 1 separators before it.
+        starts = array("q", map(int.__add__, offsets[:n], range(1, n + 1)))
+        return Packed(SEPARATOR_BYTE.join(pieces), starts)
 
 
 def join_packed(parts: Sequence[Packed]) -> Packed:
@@ -82,8 +86,6 @@ def join_packed(parts: Sequence[Packed]) -> Packed:
     >>> joined.buffer == pack(["ab", "c", ""]).buffer, list(joined.starts)
     (True, [1, 4, 6])
     """
-    import numpy as np  # millions of starts, shifted at once
-
     pieces: list[memoryview] = []
     starts = array("q")
     length = 0  # of the joined buffer so far
@@ -93,8 +95,8 @@ def join_packed(parts: Sequence[Packed]) -> Packed:
         shift = length - 1 if pieces else 0
         pieces.append(memoryview(part.buffer)[1 if pieces else 0:])
         length += len(pieces[-1])
-        starts.frombytes((np.asarray(part.starts, dtype=np.int64) + shift).tobytes())
-    return Packed(b"".join(pieces) if pieces else bytes([SEPARATOR]), starts)
+        starts.extend(map(shift.__add__, part.starts))
+    return Packed(b"".join(pieces) if pieces else SEPARATOR_BYTE, starts)
 
 
 def as_text_list(texts: str | Iterable[str]) -> list[str]:
