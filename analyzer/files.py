@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -53,9 +53,13 @@ def kind_of(mode: int) -> str:
     return "not a file"
 
 
-def write_atomically(path: Path, content: str | bytes | memoryview | Iterable[str]) -> None:
-    """Write `content` (text as UTF-8, bytes or a view of them; or pieces of text, written as
-    they come, so that a large document is never whole in memory) to `path`: atomically for a
+Content = str | bytes | memoryview | Iterable[str] | Callable[[BinaryIO], None]
+
+
+def write_atomically(path: Path, content: Content) -> None:
+    """Write `content` (text as UTF-8, bytes or a view of them; pieces of text, written as
+    they come, so that a large document is never whole in memory; or a function that writes
+    to the open file) to `path`: atomically for a
     regular or new file,
     in place for a special one. OSError (disk full, no permission) leaves a regular file as it
     was, and no temporary file behind."""
@@ -76,7 +80,10 @@ def write_atomically(path: Path, content: str | bytes | memoryview | Iterable[st
         temporary.unlink(missing_ok=True)
 
 
-def _write(file: BinaryIO, content: str | bytes | memoryview | Iterable[str]) -> None:
+def _write(file: BinaryIO, content: Content) -> None:
+    if callable(content):
+        content(file)
+        return
     if isinstance(content, (str, bytes, memoryview)):
         file.write(content.encode("utf-8") if isinstance(content, str) else content)
         return

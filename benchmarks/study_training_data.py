@@ -5,8 +5,9 @@ the same vocabularies trained on a monolingual sample 10x to 100x larger.
 The larger samples are generated per language by `textgen.py` (a word model fitted on NTREX;
 `--equal`: the same bytes for every language, a uniform mix), and, where real text is at hand,
 real: the New Testament of christos-c/bible-corpus in Gujarati, Swahili, Ukrainian, Zulu and
-(part of) Armenian stands in for the generated text of those languages in the `real` source, so
-that what a real domain shift does can be told from what more text does.
+(part of) Armenian stands in for the generated text of those languages in the `real` source;
+a Bible is smaller than the budget, so a `matched` source cuts those languages' generated text
+to the Bibles' bytes, and what the real domain does is told from what the smaller share does.
 
     python benchmarks/study_training_data.py --scales 10,100 --vocab 32768 --out /tmp/study
 
@@ -117,6 +118,21 @@ def main() -> None:
             analyzer(db, "sources", "add", f"real{scale}x", real)
             run(f"real {scale}x", "--train-on", f"real{scale}x", "--mix", "uniform",
                 "--train-bytes", total)
+            # A Bible is smaller than its language's budget: the same bytes of generated text
+            # tell what the smaller share does from what the real domain does.
+            matched = args.out / f"matched{scale}x"
+            shutil.rmtree(matched, ignore_errors=True)
+            matched.mkdir()
+            for path in folder.iterdir():
+                lang = path.name.split(".")[0]
+                if lang in BIBLE_FILES:
+                    data = path.read_bytes()[:(real / f"{lang}.txt").stat().st_size]
+                    (matched / path.name).write_bytes(data[:data.rfind(b"\n") + 1])
+                else:
+                    (matched / path.name).symlink_to(path.resolve())
+            analyzer(db, "sources", "add", f"matched{scale}x", matched)
+            run(f"generated {scale}x, the Bibles' bytes", "--train-on", f"matched{scale}x",
+                "--mix", "uniform", "--train-bytes", total)
     frames = []
     for label, run_id in runs.items():
         frame = premiums(db, run_id)

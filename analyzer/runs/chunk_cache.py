@@ -79,11 +79,12 @@ class ChunkCache:
         arrow = pa.table({"chunk": chunks, "count": pa.array(np.frombuffer(table.counts, np.int64)),
                           "first": pa.array(np.frombuffer(table.firsts, np.int64))},
                          metadata={"analyzer": json.dumps({"format": FORMAT, **about})})
-        sink = pa.BufferOutputStream()
-        with ipc.new_file(sink, arrow.schema) as writer:
-            writer.write_table(arrow)
+        def write(file) -> None:  # straight into the file: no copy of the table in memory
+            with ipc.new_file(pa.PythonFile(file, mode="w"), arrow.schema) as writer:
+                writer.write_table(arrow)
+
         path = self.path(key)
-        write_atomically(path, memoryview(sink.getvalue()))
+        write_atomically(path, write)
         return path
 
     def entries(self) -> list[CacheEntry]:
