@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -51,6 +52,26 @@ def bible_verses(name: str) -> list[str]:
                          capture_output=True, check=True).stdout.decode("utf-8")
     verses = re.findall(r'<seg[^>]*type="verse"[^>]*>(.*?)</seg>', xml, flags=re.S)
     return [" ".join(html.unescape(verse).split()) for verse in verses if verse.strip()]
+
+
+def with_bibles(folder: Path, out: Path, text: Callable[[str, Path], bytes]) -> Path:
+    """`out`: the generated `folder`, linked, but for the languages with a Bible, whose file is
+    `text(lang, generated file)`."""
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    for path in folder.iterdir():
+        lang = path.name.split(".")[0]
+        if lang in BIBLE_FILES:
+            (out / f"{lang}.txt").write_bytes(text(lang, path))
+        else:
+            (out / path.name).symlink_to(path.resolve())
+    return out
+
+
+def lines_within(data: bytes, size: int) -> bytes:
+    """The whole lines of `data` within its first `size` bytes."""
+    data = data[:size]
+    return data[:data.rfind(b"\n") + 1]
 
 
 def premiums(db: Path, run_id: int) -> pd.DataFrame:
@@ -105,31 +126,17 @@ def main() -> None:
         run(f"generated {scale}x", "--train-on", f"gen{scale}x", "--mix", "uniform",
             "--train-bytes", total)
         if BIBLES.is_dir() and scale == scales[0]:  # a New Testament is about 10x NTREX
-            real = args.out / f"real{scale}x"
-            shutil.rmtree(real, ignore_errors=True)
-            real.mkdir()
-            for path in folder.iterdir():
-                lang = path.name.split(".")[0]
-                if lang in BIBLE_FILES:
-                    verses = bible_verses(BIBLE_FILES[lang])
-                    (real / f"{lang}.txt").write_text("\n".join(verses) + "\n")
-                else:
-                    (real / path.name).symlink_to(path.resolve())
+            real = with_bibles(folder, args.out / f"real{scale}x", lambda lang, _: (
+                "\n".join(bible_verses(BIBLE_FILES[lang])) + "\n").encode())
             analyzer(db, "sources", "add", f"real{scale}x", real)
             run(f"real {scale}x", "--train-on", f"real{scale}x", "--mix", "uniform",
                 "--train-bytes", total)
             # A Bible is smaller than its language's budget: the same bytes of generated text
             # tell what the smaller share does from what the real domain does.
-            matched = args.out / f"matched{scale}x"
-            shutil.rmtree(matched, ignore_errors=True)
-            matched.mkdir()
-            for path in folder.iterdir():
-                lang = path.name.split(".")[0]
-                if lang in BIBLE_FILES:
-                    data = path.read_bytes()[:(real / f"{lang}.txt").stat().st_size]
-                    (matched / path.name).write_bytes(data[:data.rfind(b"\n") + 1])
-                else:
-                    (matched / path.name).symlink_to(path.resolve())
+            sizes = {path.stem: path.stat().st_size for path in real.glob("*.txt")}
+            matched = with_bibles(folder, args.out / f"matched{scale}x",
+                                  lambda lang, path, sizes=sizes: lines_within(path.read_bytes(),
+                                                                               sizes[lang]))
             analyzer(db, "sources", "add", f"matched{scale}x", matched)
             run(f"generated {scale}x, the Bibles' bytes", "--train-on", f"matched{scale}x",
                 "--mix", "uniform", "--train-bytes", total)
