@@ -31,6 +31,7 @@ from .bpe.pretokenize import USER_AROUND_PREFIX, USER_PREFIX
 from .bpe.reference import TIE_BREAKS
 from .cli_views import plain
 from .corpus import (
+    FLORES_SPLITS,
     FORMATS,
     SAMPLE_CORPUS,
     UNIT_KINDS,
@@ -185,6 +186,7 @@ app = typer.Typer(
 # Choices the library defines, offered by the command line as they are.
 Format = Enum("Format", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
 Units = Enum("Units", {name: name for name in UNIT_KINDS}, type=str)  # type: ignore[misc]
+FloresSplit = Enum("FloresSplit", {name: name for name in FLORES_SPLITS}, type=str)  # type: ignore[misc]
 TieBreak = Enum("TieBreak", {name: name for name in TIE_BREAKS}, type=str)  # type: ignore[misc]
 Executor = Enum("Executor", {name: name for name in EXECUTORS}, type=str)  # type: ignore[misc]
 ExportFormat = Enum("ExportFormat", {"json": "json", "csv": "csv"}, type=str)
@@ -363,6 +365,9 @@ def ingest(
                                                   "blank-line-separated paragraph."),
     nfc: bool = typer.Option(False, "--nfc", help="Normalise texts to Unicode NFC."),
     skip_empty_units: bool = typer.Option(False, help="Drop units empty in any language."),
+    split: FloresSplit = typer.Option(None, "--split", help="FLORES-200 layout (dev/ and "
+                                      "devtest/ folders): the split to ingest (default: devtest); "
+                                      "each unit keeps its FLORES id, e.g. devtest:17."),
     replace: bool = typer.Option(False, "--replace", help="Replace a corpus of the same name."),
     db: Path = DbOption,
 ) -> None:
@@ -371,7 +376,8 @@ def ingest(
     console = Console(stderr=True)
     with console.status(f"Reading {plain(path)}"):
         corpus = read_corpus(path, format=format.value if format else None, units=units.value,
-                             nfc=nfc, skip_empty_units=skip_empty_units)
+                             nfc=nfc, skip_empty_units=skip_empty_units,
+                             split=split.value if split else None)
     name = name if name is not None else default_name(path, corpus)
     database = open_db(db, create=True)
     with console.status(f"Storing {corpus.n_units:,} units x {len(corpus.languages)} languages"):

@@ -12,6 +12,7 @@ import importlib.resources
 from pathlib import Path
 
 from .errors import CorpusError
+from .flores import FLORES_SPLITS
 from .languages import language_name, normalise_language, script_name, script_of
 from .parallel import FORMATS, UNIT_KINDS, ParallelCorpus, default_name, detect_format, read_corpus
 from .readers import read_lines
@@ -23,6 +24,7 @@ __all__ = [
     "FORMATS",
     "SAMPLE_CORPUS",
     "UNIT_KINDS",
+    "FLORES_SPLITS",
     "CorpusError",
     "ParallelCorpus",
     "default_name",

@@ -15,11 +15,12 @@ from analyzer.files import is_special, kind_of
 from analyzer.settings import MAX_LANGUAGES
 
 from .errors import CorpusError
+from .flores import DEFAULT_SPLIT, flores_files, read_flores
 from .languages import normalise_language
 from .readers import RawCorpus, language_files, read_folder, read_jsonl, read_moses, read_table
 from .tmx import read_tmx
 
-FORMATS = ("folder", "tsv", "csv", "jsonl", "tmx", "moses")
+FORMATS = ("folder", "flores200", "tsv", "csv", "jsonl", "tmx", "moses")
 UNIT_KINDS = ("lines", "paragraphs")
 
 
@@ -80,8 +81,10 @@ def content_digest(texts: dict[str, list[str]], unit_ids: list[str | None]) -> s
 
 
 def read_corpus(path: Path | str, *, format: str | None = None, units: str = "lines",
-                nfc: bool = False, skip_empty_units: bool = False) -> ParallelCorpus:
-    """Read, check and normalise a parallel corpus in any supported format.
+                nfc: bool = False, skip_empty_units: bool = False,
+                split: str | None = None) -> ParallelCorpus:
+    """Read, check and normalise a parallel corpus in any supported format (`split`: FLORES-200's
+    dev, devtest or dev+devtest; default devtest).
 
     Raises CorpusError with a message naming the file, line or value at fault.
     """
@@ -102,7 +105,10 @@ def read_corpus(path: Path | str, *, format: str | None = None, units: str = "li
     if units == "paragraphs" and format != "folder":
         raise CorpusError(f"{SETTING} paragraphs applies to the folder format only",
                           setting="units", value=units)
-    raw = _read(path, format, units)
+    if split is not None and format != "flores200":
+        raise CorpusError(f"{SETTING} is for the FLORES-200 layout (dev/ and devtest/ folders); "
+                          f"{path} is {format}", setting="split", value=split)
+    raw = _read(path, format, units, split or DEFAULT_SPLIT)
     return build(raw, format=format, source=str(path), nfc=nfc, skip_empty_units=skip_empty_units)
 
 
@@ -164,6 +170,8 @@ def detect_format(path: Path) -> str:
     if path.is_dir():
         if language_files(path):
             return "folder"
+        if flores_files(path):
+            return "flores200"
         if _moses_files(path):
             return "moses"
         files = sorted(p.name for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
@@ -173,7 +181,8 @@ def detect_format(path: Path) -> str:
                               f"itself, e.g. analyzer ingest {path / data[0]}")
         found = ", ".join(files[:8]) + (", ..." if len(files) > 8 else "") if files else "nothing"
         raise CorpusError(f"{path}: no corpus files here (found: {found}); expected <lang>.txt "
-                          "files, Moses-style name.<lang> files, or give a .tsv, .csv, .jsonl or "
+                          "files, Moses-style name.<lang> files, FLORES-200's dev/ and devtest/ "
+                          "folders, or give a .tsv, .csv, .jsonl or "
                           ".tmx file")
     suffix = path.suffix.lower()
     if suffix in BY_SUFFIX:
@@ -189,10 +198,15 @@ def detect_format(path: Path) -> str:
                       f"({', '.join(FORMATS)})")
 
 
-def _read(path: Path, format: str, units: str) -> RawCorpus:
+def _read(path: Path, format: str, units: str, split: str) -> RawCorpus:
     if is_stream(path) and format not in STREAM_FORMATS:
         raise CorpusError(f"{path} is a stream (a pipe or a device): the {format} format needs "
                           f"files; a stream can be {', '.join(STREAM_FORMATS)}")
+    if format == "flores200":
+        if not path.is_dir():
+            raise CorpusError(f"{path}: the flores200 format needs the release's folder (dev/ "
+                              "and devtest/ inside)")
+        return read_flores(path, split)
     if format == "folder":
         if not path.is_dir():
             raise CorpusError(f"{path}: the folder format needs a folder of <lang>.txt files")
