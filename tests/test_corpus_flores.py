@@ -78,3 +78,11 @@ def test_a_split_is_refused_for_another_format_and_nothing_is_stored(tmp_path):
     assert not db.exists() or not sqlite3.connect(db).execute(
         "SELECT name FROM sqlite_master WHERE name = 'corpora'").fetchall() or \
         not sqlite3.connect(db).execute("SELECT * FROM corpora").fetchall()
+
+
+def test_an_unknown_split_and_a_file_given_as_the_release_are_refused(tmp_path):
+    folder = flores_folder(tmp_path / "flores")
+    with pytest.raises(CorpusError, match="must be one of dev, devtest, dev\\+devtest, not 'test'"):
+        read_corpus(folder, split="test")
+    with pytest.raises(CorpusError, match="the flores200 format needs the release's folder"):
+        read_corpus(folder / "dev" / "eng_Latn.dev", format="flores200")

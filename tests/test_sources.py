@@ -303,6 +303,32 @@ def test_a_second_run_takes_its_counts_from_the_cache_and_reads_no_text(tmp_path
         load_merges(db, second, "shared", "words")[:len(load_merges(db, first, "shared", "words"))]
 
 
+def test_a_table_that_cannot_be_written_fails_the_run_and_a_damaged_one_is_not_trained_on(
+        tmp_path, monkeypatch):
+    """The writer thread's error (a full disk, say) is the run's, raised where the run waits
+    for it; a table damaged after it was written is refused when a job reads it, named."""
+    from analyzer.runs.chunk_cache import table_chunks
+
+    db = open_db(tmp_path / "a.db")
+    save_corpus(db, read_corpus(tiny_corpus(tmp_path / "tiny")), "tiny")
+    make_source(db, tmp_path / "mono", {"eng_Latn": [["a b"] * 9], "fra_Latn": [["c d"] * 9]},
+                [("text", None)])
+    settings_ = RunSettings(sizes=[260], pretokenizers=["words"], train_on="mono")
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(counting, "save_table", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        execute_run(db, settings_)
+    monkeypatch.undo()
+    execute_run(db, settings_)
+    entry = next((tmp_path / "a.db.chunks").glob("*.arrow"))
+    entry.write_bytes(entry.read_bytes()[:100])
+    with pytest.raises(OSError, match="is not a whole chunk-count table"):
+        table_chunks(entry)
+
+
 def test_a_half_written_cache_entry_is_never_read(tmp_path):
     """A file in the cache that is not a whole entry (a crash mid-write in another program,
     a truncated copy) is counted again, not read."""

@@ -149,8 +149,29 @@ class SourceTables:
         return self.work
 
 
+class Identified:
+    """What a job and its plan say of themselves from their identity: kind, scope, and the
+    label progress shows."""
+
+    identity: VocabularyId
+    pretokenizer: str
+    sizes: list[int]
+
+    @property
+    def kind(self) -> VocabKind:
+        return self.identity.kind
+
+    @property
+    def scope(self) -> str:
+        return self.identity.scope
+
+    @property
+    def label(self) -> str:
+        return job_label(self.scope, self.pretokenizer, self.kind, self.sizes)
+
+
 @dataclass
-class VocabularyJob:
+class VocabularyJob(Identified):
     identity: VocabularyId
     training: TrainingInput
     measure: dict[str, list[str]]
@@ -167,20 +188,8 @@ class VocabularyJob:
     training texts)."""
 
     @property
-    def kind(self) -> VocabKind:
-        return self.identity.kind
-
-    @property
-    def scope(self) -> str:
-        return self.identity.scope
-
-    @property
     def work(self) -> int:
         return self.training.work
-
-    @property
-    def label(self) -> str:
-        return job_label(self.scope, self.pretokenizer, self.kind, self.sizes)
 
 
 def job_label(scope: str, pretokenizer: str, kind: VocabKind | None = None,
@@ -198,7 +207,7 @@ def job_label(scope: str, pretokenizer: str, kind: VocabKind | None = None,
 
 
 @dataclass
-class JobPlan:
+class JobPlan(Identified):
     """A job without its texts: which languages and units it trains on and counts. Texts
     travel once to where the jobs run (a Dask cluster), and each job takes its own from them."""
 
@@ -218,18 +227,6 @@ class JobPlan:
     turn it is."""
     source: SourceTables | None = None
     """Trained on a training source's sample, not on the corpus's units."""
-
-    @property
-    def kind(self) -> VocabKind:
-        return self.identity.kind
-
-    @property
-    def scope(self) -> str:
-        return self.identity.scope
-
-    @property
-    def label(self) -> str:
-        return job_label(self.scope, self.pretokenizer, self.kind, self.sizes)
 
     def work(self, texts: dict[str, list[str]]) -> int:
         if self.source is not None:

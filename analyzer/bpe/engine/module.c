@@ -762,6 +762,30 @@ done:
     return result;
 }
 
+/* What splitting texts under a built-in pattern starts from: the pattern checked, the tables
+   read, the texts held as a tuple (no other thread can drop one meanwhile) and viewed in place.
+   -1 with the error set on failure; the caller frees `*texts` and `*views` either way. */
+static int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
+                       uint32_t *fold_store, SplitTables *tables, PyObject **texts,
+                       SplitText **views) {
+    if (pattern < 0 || pattern >= SPLIT_PATTERNS) {
+        PyErr_Format(PyExc_ValueError, "no built-in pattern %d", pattern);
+        return -1;
+    }
+    if (read_tables(classes, folds, fold_store, tables) < 0) return -1;
+    *texts = PySequence_Tuple(sequence);
+    if (!*texts) return -1;
+    Py_ssize_t n_texts = PyTuple_GET_SIZE(*texts);
+    *views = malloc(((size_t)n_texts + 1) * sizeof **views);
+    if (!*views) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n_texts; k++)
+        if (read_text(PyTuple_GET_ITEM(*texts, k), &(*views)[k]) < 0) return -1;
+    return 0;
+}
+
 /* chunk_texts(texts, pattern, classes, folds, weights=None, keep_ids=True, threads=1)
    -> (chunks, counts, ids, offsets, lost): the distinct chunks (str, in order of first
    appearance), int64 per chunk its occurrences (weights applied), and with keep_ids uint32 per
@@ -783,24 +807,16 @@ static PyObject *engine_chunk_texts(PyObject *Py_UNUSED(self), PyObject *args, P
     SplitText *views = NULL;
     Gathered gathered = {.lost = -1};
     SplitTables tables;
-    if (pattern < 0 || pattern >= SPLIT_PATTERNS) {
-        PyErr_Format(PyExc_ValueError, "no built-in pattern %d", pattern);
+    if (split_input(sequence, pattern, &classes, &folds, fold_store, &tables, &texts, &views) < 0)
         goto done;
-    }
-    if (read_tables(&classes, &folds, fold_store, &tables) < 0) goto done;
-    texts = PySequence_Tuple(sequence); /* held: no other thread can drop a text meanwhile */
-    if (!texts) goto done;
     Py_ssize_t n_texts = PyTuple_GET_SIZE(texts);
     has_weights = read_per_text(weights_object, &weights_view, "weights", n_texts * 8);
     if (has_weights < 0) goto done;
-    views = malloc(((size_t)n_texts + 1) * sizeof *views);
     gathered.offsets = keep_ids ? malloc(((size_t)n_texts + 1) * sizeof *gathered.offsets) : NULL;
-    if (!views || (keep_ids && !gathered.offsets)) {
+    if (keep_ids && !gathered.offsets) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t k = 0; k < n_texts; k++)
-        if (read_text(PyTuple_GET_ITEM(texts, k), &views[k]) < 0) goto done;
     const int64_t *weights = has_weights ? weights_view.buf : NULL;
     Py_BEGIN_ALLOW_THREADS
     failed = chunk_gather(pattern, &tables, views, (size_t)n_texts, weights, threads, &gathered);
@@ -1060,22 +1076,10 @@ static PyObject *Counter_count_texts(Counter *self, PyObject *args, PyObject *kw
     SplitText *views = NULL;
     Gathered gathered = {.lost = -1};
     SplitTables tables;
-    if (counter_in_use(self) < 0) goto done;
-    if (pattern < 0 || pattern >= SPLIT_PATTERNS) {
-        PyErr_Format(PyExc_ValueError, "no built-in pattern %d", pattern);
+    if (counter_in_use(self) < 0 ||
+        split_input(sequence, pattern, &classes, &folds, fold_store, &tables, &texts, &views) < 0)
         goto done;
-    }
-    if (read_tables(&classes, &folds, fold_store, &tables) < 0) goto done;
-    texts = PySequence_Tuple(sequence); /* held: no other thread can drop a text meanwhile */
-    if (!texts) goto done;
     Py_ssize_t n_texts = PyTuple_GET_SIZE(texts);
-    views = malloc(((size_t)n_texts + 1) * sizeof *views);
-    if (!views) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t k = 0; k < n_texts; k++)
-        if (read_text(PyTuple_GET_ITEM(texts, k), &views[k]) < 0) goto done;
     int failed = 0;
     self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
