@@ -122,22 +122,17 @@ def table_key(plan: SourcePlan, lang: str, name: str, splitter: Splitter | None)
 
 
 def count_file(plan: SourcePlan, lang: str, index: int, splitters: Splitters,
-               counters: dict[str, Counter] | None = None,
-               progress: Progress | None = None,
                threads: int | None = None) -> tuple[dict[str, Counter], Taken]:
-    """The sampled documents of the language's `index`-th file, counted (into `counters`, or
-    new ones) under each pre-tokenizer; what was taken.
+    """The sampled documents of the language's `index`-th file, counted under each
+    pre-tokenizer (a task of `DaskExecutor.count`); what was taken.
 
     One thread reads (decompresses, decodes) batches of documents while `threads` (default:
     every core) count them, each batch whole on one thread into counters of its own (the
     compiled splitter and counter give up the GIL); the threads' counters are then merged.
     A chunk's order key is its batch's place, so the tables are the same for any number."""
-    threads = max(1, threads or available_cores())
-    counters = counters if counters is not None else new_counters(splitters)
-    own = [counters] + [new_counters(splitters) for _ in range(threads - 1)]
-    taken = count_file_into(own, plan, lang, index, splitters, progress)
-    merge_counters(own)
-    return counters, taken
+    own = [new_counters(splitters) for _ in range(max(1, threads or available_cores()))]
+    taken = count_file_into(own, plan, lang, index, splitters)
+    return merge_counters(own), taken
 
 
 def new_counters(splitters: Splitters) -> dict[str, Counter]:
