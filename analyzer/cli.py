@@ -63,7 +63,7 @@ from .external import (
 )
 from .files import is_special, write_atomically
 from .identity import BASE_PRETOKENIZER, VocabKind
-from .metrics import SECTION, RunResults, load_run_data
+from .metrics import SECTION, RunResults, counting_convention, load_run_data, special_tokens_counted
 from .queries import (
     complete_run,
     extension_base_bytes,
@@ -549,6 +549,8 @@ def run(
     mix: str = setting_option("mix", "--mix", metavar="MIX"),
     skip_invalid: bool = setting_option("skip_invalid", "--skip-invalid"),
     chunk_cache: bool = setting_option("chunk_cache", "--cache/--no-cache"),
+    count: str = setting_option("count", "--count", metavar="units|joined"),
+    special_tokens: bool = setting_option("special_tokens", "--special-tokens/--no-special-tokens"),
     report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html)."),
     open_report: bool = typer.Option(False, "--open", help="Open the report in a browser."),
     out: Path = typer.Option(DEFAULT_OUT, help="Folder for the report."),
@@ -573,7 +575,8 @@ def run(
         executor=(executor.value if executor else "dask" if scheduler else "local"),
         scheduler=scheduler or None,
         train_on=train_on, train_bytes=_parse_bytes(train_bytes, "--train-bytes"), mix=mix,
-        skip_invalid=skip_invalid, chunk_cache=chunk_cache,
+        skip_invalid=skip_invalid, chunk_cache=chunk_cache, count=count,
+        special_tokens=special_tokens,
     )
     if report:
         _check_output_folder(out)
@@ -1153,6 +1156,9 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
                 console.print(*group)
     for line in views.training_notes(run.training):
         console.print(plain(line))
+    if run.count != "units" or run.special_tokens:  # the default says nothing
+        console.print(plain(f"Counted as {counting_convention(run)}. Special tokens: "
+                            f"{special_tokens_counted(run, data.vocabularies)}."))
     for note in views.early_stops(data.vocabularies, run.sizes):
         console.print(f"[yellow]Note:[/yellow] {plain(note)}")
     bad = [v.scope for v in data.vocabularies if v.roundtrip_ok is False]

@@ -169,6 +169,18 @@ def _added(value, merges: int) -> str:
     return "base" if int(value) == 0 else f"+{int(value):,}"
 
 
+def with_interval(value: float, low: float, high: float, spec: str) -> str:
+    """A value with its interval in brackets; the value alone where there is none (a run
+    that counted joined texts draws no interval).
+
+    >>> with_interval(0.5, 0.4, 0.6, ".2f"), with_interval(0.5, math.nan, math.nan, ".2f")
+    ('0.50 [0.40, 0.60]', '0.50')
+    """
+    if math.isnan(low) or math.isnan(high):
+        return format(value, spec)
+    return f"{value:{spec}} [{low:{spec}}, {high:{spec}}]"
+
+
 def frontier_table(configurations: pd.DataFrame) -> Table:
     """Every configuration, those on the frontier first, each by cost: its cost against the
     reference and its Gini (95 % intervals), and the language it charges most."""
@@ -182,8 +194,8 @@ def frontier_table(configurations: pd.DataFrame) -> Table:
     for _, row in ordered.iterrows():
         result.add_row(
             plain(configuration_name(row)),
-            f"{row['cost'] - 1:+.1%} [{row['cost_ci_low'] - 1:+.1%}, {row['cost_ci_high'] - 1:+.1%}]",
-            f"{row['gini']:.3f} [{row['gini_ci_low']:.3f}, {row['gini_ci_high']:.3f}]",
+            with_interval(row["cost"] - 1, row["cost_ci_low"] - 1, row["cost_ci_high"] - 1, "+.1%"),
+            with_interval(row["gini"], row["gini_ci_low"], row["gini_ci_high"], ".3f"),
             f"{row['worst_lang']} {row['worst_premium']:.2f}x", "yes" if row["frontier"] else "")
     return result
 
@@ -265,11 +277,12 @@ def summary_notes(summaries: pd.DataFrame, pretokenizer: str) -> list[str]:
     for _, row in rows[rows["kind"] == VocabKind.PARITY].iterrows():
         base = shared.loc[row["size"]]
         notes.append(
-            f"parity-aware at size {row['size']}: Gini of premiums {row['gini']:.3f} "
-            f"[{row['gini_ci_low']:.3f}, {row['gini_ci_high']:.3f}] vs shared {base['gini']:.3f} "
-            f"[{base['gini_ci_low']:.3f}, {base['gini_ci_high']:.3f}]; total tokens "
-            f"{row['vs_shared']:+.1%} [{row['vs_shared_ci_low']:+.1%}, {row['vs_shared_ci_high']:+.1%}] "
-            "vs shared (95 % bootstrap intervals)")
+            f"parity-aware at size {row['size']}: Gini of premiums "
+            f"{with_interval(row['gini'], row['gini_ci_low'], row['gini_ci_high'], '.3f')} vs "
+            f"shared {with_interval(base['gini'], base['gini_ci_low'], base['gini_ci_high'], '.3f')}"
+            "; total tokens "
+            f"{with_interval(row['vs_shared'], row['vs_shared_ci_low'], row['vs_shared_ci_high'], '+.1%')}"
+            " vs shared (95 % bootstrap intervals, where the units were counted one by one)")
         if row["gini"] < row["gini_ci_low"]:
             # Not a bug: parity-aware training equalised these very units (its dev units), so
             # any resample of them is less even than the set it was fitted to.

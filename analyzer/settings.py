@@ -56,6 +56,10 @@ ALGORITHMS = ("bpe", "unigram", "wordpiece")
 """The training algorithms, as `analyzer.store.Algorithm` names them; BPE first, the default."""
 DEFAULT_PIVOT = "eng_Latn"
 EXECUTORS = ("local", "dask")
+COUNTS = ("units", "joined")
+"""How a language's tokens are counted: each measured unit on its own and summed (the
+default), or all its measured units joined into one text and counted once, as Petrov et al.
+(2023) count FLORES (`analyzer.corpus.joined` defines the join)."""
 
 
 Sizes = Annotated[int, Field(ge=MIN_SIZE, le=MAX_SIZE)]
@@ -198,6 +202,17 @@ class RunSettings:
         description="With train_on: skip the documents (or the rest of a file whose "
                     "compressed stream is broken) that cannot be read, and report them, "
                     "instead of refusing the source.")] = False
+    count: Annotated[str, Field(
+        json_schema_extra={"enum": list(COUNTS)},
+        description="How a language's tokens are counted: units (each measured unit counted "
+                    "on its own, the counts summed) or joined (its measured units joined into "
+                    "one text, counted once, as Petrov et al. 2023 count FLORES; the premiums "
+                    "and costs are then the joined texts', the intervals and per-unit "
+                    "sections still the units').")] = COUNTS[0]
+    special_tokens: Annotated[bool, Field(
+        description="Count the special tokens a production tokenizer's library adds to each "
+                    "counted text (a tokenizer.json's beginning- or end-of-text tokens; "
+                    "tiktoken and SentencePiece models add none).")] = False
     chunk_cache: Annotated[bool, Field(
         description="With train_on: keep each language's counted chunks beside the database "
                     "and use them again (a second run with other sizes or settings reads no "
@@ -313,7 +328,7 @@ def description(name: str) -> str:
 RECORDED = ("languages", "pivot", "sizes", "per_language", "cross", "holdout", "seed",
             "tie_break", "min_pair_count", "pretokenizers", "parity", "global_merges", "weights",
             "superbpe", "extend", "added", "extend_langs", "target", "algorithms", "train_on",
-            "train_bytes", "mix", "skip_invalid")
+            "train_bytes", "mix", "skip_invalid", "count", "special_tokens")
 """The settings a run's row records, resolved (codes normalised, sizes sorted, repeats gone).
 Not recorded: the corpus (its id is), jobs and executor (results are the same whatever they
 are), tokenizers and counts (each is a vocabulary of the run), the chunk cache (the same)."""

@@ -348,3 +348,17 @@ def m013_training_sources(db: Database) -> None:
     ALTER TABLE runs ADD COLUMN skip_invalid INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE runs ADD COLUMN training TEXT
     """)
+
+
+@migrations()
+def m014_counting_conventions(db: Database) -> None:
+    # Counting conventions (issue 40): a run counts each unit (the sum) or each language's
+    # units joined into one text, as Petrov et al. count FLORES; and counts a production
+    # tokenizer's added special tokens or not. A count keeps its joined total beside its units;
+    # a production tokenizer, the special tokens its library adds to each text.
+    _run(db, """
+    ALTER TABLE runs ADD COLUMN count_convention TEXT NOT NULL DEFAULT 'units';
+    ALTER TABLE runs ADD COLUMN special_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE token_counts ADD COLUMN joined_tokens INTEGER;
+    ALTER TABLE vocabularies ADD COLUMN special_tokens INTEGER
+    """)

@@ -2,7 +2,8 @@
 
 Counting is always the library's (tiktoken, tokenizers, sentencepiece); an adapter only reads a
 format that library does not read by itself into the arguments it takes. Every count is a text's
-own tokens: special-token text is plain text, and nothing is added around a text (no BOS/EOS).
+own tokens: special-token text is plain text, and nothing is added around a text (no BOS/EOS);
+`Encoder.specials` says what the library would add (a run counts them with `special_tokens`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class Encoder:
     library: str
     """The library and its version, e.g. `tiktoken 0.14.0`."""
     pieces: Pieces
+    specials: int = 0
+    """The special tokens the library adds to each text by default (a tokenizer.json's
+    post-processor: beginning- and end-of-text tokens); counted only when a run asks."""
 
 
 def build(entry: CatalogEntry, files: dict[str, bytes], label: str) -> Encoder:
@@ -245,7 +249,11 @@ def tokenizer_json(data: bytes, label: str) -> Encoder:
             shown = max(shown, end)
         return found
 
-    return Encoder(count, tokenizer.get_vocab_size(), f"tokenizers {tokenizers.__version__}", pieces)
+    # What the post-processor adds around a text (TemplateProcessing: the same for every text).
+    specials = len(tokenizer.encode("a", add_special_tokens=True).ids) - len(
+        tokenizer.encode("a", add_special_tokens=False).ids)
+    return Encoder(count, tokenizer.get_vocab_size(), f"tokenizers {tokenizers.__version__}", pieces,
+                   specials)
 
 
 def sentencepiece_model(data: bytes, label: str) -> Encoder:

@@ -28,11 +28,13 @@ from .fairness import (
     token_curve,
 )
 from .frames import (
+    counting_convention,
     for_pretokenizer,
     headline_vocabulary,
     language_metrics,
     own_vocabulary,
     request_framing,
+    special_tokens_counted,
     tokenizer_label,
     tokenizer_sizes,
 )
@@ -53,6 +55,7 @@ __all__ = [
     "attribution",
     "by_script",
     "configuration_name",
+    "counting_convention",
     "divergence_matrix",
     "equal_cost_sizes",
     "extension_curves",
@@ -67,6 +70,7 @@ __all__ = [
     "own_vocabulary",
     "pareto_frontier",
     "request_framing",
+    "special_tokens_counted",
     "separates_words",
     "summaries",
     "superbpe_effects",

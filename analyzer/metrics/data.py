@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from analyzer.corpus.joined import added_spaces
 from analyzer.identity import VocabKind
 from analyzer.store import (
     AnalyzerDatabase,
@@ -20,8 +21,10 @@ from analyzer.store import (
     load_chunk_counts,
     load_counts,
     load_histograms,
+    load_joined_counts,
     load_merges,
     load_replacements,
+    load_unit_ids,
     unit_stats,
     vocabularies,
 )
@@ -60,8 +63,26 @@ class RunData:
     unit_words: dict[str, np.ndarray]
     chunks: dict[str, dict[str, np.ndarray]]
     """`{pretokenizer: {lang: chunks per measured unit}}` for the run's pre-tokenizers."""
+    joined: dict[tuple[str, str | None, int], dict[str, int]] = field(default_factory=dict)
+    """A run that counted joined texts (`count` joined): `{(vocab, pretokenizer, size): {lang:
+    tokens of its measured units joined into one text}}`; empty otherwise."""
+    joined_spaces: int = 0
+    """The spaces the join adds to each language's measured units (`count` joined)."""
     fairness: FairnessData | None = None
     """Loaded unless `load_run_data(..., fairness=False)` (a table that needs only counts)."""
+
+    @property
+    def joined_counts(self) -> bool:
+        """Whether the run counted each language's units joined into one text: its totals are
+        then those texts', and no interval is drawn (one text is not a sample of units)."""
+        return self.run.count == "joined"
+
+    def totals(self, key: tuple[str, str | None, int], langs: list[str]) -> np.ndarray:
+        """Each language's tokens under one configuration: its joined text's (`count`
+        joined), else the sum of its units'."""
+        if self.joined_counts:
+            return np.array([self.joined[key][lang] for lang in langs], dtype=np.int64)
+        return np.array([int(self.counts[key][lang].sum()) for lang in langs], dtype=np.int64)
 
     def kind(self, scope: str, pretokenizer: str | None) -> VocabKind:
         return next(v.kind for v in self.vocabularies
@@ -78,6 +99,10 @@ def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True) -> R
               for pretokenizer, by_lang in load_chunk_counts(db, run_id).items()}
     data = RunData(run, vocabularies(db, run_id), counts, stats["bytes"], stats["chars"],
                    stats["words"], chunks)
+    if run.count == "joined":
+        data.joined = load_joined_counts(db, run_id)
+        ids = load_unit_ids(db, get_corpus_by_id(db, run.corpus_id))
+        data.joined_spaces = added_spaces([ids[unit] for unit in run.measured_units])
     if fairness:
         data.fairness = _load_fairness(db, run)
     return data

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+from math import nan
+
 import numpy as np
 import pandas as pd
 
@@ -65,16 +67,17 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
         boot = tokens @ weights.T  # langs x resamples
         premiums = boot / boot[langs.index(run.pivot)]
         boot_gini = np.array([gini(premiums[:, r]) for r in range(premiums.shape[1])])
-        premium = tokens.sum(axis=1) / tokens[langs.index(run.pivot)].sum()
+        whole = data.totals((vocab, pretokenizer, size), langs)
+        premium = whole / whole[langs.index(run.pivot)]
         totals[(vocab, pretokenizer, size)] = boot.sum(axis=0)
         rows.append({
             "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind,
             "algorithm": kind.algorithm, "size": size, "transition": stored.transition,
             "base": vocab.split(":", 1)[1] if kind == VocabKind.EXTENSION else None,
             "added": size - stored.base_size if stored.base_size is not None else None,
-            "tokens": int(tokens.sum()), "gini": gini(premium),
-            "gini_ci_low": float(np.percentile(boot_gini, 2.5)),
-            "gini_ci_high": float(np.percentile(boot_gini, 97.5)),
+            "tokens": int(whole.sum()), "gini": gini(premium),
+            "gini_ci_low": nan if data.joined_counts else float(np.percentile(boot_gini, 2.5)),
+            "gini_ci_high": nan if data.joined_counts else float(np.percentile(boot_gini, 97.5)),
             "worst_lang": langs[int(np.argmax(premium))], "worst_premium": float(premium.max()),
         })
     frame = pd.DataFrame(rows, columns=[c for c in SUMMARY_COLUMNS if c not in (
@@ -92,6 +95,8 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
 
     def relative(key: tuple, against: tuple) -> tuple[float, float, float]:
         """Tokens over another configuration's, with its bootstrap interval."""
+        if data.joined_counts:  # one text per language: no interval
+            return point[key] / point[against], nan, nan
         ratios = totals[key] / totals[against]
         return (point[key] / point[against], float(np.percentile(ratios, 2.5)),
                 float(np.percentile(ratios, 97.5)))

@@ -48,6 +48,31 @@ def request_framing(vocabs: list[VocabularyRead]) -> dict[str, tuple[int | None,
     return {v.scope: (v.framing, v.framing_basis) for v in vocabs if v.kind.measured}
 
 
+def counting_convention(run: RunRead) -> str:
+    """How the run counted a language's tokens, in a sentence (`show`, the report)."""
+    if run.count == "joined":
+        return (f"joined: each language's {len(run.measured_units):,} measured units joined into "
+                "one text (a space after each unit, one more between splits, as Petrov et al. "
+                "2023 join FLORES's files) and counted once; the tokens, premiums and costs are "
+                "those texts', the spreads of unit premiums the units' one by one, and there "
+                "are no intervals")
+    return (f"units: each of the {len(run.measured_units):,} measured units counted on its own, "
+            "a language's counts summed; intervals from resampling the units")
+
+
+def special_tokens_counted(run: RunRead, vocabs: list[VocabularyRead]) -> str:
+    """Whether production tokenizers' added special tokens are in their counts, and which add
+    any (`show`, the report)."""
+    adding = [f"{v.scope} +{v.special_tokens}" for v in vocabs
+              if v.kind == VocabKind.PRODUCTION and v.special_tokens]
+    per = "per counted text (each unit, or each joined text)"
+    if run.special_tokens:
+        return (f"counted, {per}: {', '.join(adding)}" if adding
+                else "counted (none of the run's tokenizers adds any)")
+    return ("not counted (a text's own tokens only)"
+            + (f"; their libraries would add {', '.join(adding)} {per}" if adding else ""))
+
+
 def tokenizer_label(name: str, size: int) -> str:
     """A real tokenizer as tables and charts name it: with its size, or marked imported.
 
@@ -58,32 +83,44 @@ def tokenizer_label(name: str, size: int) -> str:
 
 
 def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
-    """One row per (vocab, size, lang) with tokens, bytes, premiums, spread and confidence."""
+    """One row per (vocab, size, lang) with tokens, bytes, premiums, spread and confidence.
+
+    A run that counted joined texts (`count` joined) has each language's tokens, bytes and
+    characters those of its joined text, and the premiums theirs; the spread of the units'
+    premiums is still the units', and there is no interval (one text is not a sample)."""
     pivot = data.run.pivot
     n_units = len(data.run.measured_units)
+    joined = data.joined_counts
     # units x resamples, as float64 so that each block's product runs in BLAS, not in numpy's
     # integer loops (the counts are small whole numbers: exact in float64)
     draws = bootstrap_weights(n_units, resamples, data.run.seed).T.astype(np.float64)
-    totals = {lang: (int(data.unit_bytes[lang].sum()), int(data.unit_chars[lang].sum()),
+    spaces = data.joined_spaces if joined else 0  # what the join adds: a byte and a character each
+    totals = {lang: (int(data.unit_bytes[lang].sum()) + spaces,
+                     int(data.unit_chars[lang].sum()) + spaces,
                      int(data.unit_words[lang].sum())) for lang in data.run.languages}
     rows = []
-    for (vocab, pretokenizer, size), by_lang in data.counts.items():
+    for key, by_lang in data.counts.items():
+        vocab, pretokenizer, size = key
         langs = [lang for lang in data.run.languages if lang in by_lang]
         tokens = np.vstack([by_lang[lang] for lang in langs])  # langs x units
+        whole = data.totals(key, langs)
         p = langs.index(pivot) if pivot in langs else None
         kind = data.kind(vocab, pretokenizer)
         chunks = data.chunks.get(pretokenizer or "", {})
         if p is not None:  # every language's spread and interval at once
-            boot = tokens @ draws  # langs x resamples: each resample's total tokens
             unit_premium = tokens / tokens[p]
-            boot_premium = boot / boot[p]
-            premium = tokens.sum(axis=1) / tokens[p].sum()
+            premium = whole / whole[p]
             median = np.median(unit_premium, axis=1)
             q1, q3 = np.percentile(unit_premium, [25, 75], axis=1)
-            low, high = np.percentile(boot_premium, [2.5, 97.5], axis=1)
+            if joined:
+                low = high = np.full(len(langs), np.nan)
+            else:
+                boot = tokens @ draws  # langs x resamples: each resample's total tokens
+                boot_premium = boot / boot[p]
+                low, high = np.percentile(boot_premium, [2.5, 97.5], axis=1)
             pivot_bytes = totals[pivot][0]
         for i, lang in enumerate(langs):
-            row = _row(vocab, pretokenizer, kind, size, lang, tokens[i], totals[lang])
+            row = _row(vocab, pretokenizer, kind, size, lang, int(whole[i]), totals[lang])
             if lang in chunks and pivot in chunks:
                 row["chunks"] = int(chunks[lang].sum())
                 row["chunk_premium"] = chunks[lang].sum() / chunks[pivot].sum()
@@ -91,7 +128,7 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
                 row.update(
                     premium=float(premium[i]),
                     byte_premium=row["bytes"] / pivot_bytes,
-                    pivot_bytes_per_token=pivot_bytes / tokens[p].sum(),
+                    pivot_bytes_per_token=pivot_bytes / whole[p],
                     unit_premium_median=float(median[i]),
                     unit_premium_q1=float(q1[i]),
                     unit_premium_q3=float(q3[i]),
@@ -114,8 +151,7 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
 
 
 def _row(vocab: str, pretokenizer: str | None, kind: VocabKind, size: int, lang: str,
-         tokens: np.ndarray, totals: tuple[int, int, int]) -> dict:
-    n_tokens = int(tokens.sum())
+         n_tokens: int, totals: tuple[int, int, int]) -> dict:
     n_bytes, n_chars, words = totals
     return {
         "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind, "size": size, "lang": lang,

@@ -23,10 +23,12 @@ from analyzer.metrics import (
     SECTION,
     RunData,
     RunResults,
+    counting_convention,
     equal_cost_sizes,
     headline_vocabulary,
     load_run_data,
     request_framing,
+    special_tokens_counted,
     tokenizer_sizes,
 )
 from analyzer.metrics.costs import model_costs
@@ -457,6 +459,8 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
         ("sizes", ", ".join(f"{s:,}" for s in run.sizes) or "none (production tokenizers only)"),
         ("pivot", f"{language_name(run.pivot)} ({run.pivot})"),
         ("measured on", measured),
+        ("counted as", counting_convention(run)),
+        ("special tokens", special_tokens_counted(run, vocabs)),
         ("vocabularies", trained),
         ("tie-break, min pair count", f"{run.tie_break}, {run.min_pair_count}"),
         ("training mix", ", ".join(f"{lang} x{n}" for lang, n in run.weights.items())

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from analyzer import bpe
 from analyzer.bpe.pretokenize import NONE, distinct_chunks, resolve
+from analyzer.corpus.joined import join_units
 from analyzer.identity import VocabKind, VocabularyId
 
 Report = Callable[[str, str, int, int], None]
@@ -186,6 +187,9 @@ class VocabularyJob(Identified):
     dev: dict[str, list[str]] | None = None
     """Parity-aware: the texts whose token counts decide whose turn it is (default: the
     training texts)."""
+    joined: dict[str, str] | None = None
+    """With `count` joined: each counted language's measured units joined into one text,
+    counted once at every size besides its units."""
 
     @property
     def work(self) -> int:
@@ -227,6 +231,8 @@ class JobPlan(Identified):
     turn it is."""
     source: SourceTables | None = None
     """Trained on a training source's sample, not on the corpus's units."""
+    joined_ids: list[str | None] | None = None
+    """With `count` joined: the measured units' ids, which group the join."""
 
     def work(self, texts: dict[str, list[str]]) -> int:
         if self.source is not None:
@@ -243,7 +249,18 @@ class JobPlan(Identified):
             self.identity, training, units(self.count, self.measured_units), self.sizes,
             self.tie_break, self.min_pair_count, self.pretokenizer,
             global_merges=self.global_merges,
-            dev=units(self.train_on, self.measured_units) if self.dev_measured else None)
+            dev=units(self.train_on, self.measured_units) if self.dev_measured else None,
+            joined=joined_texts(texts, self.count, self.measured_units, self.joined_ids))
+
+
+def joined_texts(texts: dict[str, list[str]], languages: list[str], measured: list[int],
+                 joined_ids: list[str | None] | None) -> dict[str, str] | None:
+    """With `count` joined (`joined_ids` given): each language's measured units joined into
+    one text (`analyzer.corpus.joined`); None otherwise."""
+    if joined_ids is None:
+        return None
+    return {lang: join_units([texts[lang][u] for u in measured], joined_ids)
+            for lang in languages}
 
 
 def progress_reporter(label: str, report: Report, largest: int) -> bpe.Progress:
@@ -258,6 +275,17 @@ def progress_reporter(label: str, report: Report, largest: int) -> bpe.Progress:
             report(label, "train", done, total)
 
     return on_merge
+
+
+def count_joined(joined: dict[str, str] | None, count: Callable[[list[str]], dict[int, list[int]]],
+                 sizes: list[int]) -> dict[int, dict[str, int]] | None:
+    """With `count` joined: `{size: {lang: tokens of its joined text}}`, `count` giving
+    `{size: [tokens of each text]}` for every one of `sizes`; None otherwise."""
+    if joined is None:
+        return None
+    languages = list(joined)
+    found = count([joined[lang] for lang in languages])
+    return {size: dict(zip(languages, found[size])) for size in sizes}
 
 
 def split_by_language(flat: list[int], measure: dict[str, list[str]]) -> dict[str, list[int]]:

@@ -19,6 +19,7 @@ from analyzer.errors import SETTING, setting
 from analyzer.identity import Algorithm, VocabKind
 from analyzer.settings import (
     ALGORITHMS,
+    COUNTS,
     DEFAULT_PIVOT,
     EXECUTORS,
     MAX_LANGUAGES,
@@ -28,7 +29,14 @@ from analyzer.settings import (
     RunSettings,
     describe_bounds,
 )
-from analyzer.store import AnalyzerDatabase, CorpusDetail, get_corpus, get_source, list_corpora
+from analyzer.store import (
+    AnalyzerDatabase,
+    CorpusDetail,
+    get_corpus,
+    get_source,
+    list_corpora,
+    load_unit_ids,
+)
 
 from .counting import ORDER_BITS, LanguagePlan, SourcePlan
 from .errors import RunError
@@ -68,6 +76,9 @@ class ResolvedRun:
     source: SourcePlan | None = None
     """With `train_on`: the sample of the training source every trained vocabulary learns
     from (the corpus is then measured, whole)."""
+    joined_ids: list[str | None] | None = None
+    """With `count` joined: each measured unit's id in its source, which groups the units
+    into their splits for the join (`analyzer.corpus.joined`)."""
 
     def recorded_settings(self) -> RunSettings:
         """The settings as the run's row records them: what they resolved to."""
@@ -106,9 +117,28 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
              *(t.name for t in tokenizers)}
     imported = _imported(settings.counts, corpus, languages, measured, taken)
     source = _source(db, settings, languages, pretokenizers)
+    joined_ids = _joined(db, settings, corpus, measured)
     return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
                        pretokenizers, weights, superbpe, extensions, added, extend_langs,
-                       algorithms, imported, source)
+                       algorithms, imported, source, joined_ids)
+
+
+def _joined(db: AnalyzerDatabase, settings: RunSettings, corpus: CorpusDetail,
+            measured: list[int]) -> list[str | None] | None:
+    """With `count` joined, the measured units' ids (their splits group the join); None
+    otherwise. Imported counts are one per unit: they cannot be joined."""
+    if settings.count not in COUNTS:
+        raise _invalid("count", settings.count,
+                       f"{SETTING} must be one of {', '.join(COUNTS)}, not {settings.count!r}")
+    if settings.count == "units":
+        return None
+    if settings.counts:
+        raise _invalid("count", settings.count,
+                       f"{SETTING} joined counts each language's units joined into one text; "
+                       f"{setting('counts')} gives counts of each unit, which cannot be joined: "
+                       "run them with --count units")
+    ids = load_unit_ids(db, corpus)
+    return [ids[unit] for unit in measured]
 
 
 MAX_FILES = 1 << (63 - 2 * ORDER_BITS)

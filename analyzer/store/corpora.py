@@ -136,6 +136,17 @@ def load_texts(db: AnalyzerDatabase, corpus_id: int, languages: list[str]) -> di
     return texts
 
 
+def load_unit_ids(db: AnalyzerDatabase, corpus: CorpusDetail) -> list[str | None]:
+    """Each unit's id in its source (a FLORES id such as `devtest:17`, a TMX `tuid`), None
+    where the source gave none, in unit order."""
+    found: list[str | None] = [None] * corpus.units
+    for unit, source_id in db.execute("SELECT unit, source_id FROM units WHERE corpus_id = ?",
+                                      [corpus.id]):
+        if 0 <= unit < corpus.units:
+            found[unit] = source_id
+    return found
+
+
 def load_unit(db: AnalyzerDatabase, corpus: CorpusDetail, unit: int) -> dict[str, str]:
     """One aligned unit in every language of the corpus (in the corpus's language order);
     NotFound when the corpus has no such unit."""

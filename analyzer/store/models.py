@@ -89,6 +89,8 @@ class RunRow(SQLModel, table=True):
     mix: str = "natural"  # how they were shared out between the languages
     skip_invalid: bool = False  # unreadable documents skipped instead of refused
     training: str | None = None  # JSON: the sample taken (see RunRead.training)
+    count_convention: str = "units"  # units (summed) or joined (one text per language)
+    special_tokens: bool = False  # production tokenizers' added special tokens counted
 
 
 class VocabularyRow(SQLModel, table=True):
@@ -111,6 +113,7 @@ class VocabularyRow(SQLModel, table=True):
     base_size: int | None = None  # an extension: its base's size, where the added ids start
     framing: int | None = None  # production: tokens a one-message request adds (NULL: unknown)
     framing_basis: str | None = None  # how `framing` is known: measured, documented or none
+    special_tokens: int | None = None  # production: special tokens its library adds per text
 
 
 class SourceRow(SQLModel, table=True):
@@ -209,6 +212,11 @@ class RunRead(SQLModel):
     train_bytes: int | None = None
     mix: str = "natural"
     skip_invalid: bool = False
+    count: str = "units"
+    """How a language's tokens were counted: units (each unit, summed) or joined (its units
+    joined into one text, counted once)."""
+    special_tokens: bool = False
+    """Whether production tokenizers' added special tokens were counted."""
     training: dict | None = None
     """With `train_on`: the sample the run trained on (the source's fingerprint, the seed, and
     per language the bytes asked, the bytes and documents taken, what was skipped)."""
@@ -244,6 +252,10 @@ class VocabularyRead(SQLModel):
     """How `framing` is known: measured (the model's own chat template or encoder, run by its
     library), documented (its maker's format, counted with the tokenizer) or none (a completion
     model: a request is its text)."""
+    special_tokens: int | None = None
+    """A production tokenizer: the special tokens its library adds to each text (a
+    tokenizer.json's beginning- or end-of-text tokens); counted when the run's
+    `special_tokens` is on."""
 
     @property
     def identity(self) -> VocabularyId:

@@ -161,6 +161,8 @@ def _record(vocabulary: dict) -> VocabularyRecord:
         "kind": VocabKind(vocabulary["kind"]),
         "merges": [(*merge[:4], bytes.fromhex(merge[4])) for merge in vocabulary["merges"]],
         "counts": {int(size): by_lang for size, by_lang in vocabulary["counts"].items()},
+        "joined": {int(size): by_lang for size, by_lang
+                   in (vocabulary.get("joined") or {}).items()} or None,
         "histograms": _int_keys(vocabulary.get("histograms")),
         "models": {int(size): model for size, model
                    in (vocabulary.get("models") or {}).items()} or None})

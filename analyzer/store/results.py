@@ -39,6 +39,9 @@ class VocabularyRecord:
     size: int
     counts: dict[int, dict[str, list[int]]]
     """`{size: {lang: [tokens of each measured unit]}}`."""
+    joined: dict[int, dict[str, int]] | None = None
+    """With `count` joined: `{size: {lang: tokens of its measured units joined into one
+    text}}`."""
     trained_bytes: int | None = None
     merges_learned: int | None = None
     stop_reason: str | None = None
@@ -58,6 +61,9 @@ class VocabularyRecord:
     """A production tokenizer: the tokens a one-message request adds (None: not known)."""
     framing_basis: str | None = None
     """How `framing` is known (measured, documented, none)."""
+    special_tokens: int | None = None
+    """A production tokenizer: the special tokens its library adds to each text it counts
+    (counted with `special_tokens`)."""
     chunks: dict[str, list[int]] | None = None
     """With a pre-tokenizer: `{lang: [chunks of each measured unit]}` (one vocabulary per
     pre-tokenizer reports them; the run stores them once)."""
@@ -107,13 +113,13 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
     cursor = db.execute(
         "INSERT INTO vocabularies (run_id, scope, kind, size, trained_bytes, merges_learned, "
         "stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern, transition, "
-        "base_size, framing, framing_basis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?)",
+        "base_size, framing, framing_basis, special_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, record.scope, record.kind, record.size, record.trained_bytes,
          record.merges_learned, record.stop_reason, record.seconds,
          None if record.roundtrip_ok is None else int(record.roundtrip_ok), record.library,
          record.source, record.pretokenizer, record.pattern, record.transition,
-         record.base_size, record.framing, record.framing_basis],
+         record.base_size, record.framing, record.framing_basis, record.special_tokens],
     )
     vocab_id = inserted_id(cursor)
     chosen = record.chosen or [None] * len(record.merges)
@@ -136,8 +142,10 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
          for size, document in (record.models or {}).items()
          for data in [document.encode("utf-8")]))
     db.conn.executemany(
-        "INSERT INTO token_counts (vocab_id, size, lang, tokens, unit_tokens) VALUES (?, ?, ?, ?, ?)",
-        ((vocab_id, size, lang, sum(units), pack_counts(units))
+        "INSERT INTO token_counts (vocab_id, size, lang, tokens, unit_tokens, joined_tokens) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        ((vocab_id, size, lang, sum(units), pack_counts(units),
+          record.joined[size][lang] if record.joined else None)
          for size, by_lang in record.counts.items() for lang, units in by_lang.items()),
     )
     return vocab_id

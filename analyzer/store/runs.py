@@ -40,7 +40,7 @@ class NewRun:
     engine_version: str
 
 
-COLUMN_OF = {"cross": "cross_matrix"}
+COLUMN_OF = {"cross": "cross_matrix", "count": "count_convention"}
 """The runs table's column of a recorded setting, where it is not the setting's own name."""
 
 
@@ -225,6 +225,19 @@ def load_counts(db: Database, run_id: int) -> list[tuple[str, str | None, int, s
         [run_id])
     return [(scope, pretokenizer, size, lang, unpack_counts(blob))
             for scope, pretokenizer, size, lang, blob in rows]
+
+
+def load_joined_counts(db: Database, run_id: int
+                       ) -> dict[tuple[str, str | None, int], dict[str, int]]:
+    """`{(scope, pretokenizer, size): {lang: tokens of its measured units joined into one
+    text}}` of a run that counted them so (`count` joined); empty for any other."""
+    found: dict[tuple[str, str | None, int], dict[str, int]] = {}
+    for scope, pretokenizer, size, lang, tokens in db.execute(
+            "SELECT v.scope, v.pretokenizer, c.size, c.lang, c.joined_tokens FROM token_counts c "
+            "JOIN vocabularies v ON v.id = c.vocab_id WHERE v.run_id = ? AND c.joined_tokens "
+            "IS NOT NULL ORDER BY v.id, c.size, c.lang", [run_id]):
+        found.setdefault((scope, pretokenizer, size), {})[lang] = tokens
+    return found
 
 
 def load_chunk_counts(db: Database, run_id: int) -> dict[str, dict[str, list[int]]]:

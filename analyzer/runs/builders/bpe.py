@@ -10,7 +10,14 @@ from analyzer import bpe
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.store import StoredMerge, VocabularyRecord
 
-from ..plan import JobPlan, Report, VocabularyJob, progress_reporter, split_by_language
+from ..plan import (
+    JobPlan,
+    Report,
+    VocabularyJob,
+    count_joined,
+    progress_reporter,
+    split_by_language,
+)
 from ..resolution import ResolvedRun
 from .common import counted_by, new_plan
 
@@ -52,13 +59,17 @@ def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
               for size in job.sizes}
     statistics = dict(zip(languages, vocabulary.token_statistics(
         [job.measure[lang] for lang in languages], reachable)))
+    joined = count_joined(job.joined, lambda found: {
+        size: counts[min(size, vocabulary.size)]
+        for counts in [vocabulary.count_tokens(found, reachable)] for size in job.sizes},
+        job.sizes)
     report(job.label, "done", 1, 1)
     pretokenizer = vocabulary.pretokenizer
     chunks = None
     if measured.chunks is not None and job.kind == VocabKind.SHARED:  # it measures every language
         chunks = split_by_language(measured.chunks, job.measure)
     return VocabularyRecord(
-        scope=job.scope, kind=job.kind, size=largest, counts=counts,
+        scope=job.scope, kind=job.kind, size=largest, counts=counts, joined=joined,
         trained_bytes=training.n_bytes, merges_learned=len(training.merges),
         stop_reason=training.stop_reason, seconds=round(seconds, 3),
         roundtrip_ok=measured.roundtrip_ok,

@@ -22,7 +22,7 @@ def new_plan(run: ResolvedRun, identity: VocabularyId, train_on: list[str], coun
         settings.tie_break, settings.min_pair_count, pretokenizer,
         weights=run.weights if everyone else {},
         global_merges=settings.global_merges if parity else 0,
-        dev_measured=parity and bool(settings.holdout))
+        dev_measured=parity and bool(settings.holdout), joined_ids=run.joined_ids)
 
 
 def counted_by(run: ResolvedRun, lang: str) -> list[str]:

@@ -25,7 +25,15 @@ from analyzer.identity import BASE_PRETOKENIZER, VocabKind, VocabularyId
 from analyzer.store import StoredMerge, VocabularyRecord
 
 from ..errors import RunError
-from ..plan import Report, SourceTables, TrainingInput, TrainingTexts, split_by_language
+from ..plan import (
+    Report,
+    SourceTables,
+    TrainingInput,
+    TrainingTexts,
+    count_joined,
+    joined_texts,
+    split_by_language,
+)
 from ..resolution import ResolvedRun
 
 KINDS = (VocabKind.EXTENSION,)
@@ -65,11 +73,20 @@ def build(base, run: ResolvedRun, texts: dict[str, list[str]], report: Report | 
     extended = Extended(base, training.merges)
     measure = {lang: [texts[lang][u] for u in run.measured_units] for lang in run.languages}
     counts, replaced, roundtrip_ok = measure_extended(extended, measure, run)
+    sizes = [base.size, *(base.size + n for n in run.added)]
+
+    def count(found: list[str]) -> dict[int, list[int]]:
+        by_size = measure_extended(extended, {str(i): [text] for i, text in enumerate(found)},
+                                   run)[0]
+        return {size: [by_size[min(size, extended.size)][str(i)][0] for i in range(len(found))]
+                for size in sizes}
+
+    joined = count_joined(joined_texts(texts, run.languages, run.measured_units, run.joined_ids),
+                          count, sizes)
     report(label, "done", 1, 1)
     return VocabularyRecord(
-        scope=label, kind=identity.kind, size=largest,
-        counts={size: counts[min(size, extended.size)]
-                for size in [base.size, *(base.size + n for n in run.added)]},
+        scope=label, kind=identity.kind, size=largest, joined=joined,
+        counts={size: counts[min(size, extended.size)] for size in sizes},
         trained_bytes=training.n_bytes, merges_learned=len(training.merges),
         stop_reason=training.stop_reason, seconds=round(seconds, 3), roundtrip_ok=roundtrip_ok,
         merges=[StoredMerge(left, right, new_id, count, extended.token_bytes(new_id))

@@ -20,7 +20,7 @@ from analyzer.external.library_trained import LibraryModel, train_model
 from analyzer.identity import Algorithm, VocabKind, VocabularyId
 from analyzer.store import VocabularyRecord
 
-from ..plan import JobPlan, Report, VocabularyJob
+from ..plan import JobPlan, Report, VocabularyJob, count_joined
 from ..resolution import ResolvedRun
 from .common import counted_by, new_plan
 
@@ -59,9 +59,11 @@ def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
     report(job.label, "count", 0, 1)
     splitter = resolve(job.pretokenizer)
     counted, histograms, roundtrip_ok = _count(model, job.measure)
+    joined = count_joined(job.joined, lambda texts: {size: [
+        sum(map(len, model.encode_chunks(model.chunks(text, 0)))) for text in texts]}, [size])
     report(job.label, "done", 1, 1)
     return VocabularyRecord(
-        scope=job.scope, kind=job.kind, size=size, counts={size: counted},
+        scope=job.scope, kind=job.kind, size=size, counts={size: counted}, joined=joined,
         trained_bytes=job.training.n_bytes(),
         stop_reason=None if model.size == size else
         f"the training text has pieces for {model.size:,} entries only",
@@ -120,6 +122,7 @@ def combine(records: list[VocabularyRecord]) -> list[VocabularyRecord]:
         combined[at[key]] = replace(
             first, size=max(first.size, record.size),
             counts={**first.counts, **record.counts},
+            joined={**first.joined, **record.joined} if first.joined and record.joined else None,
             seconds=round((first.seconds or 0) + (record.seconds or 0), 3),
             roundtrip_ok=bool(first.roundtrip_ok) and bool(record.roundtrip_ok),
             stop_reason=first.stop_reason or record.stop_reason,

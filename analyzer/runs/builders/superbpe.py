@@ -22,7 +22,14 @@ from analyzer.bpe.pretokenize import SUPERBPE
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.store import StoredMerge, VocabularyRecord
 
-from ..plan import JobPlan, Report, VocabularyJob, progress_reporter, split_by_language
+from ..plan import (
+    JobPlan,
+    Report,
+    VocabularyJob,
+    count_joined,
+    progress_reporter,
+    split_by_language,
+)
 from ..resolution import ResolvedRun
 from .common import counted_by, new_plan
 
@@ -102,10 +109,12 @@ def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
             added[0] += sum(before[lang]) - sum(after[lang])
             replaced[lang] = replaced[lang] + added
         roundtrip_ok = bool(one.roundtrip_ok) and bool(two.roundtrip_ok)
+    joined = count_joined(job.joined, lambda found: _stage_counts(
+        found, job.sizes, stage_one, whole if continued else None), job.sizes)
     report(job.label, "done", 1, 1)
     pair_counts = first.counts + second.counts
     return VocabularyRecord(
-        scope=job.scope, kind=job.kind, size=largest, counts=counts,
+        scope=job.scope, kind=job.kind, size=largest, counts=counts, joined=joined,
         trained_bytes=first.n_bytes, merges_learned=len(merges),
         stop_reason=second.stop_reason if continued else first.stop_reason,
         seconds=round(seconds, 3), roundtrip_ok=roundtrip_ok,
@@ -120,3 +129,21 @@ def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
         replaced_in_measured=replaced,
         histograms=histograms,
     )
+
+
+def _stage_counts(texts: list[str], sizes: list[int], stage_one: bpe.BaseVocabulary,
+                  whole: bpe.BaseVocabulary | None) -> dict[int, list[int]]:
+    """`{size: [tokens of each text]}`: a size up to stage 1's end counted by stage 1, a
+    larger one (when stage 2 learned merges) by both stages under stage 2's split."""
+    boundary = stage_one.size
+    one = [size for size in sizes if size <= boundary or whole is None]
+    two = [size for size in sizes if size not in one]
+    found: dict[int, list[int]] = {}
+    if one:
+        counted = stage_one.count_tokens(texts, sorted({min(s, boundary) for s in one}))
+        found.update({size: counted[min(size, boundary)] for size in one})
+    if two:
+        assert whole is not None
+        counted = whole.count_tokens(texts, sorted({min(s, whole.size) for s in two}))
+        found.update({size: counted[min(size, whole.size)] for size in two})
+    return found
