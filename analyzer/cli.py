@@ -358,16 +358,19 @@ def train(
 
 @app.command()
 def ingest(
-    path: Path = typer.Argument(None, help="Corpus folder or file; default: the shipped sample."),
+    path: Path = typer.Argument(None, help="Corpus folder or file, or hf:ORG/NAME[@REVISION] "
+                                "(a dataset on the Hugging Face hub, e.g. "
+                                "hf:openlanguagedata/flores_plus); default: the shipped sample."),
     name: str = typer.Option(None, help="Name to store it under; default: the folder or file name."),
     format: Format = typer.Option(None, "--format", help="Input format; default: detected."),
     units: Units = typer.Option("lines", help="Folder format: a unit per line, or per "
                                                   "blank-line-separated paragraph."),
     nfc: bool = typer.Option(False, "--nfc", help="Normalise texts to Unicode NFC."),
     skip_empty_units: bool = typer.Option(False, help="Drop units empty in any language."),
-    split: FloresSplit = typer.Option(None, "--split", help="FLORES-200 layout (dev/ and "
-                                      "devtest/ folders): the split to ingest (default: devtest); "
-                                      "each unit keeps its FLORES id, e.g. devtest:17."),
+    split: FloresSplit = typer.Option(None, "--split", help="FLORES-200's or FLORES+'s layout "
+                                      "(dev/ and devtest/ folders, or hf:openlanguagedata/"
+                                      "flores_plus): the split to ingest (default: devtest); each "
+                                      "unit keeps its FLORES id, e.g. devtest:17."),
     replace: bool = typer.Option(False, "--replace", help="Replace a corpus of the same name."),
     db: Path = DbOption,
 ) -> None:

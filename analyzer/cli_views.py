@@ -282,7 +282,7 @@ def summary_notes(summaries: pd.DataFrame, pretokenizer: str) -> list[str]:
             f"shared {with_interval(base['gini'], base['gini_ci_low'], base['gini_ci_high'], '.3f')}"
             "; total tokens "
             f"{with_interval(row['vs_shared'], row['vs_shared_ci_low'], row['vs_shared_ci_high'], '+.1%')}"
-            " vs shared (95 % bootstrap intervals, where the units were counted one by one)")
+            " vs shared (95 % bootstrap intervals)")
         if row["gini"] < row["gini_ci_low"]:
             # Not a bug: parity-aware training equalised these very units (its dev units), so
             # any resample of them is less even than the set it was fitted to.

@@ -74,7 +74,7 @@ def test_a_split_is_refused_for_another_format_and_nothing_is_stored(tmp_path):
     db = tmp_path / "a.db"
     result = invoke(db, "ingest", hand_made(tmp_path / "folder", DEV), "--split", "dev")
     assert result.exit_code != 0
-    assert "--split is for the FLORES-200 layout" in result.output
+    assert "--split is for FLORES's layouts" in result.output
     assert not db.exists() or not sqlite3.connect(db).execute(
         "SELECT name FROM sqlite_master WHERE name = 'corpora'").fetchall() or \
         not sqlite3.connect(db).execute("SELECT * FROM corpora").fetchall()

@@ -33,7 +33,8 @@ ADDED_TO_RECORDS = ("pretokenizer", "chunks", "chunk_premium",  # issue 12: pre-
 ADDED_TO_VOCABULARIES = ("pretokenizer", "pattern",
                          "transition",  # issue 23: SuperBPE
                          "base_size",  # issue 23: extensions
-                         "framing", "framing_basis")  # issue 27: a request's framing
+                         "framing", "framing_basis",  # issue 27: a request's framing
+                         "special_tokens")  # issue 40: what a library adds to each text
 ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "parity", "global_merges", "weights",  # issue 14: the fairness lab
                  "summaries", "equal_cost_sizes", "attribution", "divergence",
@@ -41,7 +42,8 @@ ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "extend", "added", "extend_langs", "target",  # issue 23: extensions
                  "extension_effects", "extension_reach",
                  "algorithms", "algorithm_premiums",  # issue 24: the algorithm as a variable
-                 "train_on", "train_bytes", "mix", "skip_invalid", "training")  # issue 39: sources
+                 "train_on", "train_bytes", "mix", "skip_invalid", "training",  # issue 39: sources
+                 "count", "special_tokens")  # issue 40: counting conventions
 
 
 def without(document: dict, keys) -> dict:
@@ -80,6 +82,21 @@ def every_kind():
 
 ADDED_BY_SOURCES = ("train_on", "train_bytes", "mix", "skip_invalid", "training")
 """The run's settings of training on a source (issue 39): null or their defaults here."""
+ADDED_BY_COUNTING = ("count", "special_tokens")
+"""The run's counting conventions (issue 40): their defaults here."""
+
+
+def without_counting(document: dict) -> dict:
+    """A run's document without issue 40's settings (checked to be their defaults) and its
+    production tokenizers' `special_tokens` (what their libraries add: none for these)."""
+    assert {key: document[key] for key in ADDED_BY_COUNTING} == {"count": "units",
+                                                                "special_tokens": False}
+    document = without(document, ADDED_BY_COUNTING)
+    if "vocabularies" in document:
+        assert all(v["special_tokens"] in (None, 0) for v in document["vocabularies"])
+        document["vocabularies"] = [without(v, ("special_tokens",))
+                                    for v in document["vocabularies"]]
+    return document
 
 
 @pytest.mark.parametrize("part", ["merges", "counts", "show", "export", "export_csv",
@@ -95,9 +112,9 @@ def test_a_run_of_every_kind_of_vocabulary_is_unchanged(every_kind, part):
         assert {key: found[key] for key in ADDED_BY_SOURCES} == {
             "train_on": None, "train_bytes": None, "mix": "natural", "skip_invalid": False,
             "training": None}
-        found = without(found, ADDED_BY_SOURCES)
+        found = without_counting(without(found, ADDED_BY_SOURCES))
     if part == "runs":
-        found = [without(run, ADDED_BY_SOURCES) for run in found]
+        found = [without_counting(without(run, ADDED_BY_SOURCES)) for run in found]
     assert found == golden[part]
 
 

@@ -14,13 +14,15 @@ from analyzer.errors import SETTING, setting
 from analyzer.files import is_special, kind_of
 from analyzer.settings import MAX_LANGUAGES
 
+from .columnar import read_parquet
 from .errors import CorpusError
-from .flores import DEFAULT_SPLIT, flores_files, read_flores
+from .flores import DEFAULT_SPLIT, flores_files, flores_plus_files, read_flores
+from .hub import hub_dataset, is_hub_spec
 from .languages import normalise_language
 from .readers import RawCorpus, language_files, read_folder, read_jsonl, read_moses, read_table
 from .tmx import read_tmx
 
-FORMATS = ("folder", "flores200", "tsv", "csv", "jsonl", "tmx", "moses")
+FORMATS = ("folder", "flores200", "flores_plus", "tsv", "csv", "jsonl", "parquet", "tmx", "moses")
 UNIT_KINDS = ("lines", "paragraphs")
 
 
@@ -83,12 +85,22 @@ def content_digest(texts: dict[str, list[str]], unit_ids: list[str | None]) -> s
 def read_corpus(path: Path | str, *, format: str | None = None, units: str = "lines",
                 nfc: bool = False, skip_empty_units: bool = False,
                 split: str | None = None) -> ParallelCorpus:
-    """Read, check and normalise a parallel corpus in any supported format (`split`: FLORES-200's
-    dev, devtest or dev+devtest; default devtest).
+    """Read, check and normalise a parallel corpus in any supported format (`split`: FLORES's
+    dev, devtest or dev+devtest; default devtest), from a path or the Hugging Face hub
+    (`hf:ORG/NAME[@REVISION]`, `analyzer.corpus.hub`).
 
     Raises CorpusError with a message naming the file, line or value at fault.
     """
-    path = Path(path)
+    if is_hub_spec(path):  # a dataset on the hub: its split's files, then read as a folder
+        folder, source = hub_dataset(str(path), (split or DEFAULT_SPLIT).split("+"))
+        return _read_corpus(folder, source, format=format, units=units, nfc=nfc,
+                            skip_empty_units=skip_empty_units, split=split)
+    return _read_corpus(Path(path), str(path), format=format, units=units, nfc=nfc,
+                        skip_empty_units=skip_empty_units, split=split)
+
+
+def _read_corpus(path: Path, source: str, *, format: str | None, units: str, nfc: bool,
+                 skip_empty_units: bool, split: str | None) -> ParallelCorpus:
     if units not in UNIT_KINDS:
         raise CorpusError(f"{SETTING} must be lines or paragraphs, not {units!r}",
                           setting="units", value=units)
@@ -105,11 +117,11 @@ def read_corpus(path: Path | str, *, format: str | None = None, units: str = "li
     if units == "paragraphs" and format != "folder":
         raise CorpusError(f"{SETTING} paragraphs applies to the folder format only",
                           setting="units", value=units)
-    if split is not None and format != "flores200":
-        raise CorpusError(f"{SETTING} is for the FLORES-200 layout (dev/ and devtest/ folders); "
+    if split is not None and format not in ("flores200", "flores_plus"):
+        raise CorpusError(f"{SETTING} is for FLORES's layouts (dev/ and devtest/ folders); "
                           f"{path} is {format}", setting="split", value=split)
     raw = _read(path, format, units, split or DEFAULT_SPLIT)
-    return build(raw, format=format, source=str(path), nfc=nfc, skip_empty_units=skip_empty_units)
+    return build(raw, format=format, source=source, nfc=nfc, skip_empty_units=skip_empty_units)
 
 
 def default_name(path: Path, corpus: ParallelCorpus) -> str:
@@ -120,6 +132,8 @@ def default_name(path: Path, corpus: ParallelCorpus) -> str:
     >>> default_name(Path("data/flores.dev.tsv"), ParallelCorpus({}, "tsv", ""))
     'flores'
     """
+    if is_hub_spec(path):  # hf:openlanguagedata/flores_plus@main -> flores_plus
+        return str(path).split("/")[-1].split("@")[0]
     if is_stream(path):
         return f"stream-{corpus.content_hash()[:8]}"
     return path.name.split(".")[0] if not path.is_dir() else path.resolve().name
@@ -154,7 +168,8 @@ def check_folder_entries(folder: Path) -> None:
                               f"itself, with {setting('format')})", file=entry.path)
 
 
-BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx"}
+BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx",
+             ".parquet": "parquet"}
 NOT_LANGUAGE_SUFFIXES = {
     "md", "txt", "rst", "html", "htm", "xml", "json", "jsonl", "ndjson", "yaml", "yml", "toml",
     "ini", "cfg", "csv", "tsv", "tmx", "py", "sh", "js", "log", "pdf", "doc", "docx", "gz", "bz",
@@ -172,6 +187,8 @@ def detect_format(path: Path) -> str:
             return "folder"
         if flores_files(path):
             return "flores200"
+        if flores_plus_files(path):
+            return "flores_plus"
         if _moses_files(path):
             return "moses"
         files = sorted(p.name for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
@@ -181,9 +198,9 @@ def detect_format(path: Path) -> str:
                               f"itself, e.g. analyzer ingest {path / data[0]}")
         found = ", ".join(files[:8]) + (", ..." if len(files) > 8 else "") if files else "nothing"
         raise CorpusError(f"{path}: no corpus files here (found: {found}); expected <lang>.txt "
-                          "files, Moses-style name.<lang> files, FLORES-200's dev/ and devtest/ "
-                          "folders, or give a .tsv, .csv, .jsonl or "
-                          ".tmx file")
+                          "files, Moses-style name.<lang> files, FLORES-200's or FLORES+'s dev/ "
+                          "and devtest/ folders, or give a .tsv, .csv, .jsonl, .parquet or .tmx "
+                          "file")
     suffix = path.suffix.lower()
     if suffix in BY_SUFFIX:
         return BY_SUFFIX[suffix]
@@ -202,11 +219,11 @@ def _read(path: Path, format: str, units: str, split: str) -> RawCorpus:
     if is_stream(path) and format not in STREAM_FORMATS:
         raise CorpusError(f"{path} is a stream (a pipe or a device): the {format} format needs "
                           f"files; a stream can be {', '.join(STREAM_FORMATS)}")
-    if format == "flores200":
+    if format in ("flores200", "flores_plus"):
         if not path.is_dir():
-            raise CorpusError(f"{path}: the flores200 format needs the release's folder (dev/ "
+            raise CorpusError(f"{path}: the {format} format needs the release's folder (dev/ "
                               "and devtest/ inside)")
-        return read_flores(path, split)
+        return read_flores(path, split, plus=format == "flores_plus")
     if format == "folder":
         if not path.is_dir():
             raise CorpusError(f"{path}: the folder format needs a folder of <lang>.txt files")
@@ -222,6 +239,8 @@ def _read(path: Path, format: str, units: str, split: str) -> RawCorpus:
         return read_table(path, delimiter="\t" if format == "tsv" else ",")
     if format == "jsonl":
         return read_jsonl(path)
+    if format == "parquet":
+        return read_parquet(path)
     return read_tmx(path)
 
 

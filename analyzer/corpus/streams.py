@@ -18,9 +18,12 @@ compressed stream, the rest of the file) is skipped and counted instead.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import gzip
 import json
 import lzma
+import shutil
+import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -315,37 +318,90 @@ def _document(text: str, format: str, documents: str, text_field: str, path: Pat
     return paragraph
 
 
-def _parquet(path: Path, kind: FileKind, text_field: str, skip_invalid: bool,
-             batch_bytes: int, shown: Path | None = None) -> Iterator[Batch]:
-    """A Parquet file's text column, a record batch at a time (a compressed file is first
-    decompressed into a temporary file: Parquet is read by seeking). Messages name `shown`
-    (the file as given), default `path`."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class ParquetColumns:
+    """A Parquet file read a column set at a time: its columns' kinds, and its rows in record
+    batches. Errors are StreamErrors naming the file as given (`shown`) and the row."""
 
-    if kind.compression is not None:
-        yield from _decompressed_parquet(path, kind, text_field, skip_invalid, batch_bytes)
+    def __init__(self, real: Path, shown: Path):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.path = shown
+        try:
+            self._file = pq.ParquetFile(real)
+        except (OSError, pa.ArrowException) as error:
+            raise StreamError(f"{shown}: not a readable Parquet file ({error})",
+                              file=str(shown)) from None
+        schema = self._file.schema_arrow
+        self.kinds = {name: _kind_of(schema.field(name).type) for name in schema.names}
+        """`{column: "text" | "integer" | its Arrow type}`, in the file's order."""
+        self.rows = self._file.metadata.num_rows
+
+    def batches(self, columns: list[str], rows: int) -> Iterator[tuple[int, dict[str, list]]]:
+        """`(rows before it, {column: its values})` of each record batch of about `rows`
+        rows, in file order; StreamError for a missing column or a damaged file."""
+        import pyarrow as pa
+
+        missing = [name for name in columns if name not in self.kinds]
+        if missing:
+            raise StreamError(f"{self.path}: no column {missing[0]!r} (it has: "
+                              f"{', '.join(self.kinds)})", file=str(self.path))
+        done = 0
+        try:
+            for record_batch in self._file.iter_batches(batch_size=max(1, rows), columns=columns):
+                values = {name: record_batch.column(i).to_pylist()
+                          for i, name in enumerate(columns)}
+                yield done, values
+                done += record_batch.num_rows
+        except (OSError, pa.ArrowException) as error:
+            raise StreamError(f"{self.path}: the Parquet file is damaged after row {done:,} "
+                              f"({error})", file=str(self.path)) from None
+
+
+def _kind_of(arrow_type) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "text"
+    if pa.types.is_integer(arrow_type):
+        return "integer"
+    return str(arrow_type)
+
+
+@contextlib.contextmanager
+def parquet_columns(path: Path, kind: FileKind | None = None) -> Iterator[ParquetColumns]:
+    """A Parquet file, compressed or not, to read by columns (a compressed one is decompressed
+    into a temporary file first: Parquet is read by seeking)."""
+    kind = kind or file_kind(path)
+    if kind.compression is None:
+        yield ParquetColumns(path, path)
         return
-    real, path = path, shown or path
-    try:
-        table = pq.ParquetFile(real)
-    except (OSError, pa.ArrowException) as error:
-        raise StreamError(f"{path}: not a readable Parquet file ({error})", file=str(path)) from None
-    names = table.schema_arrow.names
-    if text_field not in names:
-        raise StreamError(f"{path}: no column {text_field!r} (it has: {', '.join(names)}); "
-                          "--text-field names another", file=str(path))
-    place = row = 0
-    try:
-        for record_batch in table.iter_batches(batch_size=max(1, batch_bytes // 2048),
-                                               columns=[text_field]):
-            column = record_batch.column(0)
-            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-                raise StreamError(f"{path}: column {text_field!r} holds {column.type}, not text",
-                                  file=str(path))
+    with tempfile.NamedTemporaryFile(suffix=".parquet") as plain:
+        try:
+            with _open(path, kind.compression) as stream:
+                shutil.copyfileobj(stream, plain)
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:
+            raise StreamError(f"{path}: its {kind.compression} stream is broken ({error})",
+                              file=str(path)) from None
+        plain.flush()
+        yield ParquetColumns(Path(plain.name), path)
+
+
+def _parquet(path: Path, kind: FileKind, text_field: str, skip_invalid: bool,
+             batch_bytes: int) -> Iterator[Batch]:
+    """A Parquet file's text column, a record batch at a time."""
+    place = 0
+    with parquet_columns(path, kind) as table:
+        if table.kinds.get(text_field, "text") != "text":
+            raise StreamError(f"{path}: column {text_field!r} holds {table.kinds[text_field]}, "
+                              "not text", file=str(path))
+        if text_field not in table.kinds:
+            raise StreamError(f"{path}: no column {text_field!r} (it has: "
+                              f"{', '.join(table.kinds)}); --text-field names another",
+                              file=str(path))
+        for before, values in table.batches([text_field], max(1, batch_bytes // 2048)):
             batch = Batch([], place)
-            for value in column.to_pylist():
-                row += 1
+            for row, value in enumerate(values[text_field], start=before + 1):
                 if value is None:
                     if not skip_invalid:
                         raise StreamError(f"{path}: row {row:,} has no {text_field!r} (null)",
@@ -356,23 +412,3 @@ def _parquet(path: Path, kind: FileKind, text_field: str, skip_invalid: bool,
                     batch.texts.append(value)
                     place += 1
             yield batch
-    except (OSError, pa.ArrowException) as error:
-        raise StreamError(f"{path}: the Parquet file is damaged after row {row:,} ({error})",
-                          file=str(path)) from None
-
-
-def _decompressed_parquet(path: Path, kind: FileKind, text_field: str, skip_invalid: bool,
-                          batch_bytes: int) -> Iterator[Batch]:
-    import shutil
-    import tempfile
-
-    with tempfile.NamedTemporaryFile(suffix=".parquet") as plain:
-        try:
-            with _open(path, kind.compression) as stream:
-                shutil.copyfileobj(stream, plain)
-        except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:
-            raise StreamError(f"{path}: its {kind.compression} stream is broken ({error})",
-                              file=str(path)) from None
-        plain.flush()
-        yield from _parquet(Path(plain.name), FileKind(None, "parquet"), text_field,
-                            skip_invalid, batch_bytes, shown=path)
