@@ -495,11 +495,38 @@ def extension_view(results: RunResults, options: ShowOptions) -> Printed:
     return [extension_tables(effects, reached, results.run.pivot, results.run.target)]
 
 
+SHOWN_SCRIPTS = 4
+"""The scripts a vocabulary's row names (the largest); the rest are in `export`."""
+
+
+def vocabularies_view(results: RunResults, options: ShowOptions) -> Printed:
+    """The production tokenizers' vocabularies: the scripts of their tokens, the words they
+    split (the mean over the languages written with spaces), how much they share."""
+    scripts = results["vocabulary_scripts"]
+    if scripts.empty or options.vocab != VocabKind.SHARED:
+        return []
+    overlaps = results["vocabulary_overlaps"]
+    frame = results.frame
+    result = table("tokenizer", "tokens by script", "words split", "shares with (Jaccard)",
+                   title="Production vocabularies: their tokens' scripts, the words they split "
+                         "(mean over languages written with spaces), their overlap")
+    for name, rows in scripts.groupby("tokenizer", sort=False):
+        top = ", ".join(f"{row.script} {row.share:.1%}" for row in rows.head(SHOWN_SCRIPTS).itertuples())
+        split = frame[(frame["vocab"] == name)]["word_split_pct"].dropna()
+        pairs = overlaps[(overlaps["tokenizer"] == name) | (overlaps["other"] == name)]
+        shared = ", ".join(f"{row.other if row.tokenizer == name else row.tokenizer} "
+                           f"{row.jaccard:.3f}" for row in pairs.itertuples())
+        result.add_row(plain(name), top, f"{split.mean():.1f}%" if len(split) else "-",
+                       plain(shared) or "-")
+    return [[result]]
+
+
 TERMINAL_VIEWS: list[tuple[str, Callable[[RunResults, ShowOptions], Printed]]] = [
     ("records", records_view),
     ("summaries", frontier_view),
     ("algorithm_premiums", algorithms_view),
     ("extension_reach", extension_view),
+    ("vocabulary_scripts", vocabularies_view),
 ]
 """What `analyzer show` prints, in its order, each under the section (`analyzer.metrics.SECTIONS`)
 it shows: printed when the run has that section."""

@@ -35,6 +35,7 @@ from analyzer.files import write_atomically
 from analyzer.identity import BASE_PRETOKENIZER, VocabKind
 from analyzer.metrics import SECTIONS, SUMMARY_COLUMNS, RunData, RunResults, load_run_data
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
+from analyzer.metrics.vocabularies import OVERLAP_COLUMNS, SCRIPT_COLUMNS
 from analyzer.queries import complete_run, extended_tokenizer
 from analyzer.store import (
     AnalyzerDatabase,
@@ -54,6 +55,7 @@ from analyzer.store import (
 
 RECORD_KEYS = ["vocab", "kind", "pretokenizer", "size", "lang", "tokens", "bytes", "chars", "premium",
                "overhead", "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
+               "char_fertility", "word_split_pct",
                "unit_premium_median", "unit_premium_q1", "unit_premium_q3", "premium_ci_low",
                "premium_ci_high", "gini", "chunks", "chunk_premium", "utilisation", "mean_rank",
                "renyi_efficiency"]
@@ -63,7 +65,10 @@ language). `kind` is the vocabulary's (a VocabKind: shared, production, imported
 imported counts (their tokenizer's size is not known); `chunks` and `chunk_premium` (the
 language's chunks over the pivot's) only where a pre-tokenizer split the text; the allocation
 metrics (`utilisation`, `mean_rank`, `renyi_efficiency`; see analyzer.metrics.allocation) only
-for trained vocabularies."""
+for trained vocabularies. `fertility` is tokens per word where words are written apart,
+`char_fertility` tokens per character where they are not (Chinese, Japanese, Thai, ...);
+`word_split_pct` (production tokenizers, languages written with spaces) is the percentage of
+words a token boundary falls inside (tokka-bench's continued words)."""
 
 SUMMARY_KEYS = SUMMARY_COLUMNS
 """Per configuration that counts every language (see `analyzer.metrics.summaries`): its fields,
@@ -85,7 +90,7 @@ trained addition, and the added tokens that bring it within 10 % of the pivot (`
 and to the run's target (null: no trained addition does)."""
 
 INTEGER_KEYS = {"size", "tokens", "bytes", "chars", "chunks", "first_merge", "added", "merges",
-                "to_within", "to_target", "transition"}
+                "to_within", "to_target", "transition", "shared", "either"}
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -117,6 +122,8 @@ DOCUMENTS: dict[str, Callable[[Any], Any]] = {
     "extension_effects": lambda frame: rows(frame, EXTENSION_KEYS),
     "extension_reach": lambda frame: rows(frame, REACH_KEYS),
     "algorithm_premiums": lambda frame: rows(frame, ALGORITHM_COLUMNS),
+    "vocabulary_scripts": lambda frame: rows(frame, SCRIPT_COLUMNS),
+    "vocabulary_overlaps": lambda frame: rows(frame, OVERLAP_COLUMNS),
 }
 """Each section's JSON (`analyzer.metrics.SECTIONS`): its rows with their documented keys."""
 

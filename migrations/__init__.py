@@ -355,10 +355,26 @@ def m014_counting_conventions(db: Database) -> None:
     # Counting conventions (issue 40): a run counts each unit (the sum) or each language's
     # units joined into one text, as Petrov et al. count FLORES; and counts a production
     # tokenizer's added special tokens or not. A count keeps its joined total beside its units;
-    # a production tokenizer, the special tokens its library adds to each text.
+    # a production tokenizer, the special tokens its library adds to each text, the words it
+    # splits (tokka-bench's continued words), the scripts of its vocabulary's tokens, and how
+    # much of its vocabulary each other tokenizer of the run shares (Jaccard).
     _run(db, """
     ALTER TABLE runs ADD COLUMN count_convention TEXT NOT NULL DEFAULT 'units';
     ALTER TABLE runs ADD COLUMN special_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE token_counts ADD COLUMN joined_tokens INTEGER;
-    ALTER TABLE vocabularies ADD COLUMN special_tokens INTEGER
+    ALTER TABLE token_counts ADD COLUMN split_words INTEGER;
+    ALTER TABLE vocabularies ADD COLUMN special_tokens INTEGER;
+    CREATE TABLE vocabulary_scripts (
+        vocab_id INTEGER NOT NULL REFERENCES vocabularies(id) ON DELETE CASCADE,
+        script TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        PRIMARY KEY (vocab_id, script)
+    );
+    CREATE TABLE vocabulary_overlaps (
+        vocab_id INTEGER NOT NULL REFERENCES vocabularies(id) ON DELETE CASCADE,
+        other TEXT NOT NULL,
+        shared INTEGER NOT NULL,
+        either INTEGER NOT NULL,
+        PRIMARY KEY (vocab_id, other)
+    )
     """)

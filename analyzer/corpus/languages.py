@@ -23,6 +23,20 @@ _FLORES_CODE = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}$")
 _ALSO_USUAL = {("kor", "Hang")}
 
 
+NO_SPACE_SCRIPTS = {"Hans", "Hant", "Hani", "Jpan", "Thai", "Khmr", "Laoo", "Mymr", "Tibt", "Bopo"}
+"""Scripts written without spaces between words: fertility per word, and words split by
+tokens, are not applicable to them (fertility is then per character)."""
+
+
+def separates_words(lang: str) -> bool:
+    """Whether whitespace marks word boundaries in this language's script.
+
+    >>> separates_words("rus_Cyrl"), separates_words("tha_Thai")
+    (True, False)
+    """
+    return lang.rsplit("_", 1)[-1] not in NO_SPACE_SCRIPTS
+
+
 @cache
 def normalise_language(code: str) -> str:
     """`eng_Latn` for `en`, `eng`, `en-US`, `EN_us` or `eng_Latn`; CorpusError if unknown.

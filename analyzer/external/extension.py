@@ -36,6 +36,7 @@ from analyzer.bpe.reference import Merge
 from . import formats
 from .catalog import Format, catalog, entry
 from .errors import TokenizerError
+from .formats import byte_level_alphabet
 from .tokenizers import HF_PREFIX, _sources, catalog_files, hugging_face_file
 
 
@@ -162,20 +163,6 @@ class TiktokenBase(ExtensionBase):
         encoding = tiktoken.Encoding(name, pat_str=settings["pat_str"], mergeable_ranks=ranks,
                                      special_tokens=settings["special_tokens"])
         return lambda texts: [len(ids) for ids in encoding.encode_ordinary_batch(texts)]
-
-
-def byte_level_alphabet() -> dict[int, str]:
-    """GPT-2's byte-level alphabet, as Hugging Face's ByteLevel uses it: each byte as a
-    printable character (printable Latin-1 bytes as themselves, the rest from U+0100 on)."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    alphabet, extra = {}, 0
-    for byte in range(256):
-        if byte in printable:
-            alphabet[byte] = chr(byte)
-        else:
-            alphabet[byte] = chr(256 + extra)
-            extra += 1
-    return alphabet
 
 
 class TokenizerJsonBase(ExtensionBase):

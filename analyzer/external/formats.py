@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from .errors import TokenizerError
 EXTRA = "pip install 'analyzer[tokenizers]'"
 
 Count = Callable[[list[str]], list[int]]
+TokenList = Callable[[], list[bytes]]
 Pieces = Callable[[str], list[tuple[int, bytes]]]
 """A text's tokens as (id, the bytes it stands for), for showing a tokenization."""
 Normalization = Literal["NFC", "NFD", "NFKC", "NFKD"]
@@ -38,6 +40,9 @@ class Encoder:
     specials: int = 0
     """The special tokens the library adds to each text by default (a tokenizer.json's
     post-processor: beginning- and end-of-text tokens); counted only when a run asks."""
+    tokens: TokenList | None = None
+    """Its vocabulary's ordinary tokens as the bytes each stands for (special and control
+    tokens left out), for the scripts a vocabulary is written in and two vocabularies' overlap."""
 
 
 def build(entry: CatalogEntry, files: dict[str, bytes], label: str) -> Encoder:
@@ -56,6 +61,20 @@ def build(entry: CatalogEntry, files: dict[str, bytes], label: str) -> Encoder:
     if entry.format is Format.TOKENIZER_JSON:
         return tokenizer_json(data, label)
     return sentencepiece_model(data, label)
+
+
+def byte_level_alphabet() -> dict[int, str]:
+    """GPT-2's byte-level alphabet, as Hugging Face's ByteLevel uses it: each byte as a
+    printable character (printable Latin-1 bytes as themselves, the rest from U+0100 on)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    alphabet, extra = {}, 0
+    for byte in range(256):
+        if byte in printable:
+            alphabet[byte] = chr(byte)
+        else:
+            alphabet[byte] = chr(256 + extra)
+            extra += 1
+    return alphabet
 
 
 # --- tiktoken ---------------------------------------------------------------------------------
@@ -98,7 +117,7 @@ def openai_encoding(encoding: str, files: dict[str, bytes], pinned: dict[str, st
     size = encoder.n_vocab if pinned is not None else \
         len(arguments["mergeable_ranks"]) + len(arguments["special_tokens"])
     return Encoder(_counter(encoder), size, f"tiktoken {tiktoken.__version__}",
-                   _tiktoken_pieces(encoder))
+                   _tiktoken_pieces(encoder), tokens=encoder.token_byte_values)
 
 
 def openai_arguments(encoding: str, files: dict[str, bytes], pinned: dict[str, str] | None) -> dict:
@@ -170,7 +189,7 @@ def _tiktoken(label: str, pattern: str, ranks: dict[bytes, int], specials: int) 
     except ValueError as error:
         raise TokenizerError(f"{label}: tiktoken refuses it ({error})") from None
     return Encoder(_counter(encoder), encoder.n_vocab, f"tiktoken {tiktoken.__version__}",
-                   _tiktoken_pieces(encoder))
+                   _tiktoken_pieces(encoder), tokens=encoder.token_byte_values)
 
 
 def _json(data: bytes, label: str) -> dict:
@@ -197,7 +216,8 @@ def tekken(data: bytes, label: str) -> Encoder:
         raise TokenizerError(f"{label}: not a Tekken tokenizer ({type(error).__name__}: {error})") from None
     shift = config["default_num_special_tokens"]  # Mistral's ids follow the special tokens
     return Encoder(encoder.count, config["default_vocab_size"], encoder.library,
-                   lambda text: [(i + shift, piece) for i, piece in encoder.pieces(text)])
+                   lambda text: [(i + shift, piece) for i, piece in encoder.pieces(text)],
+                   tokens=encoder.tokens)
 
 
 def tiktoken_js(data: bytes, label: str, normalization: Normalization | None) -> Encoder:
@@ -218,7 +238,7 @@ def tiktoken_js(data: bytes, label: str, normalization: Normalization | None) ->
     except (KeyError, TypeError, ValueError) as error:
         raise TokenizerError(f"{label}: not a js-tiktoken JSON ({type(error).__name__}: {error})") from None
     return Encoder(_counter(encoder, normalization), encoder.n_vocab, f"tiktoken {tiktoken.__version__}",
-                   _tiktoken_pieces(encoder, normalization))
+                   _tiktoken_pieces(encoder, normalization), tokens=encoder.token_byte_values)
 
 
 # --- Hugging Face tokenizers and SentencePiece ------------------------------------------------
@@ -253,7 +273,7 @@ def tokenizer_json(data: bytes, label: str) -> Encoder:
     specials = len(tokenizer.encode("a", add_special_tokens=True).ids) - len(
         tokenizer.encode("a", add_special_tokens=False).ids)
     return Encoder(count, tokenizer.get_vocab_size(), f"tokenizers {tokenizers.__version__}", pieces,
-                   specials)
+                   specials, lambda: _json_tokens(tokenizer, data))
 
 
 def sentencepiece_model(data: bytes, label: str) -> Encoder:
@@ -275,5 +295,43 @@ def sentencepiece_model(data: bytes, label: str) -> Encoder:
                  else processor.id_to_piece(i).replace("\u2581", " ").encode("utf-8"))
                 for i in processor.encode(text)]
 
+    def tokens() -> list[bytes]:
+        return [bytes([int(processor.id_to_piece(i)[3:5], 16)]) if processor.is_byte(i)
+                else processor.id_to_piece(i).replace("\u2581", " ").encode("utf-8")
+                for i in range(processor.get_piece_size())
+                if not (processor.is_control(i) or processor.is_unknown(i))]
+
     return Encoder(count, processor.get_piece_size(), f"sentencepiece {sentencepiece.__version__}",
-                   pieces)
+                   pieces, tokens=tokens)
+
+
+BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+"""A byte-fallback token's name (SentencePiece's, and tokenizer.json models made from them)."""
+
+
+def _json_tokens(tokenizer, data: bytes) -> list[bytes]:
+    """A tokenizer.json's ordinary tokens as bytes: a byte-level model's spelled back from its
+    byte alphabet, another's with "▁" as a space, byte-fallback tokens as their byte and
+    WordPiece's "##" continuation mark dropped; its special added tokens left out."""
+    document = json.loads(data)
+    specials = {token["content"] for token in document.get("added_tokens") or []
+                if token.get("special")}
+    byte_level = '"ByteLevel"' in json.dumps([document.get("pre_tokenizer"),
+                                               document.get("decoder")])
+    chars = {char: byte for byte, char in byte_level_alphabet().items()}
+    prefix = ((document.get("model") or {}).get("continuing_subword_prefix") or "")
+    found = []
+    for token in tokenizer.get_vocab():
+        if token in specials:
+            continue
+        if byte_level and all(char in chars for char in token):
+            found.append(bytes(chars[char] for char in token))
+            continue
+        byte = BYTE_TOKEN.fullmatch(token)
+        if byte:
+            found.append(bytes([int(byte.group(1), 16)]))
+            continue
+        if prefix and token.startswith(prefix) and token != prefix:
+            token = token[len(prefix):]
+        found.append(token.replace("\u2581", " ").encode("utf-8"))
+    return found

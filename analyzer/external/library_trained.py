@@ -42,7 +42,7 @@ from analyzer.identity import Algorithm
 
 from . import formats
 from .errors import TokenizerError
-from .extension import byte_level_alphabet
+from .formats import byte_level_alphabet
 
 BYTE_CHARS = byte_level_alphabet()
 """Each byte as the character that stands for it (GPT-2's byte-level alphabet)."""

@@ -43,6 +43,8 @@ class ProductionTokenizer:
     """A text's tokens as (id, bytes), for showing them."""
     specials: int = 0
     """The special tokens its library adds to each text (a tokenizer.json's BOS/EOS)."""
+    tokens: formats.TokenList | None = None
+    """Its vocabulary's ordinary tokens as bytes (`formats.Encoder.tokens`)."""
 
 
 def resolve_tokenizer(spec: str, downloads: bool = True) -> ProductionTokenizer:
@@ -70,7 +72,8 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
         raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, the "
                              f"catalog {item.vocab_size:,}: the catalog or the library is wrong")
     return ProductionTokenizer(item.name, encoder.library, encoder.size, _sources(found),
-                               encoder.count, item, encoder.pieces, encoder.specials)
+                               encoder.count, item, encoder.pieces, encoder.specials,
+                               encoder.tokens)
 
 
 def catalog_files(item: CatalogEntry, explicit: Path | None = None,
@@ -85,7 +88,8 @@ def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
     data, where = hugging_face_file(spec, downloads)
     encoder = formats.tokenizer_json(data, spec)
     return ProductionTokenizer(spec, encoder.library, encoder.size, where, encoder.count,
-                               pieces=encoder.pieces, specials=encoder.specials)
+                               pieces=encoder.pieces, specials=encoder.specials,
+                               tokens=encoder.tokens)
 
 
 def hugging_face_file(spec: str, downloads: bool = True) -> tuple[bytes, str]:
@@ -140,7 +144,8 @@ def from_file(spec: str) -> ProductionTokenizer:
                              f"({', '.join(catalog())}), nor a file, nor hf:ORG/NAME")
     return ProductionTokenizer(path.name, encoder.library, encoder.size,
                                f"{path} (given; SHA-256 {digest(data)})", encoder.count,
-                               pieces=encoder.pieces, specials=encoder.specials)
+                               pieces=encoder.pieces, specials=encoder.specials,
+                               tokens=encoder.tokens)
 
 
 def _read(path: Path) -> bytes:

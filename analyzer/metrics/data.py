@@ -24,7 +24,10 @@ from analyzer.store import (
     load_joined_counts,
     load_merges,
     load_replacements,
+    load_split_words,
     load_unit_ids,
+    load_vocabulary_overlaps,
+    load_vocabulary_scripts,
     unit_stats,
     vocabularies,
 )
@@ -68,6 +71,13 @@ class RunData:
     tokens of its measured units joined into one text}}`; empty otherwise."""
     joined_spaces: int = 0
     """The spaces the join adds to each language's measured units (`count` joined)."""
+    split_words: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Production tokenizers: `{tokenizer: {lang: words of the measured units its tokens
+    cut}}` (languages written with spaces)."""
+    vocabulary_scripts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Production tokenizers: `{tokenizer: {script: tokens of its vocabulary}}`."""
+    vocabulary_overlaps: list[tuple[str, str, int, int]] = field(default_factory=list)
+    """Each pair of production tokenizers: (one, the other, tokens both have, either has)."""
     fairness: FairnessData | None = None
     """Loaded unless `load_run_data(..., fairness=False)` (a table that needs only counts)."""
 
@@ -99,6 +109,9 @@ def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True) -> R
               for pretokenizer, by_lang in load_chunk_counts(db, run_id).items()}
     data = RunData(run, vocabularies(db, run_id), counts, stats["bytes"], stats["chars"],
                    stats["words"], chunks)
+    data.split_words = load_split_words(db, run_id)
+    data.vocabulary_scripts = load_vocabulary_scripts(db, run_id)
+    data.vocabulary_overlaps = load_vocabulary_overlaps(db, run_id)
     if run.count == "joined":
         data.joined = load_joined_counts(db, run_id)
         ids = load_unit_ids(db, get_corpus_by_id(db, run.corpus_id))

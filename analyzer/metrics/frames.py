@@ -119,8 +119,12 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
                 boot_premium = boot / boot[p]
                 low, high = np.percentile(boot_premium, [2.5, 97.5], axis=1)
             pivot_bytes = totals[pivot][0]
+        split = data.split_words.get(vocab, {}) if kind.measured else {}
         for i, lang in enumerate(langs):
             row = _row(vocab, pretokenizer, kind, size, lang, int(whole[i]), totals[lang])
+            words = totals[lang][2]
+            row["word_split_pct"] = 100 * split[lang] / words if lang in split and words \
+                else float("nan")
             if lang in chunks and pivot in chunks:
                 row["chunks"] = int(chunks[lang].sum())
                 row["chunk_premium"] = chunks[lang].sum() / chunks[pivot].sum()
@@ -159,6 +163,9 @@ def _row(vocab: str, pretokenizer: str | None, kind: VocabKind, size: int, lang:
         "bytes": n_bytes, "chars": n_chars, "bytes_per_token": n_bytes / n_tokens,
         "chars_per_token": n_chars / n_tokens,
         "fertility": n_tokens / words if separates_words(lang) and words else float("nan"),
+        # Written without spaces: fertility per character instead (syllables are not counted).
+        "char_fertility": float("nan") if separates_words(lang) or not n_chars
+        else n_tokens / n_chars,
         "premium": float("nan"), "byte_premium": float("nan"),
     }
 

@@ -35,6 +35,7 @@ from .fairness import (
     superbpe_effects,
 )
 from .frames import language_metrics
+from .vocabularies import vocabulary_overlaps, vocabulary_scripts
 
 
 class RunResults:
@@ -116,6 +117,10 @@ SECTIONS: list[Section] = [
             _needs_fairness(extension_reach, pd.DataFrame()), shown=True),
     Section("algorithm_premiums", lambda run: len(run.algorithms) > 1,
             lambda results: algorithm_premiums(results.data), shown=True),
+    Section("vocabulary_scripts", _always, lambda results: vocabulary_scripts(results.data),
+            shown=True),
+    Section("vocabulary_overlaps", _always, lambda results: vocabulary_overlaps(results.data),
+            shown=True),
 ]
 """In the order `export` writes them."""
 

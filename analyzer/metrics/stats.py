@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-NO_SPACE_SCRIPTS = {"Hans", "Hant", "Hani", "Jpan", "Thai", "Khmr", "Laoo", "Mymr", "Tibt", "Bopo"}
-"""Scripts written without spaces between words: fertility is not applicable to them."""
+from analyzer.corpus.languages import separates_words
 
-
-def separates_words(lang: str) -> bool:
-    """Whether whitespace marks word boundaries in this language's script."""
-    return lang.rsplit("_", 1)[-1] not in NO_SPACE_SCRIPTS
+__all__ = ["bootstrap_weights", "gini", "separates_words"]
 
 
 def gini(values) -> float:

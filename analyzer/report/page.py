@@ -42,7 +42,7 @@ from analyzer.store import (
     load_merges,
 )
 
-from . import algorithms, extension, fairness, figures, split_rules, superbpe
+from . import algorithms, extension, fairness, figures, split_rules, superbpe, vocabularies
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script
@@ -277,6 +277,11 @@ def _algorithm_charts(view: figures.RunView, results: RunResults, costs: pd.Data
     return algorithms.sections(view, results["algorithm_premiums"])
 
 
+def _vocabulary_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
+    return vocabularies.sections(view, results["vocabulary_scripts"],
+                                 results["vocabulary_overlaps"], results.frame)
+
+
 def _language_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
     """Each language's overhead, shared against own, the cross matrix, bytes per token and
     the spread over units."""
@@ -316,6 +321,7 @@ REPORT_VIEWS: list[tuple[str, Callable[[figures.RunView, RunResults, pd.DataFram
     ("superbpe_effects", _superbpe_charts),
     ("extension_reach", _extension_charts),
     ("algorithm_premiums", _algorithm_charts),
+    ("vocabulary_scripts", _vocabulary_charts),
     ("records", _language_charts),
 ]
 """The page's charts in page order, each under the section (`analyzer.metrics.SECTIONS`) it

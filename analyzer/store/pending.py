@@ -163,6 +163,8 @@ def _record(vocabulary: dict) -> VocabularyRecord:
         "counts": {int(size): by_lang for size, by_lang in vocabulary["counts"].items()},
         "joined": {int(size): by_lang for size, by_lang
                    in (vocabulary.get("joined") or {}).items()} or None,
+        "overlaps": {other: tuple(pair) for other, pair
+                     in (vocabulary.get("overlaps") or {}).items()} or None,
         "histograms": _int_keys(vocabulary.get("histograms")),
         "models": {int(size): model for size, model
                    in (vocabulary.get("models") or {}).items()} or None})

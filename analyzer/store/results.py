@@ -64,6 +64,13 @@ class VocabularyRecord:
     special_tokens: int | None = None
     """A production tokenizer: the special tokens its library adds to each text it counts
     (counted with `special_tokens`)."""
+    split_words: dict[str, int] | None = None
+    """A production tokenizer: `{lang: words of its measured units cut by a token boundary}`
+    (tokka-bench's continued words; a language written without spaces has none)."""
+    scripts: dict[str, int] | None = None
+    """A production tokenizer: `{script: tokens of its vocabulary written in it}`."""
+    overlaps: dict[str, tuple[int, int]] | None = None
+    """A production tokenizer: `{another of the run: (tokens both have, tokens either has)}`."""
     chunks: dict[str, list[int]] | None = None
     """With a pre-tokenizer: `{lang: [chunks of each measured unit]}` (one vocabulary per
     pre-tokenizer reports them; the run stores them once)."""
@@ -142,12 +149,20 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
          for size, document in (record.models or {}).items()
          for data in [document.encode("utf-8")]))
     db.conn.executemany(
-        "INSERT INTO token_counts (vocab_id, size, lang, tokens, unit_tokens, joined_tokens) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO token_counts (vocab_id, size, lang, tokens, unit_tokens, joined_tokens, "
+        "split_words) VALUES (?, ?, ?, ?, ?, ?, ?)",
         ((vocab_id, size, lang, sum(units), pack_counts(units),
-          record.joined[size][lang] if record.joined else None)
+          record.joined[size][lang] if record.joined else None,
+          (record.split_words or {}).get(lang) if size == record.size else None)
          for size, by_lang in record.counts.items() for lang, units in by_lang.items()),
     )
+    db.conn.executemany(
+        "INSERT INTO vocabulary_scripts (vocab_id, script, tokens) VALUES (?, ?, ?)",
+        ((vocab_id, script, n) for script, n in (record.scripts or {}).items()))
+    db.conn.executemany(
+        "INSERT INTO vocabulary_overlaps (vocab_id, other, shared, either) VALUES (?, ?, ?, ?)",
+        ((vocab_id, other, shared, either)
+         for other, (shared, either) in (record.overlaps or {}).items()))
     return vocab_id
 
 

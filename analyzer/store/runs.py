@@ -240,6 +240,37 @@ def load_joined_counts(db: Database, run_id: int
     return found
 
 
+def load_split_words(db: Database, run_id: int) -> dict[str, dict[str, int]]:
+    """`{tokenizer: {lang: words its tokens cut}}` of a run's production tokenizers."""
+    found: dict[str, dict[str, int]] = {}
+    for scope, lang, words in db.execute(
+            "SELECT v.scope, c.lang, c.split_words FROM token_counts c JOIN vocabularies v ON "
+            "v.id = c.vocab_id WHERE v.run_id = ? AND c.split_words IS NOT NULL "
+            "ORDER BY v.id, c.lang", [run_id]):
+        found.setdefault(scope, {})[lang] = words
+    return found
+
+
+def load_vocabulary_scripts(db: Database, run_id: int) -> dict[str, dict[str, int]]:
+    """`{tokenizer: {script: tokens}}` of a run's production tokenizers, largest first."""
+    found: dict[str, dict[str, int]] = {}
+    for scope, script, tokens in db.execute(
+            "SELECT v.scope, s.script, s.tokens FROM vocabulary_scripts s JOIN vocabularies v ON "
+            "v.id = s.vocab_id WHERE v.run_id = ? ORDER BY v.id, s.tokens DESC, s.script",
+            [run_id]):
+        found.setdefault(scope, {})[script] = tokens
+    return found
+
+
+def load_vocabulary_overlaps(db: Database, run_id: int) -> list[tuple[str, str, int, int]]:
+    """`(tokenizer, other, tokens both have, tokens either has)` for each pair of a run's
+    production tokenizers, in the run's order."""
+    return [tuple(row) for row in db.execute(
+        "SELECT v.scope, o.other, o.shared, o.either FROM vocabulary_overlaps o JOIN "
+        "vocabularies v ON v.id = o.vocab_id WHERE v.run_id = ? ORDER BY v.id, o.rowid",
+        [run_id])]
+
+
 def load_chunk_counts(db: Database, run_id: int) -> dict[str, dict[str, list[int]]]:
     """`{pretokenizer: {lang: [chunks of each measured unit]}}` of a run's pre-tokenizers."""
     found: dict[str, dict[str, list[int]]] = {}

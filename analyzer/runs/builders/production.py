@@ -1,10 +1,14 @@
 """Production tokenizers, measured, not trained: counted by their own libraries on every
-measured unit of every language, stored like a trained vocabulary's counts, without merges."""
+measured unit of every language, stored like a trained vocabulary's counts, without merges;
+with what the field reports of them beside (`analyzer.external.vocabulary`): the words their
+tokens split, the scripts of their vocabularies, and how much of each other's they share."""
 
 from __future__ import annotations
 
 import time
 
+from analyzer.corpus.languages import separates_words
+from analyzer.external.vocabulary import jaccard, script_composition, split_words
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.store import VocabularyRecord
 
@@ -16,8 +20,30 @@ KINDS = (VocabKind.PRODUCTION,)
 
 def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
             source: SourceTables | None = None) -> list[VocabularyRecord]:
-    """Each production tokenizer's record."""
-    return [measure_tokenizer(tokenizer, run, texts, report) for tokenizer in run.tokenizers]
+    """Each production tokenizer's record; each pair's vocabulary overlap on the first's."""
+    found = [measure_tokenizer(tokenizer, run, texts, report) for tokenizer in run.tokenizers]
+    vocabularies = {tokenizer.name: set(tokenizer.tokens()) for tokenizer in run.tokenizers
+                    if tokenizer.tokens is not None}
+    for i, record in enumerate(found):
+        if record.scope in vocabularies:
+            record.overlaps = {other.scope: jaccard(vocabularies[record.scope],
+                                                    vocabularies[other.scope])
+                               for other in found[i + 1:] if other.scope in vocabularies}
+    return found
+
+
+def _split_words(tokenizer, units: list[str], lang: str) -> int | None:
+    """The words of a language's units its tokens cut; None for a language written without
+    spaces, or a tokenizer whose pieces do not spell the text (it normalises it)."""
+    if tokenizer.pieces is None or not separates_words(lang):
+        return None
+    total = 0
+    for text in units:
+        found = split_words(text, [piece for _, piece in tokenizer.pieces(text)])
+        if found is None:
+            return None
+        total += found
+    return total
 
 
 def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
@@ -34,6 +60,8 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
     joined = count_joined(joined_texts(texts, run.languages, run.measured_units, run.joined_ids),
                           lambda found: {tokenizer.size: [n + added for n in tokenizer.count(found)]},
                           [tokenizer.size])
+    split = {lang: _split_words(tokenizer, [texts[lang][u] for u in run.measured_units], lang)
+             for lang in run.languages}
     if report:
         report(tokenizer.name, "done", 1, 1)
     framing = tokenizer.entry.framing if tokenizer.entry else None
@@ -41,6 +69,9 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
     return VocabularyRecord(scope=identity.scope, kind=identity.kind, size=tokenizer.size,
                             counts={tokenizer.size: counts}, joined=joined,
                             special_tokens=tokenizer.specials,
+                            split_words={lang: n for lang, n in split.items() if n is not None},
+                            scripts=script_composition(tokenizer.tokens())
+                            if tokenizer.tokens is not None else None,
                             seconds=round(time.perf_counter() - start, 3),
                             library=tokenizer.library, source=tokenizer.source,
                             framing=framing.tokens if framing else None,

@@ -1,0 +1,103 @@
+"""What a tokenizer's vocabulary is made of: the scripts its tokens are written in, how
+much of it two tokenizers share, and how often its tokens cut a word.
+
+A token's script is that of its letters and marks (Unicode's Script property, through `regex`):
+one script, or `Mixed` when they are of several; a token with no letter (spaces, digits,
+punctuation, symbols) is `None`, and one whose bytes are not whole UTF-8 characters (a piece
+of a character, which byte-level vocabularies have) is `Bytes`.
+
+>>> token_script(b" the"), token_script("ción".encode()), token_script(b" 42."), token_script(b"\\xe4")
+('Latin', 'Latin', 'None', 'Bytes')
+>>> token_script("Москва".encode()), token_script("日本".encode()), token_script("aж".encode())
+('Cyrillic', 'Han', 'Mixed')
+
+Two vocabularies overlap as Arnett et al. (2024) measure it: the Jaccard index of their tokens
+as sets (here of the bytes each token stands for, so that two spellings of a space, `Ġ` and
+`▁`, are the same token).
+
+>>> jaccard({b"a", b"b", b"ab"}, {b"a", b"b", b"ba"})
+(2, 4)
+
+A word (a run of characters between whitespace, as the corpus counts words) is continued, or
+split, when a token boundary falls inside it: tokka-bench's `word_split_pct` is the share of
+words so split.
+
+>>> split_words("the cat sat", [b"the", b" c", b"at", b" sat"])
+1
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import regex
+
+SCRIPTS = ("Latin", "Cyrillic", "Greek", "Armenian", "Georgian", "Arabic", "Hebrew", "Syriac",
+           "Thaana", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu",
+           "Kannada", "Malayalam", "Sinhala", "Thai", "Lao", "Tibetan", "Myanmar", "Khmer",
+           "Hangul", "Hiragana", "Katakana", "Han", "Bopomofo", "Ethiopic", "Mongolian",
+           "Cherokee", "Tifinagh", "Nko", "Ol_Chiki", "Javanese", "Balinese", "Canadian_Aboriginal")
+"""The scripts told apart by name; a letter of any other is `Other`."""
+MIXED, NO_LETTER, BYTES, OTHER = "Mixed", "None", "Bytes", "Other"
+
+_LETTERS = regex.compile(r"[\p{L}\p{M}]")
+_SCRIPT = regex.compile("|".join(f"(?P<{name}>\\p{{Script={name}}})" for name in SCRIPTS))
+_SHARED = regex.compile(r"[\p{Script=Common}\p{Script=Inherited}]")
+
+
+def token_script(token: bytes) -> str:
+    """The script a token is written in (see the module's docstring)."""
+    try:
+        text = token.decode("utf-8")
+    except UnicodeDecodeError:
+        return BYTES
+    found = set()
+    for letter in _LETTERS.findall(text):
+        if _SHARED.match(letter):  # a combining mark or a letter-like symbol every script uses
+            continue
+        match = _SCRIPT.match(letter)
+        found.add(match.lastgroup if match else OTHER)
+        if len(found) > 1:
+            return MIXED
+    return found.pop() if found else NO_LETTER
+
+
+def script_composition(tokens: Iterable[bytes]) -> dict[str, int]:
+    """How many tokens each script has, the largest first (ties by name)."""
+    counts = Counter(token_script(token) for token in tokens)
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def jaccard(left: set[bytes], right: set[bytes]) -> tuple[int, int]:
+    """(tokens both have, tokens either has): their Jaccard index is the first over the second."""
+    return len(left & right), len(left | right)
+
+
+_WORD = re.compile(r"\S+")
+
+
+def split_words(text: str, pieces: Sequence[bytes]) -> int | None:
+    """How many of the text's words a token boundary falls inside, the tokens' bytes given in
+    order; None when they do not spell the text (a tokenizer that normalises it, or adds a
+    space before it, other than SentencePiece's one leading space)."""
+    data = text.encode("utf-8", errors="surrogatepass")
+    spelled = b"".join(pieces)
+    shift = 0
+    if spelled != data:
+        if spelled == b" " + data:  # SentencePiece's dummy prefix
+            shift = 1
+        else:
+            return None
+    starts = list(itertools.accumulate((len(piece) for piece in pieces[:-1]), initial=0))
+    offsets = list(itertools.accumulate((len(char.encode("utf-8", errors="surrogatepass"))
+                                         for char in text), initial=0))
+    cut = 0
+    for word in _WORD.finditer(text):
+        first, last = offsets[word.start()] + shift, offsets[word.end()] + shift
+        if bisect.bisect_left(starts, last) - bisect.bisect_right(starts, first) > 0:
+            cut += 1
+    return cut

@@ -1,0 +1,96 @@
+"""The vocabulary view of a report: what the production tokenizers' vocabularies are written
+in, how often their tokens split a word, and how much of each other they share."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .colors import PALETTE
+from .figures import RunView
+from .language_filter import by_script
+
+SHOWN_SCRIPTS = 10
+"""Scripts drawn by name (the largest over all tokenizers); the rest drawn together."""
+
+
+def scripts(rows: pd.DataFrame) -> go.Figure:
+    """A stacked bar per tokenizer: the share of its vocabulary's tokens in each script."""
+    totals = rows.groupby("script")["tokens"].sum().sort_values(ascending=False)
+    named = list(totals.index[:SHOWN_SCRIPTS])
+    tokenizers = list(dict.fromkeys(rows["tokenizer"]))
+    figure = go.Figure()
+    for index, script in enumerate([*named, "other scripts"]):
+        part = rows[rows["script"] == script] if script in named else \
+            rows[~rows["script"].isin(named)]
+        share = part.groupby("tokenizer")["share"].sum()
+        tokens = part.groupby("tokenizer")["tokens"].sum()
+        figure.add_trace(go.Bar(
+            y=tokenizers, x=[float(share.get(name, 0.0)) * 100 for name in tokenizers],
+            customdata=[[int(tokens.get(name, 0))] for name in tokenizers], orientation="h",
+            name=script, marker_color=PALETTE[index % len(PALETTE)],
+            hovertemplate=(f"%{{y}}<br>{script}: %{{x:.1f}} % of its tokens "
+                           "(%{customdata[0]:,})<extra></extra>")))
+    figure.update_layout(barmode="stack", title="The scripts of each vocabulary's tokens",
+                         xaxis=dict(title="share of the vocabulary's tokens", ticksuffix=" %"),
+                         yaxis=dict(autorange="reversed"), height=max(320, 40 * len(tokenizers) + 200))
+    return figure
+
+
+def word_splits(view: RunView, frame: pd.DataFrame) -> go.Figure:
+    """Grouped bars per language: the share of its words each tokenizer's tokens split."""
+    rows = frame.dropna(subset=["word_split_pct"])
+    order = by_script([lang for lang in view.languages if lang in set(rows["lang"])], view.pivot)
+    figure = go.Figure()
+    for index, (name, part) in enumerate(rows.groupby("vocab", sort=False)):
+        values = part.set_index("lang")["word_split_pct"]
+        figure.add_trace(go.Bar(
+            x=[view.name(lang) for lang in order], y=[float(values.get(lang, float("nan")))
+                                                   for lang in order],
+            name=name, marker_color=PALETTE[index % len(PALETTE)], meta={"langs": order},
+            hovertemplate=f"<b>%{{x}}</b><br>{name}: %{{y:.1f}} % of words split<extra></extra>"))
+    figure.update_layout(barmode="group", title="Words split into two or more tokens",
+                         yaxis=dict(title="words split (%)", ticksuffix=" %"),
+                         xaxis=dict(tickangle=-45), height=520, hovermode="closest")
+    return figure
+
+
+def overlaps(rows: pd.DataFrame) -> go.Figure:
+    """The Jaccard index of every two tokenizers' vocabularies, as a symmetric matrix."""
+    names = list(dict.fromkeys([*rows["tokenizer"], *rows["other"]]))
+    matrix = pd.DataFrame(1.0, index=names, columns=names)
+    for row in rows.itertuples():
+        matrix.loc[row.tokenizer, row.other] = matrix.loc[row.other, row.tokenizer] = row.jaccard
+    figure = go.Figure(go.Heatmap(
+        z=matrix.values, x=names, y=names, colorscale="Blues", zmin=0, zmax=1,
+        texttemplate="%{z:.2f}", colorbar=dict(title="Jaccard"),
+        hovertemplate="%{y} and %{x}: %{z:.3f} of their tokens shared<extra></extra>"))
+    figure.update_layout(title="How much two vocabularies share (Jaccard index of their tokens)",
+                         yaxis=dict(autorange="reversed"), height=max(360, 40 * len(names) + 200))
+    return figure
+
+
+def sections(view: RunView, script_rows: pd.DataFrame, overlap_rows: pd.DataFrame,
+             frame: pd.DataFrame) -> list[tuple[str, str, object]]:
+    if script_rows.empty:
+        return []
+    charts: list[tuple[str, str, object]] = [(
+        "Production vocabularies: their scripts",
+        "Each production tokenizer's ordinary tokens by the script of their letters (Mixed: "
+        "several; None: no letter, as spaces, digits and punctuation; Bytes: a piece of a "
+        "character). A language whose script has few tokens pays for it in tokens.",
+        scripts(script_rows))]
+    measured = frame[frame["kind"].map(lambda kind: kind.measured)]
+    if measured["word_split_pct"].notna().any():
+        charts.append((
+            "Words split by each tokenizer",
+            "The share of a language's words (runs of characters between spaces) that a token "
+            "boundary falls inside (tokka-bench's continued words); languages written without "
+            "spaces have none.", word_splits(view, measured)))
+    if not overlap_rows.empty:
+        charts.append((
+            "Vocabulary overlap",
+            "The tokens two tokenizers both have over those either has (the Jaccard index, as "
+            "Arnett et al. 2024 compare vocabularies), tokens compared as the bytes they stand "
+            "for.", overlaps(overlap_rows)))
+    return charts
