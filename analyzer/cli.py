@@ -649,6 +649,35 @@ def report_command(
         webbrowser.open(path.resolve().as_uri())
 
 
+@app.command("results")
+def results_command(
+    run_id: int = typer.Argument(..., metavar="RUN", help="A run with production tokenizers."),
+    out: Path = typer.Option(..., help="Folder for the results (a data file, its page and the "
+                                       "run's interactive report), e.g. docs/results/flores."),
+    prices: Path = typer.Option(
+        None, "--prices", dir_okay=False, help="A price table of your own (TOML, the format of "
+        "analyzer's prices.toml)."),
+    db: Path = DbOption,
+) -> None:
+    """Write a results page of a run's production tokenizers: results.json (every premium with
+    its interval, each tokenizer's framing, SHA-256 and priced models, the corpus's digest, the
+    analyzer's version), index.html (a sortable table, offline) and report.html."""
+    _check_output_folder(out)
+    if prices is not None:
+        load_prices(prices)
+    database = _open(db)
+    complete_run(database, run_id)
+    from .report.results import write_results
+
+    with _writing(out):
+        try:
+            written = write_results(database, run_id, out, prices)
+        except ValueError as error:
+            raise _fail(str(error)) from None
+    for path in written:
+        Console().print(plain(str(path)))
+
+
 @app.command()
 def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the runs in the database, newest last."""

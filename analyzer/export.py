@@ -44,11 +44,13 @@ from analyzer.store import (
     RunRead,
     StoredMerge,
     VocabularyRead,
+    get_corpus_by_id,
     get_run,
     iter_merges,
     load_model,
     load_replacements,
     load_texts,
+    load_unit_ids,
     model_digests,
     vocabularies,
 )
@@ -157,14 +159,17 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | 
     """`analyzer export RUN`, as JSON text in pieces: the run's settings, its vocabularies with
     their merges, every section (`analyzer.metrics.SECTIONS`), and the token report; with
     `units`, also each measured unit's count (`units`: one entry per vocabulary, pre-tokenizer,
-    size and language, its counts in the order of `measured_units`). One item of a list per
-    line."""
+    size and language, its counts in the order of `measured_units`; `unit_ids`, where the corpus
+    has them, are those units' ids in their source). One item of a list per line."""
     results = _results(data or load_run_data(db, run_id), frame)
     data = results.data
     run = data.run
     head = run.model_dump(mode="json")
     head["engine_version"] = run.engine_version
     head["measured_units"] = run.measured_units
+    ids = load_unit_ids(db, get_corpus_by_id(db, run.corpus_id))
+    if any(ids):  # FLORES's devtest:17, a TMX tuid, a table's id column: as the source gave them
+        head["unit_ids"] = [ids[unit] for unit in run.measured_units]
     yield "{\n" + "".join(f"  {_compact(key)}: {_compact(value)},\n" for key, value in head.items())
     yield '  "vocabularies": ['
     models = model_digests(db, run.id)

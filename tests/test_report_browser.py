@@ -148,7 +148,32 @@ def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_
     only = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["o200k_base"]))
     traces, problems = open_page(browser, write_report(tiny_db, only, tmp_path / "reports"),
                                  tmp_path / "only.png")
-    assert problems == [] and len(traces) == 3  # the comparison, the costs, the unit premiums
+    # the comparison, the costs, the vocabulary's scripts, the words split, the unit premiums
+    assert problems == [] and len(traces) == 5
+
+
+def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db, tmp_path):
+    from analyzer.report.results import write_results
+
+    run_id = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["cl100k_base", "gpt2"],
+                                              count="joined"))
+    data, page_path, report = write_results(tiny_db, run_id, tmp_path / "results")
+    traces, problems = open_page(browser, report, tmp_path / "report.png")
+    assert problems == [] and traces
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("request", lambda r: errors.append(r.url) if not r.url.startswith("file:") else None)
+    page.goto(page_path.resolve().as_uri())
+    column = "#premiums tbody tr td:nth-child(4)"  # gpt2's premium
+    page.click("#premiums th:nth-child(4)")
+    up = [float(v) for v in page.locator(column).all_inner_texts()]
+    page.click("#premiums th:nth-child(4)")
+    down = [float(v) for v in page.locator(column).all_inner_texts()]
+    assert up == sorted(up) and down == sorted(up, reverse=True) and len(up) == 3
+    assert page.locator("a[href='report.html']").count() == 1
+    page.close()
+    assert errors == []
 
 
 def test_imported_counts_render_beside_production_tokenizers(browser, tiny_db, tmp_path):

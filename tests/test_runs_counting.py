@@ -111,6 +111,7 @@ def test_units_is_the_default_and_stores_no_joined_count(flores_db):
     assert load_joined_counts(database, 1) == {}
     shown = json.loads(cli_output(flores_db, "export", "1"))
     assert shown["count"] == "units" and shown["special_tokens"] is False
+    assert shown["unit_ids"] == ["dev:1", "dev:2", "devtest:1", "devtest:2"]  # FLORES's own
     assert "Counted as" not in cli_output(flores_db, "show", "1")
 
 

@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 from analyzer.metrics.frames import MEASURED_KINDS
 
 from .colors import PALETTE
-from .figures import RunView
-from .language_filter import by_script
+from .figures import RunView, label
+from .language_filter import by_script, script_label
 
 SHOWN_SCRIPTS = 10
 """Scripts drawn by name (the largest over all tokenizers); the rest drawn together."""
@@ -40,20 +40,21 @@ def scripts(rows: pd.DataFrame) -> go.Figure:
 
 
 def word_splits(view: RunView, frame: pd.DataFrame) -> go.Figure:
-    """Grouped bars per language: the share of its words each tokenizer's tokens split."""
+    """A heatmap: each language (rows, grouped by script) under each tokenizer (columns), the
+    share of its words the tokenizer's tokens split."""
     rows = frame.dropna(subset=["word_split_pct"])
     order = by_script([lang for lang in view.languages if lang in set(rows["lang"])], view.pivot)
-    figure = go.Figure()
-    for index, (name, part) in enumerate(rows.groupby("vocab", sort=False)):
-        values = part.set_index("lang")["word_split_pct"]
-        figure.add_trace(go.Bar(
-            x=[view.name(lang) for lang in order], y=[float(values.get(lang, float("nan")))
-                                                   for lang in order],
-            name=name, marker_color=PALETTE[index % len(PALETTE)], meta={"langs": order},
-            hovertemplate=f"<b>%{{x}}</b><br>{name}: %{{y:.1f}} % of words split<extra></extra>"))
-    figure.update_layout(barmode="group", title="Words split into two or more tokens",
-                         yaxis=dict(title="words split (%)", ticksuffix=" %"),
-                         xaxis=dict(tickangle=-45), height=520, hovermode="closest")
+    names = list(dict.fromkeys(rows["vocab"]))
+    cells = rows.set_index(["vocab", "lang"])["word_split_pct"]
+    z = [[float(cells.get((name, lang), float("nan"))) for name in names] for lang in order]
+    figure = go.Figure(go.Heatmap(
+        z=z, x=names, y=[label(script_label(lang)) for lang in order], meta={"rows": order},
+        colorscale="Oranges", zmin=0, zmax=100, texttemplate="%{z:.0f}%", textfont=dict(size=10),
+        colorbar=dict(title="words split %"),
+        hovertemplate="%{y}<br>%{x}: %{z:.1f} % of its words split<extra></extra>"))
+    figure.update_layout(title="Words split into two or more tokens", xaxis=dict(side="top"),
+                         yaxis=dict(autorange="reversed"), margin=dict(t=150, l=260),
+                         height=max(420, 20 * len(order) + 240))
     return figure
 
 

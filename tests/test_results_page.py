@@ -1,0 +1,48 @@
+"""`analyzer results RUN --out DIR`: a run's production tokenizers as a data file a docs site
+keeps (every premium with its interval, each tokenizer's framing and files' SHA-256, the priced
+models, the corpus's digest, the analyzer's version), a sortable page and the interactive
+report; refused for a run with no production tokenizer."""
+
+from __future__ import annotations
+
+import json
+
+from analyzer import __version__
+from helpers import cli_output, invoke, resolve_or_skip
+
+
+def test_the_data_file_has_every_premium_and_what_makes_it_checkable(db, tmp_path):
+    tokenizer = resolve_or_skip("cl100k_base")
+    resolve_or_skip("gpt2")
+    cli_output(db, "run", "--tokenizer", "cl100k_base", "--tokenizer", "gpt2", "--no-report")
+    out = tmp_path / "results"
+    printed = cli_output(db, "results", "1", "--out", out)
+    assert "results.json" in printed and "index.html" in printed and "report.html" in printed
+    document = json.loads((out / "results.json").read_text())
+    assert document["analyzer"] == __version__ and document["pivot"] == "eng_Latn"
+    corpus = json.loads(cli_output(db, "corpora", "--json"))[0]
+    assert document["corpus"]["content_sha256"] == corpus["content_hash"]
+    (cl100k,) = [t for t in document["tokenizers"] if t["name"] == "cl100k_base"]
+    assert cl100k["sha256"] and all(digest in tokenizer.source for digest in cl100k["sha256"])
+    assert cl100k["framing"] is not None
+    records = {(r["vocab"], r["lang"]): r
+               for r in json.loads(cli_output(db, "export", "1"))["records"]}
+    assert len(document["rows"]) == len(records) == 6
+    for row in document["rows"]:
+        record = records[(row["tokenizer"], row["lang"])]
+        assert row["tokens"] == record["tokens"]
+        assert row["premium"] == round(record["premium"], 6)
+        assert row["premium_ci_low"] <= row["premium"] <= row["premium_ci_high"]
+    assert {m["tokenizer"] for m in document["models"]} <= {"cl100k_base", "gpt2"}
+    assert document["models"] and all(m["input_price"] > 0 for m in document["models"])
+    page = (out / "index.html").read_text()
+    assert "<script src" not in page and "http" not in page.split("<script>")[1]
+    assert (out / "report.html").stat().st_size > 1_000_000  # plotly.js inlined: works alone
+
+
+def test_a_run_without_production_tokenizers_is_refused(db, tmp_path):
+    cli_output(db, "run", "--vocab", "300", "--jobs", "1", "--no-report")
+    result = invoke(db, "results", "1", "--out", tmp_path / "results")
+    assert result.exit_code == 1
+    assert "measured no production tokenizer" in result.output
+    assert not (tmp_path / "results" / "results.json").exists()
