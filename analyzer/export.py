@@ -298,7 +298,7 @@ def training_document(training: Training) -> dict:
 
 
 def token_report(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead]) -> dict:
-    """The export's `token_report` section (the README lists its fields): per language its
+    """The export's `token_report` section (docs/reference/export.md lists its fields): per language its
     chars and bytes, tokens under shared and under its own vocabulary, bytes per token and
     the curve over sizes; each production tokenizer's tokens and premium per language; rules
     learned per vocabulary; and whether every measured text round-tripped. Trained numbers are

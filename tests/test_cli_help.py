@@ -1,0 +1,61 @@
+"""Every command's `--help` read at 80 and 120 columns, as a terminal shows it: nothing cut off,
+no line past the width, the extras' names (`analyzer[serve]`) and percent signs as written,
+no metavar noise, `run`'s options under their headings, the command list one entry per
+command with its first sentence whole."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from analyzer.cli import RUN_PANELS, app
+
+
+def every_command() -> list[list[str]]:
+    group = get_command(app)
+    found: list[list[str]] = [[]]
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        found.append([name])
+        for sub in getattr(command, "commands", {}):
+            found.append([name, sub])
+    return found
+
+
+def help_text(args: list[str], width: int) -> str:
+    result = CliRunner().invoke(app, [*args, "--help"], terminal_width=width)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("args", every_command(), ids=lambda args: " ".join(args) or "analyzer")
+def test_help_fits_and_nothing_is_cut_off(args, width):
+    text = help_text(args, width)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= width
+    assert "…" not in text and "%%" not in text
+    cut = [line for line in lines if line.rstrip().endswith("...")
+           and not re.search(r"[A-Z]+\]?\}?\.\.\.$", line.rstrip())]  # FILE... takes several
+    assert cut == []
+    assert "<bool>" not in text and "<list[" not in text
+
+
+def test_the_extras_and_the_headings_show_as_written():
+    assert "pip install 'analyzer[serve]'" in " ".join(help_text(["serve"], 80).split())
+    run = help_text(["run"], 80)
+    assert "analyzer[tokenizers]" in " ".join(run.split())
+    headings = [line[:-1] for line in run.splitlines() if re.fullmatch(r"[A-Z][\w ,]+:", line)]
+    assert headings == [*RUN_PANELS, "Output", "Other options"]
+    assert "within 10 percent of the pivot (1.10)" in " ".join(help_text(["run"], 120).split())
+
+
+def test_the_command_list_gives_each_command_its_first_sentence_whole():
+    text = help_text([], 80)
+    words = " ".join(text.split())
+    assert "how many more tokens each language pays for the same meaning." in words
+    assert "report Write a run's HTML report (and the index of runs); it works offline." in words
+    commands = re.findall(r"^  ([a-z-]+) ", text.split("Commands:")[1], re.M)
+    assert commands == list(get_command(app).commands)  # type: ignore[attr-defined]

@@ -1,0 +1,110 @@
+"""The docs as a deliverable: the README fits a screen or two and its links lead somewhere; the
+site builds with warnings as errors (no broken link or reference) and works offline in a real
+browser; the committed command reference is the one the application generates; and the
+tutorial's commands run, printing what the page shows."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import cli_output
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def test_the_readme_fits_and_its_links_resolve():
+    assert len(README.splitlines()) <= 150
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README):
+        if "://" not in target:
+            assert (ROOT / target).exists(), target
+
+
+def test_the_command_reference_is_the_applications():
+    from cli_reference import reference
+
+    committed = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert committed == reference(), ("docs/reference/cli.md is stale: "
+                                       "python tools/cli_reference.py > docs/reference/cli.md")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    if importlib.util.find_spec("mkdocs") is None:
+        pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
+                           str(out)], cwd=ROOT, capture_output=True, text=True,
+                          env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_the_site_builds_strictly_with_every_page(site):
+    for page in ("index.html", "reference/cli.html", "how-to/published-numbers.html",
+                 "results.html", "results/flores200-devtest/index.html"):
+        assert (site / page).is_file(), page
+
+
+def test_the_site_works_offline_in_a_browser(site, browser):
+    page = browser.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    page.on("request", lambda r: problems.append(f"request: {r.url}")
+            if not r.url.startswith(("file:", "data:", "blob:", "about:")) else None)
+    for path in ("index.html", "tutorials/flores.html", "reference/cli.html"):
+        page.goto((site / path).as_uri(), wait_until="load")
+        assert page.locator("h1").count() >= 1
+    page.close()
+    assert problems == []
+
+
+def indented_commands(markdown: str) -> list[str]:
+    """The `analyzer ...` lines of a page's indented code blocks, in order (a trailing comment
+    dropped), skipping a block after a `<!-- needs: ... -->` mark (the network, a token)."""
+    commands, skip = [], False
+    for block in re.split(r"\n\n", markdown):
+        if block.startswith("<!-- needs:"):
+            skip = True
+            continue
+        if block.startswith("    "):
+            if not skip:
+                commands += [line.strip().split("  #")[0].strip() for line in block.splitlines()
+                             if line.strip().startswith("analyzer ")]
+            skip = False
+    return commands
+
+
+def test_the_sample_tutorial_runs_and_prints_what_it_shows(tmp_path, monkeypatch):
+    page = (ROOT / "docs" / "tutorials" / "sample-corpus.md").read_text(encoding="utf-8")
+    commands = indented_commands(page)
+    assert commands[:2] == ["analyzer ingest", "analyzer run --vocab 256,512,1024"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "120")  # the page shows the table as a wide terminal prints it
+    db = tmp_path / "analyzer.db"
+    outputs = {}
+    for command in commands:
+        args = [part.strip('"') for part in re.findall(r'"[^"]*"|\S+', command)[1:]]
+        outputs[command] = cli_output(db, *args)
+    printed = outputs["analyzer run --vocab 256,512,1024"]
+    shown = re.search(r"```text\n(.*?)```", page, re.S).group(1)  # type: ignore[union-attr]
+    for line in shown.splitlines()[1:]:  # each language's row: its numbers, as printed
+        lang = line.split()[0]
+        row = next(printed_line for printed_line in printed.splitlines()
+                   if printed_line.strip().startswith(lang))
+        assert re.findall(r"[\d,]+|\([+-]\d+%\)", line) == re.findall(r"[\d,]+|\([+-]\d+%\)", row)
+    assert (tmp_path / "reports" / "run-1.html").is_file()
+
+
+def test_examples_that_need_the_network_are_marked():
+    flores = (ROOT / "docs" / "tutorials" / "flores.md").read_text(encoding="utf-8")
+    assert "hf:openlanguagedata/flores_plus" not in " ".join(indented_commands(flores))
+    assert shutil.which("mkdocs") or importlib.util.find_spec("mkdocs") is not None
