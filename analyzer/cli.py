@@ -215,7 +215,7 @@ PRETOKENIZE_HELP = ("How texts are cut before BPE (merges never cross a chunk): 
 
 DbOption = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
                         dir_okay=False)
-JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table (the docs: reference/export.md).")
+JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table (docs/reference/export.md).")
 
 
 EXIT_INPUT = 1
