@@ -106,3 +106,56 @@ def test_examples_that_need_the_network_are_marked():
     flores = (ROOT / "docs" / "tutorials" / "flores.md").read_text(encoding="utf-8")
     assert "hf:openlanguagedata/flores_plus" not in " ".join(indented_commands(flores))
     assert shutil.which("mkdocs") or importlib.util.find_spec("mkdocs") is not None
+
+
+def documented_commands() -> list[tuple[str, str]]:
+    """(page, command line) of every `analyzer ...` line in the README's and the docs' code
+    blocks (indented or fenced), a trailing comment dropped."""
+    found = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        if path.name == "cli.md":  # generated from the application itself
+            continue
+        text = path.read_text(encoding="utf-8")
+        blocks = re.findall(r"```(?:console|bash|sh|shell)?\n(.*?)```", text, re.S)
+        blocks += [line for line in text.splitlines() if line.startswith("    ")]
+        blocks += re.findall(r"`(analyzer [^`]+)`", text)  # in the prose and the tables
+        for block in blocks:
+            for line in block.splitlines():
+                line = line.strip().removeprefix("$ ")
+                for part in line.split(" && "):
+                    if part.startswith("analyzer "):
+                        found.append((str(path.relative_to(ROOT)), part.split("  #")[0].strip()))
+    return found
+
+
+def test_every_documented_command_and_option_exists():
+    """The docs cannot drift from the program: every command and every --option an example
+    uses is one the application has."""
+    import shlex
+
+    from typer.main import get_command
+
+    from analyzer.cli import app
+
+    group = get_command(app)
+    wrong = []
+    examples = documented_commands()
+    assert len(examples) >= 100
+    for page, line in examples:
+        try:
+            words = shlex.split(line)[1:]
+        except ValueError:
+            words = line.split()[1:]
+        command = group
+        while words and hasattr(command, "commands") and words[0] in command.commands:
+            command = command.commands[words.pop(0)]
+        if command is group:
+            if words and not words[0].startswith("-"):
+                wrong.append(f"{page}: {line}: no command {words[0]!r}")
+            continue
+        options = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}
+        for word in words:
+            flag = word.split("=")[0].strip("[]|.,;)")
+            if flag.startswith("-") and flag not in options and flag != "--help":
+                wrong.append(f"{page}: {line}: no option {flag}")
+    assert wrong == []
