@@ -72,8 +72,9 @@ def test_the_site_works_offline_in_a_browser(site, browser):
 
 
 def indented_commands(markdown: str) -> list[str]:
-    """The `analyzer ...` lines of a page's indented code blocks, in order (a trailing comment
-    dropped), skipping a block after a `<!-- needs: ... -->` mark (the network, a token)."""
+    """The `analyzer ...` commands of a page's indented code blocks, in order (a trailing
+    comment and an output redirection dropped), skipping a block after a `<!-- needs: ... -->`
+    mark (what a test cannot have: the network, a cluster, a token, a corpus not shipped)."""
     commands, skip = [], False
     for block in re.split(r"\n\n", markdown):
         if block.startswith("<!-- needs:"):
@@ -81,10 +82,28 @@ def indented_commands(markdown: str) -> list[str]:
             continue
         if block.startswith("    "):
             if not skip:
-                commands += [line.strip().split("  #")[0].strip() for line in block.splitlines()
-                             if line.strip().startswith("analyzer ")]
+                for line in block.splitlines():
+                    for part in line.strip().split(" && "):
+                        part = part.split("  #")[0].split(" > ")[0].strip()
+                        if part.startswith("analyzer "):
+                            commands.append(part)
             skip = False
     return commands
+
+
+def test_every_example_is_run_or_marked(tmp_path, monkeypatch):
+    """Every unmarked example of the README and the docs runs, in a folder with the shipped
+    sample ingested and run (as the README's first command leaves it)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    examples = list(dict.fromkeys(command for page in pages if page.name != "cli.md"
+                                  for command in indented_commands(page.read_text("utf-8"))))
+    assert examples[:2] == ["analyzer ingest", "analyzer run --vocab 256,512,1024"]
+    assert len(examples) >= 8
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "analyzer.db"
+    for command in examples:
+        args = [part.strip('"') for part in re.findall(r'"[^"]*"|\S+', command)[1:]]
+        cli_output(db, *args)  # exit 0, or it says which
 
 
 def test_the_sample_tutorial_runs_and_prints_what_it_shows(tmp_path, monkeypatch):
