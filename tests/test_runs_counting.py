@@ -166,3 +166,23 @@ def test_special_tokens_are_counted_per_text_only_when_asked(flores_db, tmp_path
     assert "Special tokens: counted" in said and "tokenizer.json +1" in said
     said = cli_output(flores_db, "show", "1").replace("\n", " ")
     assert "not counted" in said and "would add tokenizer.json +1" in said
+
+
+def test_a_superbpe_vocabulary_whose_first_stage_stopped_early_tokenizes_as_it_counted(flores_db):
+    """A language's own SuperBPE vocabulary whose stage 1 ran out of pairs before T: its second
+    stage starts where the first stopped, and `tokenize` splits there too, so every unit's
+    pieces number what the run stored."""
+    from analyzer.queries import trained_vocabulary
+
+    cli_output(flores_db, "run", "--vocab", "270,285", "--superbpe", "278", "--pretokenize",
+               "cl100k", "--jobs", "1", "--no-report")
+    database = open_db(flores_db)
+    texts = load_texts(database, get_corpus(database, "flores").id, list(DEV))
+    (stored,) = [v for v in vocabularies(database, 1) if v.scope == "superbpe@278:eng_Latn"]
+    assert stored.transition is not None and stored.transition < 278  # stage 1 stopped early
+    counts = {size: units for scope, _, size, lang, units in load_counts(database, 1)
+              if scope == stored.scope and lang == "eng_Latn"}
+    for size, units in counts.items():
+        found = trained_vocabulary(database, 1, stored.scope, min(size, 256 + stored.merges_learned),
+                                   "cl100k")
+        assert [len(found.pieces(text)) for text in texts["eng_Latn"]] == units, size

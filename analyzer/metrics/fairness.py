@@ -72,7 +72,7 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
         totals[(vocab, pretokenizer, size)] = boot.sum(axis=0)
         rows.append({
             "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind,
-            "algorithm": kind.algorithm, "size": size, "transition": stored.transition,
+            "algorithm": kind.algorithm, "size": size, "transition": stored.identity.transition,
             "base": vocab.split(":", 1)[1] if kind == VocabKind.EXTENSION else None,
             "added": size - stored.base_size if stored.base_size is not None else None,
             "tokens": int(whole.sum()), "gini": gini(premium),
@@ -236,9 +236,10 @@ def superbpe_effects(data: RunData) -> list[dict]:
 
     found = []
     for v in data.vocabularies:
-        if v.kind != VocabKind.SUPERBPE or v.transition is None:
+        transition = v.identity.transition  # T, as the run asked (the stored one is where
+        if v.kind != VocabKind.SUPERBPE or transition is None:  # stage 2 really started)
             continue
-        before = [size for size in run.sizes if size <= v.transition]
+        before = [size for size in run.sizes if size <= transition]
         before_size = max(before) if before else None
         after = premiums(v.scope, v.pretokenizer, largest)
         shared = premiums(str(VocabKind.SHARED), v.pretokenizer, largest)
@@ -249,7 +250,7 @@ def superbpe_effects(data: RunData) -> list[dict]:
             histogram = histograms.get(lang, {})
             total = sum(histogram.values())
             found.append({
-                "vocab": v.scope, "pretokenizer": v.pretokenizer, "transition": v.transition,
+                "vocab": v.scope, "pretokenizer": v.pretokenizer, "transition": transition,
                 "lang": lang, "size": largest, "premium": after.get(lang),
                 "shared_premium": shared.get(lang), "premium_before": earlier.get(lang),
                 "before_size": before_size,
@@ -285,11 +286,11 @@ def own_superbpe_effects(data: RunData) -> list[dict]:
 
     found = []
     for v in data.vocabularies:
-        if v.kind != VocabKind.LANGUAGE_SUPERBPE or v.transition is None:
+        if v.kind != VocabKind.LANGUAGE_SUPERBPE or v.identity.transition is None:
             continue
         lang = v.identity.language
         assert lang is not None
-        transition = v.transition
+        transition = v.identity.transition  # T as asked: every language's scope names it
 
         def scope(code: str, t: int = transition) -> str:
             return VocabularyId.superbpe(t, code).scope

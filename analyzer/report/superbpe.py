@@ -118,11 +118,12 @@ def sections(view: RunView, effects: list[dict], vocabularies,
         "shared vocabulary and under each SuperBPE vocabulary; the hover says how many of its "
         "tokens are superwords.", premiums(view, effects))]
     for v in vocabularies:
-        if v.kind == VocabKind.SUPERBPE and v.pretokenizer == view.pretokenizer and v.transition:
-            found.append((f"SuperBPE with its transition at {v.transition:,}",
+        transition = v.identity.transition
+        if v.kind == VocabKind.SUPERBPE and v.pretokenizer == view.pretokenizer and transition:
+            found.append((f"SuperBPE with its transition at {transition:,}",
                           "Up to the transition the vocabulary is the shared one's prefix; past "
                           "it, each size counts with SuperBPE's stage-2 split.",
-                          curves(view, v.scope, v.transition)))
+                          curves(view, v.scope, transition)))
     if own_effects and any(e["pretokenizer"] == view.pretokenizer for e in own_effects):
         found.append(("SuperBPE per language",
                       "Each language's own vocabulary, and its own SuperBPE vocabulary (its own "

@@ -242,7 +242,8 @@ class VocabularyRead(SQLModel):
     pretokenizer: str | None
     pattern: str | None
     transition: int | None = None
-    """SuperBPE: the size where its second stage starts (stage 1 is `pretokenizer`'s)."""
+    """SuperBPE: the size where its second stage starts (stage 1 is `pretokenizer`'s): its T,
+    or where stage 1 ran out of pairs before T (its scope keeps the T asked for)."""
     base_size: int | None = None
     """An extension of a production tokenizer: the base's size (its added ids start there)."""
     framing: int | None = None

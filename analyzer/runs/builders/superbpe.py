@@ -122,7 +122,9 @@ def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
                 for ((left, right), new_id), count in zip(merges, pair_counts)],
         pretokenizer=job.pretokenizer,
         pattern=stage_one.pretokenizer.pattern if stage_one.pretokenizer else None,
-        transition=transition,
+        # Where stage 2 really starts: T, or where stage 1 stopped short of it (the sizes
+        # between were counted by stage 2, so `tokenize` and the metrics must split there too).
+        transition=boundary if continued else transition,
         replaced_in_training={lang: first.replaced_by_language[lang]
                               + second.replaced_by_language.get(lang, [])
                               for lang in first.replaced_by_language},
