@@ -151,3 +151,20 @@ def test_hub_refusals_say_what_to_do_and_store_nothing(tmp_path, monkeypatch, db
     assert result.exit_code == 1
     assert said in " ".join(result.output.split()).replace("│ ", "")
     assert dump(db) == before
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("hf:../..", "'../..' is not a Hugging Face repository"),
+    ("hf:openlanguagedata/flores_plus@..", "'..' is not a revision"),
+])
+def test_a_hub_name_that_is_no_repository_is_refused_before_the_hub(db, monkeypatch, spec, said):
+    import huggingface_hub
+
+    def snapshot_download(repo, **options):
+        raise AssertionError("the hub must not be asked")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    before = dump(db)
+    result = invoke(db, "ingest", spec)
+    assert result.exit_code == 1 and said in " ".join(result.output.split())
+    assert dump(db) == before

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -130,7 +129,7 @@ def test_the_sample_tutorial_runs_and_prints_what_it_shows(tmp_path, monkeypatch
 def test_examples_that_need_the_network_are_marked():
     flores = (ROOT / "docs" / "tutorials" / "flores.md").read_text(encoding="utf-8")
     assert "hf:openlanguagedata/flores_plus" not in " ".join(indented_commands(flores))
-    assert shutil.which("mkdocs") or importlib.util.find_spec("mkdocs") is not None
+    assert "hf:openlanguagedata/flores_plus" in flores  # it is there, marked
 
 
 def documented_commands() -> list[tuple[str, str]]:

@@ -8,26 +8,18 @@ make (FLORES+'s layout). A gated dataset needs the user's token: `hf auth login`
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
+
+from analyzer.hub import HF_OFFLINE_ENV, HUB_PREFIX, OFFLINE_ENV, hub_name_problem, hub_offline
 
 from .errors import CorpusError
 
-HUB_PREFIX = "hf:"
 HUB_EXTRA = "pip install 'analyzer[tokenizers]'"
 """The extra that brings huggingface_hub."""
-OFFLINE_ENVS = ("ANALYZER_OFFLINE", "HF_HUB_OFFLINE")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def is_hub_spec(path: Path | str) -> bool:
     return str(path).startswith(HUB_PREFIX)
-
-
-def hub_offline() -> bool:
-    """Whether downloads are off (ANALYZER_OFFLINE, or huggingface_hub's HF_HUB_OFFLINE)."""
-    return any(os.environ.get(name, "").upper() not in ("", "0", "OFF", "NO", "FALSE")
-               for name in OFFLINE_ENVS)
 
 
 def hub_dataset(spec: str, parts: list[str]) -> tuple[Path, str]:
@@ -35,8 +27,9 @@ def hub_dataset(spec: str, parts: list[str]) -> tuple[Path, str]:
     (the repository, its revision, the cache). CorpusError saying what to do when the library
     is missing, the name is not one, the dataset is gated or not reachable."""
     repo, at, revision = spec[len(HUB_PREFIX):].partition("@")
-    if not _NAME.fullmatch(repo) or (at and not revision):
-        raise CorpusError(f"{spec}: not a hub dataset name (hf:ORG/NAME or hf:ORG/NAME@REVISION)")
+    problem = hub_name_problem(repo, revision if at else None)
+    if problem is not None:
+        raise CorpusError(f"{spec}: {problem}; a dataset is hf:ORG/NAME or hf:ORG/NAME@REVISION")
     try:
         from huggingface_hub import snapshot_download
         from huggingface_hub.utils import (
@@ -62,7 +55,7 @@ def hub_dataset(spec: str, parts: list[str]) -> tuple[Path, str]:
                           "token given cannot see it)") from None
     except LocalEntryNotFoundError:
         raise CorpusError(f"{spec}: not in the Hugging Face cache and downloads are off "
-                          f"({' or '.join(OFFLINE_ENVS)} is set); run once online") from None
+                          f"({OFFLINE_ENV} or {HF_OFFLINE_ENV} is set); run once online") from None
     except Exception as error:  # no network, a proxy, a server error: say which
         raise CorpusError(f"{spec}: could not get it from the Hugging Face hub "
                           f"({type(error).__name__}: {error})") from None

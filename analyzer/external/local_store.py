@@ -24,17 +24,13 @@ from pathlib import Path
 
 from analyzer.errors import setting
 from analyzer.files import write_atomically
+from analyzer.hub import OFFLINE_ENV, offline
 
 from .catalog import CatalogEntry, CatalogFile
 from .errors import TokenizerError
 
 STORE_ENV = "ANALYZER_TOKENIZER_STORE"
-OFFLINE_ENV = "ANALYZER_OFFLINE"
-
-
-def offline() -> bool:
-    """ANALYZER_OFFLINE=1: nothing is downloaded (tests set it; so may an air-gapped user)."""
-    return bool(os.environ.get(OFFLINE_ENV))
+__all__ = ["OFFLINE_ENV", "offline"]  # (and the rest): where the offline switch is read
 
 
 def store_dir() -> Path:

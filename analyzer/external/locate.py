@@ -13,25 +13,17 @@ import gzip
 import hashlib
 import importlib.util
 import os
-import re
 import tempfile
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from analyzer.hub import HF_OFFLINE_ENV, hub_name_problem
+from analyzer.hub import hub_offline as hf_offline
+
 from .catalog import CatalogEntry, CatalogFile
 from .errors import TokenizerError
 from .local_store import OFFLINE_ENV, digest, offline, refusal, stored_path
-
-HF_OFFLINE_ENV = "HF_HUB_OFFLINE"
-
-HUB_REPO = re.compile(r"(?!.*(?:--|\.\.))[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?/"
-                      r"[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?")
-"""A Hugging Face repository id, ORG/NAME, as the hub allows them (letters, digits, `-`, `_`,
-`.`; neither `--` nor `..`; each part starting and ending with a letter or digit): never a
-path."""
-HUB_REVISION = re.compile(r"(?!.*\.\.)[A-Za-z0-9][\w./-]{0,199}")
-"""A branch, tag or commit of a hub repository (`main`, `v1.0`, `refs/pr/1`, a hash)."""
 
 
 def check_hub_name(spec: str, repo: str, revision: str | None) -> None:
@@ -42,12 +34,10 @@ def check_hub_name(spec: str, repo: str, revision: str | None) -> None:
     ...
     analyzer.external.errors.TokenizerError: hf:../..: '../..' is not a Hugging Face ...
     """
-    if not HUB_REPO.fullmatch(repo):
-        raise TokenizerError(f"{spec}: {repo!r} is not a Hugging Face repository; name one as "
-                             "hf:ORG/NAME (letters, digits, '-', '_', '.'), e.g. hf:Qwen/Qwen3-8B")
-    if revision is not None and not HUB_REVISION.fullmatch(revision):
-        raise TokenizerError(f"{spec}: {revision!r} is not a revision (a branch, tag or commit "
-                             "of the repository, e.g. main)")
+    problem = hub_name_problem(repo, revision)
+    if problem is not None:
+        example = ", e.g. hf:Qwen/Qwen3-8B" if problem.endswith("'.')") else ""
+        raise TokenizerError(f"{spec}: {problem}{example}")
 
 
 @dataclass(frozen=True)
@@ -57,10 +47,6 @@ class Found:
     """Where the copy came from, in full, for the run's provenance."""
     origin: str
     """The same in a few words, for a table: `llama-models 0.3.0`, `analyzer's store`."""
-
-
-def hf_offline() -> bool:
-    return offline() or os.environ.get(HF_OFFLINE_ENV, "").upper() in {"1", "ON", "YES", "TRUE"}
 
 
 def hf_cached(repo: str, path: str, revision: str | None = None) -> Path | None:

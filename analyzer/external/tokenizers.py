@@ -18,13 +18,15 @@ import importlib.util
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from analyzer.hub import HUB_PREFIX
+
 from . import formats
 from .catalog import CatalogEntry, Format, catalog, entry
 from .errors import TokenizerError, UnknownTokenizer
 from .local_store import OFFLINE_ENV, digest
 from .locate import Found, Locator, check_hub_name, hf_cached, hf_download, hf_offline
 
-HF_PREFIX = "hf:"
+HF_PREFIX = HUB_PREFIX
 ALL_AVAILABLE = "all-available"
 
 

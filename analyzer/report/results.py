@@ -34,12 +34,13 @@ REPORT_FILE = "report.html"
 SHA256 = re.compile(r"SHA-256 ([0-9a-f]{64})")
 
 
-def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = None) -> dict:
+def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = None,
+                     results: RunResults | None = None) -> dict:
     """The run's production tokenizers on every language, with what makes the numbers
     checkable: the corpus's content digest, each tokenizer's files' SHA-256, the analyzer's
-    version and the counting convention."""
+    version and the counting convention (`results`: the run's, already loaded)."""
     run = complete_run(db, run_id)
-    results = RunResults(load_run_data(db, run_id))
+    results = results or RunResults(load_run_data(db, run_id))
     corpus = get_corpus_by_id(db, run.corpus_id)
     frame = results.frame
     rows = frame[frame["kind"].isin(MEASURED_KINDS)]
@@ -85,10 +86,11 @@ def write_results(db: AnalyzerDatabase, run_id: int, out: Path,
                   prices: Path | None = None) -> list[Path]:
     """Write the data file, its page and the run's interactive report (self-contained: the
     folder works alone) into `out`; the paths written."""
-    document = results_document(db, run_id, prices)
+    results = RunResults(load_run_data(db, run_id))  # loaded once, for the data and the report
+    document = results_document(db, run_id, prices, results)
     out.mkdir(parents=True, exist_ok=True)
     # The report first: it writes an index of runs as index.html, which the page replaces.
-    report = write_report(db, run_id, out, self_contained=True, prices=prices)
+    report = write_report(db, run_id, out, self_contained=True, prices=prices, results=results)
     target = out / REPORT_FILE
     report.replace(target)
     data = out / DATA_FILE

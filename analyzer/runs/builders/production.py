@@ -21,9 +21,14 @@ KINDS = (VocabKind.PRODUCTION,)
 def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
             source: SourceTables | None = None) -> list[VocabularyRecord]:
     """Each production tokenizer's record; each pair's vocabulary overlap on the first's."""
-    found = [measure_tokenizer(tokenizer, run, texts, report) for tokenizer in run.tokenizers]
-    vocabularies = {tokenizer.name: set(tokenizer.tokens()) for tokenizer in run.tokenizers
-                    if tokenizer.tokens is not None}
+    measured = {lang: [texts[lang][u] for u in run.measured_units] for lang in run.languages}
+    joined = joined_texts(texts, run.languages, run.measured_units, run.joined_ids)
+    found, vocabularies = [], {}
+    for tokenizer in run.tokenizers:
+        tokens = tokenizer.tokens() if tokenizer.tokens is not None else None
+        found.append(measure_tokenizer(tokenizer, run, measured, joined, tokens, report))
+        if tokens is not None:
+            vocabularies[tokenizer.name] = set(tokens)
     for i, record in enumerate(found):
         if record.scope in vocabularies:
             record.overlaps = {other.scope: jaccard(vocabularies[record.scope],
@@ -46,32 +51,30 @@ def _split_words(tokenizer, units: list[str], lang: str) -> int | None:
     return total
 
 
-def measure_tokenizer(tokenizer, run: ResolvedRun, texts: dict[str, list[str]],
+def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]],
+                      joined: dict[str, str] | None, tokens: list[bytes] | None,
                       report: Report | None) -> VocabularyRecord:
-    """Count every measured unit of every language with a production tokenizer's own encoder;
-    stored like a vocabulary of the run at its real size, without merges."""
+    """Count every measured unit of every language (and, with `count` joined, each language's
+    `joined` text) with a production tokenizer's own encoder; stored like a vocabulary of the
+    run at its real size, without merges; with the scripts of its vocabulary's `tokens`."""
     if report:
         report(tokenizer.name, "count", 0, 1)
     start = time.perf_counter()
     # Special tokens the library adds to each text: the same for every text it counts.
     added = tokenizer.specials if run.settings.special_tokens else 0
-    counts = {lang: [n + added for n in tokenizer.count([texts[lang][u] for u in run.measured_units])]
-              for lang in run.languages}
-    joined = count_joined(joined_texts(texts, run.languages, run.measured_units, run.joined_ids),
-                          lambda found: {tokenizer.size: [n + added for n in tokenizer.count(found)]},
-                          [tokenizer.size])
-    split = {lang: _split_words(tokenizer, [texts[lang][u] for u in run.measured_units], lang)
-             for lang in run.languages}
+    counts = {lang: [n + added for n in tokenizer.count(units)] for lang, units in measured.items()}
+    counted = count_joined(joined, lambda found: {
+        tokenizer.size: [n + added for n in tokenizer.count(found)]}, [tokenizer.size])
+    split = {lang: _split_words(tokenizer, units, lang) for lang, units in measured.items()}
     if report:
         report(tokenizer.name, "done", 1, 1)
     framing = tokenizer.entry.framing if tokenizer.entry else None
     identity = VocabularyId.production(tokenizer.name)
     return VocabularyRecord(scope=identity.scope, kind=identity.kind, size=tokenizer.size,
-                            counts={tokenizer.size: counts}, joined=joined,
+                            counts={tokenizer.size: counts}, joined=counted,
                             special_tokens=tokenizer.specials,
                             split_words={lang: n for lang, n in split.items() if n is not None},
-                            scripts=script_composition(tokenizer.tokens())
-                            if tokenizer.tokens is not None else None,
+                            scripts=script_composition(tokens) if tokens is not None else None,
                             seconds=round(time.perf_counter() - start, 3),
                             library=tokenizer.library, source=tokenizer.source,
                             framing=framing.tokens if framing else None,
