@@ -93,7 +93,7 @@ def trained_merges(db: AnalyzerDatabase, run_id: int, scope: str,
     run's first unless one is named); StoreError for a production tokenizer, which has none."""
     stored, pretokenizer = _trained(db, run_id, scope, pretokenizer)
     if stored is not None and not stored.kind.has_merges:
-        raise StoreError(f"{scope} is a {stored.kind.algorithm} vocabulary, trained by Hugging "
+        raise StoreError(f"{scope} is a {stored.kind.algorithm} vocabulary, counted by Hugging "
                          "Face tokenizers: it has no merges; tokenize shows its pieces, and "
                          f"export --tokenizer {scope} writes its model")
     return load_merges(db, run_id, scope, pretokenizer), pretokenizer

@@ -171,10 +171,11 @@ class RunSettings:
     algorithms: Annotated[list[str], Field(
         max_length=len(ALGORITHMS), json_schema_extra={"items": {"enum": list(ALGORITHMS)}},
         description="Training algorithms: bpe (the analyzer's exact engine, always trained: "
-                    "every cost is relative to it), unigram and wordpiece (trained and counted "
-                    "by Hugging Face tokenizers on the same byte-level alphabet, pre-tokenizer "
-                    "and sizes; each size its own training). Parity, SuperBPE and extensions "
-                    "are BPE's.")] = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
+                    "every cost is relative to it), unigram (the analyzer's own engine, "
+                    "SentencePiece's algorithm) and wordpiece (Hugging Face tokenizers), both "
+                    "counted by Hugging Face tokenizers, on the same byte-level alphabet, "
+                    "pre-tokenizer and sizes; each size its own training. Parity, SuperBPE and "
+                    "extensions are BPE's.")] = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
     executor: Annotated[str, Field(
         json_schema_extra={"enum": list(EXECUTORS)},
         description="Where the trainings run: local (a process pool) or dask (a Dask cluster: "

@@ -59,7 +59,7 @@ def test_merges_of_a_unigram_vocabulary_says_what_it_has_instead(algorithm_db):
     db, _ = algorithm_db
     result = invoke(db, "merges", "1", "--vocab", "unigram:rus_Cyrl")
     assert result.exit_code == 1
-    assert "unigram:rus_Cyrl is a unigram vocabulary, trained by Hugging Face tokenizers: it has " \
+    assert "unigram:rus_Cyrl is a unigram vocabulary, counted by Hugging Face tokenizers: it has " \
            "no merges" in result.output
 
 

@@ -1,4 +1,5 @@
-"""Unigram and WordPiece models trained by Hugging Face tokenizers: byte-level and lossless on
+"""Unigram models trained by the analyzer's engine and WordPiece models trained by Hugging
+Face tokenizers, both counted by the library: byte-level and lossless on
 any text, sized exactly as the README defines a size, counted by the library from the model
 (also when the stored file is loaded whole, its pre-tokenizer included), and WordPiece's
 training the same in every process."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the engine's property tests (and the training sources', for the chunk counter) against the compiled engine built with AddressSanitizer.
+# Run the engines' property tests (BPE's, the training sources' for the chunk counter, and Unigram's) against the compiled engines built with AddressSanitizer.
 #
 #     bash tools/asan.sh                 # the engine tests (a few minutes)
 #     bash tools/asan.sh -k weighted     # extra pytest arguments are passed on
@@ -11,14 +11,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 module="$(python -c 'import analyzer.bpe._engine as e; print(e.__file__)')"
+unigram="$(python -c 'import analyzer.unigram._engine as e; print(e.__file__)')"
 backup="$(mktemp)"
+backup_unigram="$(mktemp)"
 reports="$(mktemp -d)"
 cp "$module" "$backup"
-trap 'cp "$backup" "$module"; rm -rf "$backup" "$reports"' EXIT
+cp "$unigram" "$backup_unigram"
+trap 'cp "$backup" "$module"; cp "$backup_unigram" "$unigram"; rm -rf "$backup" "$backup_unigram" "$reports"' EXIT
 include="$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
 gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wshadow \
     -pthread -shared -fPIC -I"$include" -Ianalyzer/bpe/engine \
     analyzer/bpe/engine/*.c -o "$module"
+gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wshadow \
+    -ffp-contract=off -pthread -shared -fPIC -I"$include" -Ianalyzer/unigram/engine \
+    analyzer/unigram/engine/*.c -o "$unigram" -lm
 libasan="$(gcc -print-file-name=libasan.so)"
 export ANALYZER_ENGINE=compiled
 # Reports go to files (pytest captures the test's stderr), and are shown below.
@@ -28,7 +34,7 @@ status=0
 LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
     tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py \
     tests/test_bpe_parity.py tests/test_bpe_continue.py tests/test_bpe_native_split.py \
-    tests/test_bpe_pretokenize.py tests/test_sources.py -n 0 "$@" || status=$?
+    tests/test_bpe_pretokenize.py tests/test_sources.py tests/test_unigram.py -n 0 "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*
     echo "AddressSanitizer: errors reported (above)"

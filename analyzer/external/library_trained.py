@@ -1,15 +1,16 @@
-"""Unigram and WordPiece vocabularies, trained and counted by Hugging Face `tokenizers`.
+"""Unigram and WordPiece vocabularies: trained, then counted by Hugging Face `tokenizers`.
 
-BPE is the analyzer's own engine; the other algorithms are trained by the library made for
-them and never re-implemented here. Hugging Face `tokenizers` trains both (`UnigramTrainer`,
-`WordPieceTrainer`) and both run on the same byte-level alphabet as the analyzer's BPE, so
-their premiums compare like with like:
+Unigram is trained by the analyzer's own engine (`analyzer.unigram`: SentencePiece's
+algorithm, exact and on every core); WordPiece by Hugging Face's `WordPieceTrainer`. Both are
+stored as a whole tokenizer.json and counted by Hugging Face `tokenizers` from that file, and
+both run on the same byte-level alphabet as the analyzer's BPE, so their premiums compare like
+with like:
 
 - every chunk is written in GPT-2's byte-level alphabet (each UTF-8 byte one character, as
   Hugging Face's `ByteLevel` writes it), and all 256 byte symbols are in every vocabulary, so
   every text round-trips; there are no special tokens and no unknown token is ever produced;
 - the run's own pre-tokenizer cuts the texts (the same chunks reach every trainer), and each
-  distinct chunk goes to the trainer as many times as it occurs.
+  distinct chunk goes to the trainer with how often it occurs.
 
 How a size is counted, so that "size 4096" is 4096 entries for every algorithm:
 
@@ -19,11 +20,10 @@ How a size is counted, so that "size 4096" is 4096 entries for every algorithm:
   byte) and 3,584 pieces learned. WordPiece's pieces inside a chunk carry `##`, so it needs
   both alphabets to be lossless: both are given to the trainer before it learns anything.
 
-Neither is prefix-consistent: each size is its own training. WordPiece's training is
-deterministic (see `train_model`); Unigram's gives the same pieces and counts from run to run,
-but its scores may differ in the last bits (the library sums in parallel), and it numbers its
-pieces by score, so two trainings' files (and ids) need not be the same byte for byte: the run
-stores the one it measured, and everything shown of it comes from that file.
+Neither is prefix-consistent: each size is its own training. Both trainings are deterministic:
+Unigram's pieces, scores and ids are the same on any number of threads (its engine sums in
+integers), WordPiece's as `train_model` says. Runs before the analyzer had its own Unigram
+engine stored models Hugging Face's `UnigramTrainer` made; they are read and counted as stored.
 
     model = train_model(Algorithm.UNIGRAM, chunked_counts, 1024, "cl100k")
     model.encode("Hello world")       # ids, the library's own encoding of each chunk
@@ -37,8 +37,10 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from analyzer import unigram
 from analyzer.bpe.pretokenize import NONE, Pretokenizer, resolve
 from analyzer.identity import Algorithm
+from analyzer.unigram.trainer import Progress as UnigramProgress
 
 from . import formats
 from .errors import TokenizerError
@@ -49,8 +51,6 @@ BYTE_CHARS = byte_level_alphabet()
 CHAR_BYTES = {char: byte for byte, char in BYTE_CHARS.items()}
 CONTINUING = "##"
 """WordPiece's mark of a piece inside a chunk (BERT's)."""
-MAX_PIECE_CHARS = 16
-"""Unigram's longest piece, in byte symbols (the library's and SentencePiece's default)."""
 UNLIMITED = 2**31 - 1
 """WordPiece's longest chunk: the library makes a longer one a single unknown token (lossy)."""
 SEQUENCE_BATCH = 4096
@@ -83,7 +83,7 @@ def library():
     try:
         import tokenizers
     except ImportError:
-        raise TokenizerError("Unigram and WordPiece are trained by Hugging Face tokenizers: "
+        raise TokenizerError("Unigram and WordPiece are counted by Hugging Face tokenizers: "
                              f"{formats.EXTRA}") from None
     return tokenizers
 
@@ -160,19 +160,20 @@ class LibraryModel:
 
 
 def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int], size: int,
-                pretokenizer: str) -> LibraryModel:
+                pretokenizer: str, progress: UnigramProgress | None = None) -> LibraryModel:
     """Train `algorithm` on chunks and how often each occurs (the run's pre-tokenizer's chunks,
-    weights applied) to `size` entries (fewer where the text has no more pieces)."""
+    weights applied) to `size` entries (fewer where the text has no more pieces); `progress`
+    hears of Unigram's rounds."""
     tokenizers = library()
     if size < min_size(algorithm):
         raise ValueError(f"{algorithm} needs a size of {min_size(algorithm)} or more (its byte "
                          f"symbols), not {size}")
     alphabet = list(BYTE_CHARS.values())
     if algorithm == Algorithm.UNIGRAM:
-        tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
-        trainer = tokenizers.trainers.UnigramTrainer(
-            vocab_size=size, initial_alphabet=alphabet, special_tokens=[], show_progress=False,
-            max_piece_length=MAX_PIECE_CHARS)
+        trained = unigram.train(chunk_counts, size, progress=progress)
+        vocab = [("".join([BYTE_CHARS[byte] for byte in piece]), score)
+                 for piece, score in zip(trained.pieces, trained.scores)]
+        tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, None, False))
     else:
         tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece(
             unk_token="[UNK]", max_input_chars_per_word=UNLIMITED))
@@ -184,14 +185,14 @@ def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int], size: int
         trainer = tokenizers.trainers.WordPieceTrainer(
             vocab_size=size, special_tokens=[*alphabet, *(CONTINUING + c for c in alphabet)],
             show_progress=False, continuing_subword_prefix=CONTINUING)
-    tokenizer.train_from_iterator(_sequences(chunk_counts), trainer, length=len(chunk_counts))
+        tokenizer.train_from_iterator(_sequences(chunk_counts), trainer, length=len(chunk_counts))
     document = json.loads(tokenizer.to_str())
     return model_from_document(algorithm, _with_pipeline(document, pretokenizer), pretokenizer)
 
 
 def _sequences(chunk_counts: Mapping[str, int]) -> Iterator[list[str]]:
     """Batches of chunks in byte symbols, each chunk repeated as often as it occurs (the
-    trainers take sequences, not counts)."""
+    library's trainers take sequences, not counts)."""
     batch: list[str] = []
     for chunk, count in chunk_counts.items():
         batch.extend([to_byte_chars(chunk)] * count)

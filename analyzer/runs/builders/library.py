@@ -3,7 +3,7 @@
 Neither algorithm is prefix-consistent, so a job trains one size (the pool and the Dask
 executor spread the sizes like any other jobs) and `combine` joins a vocabulary's sizes into one
 record before the run stores it. A job cuts its training texts with the run's
-pre-tokenizer, gives the library every chunk as often as it occurs (training weights
+pre-tokenizer, gives the trainer every chunk with how often it occurs (training weights
 applied), and counts every measured unit with the model it trained: the library encodes each
 distinct chunk once. The record keeps the model (its tokenizer.json), each size's token counts
 and histograms, and whether every measured text round-trips.
@@ -53,7 +53,8 @@ def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
     report(job.label, "train", 0, 1)
     start = time.perf_counter()
     model = train_model(algorithm, job.training.chunk_counts(job.pretokenizer), size,
-                        job.pretokenizer)
+                        job.pretokenizer, progress=lambda done, rounds, _pieces: report(
+                            job.label, "train", done, max(rounds, 1)))
     seconds = time.perf_counter() - start
     report(job.label, "train", 1, 1)
     report(job.label, "count", 0, 1)

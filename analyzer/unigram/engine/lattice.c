@@ -1,0 +1,316 @@
+/* The piece index, and one text's lattice (reference: Trainer._nodes, _viterbi, expected). */
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unigram.h"
+
+static uint64_t key_hash(uint64_t hi, uint64_t lo, uint32_t len) {
+    uint64_t h = hi * 0x9E3779B97F4A7C15ULL ^ (lo + 0x632BE59BD9B4E019ULL + len) * 0xC2B2AE3D27D4EB4FULL;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 32);
+}
+
+static Slot *index_find(const PieceIndex *index, Key key) {
+    size_t at = key_hash(key.hi, key.lo, key.len) & index->mask;
+    for (;;) {
+        Slot *slot = &index->slots[at];
+        if (slot->len == 0) return NULL;
+        if (slot->hi == key.hi && slot->lo == key.lo && slot->len == key.len) return slot;
+        at = (at + 1) & index->mask;
+    }
+}
+
+/* Insert a key (its id, or -1 for a prefix), keeping an id that is already there. */
+static void index_put(PieceIndex *index, Key key, int32_t id) {
+    size_t at = key_hash(key.hi, key.lo, key.len) & index->mask;
+    for (;;) {
+        Slot *slot = &index->slots[at];
+        if (slot->len == 0) {
+            slot->hi = key.hi;
+            slot->lo = key.lo;
+            slot->len = key.len;
+            slot->id = id;
+            return;
+        }
+        if (slot->hi == key.hi && slot->lo == key.lo && slot->len == key.len) {
+            if (id >= 0) slot->id = id;
+            return;
+        }
+        at = (at + 1) & index->mask;
+    }
+}
+
+const char *index_build(PieceIndex *index, const Model *model) {
+    size_t prefixes = 0;
+    for (size_t i = 0; i < model->n; i++) prefixes += model->keys[i].len;
+    size_t size = 64;
+    while (size < 2 * prefixes) size *= 2;  /* at most half full */
+    index_free(index);
+    index->slots = calloc(size, sizeof(Slot));
+    if (!index->slots) return "out of memory";
+    index->mask = size - 1;
+    for (size_t i = 0; i < model->n; i++) {
+        Key whole = model->keys[i], prefix = {0, 0, 0};
+        for (uint32_t l = 0; l < whole.len; l++) {
+            prefix = key_push(prefix, key_byte(whole, l));
+            index_put(index, prefix, l + 1 == whole.len ? (int32_t)i : -1);
+        }
+    }
+    return NULL;
+}
+
+void index_free(PieceIndex *index) {
+    free(index->slots);
+    index->slots = NULL;
+    index->mask = 0;
+}
+
+int lattice_reserve(Lattice *lattice, size_t n, int max) {
+    lattice->max = max;
+    if (n <= lattice->capacity && lattice->node) return 0;
+    size_t cap = lattice->capacity ? lattice->capacity : 64;
+    while (cap < n) cap *= 2;
+    lattice_free(lattice);
+    lattice->node = malloc(cap * (size_t)max * sizeof(int32_t));
+    lattice->alpha = malloc((cap + 1) * sizeof(double));
+    lattice->beta = malloc((cap + 1) * sizeof(double));
+    lattice->best = malloc((cap + 1) * sizeof(double));
+    lattice->back = malloc((cap + 1) * sizeof(int64_t));
+    lattice->alpha_exp = malloc((cap + 1) * sizeof(int));
+    lattice->beta_exp = malloc((cap + 1) * sizeof(int));
+    size_t list = cap * (size_t)max;
+    lattice->list_start = malloc(list * sizeof(int32_t));
+    lattice->list_length = malloc(list * sizeof(int32_t));
+    lattice->list_id = malloc(list * sizeof(int32_t));
+    lattice->list_by_end = malloc(list * sizeof(int32_t));
+    lattice->list_probability = malloc(list * sizeof(double));
+    lattice->end_first = malloc((cap + 2) * sizeof(int32_t));
+    if (!lattice->node || !lattice->alpha || !lattice->beta || !lattice->best || !lattice->back
+        || !lattice->alpha_exp || !lattice->beta_exp || !lattice->list_start
+        || !lattice->list_length || !lattice->list_id || !lattice->list_by_end
+        || !lattice->list_probability || !lattice->end_first) {
+        lattice_free(lattice);
+        return -1;
+    }
+    lattice->capacity = cap;
+    return 0;
+}
+
+void lattice_free(Lattice *lattice) {
+    free(lattice->node);
+    free(lattice->alpha);
+    free(lattice->beta);
+    free(lattice->best);
+    free(lattice->back);
+    free(lattice->alpha_exp);
+    free(lattice->beta_exp);
+    free(lattice->list_start);
+    free(lattice->list_length);
+    free(lattice->list_id);
+    free(lattice->list_by_end);
+    free(lattice->list_probability);
+    free(lattice->end_first);
+    lattice->alpha_exp = lattice->beta_exp = NULL;
+    lattice->list_start = lattice->list_length = lattice->list_id = lattice->list_by_end = NULL;
+    lattice->end_first = NULL;
+    lattice->list_probability = NULL;
+    lattice->node = NULL;
+    lattice->alpha = lattice->beta = lattice->best = NULL;
+    lattice->back = NULL;
+    lattice->capacity = 0;
+}
+
+/* Every piece at every position of text[0..n); a position without a one-byte piece gets an
+   unknown node. Capacity must be reserved. */
+void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text, size_t n) {
+    const int max = lattice->max;
+    for (size_t s = 0; s < n; s++) {
+        int32_t *row = &lattice->node[s * (size_t)max];
+        for (int l = 0; l < max; l++) row[l] = -2;
+        Key key = {0, 0, 0};
+        for (size_t e = s; e < n && key.len < (uint32_t)max; e++) {
+            key = key_push(key, text[e]);
+            const Slot *slot = index_find(index, key);
+            if (!slot) break;  /* no piece begins with these bytes */
+            if (slot->id >= 0) row[key.len - 1] = slot->id;
+        }
+        if (row[0] == -2) row[0] = -1;
+    }
+}
+
+/* Chunk k's lattice from the nodes found before (the model has not changed since). */
+void lattice_load(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, size_t k) {
+    const int max = lattice->max;
+    const int64_t begin = chunks->offsets[k], n = chunks->offsets[k + 1] - begin;
+    int64_t node = nodes->first[k];
+    for (int64_t s = 0; s < n; s++) {
+        int32_t *row = &lattice->node[s * max];
+        for (int l = 0; l < max; l++) row[l] = -2;
+        for (int j = 0; j < nodes->at[begin + s]; j++, node++) row[nodes->lengths[node] - 1] = nodes->ids[node];
+        if (row[0] == -2) row[0] = -1;
+    }
+}
+
+void nodes_free(Nodes *nodes) {
+    free(nodes->first);
+    free(nodes->at);
+    free(nodes->lengths);
+    free(nodes->ids);
+    memset(nodes, 0, sizeof *nodes);
+}
+
+/* Keep the nodes whose piece stays (renumber[id] >= 0), renumbered, in place. */
+const char *nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber) {
+    size_t kept = 0, read = 0;
+    for (size_t k = 0; k < chunks->n; k++) {
+        nodes->first[k] = (int64_t)kept;
+        for (int64_t p = chunks->offsets[k]; p < chunks->offsets[k + 1]; p++) {
+            int count = nodes->at[p], left = 0;
+            for (int j = 0; j < count; j++, read++) {
+                int32_t id = renumber[nodes->ids[read]];
+                if (id < 0) continue;
+                nodes->ids[kept] = id;
+                nodes->lengths[kept] = nodes->lengths[read];
+                kept++;
+                left++;
+            }
+            nodes->at[p] = (uint8_t)left;
+        }
+    }
+    nodes->first[chunks->n] = (int64_t)kept;
+    nodes->n = kept;
+    return NULL;
+}
+
+double min_score(const Model *model) {
+    double low = 0.0;
+    for (size_t i = 0; i < model->n; i++)
+        if (i == 0 || model->scores[i] < low) low = model->scores[i];
+    return low;
+}
+
+#define NODE(s, l) lattice->node[(size_t)(s) * (size_t)max + (size_t)(l) - 1]
+#define SCORE(id) ((id) >= 0 ? scores[id] : unknown)
+
+/* value x 2^exponent, as the reference's `scaled`. */
+static inline double scaled(double value, int exponent) {
+    return exponent ? ldexp(value, exponent) : value;
+}
+
+/* A sum renormalized where it left [2^-512, 2^512), as the reference's `normalized`. */
+static inline void normalized(double total, int exponent, double *value, int *power) {
+    if (total != 0.0 && !(total >= RESCALE_BELOW && total < RESCALE_FROM)) {
+        int shift;
+        *value = frexp(total, &shift);
+        *power = exponent + shift;
+    } else {
+        *value = total;
+        *power = exponent;
+    }
+}
+
+
+/* The E-step on chunk k straight from the node cache (reference: Trainer.expected): forward-
+   backward in probabilities (`probability[id]`, `unknown` for an unknown node), adding count x
+   marginal (in units of 1/FIXED) to each piece's expected count. The nodes are listed by start
+   (lengths ascending, an unknown node where a position has no one-byte piece) and by end
+   through a counting sort that keeps starts ascending: the reference's orders of summation. */
+void chunk_expect(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, size_t k,
+                  const double *probability, double unknown, int64_t count, int64_t *expected) {
+    const int64_t begin = chunks->offsets[k];
+    const size_t n = (size_t)(chunks->offsets[k + 1] - begin);
+    int32_t *start = lattice->list_start, *length = lattice->list_length, *id = lattice->list_id;
+    int32_t *by_end = lattice->list_by_end, *end_first = lattice->end_first;
+    double *p = lattice->list_probability;
+    size_t m = 0;
+    int64_t node = nodes->first[k];
+    for (size_t s = 0; s < n; s++) {
+        const int here = nodes->at[begin + (int64_t)s];
+        if (here == 0 || nodes->lengths[node] != 1) {
+            start[m] = (int32_t)s;
+            length[m] = 1;
+            id[m] = -1;
+            p[m++] = unknown;
+        }
+        for (int j = 0; j < here; j++, node++) {
+            start[m] = (int32_t)s;
+            length[m] = nodes->lengths[node];
+            id[m] = nodes->ids[node];
+            p[m++] = probability[nodes->ids[node]];
+        }
+    }
+    for (size_t e = 0; e <= n + 1; e++) end_first[e] = 0;
+    for (size_t i = 0; i < m; i++) end_first[start[i] + length[i] + 1]++;
+    for (size_t e = 1; e <= n + 1; e++) end_first[e] += end_first[e - 1];
+    for (size_t i = 0; i < m; i++) by_end[end_first[start[i] + length[i]]++] = (int32_t)i;
+    /* end_first[e] is now where end e + 1's nodes begin: end e's are end_first[e - 1] .. end_first[e] */
+    double *alpha = lattice->alpha, *beta = lattice->beta;
+    int *alpha_exp = lattice->alpha_exp, *beta_exp = lattice->beta_exp;
+    alpha[0] = 1.0;
+    alpha_exp[0] = 0;
+    for (size_t e = 1; e <= n; e++) {
+        const int base = alpha_exp[e - 1];
+        double total = 0.0;
+        for (int32_t j = end_first[e - 1]; j < end_first[e]; j++) {
+            const int32_t i = by_end[j];
+            total += scaled(alpha[start[i]], alpha_exp[start[i]] - base) * p[i];
+        }
+        normalized(total, base, &alpha[e], &alpha_exp[e]);
+    }
+    beta[n] = 1.0;
+    beta_exp[n] = 0;
+    size_t i = m;
+    for (size_t s = n; s-- > 0;) {
+        size_t first = i;
+        while (first > 0 && (size_t)start[first - 1] == s) first--;
+        const int base = beta_exp[s + 1];
+        double total = 0.0;
+        for (size_t j = first; j < i; j++)
+            total += scaled(beta[s + (size_t)length[j]], beta_exp[s + (size_t)length[j]] - base) * p[j];
+        normalized(total, base, &beta[s], &beta_exp[s]);
+        i = first;
+    }
+    if (alpha[n] == 0.0) return;  /* every path underflowed: the chunk adds nothing */
+    for (size_t j = 0; j < m; j++) {
+        if (id[j] < 0) continue;
+        const size_t e = (size_t)start[j] + (size_t)length[j];
+        double marginal = scaled(alpha[start[j]] * p[j] * beta[e] / alpha[n],
+                                 alpha_exp[start[j]] + beta_exp[e] - alpha_exp[n]);
+        expected[id[j]] += (int64_t)floor((double)count * marginal * FIXED_SCALE + 0.5);
+    }
+}
+
+/* The best path's ids into `path` (at most n), their number; 0 when there is none. Each end
+   takes the first node (starts ascending) with the strictly highest score; `skip_whole` leaves
+   out the node spanning the whole text. */
+size_t lattice_viterbi(Lattice *lattice, const double *scores, double unknown, size_t n,
+                       int skip_whole, int32_t *path) {
+    const int max = lattice->max;
+    double *best = lattice->best;
+    int64_t *back = lattice->back;  /* start * 2^32 + (id + 2); 0: not reached */
+    back[0] = 1;
+    best[0] = 0.0;
+    for (size_t e = 1; e <= n; e++) {
+        back[e] = 0;
+        best[e] = 0.0;
+        for (size_t s = e > (size_t)max ? e - (size_t)max : 0; s < e; s++) {
+            int32_t id = NODE(s, e - s);
+            if (id == -2 || (skip_whole && s == 0 && e == n) || back[s] == 0) continue;
+            double value = best[s] + SCORE(id);
+            if (back[e] == 0 || value > best[e]) {
+                best[e] = value;
+                back[e] = ((int64_t)s << 32) | (int64_t)(id + 2);
+            }
+        }
+    }
+    if (back[n] == 0) return 0;
+    size_t length = 0;
+    for (size_t e = n; e > 0; e = (size_t)(back[e] >> 32)) length++;
+    size_t at = length;
+    for (size_t e = n; e > 0; e = (size_t)(back[e] >> 32))
+        path[--at] = (int32_t)(back[e] & 0xFFFFFFFF) - 2;
+    return length;
+}

@@ -1,0 +1,484 @@
+/* The training steps (reference: Trainer.em, prune, finalize). The E-step and the Viterbi
+   passes split the chunks (or the pieces) into one contiguous share per thread; each thread
+   adds into its own integer array and the arrays are summed, so the result does not depend on
+   the number of threads. */
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unigram.h"
+
+double digamma(double x) {  /* SentencePiece's Digamma, as the reference writes it */
+    double result = 0.0;
+    while (x < 7) {
+        result -= 1 / x;
+        x += 1;
+    }
+    x -= 1.0 / 2.0;
+    const double xx = 1.0 / x, xx2 = xx * xx, xx4 = xx2 * xx2;
+    result += (log(x) + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2
+               - (127.0 / 30720.0) * xx4 * xx4);
+    return result;
+}
+
+void model_free(Model *model) {
+    free(model->keys);
+    free(model->scores);
+    model->keys = NULL;
+    model->scores = NULL;
+    model->n = 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Work shared among threads                                                                */
+
+typedef enum { FIND_NODES, EXPECT, CHUNK_VITERBI, PIECE_ALTERNATIVES } Job;
+
+typedef struct {
+    const Training *t;
+    const PieceIndex *index;
+    Job job;
+    double unknown;             /* an unknown node's score */
+    const double *probability;  /* EXPECT: each piece's exp(score) */
+    double unknown_probability;
+    size_t first, last;   /* chunks (or pieces) [first, last) */
+    int64_t *sums;        /* per piece: expected counts (EXPECT) or Viterbi counts */
+    int32_t *alternatives; /* PIECE_ALTERNATIVES: per piece, max ids (-1 padded) */
+    uint8_t *removable;
+    int32_t *ids;         /* FIND_NODES: this share's nodes, as Nodes holds them */
+    uint8_t *lengths;
+    size_t n_nodes, capacity;
+    int failed;
+} Share;
+
+/* FIND_NODES: chunk k's nodes (its lattice, filled by the index) appended to the share's. */
+static int find_nodes(Share *share, Lattice *lattice, size_t k) {
+    const Training *t = share->t;
+    const Chunks *c = &t->chunks;
+    const int max = t->max_piece;
+    const int64_t begin = c->offsets[k];
+    const size_t n = (size_t)(c->offsets[k + 1] - begin);
+    Nodes *nodes = (Nodes *)&t->nodes;
+    size_t before = share->n_nodes;
+    if (share->n_nodes + n * (size_t)max > share->capacity) {
+        size_t cap = share->capacity ? share->capacity : 1 << 16;
+        while (cap < share->n_nodes + n * (size_t)max) cap *= 2;
+        int32_t *ids = realloc(share->ids, cap * sizeof *ids);
+        if (ids) share->ids = ids;
+        uint8_t *lengths = realloc(share->lengths, cap);
+        if (lengths) share->lengths = lengths;
+        if (!ids || !lengths) return -1;
+        share->capacity = cap;
+    }
+    for (size_t s = 0; s < n; s++) {
+        const int32_t *row = &lattice->node[s * (size_t)max];
+        int here = 0;
+        for (int l = 1; l <= max; l++)
+            if (row[l - 1] >= 0) {
+                share->ids[share->n_nodes] = row[l - 1];
+                share->lengths[share->n_nodes] = (uint8_t)l;
+                share->n_nodes++;
+                here++;
+            }
+        nodes->at[begin + (int64_t)s] = (uint8_t)here;
+    }
+    nodes->first[k + 1] = (int64_t)(share->n_nodes - before);  /* a count until summed */
+    return 0;
+}
+
+static void *work(void *arg) {
+    Share *share = arg;
+    const Training *t = share->t;
+    const Chunks *c = &t->chunks;
+    const int max = t->max_piece;
+    Lattice lattice = {0};
+    int32_t path[MAX_PIECE];
+    int32_t *chunk_path = NULL;
+    size_t chunk_path_cap = 0;
+    for (size_t k = share->first; k < share->last && !share->failed; k++) {
+        if (share->job == PIECE_ALTERNATIVES) {
+            Key key = t->model.keys[k];
+            uint8_t text[MAX_PIECE];
+            size_t n = key_spell(key, text);
+            if (lattice_reserve(&lattice, n, max) < 0) { share->failed = 1; break; }
+            lattice_fill(&lattice, share->index, text, n);
+            size_t length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 0, path);
+            if (length >= 2) {
+                share->removable[k] = 1;
+                continue;
+            }
+            length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 1, path);
+            int has_unknown = 0;
+            for (size_t i = 0; i < length; i++) has_unknown |= path[i] < 0;
+            if (length && !has_unknown)
+                for (size_t i = 0; i < length; i++) share->alternatives[k * (size_t)max + i] = path[i];
+            continue;
+        }
+        const uint8_t *text = c->data + c->offsets[k];
+        size_t n = (size_t)(c->offsets[k + 1] - c->offsets[k]);
+        if (share->job == FIND_NODES) t->nodes.first[k + 1] = 0;
+        if (n == 0) continue;
+        if (lattice_reserve(&lattice, n, max) < 0) { share->failed = 1; break; }
+        if (share->job == FIND_NODES) {
+            lattice_fill(&lattice, share->index, text, n);
+            if (find_nodes(share, &lattice, k) < 0) { share->failed = 1; break; }
+            continue;
+        }
+        if (share->job == EXPECT) {
+            chunk_expect(&lattice, &t->nodes, c, k, share->probability, share->unknown_probability,
+                         c->counts[k], share->sums);
+            continue;
+        }
+        lattice_load(&lattice, &t->nodes, c, k);
+        if (n > chunk_path_cap) {
+            free(chunk_path);
+            chunk_path_cap = lattice.capacity;
+            chunk_path = malloc(chunk_path_cap * sizeof *chunk_path);
+            if (!chunk_path) { share->failed = 1; break; }
+        }
+        size_t length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 0, chunk_path);
+        for (size_t i = 0; i < length; i++)
+            if (chunk_path[i] >= 0) share->sums[chunk_path[i]] += c->counts[k];
+    }
+    free(chunk_path);
+    lattice_free(&lattice);
+    return NULL;
+}
+
+static const char *run_shared(const Training *t, const PieceIndex *index, Job job, size_t n,
+                              int64_t *sums, int32_t *alternatives, uint8_t *removable,
+                              const double *probability);
+
+/* FIND_NODES's shares joined into t->nodes: the counts summed into places, the nodes copied. */
+static const char *gather_nodes(Training *t, Share *shares, int threads) {
+    Nodes *nodes = &t->nodes;
+    for (int i = 0; i < threads; i++)
+        if (shares[i].failed) return "out of memory";
+    size_t total = 0;
+    for (int i = 0; i < threads; i++) total += shares[i].n_nodes;
+    nodes->ids = malloc((total ? total : 1) * sizeof *nodes->ids);
+    nodes->lengths = malloc(total ? total : 1);
+    if (!nodes->ids || !nodes->lengths) return "out of memory";
+    nodes->first[0] = 0;
+    for (size_t k = 0; k < t->chunks.n; k++) nodes->first[k + 1] += nodes->first[k];
+    for (int i = 0; i < threads; i++) {
+        if (!shares[i].n_nodes) continue;
+        size_t at = (size_t)nodes->first[shares[i].first];
+        memcpy(nodes->ids + at, shares[i].ids, shares[i].n_nodes * sizeof *nodes->ids);
+        memcpy(nodes->lengths + at, shares[i].lengths, shares[i].n_nodes);
+    }
+    nodes->n = total;
+    nodes->valid = 1;
+    return NULL;
+}
+
+/* The nodes under the model as it stands, found once (their pieces looked up in `index`). */
+static const char *ensure_nodes(Training *t, const PieceIndex *index) {
+    if (t->nodes.valid) return NULL;
+    nodes_free(&t->nodes);
+    const Chunks *c = &t->chunks;
+    t->nodes.first = calloc(c->n + 1, sizeof(int64_t));
+    t->nodes.at = calloc(c->n ? (size_t)c->offsets[c->n] : 1, 1);
+    if (!t->nodes.first || !t->nodes.at) {
+        nodes_free(&t->nodes);
+        return "out of memory";
+    }
+    const char *problem = run_shared(t, index, FIND_NODES, c->n, NULL, NULL, NULL, NULL);
+    if (problem) nodes_free(&t->nodes);
+    return problem;
+}
+
+/* Run a job over [0, n) items on t->threads threads (fewer for few items), the chunks shared
+   by their bytes; each share's per-piece sums summed into `sums` (when given). */
+static const char *run_shared(const Training *t, const PieceIndex *index, Job job, size_t n,
+                              int64_t *sums, int32_t *alternatives, uint8_t *removable,
+                              const double *probability) {
+    int threads = t->threads < 1 ? 1 : t->threads;
+    if ((size_t)threads > n) threads = n ? (int)n : 1;
+    Share *shares = calloc((size_t)threads, sizeof *shares);
+    pthread_t *ids = calloc((size_t)threads, sizeof *ids);
+    if (!shares || !ids) {
+        free(shares);
+        free(ids);
+        return "out of memory";
+    }
+    const Chunks *c = &t->chunks;
+    int64_t total = job == PIECE_ALTERNATIVES ? (int64_t)n : c->offsets[c->n] - c->offsets[0];
+    size_t first = 0;
+    const char *problem = NULL;
+    for (int i = 0; i < threads; i++) {
+        Share *s = &shares[i];
+        s->t = t;
+        s->index = index;
+        s->job = job;
+        s->unknown = min_score(&t->model) - UNKNOWN_PENALTY;
+        s->probability = probability;
+        s->unknown_probability = exp(s->unknown);
+        s->alternatives = alternatives;
+        s->removable = removable;
+        s->first = first;
+        if (i == threads - 1) s->last = n;
+        else {  /* the first item past this share's part of the bytes (or pieces) */
+            int64_t goal = total * (i + 1) / threads;
+            size_t last = first;
+            while (last < n && (job == PIECE_ALTERNATIVES ? (int64_t)last
+                                : c->offsets[last] - c->offsets[0]) < goal) last++;
+            s->last = last;
+        }
+        first = s->last;
+        if (sums && i > 0) {
+            s->sums = calloc(t->model.n ? t->model.n : 1, sizeof(int64_t));
+            if (!s->sums) problem = "out of memory";
+        } else {
+            s->sums = sums;
+        }
+    }
+    int started = 1;  /* the calling thread takes the first share */
+    if (!problem) {
+        for (; started < threads; started++)
+            if (pthread_create(&ids[started], NULL, work, &shares[started]) != 0) {
+                problem = "could not start a thread";
+                break;
+            }
+        work(&shares[0]);
+    }
+    for (int i = 1; i < started; i++) pthread_join(ids[i], NULL);
+    if (job == FIND_NODES && !problem) problem = gather_nodes((Training *)t, shares, threads);
+    for (int i = 0; i < threads; i++) {
+        free(shares[i].ids);
+        free(shares[i].lengths);
+        if (shares[i].failed && !problem) problem = "out of memory";
+        if (i > 0 && sums && shares[i].sums) {
+            for (size_t p = 0; p < t->model.n; p++) sums[p] += shares[i].sums[p];
+            free(shares[i].sums);
+        }
+    }
+    free(shares);
+    free(ids);
+    return problem;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* EM                                                                                        */
+
+const char *em_step(Training *t) {
+    PieceIndex index = {0};
+    const char *problem = t->nodes.valid ? NULL : index_build(&index, &t->model);
+    int64_t *expected = calloc(t->model.n ? t->model.n : 1, sizeof *expected);
+    if (!problem && !expected) problem = "out of memory";
+    if (!problem) problem = ensure_nodes(t, &index);
+    index_free(&index);
+    double *probability = malloc((t->model.n ? t->model.n : 1) * sizeof *probability);
+    if (!problem && !probability) problem = "out of memory";
+    if (!problem) {
+        for (size_t i = 0; i < t->model.n; i++) probability[i] = exp(t->model.scores[i]);
+        problem = run_shared(t, NULL, EXPECT, t->chunks.n, expected, NULL, NULL, probability);
+    }
+    free(probability);
+    if (problem) {
+        free(expected);
+        return problem;
+    }
+    /* M-step: keep the pieces expected at least 0.5 times, in order. */
+    int32_t *renumber = malloc((t->model.n ? t->model.n : 1) * sizeof *renumber);
+    if (!renumber) {
+        free(expected);
+        return "out of memory";
+    }
+    size_t kept = 0;
+    int64_t total = 0;
+    for (size_t i = 0; i < t->model.n; i++)
+        if ((double)expected[i] / FIXED_SCALE >= MIN_EXPECTED) total += expected[i];
+    const double log_sum = total ? digamma((double)total / FIXED_SCALE) : 0.0;  /* none kept */
+    for (size_t i = 0; i < t->model.n; i++) {
+        renumber[i] = -1;
+        if ((double)expected[i] / FIXED_SCALE < MIN_EXPECTED) continue;
+        renumber[i] = (int32_t)kept;
+        t->model.keys[kept] = t->model.keys[i];
+        t->model.scores[kept] = digamma((double)expected[i] / FIXED_SCALE) - log_sum;
+        kept++;
+    }
+    t->model.n = kept;
+    nodes_keep(&t->nodes, &t->chunks, renumber);
+    free(renumber);
+    free(expected);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Pruning                                                                                   */
+
+typedef struct {
+    double loss;
+    size_t id;
+} Loss;
+
+static int compare_losses(const void *a, const void *b) {  /* loss descending, then id */
+    const Loss *x = a, *y = b;
+    if (x->loss != y->loss) return x->loss > y->loss ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+const char *prune_step(Training *t, size_t desired, double shrink) {
+    const size_t n = t->model.n, max = (size_t)t->max_piece;
+    PieceIndex index = {0};
+    int32_t *alternatives = malloc((n ? n : 1) * max * sizeof *alternatives);
+    uint8_t *removable = calloc(n ? n : 1, 1);
+    int64_t *frequency = calloc(n ? n : 1, sizeof *frequency);
+    Loss *candidates = malloc((n ? n : 1) * sizeof *candidates);
+    size_t *kept = malloc((n ? n : 1) * sizeof *kept);
+    const char *problem = NULL;
+    if (!alternatives || !removable || !frequency || !candidates || !kept) problem = "out of memory";
+    if (!problem) {
+        for (size_t i = 0; i < n * max; i++) alternatives[i] = -1;
+        problem = index_build(&index, &t->model);
+    }
+    if (!problem) problem = run_shared(t, &index, PIECE_ALTERNATIVES, n, NULL, alternatives, removable, NULL);
+    if (!problem) problem = ensure_nodes(t, &index);
+    index_free(&index);
+    if (!problem) problem = run_shared(t, NULL, CHUNK_VITERBI, t->chunks.n, frequency, NULL, NULL, NULL);
+    if (problem) {
+        free(alternatives);
+        free(removable);
+        free(frequency);
+        free(candidates);
+        free(kept);
+        return problem;
+    }
+    int64_t total_count = 0, total = 0;
+    for (size_t k = 0; k < t->chunks.n; k++) total_count += t->chunks.counts[k];
+    for (size_t i = 0; i < n; i++) total += frequency[i];
+    const double log_total = total ? log((double)total) : 0.0;
+    size_t n_kept = 0, n_candidates = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (frequency[i] == 0 || removable[i]) continue;
+        const int32_t *alt = &alternatives[i * max];
+        if (alt[0] < 0) {
+            kept[n_kept++] = i;
+            continue;
+        }
+        size_t length = 0;
+        while (length < max && alt[length] >= 0) length++;
+        const double share = (double)frequency[i] / (double)total_count;
+        const double logprob = log((double)frequency[i]) - log_total;
+        const double log_total_alt = log((double)(total + frequency[i] * (int64_t)(length - 1)));
+        double logprob_alt = 0.0;
+        for (size_t j = 0; j < length; j++)
+            logprob_alt += log((double)(frequency[alt[j]] + frequency[i])) - log_total_alt;
+        candidates[n_candidates].loss = share * (logprob - logprob_alt);
+        candidates[n_candidates].id = i;
+        n_candidates++;
+    }
+    size_t target = (size_t)(shrink * (double)n);
+    if (target < desired) target = desired;
+    qsort(candidates, n_candidates, sizeof *candidates, compare_losses);
+    for (size_t j = 0; j < n_candidates && n_kept < target; j++) kept[n_kept++] = candidates[j].id;
+    /* The kept pieces, in the order kept: those without an alternative, then by loss. */
+    Key *keys = malloc((n_kept ? n_kept : 1) * sizeof *keys);
+    double *scores = malloc((n_kept ? n_kept : 1) * sizeof *scores);
+    int32_t *renumber = alternatives;  /* no longer needed: n x max >= n entries */
+    if (!keys || !scores) problem = "out of memory";
+    else {
+        for (size_t i = 0; i < n; i++) renumber[i] = -1;
+        for (size_t j = 0; j < n_kept; j++) renumber[kept[j]] = (int32_t)j;
+        nodes_keep(&t->nodes, &t->chunks, renumber);
+        for (size_t j = 0; j < n_kept; j++) {
+            keys[j] = t->model.keys[kept[j]];
+            scores[j] = t->model.scores[kept[j]];
+        }
+        model_free(&t->model);
+        t->model.keys = keys;
+        t->model.scores = scores;
+        t->model.n = n_kept;
+        keys = NULL;
+        scores = NULL;
+    }
+    free(keys);
+    free(scores);
+    free(alternatives);
+    free(removable);
+    free(frequency);
+    free(candidates);
+    free(kept);
+    return problem;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Finalize                                                                                  */
+
+typedef struct {
+    Key key;
+    double score;
+} Entry;
+
+static int compare_entries(const void *a, const void *b) {  /* score descending, then bytes */
+    const Entry *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return key_compare(&x->key, &y->key);
+}
+
+const char *finalize(Training *t, size_t size, Model *out) {
+    const Model *m = &t->model;
+    Entry *entries = malloc((m->n + 256) * sizeof *entries);
+    if (!entries) return "out of memory";
+    /* The bytes, count descending then byte; a byte the model lost gets min_score - penalty. */
+    double byte_score[256];
+    int in_model[256] = {0};
+    for (size_t i = 0; i < m->n; i++)
+        if (m->keys[i].len == 1) {
+            in_model[key_byte(m->keys[i], 0)] = 1;
+            byte_score[key_byte(m->keys[i], 0)] = m->scores[i];
+        }
+    int order[256];
+    for (int b = 0; b < 256; b++) order[b] = b;
+    for (int i = 1; i < 256; i++)
+        for (int j = i; j > 0; j--) {
+            int x = order[j], y = order[j - 1];
+            int before = t->byte_counts[x] > t->byte_counts[y]
+                         || (t->byte_counts[x] == t->byte_counts[y] && x < y);
+            if (!before) break;
+            order[j] = y;
+            order[j - 1] = x;
+        }
+    const double low = min_score(m);
+    double penalty = 0.0;
+    size_t n = 0;
+    for (int i = 0; i < 256; i++) {
+        int b = order[i];
+        Key key = {0, 0, 0};
+        entries[n].key = key_push(key, (uint8_t)b);
+        if (in_model[b]) entries[n].score = byte_score[b];
+        else {
+            entries[n].score = low - penalty;
+            penalty += BYTE_PENALTY_STEP;
+        }
+        n++;
+    }
+    /* The longer pieces by score, up to the size. */
+    size_t first_longer = n;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->keys[i].len > 1) {
+            entries[n].key = m->keys[i];
+            entries[n].score = m->scores[i];
+            n++;
+        }
+    qsort(entries + first_longer, n - first_longer, sizeof *entries, compare_entries);
+    if (n > size) n = size > first_longer ? size : first_longer;  /* never fewer than the bytes */
+    qsort(entries, n, sizeof *entries, compare_entries);
+    out->keys = malloc((n ? n : 1) * sizeof(Key));
+    out->scores = malloc((n ? n : 1) * sizeof(double));
+    if (!out->keys || !out->scores) {
+        model_free(out);
+        free(entries);
+        return "out of memory";
+    }
+    for (size_t i = 0; i < n; i++) {
+        out->keys[i] = entries[i].key;
+        out->scores[i] = entries[i].score;
+    }
+    out->n = n;
+    free(entries);
+    return NULL;
+}

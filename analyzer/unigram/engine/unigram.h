@@ -1,0 +1,154 @@
+/* The compiled Unigram trainer: the steps of analyzer/unigram/reference.py, exactly.
+
+   Layout:
+     unigram.h   the shared types: the chunks, a piece's key, the model and its index
+     seeds.c     the seed model: bytes, then the best right-maximal substrings (by sorting)
+     lattice.c   the piece index, the nodes cache, and one chunk's lattice: forward-backward
+                 and Viterbi
+     steps.c     the E- and M-step, pruning and finalizing, the E-step and Viterbi passes on
+                 several threads
+     module.c    the Python type `Trainer` over them
+
+   Exactness: every float is computed in the reference's order of operations (no fused
+   multiply-add: built with -ffp-contract=off), expected counts are summed as integers in units
+   of 2^-24 (so the threads' sums do not depend on how the chunks are shared), and every sort
+   breaks ties as the reference does. */
+
+#ifndef ANALYZER_UNIGRAM_H
+#define ANALYZER_UNIGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAX_PIECE 16              /* a key holds at most 16 bytes */
+#define FIXED_SCALE 16777216.0    /* 2^24: expected counts are integers in units of 1/FIXED */
+#define MIN_EXPECTED 0.5
+#define UNKNOWN_PENALTY 10.0
+#define BYTE_PENALTY_STEP 0.0001
+#define RESCALE_BELOW 0x1p-512  /* a forward or backward sum outside [2^-512, 2^512) is renormalized */
+#define RESCALE_FROM 0x1p512
+
+/* The distinct chunks: chunk k is data[offsets[k] .. offsets[k + 1]), occurring counts[k] times. */
+typedef struct {
+    const uint8_t *data;
+    const int64_t *offsets;
+    const int64_t *counts;
+    size_t n;
+} Chunks;
+
+/* A piece of up to 16 bytes as two big-endian words, zero-padded, and its length: comparing
+   (hi, lo, len) in that order orders pieces as their bytes do (a prefix first). */
+typedef struct {
+    uint64_t hi, lo;
+    uint32_t len;
+} Key;
+
+/* Key `k` with one more byte appended. */
+static inline Key key_push(Key k, uint8_t byte) {
+    if (k.len < 8) k.hi |= (uint64_t)byte << (56 - 8 * k.len);
+    else k.lo |= (uint64_t)byte << (56 - 8 * (k.len - 8));
+    k.len++;
+    return k;
+}
+
+/* The byte at index i of a key (i < len). */
+static inline uint8_t key_byte(Key k, uint32_t i) {
+    return (uint8_t)(i < 8 ? k.hi >> (56 - 8 * i) : k.lo >> (56 - 8 * (i - 8)));
+}
+
+/* A key's bytes into out (room for MAX_PIECE); their number. */
+static inline uint32_t key_spell(Key k, uint8_t *out) {
+    uint32_t n = k.len < MAX_PIECE ? k.len : MAX_PIECE;
+    for (uint32_t i = 0; i < n; i++) out[i] = key_byte(k, i);
+    return n;
+}
+
+/* -1, 0, 1 as a's bytes sort before, equal, after b's. */
+static inline int key_compare(const Key *a, const Key *b) {
+    if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return (a->len > b->len) - (a->len < b->len);
+}
+
+/* The model: its pieces in order, each with its score. */
+typedef struct {
+    Key *keys;
+    double *scores;
+    size_t n;
+} Model;
+
+/* The pieces and all their prefixes, for the lattice: a prefix that is no piece has id -1, so a
+   lookup can stop at the first byte string that begins no piece. Open addressing. */
+typedef struct {
+    uint64_t hi, lo;
+    int32_t id;      /* the piece's place in the model, -1: a prefix only */
+    uint32_t len;    /* 0: an empty slot */
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t mask;
+} PieceIndex;
+
+/* One chunk's lattice, reused from chunk to chunk: node[s * max + l - 1] is the id of the
+   piece of length l at s, -1 an unknown byte, -2 none. */
+typedef struct {
+    int32_t *node;
+    double *alpha, *beta, *best;
+    int *alpha_exp, *beta_exp;  /* alpha[i] x 2^alpha_exp[i] is the forward probability */
+    int32_t *list_start, *list_length, *list_id, *list_by_end, *end_first;  /* chunk_expect */
+    double *list_probability;
+    int64_t *back;
+    size_t capacity;   /* bytes of chunk the arrays hold */
+    int max;           /* the longest piece */
+} Lattice;
+
+/* Every chunk's lattice nodes, found once with the seed model and then only filtered: the
+   model only loses pieces, so a chunk's nodes under a later model are its earlier nodes whose
+   piece is still there (renumbered). at[p] is how many nodes begin at byte p of the chunks'
+   data; chunk k's nodes are first[k] .. first[k + 1], by position then length. */
+typedef struct {
+    int64_t *first;
+    uint8_t *at;
+    uint8_t *lengths;
+    int32_t *ids;
+    size_t n;
+    int valid;
+} Nodes;
+
+/* The whole state of a training. */
+typedef struct {
+    Chunks chunks;
+    int max_piece;
+    int threads;
+    int64_t byte_counts[256];
+    Model model;
+    Nodes nodes;
+} Training;
+
+/* seeds.c */
+const char *seed_model(Training *t, size_t seed_size);
+
+/* lattice.c */
+const char *index_build(PieceIndex *index, const Model *model);
+void index_free(PieceIndex *index);
+int lattice_reserve(Lattice *lattice, size_t n, int max);
+void lattice_free(Lattice *lattice);
+void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text, size_t n);
+void lattice_load(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, size_t k);
+void nodes_free(Nodes *nodes);
+void chunk_expect(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, size_t k,
+                  const double *probability, double unknown, int64_t count, int64_t *expected);
+const char *nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber);
+double min_score(const Model *model);
+size_t lattice_viterbi(Lattice *lattice, const double *scores, double unknown, size_t n,
+                       int skip_whole, int32_t *path);
+
+/* steps.c */
+const char *em_step(Training *t);
+const char *prune_step(Training *t, size_t desired, double shrink);
+const char *finalize(Training *t, size_t size, Model *out);
+void model_free(Model *model);
+double digamma(double x);
+
+#endif

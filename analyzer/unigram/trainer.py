@@ -1,0 +1,119 @@
+"""Train a Unigram vocabulary: the reference's steps in SentencePiece's order, on either engine.
+
+`train` seeds the model, then runs `sub_iterations` EM steps and a pruning round until at
+most size x 1.1 pieces remain, and finalizes `size` entries (the 256 bytes and the best longer
+pieces). Both engines take the same steps (`analyzer.unigram.reference.Trainer`, the
+definition, and the compiled `analyzer.unigram._engine.Trainer`) and give the same pieces,
+scores and ids; the compiled one is used when it was built (`ANALYZER_ENGINE` decides as for
+BPE), on every core the process may use.
+
+>>> trained = train({"hug": 10, "pug": 5, "hugs": 5}, 260)
+>>> trained.pieces[:3], len(trained.pieces), trained.rounds
+([b'hug', b'pug', b'g'], 259, 0)
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from analyzer.bpe import choice
+from analyzer.bpe.threads import available_cores
+
+from . import reference
+from .reference import DESIRED_MARGIN, MAX_PIECE_BYTES, SEED_SIZE, SHRINK, SUB_ITERATIONS
+
+Progress = Callable[[int, int, int], None]
+"""progress(round, rounds expected, pieces left): after each round of EM (and before the first)."""
+
+
+@dataclass(frozen=True)
+class Trained:
+    pieces: list[bytes]
+    """Each id's bytes: ids by score descending, then bytes ascending."""
+    scores: list[float]
+    rounds: int
+    """Pruning rounds run."""
+    seeds: int
+    """Pieces in the seed model."""
+
+
+def compiled_engine():
+    """The compiled Trainer type, or None (not built, or `ANALYZER_ENGINE=python`)."""
+    if choice.wanted() == "python":
+        return None
+    try:
+        from . import _engine  # type: ignore[attr-defined]
+    except ImportError:
+        if choice.wanted() == "compiled":
+            raise
+        return None
+    return _engine.Trainer
+
+
+def make_trainer(chunk_counts: Mapping[bytes, int], max_piece_bytes: int = MAX_PIECE_BYTES,
+                 engine: str | None = None, threads: int | None = None):
+    """A Trainer of the engine asked for ("python", "compiled"; None: the compiled one when
+    built) over chunks as bytes with their counts."""
+    compiled = compiled_engine() if engine != "python" else None
+    if engine == "compiled" and compiled is None:
+        raise ImportError("the compiled Unigram engine is not built; reinstall with a C compiler")
+    if compiled is None:
+        return reference.Trainer(chunk_counts, max_piece_bytes)
+    offsets = array("q", [0])
+    counts = array("q")
+    data = bytearray()
+    for chunk, count in chunk_counts.items():
+        data += chunk
+        offsets.append(len(data))
+        counts.append(count)
+    return compiled(bytes(data), offsets, counts, max_piece_bytes,
+                    threads or available_cores())
+
+
+def expected_rounds(pieces: int, size: int, shrink: float = SHRINK) -> int:
+    """About how many pruning rounds take `pieces` down to size x 1.1.
+
+    >>> expected_rounds(1_000_000, 32_768)
+    12
+    """
+    desired = int(size * DESIRED_MARGIN)
+    if pieces <= desired or shrink <= 0 or shrink >= 1:
+        return 0
+    return math.ceil(math.log(desired / pieces) / math.log(shrink))
+
+
+def train(chunk_counts: Mapping[str, int] | Mapping[bytes, int], size: int, *,
+          max_piece_bytes: int = MAX_PIECE_BYTES, seed_size: int = SEED_SIZE,
+          shrink: float = SHRINK, sub_iterations: int = SUB_ITERATIONS,
+          progress: Progress | None = None, engine: str | None = None,
+          threads: int | None = None) -> Trained:
+    """A Unigram vocabulary of `size` entries (fewer where the text has no more pieces) from
+    distinct chunks (str, taken as UTF-8, or bytes) and how often each occurs."""
+    if size < 256:
+        raise ValueError(f"a Unigram vocabulary needs a size of 256 or more (its bytes), not {size}")
+    as_bytes = {(chunk.encode("utf-8", errors="surrogateescape") if isinstance(chunk, str)
+                 else chunk): count for chunk, count in chunk_counts.items()}
+    trainer = make_trainer(as_bytes, max_piece_bytes, engine, threads)
+    trainer.seed(seed_size)
+    seeds = len(trainer)
+    desired = int(size * DESIRED_MARGIN)
+    rounds = 0
+    while True:
+        if progress:
+            progress(rounds, rounds + expected_rounds(len(trainer), size, shrink), len(trainer))
+        for _ in range(sub_iterations):
+            trainer.em()
+        if len(trainer) <= desired:
+            break
+        before = len(trainer)
+        trainer.prune(desired, shrink)
+        rounds += 1
+        if len(trainer) >= before:  # nothing could go: more rounds would change nothing
+            break
+    pieces, scores = trainer.finalize(size)
+    if progress:
+        progress(rounds, rounds, len(pieces))
+    return Trained(pieces, scores, rounds, seeds)

@@ -1,0 +1,191 @@
+"""The Unigram trainer (issue 42): the compiled engine equals the literal reference step by step
+(seeds, every EM step, every pruning, the final vocabulary: pieces, scores to the last bit, ids)
+on small alphabets (hypothesis) and on real multilingual text, on any number of threads; the
+vocabulary keeps all 256 bytes; bad input is refused."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analyzer.unigram import reference, train
+from analyzer.unigram.trainer import compiled_engine, expected_rounds, make_trainer
+
+SAMPLE = Path(__file__).resolve().parents[1] / "parallel_corpora" / "harbour_town"
+
+needs_compiled = pytest.mark.skipif(compiled_engine() is None,
+                                    reason="the compiled Unigram engine is not built here")
+
+
+def both(chunks: dict[bytes, int], max_piece: int, threads: int):
+    return (make_trainer(chunks, max_piece, engine="python"),
+            make_trainer(chunks, max_piece, engine="compiled", threads=threads))
+
+
+def assert_same_steps(chunks, max_piece, seed_size, prunings, size, threads):
+    """Seed, then EM and pruning in turn: the two models equal after every step."""
+    ours, theirs = both(chunks, max_piece, threads)
+    ours.seed(seed_size)
+    theirs.seed(seed_size)
+    assert theirs.model() == ours.model()
+    for desired, shrink in prunings:
+        ours.em()
+        theirs.em()
+        assert theirs.model() == ours.model()
+        ours.prune(desired, shrink)
+        theirs.prune(desired, shrink)
+        assert theirs.model() == ours.model()
+    assert theirs.finalize(size) == ours.finalize(size)
+
+
+chunk_bytes = st.binary(max_size=14).map(lambda b: bytes(x % 4 + 97 if x < 200 else x for x in b))
+
+
+@needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(chunks=st.dictionaries(chunk_bytes, st.integers(1, 9), min_size=1, max_size=25),
+       max_piece=st.sampled_from([1, 2, 3, 16]), seed_size=st.sampled_from([0, 4, 40, 10_000]),
+       prunings=st.lists(st.tuples(st.integers(0, 12), st.sampled_from([0.0, 0.5, 0.75, 1.0])),
+                         max_size=5),
+       size=st.sampled_from([256, 257, 270]), threads=st.integers(1, 4))
+def test_compiled_steps_equal_the_reference_on_small_alphabets(chunks, max_piece, seed_size,
+                                                               prunings, size, threads):
+    assert_same_steps(chunks, max_piece, seed_size, prunings, size, threads)
+
+
+@needs_compiled
+@settings(max_examples=40, deadline=None)
+@given(chunks=st.dictionaries(chunk_bytes, st.integers(1, 50), min_size=1, max_size=40),
+       threads=st.integers(1, 3))
+def test_compiled_training_equals_the_reference(chunks, threads):
+    expected = train(chunks, 256 + 8, seed_size=200, engine="python")
+    assert train(chunks, 256 + 8, seed_size=200, engine="compiled", threads=threads) == expected
+
+
+def sample_chunks(languages: list[str], lines: int) -> dict[str, int]:
+    from analyzer.bpe.pretokenize import distinct_chunks, resolve
+    texts = []
+    for language in languages:
+        texts += (SAMPLE / f"{language}.txt").read_text(encoding="utf-8").splitlines()[:lines]
+    chunks, counts = distinct_chunks(texts, resolve("cl100k"))
+    return dict(zip(chunks, counts))
+
+
+@needs_compiled
+def test_compiled_training_equals_the_reference_on_twelve_scripts_of_the_sample():
+    chunks = sample_chunks(["eng_Latn", "rus_Cyrl", "hin_Deva", "tha_Thai", "jpn_Jpan",
+                            "arb_Arab", "kor_Hang", "zho_Hans"], 12)
+    as_bytes = {chunk.encode(): count for chunk, count in chunks.items()}
+    assert_same_steps(as_bytes, 16, 3000, [(400, 0.75), (400, 0.75), (300, 0.5)], 600, 2)
+    expected = train(chunks, 300, seed_size=2000, engine="python")
+    assert expected.rounds >= 2
+    assert train(chunks, 300, seed_size=2000, engine="compiled", threads=2) == expected
+
+
+@needs_compiled
+def test_compiled_training_equals_the_reference_on_udhr(udhr_text):
+    texts = {}
+    for language in ["eng_Latn", "kor_Hang", "tha_Thai", "hin_Deva"]:
+        for line in (udhr_text / f"{language}.txt").read_text(encoding="utf-8").splitlines()[:3]:
+            texts[line] = texts.get(line, 0) + 1  # no pre-tokenizer: each unit one chunk
+    expected = train(texts, 400, seed_size=3000, engine="python")
+    assert train(texts, 400, seed_size=3000, engine="compiled", threads=2) == expected
+
+
+@needs_compiled
+def test_the_same_vocabulary_on_one_two_and_three_threads():
+    chunks = sample_chunks([path.stem for path in sorted(SAMPLE.glob("*.txt"))], 400)
+    first = train(chunks, 2048, threads=1)
+    assert first.rounds >= 3 and len(first.pieces) == 2048
+    for threads in (2, 3):
+        assert train(chunks, 2048, threads=threads) == first
+
+
+def test_the_vocabulary_keeps_every_byte_and_orders_ids_by_score():
+    chunks = {"naïve": 4, " café": 3, "日本語": 2, " the": 9}
+    trained = train(chunks, 270, engine="python")
+    assert {piece for piece in trained.pieces if len(piece) == 1} == {bytes([b]) for b in range(256)}
+    assert len(set(trained.pieces)) == len(trained.pieces) <= 270
+    assert all(len(piece) <= reference.MAX_PIECE_BYTES for piece in trained.pieces)
+    keys = [(-score, piece) for piece, score in zip(trained.pieces, trained.scores)]
+    assert keys == sorted(keys)
+    assert b" the" in trained.pieces
+
+
+def test_a_text_with_fewer_pieces_than_the_size_gives_fewer_entries():
+    trained = train({"ab": 3}, 1000, engine="python")
+    assert 256 < len(trained.pieces) < 1000
+
+
+def test_progress_hears_every_round():
+    heard = []
+    chunks = sample_chunks(["eng_Latn", "deu_Latn"], 50)
+    trained = train(chunks, 300, seed_size=3000, progress=lambda *a: heard.append(a))
+    assert trained.rounds >= 2
+    assert [done for done, _, _ in heard] == [*range(trained.rounds + 1), trained.rounds]
+    assert heard[-1] == (trained.rounds, trained.rounds, len(trained.pieces))
+    assert all(total >= done for done, total, _ in heard)
+
+
+def test_expected_rounds():
+    assert expected_rounds(1_000_000, 32_768) == 12
+    assert expected_rounds(100, 32_768) == 0
+
+
+def test_a_size_below_the_bytes_is_refused():
+    with pytest.raises(ValueError, match="256 or more"):
+        train({"a": 1}, 255)
+
+
+@needs_compiled
+@pytest.mark.parametrize("offsets, counts, message", [
+    ([0, 2, 1], [1, 1], "chunk 1"),
+    ([0, 9], [1], "chunk 0"),
+    ([0, 1], [0], "count 0"),
+    ([0, 1, 2], [1], "one longer"),
+])
+def test_the_compiled_trainer_refuses_inconsistent_chunks(offsets, counts, message):
+    from array import array
+    Trainer = compiled_engine()
+    with pytest.raises(ValueError, match=message):
+        Trainer(b"ab", array("q", offsets), array("q", counts))
+
+
+@needs_compiled
+def test_the_compiled_trainer_refuses_a_piece_longer_than_sixteen_bytes():
+    from array import array
+    with pytest.raises(ValueError, match="max_piece_bytes"):
+        compiled_engine()(b"ab", array("q", [0, 2]), array("q", [1]), 17)
+
+
+def test_digamma_matches_its_series():
+    rng = random.Random(3)
+    for _ in range(20):
+        x = rng.uniform(0.5, 50)
+        # psi(x + 1) = psi(x) + 1/x, to the series' precision
+        assert abs(reference.digamma(x + 1) - reference.digamma(x) - 1 / x) < 1e-9
+
+
+def test_the_compiled_unigram_engine_is_built_wherever_there_is_a_compiler():
+    import shutil
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler here: the reference trains")
+    assert compiled_engine() is not None, "pip install -e . should have built analyzer/unigram/engine/"
+
+
+def test_without_the_extension_the_reference_trains_the_same_vocabulary():
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "ANALYZER_ENGINE"}
+    code = ("import sys; sys.modules['analyzer.unigram._engine'] = None; "
+            "from analyzer.unigram import train; "
+            "t = train({'hug': 10, 'pug': 5, 'hugs': 5}, 260); print(t.pieces[:3], t.scores[0])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env=env)
+    expected = train({"hug": 10, "pug": 5, "hugs": 5}, 260)
+    assert done.stdout.strip() == f"{expected.pieces[:3]} {expected.scores[0]}"
