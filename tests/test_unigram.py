@@ -21,14 +21,16 @@ needs_compiled = pytest.mark.skipif(compiled_engine() is None,
                                     reason="the compiled Unigram engine is not built here")
 
 
-def both(chunks: dict[bytes, int], max_piece: int, threads: int):
+def both(chunks: dict[bytes, int], max_piece: int, threads: int, cache: bool = True):
     return (make_trainer(chunks, max_piece, engine="python"),
-            make_trainer(chunks, max_piece, engine="compiled", threads=threads))
+            make_trainer(chunks, max_piece, engine="compiled", threads=threads,
+                         cache_limit=1 << 32 if cache else 0))
 
 
-def assert_same_steps(chunks, max_piece, seed_size, prunings, size, threads):
-    """Seed, then EM and pruning in turn: the two models equal after every step."""
-    ours, theirs = both(chunks, max_piece, threads)
+def assert_same_steps(chunks, max_piece, seed_size, prunings, size, threads, cache=True):
+    """Seed, then EM and pruning in turn: the two models equal after every step (the compiled
+    engine with its node cache, or looking the pieces up at every step)."""
+    ours, theirs = both(chunks, max_piece, threads, cache)
     ours.seed(seed_size)
     theirs.seed(seed_size)
     assert theirs.model() == ours.model()
@@ -51,10 +53,10 @@ chunk_bytes = st.binary(max_size=14).map(lambda b: bytes(x % 4 + 97 if x < 200 e
        max_piece=st.sampled_from([1, 2, 3, 16]), seed_size=st.sampled_from([0, 4, 40, 10_000]),
        prunings=st.lists(st.tuples(st.integers(0, 12), st.sampled_from([0.0, 0.5, 0.75, 1.0])),
                          max_size=5),
-       size=st.sampled_from([256, 257, 270]), threads=st.integers(1, 4))
+       size=st.sampled_from([256, 257, 270]), threads=st.integers(1, 4), cache=st.booleans())
 def test_compiled_steps_equal_the_reference_on_small_alphabets(chunks, max_piece, seed_size,
-                                                               prunings, size, threads):
-    assert_same_steps(chunks, max_piece, seed_size, prunings, size, threads)
+                                                               prunings, size, threads, cache):
+    assert_same_steps(chunks, max_piece, seed_size, prunings, size, threads, cache)
 
 
 @needs_compiled
@@ -81,6 +83,7 @@ def test_compiled_training_equals_the_reference_on_twelve_scripts_of_the_sample(
                             "arb_Arab", "kor_Hang", "zho_Hans"], 12)
     as_bytes = {chunk.encode(): count for chunk, count in chunks.items()}
     assert_same_steps(as_bytes, 16, 3000, [(400, 0.75), (400, 0.75), (300, 0.5)], 600, 2)
+    assert_same_steps(as_bytes, 16, 3000, [(400, 0.75), (300, 0.5)], 600, 2, cache=False)
     expected = train(chunks, 300, seed_size=2000, engine="python")
     assert expected.rounds >= 2
     assert train(chunks, 300, seed_size=2000, engine="compiled", threads=2) == expected
@@ -103,6 +106,25 @@ def test_the_same_vocabulary_on_one_two_and_three_threads():
     assert first.rounds >= 3 and len(first.pieces) == 2048
     for threads in (2, 3):
         assert train(chunks, 2048, threads=threads) == first
+    assert train(chunks, 2048, threads=2, cache_limit=0) == first  # no node cache
+
+
+@needs_compiled
+def test_seeding_in_small_batches_gives_the_same_seeds():
+    from array import array
+    chunks = {chunk.encode(): count for chunk, count in
+              sample_chunks(["eng_Latn", "kor_Hang", "tha_Thai"], 40).items()}
+    data = b"".join(chunks)
+    offsets = array("q", [0])
+    for chunk in chunks:
+        offsets.append(offsets[-1] + len(chunk))
+    counts = array("q", chunks.values())
+    whole = compiled_engine()(data, offsets, counts, 16, 2)
+    whole.seed(5000)
+    for batch in (1, 7, 1000):
+        batched = compiled_engine()(data, offsets, counts, 16, 2, 1 << 32, batch)
+        batched.seed(5000)
+        assert batched.model() == whole.model()
 
 
 def test_the_vocabulary_keeps_every_byte_and_orders_ids_by_score():

@@ -25,6 +25,8 @@ from analyzer.bpe.threads import available_cores
 from . import reference
 from .reference import DESIRED_MARGIN, MAX_PIECE_BYTES, SEED_SIZE, SHRINK, SUB_ITERATIONS
 
+CACHE_LIMIT = 1 << 32
+"""Bytes the compiled engine's node cache may take (beyond, each step looks the pieces up)."""
 Progress = Callable[[int, int, int], None]
 """progress(round, rounds expected, pieces left): after each round of EM (and before the first)."""
 
@@ -54,9 +56,11 @@ def compiled_engine():
 
 
 def make_trainer(chunk_counts: Mapping[bytes, int], max_piece_bytes: int = MAX_PIECE_BYTES,
-                 engine: str | None = None, threads: int | None = None):
+                 engine: str | None = None, threads: int | None = None,
+                 cache_limit: int = CACHE_LIMIT):
     """A Trainer of the engine asked for ("python", "compiled"; None: the compiled one when
-    built) over chunks as bytes with their counts."""
+    built) over chunks as bytes with their counts; the compiled one keeps each chunk's lattice
+    nodes between steps when they may take at most `cache_limit` bytes."""
     compiled = compiled_engine() if engine != "python" else None
     if engine == "compiled" and compiled is None:
         raise ImportError("the compiled Unigram engine is not built; reinstall with a C compiler")
@@ -70,7 +74,7 @@ def make_trainer(chunk_counts: Mapping[bytes, int], max_piece_bytes: int = MAX_P
         offsets.append(len(data))
         counts.append(count)
     return compiled(bytes(data), offsets, counts, max_piece_bytes,
-                    threads or available_cores())
+                    threads or available_cores(), cache_limit)
 
 
 def expected_rounds(pieces: int, size: int, shrink: float = SHRINK) -> int:
@@ -89,14 +93,14 @@ def train(chunk_counts: Mapping[str, int] | Mapping[bytes, int], size: int, *,
           max_piece_bytes: int = MAX_PIECE_BYTES, seed_size: int = SEED_SIZE,
           shrink: float = SHRINK, sub_iterations: int = SUB_ITERATIONS,
           progress: Progress | None = None, engine: str | None = None,
-          threads: int | None = None) -> Trained:
+          threads: int | None = None, cache_limit: int = CACHE_LIMIT) -> Trained:
     """A Unigram vocabulary of `size` entries (fewer where the text has no more pieces) from
     distinct chunks (str, taken as UTF-8, or bytes) and how often each occurs."""
     if size < 256:
         raise ValueError(f"a Unigram vocabulary needs a size of 256 or more (its bytes), not {size}")
     as_bytes = {(chunk.encode("utf-8", errors="surrogateescape") if isinstance(chunk, str)
                  else chunk): count for chunk, count in chunk_counts.items()}
-    trainer = make_trainer(as_bytes, max_piece_bytes, engine, threads)
+    trainer = make_trainer(as_bytes, max_piece_bytes, engine, threads, cache_limit)
     trainer.seed(seed_size)
     seeds = len(trainer)
     desired = int(size * DESIRED_MARGIN)

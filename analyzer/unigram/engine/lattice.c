@@ -213,23 +213,22 @@ static inline void normalized(double total, int exponent, double *value, int *po
 }
 
 
-/* The E-step on chunk k straight from the node cache (reference: Trainer.expected): forward-
+/* The E-step on one chunk of n bytes from its nodes (at[s] of them begin at s, their lengths
+   and ids in order of position and length; reference: Trainer.expected): forward-
    backward in probabilities (`probability[id]`, `unknown` for an unknown node), adding count x
    marginal (in units of 1/FIXED) to each piece's expected count. The nodes are listed by start
    (lengths ascending, an unknown node where a position has no one-byte piece) and by end
    through a counting sort that keeps starts ascending: the reference's orders of summation. */
-void chunk_expect(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, size_t k,
-                  const double *probability, double unknown, int64_t count, int64_t *expected) {
-    const int64_t begin = chunks->offsets[k];
-    const size_t n = (size_t)(chunks->offsets[k + 1] - begin);
+void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, const int32_t *ids,
+                  size_t n, const double *probability, double unknown, int64_t count,
+                  int64_t *expected) {
     int32_t *start = lattice->list_start, *length = lattice->list_length, *id = lattice->list_id;
     int32_t *by_end = lattice->list_by_end, *end_first = lattice->end_first;
     double *p = lattice->list_probability;
-    size_t m = 0;
-    int64_t node = nodes->first[k];
+    size_t m = 0, node = 0;
     for (size_t s = 0; s < n; s++) {
-        const int here = nodes->at[begin + (int64_t)s];
-        if (here == 0 || nodes->lengths[node] != 1) {
+        const int here = at[s];
+        if (here == 0 || lengths[node] != 1) {
             start[m] = (int32_t)s;
             length[m] = 1;
             id[m] = -1;
@@ -237,9 +236,9 @@ void chunk_expect(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, si
         }
         for (int j = 0; j < here; j++, node++) {
             start[m] = (int32_t)s;
-            length[m] = nodes->lengths[node];
-            id[m] = nodes->ids[node];
-            p[m++] = probability[nodes->ids[node]];
+            length[m] = lengths[node];
+            id[m] = ids[node];
+            p[m++] = probability[ids[node]];
         }
     }
     for (size_t e = 0; e <= n + 1; e++) end_first[e] = 0;

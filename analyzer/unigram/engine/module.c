@@ -29,14 +29,17 @@ static void Trainer_dealloc(Trainer *self) {
 }
 
 static int Trainer_init(Trainer *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"data", "offsets", "counts", "max_piece_bytes", "threads", NULL};
+    static char *keywords[] = {"data", "offsets", "counts", "max_piece_bytes", "threads",
+                               "cache_limit", "seed_batch", NULL};
     int max_piece = MAX_PIECE, threads = 1;
+    long long cache_limit = (long long)1 << 32, seed_batch = (long long)1 << 25;
     if (self->have_buffers) {
         PyErr_SetString(PyExc_RuntimeError, "a Trainer is initialized once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*y*|ii", keywords, &self->data,
-                                     &self->offsets, &self->counts, &max_piece, &threads))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*y*|iiLL", keywords, &self->data,
+                                     &self->offsets, &self->counts, &max_piece, &threads,
+                                     &cache_limit, &seed_batch))
         return -1;
     self->have_buffers = 1;
     size_t n = (size_t)self->counts.len / 8;
@@ -56,8 +59,8 @@ static int Trainer_init(Trainer *self, PyObject *args, PyObject *kwargs) {
                          k, (long long)offsets[k], (long long)offsets[k + 1], (long long)counts[k]);
             return -1;
         }
-    if (max_piece < 1 || max_piece > MAX_PIECE || threads < 1) {
-        PyErr_Format(PyExc_ValueError, "max_piece_bytes must be 1..%d and threads at least 1",
+    if (max_piece < 1 || max_piece > MAX_PIECE || threads < 1 || seed_batch < 1) {
+        PyErr_Format(PyExc_ValueError, "max_piece_bytes must be 1..%d, threads and seed_batch at least 1",
                      MAX_PIECE);
         return -1;
     }
@@ -67,6 +70,8 @@ static int Trainer_init(Trainer *self, PyObject *args, PyObject *kwargs) {
     self->t.chunks.n = n;
     self->t.max_piece = max_piece;
     self->t.threads = threads;
+    self->t.cache_limit = cache_limit;
+    self->t.seed_batch = seed_batch;
     return 0;
 }
 
@@ -225,8 +230,10 @@ static PyTypeObject TrainerType = {
     .tp_basicsize = sizeof(Trainer),
     .tp_dealloc = (destructor)Trainer_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Trainer(data, offsets, counts, max_piece_bytes=16, threads=1): a Unigram "
-              "training on the chunks data[offsets[k]:offsets[k+1]], each counts[k] times",
+    .tp_doc = "Trainer(data, offsets, counts, max_piece_bytes=16, threads=1, cache_limit=2**32, "
+              "seed_batch=2**25): a Unigram training on the chunks data[offsets[k]:offsets[k+1]], "
+              "each counts[k] times; their lattice nodes are kept between steps when they may "
+              "take at most cache_limit bytes; the seeding sorts seed_batch keys at a time",
     .tp_methods = Trainer_methods,
     .tp_as_sequence = &Trainer_sequence,
     .tp_init = (initproc)Trainer_init,

@@ -8,7 +8,12 @@
    neighbouring keys that share their first l bytes. One pass over the sorted keys closes each
    run when the next key's common prefix is shorter than l, with the run's summed counts. Within
    a run, keys that end at l come first and the others are in order of their byte at l, so the
-   substring is right-maximal iff its first key ends there or its first and last keys differ at l. */
+   substring is right-maximal iff its first key ends there or its first and last keys differ at l.
+
+   Memory stays bounded on a gigabyte of chunks: the keys are sorted in batches of buckets (by
+   their first two bytes, which every run of two bytes or more shares, so no run spans two
+   buckets), each batch filled by a pass over the chunks, at most t->seed_batch keys at a time (or one
+   bucket, if bigger); and the best seed_size candidates are kept in a heap, not all of them. */
 
 #include <math.h>
 #include <pthread.h>
@@ -17,9 +22,12 @@
 
 #include "unigram.h"
 
+#define N_BUCKETS 65536
+
+/* A position's key, its length and its chunk (24 bytes). */
 typedef struct {
-    Key key;
-    uint32_t chunk;
+    uint64_t hi, lo;
+    uint32_t len, chunk;
 } Position;
 
 typedef struct {
@@ -27,15 +35,59 @@ typedef struct {
     Key key;
 } Candidate;
 
-static int compare_positions(const void *a, const void *b) {
-    return key_compare(&((const Position *)a)->key, &((const Position *)b)->key);
+static Key key_of(const Position *p) {
+    Key k = {p->hi, p->lo, p->len};
+    return k;
 }
 
-/* Score descending, then bytes ascending. */
+static int compare_positions(const void *a, const void *b) {
+    const Position *x = a, *y = b;
+    if (x->hi != y->hi) return x->hi < y->hi ? -1 : 1;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+/* -1 when a ranks before b: score descending, then bytes ascending. */
 static int compare_candidates(const void *a, const void *b) {
     const Candidate *x = a, *y = b;
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
     return key_compare(&x->key, &y->key);
+}
+
+/* The best `cap` candidates: a heap whose root is the worst of them. */
+typedef struct {
+    Candidate *items;
+    size_t n, cap;
+} Best;
+
+static void best_sift_down(Best *best, size_t i) {
+    for (;;) {
+        size_t worst = i, l = 2 * i + 1, r = l + 1;
+        if (l < best->n && compare_candidates(&best->items[l], &best->items[worst]) > 0) worst = l;
+        if (r < best->n && compare_candidates(&best->items[r], &best->items[worst]) > 0) worst = r;
+        if (worst == i) return;
+        Candidate swap = best->items[i];
+        best->items[i] = best->items[worst];
+        best->items[worst] = swap;
+        i = worst;
+    }
+}
+
+static void best_offer(Best *best, const Candidate *c) {
+    if (best->cap == 0) return;
+    if (best->n < best->cap) {
+        size_t i = best->n++;
+        best->items[i] = *c;
+        while (i > 0 && compare_candidates(&best->items[(i - 1) / 2], &best->items[i]) < 0) {
+            Candidate swap = best->items[i];
+            best->items[i] = best->items[(i - 1) / 2];
+            best->items[(i - 1) / 2] = swap;
+            i = (i - 1) / 2;
+        }
+    } else if (compare_candidates(c, &best->items[0]) < 0) {
+        best->items[0] = *c;
+        best_sift_down(best, 0);
+    }
 }
 
 /* The first `len` bytes of a key. */
@@ -47,7 +99,7 @@ static Key key_prefix(Key k, uint32_t len) {
 }
 
 /* How many leading bytes two keys share. */
-static uint32_t common_prefix(const Key *a, const Key *b) {
+static uint32_t common_prefix(const Position *a, const Position *b) {
     uint32_t shared;
     uint64_t x = a->hi ^ b->hi;
     if (x) shared = (uint32_t)__builtin_clzll(x) / 8;
@@ -57,67 +109,76 @@ static uint32_t common_prefix(const Key *a, const Key *b) {
     return shared < shorter ? shared : shorter;
 }
 
-/* Sorting the keys: a counting pass puts them in buckets by their first two bytes, then the
-   buckets are sorted apart, on several threads (the order is the keys' alone). */
+/* The bucket of the key at data[p] (two bytes or more): its first two bytes. */
+static inline size_t bucket_at(const uint8_t *data, int64_t p) {
+    return ((size_t)data[p] << 8) | data[p + 1];
+}
+
+/* Sorting a batch's buckets apart, on several threads (the order is the keys' alone). */
 typedef struct {
     Position *positions;
-    const size_t *bounds;  /* bucket b is positions[bounds[b] .. bounds[b + 1]) */
-    size_t first, last;    /* this thread's buckets */
+    const size_t *bounds;  /* bucket b is positions[bounds[b] - base .. bounds[b + 1] - base) */
+    size_t base, first, last;
 } Buckets;
 
 static void *sort_buckets(void *arg) {
     Buckets *b = arg;
     for (size_t k = b->first; k < b->last; k++)
         if (b->bounds[k + 1] - b->bounds[k] > 1)
-            qsort(b->positions + b->bounds[k], b->bounds[k + 1] - b->bounds[k], sizeof(Position),
-                  compare_positions);
+            qsort(b->positions + (b->bounds[k] - b->base), b->bounds[k + 1] - b->bounds[k],
+                  sizeof(Position), compare_positions);
     return NULL;
 }
 
-#define N_BUCKETS 65536
-
-static const char *sort_positions(Position **positions, size_t n, int threads) {
-    size_t *bounds = calloc(N_BUCKETS + 1, sizeof *bounds);
-    Position *sorted = malloc((n ? n : 1) * sizeof *sorted);
-    if (!bounds || !sorted) {
-        free(bounds);
-        free(sorted);
-        return "out of memory";
-    }
-    for (size_t i = 0; i < n; i++) bounds[((*positions)[i].key.hi >> 48) + 1]++;
-    for (size_t b = 0; b < N_BUCKETS; b++) bounds[b + 1] += bounds[b];
-    size_t *next = malloc(N_BUCKETS * sizeof *next);
-    if (!next) {
-        free(bounds);
-        free(sorted);
-        return "out of memory";
-    }
-    memcpy(next, bounds, N_BUCKETS * sizeof *next);
-    for (size_t i = 0; i < n; i++) sorted[next[(*positions)[i].key.hi >> 48]++] = (*positions)[i];
-    free(next);
-    free(*positions);
-    *positions = sorted;
+static void sort_batch(Position *positions, const size_t *bounds, size_t lo, size_t hi, int threads) {
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
     Buckets shares[64];
     pthread_t ids[64];
-    size_t bucket = 0;
-    int started = 0;
+    const size_t n = bounds[hi] - bounds[lo];
+    size_t bucket = lo;
     for (int i = 0; i < threads; i++) {  /* about n / threads keys each */
-        shares[i].positions = sorted;
+        shares[i].positions = positions;
         shares[i].bounds = bounds;
+        shares[i].base = bounds[lo];
         shares[i].first = bucket;
-        size_t goal = n * (size_t)(i + 1) / (size_t)threads;
-        while (bucket < N_BUCKETS && (i == threads - 1 || bounds[bucket + 1] <= goal)) bucket++;
+        size_t goal = bounds[lo] + n * (size_t)(i + 1) / (size_t)threads;
+        while (bucket < hi && (i == threads - 1 || bounds[bucket + 1] <= goal)) bucket++;
         shares[i].last = bucket;
     }
+    int started = 0;
     for (int i = 1; i < threads; i++, started++)
         if (pthread_create(&ids[i], NULL, sort_buckets, &shares[i]) != 0) break;
     sort_buckets(&shares[0]);
     for (int i = 1; i <= started; i++) pthread_join(ids[i], NULL);
     for (int i = started + 1; i < threads; i++) sort_buckets(&shares[i]);  /* not started: here */
-    free(bounds);
-    return NULL;
+}
+
+/* One pass over a sorted batch closes every run: start[l] and sum[l] are the open run of depth
+   l. Each right-maximal substring seen twice or more is offered to `best`. */
+static void scan_batch(const Position *positions, size_t n, const Chunks *c, uint32_t max, Best *best) {
+    size_t start[MAX_PIECE + 1] = {0};
+    int64_t sum[MAX_PIECE + 1] = {0};
+    if (n == 0) return;
+    for (uint32_t l = 2; l <= max; l++) sum[l] = c->counts[positions[0].chunk];
+    for (size_t j = 1; j <= n; j++) {
+        uint32_t shared = j < n ? common_prefix(&positions[j - 1], &positions[j]) : 0;
+        int64_t weight = j < n ? c->counts[positions[j].chunk] : 0;
+        for (uint32_t l = 2; l <= max; l++) {
+            if (shared >= l) {
+                sum[l] += weight;
+                continue;
+            }
+            const Key first = key_of(&positions[start[l]]), last = key_of(&positions[j - 1]);
+            if (first.len >= l && sum[l] >= 2
+                && (l == max || first.len == l || key_byte(first, l) != key_byte(last, l))) {
+                Candidate candidate = {sum[l] * (int64_t)l, key_prefix(first, l)};
+                best_offer(best, &candidate);
+            }
+            start[l] = j;
+            sum[l] = weight;
+        }
+    }
 }
 
 static int compare_bytes_by_count(const void *a, const void *b, const int64_t *counts) {
@@ -126,80 +187,79 @@ static int compare_bytes_by_count(const void *a, const void *b, const int64_t *c
     return (x > y) - (x < y);
 }
 
-const char *seed_model(Training *t, size_t seed_size) {
+/* The best substrings into `best`, batch by batch. */
+static const char *best_substrings(const Training *t, Best *best) {
     const Chunks *c = &t->chunks;
     const uint32_t max = (uint32_t)t->max_piece;
+    size_t *bounds = calloc(N_BUCKETS + 1, sizeof *bounds), *next = malloc(N_BUCKETS * sizeof *next);
+    if (!bounds || !next) {
+        free(bounds);
+        free(next);
+        return "out of memory";
+    }
+    for (size_t k = 0; k < c->n; k++)  /* every key of two bytes or more, by bucket */
+        for (int64_t p = c->offsets[k]; p + 2 <= c->offsets[k + 1]; p++) bounds[bucket_at(c->data, p) + 1]++;
+    for (size_t b = 0; b < N_BUCKETS; b++) bounds[b + 1] += bounds[b];
+    const size_t batch = t->seed_batch > 0 ? (size_t)t->seed_batch : 1;
+    size_t largest = 0;  /* the largest batch: `batch` keys, or one bucket bigger than that */
+    for (size_t b = 0; b < N_BUCKETS; b++)
+        if (bounds[b + 1] - bounds[b] > largest) largest = bounds[b + 1] - bounds[b];
+    if (largest < batch) largest = bounds[N_BUCKETS] < batch ? bounds[N_BUCKETS] : batch;
+    Position *positions = malloc((largest ? largest : 1) * sizeof *positions);
+    if (!positions) {
+        free(bounds);
+        free(next);
+        return "out of memory";
+    }
+    for (size_t lo = 0, hi; lo < N_BUCKETS; lo = hi) {
+        hi = lo + 1;
+        while (hi < N_BUCKETS && bounds[hi + 1] - bounds[lo] <= largest) hi++;
+        if (bounds[hi] == bounds[lo]) continue;
+        for (size_t b = lo; b < hi; b++) next[b] = bounds[b] - bounds[lo];
+        for (size_t k = 0; k < c->n; k++) {
+            const int64_t end = c->offsets[k + 1];
+            for (int64_t p = c->offsets[k]; p + 2 <= end; p++) {
+                size_t b = bucket_at(c->data, p);
+                if (b < lo || b >= hi) continue;
+                Key key = {0, 0, 0};
+                for (int64_t q = p; q < end && key.len < max; q++) key = key_push(key, c->data[q]);
+                Position *at = &positions[next[b]++];
+                at->hi = key.hi;
+                at->lo = key.lo;
+                at->len = key.len;
+                at->chunk = (uint32_t)k;
+            }
+        }
+        sort_batch(positions, bounds, lo, hi, t->threads);
+        scan_batch(positions, bounds[hi] - bounds[lo], c, max, best);
+    }
+    free(positions);
+    free(bounds);
+    free(next);
+    return NULL;
+}
+
+const char *seed_model(Training *t, size_t seed_size) {
+    const Chunks *c = &t->chunks;
     memset(t->byte_counts, 0, sizeof t->byte_counts);
-    size_t n_positions = 0;
+    size_t keys = 0;
     for (size_t k = 0; k < c->n; k++) {
         for (int64_t p = c->offsets[k]; p < c->offsets[k + 1]; p++)
             t->byte_counts[c->data[p]] += c->counts[k];
-        int64_t length = c->offsets[k + 1] - c->offsets[k];
-        if (length >= 2) n_positions += (size_t)(length - 1);  /* keys of two bytes or more */
+        if (c->offsets[k + 1] - c->offsets[k] >= 2) keys += (size_t)(c->offsets[k + 1] - c->offsets[k] - 1);
     }
-
-    /* Every position's key of 2..max bytes, sorted. */
-    Position *positions = malloc((n_positions ? n_positions : 1) * sizeof *positions);
-    if (!positions) return "out of memory";
-    size_t at = 0;
-    for (size_t k = 0; k < c->n; k++) {
-        int64_t end = c->offsets[k + 1];
-        for (int64_t p = c->offsets[k]; p + 2 <= end; p++) {
-            Key key = {0, 0, 0};
-            for (int64_t q = p; q < end && key.len < max; q++) key = key_push(key, c->data[q]);
-            positions[at].key = key;
-            positions[at].chunk = (uint32_t)k;
-            at++;
-        }
-    }
-    const char *problem = sort_positions(&positions, n_positions, t->threads);
+    if (seed_size > keys * (MAX_PIECE - 1)) seed_size = keys * (MAX_PIECE - 1);  /* more cannot be */
+    Best best = {NULL, 0, seed_size};
+    best.items = malloc((seed_size ? seed_size : 1) * sizeof *best.items);
+    if (!best.items) return "out of memory";
+    const char *problem = best_substrings(t, &best);
     if (problem) {
-        free(positions);
+        free(best.items);
         return problem;
     }
-
-    /* One pass closes every run: start[l] and sum[l] are the open run of depth l. */
-    size_t n_candidates = 0, cap = 1024;
-    Candidate *candidates = malloc(cap * sizeof *candidates);
-    size_t start[MAX_PIECE + 1] = {0};
-    int64_t sum[MAX_PIECE + 1] = {0};
-    if (!candidates) {
-        free(positions);
-        return "out of memory";
-    }
-    for (uint32_t l = 2; l <= max; l++) sum[l] = n_positions ? c->counts[positions[0].chunk] : 0;
-    for (size_t j = 1; j <= n_positions; j++) {
-        uint32_t shared = j < n_positions ? common_prefix(&positions[j - 1].key, &positions[j].key) : 0;
-        int64_t weight = j < n_positions ? c->counts[positions[j].chunk] : 0;
-        for (uint32_t l = 2; l <= max; l++) {
-            if (shared >= l) {
-                sum[l] += weight;
-                continue;
-            }
-            const Key *first = &positions[start[l]].key, *last = &positions[j - 1].key;
-            if (first->len >= l && sum[l] >= 2
-                && (l == max || first->len == l || key_byte(*first, l) != key_byte(*last, l))) {
-                if (n_candidates == cap) {
-                    Candidate *grown = realloc(candidates, 2 * cap * sizeof *candidates);
-                    if (!grown) {
-                        free(candidates);
-                        free(positions);
-                        return "out of memory";
-                    }
-                    candidates = grown;
-                    cap *= 2;
-                }
-                candidates[n_candidates].score = sum[l] * (int64_t)l;
-                candidates[n_candidates].key = key_prefix(*first, l);
-                n_candidates++;
-            }
-            start[l] = j;
-            sum[l] = weight;
-        }
-    }
-    free(positions);
-    qsort(candidates, n_candidates, sizeof *candidates, compare_candidates);
-    if (n_candidates > seed_size) n_candidates = seed_size;
+    qsort(best.items, best.n, sizeof *best.items, compare_candidates);
+    const size_t n_candidates = best.n;
+    Candidate *candidates = best.items;
 
     /* The model: the bytes that occur (count descending, then byte), then the candidates. */
     int order[256], n_bytes = 0;

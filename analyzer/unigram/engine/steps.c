@@ -47,31 +47,32 @@ typedef struct {
     int64_t *sums;        /* per piece: expected counts (EXPECT) or Viterbi counts */
     int32_t *alternatives; /* PIECE_ALTERNATIVES: per piece, max ids (-1 padded) */
     uint8_t *removable;
-    int32_t *ids;         /* FIND_NODES: this share's nodes, as Nodes holds them */
-    uint8_t *lengths;
+    int32_t *ids;         /* FIND_NODES: this share's nodes, as Nodes holds them; without */
+    uint8_t *lengths;     /* the cache, one chunk's */
     size_t n_nodes, capacity;
+    uint8_t *at;          /* without the cache: how many of a chunk's nodes begin at each byte */
+    size_t at_capacity;
     int failed;
 } Share;
 
-/* FIND_NODES: chunk k's nodes (its lattice, filled by the index) appended to the share's. */
-static int find_nodes(Share *share, Lattice *lattice, size_t k) {
-    const Training *t = share->t;
-    const Chunks *c = &t->chunks;
-    const int max = t->max_piece;
-    const int64_t begin = c->offsets[k];
-    const size_t n = (size_t)(c->offsets[k + 1] - begin);
-    Nodes *nodes = (Nodes *)&t->nodes;
-    size_t before = share->n_nodes;
-    if (share->n_nodes + n * (size_t)max > share->capacity) {
-        size_t cap = share->capacity ? share->capacity : 1 << 16;
-        while (cap < share->n_nodes + n * (size_t)max) cap *= 2;
-        int32_t *ids = realloc(share->ids, cap * sizeof *ids);
-        if (ids) share->ids = ids;
-        uint8_t *lengths = realloc(share->lengths, cap);
-        if (lengths) share->lengths = lengths;
-        if (!ids || !lengths) return -1;
-        share->capacity = cap;
-    }
+/* Room in the share's node arrays for n more bytes' nodes; -1 when out of memory. */
+static int reserve_nodes(Share *share, size_t n, int max) {
+    if (share->n_nodes + n * (size_t)max <= share->capacity) return 0;
+    size_t cap = share->capacity ? share->capacity : 1 << 16;
+    while (cap < share->n_nodes + n * (size_t)max) cap *= 2;
+    int32_t *ids = realloc(share->ids, cap * sizeof *ids);
+    if (ids) share->ids = ids;
+    uint8_t *lengths = realloc(share->lengths, cap);
+    if (lengths) share->lengths = lengths;
+    if (!ids || !lengths) return -1;
+    share->capacity = cap;
+    return 0;
+}
+
+/* A filled lattice's nodes appended to the share's arrays, by position then length; how many
+   begin at each position into `at`. */
+static void append_nodes(Share *share, const Lattice *lattice, size_t n, uint8_t *at) {
+    const int max = lattice->max;
     for (size_t s = 0; s < n; s++) {
         const int32_t *row = &lattice->node[s * (size_t)max];
         int here = 0;
@@ -82,9 +83,32 @@ static int find_nodes(Share *share, Lattice *lattice, size_t k) {
                 share->n_nodes++;
                 here++;
             }
-        nodes->at[begin + (int64_t)s] = (uint8_t)here;
+        at[s] = (uint8_t)here;
     }
+}
+
+/* FIND_NODES: chunk k's nodes appended to the share's (the cache is joined from them). */
+static int find_nodes(Share *share, Lattice *lattice, size_t k) {
+    const Chunks *c = &share->t->chunks;
+    const size_t n = (size_t)(c->offsets[k + 1] - c->offsets[k]);
+    Nodes *nodes = (Nodes *)&share->t->nodes;
+    size_t before = share->n_nodes;
+    if (reserve_nodes(share, n, lattice->max) < 0) return -1;
+    append_nodes(share, lattice, n, nodes->at + c->offsets[k]);
     nodes->first[k + 1] = (int64_t)(share->n_nodes - before);  /* a count until summed */
+    return 0;
+}
+
+/* Without the cache: one chunk's nodes, in the share's arrays alone. */
+static int local_nodes(Share *share, Lattice *lattice, size_t n) {
+    if (n > share->at_capacity) {
+        uint8_t *at = realloc(share->at, lattice->capacity);
+        if (!at) return -1;
+        share->at = at;
+        share->at_capacity = lattice->capacity;
+    }
+    if (reserve_nodes(share, n, lattice->max) < 0) return -1;
+    append_nodes(share, lattice, n, share->at);
     return 0;
 }
 
@@ -126,12 +150,25 @@ static void *work(void *arg) {
             if (find_nodes(share, &lattice, k) < 0) { share->failed = 1; break; }
             continue;
         }
-        if (share->job == EXPECT) {
-            chunk_expect(&lattice, &t->nodes, c, k, share->probability, share->unknown_probability,
+        if (t->nodes.valid && share->job == EXPECT) {
+            const int64_t first = t->nodes.first[k];
+            chunk_expect(&lattice, t->nodes.at + c->offsets[k], t->nodes.lengths + first,
+                         t->nodes.ids + first, n, share->probability, share->unknown_probability,
                          c->counts[k], share->sums);
             continue;
         }
-        lattice_load(&lattice, &t->nodes, c, k);
+        if (t->nodes.valid) {
+            lattice_load(&lattice, &t->nodes, c, k);
+        } else {  /* no cache: look the pieces up, as FIND_NODES does */
+            lattice_fill(&lattice, share->index, text, n);
+            if (share->job == EXPECT) {
+                share->n_nodes = 0;
+                if (local_nodes(share, &lattice, n) < 0) { share->failed = 1; break; }
+                chunk_expect(&lattice, share->at, share->lengths, share->ids, n, share->probability,
+                             share->unknown_probability, c->counts[k], share->sums);
+                continue;
+            }
+        }
         if (n > chunk_path_cap) {
             free(chunk_path);
             chunk_path_cap = lattice.capacity;
@@ -176,9 +213,14 @@ static const char *gather_nodes(Training *t, Share *shares, int threads) {
 
 /* The nodes under the model as it stands, found once (their pieces looked up in `index`). */
 static const char *ensure_nodes(Training *t, const PieceIndex *index) {
-    if (t->nodes.valid) return NULL;
+    if (t->nodes.valid || t->nodes.off) return NULL;
     nodes_free(&t->nodes);
     const Chunks *c = &t->chunks;
+    const double most = c->n ? (double)c->offsets[c->n] * t->max_piece * 5.0 : 0.0;
+    if (most > (double)t->cache_limit) {  /* at most a node per length at each byte, 5 bytes each */
+        t->nodes.off = 1;
+        return NULL;
+    }
     t->nodes.first = calloc(c->n + 1, sizeof(int64_t));
     t->nodes.at = calloc(c->n ? (size_t)c->offsets[c->n] : 1, 1);
     if (!t->nodes.first || !t->nodes.at) {
@@ -249,6 +291,7 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
     for (int i = 0; i < threads; i++) {
         free(shares[i].ids);
         free(shares[i].lengths);
+        free(shares[i].at);
         if (shares[i].failed && !problem) problem = "out of memory";
         if (i > 0 && sums && shares[i].sums) {
             for (size_t p = 0; p < t->model.n; p++) sums[p] += shares[i].sums[p];
@@ -269,14 +312,14 @@ const char *em_step(Training *t) {
     int64_t *expected = calloc(t->model.n ? t->model.n : 1, sizeof *expected);
     if (!problem && !expected) problem = "out of memory";
     if (!problem) problem = ensure_nodes(t, &index);
-    index_free(&index);
     double *probability = malloc((t->model.n ? t->model.n : 1) * sizeof *probability);
     if (!problem && !probability) problem = "out of memory";
     if (!problem) {
         for (size_t i = 0; i < t->model.n; i++) probability[i] = exp(t->model.scores[i]);
-        problem = run_shared(t, NULL, EXPECT, t->chunks.n, expected, NULL, NULL, probability);
+        problem = run_shared(t, &index, EXPECT, t->chunks.n, expected, NULL, NULL, probability);
     }
     free(probability);
+    index_free(&index);
     if (problem) {
         free(expected);
         return problem;
@@ -301,7 +344,7 @@ const char *em_step(Training *t) {
         kept++;
     }
     t->model.n = kept;
-    nodes_keep(&t->nodes, &t->chunks, renumber);
+    if (t->nodes.valid) nodes_keep(&t->nodes, &t->chunks, renumber);
     free(renumber);
     free(expected);
     return NULL;
@@ -337,8 +380,8 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     }
     if (!problem) problem = run_shared(t, &index, PIECE_ALTERNATIVES, n, NULL, alternatives, removable, NULL);
     if (!problem) problem = ensure_nodes(t, &index);
+    if (!problem) problem = run_shared(t, &index, CHUNK_VITERBI, t->chunks.n, frequency, NULL, NULL, NULL);
     index_free(&index);
-    if (!problem) problem = run_shared(t, NULL, CHUNK_VITERBI, t->chunks.n, frequency, NULL, NULL, NULL);
     if (problem) {
         free(alternatives);
         free(removable);
@@ -383,7 +426,7 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     else {
         for (size_t i = 0; i < n; i++) renumber[i] = -1;
         for (size_t j = 0; j < n_kept; j++) renumber[kept[j]] = (int32_t)j;
-        nodes_keep(&t->nodes, &t->chunks, renumber);
+        if (t->nodes.valid) nodes_keep(&t->nodes, &t->chunks, renumber);
         for (size_t j = 0; j < n_kept; j++) {
             keys[j] = t->model.keys[kept[j]];
             scores[j] = t->model.scores[kept[j]];

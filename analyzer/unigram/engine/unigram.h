@@ -114,6 +114,7 @@ typedef struct {
     int32_t *ids;
     size_t n;
     int valid;
+    int off;  /* the chunks are too many to keep their nodes: every step looks them up */
 } Nodes;
 
 /* The whole state of a training. */
@@ -124,6 +125,8 @@ typedef struct {
     int64_t byte_counts[256];
     Model model;
     Nodes nodes;
+    int64_t cache_limit;  /* bytes the node cache may take at most (5 per node, 16 per byte) */
+    int64_t seed_batch;   /* keys the seeding sorts at a time (24 bytes each) */
 } Training;
 
 /* seeds.c */
@@ -137,8 +140,9 @@ void lattice_free(Lattice *lattice);
 void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text, size_t n);
 void lattice_load(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, size_t k);
 void nodes_free(Nodes *nodes);
-void chunk_expect(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, size_t k,
-                  const double *probability, double unknown, int64_t count, int64_t *expected);
+void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, const int32_t *ids,
+                  size_t n, const double *probability, double unknown, int64_t count,
+                  int64_t *expected);
 const char *nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber);
 double min_score(const Model *model);
 size_t lattice_viterbi(Lattice *lattice, const double *scores, double unknown, size_t n,
