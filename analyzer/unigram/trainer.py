@@ -55,26 +55,37 @@ def compiled_engine():
     return _engine.Trainer
 
 
-def make_trainer(chunk_counts: Mapping[bytes, int], max_piece_bytes: int = MAX_PIECE_BYTES,
-                 engine: str | None = None, threads: int | None = None,
-                 cache_limit: int = CACHE_LIMIT):
+def as_bytes(chunk: str | bytes) -> bytes:
+    """A chunk's UTF-8 (surrogate escapes as the bytes they stand for).
+
+    >>> as_bytes("é"), as_bytes(b"\\xff")
+    (b'\\xc3\\xa9', b'\\xff')
+    """
+    return chunk.encode("utf-8", errors="surrogateescape") if isinstance(chunk, str) else chunk
+
+
+def make_trainer(chunk_counts: Mapping[str, int] | Mapping[bytes, int],
+                 max_piece_bytes: int = MAX_PIECE_BYTES, engine: str | None = None,
+                 threads: int | None = None, cache_limit: int = CACHE_LIMIT):
     """A Trainer of the engine asked for ("python", "compiled"; None: the compiled one when
-    built) over chunks as bytes with their counts; the compiled one keeps each chunk's lattice
-    nodes between steps when they may take at most `cache_limit` bytes."""
+    built) over distinct chunks (str or bytes) with their counts; the compiled one keeps each
+    chunk's lattice nodes between steps when they may take at most `cache_limit` bytes."""
     compiled = compiled_engine() if engine != "python" else None
     if engine == "compiled" and compiled is None:
         raise ImportError("the compiled Unigram engine is not built; reinstall with a C compiler")
     if compiled is None:
-        return reference.Trainer(chunk_counts, max_piece_bytes)
+        return reference.Trainer({as_bytes(chunk): count for chunk, count in chunk_counts.items()},
+                                 max_piece_bytes)
+    # The chunks end to end, as the engine reads them (no second dict on a gigabyte's chunks).
     offsets = array("q", [0])
     counts = array("q")
     data = bytearray()
     for chunk, count in chunk_counts.items():
-        data += chunk
+        data += as_bytes(chunk)
         offsets.append(len(data))
         counts.append(count)
-    return compiled(bytes(data), offsets, counts, max_piece_bytes,
-                    threads or available_cores(), cache_limit)
+    return compiled(data, offsets, counts, max_piece_bytes, threads or available_cores(),
+                    cache_limit)
 
 
 def expected_rounds(pieces: int, size: int, shrink: float = SHRINK) -> int:
@@ -98,9 +109,7 @@ def train(chunk_counts: Mapping[str, int] | Mapping[bytes, int], size: int, *,
     distinct chunks (str, taken as UTF-8, or bytes) and how often each occurs."""
     if size < 256:
         raise ValueError(f"a Unigram vocabulary needs a size of 256 or more (its bytes), not {size}")
-    as_bytes = {(chunk.encode("utf-8", errors="surrogateescape") if isinstance(chunk, str)
-                 else chunk): count for chunk, count in chunk_counts.items()}
-    trainer = make_trainer(as_bytes, max_piece_bytes, engine, threads, cache_limit)
+    trainer = make_trainer(chunk_counts, max_piece_bytes, engine, threads, cache_limit)
     trainer.seed(seed_size)
     seeds = len(trainer)
     desired = int(size * DESIRED_MARGIN)
