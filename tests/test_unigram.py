@@ -107,6 +107,9 @@ def test_the_same_vocabulary_on_one_two_and_three_threads():
     for threads in (2, 3):
         assert train(chunks, 2048, threads=threads) == first
     assert train(chunks, 2048, threads=2, cache_limit=0) == first  # no node cache
+    # room for the bytes' part, not for the nodes found: the cache is dropped after a look
+    size = sum(len(chunk.encode()) for chunk in chunks)
+    assert train(chunks, 2048, threads=2, cache_limit=3 * size) == first
 
 
 @needs_compiled

@@ -25,7 +25,7 @@ from analyzer.bpe.threads import available_cores
 from . import reference
 from .reference import DESIRED_MARGIN, MAX_PIECE_BYTES, SEED_SIZE, SHRINK, SUB_ITERATIONS
 
-CACHE_LIMIT = 1 << 32
+CACHE_LIMIT = 6 << 30
 """Bytes the compiled engine's node cache may take (beyond, each step looks the pieces up)."""
 Progress = Callable[[int, int, int], None]
 """progress(round, rounds expected, pieces left): after each round of EM (and before the first)."""

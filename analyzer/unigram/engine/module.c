@@ -32,7 +32,7 @@ static int Trainer_init(Trainer *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"data", "offsets", "counts", "max_piece_bytes", "threads",
                                "cache_limit", "seed_batch", NULL};
     int max_piece = MAX_PIECE, threads = 1;
-    long long cache_limit = (long long)1 << 32, seed_batch = (long long)1 << 25;
+    long long cache_limit = (long long)6 << 30, seed_batch = (long long)1 << 25;
     if (self->have_buffers) {
         PyErr_SetString(PyExc_RuntimeError, "a Trainer is initialized once");
         return -1;
@@ -230,7 +230,7 @@ static PyTypeObject TrainerType = {
     .tp_basicsize = sizeof(Trainer),
     .tp_dealloc = (destructor)Trainer_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Trainer(data, offsets, counts, max_piece_bytes=16, threads=1, cache_limit=2**32, "
+    .tp_doc = "Trainer(data, offsets, counts, max_piece_bytes=16, threads=1, cache_limit=6 * 2**30, "
               "seed_batch=2**25): a Unigram training on the chunks data[offsets[k]:offsets[k+1]], "
               "each counts[k] times; their lattice nodes are kept between steps when they may "
               "take at most cache_limit bytes; the seeding sorts seed_batch keys at a time",

@@ -52,6 +52,8 @@ typedef struct {
     size_t n_nodes, capacity;
     uint8_t *at;          /* without the cache: how many of a chunk's nodes begin at each byte */
     size_t at_capacity;
+    double node_budget;   /* FIND_NODES: the bytes this share's nodes may take */
+    int over;             /* ... and it found more */
     int failed;
 } Share;
 
@@ -96,6 +98,7 @@ static int find_nodes(Share *share, Lattice *lattice, size_t k) {
     if (reserve_nodes(share, n, lattice->max) < 0) return -1;
     append_nodes(share, lattice, n, nodes->at + c->offsets[k]);
     nodes->first[k + 1] = (int64_t)(share->n_nodes - before);  /* a count until summed */
+    if ((double)share->n_nodes * 5 > share->node_budget) share->over = 1;
     return 0;
 }
 
@@ -121,7 +124,7 @@ static void *work(void *arg) {
     int32_t path[MAX_PIECE];
     int32_t *chunk_path = NULL;
     size_t chunk_path_cap = 0;
-    for (size_t k = share->first; k < share->last && !share->failed; k++) {
+    for (size_t k = share->first; k < share->last && !share->failed && !share->over; k++) {
         if (share->job == PIECE_ALTERNATIVES) {
             Key key = t->model.keys[k];
             uint8_t text[MAX_PIECE];
@@ -193,6 +196,12 @@ static const char *gather_nodes(Training *t, Share *shares, int threads) {
     Nodes *nodes = &t->nodes;
     for (int i = 0; i < threads; i++)
         if (shares[i].failed) return "out of memory";
+    for (int i = 0; i < threads; i++)
+        if (shares[i].over) {  /* too many nodes to keep: every step looks them up */
+            nodes_free(nodes);
+            nodes->off = 1;
+            return NULL;
+        }
     size_t total = 0;
     for (int i = 0; i < threads; i++) total += shares[i].n_nodes;
     nodes->ids = malloc((total ? total : 1) * sizeof *nodes->ids);
@@ -216,8 +225,9 @@ static const char *ensure_nodes(Training *t, const PieceIndex *index) {
     if (t->nodes.valid || t->nodes.off) return NULL;
     nodes_free(&t->nodes);
     const Chunks *c = &t->chunks;
-    const double most = c->n ? (double)c->offsets[c->n] * t->max_piece * 5.0 : 0.0;
-    if (most > (double)t->cache_limit) {  /* at most a node per length at each byte, 5 bytes each */
+    /* The cache takes 5 bytes a node and one a byte (`at`): when even the bytes' part does
+       not fit, or the nodes found do not (FIND_NODES stops a share past its part), it is off. */
+    if (c->n && (double)c->offsets[c->n] * 2 > (double)t->cache_limit) {
         t->nodes.off = 1;
         return NULL;
     }
@@ -258,6 +268,7 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
         s->unknown = min_score(&t->model) - UNKNOWN_PENALTY;
         s->probability = probability;
         s->unknown_probability = exp(s->unknown);
+        s->node_budget = ((double)t->cache_limit - (n ? (double)c->offsets[c->n] : 0.0)) / threads;
         s->alternatives = alternatives;
         s->removable = removable;
         s->first = first;
