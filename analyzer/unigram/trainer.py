@@ -47,7 +47,7 @@ def compiled_engine():
     if choice.wanted() == "python":
         return None
     try:
-        from . import _engine  # type: ignore[attr-defined]
+        from . import _engine
     except ImportError:
         if choice.wanted() == "compiled":
             raise
