@@ -57,6 +57,16 @@ def test_the_bpe_core_imports_only_the_standard_library_and_regex():
                 assert name.startswith("analyzer.bpe"), f"{path.name}: {name}"
 
 
+def test_the_unigram_engine_imports_only_the_standard_library_and_the_bpe_core():
+    for path in (ROOT / "analyzer" / "unigram").glob("*.py"):
+        for name in imports_of(path):
+            top = name.split(".")[0]
+            assert top in sys.stdlib_module_names or top in ("__future__", "analyzer"), \
+                f"{path.name}: {name}"
+            if top == "analyzer":
+                assert name.startswith(("analyzer.bpe", "analyzer.unigram")), f"{path.name}: {name}"
+
+
 def declared(extra: str | None = None) -> set[str]:
     """The distributions pyproject.toml declares for the core (None) or an extra, with the
     extras an extra includes (`analyzer[serve,dask]`), normalised as PyPI names are."""
@@ -105,9 +115,10 @@ def test_the_tests_and_benchmarks_import_only_what_their_extra_declares(folder, 
     assert undeclared == {}, f"imported by {folder}/ but not declared in [{extra}]: {undeclared}"
 
 
-LAYERS = ["bpe", "errors", "files", "settings", "identity", "corpus", "store", "external", "runs",
+LAYERS = ["bpe", "unigram", "errors", "files", "settings", "identity", "corpus", "store", "external", "runs",
           "metrics", "queries", "export", "report", "cli", "cli_views", "serve"]
-"""Each layer may import only from the layers before it (DESIGN.md's order; `errors`, `files`,
+"""Each layer may import only from the layers before it (DESIGN.md's order, the Unigram engine
+beside the BPE core; `errors`, `files`,
 `settings` and `identity` are the ground every layer after the core stands on; `queries` is
 what the faces ask of stored runs, above the metrics)."""
 
@@ -302,6 +313,7 @@ def test_the_wheel_carries_the_migrations_the_sample_and_the_type_marker(distrib
 
     names = zipfile.ZipFile(distributions["wheel"]).namelist()
     for expected in ("analyzer/migrations/__init__.py", "analyzer/bpe/trainer.py", "analyzer/py.typed",
+                     "analyzer/unigram/trainer.py", "analyzer/unigram/_engine.pyi",
                      "analyzer/parallel_corpora/harbour_town/eng_Latn.txt",
                      "analyzer/parallel_corpora/harbour_town/README.md"):
         assert expected in names
