@@ -207,6 +207,9 @@ Format = Enum("Format", {name: name for name in FORMATS}, type=str)  # type: ign
 Units = Enum("Units", {name: name for name in UNIT_KINDS}, type=str)  # type: ignore[misc]
 FloresSplit = Enum("FloresSplit", {name: name for name in FLORES_SPLITS}, type=str)  # type: ignore[misc]
 TieBreak = Enum("TieBreak", {name: name for name in TIE_BREAKS}, type=str)  # type: ignore[misc]
+# analyzer.serve.access_log.FORMATS, named here without importing the serve extra (tested equal).
+LogFormat = Enum("LogFormat", {name: name for name in ("text", "json", "none")},  # type: ignore[misc]
+                 type=str)
 Executor = Enum("Executor", {name: name for name in EXECUTORS}, type=str)  # type: ignore[misc]
 ExportFormat = Enum("ExportFormat", {"json": "json", "csv": "csv"}, type=str)
 PRETOKENIZE_HELP = ("How texts are cut before BPE (merges never cross a chunk): "
@@ -885,6 +888,9 @@ def serve(
                                         "texts (tokenize, compare) at once, each in a process "
                                         "of its own; more get 503 with Retry-After (default: "
                                         "the cores, at least 2)."),
+    log_format: LogFormat = typer.Option("text", help="A line per request on stderr: text, "
+                                         "json (one object a line, for a log collector) or "
+                                         "none. Paths only: no query, no header."),
     db: Path = DbOption,
 ) -> None:
     """Serve the runs, the JSON API and the playground (pip install 'analyzer[serve]')."""
@@ -894,12 +900,17 @@ def serve(
     except ImportError as error:
         raise _fail(f"analyzer serve needs FastAPI and uvicorn ({error.name} is missing): "
                     "pip install 'analyzer[serve]'") from None
-    _open(db)  # a database that cannot be used is said here, as by every command
     console = Console(stderr=True)
+    new = not db.exists()
+    open_db(db)  # made when new; a database that cannot be used is said here, as by every command
+    if new:
+        console.print(f"A new, empty database: {db}. Bring a corpus: analyzer ingest FOLDER "
+                      f"--db {db}", soft_wrap=True, markup=False)
     try:
         run_server(db, host, port, token=token, body_limit=max_body, allow_hosts=allow_host or [],
                    max_connections=max_connections,
                    counting_processes=count_processes or DEFAULT_COUNTING_PROCESSES,
+                   log_format=log_format.value,
                    announce=lambda line: console.print(line, soft_wrap=True, markup=False))
     except ServeError as error:
         raise _fail(str(error)) from None

@@ -66,12 +66,13 @@ def allowed_hosts(host: str, extra: list[str] | tuple[str, ...] = ()) -> frozens
 def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | None = None,
           body_limit: int = DEFAULT_BODY_LIMIT, allow_hosts: list[str] | tuple[str, ...] = (),
           max_connections: int = DEFAULT_MAX_CONNECTIONS,
-          counting_processes: int = DEFAULT_COUNTING_PROCESSES,
+          counting_processes: int = DEFAULT_COUNTING_PROCESSES, log_format: str = "text",
           announce: Callable[[str], None] = print) -> None:
     """Serve until interrupted. Any address but loopback needs a token. `port` 0 takes a free
     port; `announce` is told the address actually served. The server answers requests naming
     `allowed_hosts(host, allow_hosts)`, holds at most `max_connections` connections, and counts
-    for at most `counting_processes` requests at once."""
+    for at most `counting_processes` requests at once; it logs each request on stderr in
+    `log_format` (text, json, none)."""
     import uvicorn
 
     if token == "":
@@ -88,7 +89,7 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
                          f"those who have it can use the server: --token or {TOKEN_ENV}")
     app = create_app(db, token=token, body_limit=body_limit,
                      allowed_hosts=allowed_hosts(host, allow_hosts),
-                     counting_processes=counting_processes)
+                     counting_processes=counting_processes, log_format=log_format)
     # Every connection is a descriptor, and so are the database's and the runs' files.
     limit = raise_file_limit(max_connections + 256)
     if limit < max_connections + 64:

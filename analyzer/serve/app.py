@@ -19,7 +19,8 @@ from analyzer import __version__
 from analyzer.errors import AnalyzerError
 from analyzer.settings import settings_error
 
-from . import api, pages
+from . import api, health, pages
+from .access_log import AccessLog
 from .counting import CountingProcesses
 from .guards import LOOPBACK_NAMES, BearerToken, BodyLimit, HeadAsGet, SecurityHeaders, TrustedHosts
 from .problems import library_problem, problem, title_of
@@ -33,10 +34,12 @@ DEFAULT_BODY_LIMIT = 1_000_000
 def create_app(db_path: Path, *, token: str | None = None,
                body_limit: int = DEFAULT_BODY_LIMIT,
                allowed_hosts: frozenset[str] | None = LOOPBACK_NAMES,
-               counting_processes: int = DEFAULT_COUNTING_PROCESSES) -> FastAPI:
+               counting_processes: int = DEFAULT_COUNTING_PROCESSES,
+               log_format: str = "none") -> FastAPI:
     """The service over the database at `db_path` (created and migrated if new). It answers
     requests whose Host names one of `allowed_hosts` (None: any, for a server behind a token
-    on every address); at most `counting_processes` requests count long texts at once."""
+    on every address); at most `counting_processes` requests count long texts at once; each
+    request is logged on stderr in `log_format` (text, json; none: not logged)."""
     databases = Databases(db_path)  # a bad database is refused now, not on the first request
     runs = RunManager(databases.checked)
     counting = CountingProcesses(counting_processes)
@@ -59,6 +62,7 @@ def create_app(db_path: Path, *, token: str | None = None,
     app.state.documents = Documents()
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(health.router)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError):
@@ -84,13 +88,15 @@ def create_app(db_path: Path, *, token: str | None = None,
                        "this is a bug, please report it")
 
     app.state.token = token
-    # Added innermost first: a request meets SecurityHeaders, TrustedHosts, HeadAsGet,
-    # BearerToken, then BodyLimit.
+    # Added innermost first: a request meets AccessLog, SecurityHeaders, TrustedHosts,
+    # HeadAsGet, BearerToken, then BodyLimit.
     app.add_middleware(BodyLimit, limit=body_limit)
     if token:
         app.add_middleware(BearerToken, token=token)
     app.add_middleware(HeadAsGet)
     if allowed_hosts is not None:
         app.add_middleware(TrustedHosts, allowed=frozenset(allowed_hosts))
-    app.add_middleware(SecurityHeaders)  # the outermost: every answer, a 401 included
+    app.add_middleware(SecurityHeaders)  # every answer, a 401 included
+    if log_format != "none":
+        app.add_middleware(AccessLog, fmt=log_format)  # the outermost: every request
     return app

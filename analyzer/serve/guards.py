@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 from fastapi.responses import RedirectResponse
 
+from .health import PROBES
 from .problems import problem
 
 SESSION_COOKIE = "analyzer_session"
@@ -103,14 +104,15 @@ class BearerToken:
     """Every request must carry `Authorization: Bearer <token>`, or (a browser, after the login
     page) the session cookie. A browser asking for a page without either is sent to the login
     page; anything else gets 401. A cookie-borne request that changes something must come from
-    this server's own pages (its Origin, when the browser sends one, is this server)."""
+    this server's own pages (its Origin, when the browser sends one, is this server). The
+    login page and the probes (`/healthz`, `/readyz`) answer without either."""
 
     def __init__(self, app, token: str):
         self.app, self.token = app, token.encode("utf-8")
         self.session = session_value(token).encode()
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["path"] == LOGIN_PATH:
+        if scope["type"] != "http" or scope["path"] in (LOGIN_PATH, *PROBES):
             return await self.app(scope, receive, send)
         headers = dict(scope["headers"])
         scheme, _, value = headers.get(b"authorization", b"").partition(b" ")

@@ -83,7 +83,10 @@ def index(db: Database):
         for r in reversed(list_runs(db)))
     body = ("<h2>Corpora</h2><table><thead><tr><th>name</th><th>languages</th><th>units</th>"
             f"<th>bytes</th><th>source</th></tr></thead><tbody>{corpora}</tbody></table>"
-            "<h2>Runs</h2><table id='runs'><thead><tr><th>run</th><th>corpus</th><th>status</th>"
+            + ("" if corpora else "<p id='first-step'>No corpus yet. Bring one first: "
+               "<code>analyzer ingest FOLDER</code> (a folder of one text file per language, "
+               "aligned line by line), then start a run.</p>")
+            + "<h2>Runs</h2><table id='runs'><thead><tr><th>run</th><th>corpus</th><th>status</th>"
             "<th>sizes</th><th>languages</th><th>started</th><th></th></tr></thead>"
             f"<tbody>{runs}</tbody></table>"
             + ("" if runs else "<p>No runs yet: <code>analyzer run --vocab 512</code>, or "

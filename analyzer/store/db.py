@@ -64,6 +64,17 @@ class AnalyzerDatabase(Database):
             raise DatabaseGone(f"the database {self.path} was replaced by another file while in "
                                "use; nothing was written to either")
 
+    def check_ready(self) -> None:
+        """StoreError (or DatabaseGone) unless this database is still the file opened, may be
+        written (now, not only when opened) and answers a query: what a server's readiness
+        probe asks. It takes no lock, so a run writing does not make it wait."""
+        self.check_present()
+        self.refuse_writes()
+        now = _why_read_only(self.path)
+        if now:
+            raise StoreError(f"{self.path} cannot be written now ({now})")
+        self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
     def refuse_writes(self) -> None:
         """StoreError when nothing may be written here, saying why; else nothing."""
         if self.read_only:

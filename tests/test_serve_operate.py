@@ -1,0 +1,105 @@
+"""Operating `analyzer serve` (issue 43, first part): it starts from nothing (a missing database
+is made, and the page says what to do first), and answers the probes a load balancer asks,
+`/healthz` and `/readyz`, without a token."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import Server, make_served_db
+
+httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
+pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
+
+TOKEN = "a-token-of-sixteen-or-more"
+
+
+def test_serve_on_a_missing_database_makes_it_and_says_what_to_do_first(tmp_path):
+    db = tmp_path / "new.db"
+    server = Server(db)
+    try:
+        assert db.is_file()
+        page = httpx.get(server.url + "/", timeout=60)
+        assert page.status_code == 200
+        assert "No corpus yet" in page.text and "analyzer ingest FOLDER" in page.text
+        assert httpx.get(server.url + "/readyz", timeout=60).json()["status"] == "ready"
+    finally:
+        status, _, err = server.stop()
+    assert f"A new, empty database: {db}" in err
+
+
+def test_a_folder_that_does_not_exist_is_still_refused(tmp_path):
+    from helpers import invoke
+
+    result = invoke(tmp_path / "no" / "such.db", "serve", "--port", "0")
+    assert result.exit_code == 1
+    assert "no such folder for the database" in result.output
+    assert not (tmp_path / "no").exists()
+
+
+def test_the_probes_answer_without_a_token_and_nothing_else_does(tmp_path):
+    db = make_served_db(tmp_path, run=False)
+    server = Server(db, "--token", TOKEN)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            assert client.get("/healthz").json() == {"status": "ok"}
+            ready = client.get("/readyz")
+            assert ready.status_code == 200 and ready.json() == {"status": "ready",
+                                                                  "database": str(db)}
+            assert client.get("/api/runs").status_code == 401
+            assert client.get("/api/runs", headers={"Authorization": f"Bearer {TOKEN}"}
+                              ).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_readyz_says_why_a_database_is_not_ready(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from analyzer.serve.app import create_app
+
+    db = make_served_db(tmp_path, run=False)
+    with TestClient(create_app(db), base_url="http://127.0.0.1") as client:
+        assert client.get("/readyz").status_code == 200
+        db.unlink()
+        answer = client.get("/readyz")
+        assert client.get("/healthz").status_code == 200  # the process still answers
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "10"
+    assert answer.headers["content-type"].startswith("application/problem+json")
+    assert "was deleted while in use" in answer.json()["detail"]
+
+
+def test_each_request_is_a_json_line_in_the_log_and_carries_no_query(tmp_path):
+    import json
+
+    db = make_served_db(tmp_path, run=False)
+    server = Server(db, "--log-format", "json")
+    try:
+        assert httpx.get(server.url + "/api/corpora?secret=text", timeout=60).status_code == 200
+        assert httpx.get(server.url + "/api/runs/99", timeout=60).status_code == 404
+    finally:
+        _, _, err = server.stop()
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert [(line["method"], line["path"], line["status"]) for line in lines] == [
+        ("GET", "/api/corpora", 200), ("GET", "/api/runs/99", 404)]
+    assert all(line["bytes"] > 0 and line["ms"] >= 0 and line["time"].endswith("Z")
+               and line["client"] == "127.0.0.1" for line in lines)
+    assert "secret" not in err
+
+
+def test_the_text_log_is_the_default_and_none_turns_it_off(tmp_path):
+    db = make_served_db(tmp_path, run=False)
+    for args, expected in (((), True), (("--log-format", "none"), False)):
+        server = Server(db, *args)
+        try:
+            httpx.get(server.url + "/healthz", timeout=60)
+        finally:
+            _, _, err = server.stop()
+        assert ("127.0.0.1 GET /healthz 200 " in err) is expected
+
+
+def test_the_command_line_names_every_log_format():
+    from analyzer.cli import LogFormat
+    from analyzer.serve.access_log import FORMATS
+
+    assert tuple(f.value for f in LogFormat) == FORMATS
