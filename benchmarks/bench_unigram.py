@@ -48,11 +48,6 @@ TRAINERS = ("ours", "huggingface", "sentencepiece")
 MAX_PIECE = 16
 
 
-def byte_chars() -> dict[int, str]:
-    from analyzer.external.formats import byte_level_alphabet
-    return byte_level_alphabet()
-
-
 def chunk_counts(split: str, lines: dict[str, list[str]]) -> dict[str, int]:
     from analyzer.bpe.pretokenize import distinct_chunks, resolve
     texts = [line for lang_lines in lines.values() for line in lang_lines]
@@ -66,27 +61,23 @@ def chunk_counts(split: str, lines: dict[str, list[str]]) -> dict[str, int]:
     return dict(zip(chunks, numbers))
 
 
-def as_chars(chunk: str, alphabet: dict[int, str]) -> str:
-    return "".join(alphabet[b] for b in chunk.encode("utf-8", errors="surrogateescape"))
-
-
 def train(trainer: str, split: str, size: int, out: Path) -> dict:
     """Train in this process; write the model to `out`; the seconds and peak memory."""
     lines = ntrex_lines(100, f"{trainer}, {split}, {size}")
     counts = chunk_counts(split, lines)
-    alphabet = byte_chars()
+    from analyzer.external.library_trained import BYTE_CHARS, to_byte_chars
     cores = len(os.sched_getaffinity(0))
     if trainer == "ours":
         from analyzer.unigram import train as train_unigram
         start = time.perf_counter()
         trained = train_unigram(counts, size)
         seconds = time.perf_counter() - start
-        vocab = [("".join(alphabet[b] for b in piece), score)
+        vocab = [("".join(BYTE_CHARS[b] for b in piece), score)
                  for piece, score in zip(trained.pieces, trained.scores)]
         out.write_text(json.dumps(vocab, ensure_ascii=False))
     elif trainer == "huggingface":
         import tokenizers
-        chars = {chunk: as_chars(chunk, alphabet) for chunk in counts}
+        chars = {chunk: to_byte_chars(chunk) for chunk in counts}
 
         def batches():
             batch: list[str] = []
@@ -98,7 +89,7 @@ def train(trainer: str, split: str, size: int, out: Path) -> dict:
             yield batch
         tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
         hf_trainer = tokenizers.trainers.UnigramTrainer(
-            vocab_size=size, initial_alphabet=list(alphabet.values()), special_tokens=[],
+            vocab_size=size, initial_alphabet=list(BYTE_CHARS.values()), special_tokens=[],
             show_progress=False, max_piece_length=MAX_PIECE)
         start = time.perf_counter()
         tokenizer.train_from_iterator(batches(), hf_trainer, length=len(counts))
@@ -112,7 +103,7 @@ def train(trainer: str, split: str, size: int, out: Path) -> dict:
             with tsv.open("w", encoding="utf-8") as handle:
                 for chunk, count in counts.items():
                     if chunk:
-                        handle.write(f"{as_chars(chunk, alphabet)}\t{count}\n")
+                        handle.write(f"{to_byte_chars(chunk)}\t{count}\n")
             longest = max(len(chunk.encode("utf-8")) for chunk in counts)
             start = time.perf_counter()
             spm.SentencePieceTrainer.train(
@@ -134,8 +125,8 @@ def train(trainer: str, split: str, size: int, out: Path) -> dict:
 def count(trainer: str, split: str, model: Path) -> dict[str, int]:
     """Each language's tokens, chunk by chunk."""
     from analyzer.bpe.pretokenize import resolve
+    from analyzer.external.library_trained import to_byte_chars
     lines = ntrex_lines(100, f"counting {trainer}")
-    alphabet = byte_chars()
     splitter = resolve(split)
     if trainer == "sentencepiece":
         import sentencepiece as spm
@@ -155,11 +146,11 @@ def count(trainer: str, split: str, model: Path) -> dict[str, int]:
     for lang, texts in lines.items():
         chunks = [c for i, text in enumerate(texts)
                   for c in (splitter.split(text, i) if splitter else [text])]
-        new = list({as_chars(c, alphabet): None for c in chunks if c and c not in cache})
+        new = list({c: None for c in chunks if c and c not in cache})  # each distinct chunk once
         if new:
-            for chunk_chars, n in zip(new, encode(new)):
-                cache[chunk_chars] = n
-        totals[lang] = sum(cache[as_chars(c, alphabet)] for c in chunks if c)
+            for chunk, n in zip(new, encode([to_byte_chars(c) for c in new])):
+                cache[chunk] = n
+        totals[lang] = sum(cache[c] for c in chunks if c)
     return totals
 
 

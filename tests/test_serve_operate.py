@@ -103,3 +103,19 @@ def test_the_command_line_names_every_log_format():
     from analyzer.serve.access_log import FORMATS
 
     assert tuple(f.value for f in LogFormat) == FORMATS
+
+
+def test_readyz_says_a_database_that_can_no_longer_be_written_is_not_ready(tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from analyzer.serve.app import create_app
+    from analyzer.store import db as store_db
+
+    db = make_served_db(tmp_path, run=False)
+    with TestClient(create_app(db), base_url="http://127.0.0.1") as client:
+        assert client.get("/readyz").status_code == 200
+        # As root no permission bit refuses a write, so the reason is given as the store finds it.
+        monkeypatch.setattr(store_db, "_why_read_only", lambda path: "no permission to write the file")
+        answer = client.get("/readyz")
+    assert answer.status_code == 503
+    assert answer.json()["detail"] == f"{db} cannot be written now (no permission to write the file)"

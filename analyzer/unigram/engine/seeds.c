@@ -181,10 +181,15 @@ static void scan_batch(const Position *positions, size_t n, const Chunks *c, uin
     }
 }
 
-static int compare_bytes_by_count(const void *a, const void *b, const int64_t *counts) {
-    int x = *(const int *)a, y = *(const int *)b;
-    if (counts[x] != counts[y]) return counts[x] > counts[y] ? -1 : 1;
-    return (x > y) - (x < y);
+void bytes_by_count(const int64_t counts[256], int order[256]) {
+    for (int b = 0; b < 256; b++) order[b] = b;
+    for (int i = 1; i < 256; i++)  /* insertion sort: 256 items */
+        for (int j = i; j > 0; j--) {
+            int x = order[j], y = order[j - 1];
+            if (counts[x] < counts[y] || (counts[x] == counts[y] && x > y)) break;
+            order[j] = y;
+            order[j - 1] = x;
+        }
 }
 
 /* The best substrings into `best`, batch by batch. */
@@ -263,14 +268,8 @@ const char *seed_model(Training *t, size_t seed_size) {
 
     /* The model: the bytes that occur (count descending, then byte), then the candidates. */
     int order[256], n_bytes = 0;
-    for (int b = 0; b < 256; b++)
-        if (t->byte_counts[b]) order[n_bytes++] = b;
-    for (int i = 1; i < n_bytes; i++)  /* insertion sort: 256 at most */
-        for (int j = i; j > 0 && compare_bytes_by_count(&order[j], &order[j - 1], t->byte_counts) < 0; j--) {
-            int swap = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = swap;
-        }
+    bytes_by_count(t->byte_counts, order);
+    while (n_bytes < 256 && t->byte_counts[order[n_bytes]]) n_bytes++;  /* those that occur */
     size_t n = (size_t)n_bytes + n_candidates;
     model_free(&t->model);
     nodes_free(&t->nodes);  /* found again under the new model */

@@ -260,14 +260,15 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
     int64_t total = job == PIECE_ALTERNATIVES ? (int64_t)n : c->offsets[c->n] - c->offsets[0];
     size_t first = 0;
     const char *problem = NULL;
+    const double unknown = min_score(&t->model) - UNKNOWN_PENALTY;
     for (int i = 0; i < threads; i++) {
         Share *s = &shares[i];
         s->t = t;
         s->index = index;
         s->job = job;
-        s->unknown = min_score(&t->model) - UNKNOWN_PENALTY;
+        s->unknown = unknown;
         s->probability = probability;
-        s->unknown_probability = exp(s->unknown);
+        s->unknown_probability = exp(unknown);
         s->node_budget = ((double)t->cache_limit - (n ? (double)c->offsets[c->n] : 0.0)) / threads;
         s->alternatives = alternatives;
         s->removable = removable;
@@ -317,6 +318,33 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
 /* ---------------------------------------------------------------------------------------- */
 /* EM                                                                                        */
 
+/* The model made of the pieces kept[0 .. n_kept), in that order, with new `scores` (NULL: their
+   own); the node cache, when kept, follows (renumbered). */
+static const char *keep_pieces(Training *t, const size_t *kept, size_t n_kept, const double *scores) {
+    Key *keys = malloc((n_kept ? n_kept : 1) * sizeof *keys);
+    double *kept_scores = malloc((n_kept ? n_kept : 1) * sizeof *kept_scores);
+    int32_t *renumber = malloc((t->model.n ? t->model.n : 1) * sizeof *renumber);
+    if (!keys || !kept_scores || !renumber) {
+        free(keys);
+        free(kept_scores);
+        free(renumber);
+        return "out of memory";
+    }
+    for (size_t i = 0; i < t->model.n; i++) renumber[i] = -1;
+    for (size_t j = 0; j < n_kept; j++) {
+        renumber[kept[j]] = (int32_t)j;
+        keys[j] = t->model.keys[kept[j]];
+        kept_scores[j] = scores ? scores[j] : t->model.scores[kept[j]];
+    }
+    if (t->nodes.valid) nodes_keep(&t->nodes, &t->chunks, renumber);
+    free(renumber);
+    model_free(&t->model);
+    t->model.keys = keys;
+    t->model.scores = kept_scores;
+    t->model.n = n_kept;
+    return NULL;
+}
+
 const char *em_step(Training *t) {
     PieceIndex index = {0};
     const char *problem = t->nodes.valid ? NULL : index_build(&index, &t->model);
@@ -335,30 +363,27 @@ const char *em_step(Training *t) {
         free(expected);
         return problem;
     }
-    /* M-step: keep the pieces expected at least 0.5 times, in order. */
-    int32_t *renumber = malloc((t->model.n ? t->model.n : 1) * sizeof *renumber);
-    if (!renumber) {
-        free(expected);
-        return "out of memory";
-    }
-    size_t kept = 0;
+    /* M-step: keep the pieces expected at least 0.5 times, in order, scored anew. */
+    size_t *kept = malloc((t->model.n ? t->model.n : 1) * sizeof *kept);
+    double *scores = malloc((t->model.n ? t->model.n : 1) * sizeof *scores);
+    size_t n_kept = 0;
     int64_t total = 0;
-    for (size_t i = 0; i < t->model.n; i++)
-        if ((double)expected[i] / FIXED_SCALE >= MIN_EXPECTED) total += expected[i];
-    const double log_sum = total ? digamma((double)total / FIXED_SCALE) : 0.0;  /* none kept */
-    for (size_t i = 0; i < t->model.n; i++) {
-        renumber[i] = -1;
-        if ((double)expected[i] / FIXED_SCALE < MIN_EXPECTED) continue;
-        renumber[i] = (int32_t)kept;
-        t->model.keys[kept] = t->model.keys[i];
-        t->model.scores[kept] = digamma((double)expected[i] / FIXED_SCALE) - log_sum;
-        kept++;
+    if (!kept || !scores) problem = "out of memory";
+    else {
+        for (size_t i = 0; i < t->model.n; i++)
+            if ((double)expected[i] / FIXED_SCALE >= MIN_EXPECTED) {
+                kept[n_kept++] = i;
+                total += expected[i];
+            }
+        const double log_sum = total ? digamma((double)total / FIXED_SCALE) : 0.0;  /* none kept */
+        for (size_t j = 0; j < n_kept; j++)
+            scores[j] = digamma((double)expected[kept[j]] / FIXED_SCALE) - log_sum;
+        problem = keep_pieces(t, kept, n_kept, scores);
     }
-    t->model.n = kept;
-    if (t->nodes.valid) nodes_keep(&t->nodes, &t->chunks, renumber);
-    free(renumber);
+    free(kept);
+    free(scores);
     free(expected);
-    return NULL;
+    return problem;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -393,14 +418,7 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     if (!problem) problem = ensure_nodes(t, &index);
     if (!problem) problem = run_shared(t, &index, CHUNK_VITERBI, t->chunks.n, frequency, NULL, NULL, NULL);
     index_free(&index);
-    if (problem) {
-        free(alternatives);
-        free(removable);
-        free(frequency);
-        free(candidates);
-        free(kept);
-        return problem;
-    }
+    if (problem) goto done;
     int64_t total_count = 0, total = 0;
     for (size_t k = 0; k < t->chunks.n; k++) total_count += t->chunks.counts[k];
     for (size_t i = 0; i < n; i++) total += frequency[i];
@@ -430,27 +448,8 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     qsort(candidates, n_candidates, sizeof *candidates, compare_losses);
     for (size_t j = 0; j < n_candidates && n_kept < target; j++) kept[n_kept++] = candidates[j].id;
     /* The kept pieces, in the order kept: those without an alternative, then by loss. */
-    Key *keys = malloc((n_kept ? n_kept : 1) * sizeof *keys);
-    double *scores = malloc((n_kept ? n_kept : 1) * sizeof *scores);
-    int32_t *renumber = alternatives;  /* no longer needed: n x max >= n entries */
-    if (!keys || !scores) problem = "out of memory";
-    else {
-        for (size_t i = 0; i < n; i++) renumber[i] = -1;
-        for (size_t j = 0; j < n_kept; j++) renumber[kept[j]] = (int32_t)j;
-        if (t->nodes.valid) nodes_keep(&t->nodes, &t->chunks, renumber);
-        for (size_t j = 0; j < n_kept; j++) {
-            keys[j] = t->model.keys[kept[j]];
-            scores[j] = t->model.scores[kept[j]];
-        }
-        model_free(&t->model);
-        t->model.keys = keys;
-        t->model.scores = scores;
-        t->model.n = n_kept;
-        keys = NULL;
-        scores = NULL;
-    }
-    free(keys);
-    free(scores);
+    problem = keep_pieces(t, kept, n_kept, NULL);
+done:
     free(alternatives);
     free(removable);
     free(frequency);
@@ -486,16 +485,7 @@ const char *finalize(Training *t, size_t size, Model *out) {
             byte_score[key_byte(m->keys[i], 0)] = m->scores[i];
         }
     int order[256];
-    for (int b = 0; b < 256; b++) order[b] = b;
-    for (int i = 1; i < 256; i++)
-        for (int j = i; j > 0; j--) {
-            int x = order[j], y = order[j - 1];
-            int before = t->byte_counts[x] > t->byte_counts[y]
-                         || (t->byte_counts[x] == t->byte_counts[y] && x < y);
-            if (!before) break;
-            order[j] = y;
-            order[j - 1] = x;
-        }
+    bytes_by_count(t->byte_counts, order);
     const double low = min_score(m);
     double penalty = 0.0;
     size_t n = 0;

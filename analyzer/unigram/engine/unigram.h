@@ -131,6 +131,9 @@ typedef struct {
 
 /* seeds.c */
 const char *seed_model(Training *t, size_t seed_size);
+/* All 256 bytes by count descending, then byte: the order of the seeds' bytes and of those
+   finalize puts back. */
+void bytes_by_count(const int64_t counts[256], int order[256]);
 
 /* lattice.c */
 const char *index_build(PieceIndex *index, const Model *model);
