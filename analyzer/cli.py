@@ -891,9 +891,16 @@ def serve(
     log_format: LogFormat = typer.Option("text", help="A line per request on stderr: text, "
                                          "json (one object a line, for a log collector) or "
                                          "none. Paths only: no query, no header."),
+    max_queue: int = typer.Option(20, min=0, max=10_000, help="Runs that may wait their turn "
+                                  "behind the one in progress; one more gets 503 with "
+                                  "Retry-After."),
+    max_corpus_bytes: int = typer.Option(100_000_000, min=1, help="The largest corpus a "
+                                         "browser or client may upload, in bytes, as sent and "
+                                         "(a zip) unpacked; larger ones get 413 or 422."),
     db: Path = DbOption,
 ) -> None:
-    """Serve the runs, the JSON API and the playground (pip install 'analyzer[serve]')."""
+    """Serve the runs, the JSON API, the pages (bring a corpus, start and watch runs, read
+    their reports) and the playground (pip install 'analyzer[serve]')."""
     try:
         from .serve import DEFAULT_COUNTING_PROCESSES, ServeError
         from .serve import serve as run_server
@@ -910,7 +917,8 @@ def serve(
         run_server(db, host, port, token=token, body_limit=max_body, allow_hosts=allow_host or [],
                    max_connections=max_connections,
                    counting_processes=count_processes or DEFAULT_COUNTING_PROCESSES,
-                   log_format=log_format.value,
+                   log_format=log_format.value, max_queue=max_queue,
+                   corpus_limit=max_corpus_bytes,
                    announce=lambda line: console.print(line, soft_wrap=True, markup=False))
     except ServeError as error:
         raise _fail(str(error)) from None

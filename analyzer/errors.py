@@ -80,6 +80,18 @@ class AnalyzerError(Exception):
         return {"setting": self.setting, "file": self.file, "line": self.line,
                 "language": self.language, "unit": self.unit, "value": self.value}
 
+    def renamed(self, old: str, new: str) -> AnalyzerError:
+        """The same error with the path `old` called `new` in its message and `file` (a
+        temporary folder called what the user gave: an archive, an upload's name).
+
+        >>> str(Invalid("/tmp/x1/eng.txt:3: empty", file="/tmp/x1/eng.txt").renamed("/tmp/x1", "c.zip"))
+        'c.zip/eng.txt:3: empty'
+        """
+        fields = self._all_fields()
+        if fields["file"] is not None:
+            fields["file"] = str(fields["file"]).replace(old, new)
+        return type(self)(self.message.replace(old, new), **fields)
+
     def fields(self) -> dict[str, Any]:
         """The structured fields that are set (for a program: the service's problem details)."""
         return {key: value for key, value in self._all_fields().items() if value is not None}

@@ -378,3 +378,23 @@ def m014_counting_conventions(db: Database) -> None:
         PRIMARY KEY (vocab_id, other)
     )
     """)
+
+
+@migrations()
+def m015_run_queue(db: Database) -> None:
+    # The service's queue (issue 43): runs asked for while another is in progress wait here, in
+    # order of id, so that a restarted server finds them and starts them. `settings` is the
+    # request's RunSettings as JSON; a row ends started (with its run), cancelled or refused.
+    _run(db, """
+    CREATE TABLE run_queue (
+        id INTEGER PRIMARY KEY,
+        settings TEXT NOT NULL,
+        corpus TEXT,
+        status TEXT NOT NULL,
+        submitted TEXT NOT NULL,
+        finished TEXT,
+        run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+        error TEXT
+    );
+    CREATE INDEX run_queue_status ON run_queue(status, id)
+    """)

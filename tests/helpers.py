@@ -365,3 +365,37 @@ def resolve_or_skip(name: str):
                  for f in catalog()[name].files]
         pytest.skip(f"{name} is not on this machine: {'; '.join(dict.fromkeys(hints))} "
                     "(.ci/run does)")
+
+
+# The service's answers, as its tests read them.
+
+def problem_of(response, status) -> str:
+    """An RFC 9457 problem document's detail, checked: the status, the media type, the members."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body = response.json()
+    assert body["status"] == status and body["title"] and body["detail"]
+    return body["detail"]
+
+
+def watch(client, run_id, done, bound: float = 600):
+    """Long-poll the run (`after`, `wait`) until `done(answer)`: each answer comes when the
+    server has seen a change (progress, an end); the bound only guards against a hang."""
+    deadline, after = time.monotonic() + bound, None
+    while True:
+        response = client.get(f"/api/runs/{run_id}",
+                              params={} if after is None else {"after": after, "wait": 30})
+        body = response.json()
+        if done(body):
+            return body
+        assert time.monotonic() < deadline, f"run {run_id} stayed {body['status']}"
+        after = int(response.headers["analyzer-changes"])
+
+
+def wait_for_status(client, run_id, wanted):
+    return watch(client, run_id, lambda body: body["status"] in wanted)
+
+
+def wait_for_progress(client, run_id):
+    return watch(client, run_id, lambda body: any(
+        step["stage"] == "train" for step in body.get("progress", {}).values()))

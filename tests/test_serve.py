@@ -18,7 +18,17 @@ import pytest
 from typer.testing import CliRunner
 
 from analyzer.cli import app
-from helpers import TINY, WAIT, Server, cli_output, make_served_db, processes_in_session
+from helpers import (
+    TINY,
+    WAIT,
+    Server,
+    cli_output,
+    make_served_db,
+    problem_of,
+    processes_in_session,
+    wait_for_progress,
+    wait_for_status,
+)
 
 httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
@@ -31,14 +41,6 @@ TOKEN = "a-token-of-sixteen-or-more"
 def client(served):
     with httpx.Client(base_url=served.url, timeout=60) as session:
         yield session
-
-
-def problem_of(response, status):
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/problem+json")
-    body = response.json()
-    assert body["status"] == status and body["title"] and body["detail"]
-    return body["detail"]
 
 
 def test_the_api_returns_the_cli_documents(served, client):
@@ -180,29 +182,6 @@ def test_a_token_guards_every_request_and_other_addresses_need_one(tmp_path):
     assert busy.exit_code == 1 and "cannot listen on 127.0.0.1:" in busy.output
 
 
-def watch(client, run_id, done, bound: float = 600):
-    """Long-poll the run (`after`, `wait`) until `done(answer)`: each answer comes when the
-    server has seen a change (progress, an end); the bound only guards against a hang."""
-    deadline, after = time.monotonic() + bound, None
-    while True:
-        response = client.get(f"/api/runs/{run_id}",
-                              params={} if after is None else {"after": after, "wait": 30})
-        body = response.json()
-        if done(body):
-            return body
-        assert time.monotonic() < deadline, f"run {run_id} stayed {body['status']}"
-        after = int(response.headers["analyzer-changes"])
-
-
-def wait_for_status(client, run_id, wanted):
-    return watch(client, run_id, lambda body: body["status"] in wanted)
-
-
-def wait_for_progress(client, run_id):
-    return watch(client, run_id, lambda body: any(
-        step["stage"] == "train" for step in body.get("progress", {}).values()))
-
-
 def test_a_run_started_through_the_api_completes_like_the_cli(tmp_path):
     db = make_served_db(tmp_path)
     server = Server(db)
@@ -262,8 +241,9 @@ def test_one_run_at_a_time_delete_interrupts_and_a_crash_is_marked_failed(tmp_pa
             run_id = client.post("/api/runs", json={"sizes": [60000], "jobs": 1}).json()["run"]
             body = wait_for_progress(client, run_id)
             assert body["status"] == "running" and body["records"] == []
-            assert f"run {run_id} is in progress" in problem_of(
-                client.post("/api/runs", json={"sizes": [300]}), 409)
+            queued = client.post("/api/runs", json={"sizes": [300]})  # waits its turn
+            assert queued.status_code == 202 and queued.json()["position"] == 1, queued.text
+            assert client.delete(queued.json()["url"]).json()["status"] == "cancelled"
             stopped = client.delete(f"/api/runs/{run_id}")
             assert stopped.status_code == 200 and stopped.json()["status"] == "interrupted"
             assert stopped.json()["error"] == "stopped by SIGTERM"
@@ -338,7 +318,8 @@ def test_a_post_while_another_run_is_starting_is_answered_at_once(tmp_path):
                 other.post("/api/runs", json={"sizes": [300], "jobs": 1})), daemon=True)
             poster.start()
             server.run.wait_for("analyzer-test: stalled before check_lossless")  # the child's line
-            assert "a run is starting" in problem_of(client.post("/api/runs", json={"sizes": [300]}), 409)
+            queued = client.post("/api/runs", json={"sizes": [300]})  # queued, answered at once
+            assert queued.status_code == 202 and queued.json()["status"] == "waiting", queued.text
             # The starting run's process (multiprocessing's spawn_main; not its resource tracker)
             # dies before recording its run.
             [child] = [pid for pid in processes_in_session(server.run.pid)

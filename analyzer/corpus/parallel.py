@@ -6,6 +6,7 @@ import errno
 import hashlib
 import os
 import stat
+import tempfile
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from analyzer.errors import SETTING, setting
 from analyzer.files import is_special, kind_of
 from analyzer.settings import MAX_LANGUAGES
 
+from .archives import is_zip, unpack_zip
 from .columnar import read_parquet
 from .errors import CorpusError
 from .flores import DEFAULT_SPLIT, flores_files, flores_plus_files, read_flores
@@ -84,9 +86,10 @@ def content_digest(texts: dict[str, list[str]], unit_ids: list[str | None]) -> s
 
 def read_corpus(path: Path | str, *, format: str | None = None, units: str = "lines",
                 nfc: bool = False, skip_empty_units: bool = False,
-                split: str | None = None) -> ParallelCorpus:
+                split: str | None = None, unpack_limit: int | None = None) -> ParallelCorpus:
     """Read, check and normalise a parallel corpus in any supported format (`split`: FLORES's
-    dev, devtest or dev+devtest; default devtest), from a path or the Hugging Face hub
+    dev, devtest or dev+devtest; default devtest), from a path, a zip archive of one (unpacked
+    to at most `unpack_limit` bytes, `analyzer.corpus.archives`) or the Hugging Face hub
     (`hf:ORG/NAME[@REVISION]`, `analyzer.corpus.hub`).
 
     Raises CorpusError with a message naming the file, line or value at fault.
@@ -96,11 +99,12 @@ def read_corpus(path: Path | str, *, format: str | None = None, units: str = "li
         return _read_corpus(folder, source, format=format, units=units, nfc=nfc,
                             skip_empty_units=skip_empty_units, split=split)
     return _read_corpus(Path(path), str(path), format=format, units=units, nfc=nfc,
-                        skip_empty_units=skip_empty_units, split=split)
+                        skip_empty_units=skip_empty_units, split=split, unpack_limit=unpack_limit)
 
 
 def _read_corpus(path: Path, source: str, *, format: str | None, units: str, nfc: bool,
-                 skip_empty_units: bool, split: str | None) -> ParallelCorpus:
+                 skip_empty_units: bool, split: str | None,
+                 unpack_limit: int | None = None) -> ParallelCorpus:
     if units not in UNIT_KINDS:
         raise CorpusError(f"{SETTING} must be lines or paragraphs, not {units!r}",
                           setting="units", value=units)
@@ -110,6 +114,9 @@ def _read_corpus(path: Path, source: str, *, format: str | None, units: str, nfc
         raise CorpusError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
     if path.is_dir():
         check_folder_entries(path)
+    elif is_zip(path):
+        return _read_zip(path, source, format=format, units=units, nfc=nfc,
+                         skip_empty_units=skip_empty_units, split=split, limit=unpack_limit)
     elif is_stream(path) and format is None:
         raise CorpusError(f"{path} is a stream (a pipe or a device), whose format cannot be told "
                           f"from a name: pass {setting('format')} ({', '.join(STREAM_FORMATS)})")
@@ -122,6 +129,20 @@ def _read_corpus(path: Path, source: str, *, format: str | None, units: str, nfc
                           f"{path} is {format}", setting="split", value=split)
     raw = _read(path, format, units, split or DEFAULT_SPLIT)
     return build(raw, format=format, source=source, nfc=nfc, skip_empty_units=skip_empty_units)
+
+
+def _read_zip(path: Path, source: str, *, limit: int | None, **options) -> ParallelCorpus:
+    """A zipped corpus: unpacked into a temporary folder and read from there (a lone data file
+    in it, as that file); messages name the archive's entries (`corpus.zip/eng_Latn.txt:3`)."""
+    with tempfile.TemporaryDirectory(prefix="analyzer-zip-") as folder:
+        root = unpack_zip(path, Path(folder), name=str(path), limit=limit)
+        inside = [item for item in root.iterdir() if not item.name.startswith(".")]
+        if len(inside) == 1 and inside[0].is_file() and inside[0].suffix.lower() in BY_SUFFIX:
+            root = inside[0]
+        try:
+            return _read_corpus(root, source, **options)
+        except CorpusError as error:
+            raise error.renamed(folder, str(path)) from None
 
 
 def default_name(path: Path, corpus: ParallelCorpus) -> str:

@@ -20,9 +20,12 @@ from analyzer.errors import Invalid
 from .app import DEFAULT_BODY_LIMIT, create_app
 from .connections import DEFAULT_MAX_CONNECTIONS, KEEP_ALIVE_TIMEOUT, protocol_class, raise_file_limit
 from .guards import LOOPBACK_NAMES, host_name
+from .runner import DEFAULT_MAX_QUEUE
 from .state import DEFAULT_COUNTING_PROCESSES
+from .uploads import DEFAULT_CORPUS_LIMIT
 
-__all__ = ["DEFAULT_BODY_LIMIT", "DEFAULT_COUNTING_PROCESSES", "DEFAULT_MAX_CONNECTIONS", "ServeError",
+__all__ = ["DEFAULT_BODY_LIMIT", "DEFAULT_CORPUS_LIMIT", "DEFAULT_COUNTING_PROCESSES",
+           "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_QUEUE", "ServeError",
            "allowed_hosts", "create_app", "is_loopback", "serve"]
 
 TOKEN_ENV = "ANALYZER_TOKEN"
@@ -67,12 +70,14 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
           body_limit: int = DEFAULT_BODY_LIMIT, allow_hosts: list[str] | tuple[str, ...] = (),
           max_connections: int = DEFAULT_MAX_CONNECTIONS,
           counting_processes: int = DEFAULT_COUNTING_PROCESSES, log_format: str = "text",
+          max_queue: int = DEFAULT_MAX_QUEUE, corpus_limit: int = DEFAULT_CORPUS_LIMIT,
           announce: Callable[[str], None] = print) -> None:
     """Serve until interrupted. Any address but loopback needs a token. `port` 0 takes a free
     port; `announce` is told the address actually served. The server answers requests naming
     `allowed_hosts(host, allow_hosts)`, holds at most `max_connections` connections, and counts
     for at most `counting_processes` requests at once; it logs each request on stderr in
-    `log_format` (text, json, none)."""
+    `log_format` (text, json, none); it queues at most `max_queue` runs and takes corpora of
+    at most `corpus_limit` bytes."""
     import uvicorn
 
     if token == "":
@@ -89,7 +94,8 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
                          f"those who have it can use the server: --token or {TOKEN_ENV}")
     app = create_app(db, token=token, body_limit=body_limit,
                      allowed_hosts=allowed_hosts(host, allow_hosts),
-                     counting_processes=counting_processes, log_format=log_format)
+                     counting_processes=counting_processes, log_format=log_format,
+                     max_queue=max_queue, corpus_limit=corpus_limit)
     # Every connection is a descriptor, and so are the database's and the runs' files.
     limit = raise_file_limit(max_connections + 256)
     if limit < max_connections + 64:

@@ -22,14 +22,17 @@ from analyzer.store import (
     CorpusDetail,
     CorpusRead,
     NotFound,
+    QueuedRunRead,
     RunRead,
     RunStatus,
     VocabularyRead,
     get_corpus,
+    get_queued,
     get_run,
     list_corpora,
     list_runs,
     load_unit,
+    queued_runs,
     vocabularies,
 )
 
@@ -142,16 +145,18 @@ service shows them like any vocabulary)."""
 RUNS_PATH = "/api/runs"
 
 
-@router.post("/runs", status_code=202, summary="Start a run (one at a time per database)")
+@router.post("/runs", status_code=202, summary="Start a run, or queue it behind the one in progress")
 def start_run(request: Request, body: RunRequest) -> dict:  # type: ignore[valid-type]
+    """A run starts at once when none is in progress or waiting (the answer names it: `run`);
+    otherwise it waits in the queue (the answer is its entry: `id`, `position`, `url`). The
+    settings are checked either way before anything is stored."""
     fields = body.model_dump()  # type: ignore[attr-defined]
     for spec in fields["tokenizers"]:  # names only: a client never names a file on this server
         if spec != ALL_AVAILABLE and spec not in catalog() and not spec.startswith("hf:"):
             raise NotFound(f"unknown tokenizer {spec!r}: the service measures catalog tokenizers "
                            f"({', '.join(catalog())}) and hf:ORG/NAME", setting="tokenizers",
                            value=spec)
-    run_id = request.app.state.runs.start(RunSettings(**fields))
-    return {"run": run_id, "status": RunStatus.RUNNING.value, "url": f"/api/runs/{run_id}"}
+    return request.app.state.runs.submit(RunSettings(**fields))
 
 
 @router.delete("/runs/{run_id}", summary="Interrupt a run in progress")
@@ -162,6 +167,32 @@ def stop_run(request: Request, db: Database, run_id: RunId) -> dict:
                          "so there is nothing to interrupt")
     after = get_run(db, run_id)
     return {"run": run_id, "status": after.status.value, "error": after.error}
+
+
+QueuedId = Annotated[int, Path(ge=1, le=MAX_ID, description="A queued run's id (GET /api/queue)")]
+
+
+@router.get("/queue", response_model=list[QueuedRunRead],
+            summary="The runs waiting their turn (or starting), in order")
+def queue(db: Database, all: bool = False):
+    """`all`: every entry ever queued, started, cancelled and refused ones too."""
+    return queued_runs(db, active_only=not all)
+
+
+@router.get("/queue/{queued_id}", summary="A queued run: its position, or what became of it")
+async def queued(request: Request, queued_id: QueuedId, after: int | None = Query(None, ge=0),
+                 wait: float = Query(0, ge=0, le=MAX_WAIT)) -> JSONResponse:
+    """Its `position` while it waits; once started, `run` (GET /api/runs/{run}). A long poll
+    with `after` and `wait`, as GET /api/runs/{id}."""
+    runs = request.app.state.runs
+    changes = await runs.wait_for_change(after, wait) if after is not None and wait else runs.changes
+    entry = await in_database(request, lambda db: get_queued(db, queued_id))
+    return JSONResponse(runs.queued_document(entry), headers={CHANGES_HEADER: str(changes)})
+
+
+@router.delete("/queue/{queued_id}", summary="Cancel a queued run that is still waiting")
+def cancel(request: Request, queued_id: QueuedId) -> dict:
+    return request.app.state.runs.queued_document(request.app.state.runs.cancel(queued_id))
 
 
 class TokenizeRequest(BaseModel):

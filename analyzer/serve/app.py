@@ -19,13 +19,14 @@ from analyzer import __version__
 from analyzer.errors import AnalyzerError
 from analyzer.settings import settings_error
 
-from . import api, health, pages
+from . import api, health, pages, uploads
 from .access_log import AccessLog
 from .counting import CountingProcesses
 from .guards import LOOPBACK_NAMES, BearerToken, BodyLimit, HeadAsGet, SecurityHeaders, TrustedHosts
 from .problems import library_problem, problem, title_of
-from .runner import RunManager
+from .runner import DEFAULT_MAX_QUEUE, RunManager
 from .state import DEFAULT_COUNTING_PROCESSES, Databases, Documents
+from .uploads import CORPORA_PATH, DEFAULT_CORPUS_LIMIT, Uploads
 
 DEFAULT_BODY_LIMIT = 1_000_000
 """Bytes a request body may have (tokenize and compare texts included)."""
@@ -35,17 +36,20 @@ def create_app(db_path: Path, *, token: str | None = None,
                body_limit: int = DEFAULT_BODY_LIMIT,
                allowed_hosts: frozenset[str] | None = LOOPBACK_NAMES,
                counting_processes: int = DEFAULT_COUNTING_PROCESSES,
-               log_format: str = "none") -> FastAPI:
+               log_format: str = "none", max_queue: int = DEFAULT_MAX_QUEUE,
+               corpus_limit: int = DEFAULT_CORPUS_LIMIT) -> FastAPI:
     """The service over the database at `db_path` (created and migrated if new). It answers
     requests whose Host names one of `allowed_hosts` (None: any, for a server behind a token
     on every address); at most `counting_processes` requests count long texts at once; each
-    request is logged on stderr in `log_format` (text, json; none: not logged)."""
+    request is logged on stderr in `log_format` (text, json; none: not logged); at most
+    `max_queue` runs wait in the queue; an uploaded corpus has at most `corpus_limit` bytes."""
     databases = Databases(db_path)  # a bad database is refused now, not on the first request
-    runs = RunManager(databases.checked)
+    runs = RunManager(databases.checked, max_queue=max_queue)
     counting = CountingProcesses(counting_processes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        runs.resume()  # runs queued before a restart start in their turn
         yield
         runs.shutdown()  # a run in progress is interrupted (marked so), not left behind
         counting.shutdown()
@@ -60,7 +64,9 @@ def create_app(db_path: Path, *, token: str | None = None,
     app.state.runs = runs
     app.state.counting = counting
     app.state.documents = Documents()
+    app.state.uploads = Uploads(corpus_limit)
     app.include_router(api.router)
+    app.include_router(uploads.router)
     app.include_router(pages.router)
     app.include_router(health.router)
 
@@ -90,7 +96,7 @@ def create_app(db_path: Path, *, token: str | None = None,
     app.state.token = token
     # Added innermost first: a request meets AccessLog, SecurityHeaders, TrustedHosts,
     # HeadAsGet, BearerToken, then BodyLimit.
-    app.add_middleware(BodyLimit, limit=body_limit)
+    app.add_middleware(BodyLimit, limit=body_limit, streamed={CORPORA_PATH: corpus_limit})
     if token:
         app.add_middleware(BearerToken, token=token)
     app.add_middleware(HeadAsGet)

@@ -4,7 +4,8 @@
   a page on another site that rebinds its name to 127.0.0.1 (DNS rebinding) is refused.
 - `BearerToken`: with a token, every request needs `Authorization: Bearer <token>` (compared in
   constant time), or a browser's session cookie from the login page.
-- `BodyLimit`: request bodies over the limit get 413.
+- `BodyLimit`: request bodies over the limit get 413 (an upload's limit is its own, and its
+  body is streamed on, never held here).
 - `HeadAsGet`: HEAD on any GET route, answered as GET without the body.
 - `SecurityHeaders`: `X-Content-Type-Options: nosniff` on every answer.
 """
@@ -60,17 +61,32 @@ class TrustedHosts:
 
 
 class BodyLimit:
-    """Refuse request bodies over `limit` bytes with 413, by Content-Length or as they stream."""
+    """Refuse request bodies over `limit` bytes with 413, by Content-Length or as they stream.
 
-    def __init__(self, app, limit: int):
-        self.app, self.limit = app, limit
+    The paths in `streamed` (uploads) have limits of their own and must declare their length
+    (411 otherwise): one over its limit is refused before any of it is read, and one within is
+    passed on as it comes (the server reads no more than the declared length)."""
+
+    def __init__(self, app, limit: int, streamed: dict[str, int] | None = None):
+        self.app, self.limit, self.streamed = app, limit, streamed or {}
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         declared = dict(scope["headers"]).get(b"content-length")
+        if scope["path"] in self.streamed and scope["method"] in UNSAFE_METHODS:
+            limit = self.streamed[scope["path"]]
+            if declared is None or not declared.isdigit():
+                response = problem(411, "Length Required", "an upload must say its length "
+                                   "(Content-Length); browsers and HTTP libraries do when sending "
+                                   "a file")
+                return await response(scope, receive, send)
+            if int(declared) > limit:
+                return await self._refuse(scope, receive, send, limit, " for an uploaded corpus "
+                                          "(the operator sets it: analyzer serve --max-corpus-bytes)")
+            return await self.app(scope, receive, send)
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            return await self._refuse(scope, receive, send)
+            return await self._refuse(scope, receive, send, self.limit)
         # Read the body here (it is at most `limit` bytes), then hand it on: an app that
         # finds a body too large halfway through would report a parse error instead.
         messages, seen = [], 0
@@ -79,7 +95,7 @@ class BodyLimit:
             messages.append(message)
             seen += len(message.get("body", b""))
             if seen > self.limit:
-                return await self._refuse(scope, receive, send)
+                return await self._refuse(scope, receive, send, self.limit)
             if message["type"] != "http.request" or not message.get("more_body", False):
                 break
 
@@ -88,9 +104,10 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, scope, receive, send):
+    @staticmethod
+    async def _refuse(scope, receive, send, limit: int, which: str = ""):
         response = problem(413, "Request body too large",
-                           f"the request body is over the limit of {self.limit:,} bytes")
+                           f"the request body is over the limit of {limit:,} bytes{which}")
         await response(scope, receive, send)
 
 

@@ -13,7 +13,7 @@ from http import HTTPStatus
 from fastapi.responses import JSONResponse
 
 from analyzer.errors import AnalyzerError, Busy, Conflict, Invalid, NotFound
-from analyzer.store import DatabaseGone, DiskFull, RunNotComplete
+from analyzer.store import DatabaseGone, DiskFull, QueueStateError, RunNotComplete
 
 PROBLEM = "application/problem+json"
 
@@ -36,7 +36,8 @@ STATUS_OF: list[tuple[type[AnalyzerError], int, str]] = [
     (NotFound, 404, "Not found"),
     (RunNotComplete, 409, "Run not complete"),
     (NotRunning, 409, "Run not in progress"),
-    (Conflict, 409, "A run is in progress"),
+    (QueueStateError, 409, "Not waiting"),
+    (Conflict, 409, "Conflict"),
     (DatabaseGone, 503, "Database gone"),
     (ServerBusy, 503, "Server busy"),
     (Busy, 503, "Database busy"),

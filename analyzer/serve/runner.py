@@ -1,4 +1,10 @@
-"""Runs started by the service: one at a time per database, each in its own process.
+"""Runs started by the service: one at a time per database, each in its own process, the
+others waiting in the database's queue (`analyzer.store.queue`) in the order they were asked.
+
+A run asked for when none is in progress or waiting starts at once (its id is the answer);
+otherwise it is queued (its place is the answer). When a run ends, the dispatcher thread starts
+the next; it also looks every few seconds, for a run started elsewhere (`analyzer run`) that
+ends, and on start-up, so a restarted server resumes its queue.
 
 The child process does what `analyzer run` does (`execute_run`) and sends its run id, then its
 progress, then how it ended, through a queue. SIGTERM in the child is an interrupt, so
@@ -20,25 +26,43 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from analyzer.errors import AnalyzerError, Conflict
+from analyzer.errors import AnalyzerError
 from analyzer.runs import RunError, RunSettings, resolve_settings
 from analyzer.store import (
     AnalyzerDatabase,
+    QueuedRunRead,
+    QueueStatus,
     RunStatus,
+    cancel_queued,
+    claim_next,
+    enqueue_run,
+    finish_queued,
     get_run,
     mark_run,
     open_db,
+    queued_runs,
     reap_stale_runs,
     reconnect,
+    requeue_starting,
     running_runs,
 )
+
+from .problems import ServerBusy
 
 START_TIMEOUT = 120.0
 """Seconds to wait for a child to record its run (loading a large corpus); a bound, not a pace."""
 
 
-class RunConflict(Conflict):
-    """A run is already in progress on this database."""
+DEFAULT_MAX_QUEUE = 20
+"""Runs that may wait in the queue; one more is refused (503) until one starts."""
+LOOK_AGAIN = 2.0
+"""Seconds between the dispatcher's looks while runs wait (a run elsewhere may have ended)."""
+
+
+class QueueFull(ServerBusy):
+    """As many runs wait as the server queues: try again once one has started."""
+
+    retry_after = 60
 
 
 class RunStartError(RunError):
@@ -82,7 +106,7 @@ class RunManager:
     GET /api/runs/{id} reports it, plus the moment between a run's process starting and its
     run being recorded (`starting`): a run that GET shows complete never blocks the next."""
 
-    def __init__(self, db: AnalyzerDatabase):
+    def __init__(self, db: AnalyzerDatabase, max_queue: int = DEFAULT_MAX_QUEUE):
         self.checked = db
         """The served database, as checked at start: each use opens it again (`reconnect`),
         refusing a file deleted or replaced since."""
@@ -99,42 +123,126 @@ class RunManager:
         self.waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         """The long polls waiting for a change: an event each, set from `_follow`'s thread."""
         self.closing = False
-        """The server is stopping: long polls answer at once (`stop_waiting`)."""
+        """The server is stopping: long polls answer at once (`stop_waiting`), the queue
+        starts nothing more."""
+        self.max_queue = max_queue
+        self.wake = threading.Event()
+        """Set when the dispatcher should look at the queue now (a run ended, one was queued)."""
+        self.dispatcher: threading.Thread | None = None
 
-    def start(self, settings: RunSettings) -> int:
-        """Start a run; its id once it is recorded. RunError (bad settings), RunConflict (a run
-        in progress, or one starting)."""
-        with self.lock:
-            if self.starting:
-                raise RunConflict("a run is starting on this database; one run at a time "
-                                  "(GET /api/runs shows it once it is recorded)")
-            with contextlib.closing(reconnect(self.checked)) as db:
-                reap_stale_runs(db)  # a run whose process is gone is not in progress
-                running = running_runs(db)
-                if running:
-                    raise RunConflict(f"run {running[0]} is in progress on this database; one "
-                                      f"run at a time (DELETE /api/runs/{running[0]} stops it)")
-                resolve_settings(db, settings)  # bad settings are refused before any process
-            self.starting = True
+    def submit(self, settings: RunSettings) -> dict:
+        """Start a run now, or queue it: `{"run": id, "status": "running"}`, or the queued
+        entry's document (`status` waiting, `position`). Bad settings are refused (RunError)
+        before anything is stored; a full queue is QueueFull."""
+        with self.lock, contextlib.closing(reconnect(self.checked)) as db:
+            reap_stale_runs(db)  # a run whose process is gone is not in progress
+            resolved = resolve_settings(db, settings)  # bad settings are refused now
+            waiting = queued_runs(db)
+            if not self.starting and not self._alive() and not running_runs(db) and not waiting:
+                self.starting = True
+            else:
+                if len(waiting) >= self.max_queue:
+                    raise QueueFull(f"{len(waiting)} runs are waiting, as many as this "
+                                    f"server queues (analyzer serve --max-queue); try again "
+                                    "once one has started")
+                entry = enqueue_run(db, asdict(settings), resolved.corpus.name)
+                self._notify()
+                self.wake.set()
+                return self.queued_document(entry)
         try:
-            messages = self.context.Queue()
-            process = self.context.Process(target=_child, args=(
-                str(self.db_path), asdict(settings), messages, os.getpid()))
-            process.start()
-            first = self._first_message(process, messages)
-            if first[0] == "ended":
-                process.join()
-                if isinstance(first[2], AnalyzerError):
-                    raise first[2]  # as the run's process raised it (its kind, its fields)
-                raise RunStartError(first[2] or "the run ended before it started")
-            run_id = first[1]
-            self.processes[run_id] = process
-            self.progress[run_id] = {}
-            threading.Thread(target=self._follow, args=(process, messages, run_id), daemon=True).start()
-            return run_id
+            run_id = self._launch(settings)
         finally:
             with self.lock:
                 self.starting = False
+            self.wake.set()  # the next in the queue, once this one ends or was refused
+        return {"run": run_id, "status": RunStatus.RUNNING.value, "url": f"/api/runs/{run_id}"}
+
+    @staticmethod
+    def queued_document(entry: QueuedRunRead) -> dict:
+        return {**entry.model_dump(mode="json"), "url": f"/api/queue/{entry.id}"}
+
+    def cancel(self, queued_id: int) -> QueuedRunRead:
+        """Take a waiting run out of the queue (QueueStateError if it is not waiting)."""
+        with contextlib.closing(reconnect(self.checked)) as db:
+            entry = cancel_queued(db, queued_id)
+        self._notify()
+        return entry
+
+    def _alive(self) -> bool:
+        return any(process.is_alive() for process in self.processes.values())
+
+    def _launch(self, settings: RunSettings) -> int:
+        """The run's process, started; its run id once it has recorded the run. Its refusal
+        (RunError, or the error the process raised) if it ends first."""
+        messages = self.context.Queue()
+        process = self.context.Process(target=_child, args=(
+            str(self.db_path), asdict(settings), messages, os.getpid()))
+        process.start()
+        first = self._first_message(process, messages)
+        if first[0] == "ended":
+            process.join()
+            if isinstance(first[2], AnalyzerError):
+                raise first[2]  # as the run's process raised it (its kind, its fields)
+            raise RunStartError(first[2] or "the run ended before it started")
+        run_id = first[1]
+        self.processes[run_id] = process
+        self.progress[run_id] = {}
+        self._notify()
+        threading.Thread(target=self._follow, args=(process, messages, run_id), daemon=True).start()
+        return run_id
+
+    def resume(self) -> None:
+        """Start the dispatcher: entries a stopped server left starting wait again, at their
+        place, and the queue goes on."""
+        with contextlib.suppress(AnalyzerError), contextlib.closing(reconnect(self.checked)) as db:
+            requeue_starting(db)
+        self.dispatcher = threading.Thread(target=self._dispatch, name="analyzer-queue", daemon=True)
+        self.dispatcher.start()
+
+    def _dispatch(self) -> None:
+        """Start the next queued run whenever none is in progress, until the server stops."""
+        while not self.closing:
+            self.wake.wait(LOOK_AGAIN)
+            self.wake.clear()
+            if self.closing:
+                return
+            try:
+                self._start_next()
+            except AnalyzerError:  # the database busy or gone: the next look tries again
+                continue
+
+    def _start_next(self) -> None:
+        with self.lock:
+            if self.starting or self._alive() or self.closing:
+                return
+            with contextlib.closing(reconnect(self.checked)) as db:
+                if not queued_runs(db):
+                    return  # nothing waits (a read: an idle server writes nothing)
+                reap_stale_runs(db)
+                if running_runs(db):
+                    return  # another process's run (analyzer run): wait for its end
+                claimed = claim_next(db)
+                if claimed is None:
+                    return
+            self.starting = True
+        queued_id, fields = claimed
+        try:
+            run_id = self._launch(RunSettings(**fields))
+        except AnalyzerError as error:
+            self._finish(queued_id, QueueStatus.REFUSED, error=error.render())
+        except Exception as error:  # settings stored by an older version, say: refused, said
+            self._finish(queued_id, QueueStatus.REFUSED, error=f"{type(error).__name__}: {error}")
+        else:
+            self._finish(queued_id, QueueStatus.STARTED, run_id=run_id)
+        finally:
+            with self.lock:
+                self.starting = False
+            self.wake.set()
+
+    def _finish(self, queued_id: int, status: QueueStatus, **how) -> None:
+        with contextlib.closing(reconnect(self.checked)) as db:
+            finish_queued(db, queued_id, status, **how)
+        self._notify()
 
     @staticmethod
     def _first_message(process, messages) -> tuple:
@@ -181,6 +289,7 @@ class RunManager:
         self.processes.pop(run_id, None)
         self.progress.pop(run_id, None)
         self._notify()
+        self.wake.set()  # the next queued run may start
 
     def _notify(self) -> None:
         with self.changed:
@@ -225,5 +334,10 @@ class RunManager:
         return True
 
     def shutdown(self) -> None:
+        """Stop: the queue starts nothing more (what waits, waits for the next server), and a
+        run in progress is interrupted."""
+        with self.lock:
+            self.closing = True
+        self.wake.set()
         for run_id in list(self.processes):
             self.stop(run_id)

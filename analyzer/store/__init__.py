@@ -21,17 +21,28 @@ from .corpora import (
 )
 from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db, reconnect
 from .errors import DatabaseBusy, DatabaseGone, DiskFull, NotFound, RunNotComplete, StoreError
-from .kinds import IMPORTED_SIZE, ReplacementTexts, RunStatus
+from .kinds import IMPORTED_SIZE, QueueStatus, ReplacementTexts, RunStatus
 from .models import (
     CorpusDetail,
     CorpusRead,
     LanguageStats,
+    QueuedRunRead,
     RunRead,
     SourceDetail,
     SourceRead,
     VocabularyRead,
 )
 from .pending import recover_run, save_pending
+from .queue import (
+    QueueStateError,
+    cancel_queued,
+    claim_next,
+    enqueue_run,
+    finish_queued,
+    get_queued,
+    queued_runs,
+    requeue_starting,
+)
 from .replacements import load_chosen, load_histograms, load_replacements
 from .results import StoredMerge, VocabularyRecord, finish_run
 from .runs import (
@@ -71,6 +82,9 @@ __all__ = [
     "DiskFull",
     "LanguageStats",
     "NewRun",
+    "QueueStateError",
+    "QueueStatus",
+    "QueuedRunRead",
     "ReplacementTexts",
     "RunRead",
     "RunStatus",
@@ -81,7 +95,14 @@ __all__ = [
     "VocabKind",
     "VocabularyRead",
     "VocabularyRecord",
+    "cancel_queued",
+    "claim_next",
     "create_run",
+    "enqueue_run",
+    "finish_queued",
+    "get_queued",
+    "queued_runs",
+    "requeue_starting",
     "finish_run",
     "get_source",
     "list_sources",

@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from analyzer.identity import Algorithm, VocabKind
 
-__all__ = ["IMPORTED_SIZE", "Algorithm", "ReplacementTexts", "RunStatus", "VocabKind"]
+__all__ = ["IMPORTED_SIZE", "Algorithm", "QueueStatus", "ReplacementTexts", "RunStatus", "VocabKind"]
 
 
 class RunStatus(StrEnum):
@@ -21,6 +21,17 @@ class RunStatus(StrEnum):
     COMPLETE = "complete"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
+
+
+class QueueStatus(StrEnum):
+    """Where a queued run is: waiting its turn, then starting, then exactly one of three ends
+    (started: it is a run now, with its own status; cancelled; refused by the run's checks)."""
+
+    WAITING = "waiting"
+    STARTING = "starting"
+    STARTED = "started"
+    CANCELLED = "cancelled"
+    REFUSED = "refused"
 
 
 IMPORTED_SIZE = 0

@@ -15,7 +15,7 @@ from sqlmodel import Field, SQLModel
 
 from analyzer.identity import VocabKind, VocabularyId
 
-from .kinds import RunStatus
+from .kinds import QueueStatus, RunStatus
 
 # Rows: one class per table, field for field.
 
@@ -311,3 +311,18 @@ class SourceDetail(SourceRead):
 
     language_stats: list[SourceLanguage]
     file_list: list[SourceFile]
+
+
+class QueuedRunRead(SQLModel):
+    """A run asked of the service, in its queue (`GET /api/queue`): waiting (at `position`,
+    1 next), starting, or ended: started as `run`, cancelled, or refused (`error`)."""
+
+    id: int
+    status: QueueStatus
+    position: int | None
+    corpus: str | None
+    settings: dict
+    submitted: str
+    finished: str | None
+    run: int | None
+    error: str | None

@@ -1,0 +1,101 @@
+"""A corpus in a zip archive: unpacked, checked, into a folder that the other readers read.
+
+A zip holds the corpus as a folder would (a file per language, FLORES's dev/ and devtest/, one
+.tsv), at its top or inside one folder. Unpacking refuses what could write outside the folder
+or fill the disk: absolute or `..` names, links, encrypted entries, more than `MAX_ENTRIES`
+entries, and more than `limit` bytes unpacked, counted as they are written (an entry's
+declared size is not trusted).
+
+>>> import io, zipfile, tempfile
+>>> data = io.BytesIO()
+>>> with zipfile.ZipFile(data, "w") as archive:
+...     archive.writestr("tiny/eng_Latn.txt", "Hello\\n")
+>>> with tempfile.TemporaryDirectory() as folder:
+...     root = unpack_zip(data, Path(folder), name="tiny.zip")
+...     sorted(p.name for p in root.iterdir())
+['eng_Latn.txt']
+"""
+
+from __future__ import annotations
+
+import stat
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from .errors import CorpusError
+
+MAX_ENTRIES = 10_000
+"""Entries a corpus archive may hold (a corpus of a thousand languages has a thousand files)."""
+IGNORED = ("__MACOSX", ".DS_Store")
+"""What archivers add beside the content (macOS's resource forks), skipped."""
+
+
+def is_zip(path: Path) -> bool:
+    """Whether `path` is a regular file that is a zip archive (by its content, not its name)."""
+    return path.is_file() and zipfile.is_zipfile(path)
+
+
+def unpack_zip(source: Path | IO[bytes], into: Path, *, name: str, limit: int | None = None) -> Path:
+    """Unpack the archive `source` (shown as `name` in messages) into the empty folder `into`;
+    the corpus's folder: the archive's single top folder, or `into` itself. CorpusError for an
+    archive that is not one, or that holds what a corpus never does."""
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise CorpusError(f"{name}: not a readable zip archive ({error})", file=name) from None
+    with archive:
+        entries = [entry for entry in archive.infolist()
+                   if not any(part in IGNORED for part in PurePosixPath(entry.filename).parts)]
+        if len(entries) > MAX_ENTRIES:
+            raise CorpusError(f"{name} holds {len(entries):,} entries; a corpus archive holds at "
+                              f"most {MAX_ENTRIES:,}", file=name, value=len(entries))
+        written = 0
+        for entry in entries:
+            target = into / _safe_name(entry, name)
+            if entry.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with archive.open(entry) as reading, open(target, "wb") as writing:
+                    while block := reading.read(1 << 20):
+                        written += len(block)
+                        if limit is not None and written > limit:
+                            raise CorpusError(
+                                f"{name} unpacks to more than {limit:,} bytes, the most this "
+                                "server takes for a corpus", file=name, value=limit)
+                        writing.write(block)
+            except (zipfile.BadZipFile, EOFError, OSError, RuntimeError, NotImplementedError) as error:
+                raise CorpusError(f"{name}: {entry.filename} cannot be unpacked ({error})",
+                                  file=name) from None
+    return _corpus_folder(into, name)
+
+
+def _safe_name(entry: zipfile.ZipInfo, name: str) -> PurePosixPath:
+    """The entry's path inside the folder; CorpusError for one that would leave it, a link, or
+    an encrypted entry."""
+    path = PurePosixPath(entry.filename.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or not path.parts or ":" in path.parts[0]:
+        raise CorpusError(f"{name}: the entry {entry.filename!r} would be written outside the "
+                          "archive's folder; a corpus archive holds relative names only",
+                          file=name, value=entry.filename)
+    mode = entry.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        raise CorpusError(f"{name}: {entry.filename} is a symbolic link; a corpus archive holds "
+                          "regular files only", file=name, value=entry.filename)
+    if entry.flag_bits & 0x1:
+        raise CorpusError(f"{name}: {entry.filename} is encrypted; give an archive without a "
+                          "password", file=name, value=entry.filename)
+    return path
+
+
+def _corpus_folder(into: Path, name: str) -> Path:
+    """The folder the corpus is in: a lone top folder (what zipping a folder makes), else the
+    top itself."""
+    top = [item for item in into.iterdir() if item.name not in IGNORED]
+    if len(top) == 1 and top[0].is_dir():
+        return top[0]
+    if not top:
+        raise CorpusError(f"{name}: the archive holds no files", file=name)
+    return into

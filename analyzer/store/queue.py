@@ -1,0 +1,115 @@
+"""The service's queue of runs: asked for while another run was in progress, they wait here,
+in order, so that a restarted server finds them and starts them one by one.
+
+    entry = enqueue_run(db, {"sizes": [512]}, corpus="harbour_town")
+    claimed = claim_next(db)                 # (id, settings) of the oldest waiting, now starting
+    finish_queued(db, claimed[0], QueueStatus.STARTED, run_id=7)
+
+The settings are the request's, as JSON (`RunSettings`' fields); they are checked when asked
+for and again when the run starts (the corpus may have changed in between).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlite_utils import Database
+
+from analyzer.errors import Conflict
+
+from .db import write_transaction
+from .errors import NotFound
+from .kinds import QueueStatus
+from .models import QueuedRunRead
+from .values import MAX_ROW_ID, inserted_id, now
+
+COLUMNS = "id, settings, corpus, status, submitted, finished, run_id, error"
+ACTIVE = (QueueStatus.WAITING, QueueStatus.STARTING)
+
+
+class QueueStateError(Conflict):
+    """A queued run is no longer waiting (cancelling one that has started, say)."""
+
+
+def enqueue_run(db: Database, settings: dict[str, Any], corpus: str | None) -> QueuedRunRead:
+    """Put a run's settings at the end of the queue; its entry, with its position."""
+    with write_transaction(db):
+        cursor = db.execute("INSERT INTO run_queue (settings, corpus, status, submitted) "
+                            "VALUES (?, ?, ?, ?)",
+                            [json.dumps(settings), corpus, QueueStatus.WAITING, now()])
+        queued_id = inserted_id(cursor)
+    return get_queued(db, queued_id)
+
+
+def queued_runs(db: Database, *, active_only: bool = True) -> list[QueuedRunRead]:
+    """The queue in order: the entries waiting or starting (`active_only`), or every entry."""
+    where = f"WHERE status IN ({', '.join('?' * len(ACTIVE))})" if active_only else ""
+    rows = db.execute(f"SELECT {COLUMNS} FROM run_queue {where} ORDER BY id",
+                      list(ACTIVE) if active_only else []).fetchall()
+    return _with_positions(db, rows)
+
+
+def get_queued(db: Database, queued_id: int) -> QueuedRunRead:
+    """One entry of the queue, whatever its state; NotFound if there is none by that id."""
+    row = db.execute(f"SELECT {COLUMNS} FROM run_queue WHERE id = ?",
+                     [queued_id]).fetchone() if 1 <= queued_id <= MAX_ROW_ID else None
+    if row is None:
+        waiting = [entry.id for entry in queued_runs(db)]
+        known = (f"; waiting or starting: {', '.join(map(str, waiting))}" if waiting
+                 else "; none is waiting")
+        raise NotFound(f"no queued run {queued_id}{known}", value=queued_id)
+    return _with_positions(db, [row])[0]
+
+
+def cancel_queued(db: Database, queued_id: int) -> QueuedRunRead:
+    """Take a waiting entry out of the queue (cancelled); QueueStateError if it is not waiting."""
+    with write_transaction(db):
+        entry = get_queued(db, queued_id)
+        if entry.status != QueueStatus.WAITING:
+            started = (f" as run {entry.run} (DELETE /api/runs/{entry.run} interrupts it)"
+                       if entry.run is not None else "")
+            raise QueueStateError(f"queued run {queued_id} is {entry.status}{started}; only a "
+                                  "waiting one can be cancelled", value=queued_id)
+        db.execute("UPDATE run_queue SET status = ?, finished = ? WHERE id = ?",
+                   [QueueStatus.CANCELLED, now(), queued_id])
+    return get_queued(db, queued_id)
+
+
+def claim_next(db: Database) -> tuple[int, dict[str, Any]] | None:
+    """The oldest waiting entry, marked starting (in one transaction, so two servers never
+    claim one entry): its id and settings; None when nothing waits."""
+    with write_transaction(db):
+        row = db.execute("SELECT id, settings FROM run_queue WHERE status = ? ORDER BY id LIMIT 1",
+                         [QueueStatus.WAITING]).fetchone()
+        if row is None:
+            return None
+        db.execute("UPDATE run_queue SET status = ? WHERE id = ?", [QueueStatus.STARTING, row[0]])
+    return row[0], json.loads(row[1])
+
+
+def finish_queued(db: Database, queued_id: int, status: QueueStatus, *, run_id: int | None = None,
+                  error: str | None = None) -> None:
+    """Say how a starting entry ended: started (as `run_id`) or refused (`error`)."""
+    with write_transaction(db):
+        db.execute("UPDATE run_queue SET status = ?, run_id = ?, error = ?, finished = ? "
+                   "WHERE id = ?", [status, run_id, error, now(), queued_id])
+
+
+def requeue_starting(db: Database) -> int:
+    """Put entries left starting (a server stopped while it started them) back to waiting, at
+    their place; how many. For a server starting on the database."""
+    with write_transaction(db):
+        return db.execute("UPDATE run_queue SET status = ? WHERE status = ?",
+                          [QueueStatus.WAITING, QueueStatus.STARTING]).rowcount
+
+
+def _with_positions(db: Database, rows: list) -> list[QueuedRunRead]:
+    """Read models of rows; a waiting one's position is 1 + the waiting entries before it."""
+    waiting = [row[0] for row in db.execute("SELECT id FROM run_queue WHERE status = ? ORDER BY id",
+                                            [QueueStatus.WAITING])]
+    place = {queued_id: index + 1 for index, queued_id in enumerate(waiting)}
+    return [QueuedRunRead(id=row[0], settings=json.loads(row[1]), corpus=row[2],
+                          status=QueueStatus(row[3]), submitted=row[4], finished=row[5],
+                          run=row[6], error=row[7], position=place.get(row[0]))
+            for row in rows]
