@@ -11,7 +11,6 @@ import signal
 import socket
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
 import pytest
