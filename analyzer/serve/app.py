@@ -19,7 +19,7 @@ from analyzer import __version__
 from analyzer.errors import AnalyzerError
 from analyzer.settings import settings_error
 
-from . import api, health, pages, uploads
+from . import api, health, pages, uploads, workflow
 from .access_log import AccessLog
 from .counting import CountingProcesses
 from .guards import LOOPBACK_NAMES, BearerToken, BodyLimit, HeadAsGet, SecurityHeaders, TrustedHosts
@@ -67,6 +67,7 @@ def create_app(db_path: Path, *, token: str | None = None,
     app.state.uploads = Uploads(corpus_limit)
     app.include_router(api.router)
     app.include_router(uploads.router)
+    app.include_router(workflow.router)
     app.include_router(pages.router)
     app.include_router(health.router)
 

@@ -11,43 +11,29 @@ import base64
 import hashlib
 import hmac
 import re
-from collections.abc import Sequence
 from html import escape
 from importlib.resources import files
 from typing import Annotated
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from plotly.offline import get_plotlyjs
 
-from analyzer import __version__
-from analyzer.queries import complete_run
 from analyzer.report import build_page
-from analyzer.report.files import STYLE, plotly_file_name
-from analyzer.store import list_corpora, list_runs
+from analyzer.report.files import plotly_file_name
+from analyzer.store import RunStatus, get_run, list_corpora, list_runs, queued_runs
 
 from .api import MAX_ID
 from .guards import LOGIN_PATH, SESSION_COOKIE, session_value
+from .html import layout, page
 from .state import Database, Document, in_database
+from .workflow import run_progress_page
 
 router = APIRouter(include_in_schema=False)
 
 STATIC = files("analyzer.serve") / "static"
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
-
-
-def policy(script_hashes: Sequence[str] = ()) -> str:
-    scripts = " ".join(["'self'", *(f"'sha256-{h}'" for h in script_hashes)])
-    return (f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
-            "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-            "form-action 'self'; frame-ancestors 'none'")
-
-
-def page(html: str, script_hashes: Sequence[str] = ()) -> HTMLResponse:
-    return HTMLResponse(html, headers={"Content-Security-Policy": policy(script_hashes),
-                                       "X-Content-Type-Options": "nosniff",
-                                       "Referrer-Policy": "no-referrer"})
 
 
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)([^>]*)>(.*?)</script>", re.S)
@@ -59,45 +45,53 @@ def inline_script_hashes(html: str) -> list[str]:
             for attributes, body in INLINE_SCRIPT.findall(html) if "application/json" not in attributes]
 
 
-def layout(title: str, body: str, scripts: str = "") -> str:
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{escape(title)}</title><style>{STYLE}</style>"
-            f"<link rel='stylesheet' href='/static/playground.css'></head><body>"
-            f"<nav class='muted'><a href='/'>Runs</a> · <a href='/playground'>Playground</a> · "
-            f"<a href='/openapi.json'>API schema</a></nav><h1>{escape(title)}</h1>{body}"
-            f"<p class='muted'>analyzer {escape(__version__)}</p>{scripts}</body></html>")
-
-
 @router.get("/", response_class=HTMLResponse)
 def index(db: Database):
+    """The corpora, the queue and the runs, each with what can be done next."""
     corpora = "".join(
         f"<tr><td>{escape(c.name)}</td><td>{len(c.languages)}</td><td>{c.units:,}</td>"
-        f"<td>{c.bytes:,}</td><td>{escape(c.source)}</td></tr>" for c in list_corpora(db))
+        f"<td>{c.bytes:,}</td><td>{escape(c.source)}</td><td><a href='/runs/new?"
+        f"{urlencode({'corpus': c.name})}'>new run</a></td></tr>" for c in list_corpora(db))
+    waiting = "".join(
+        f"<tr><td><a href='/queue/{q.id}'>{q.id}</a></td><td>{escape(q.corpus or '')}</td>"
+        f"<td>{escape(str(q.status))}</td><td>{q.position or ''}</td>"
+        f"<td>{escape(', '.join(map(str, q.settings.get('sizes') or [])))}</td>"
+        f"<td>{escape(q.submitted)}</td></tr>" for q in queued_runs(db))
     runs = "".join(
-        f"<tr><td>{r.id}</td><td>{escape(r.corpus)}</td><td class='status-{escape(str(r.status))}'>"
-        f"{escape(str(r.status))}</td><td>{escape(', '.join(map(str, r.sizes)))}</td>"
-        f"<td>{len(r.languages)}</td><td>{escape(r.started)}</td><td>"
+        f"<tr><td><a href='/runs/{r.id}'>{r.id}</a></td><td>{escape(r.corpus)}</td>"
+        f"<td class='status-{escape(str(r.status))}'>{escape(str(r.status))}</td>"
+        f"<td>{escape(', '.join(map(str, r.sizes)))}</td><td>{len(r.languages)}</td>"
+        f"<td>{escape(r.started)}</td><td>"
         + (f"<a href='/runs/{r.id}'>report</a> · <a href='/api/runs/{r.id}/export'>export</a>"
-           if str(r.status) == "complete" else escape(r.error or "")) + "</td></tr>"
+           if r.status == RunStatus.COMPLETE else f"<a href='/runs/{r.id}'>watch</a>"
+           if r.status == RunStatus.RUNNING else escape(r.error or "")) + "</td></tr>"
         for r in reversed(list_runs(db)))
-    body = ("<h2>Corpora</h2><table><thead><tr><th>name</th><th>languages</th><th>units</th>"
-            f"<th>bytes</th><th>source</th></tr></thead><tbody>{corpora}</tbody></table>"
-            + ("" if corpora else "<p id='first-step'>No corpus yet. Bring one first: "
-               "<code>analyzer ingest FOLDER</code> (a folder of one text file per language, "
-               "aligned line by line), then start a run.</p>")
+    body = ("<h2>Corpora</h2><table id='corpora'><thead><tr><th>name</th><th>languages</th>"
+            "<th>units</th><th>bytes</th><th>source</th><th></th></tr></thead>"
+            f"<tbody>{corpora}</tbody></table>"
+            + ("<p><a href='/corpora/new'>Bring a corpus</a></p>" if corpora else
+               "<p id='first-step'>No corpus yet. Bring one first: <a href='/corpora/new'>upload "
+               "it here</a> (a zip of a folder of one text file per language, aligned line by "
+               "line, or a .tsv with a column per language), or from a terminal, "
+               "<code>analyzer ingest FOLDER</code>. Then start a run.</p>")
+            + ("<h2>Queue</h2><table id='queue'><thead><tr><th>queued</th><th>corpus</th>"
+               "<th>status</th><th>position</th><th>sizes</th><th>asked for</th></tr></thead>"
+               f"<tbody>{waiting}</tbody></table>" if waiting else "")
             + "<h2>Runs</h2><table id='runs'><thead><tr><th>run</th><th>corpus</th><th>status</th>"
             "<th>sizes</th><th>languages</th><th>started</th><th></th></tr></thead>"
             f"<tbody>{runs}</tbody></table>"
-            + ("" if runs else "<p>No runs yet: <code>analyzer run --vocab 512</code>, or "
-               "POST /api/runs.</p>"))
+            + ("" if runs else "<p>No runs yet: <a href='/runs/new'>start one</a>, or from a "
+               "terminal, <code>analyzer run --vocab 512</code>.</p>"))
     return page(layout("analyzer", body))
 
 
 @router.get("/runs/{run_id:int}", response_class=HTMLResponse)
 async def run_page(request: Request, run_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
-    """A complete run's report, made once (see `Documents`)."""
-    found = await in_database(request, lambda db: complete_run(db, run_id))
+    """A complete run's report, made once (see `Documents`); a run not complete, its progress
+    (live while it runs) or how it ended."""
+    found = await in_database(request, lambda db: get_run(db, run_id))
+    if found.status != RunStatus.COMPLETE:
+        return run_progress_page(found)
 
     def make() -> Document:
         with request.app.state.databases.connection() as db:
@@ -181,7 +175,7 @@ def plotly_js(name: str):
 
 @router.get("/static/{name}")
 def static(name: str):
-    """The playground's script and style: a fixed set of files of the package."""
+    """The pages' scripts and style: a fixed set of files of the package."""
     suffix = name[name.rfind("."):] if "." in name else ""
     item = STATIC / name
     if "/" in name or suffix not in STATIC_TYPES or not item.is_file():

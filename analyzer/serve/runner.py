@@ -138,7 +138,7 @@ class RunManager:
             reap_stale_runs(db)  # a run whose process is gone is not in progress
             resolved = resolve_settings(db, settings)  # bad settings are refused now
             waiting = queued_runs(db)
-            if not self.starting and not self._alive() and not running_runs(db) and not waiting:
+            if not self.starting and not running_runs(db) and not waiting:
                 self.starting = True
             else:
                 if len(waiting) >= self.max_queue:
@@ -167,9 +167,6 @@ class RunManager:
             entry = cancel_queued(db, queued_id)
         self._notify()
         return entry
-
-    def _alive(self) -> bool:
-        return any(process.is_alive() for process in self.processes.values())
 
     def _launch(self, settings: RunSettings) -> int:
         """The run's process, started; its run id once it has recorded the run. Its refusal
@@ -213,7 +210,7 @@ class RunManager:
 
     def _start_next(self) -> None:
         with self.lock:
-            if self.starting or self._alive() or self.closing:
+            if self.starting or self.closing:
                 return
             with contextlib.closing(reconnect(self.checked)) as db:
                 if not queued_runs(db):

@@ -1,0 +1,45 @@
+"""The frame every page of the service shares: its layout (navigation, style) and how it is sent
+(a Content-Security-Policy that lets scripts come only from this server).
+
+    page(layout("Runs", "<p>...</p>", "<script src='/static/workflow.js'></script>"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from fastapi.responses import HTMLResponse
+
+from analyzer import __version__
+from analyzer.report.files import STYLE
+
+NAVIGATION = (("/", "Runs"), ("/corpora/new", "Bring a corpus"), ("/runs/new", "New run"),
+              ("/playground", "Playground"), ("/openapi.json", "API schema"))
+
+
+def policy(script_hashes: Sequence[str] = ()) -> str:
+    """Scripts from this server only (and inline ones with these hashes: a report's own)."""
+    scripts = " ".join(["'self'", *(f"'sha256-{h}'" for h in script_hashes)])
+    return (f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+            "form-action 'self'; frame-ancestors 'none'")
+
+
+def page(html: str, script_hashes: Sequence[str] = ()) -> HTMLResponse:
+    """A page, sent with the policy and headers every page carries."""
+    return HTMLResponse(html, headers={"Content-Security-Policy": policy(script_hashes),
+                                       "X-Content-Type-Options": "nosniff",
+                                       "Referrer-Policy": "no-referrer"})
+
+
+def layout(title: str, body: str, scripts: str = "") -> str:
+    """A whole page: the shared head and navigation, `title`, `body` (already escaped HTML) and
+    the `scripts` that drive it (from /static: the policy allows no other)."""
+    links = " · ".join(f"<a href='{href}'>{name}</a>" for href, name in NAVIGATION)
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{escape(title)}</title><style>{STYLE}</style>"
+            f"<link rel='stylesheet' href='/static/playground.css'></head><body>"
+            f"<nav class='muted'>{links}</nav><h1>{escape(title)}</h1>{body}"
+            f"<p class='muted'>analyzer {escape(__version__)}</p>{scripts}</body></html>")

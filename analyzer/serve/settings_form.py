@@ -1,0 +1,167 @@
+"""The new-run form, made from the run settings' own definition.
+
+Every field of the service's run request (`api.RunRequest`, generated from `RunSettings`) is
+one control, chosen by its type: a checkbox for a flag, a number within its bounds, a choice
+among its allowed values, a list written as text. Its label is its name, its help its
+description, its value its default: nothing about a setting is written here a second time. What
+only the server knows is offered as choices: the stored corpora and the catalog tokenizers.
+
+    form = settings_form(RunRequest, corpora=["harbour_town"], tokenizers={"llama3": True})
+
+The page's script (`static/workflow.js`) reads each control by its `data-kind` and sends the
+JSON body of POST /api/runs; an empty control is left out (the default applies).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from html import escape
+from typing import Annotated, Any
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from analyzer.bpe.pretokenize import USER_AROUND_PREFIX, USER_PREFIX
+from analyzer.settings import bounds
+
+FIRST = ("corpus", "sizes", "languages", "pivot", "pretokenizers", "algorithms", "parity",
+         "per_language", "tokenizers")
+"""The settings shown first, in this order; the others follow under "More settings", in their
+definition's order. (Which to show first is the page's choice; what each one is, is not.)"""
+PATTERN_PREFIXES = (USER_PREFIX, USER_AROUND_PREFIX)
+"""A list item starting so is a pattern, taken whole (commas and all), as the command line
+takes it."""
+
+
+def kind_of(info: FieldInfo) -> str:
+    """The control a setting gets, by its type: bool, int, float, choice, text, ints, choices,
+    texts or weights (a mapping of language to number).
+
+    >>> from analyzer.settings import RunSettings
+    >>> fields = RunSettings.__pydantic_fields__
+    >>> [kind_of(fields[name]) for name in ("parity", "seed", "holdout", "tie_break", "sizes")]
+    ['bool', 'int', 'float', 'choice', 'ints']
+    >>> [kind_of(fields[name]) for name in ("algorithms", "languages", "weights", "pivot")]
+    ['choices', 'texts', 'weights', 'text']
+    """
+    annotation = _bare(info.annotation)
+    origin = typing.get_origin(annotation)
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    if origin is dict:
+        return "weights"
+    if origin is list:
+        item = _bare(typing.get_args(annotation)[0])
+        if item is int:
+            return "ints"
+        return "choices" if "items" in extra else "texts"
+    if annotation is bool:
+        return "bool"
+    if annotation is int:
+        return "int"
+    if annotation is float:
+        return "float"
+    return "choice" if "enum" in extra else "text"
+
+
+def _bare(annotation: Any) -> Any:
+    """The type without its Annotated metadata and without None."""
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    arguments = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(arguments) == 1:
+        return _bare(arguments[0])
+    return annotation
+
+
+def _default(info: FieldInfo) -> Any:
+    return info.get_default(call_default_factory=True)
+
+
+def _choices(info: FieldInfo) -> list[str]:
+    """A setting's allowed values (its own, or its list's items')."""
+    extra: dict[str, Any] = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    found = extra.get("enum") or (extra.get("items") or {}).get("enum") or []
+    return [str(value) for value in found]
+
+
+def _text(value: Any) -> str:
+    """A default as the control shows it: a list as comma-separated items, nothing for None."""
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return ", ".join(f"{key}={number}" for key, number in value.items())
+    return str(value)
+
+
+def control(name: str, info: FieldInfo, *, corpora: list[str], corpus: str | None,
+            tokenizers: dict[str, bool]) -> str:
+    """One setting's control, labelled, with its description and a place for its error."""
+    kind = "choices" if name == "tokenizers" else kind_of(info)  # offered: the catalog's
+    default = _default(info)
+    field_id = f"setting-{name}"
+    attributes = f"id='{field_id}' name='{name}' data-setting='{name}' data-kind='{kind}'"
+    described = f" aria-describedby='{field_id}-help {field_id}-error'"
+    if name == "corpus":
+        options = "".join(f"<option{' selected' if item == corpus else ''}>{escape(item)}</option>"
+                          for item in corpora)
+        widget = f"<select {attributes}{described}>{options}</select>"
+    elif name == "tokenizers" or kind == "choices":
+        if name == "tokenizers":
+            items = [(item, f"{item}{'' if ready else ' (not on this server)'}", not ready)
+                     for item, ready in tokenizers.items()]
+        else:
+            items = [(item, item, False) for item in _choices(info)]
+        boxes = "".join(
+            f"<label class='choice'><input type='checkbox' value='{escape(value, quote=True)}'"
+            f"{' checked' if value in (default or []) else ''}{' disabled' if off else ''}> "
+            f"{escape(label)}</label>" for value, label, off in items)
+        widget = (f"<div {attributes} role='group' aria-labelledby='{field_id}-label'"
+                  f"{described}>{boxes}</div>")
+    elif kind == "bool":
+        widget = (f"<input type='checkbox' {attributes}{' checked' if default else ''}"
+                  f"{described}>")
+    elif kind == "choice":
+        options = "".join(f"<option{' selected' if item == default else ''}>{escape(item)}</option>"
+                          for item in _choices(info))
+        widget = f"<select {attributes}{described}>{options}</select>"
+    elif kind in ("int", "float"):
+        limits = bounds(name)
+        low = limits.get("ge", limits.get("gt"))
+        high = limits.get("le", limits.get("lt"))
+        range_ = (f" min='{low}'" if low is not None else "") + (
+            f" max='{high}'" if high is not None else "")
+        step = " step='any'" if kind == "float" else ""
+        widget = (f"<input type='number' {attributes}{range_}{step} "
+                  f"placeholder='{escape(_text(default) or 'default')}'{described}>")
+    else:
+        examples = info.examples[0] if info.examples else None
+        value = _text(examples[:1] if name == "sizes" and examples else default)
+        widget = (f"<input type='text' {attributes} value='{escape(value, quote=True)}'"
+                  f"{' required' if info.is_required() else ''}"
+                  f" placeholder='{escape(_text(examples), quote=True) or 'default'}'{described}>")
+    return (f"<div class='setting' data-for='{name}'>"
+            f"<label id='{field_id}-label' for='{field_id}'><code>{escape(name)}</code></label> "
+            f"{widget}<p class='help muted' id='{field_id}-help'>{escape(info.description or '')}</p>"
+            f"<p class='error' id='{field_id}-error' role='alert' hidden></p></div>")
+
+
+def settings_form(model: type[BaseModel], *, corpora: list[str], corpus: str | None = None,
+                  tokenizers: dict[str, bool]) -> str:
+    """The whole form: the first settings, then the rest under "More settings"."""
+    fields = model.model_fields
+    names = [name for name in FIRST if name in fields] + [n for n in fields if n not in FIRST]
+
+    def made(name: str) -> str:
+        return control(name, fields[name], corpora=corpora, corpus=corpus, tokenizers=tokenizers)
+
+    first = "".join(made(name) for name in names if name in FIRST)
+    rest = "".join(made(name) for name in names if name not in FIRST)
+    prefixes = escape(" ".join(PATTERN_PREFIXES), quote=True)
+    return (f"<form id='new-run' data-patterns='{prefixes}' novalidate>"
+            f"<p class='error' id='form-error' role='alert' hidden></p>{first}"
+            f"<details><summary>More settings</summary>{rest}</details>"
+            "<p><button type='submit'>Start the run</button> <span id='form-status' "
+            "class='muted' role='status'></span></p></form>")

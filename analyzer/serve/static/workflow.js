@@ -1,0 +1,280 @@
+// The workflow pages: bring a corpus, start a run, watch it (or its place in the queue).
+// Each page's element says which part runs (#upload, #new-run, #watch, #queued). What the
+// server answers is shown as text (textContent), never as HTML. Watching is a long poll
+// (?after=N&wait=30): the server answers when something changed, holding no thread meanwhile.
+(function () {
+  'use strict';
+  var $ = function (id) { return document.getElementById(id); };
+  var WAIT = 30;
+
+  function element(tag, text, className) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (className) node.className = className;
+    return node;
+  }
+
+  // fetch, then the JSON body; a refusal (a problem document) becomes an Error carrying it.
+  function send(method, url, options) {
+    return fetch(url, Object.assign({method: method, credentials: 'same-origin'}, options || {}))
+      .then(function (response) {
+        return response.text().then(function (text) {
+          var data = null;
+          try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+          if (!response.ok) {
+            var error = new Error((data && (data.detail || data.title)) ||
+                                  (response.status + ' ' + response.statusText));
+            error.problem = data || {};
+            throw error;
+          }
+          return {data: data, changes: response.headers.get('Analyzer-Changes')};
+        });
+      });
+  }
+
+  function show(node, text) {
+    node.textContent = text || '';
+    node.hidden = !text;
+  }
+
+  function busy(form, text) {
+    var button = form.querySelector('button[type=submit]');
+    if (button) button.disabled = !!text;
+    show($('form-status'), text);
+  }
+
+  // ---- Bring a corpus ------------------------------------------------------------------
+  function upload(form) {
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      show($('form-error'), '');
+      var file = $('upload-file').files[0];
+      if (!file) { show($('form-error'), 'Choose a file first.'); return; }
+      var limit = Number(form.getAttribute('data-limit'));
+      if (limit && file.size > limit) {
+        show($('form-error'), file.name + ' has ' + file.size.toLocaleString('en') +
+             ' bytes; this server takes corpora of at most ' + limit.toLocaleString('en') + '.');
+        return;
+      }
+      var body = new FormData(form);
+      ['name', 'format', 'split'].forEach(function (key) {
+        if (!body.get(key)) body.delete(key);  // empty: the server's default
+      });
+      busy(form, 'Reading and checking ' + file.name + '…');
+      send('POST', form.getAttribute('data-action'), {body: body})
+        .then(function (answer) { busy(form, ''); stored(answer.data); })
+        .catch(function (error) { busy(form, ''); show($('form-error'), error.message); });
+    });
+  }
+
+  function stored(answer) {
+    var corpus = answer.corpus, holder = $('stored');
+    holder.textContent = '';
+    var verb = {created: 'Stored', replaced: 'Replaced', unchanged: 'Already stored, unchanged:'};
+    holder.appendChild(element('p', (verb[answer.status] || answer.status) + ' corpus ' +
+      corpus.name + ': ' + corpus.languages.length + ' languages × ' +
+      corpus.units.toLocaleString('en') + ' units.', 'lead'));
+    if (answer.dropped_empty_units) {
+      holder.appendChild(element('p', 'Dropped ' + answer.dropped_empty_units +
+                                 ' unit(s) empty in some language.'));
+    }
+    var table = element('table'), head = element('tr');
+    ['language', 'name', 'units', 'bytes', 'bytes per character'].forEach(function (title) {
+      head.appendChild(element('th', title));
+    });
+    table.appendChild(element('thead')).appendChild(head);
+    var rows = table.appendChild(element('tbody'));
+    corpus.language_stats.forEach(function (stat) {
+      var row = element('tr');
+      [stat.lang, stat.name, stat.units.toLocaleString('en'), stat.bytes.toLocaleString('en'),
+       stat.bytes_per_char.toFixed(2)].forEach(function (cell) { row.appendChild(element('td', cell)); });
+      rows.appendChild(row);
+    });
+    holder.appendChild(table);
+    var next = element('a', 'Start a run on ' + corpus.name);
+    next.id = 'start-run';
+    next.href = '/runs/new?corpus=' + encodeURIComponent(corpus.name);
+    holder.appendChild(element('p')).appendChild(next);
+    holder.hidden = false;
+  }
+
+  // ---- New run -------------------------------------------------------------------------
+  function items(text, patterns) {
+    // One item per line; a line that is not a pattern (re:..., split:...) splits at commas,
+    // as the command line's lists do.
+    var found = [];
+    text.split('\n').forEach(function (line) {
+      line = line.trim();
+      if (!line) return;
+      if (patterns.some(function (prefix) { return line.indexOf(prefix) === 0; })) {
+        found.push(line);
+      } else {
+        line.split(/[,\s]+/).forEach(function (part) { if (part) found.push(part); });
+      }
+    });
+    return found;
+  }
+
+  function number(text, parse) {
+    var value = parse(text);
+    return isNaN(value) ? text : value;  // not a number: sent as typed, the server says why
+  }
+
+  function collect(form) {
+    var patterns = (form.getAttribute('data-patterns') || '').split(' ');
+    var body = {};
+    Array.prototype.forEach.call(form.querySelectorAll('[data-setting]'), function (control) {
+      var name = control.getAttribute('data-setting'), kind = control.getAttribute('data-kind');
+      var text = control.value === undefined ? '' : String(control.value).trim();
+      if (kind === 'bool') { body[name] = control.checked; return; }
+      if (kind === 'choices') {
+        body[name] = Array.prototype.slice.call(control.querySelectorAll('input:checked'))
+          .map(function (box) { return box.value; });
+        return;
+      }
+      if (!text) return;  // empty: the default
+      if (kind === 'int') body[name] = number(text, function (t) { return /^-?\d+$/.test(t) ? parseInt(t, 10) : NaN; });
+      else if (kind === 'float') body[name] = number(text, Number);
+      else if (kind === 'ints') body[name] = items(text, []).map(function (t) { return number(t, function (v) { return /^-?\d+$/.test(v) ? parseInt(v, 10) : NaN; }); });
+      else if (kind === 'texts') body[name] = items(text, patterns);
+      else if (kind === 'weights') {
+        var weights = {};
+        items(text, []).forEach(function (pair) {
+          var at = pair.indexOf('=');
+          weights[at < 0 ? pair : pair.slice(0, at)] = at < 0 ? pair : number(pair.slice(at + 1), Number);
+        });
+        body[name] = weights;
+      } else body[name] = text;
+    });
+    return body;
+  }
+
+  function clearErrors(form) {
+    show($('form-error'), '');
+    Array.prototype.forEach.call(form.querySelectorAll('.setting .error'), function (node) { show(node, ''); });
+    Array.prototype.forEach.call(form.querySelectorAll('[aria-invalid]'), function (node) {
+      node.removeAttribute('aria-invalid');
+    });
+  }
+
+  function newRun(form) {
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      clearErrors(form);
+      busy(form, 'Checking the settings…');
+      send('POST', '/api/runs', {headers: {'Content-Type': 'application/json'},
+                                 body: JSON.stringify(collect(form))})
+        .then(function (answer) {
+          var data = answer.data;
+          location.assign(data.run ? '/runs/' + data.run : '/queue/' + data.id);
+        })
+        .catch(function (error) {
+          busy(form, '');
+          show($('form-error'), error.message);
+          var setting = error.problem && error.problem.setting;
+          var control = setting && $('setting-' + setting);
+          if (control) {
+            show($('setting-' + setting + '-error'), error.message);
+            control.setAttribute('aria-invalid', 'true');
+            var details = control.closest('details');
+            if (details) details.open = true;
+            control.focus();
+          }
+        });
+    });
+  }
+
+  // ---- Watching ------------------------------------------------------------------------
+  // Ask `url` again each time the server says something changed; `seen(data)` says whether
+  // to go on. A failed request (the server restarting) is tried again a little later.
+  function follow(url, seen) {
+    var after = null, pause = 1000;
+    function ask() {
+      var query = after === null ? '' : '?after=' + after + '&wait=' + WAIT;
+      send('GET', url + query).then(function (answer) {
+        pause = 1000;
+        after = answer.changes;
+        if (seen(answer.data)) ask();
+      }).catch(function (error) {
+        seen(null, error);
+        setTimeout(ask, pause);
+        pause = Math.min(pause * 2, 15000);
+      });
+    }
+    ask();
+  }
+
+  function progressRows(progress) {
+    var body = document.querySelector('#progress tbody');
+    body.textContent = '';
+    Object.keys(progress).forEach(function (label) {
+      var step = progress[label], row = element('tr');
+      row.appendChild(element('td', label));
+      row.appendChild(element('td', step.stage));
+      row.appendChild(element('td', step.total ? step.done + ' / ' + step.total : step.done));
+      var bar = element('progress');
+      bar.max = step.total || 1; bar.value = Math.min(step.done, step.total || 1);
+      row.appendChild(element('td')).appendChild(bar);
+      body.appendChild(row);
+    });
+  }
+
+  function watchRun(holder) {
+    var run = holder.getAttribute('data-run'), status = $('run-status');
+    var stop = $('interrupt');
+    if (stop) {
+      stop.addEventListener('click', function () {
+        stop.disabled = true;
+        status.textContent = 'interrupting…';
+        send('DELETE', '/api/runs/' + run).catch(function (error) {
+          show($('run-error'), error.message);
+          stop.disabled = false;
+        });
+      });
+    }
+    if (holder.getAttribute('data-status') !== 'running') return;
+    follow('/api/runs/' + run, function (data, error) {
+      if (error) { status.textContent = 'The server did not answer; trying again…'; return true; }
+      status.textContent = data.status;
+      status.className = 'status-' + data.status;
+      if (data.status === 'complete') { location.reload(); return false; }
+      if (data.status !== 'running') {
+        show($('run-error'), data.error || ('the run is ' + data.status));
+        if (stop) stop.hidden = true;
+        return false;
+      }
+      progressRows(data.progress || {});
+      return true;
+    });
+  }
+
+  function watchQueued(holder) {
+    var id = holder.getAttribute('data-queued'), status = $('queue-status'), cancel = $('cancel');
+    if (cancel) {
+      cancel.addEventListener('click', function () {
+        cancel.disabled = true;
+        send('DELETE', '/api/queue/' + id).then(function (answer) {
+          status.textContent = answer.data.status;
+          cancel.hidden = true;
+        }).catch(function (error) { show($('queue-error'), error.message); cancel.disabled = false; });
+      });
+    }
+    follow('/api/queue/' + id, function (data, error) {
+      if (error) { status.textContent = 'The server did not answer; trying again…'; return true; }
+      if (data.status === 'started' && data.run) { location.assign('/runs/' + data.run); return false; }
+      if (data.status === 'waiting') {
+        status.textContent = 'waiting: number ' + data.position + ' in the queue';
+        return true;
+      }
+      status.textContent = data.status;
+      if (data.error) show($('queue-error'), data.error);
+      if (cancel) cancel.hidden = true;
+      return data.status === 'starting';
+    });
+  }
+
+  if ($('upload')) upload($('upload'));
+  if ($('new-run')) newRun($('new-run'));
+  if ($('watch')) watchRun($('watch'));
+  if ($('queued')) watchQueued($('queued'));
+})();

@@ -1,0 +1,133 @@
+"""The pages a person without a terminal works through: bring a corpus, start a run, watch it
+(or its place in the queue), then read its report.
+
+Each page is a form or a view over the JSON API, driven by one script (`static/workflow.js`)
+that sends what the API takes and shows what it answers, refusals included, where the person
+can act on them. Everything from a corpus or a client is escaped here and set as text there.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import HTMLResponse
+
+from analyzer.corpus import FLORES_SPLITS, FORMATS, UNIT_KINDS
+from analyzer.external import availability, catalog
+from analyzer.store import RunRead, RunStatus, get_queued, list_corpora
+
+from .api import MAX_ID, RunRequest
+from .html import layout, page
+from .settings_form import settings_form
+from .state import Database
+from .uploads import CORPORA_PATH
+
+router = APIRouter(include_in_schema=False)
+
+SCRIPT = "<script src='/static/workflow.js'></script>"
+
+
+def _options(values, default: str | None = None, empty: str | None = None) -> str:
+    first = f"<option value=''>{escape(empty)}</option>" if empty is not None else ""
+    return first + "".join(f"<option{' selected' if value == default else ''}>{escape(value)}</option>"
+                           for value in values)
+
+
+@router.get("/corpora/new", response_class=HTMLResponse)
+def bring_corpus(request: Request):
+    """The upload form: a file and ingest's options."""
+    limit = request.app.state.uploads.limit
+    body = (
+        "<p class='lead'>A parallel corpus: the same units (sentences, paragraphs) in each "
+        "language. A zip of a folder of <code>&lt;lang&gt;.txt</code> files, aligned line by line "
+        "(<code>eng_Latn.txt</code>, <code>hin_Deva.txt</code>, ...), or a .tsv, .csv, .jsonl, "
+        ".parquet or .tmx file with a column per language, as <code>analyzer ingest</code> reads "
+        f"them. At most {limit:,} bytes.</p>"
+        f"<form id='upload' data-action='{CORPORA_PATH}' data-limit='{limit}' novalidate>"
+        "<p class='error' id='form-error' role='alert' hidden></p>"
+        "<div class='setting'><label for='upload-file'>File</label> "
+        "<input id='upload-file' type='file' name='file' required></div>"
+        "<div class='setting'><label for='upload-name'>Name</label> "
+        "<input id='upload-name' type='text' name='name' placeholder='default: the file name'></div>"
+        "<details><summary>Options</summary>"
+        "<div class='setting'><label for='upload-format'>Format</label> "
+        f"<select id='upload-format' name='format'>{_options(FORMATS, empty='detected')}</select></div>"
+        "<div class='setting'><label for='upload-units'>Units</label> "
+        f"<select id='upload-units' name='units'>{_options(UNIT_KINDS, 'lines')}</select> "
+        "<span class='muted'>(a folder's files: a unit per line, or per blank-line-separated "
+        "paragraph)</span></div>"
+        "<div class='setting'><label for='upload-split'>FLORES split</label> "
+        f"<select id='upload-split' name='split'>{_options(FLORES_SPLITS, empty='devtest')}</select></div>"
+        "<div class='setting'><label><input type='checkbox' name='nfc' value='true'> Normalise "
+        "texts to Unicode NFC</label></div>"
+        "<div class='setting'><label><input type='checkbox' name='skip_empty_units' value='true'> "
+        "Drop units empty in any language</label></div>"
+        "<div class='setting'><label><input type='checkbox' name='replace' value='true'> Replace "
+        "a corpus of the same name</label></div></details>"
+        "<p><button type='submit'>Bring it</button> <span id='form-status' class='muted' "
+        "role='status'></span></p></form><div id='stored' hidden></div>")
+    return page(layout("Bring a corpus", body, SCRIPT))
+
+
+@router.get("/runs/new", response_class=HTMLResponse)
+def new_run(db: Database, corpus: str | None = None):
+    """The new-run form, from the run settings' definition (`settings_form`)."""
+    names = [item.name for item in list_corpora(db)]
+    if not names:
+        body = ("<p id='first-step'>No corpus yet: <a href='/corpora/new'>bring one</a> "
+                "first.</p>")
+        return page(layout("New run", body))
+    tokenizers = {name: availability(item).available for name, item in catalog().items()}
+    lead = ("<p class='lead'>What each language costs in tokens: trained vocabularies at each "
+            "size, and the production tokenizers you tick, measured on the corpus. A run waits "
+            "its turn if another is in progress.</p>")
+    form = settings_form(RunRequest, corpora=names, corpus=corpus if corpus in names else None,
+                         tokenizers=tokenizers)
+    return page(layout("New run", lead + form, SCRIPT))
+
+
+def run_progress_page(found: RunRead):
+    """A run not complete yet, or that never will be: its state, live while it runs."""
+    running = found.status == RunStatus.RUNNING
+    body = (
+        f"<div id='watch' data-run='{found.id}' data-status='{escape(str(found.status))}'>"
+        f"<p>Corpus <strong>{escape(found.corpus)}</strong>, sizes "
+        f"{escape(', '.join(map(str, found.sizes)))}, {len(found.languages)} languages; started "
+        f"{escape(found.started)}.</p>"
+        f"<p id='run-status' role='status' class='status-{escape(str(found.status))}'>"
+        f"{escape(str(found.status))}</p>"
+        f"<p class='error' id='run-error' role='alert'{'' if found.error else ' hidden'}>"
+        f"{escape(found.error or '')}</p>"
+        "<table id='progress'><thead><tr><th>vocabulary</th><th>stage</th><th>done</th>"
+        "<th></th></tr></thead><tbody></tbody></table>"
+        + ("<p><button id='interrupt' type='button'>Interrupt the run</button></p>" if running else "")
+        + "</div>")
+    return page(layout(f"Run {found.id}", body, SCRIPT))
+
+
+@router.get("/queue/{queued_id:int}", response_class=HTMLResponse)
+def queued_page(db: Database, queued_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
+    """A queued run: its place, live; once started, its run's page."""
+    entry = get_queued(db, queued_id)
+    settings = entry.settings
+    body = (
+        f"<div id='queued' data-queued='{entry.id}' data-status='{escape(str(entry.status))}'"
+        f" data-run='{entry.run or ''}'>"
+        f"<p>Corpus <strong>{escape(entry.corpus or '')}</strong>, sizes "
+        f"{escape(', '.join(map(str, settings.get('sizes') or [])))}; asked for "
+        f"{escape(entry.submitted)}.</p>"
+        f"<p id='queue-status' role='status'>{escape(_place(entry.status, entry.position))}</p>"
+        f"<p class='error' id='queue-error' role='alert'{'' if entry.error else ' hidden'}>"
+        f"{escape(entry.error or '')}</p>"
+        + ("<p><button id='cancel' type='button'>Cancel it</button></p>"
+           if entry.status == "waiting" else "")
+        + "</div>")
+    return page(layout(f"Queued run {entry.id}", body, SCRIPT))
+
+
+def _place(status: str, position: int | None) -> str:
+    if status == "waiting":
+        return f"waiting: number {position} in the queue" if position else "waiting"
+    return str(status)
