@@ -119,3 +119,40 @@ def test_readyz_says_a_database_that_can_no_longer_be_written_is_not_ready(tmp_p
         answer = client.get("/readyz")
     assert answer.status_code == 503
     assert answer.json()["detail"] == f"{db} cannot be written now (no permission to write the file)"
+
+
+def test_the_command_line_s_limits_are_the_service_s_defaults():
+    import inspect
+
+    from analyzer.cli import serve
+    from analyzer.serve import DEFAULT_BODY_LIMIT, DEFAULT_CORPUS_LIMIT, DEFAULT_MAX_QUEUE
+
+    options = {name: p.default.default for name, p in inspect.signature(serve).parameters.items()}
+    assert (options["max_body"], options["max_queue"], options["max_corpus_bytes"]) == (
+        DEFAULT_BODY_LIMIT, DEFAULT_MAX_QUEUE, DEFAULT_CORPUS_LIMIT)
+
+
+def test_the_new_run_form_has_one_control_per_setting_with_its_default():
+    """The form is made from the settings' definition: every field of the run request once,
+    with its default, and nothing else."""
+    import re
+
+    from analyzer.serve.api import RunRequest
+    from analyzer.serve.settings_form import settings_form
+    from analyzer.settings import RunSettings
+
+    form = settings_form(RunRequest, corpora=["tiny", "other"], corpus="other",
+                         tokenizers={"cl100k_base": True, "gemma3": False})
+    named = re.findall(r"data-setting='(\w+)'", form)
+    assert sorted(named) == sorted(RunRequest.model_fields) and len(named) == len(set(named))
+    defaults = RunSettings(sizes=[300])
+    assert defaults.per_language and not defaults.parity
+    assert re.search(r"id='setting-per_language'[^>]*checked", form)
+    assert not re.search(r"id='setting-parity'[^>]*checked", form)
+    assert re.search(r"<option selected>other</option>", form)
+    assert re.search(r"value='gemma3' disabled> gemma3 \(not on this server\)", form)
+    assert re.search(r"<input type='checkbox' value='bpe' checked>", form)
+    assert f"placeholder='{defaults.min_pair_count}'" in form
+    for name in RunRequest.model_fields:  # each with its description as help
+        assert RunSettings.__pydantic_fields__[name].description.split("(")[0][:30].replace(
+            "'", "&#x27;") in form, name

@@ -93,7 +93,7 @@ def test_a_tsv_with_options_and_a_name(client):
     ("escape.zip", zipped({"../../evil/eng_Latn.txt": "x\n"}), "would be written outside"),
     ("notzip.zip", b"PK\x03\x04 not really", "notzip.zip"),
     ("empty.zip", zipped({}), "holds no files"),
-    ("unknown.bin", b"eng_Latn\tx\n", "unknown.bin: a Moses-style corpus needs"),
+    ("unknown.bin", b"eng_Latn\tx\n", "unknown.bin: cannot tell the format from the name; pass format"),
 ])
 def test_refusals_name_the_client_s_file_and_store_nothing(served, client, name, content, said):
     before = dump(served.db)
@@ -101,6 +101,12 @@ def test_refusals_name_the_client_s_file_and_store_nothing(served, client, name,
     assert said in detail, detail
     assert "analyzer-upload-" not in detail and "/tmp" not in detail, detail
     assert dump(served.db) == before
+
+
+def test_a_file_whose_ending_says_nothing_is_read_in_the_format_given(client):
+    answer = upload(client, "pairs.txt", "eng_Latn\trus_Cyrl\nthe cat\tкот\n".encode(), format="tsv")
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["corpus"]["name"] == "pairs" and answer.json()["corpus"]["format"] == "tsv"
 
 
 def test_a_link_in_an_archive_is_refused(served, client):

@@ -14,13 +14,14 @@ from pathlib import Path
 from .errors import CorpusError
 from .flores import FLORES_SPLITS
 from .languages import language_name, normalise_language, script_name, script_of
-from .parallel import FORMATS, UNIT_KINDS, ParallelCorpus, default_name, detect_format, read_corpus
+from .parallel import BY_SUFFIX, FORMATS, UNIT_KINDS, ParallelCorpus, default_name, detect_format, read_corpus
 from .readers import read_lines
 
 SAMPLE_CORPUS = Path(str(importlib.resources.files("analyzer.parallel_corpora") / "harbour_town"))
 """The shipped sample: twelve languages, twenty paragraphs (see its README)."""
 
 __all__ = [
+    "BY_SUFFIX",
     "FORMATS",
     "SAMPLE_CORPUS",
     "UNIT_KINDS",

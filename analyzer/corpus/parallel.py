@@ -191,6 +191,7 @@ def check_folder_entries(folder: Path) -> None:
 
 BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx",
              ".parquet": "parquet"}
+"""The format of a file by its ending (what `detect_format` tells from a name)."""
 NOT_LANGUAGE_SUFFIXES = {
     "md", "txt", "rst", "html", "htm", "xml", "json", "jsonl", "ndjson", "yaml", "yml", "toml",
     "ini", "cfg", "csv", "tsv", "tmx", "py", "sh", "js", "log", "pdf", "doc", "docx", "gz", "bz",

@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Request, UploadFile
 from starlette.concurrency import run_in_threadpool
 
-from analyzer.corpus import FLORES_SPLITS, FORMATS, CorpusError, default_name, read_corpus
+from analyzer.corpus import BY_SUFFIX, FLORES_SPLITS, FORMATS, CorpusError, default_name, read_corpus
 from analyzer.store import get_corpus, save_corpus
 
 from .problems import ServerBusy
@@ -55,15 +55,32 @@ class Uploads:
             self.now -= 1
 
 
-def file_name(given: str | None) -> str:
-    """The name to keep an uploaded file under: its last part, of safe characters only.
+KNOWN_SUFFIXES = (".zip", *BY_SUFFIX)
+"""The endings an uploaded file is kept under (what tells `ingest` its format); any other is
+dropped, and the format must then be given."""
 
-    >>> file_name("C:\\\\corpora\\\\tiny.zip"), file_name("../../etc/passwd"), file_name(None)
+
+def shown_name(given: str | None) -> str:
+    """The client's name for its file, for messages and the default corpus name: its last part,
+    of safe characters only. Never a path here: the file is kept as `kept_name`.
+
+    >>> shown_name("C:\\\\corpora\\\\tiny.zip"), shown_name("../../etc/passwd"), shown_name(None)
     ('tiny.zip', 'passwd', 'upload')
     """
-    last = re.split(r"[\\\\/]", given or "")[-1]
+    last = re.split(r"[\\/]", given or "")[-1]
     safe = re.sub(r"[^\w.\-]+", "_", last).lstrip(".")
     return safe[:200] or "upload"
+
+
+def kept_name(shown: str) -> str:
+    """The name the upload is kept under in its temporary folder: fixed, with the client's
+    ending only when it is one `ingest` knows (nothing from a request becomes a path).
+
+    >>> kept_name("tiny.zip"), kept_name("notes.exe"), kept_name("PAIRS.TSV")
+    ('corpus.zip', 'corpus', 'corpus.tsv')
+    """
+    suffix = Path(shown).suffix.lower()
+    return "corpus" + (suffix if suffix in KNOWN_SUFFIXES else "")
 
 
 @router.post("/corpora", status_code=201, summary="Bring a corpus: a file, as analyzer ingest reads")
@@ -86,18 +103,19 @@ async def upload_corpus(
     request.app.state.databases.check_present()
 
     def ingest() -> dict:
+        shown = shown_name(file.filename)
         with uploads, tempfile.TemporaryDirectory(prefix="analyzer-upload-") as folder:
-            path = Path(folder) / file_name(file.filename)
+            path = Path(folder) / kept_name(shown)
             with open(path, "wb") as kept:
                 shutil.copyfileobj(file.file, kept, 1 << 20)
             try:
                 corpus = read_corpus(path, format=format, units=units, nfc=nfc,
                                      skip_empty_units=skip_empty_units, split=split,
                                      unpack_limit=uploads.limit)
-            except CorpusError as error:
-                raise error.renamed(f"{folder}/", "").renamed(folder, path.name) from None
-            corpus.source = f"upload:{path.name}"
-            stored = name if name else default_name(path, corpus)
+            except CorpusError as error:  # said of the client's file, not of this server's
+                raise error.renamed(str(path), shown).renamed(folder, shown) from None
+            corpus.source = f"upload:{shown}"
+            stored = name if name else default_name(Path(shown), corpus)
             with request.app.state.databases.connection() as db:
                 status = save_corpus(db, corpus, stored, replace=replace)
                 summary = get_corpus(db, stored)
