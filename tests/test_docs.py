@@ -98,6 +98,8 @@ def test_every_example_is_run_or_marked(tmp_path, monkeypatch):
                                   for command in indented_commands(page.read_text("utf-8"))))
     assert examples[:2] == ["analyzer ingest", "analyzer run --vocab 256,512,1024"]
     assert len(examples) >= 8
+    serving = [command for command in examples if command.startswith("analyzer serve")]
+    assert not serving, f"a server runs until stopped: mark its example with <!-- needs: -->: {serving}"
     monkeypatch.chdir(tmp_path)
     db = tmp_path / "analyzer.db"
     for command in examples:
