@@ -100,11 +100,13 @@ def _child(db_path: str, settings: dict, messages, server: int) -> None:
 
 
 class RunManager:
-    """The service's runs (at most one in progress per database).
+    """The service's runs: at most one in progress per database, the others queued.
 
     Whether a run is in progress is what the database says (the run's row is `running`), as
     GET /api/runs/{id} reports it, plus the moment between a run's process starting and its
-    run being recorded (`starting`): a run that GET shows complete never blocks the next."""
+    run being recorded (`starting`): a run that GET shows complete never holds back the next.
+    `submit` starts a run or queues it; the dispatcher thread (`resume`) starts the queued
+    ones in order; `stop` interrupts a run, `cancel` takes a waiting one out of the queue."""
 
     def __init__(self, db: AnalyzerDatabase, max_queue: int = DEFAULT_MAX_QUEUE):
         self.checked = db
