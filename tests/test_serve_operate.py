@@ -1,6 +1,6 @@
-"""Operating `analyzer serve` (issue 43, first part): it starts from nothing (a missing database
-is made, and the page says what to do first), and answers the probes a load balancer asks,
-`/healthz` and `/readyz`, without a token."""
+"""Operating `analyzer serve` (issue 43): it starts from nothing (a missing database is made, and
+the page says what to do first), answers the probes a load balancer asks, `/healthz` and
+`/readyz`, without a token, logs each request, and takes its limits as options."""
 
 from __future__ import annotations
 
@@ -46,7 +46,10 @@ def test_the_probes_answer_without_a_token_and_nothing_else_does(tmp_path):
             ready = client.get("/readyz")
             assert ready.status_code == 200 and ready.json() == {"status": "ready",
                                                                   "database": str(db)}
-            assert client.get("/api/runs").status_code == 401
+            assert client.get("/favicon.ico").status_code == 204  # asked for on the login page
+            for method, path in (("GET", "/api/runs"), ("GET", "/api/queue"), ("POST", "/api/corpora"),
+                                 ("GET", "/corpora/new"), ("GET", "/runs/new"), ("POST", "/api/runs")):
+                assert client.request(method, path).status_code == 401, path
             assert client.get("/api/runs", headers={"Authorization": f"Bearer {TOKEN}"}
                               ).status_code == 200
     finally:

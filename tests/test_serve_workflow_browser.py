@@ -134,3 +134,33 @@ def test_a_queued_run_shows_its_place_and_is_cancelled_and_a_run_is_interrupted(
         assert problems == []
     finally:
         server.stop()
+
+
+def test_behind_a_token_a_browser_signs_in_then_brings_a_corpus_and_runs_it(
+        browser, tmp_path):
+    """The pages' requests (an upload's multipart POST, a run's JSON POST) carry the session
+    cookie from the sign-in page and come from the server's own origin, so they pass."""
+    token = "a-token-of-sixteen-or-more"
+    server = Server(tmp_path / "team.db", "--token", token)
+    try:
+        page, problems = watched(browser, server.url)
+        page.set_default_timeout(WAIT_MS)
+        page.goto(server.url + "/corpora/new", wait_until="load")
+        page.wait_for_url("**/login?next=%2Fcorpora%2Fnew")
+        page.fill("input[name=token]", token)
+        page.click("button[type=submit]")
+        page.wait_for_url("**/corpora/new")
+        page.set_input_files("#upload-file", str(corpus_zip(tmp_path / "animals.zip")))
+        page.click("#upload button[type=submit]")
+        page.wait_for_selector("#stored:not([hidden])")
+        page.click("#start-run")
+        page.fill("#setting-sizes", "280")
+        page.uncheck("#setting-per_language")
+        page.click("#new-run button[type=submit]")
+        page.wait_for_url("**/runs/1")
+        page.wait_for_function("() => document.querySelectorAll('.plotly-graph-div').length > 0")
+        page.close()
+        assert problems == []
+        assert httpx.get(server.url + "/api/corpora").status_code == 401  # no cookie, no bearer
+    finally:
+        server.stop()

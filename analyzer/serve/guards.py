@@ -24,6 +24,9 @@ SESSION_COOKIE = "analyzer_session"
 LOGIN_PATH = "/login"
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+OPEN_PATHS = frozenset({LOGIN_PATH, *PROBES, "/favicon.ico"})
+"""What answers without the token: the sign-in page, the probes, and the (empty) icon a browser
+asks for on the sign-in page, which would otherwise be a 401 in its console."""
 
 
 def host_name(header: bytes) -> str:
@@ -122,14 +125,14 @@ class BearerToken:
     page) the session cookie. A browser asking for a page without either is sent to the login
     page; anything else gets 401. A cookie-borne request that changes something must come from
     this server's own pages (its Origin, when the browser sends one, is this server). The
-    login page and the probes (`/healthz`, `/readyz`) answer without either."""
+    `OPEN_PATHS` (the login page, the probes) answer without either."""
 
     def __init__(self, app, token: str):
         self.app, self.token = app, token.encode("utf-8")
         self.session = session_value(token).encode()
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["path"] in (LOGIN_PATH, *PROBES):
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
             return await self.app(scope, receive, send)
         headers = dict(scope["headers"])
         scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
