@@ -121,7 +121,7 @@ def test_errors_are_problem_details_with_the_cli_messages(client):
 
 
 def test_pages_send_a_policy_and_static_files_are_a_fixed_set(client):
-    for path in ("/", "/runs/1", "/playground"):
+    for path in ("/", "/runs/1", "/playground", "/corpora/new", "/runs/new"):
         response = client.get(path)
         assert response.status_code == 200, path
         csp = response.headers["content-security-policy"]
@@ -129,7 +129,8 @@ def test_pages_send_a_policy_and_static_files_are_a_fixed_set(client):
     assert "'sha256-" in client.get("/runs/1").headers["content-security-policy"]
     plotly = client.get("/runs/" + client.get("/runs/1").text.split("src='")[1].split("'")[0])
     assert plotly.status_code == 200 and len(plotly.content) > 1_000_000
-    for path in ("/static/playground.js", "/static/playground.css"):
+    for path in ("/static/playground.js", "/static/playground.css", "/static/common.js",
+                 "/static/workflow.js"):
         assert client.get(path).status_code == 200
     for path in ("/static/..%2Fapp.py", "/static/app.py", "/static/%2e%2e/pages.py", "/runs/x.min.js"):
         assert client.get(path).status_code == 404, path

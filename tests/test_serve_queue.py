@@ -115,3 +115,32 @@ def test_a_queued_run_survives_a_restart_and_the_next_server_runs_it(tmp_path):
     finally:
         code, _, stderr = server.stop()
     assert "Traceback" not in stderr
+
+
+def test_a_queued_run_whose_check_fails_when_its_turn_comes_is_refused_and_said(tmp_path):
+    """The settings are checked when asked for and again when the run starts: a corpus
+    replaced in between (its language gone) refuses the run, with the run's own message, and
+    the queue goes on."""
+    db = make_served_db(tmp_path, run=False)
+    server = Server(db, env=STALL)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            other = client.post("/api/corpora", files={"file": ("other.tsv", b"eng_Latn\tkor_Hang\na\tb\n")})
+            assert other.status_code == 201, other.text
+            running = client.post("/api/runs", json={**SLOW, "corpus": "tiny"}).json()["run"]
+            wait_for_progress(client, running)
+            doomed = client.post("/api/runs", json={**QUICK, "corpus": "other",
+                                                    "languages": ["kor_Hang"]}).json()
+            after = client.post("/api/runs", json={**QUICK, "corpus": "tiny"}).json()
+            replaced = client.post("/api/corpora", files={"file": ("other.tsv", b"eng_Latn\tfra_Latn\na\tb\n")},
+                                   data={"replace": "true"})
+            assert replaced.json()["status"] == "replaced", replaced.text
+            client.delete(f"/api/runs/{running}")
+            refused = wait_for_queued(client, doomed["id"], {"started", "refused"})
+            assert refused["status"] == "refused" and refused["run"] is None
+            assert "kor_Hang" in refused["error"], refused
+            next_one = wait_for_queued(client, after["id"], {"started", "refused"})
+            assert next_one["status"] == "started"
+            client.delete(f"/api/runs/{next_one['run']}")
+    finally:
+        server.stop()

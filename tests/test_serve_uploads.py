@@ -150,3 +150,15 @@ def test_ingest_reads_a_zip_and_its_refusals_name_the_archive(tmp_path):
     result = invoke(tmp_path / "a.db", "ingest", broken)
     assert result.exit_code != 0
     assert str(broken) in result.output and "analyzer-zip-" not in result.output, result.output
+
+
+def test_uploads_read_at_once_are_bounded():
+    from analyzer.serve.problems import ServerBusy
+    from analyzer.serve.uploads import Uploads
+
+    uploads = Uploads(limit=1_000, most=1)
+    with uploads, pytest.raises(ServerBusy, match="as many as this server reads at once"), uploads:
+        pass
+    with uploads:  # freed again
+        assert uploads.now == 1
+    assert uploads.now == 0

@@ -82,7 +82,7 @@ async def run(request: Request, run_id: RunId, after: int | None = Query(None, g
     once there have been more changes than `after`, or `wait` seconds on. A complete run's
     document is made once and sent with an ETag (`If-None-Match` gets 304)."""
     runs = request.app.state.runs
-    changes = await runs.wait_for_change(after, wait) if after is not None and wait else runs.changes
+    changes = await runs.wait_for_change(after, wait)
     headers = {CHANGES_HEADER: str(changes)}
     found = await in_database(request, lambda db: get_run(db, run_id))
     if found.status != RunStatus.COMPLETE:
@@ -185,7 +185,7 @@ async def queued(request: Request, queued_id: QueuedId, after: int | None = Quer
     """Its `position` while it waits; once started, `run` (GET /api/runs/{run}). A long poll
     with `after` and `wait`, as GET /api/runs/{id}."""
     runs = request.app.state.runs
-    changes = await runs.wait_for_change(after, wait) if after is not None and wait else runs.changes
+    changes = await runs.wait_for_change(after, wait)
     entry = await in_database(request, lambda db: get_queued(db, queued_id))
     return JSONResponse(runs.queued_document(entry), headers={CHANGES_HEADER: str(changes)})
 

@@ -1,7 +1,7 @@
 """The frame every page of the service shares: its layout (navigation, style) and how it is sent
 (a Content-Security-Policy that lets scripts come only from this server).
 
-    page(layout("Runs", "<p>...</p>", "<script src='/static/workflow.js'></script>"))
+    page(layout("Runs", "<p>...</p>", scripts("workflow.js")))
 """
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ def page(html: str, script_hashes: Sequence[str] = ()) -> HTMLResponse:
     return HTMLResponse(html, headers={"Content-Security-Policy": policy(script_hashes),
                                        "X-Content-Type-Options": "nosniff",
                                        "Referrer-Policy": "no-referrer"})
+
+
+def scripts(name: str) -> str:
+    """A page's script from /static, after the one every page's script uses (`common.js`)."""
+    return f"<script src='/static/common.js'></script><script src='/static/{name}'></script>"
 
 
 def layout(title: str, body: str, scripts: str = "") -> str:

@@ -26,7 +26,7 @@ from analyzer.store import RunStatus, get_run, list_corpora, list_runs, queued_r
 
 from .api import MAX_ID
 from .guards import LOGIN_PATH, SESSION_COOKIE, session_value
-from .html import layout, page
+from .html import layout, page, scripts
 from .state import Database, Document, in_database
 from .workflow import run_progress_page
 
@@ -204,4 +204,4 @@ def playground():
         "<span class='muted'>Loading the tokenizers…</span></div></fieldset>"
         "</form><p id='status' class='muted' role='status'>Loading the corpora, runs and "
         "tokenizers…</p><div id='results'></div>")
-    return page(layout("Playground", body, "<script src='/static/playground.js'></script>"))
+    return page(layout("Playground", body, scripts("playground.js")))

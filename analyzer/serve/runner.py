@@ -296,12 +296,13 @@ class RunManager:
             for loop, event in self.waiters:
                 loop.call_soon_threadsafe(event.set)
 
-    async def wait_for_change(self, after: int, seconds: float) -> int:
+    async def wait_for_change(self, after: int | None, seconds: float) -> int:
         """Wait until more than `after` changes have happened (or `seconds` pass); the count.
-        A coroutine on the event loop: a waiting client holds no thread."""
+        Without `after` or `seconds`, the count now. A coroutine on the event loop: a waiting
+        client holds no thread."""
         waiter = (asyncio.get_running_loop(), asyncio.Event())
         with self.changed:
-            if self.changes > after or self.closing:
+            if after is None or not seconds or self.changes > after or self.closing:
                 return self.changes
             self.waiters.add(waiter)
         try:

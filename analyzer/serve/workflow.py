@@ -19,14 +19,14 @@ from analyzer.external import availability, catalog
 from analyzer.store import RunRead, RunStatus, get_queued, list_corpora
 
 from .api import MAX_ID, RunRequest
-from .html import layout, page
+from .html import layout, page, scripts
 from .settings_form import settings_form
 from .state import Database
 from .uploads import CORPORA_PATH
 
 router = APIRouter(include_in_schema=False)
 
-SCRIPT = "<script src='/static/workflow.js'></script>"
+SCRIPT = scripts("workflow.js")
 
 
 def _options(values, default: str | None = None, empty: str | None = None) -> str:

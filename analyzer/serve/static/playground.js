@@ -6,23 +6,7 @@
   var sequence = 0, timer = null;
   var noRun = null;  // what to do when there is no run yet (set once the lists are in)
 
-  function element(tag, text, className) {
-    var node = document.createElement(tag);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    if (className) node.className = className;
-    return node;
-  }
-
-  function request(method, url, body) {
-    return fetch(url, {method: method, headers: body ? {'Content-Type': 'application/json'} : {},
-                       body: body ? JSON.stringify(body) : undefined})
-      .then(function (response) {
-        return response.json().then(function (data) {
-          if (!response.ok) throw new Error(data.detail || data.title || response.statusText);
-          return data;
-        });
-      });
-  }
+  var element = analyzer.element, request = analyzer.request;  // common.js
 
   function say(text) { $('status').textContent = text; }
 

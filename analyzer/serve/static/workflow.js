@@ -7,30 +7,7 @@
   var $ = function (id) { return document.getElementById(id); };
   var WAIT = 30;
 
-  function element(tag, text, className) {
-    var node = document.createElement(tag);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    if (className) node.className = className;
-    return node;
-  }
-
-  // fetch, then the JSON body; a refusal (a problem document) becomes an Error carrying it.
-  function send(method, url, options) {
-    return fetch(url, Object.assign({method: method, credentials: 'same-origin'}, options || {}))
-      .then(function (response) {
-        return response.text().then(function (text) {
-          var data = null;
-          try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
-          if (!response.ok) {
-            var error = new Error((data && (data.detail || data.title)) ||
-                                  (response.status + ' ' + response.statusText));
-            error.problem = data || {};
-            throw error;
-          }
-          return {data: data, changes: response.headers.get('Analyzer-Changes')};
-        });
-      });
-  }
+  var element = analyzer.element, send = analyzer.send;  // common.js
 
   function show(node, text) {
     node.textContent = text || '';
