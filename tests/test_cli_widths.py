@@ -50,3 +50,13 @@ def test_printed_paths_stay_whole_at_any_width(tmp_path, columns):
     assert whole(deep, printed), printed
     missing = invoke(db, "ingest", deep / "not-there", env=env)
     assert missing.exit_code == 1 and whole(deep / "not-there", missing.output), missing.output
+
+
+def test_ci_runs_the_tests_with_no_terminal_size_nor_locale_of_the_developers():
+    """The developer's wide terminal or locale cannot hide a test that depends on them."""
+    from pathlib import Path
+
+    ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
+    before_tests = ci[:ci.rindex("python -m pytest")]
+    assert "unset COLUMNS LINES TERM" in before_tests
+    assert "export LC_ALL=C.UTF-8" in before_tests and "CI_COLUMNS" in before_tests
