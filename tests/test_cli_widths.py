@@ -4,7 +4,10 @@ and no test depends on it either (issue 50, items 1 and 2)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
 from helpers import TINY, invoke, resolve_or_skip
 
 WIDTHS = [None, "40", "200"]
@@ -54,8 +57,6 @@ def test_printed_paths_stay_whole_at_any_width(tmp_path, columns):
 
 def test_ci_runs_the_tests_with_no_terminal_size_nor_locale_of_the_developers():
     """The developer's wide terminal or locale cannot hide a test that depends on them."""
-    from pathlib import Path
-
     ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
     before_tests = ci[:ci.rindex("python -m pytest")]
     assert "unset COLUMNS LINES TERM" in before_tests
