@@ -184,8 +184,14 @@ def _quiet_stdout() -> None:
 
 
 class Console(rich_console.Console):
-    """rich's Console, but when the reader closes the pipe (`analyzer show 1 | head`) the
-    command ends as `_Commands` ends it (exit 0), not with rich's exit 1."""
+    """rich's Console, with two changes. It prints each line whole (soft wrap): rich would
+    fold lines at the terminal's width, or at 80 columns in a pipe, and cut a path, a URL or a
+    name in two; a terminal wraps a long line itself, and a program reading the pipe gets it
+    whole. And when the reader closes the pipe (`analyzer show 1 | head`) the command ends as
+    `_Commands` ends it (exit 0), not with rich's exit 1."""
+
+    def __init__(self, *args, soft_wrap: bool = True, **kwargs) -> None:
+        super().__init__(*args, soft_wrap=soft_wrap, **kwargs)
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
@@ -242,7 +248,7 @@ def main() -> None:
         if error.errno not in FULL_DISK:
             _report_bug(error)
         where = f" {error.filename}" if error.filename else " the output"
-        Console(stderr=True, soft_wrap=True).print(
+        Console(stderr=True).print(
             f"[red]Error:[/red] cannot write{plain(where)}: the disk is full ({plain(error.strerror)}); "
             "free some space and run the command again")
         sys.exit(EXIT_INPUT)
@@ -258,7 +264,7 @@ def _report_bug(error: BaseException) -> NoReturn:
                                          delete=False) as file:
             traceback.print_exc(file=file)
         where = f"; the details are in {file.name}"
-    Console(stderr=True, soft_wrap=True).print(
+    Console(stderr=True).print(
         f"[red]Error:[/red] {plain(type(error).__name__)}: {plain(error)}. This is a bug in "
         f"analyzer {__version__}, not in your input{plain(where)}")
     sys.exit(EXIT_BUG)
@@ -280,8 +286,7 @@ def callback(
 
 
 def _fail(message: str) -> typer.Exit:
-    # soft_wrap: an error names paths and values; wrapping would cut them in two.
-    Console(stderr=True, soft_wrap=True).print(f"[red]Error:[/red] {plain(message)}")
+    Console(stderr=True).print(f"[red]Error:[/red] {plain(message)}")
     return typer.Exit(code=EXIT_INPUT)
 
 

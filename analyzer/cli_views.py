@@ -11,9 +11,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 from rich import box
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
+from rich.text import Text
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
@@ -45,12 +48,41 @@ def plain(value) -> str:
     return escape(text)
 
 
+WHOLE = re.compile(r"\b(file|path|url|source|corpus|tokenizer|name|id|language|token)s?\b")
+"""A column whose header says it names things (files, paths, corpora, tokenizers, ...) is
+never wrapped: a name or a path cut across lines cannot be copied, nor found by a program."""
+
+
+def _longest(cell, whole: bool) -> int:
+    """The columns that `cell` needs: its longest line when `whole`, else its longest word."""
+    text = cell.plain if isinstance(cell, Text) else Text.from_markup(cell).plain \
+        if isinstance(cell, str) else ""
+    pieces = text.splitlines() if whole else text.split()
+    return max(map(cell_len, pieces), default=0)
+
+
+class WholeTable(Table):
+    """A rich table that never breaks a word, a header, or any cell of a column that names
+    things (`WHOLE`): each column is at least that wide, even when the table is then wider
+    than the terminal (the command line's Console prints it whole, for the terminal to wrap;
+    a pipe gets every line whole). Other cells wrap between words. Widths are found when the
+    table is printed, so rows and columns can be added in any way."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for column in self.columns:
+            whole = column.no_wrap or bool(WHOLE.search(str(column.header)))
+            column.no_wrap = whole
+            column.min_width = max(column.min_width or 0, _longest(column.header, True),
+                                   *(_longest(cell, whole) for cell in column.cells))
+        yield from super().__rich_console__(console, options)
+
+
 def table(*headers: str, **options) -> Table:
-    """A rich table whose cells wrap instead of being cut with an ellipsis, so that a narrow
-    terminal (80 columns) shows every value whole."""
-    result = Table(*headers, box=box.SIMPLE_HEAD, **options)
+    """A `WholeTable` in the command line's style: no identifier or word is cut across lines,
+    and no value is cut short with an ellipsis."""
+    result = WholeTable(*headers, box=box.SIMPLE_HEAD, **options)
     for column in result.columns:
-        column.overflow = "fold"
+        column.overflow = "fold"  # a last resort, never needed: every column fits its words
     return result
 
 

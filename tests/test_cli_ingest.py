@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import threading
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -182,9 +183,16 @@ def test_db_path_from_the_environment(tmp_path, monkeypatch):
     assert (tmp_path / "env.db").exists()
 
 
+def bind_socket(path: Path) -> None:
+    """A socket file at `path`, named relative to the test's folder (the current one): a
+    socket's path may be 107 bytes at most, which a long temporary folder would pass."""
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(os.path.relpath(path))
+
+
 SPECIAL_FILES = {
     "a named pipe": lambda path: os.mkfifo(path),
-    "a socket": lambda path: socket.socket(socket.AF_UNIX).bind(str(path)),
+    "a socket": bind_socket,
     "a character device": lambda path: path.symlink_to("/dev/zero"),
 }
 
