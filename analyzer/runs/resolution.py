@@ -472,6 +472,18 @@ def _sizes(sizes: list[int]) -> list[int]:
     return sorted(set(sizes))
 
 
+def check_pinned_corpus(db: AnalyzerDatabase, settings: RunSettings, content_hash: str) -> None:
+    """RunError when the run's corpus no longer holds the content it was asked on (its digest
+    then was `content_hash`): a run queued on a corpus replaced since is refused, never run on
+    the new content."""
+    corpus = _corpus(db, settings.corpus)
+    if corpus.content_hash != content_hash:
+        raise RunError(f"corpus {corpus.name!r} changed since the run was queued (it was "
+                       "replaced: its content is not what the run was asked on), so the run "
+                       "was not started; ask for it again to run it on the new content",
+                       setting="corpus")
+
+
 def _corpus(db: AnalyzerDatabase, name: str | None) -> CorpusDetail:
     if name is not None:
         return get_corpus(db, name)  # NotFound, listing the corpora there are

@@ -69,10 +69,11 @@ class RunStartError(RunError):
     """The child refused the settings before recording a run (the message is the CLI's)."""
 
 
-def _child(db_path: str, settings: dict, messages, server: int) -> None:
-    """The run's process: execute_run, reporting through `messages`. It is not daemonic (a
-    daemonic process may not start the run's own pool of workers), so it watches the server
-    instead and ends if the server does; the server interrupts it when it stops."""
+def _child(db_path: str, settings: dict, messages, server: int, pinned: str | None = None) -> None:
+    """The run's process: execute_run (on the corpus content `pinned`, for a queued run),
+    reporting through `messages`. It is not daemonic (a daemonic process may not start the
+    run's own pool of workers), so it watches the server instead and ends if the server does;
+    the server interrupts it when it stops."""
     from analyzer.runs import execute_run
     from analyzer.runs.pool import watch_parent
 
@@ -88,7 +89,7 @@ def _child(db_path: str, settings: dict, messages, server: int) -> None:
         run_id = execute_run(
             db, RunSettings(**settings),
             report=lambda label, stage, done, total: messages.put(("progress", label, stage, done, total)),
-            started=lambda run_id: messages.put(("started", run_id)))
+            started=lambda run_id: messages.put(("started", run_id)), pinned=pinned)
     except KeyboardInterrupt:
         messages.put(("ended", "interrupted", None))
     except AnalyzerError as error:  # refused before the run was recorded (or after: marked)
@@ -147,7 +148,8 @@ class RunManager:
                     raise QueueFull(f"{len(waiting)} runs are waiting, as many as this "
                                     f"server queues (analyzer serve --max-queue); try again "
                                     "once one has started")
-                entry = enqueue_run(db, asdict(settings), resolved.corpus.name)
+                entry = enqueue_run(db, asdict(settings), resolved.corpus.name,
+                                    resolved.corpus.content_hash)
                 self._notify()
                 self.wake.set()
                 return self.queued_document(entry)
@@ -170,12 +172,13 @@ class RunManager:
         self._notify()
         return entry
 
-    def _launch(self, settings: RunSettings) -> int:
-        """The run's process, started; its run id once it has recorded the run. Its refusal
-        (RunError, or the error the process raised) if it ends first."""
+    def _launch(self, settings: RunSettings, pinned: str | None = None) -> int:
+        """The run's process, started (on the corpus content `pinned`, if given); its run id
+        once it has recorded the run. Its refusal (RunError, or the error the process raised)
+        if it ends first."""
         messages = self.context.Queue()
         process = self.context.Process(target=_child, args=(
-            str(self.db_path), asdict(settings), messages, os.getpid()))
+            str(self.db_path), asdict(settings), messages, os.getpid(), pinned))
         process.start()
         first = self._first_message(process, messages)
         if first[0] == "ended":
@@ -224,9 +227,11 @@ class RunManager:
                 if claimed is None:
                     return
             self.starting = True
-        queued_id, fields = claimed
+        queued_id = claimed.id
         try:
-            run_id = self._launch(RunSettings(**fields))
+            # Pinned: a corpus replaced while the run waited refuses it (the child checks, just
+            # before it records the run; once recorded, the corpus cannot be replaced).
+            run_id = self._launch(RunSettings(**claimed.settings), claimed.content_hash)
         except AnalyzerError as error:
             self._finish(queued_id, QueueStatus.REFUSED, error=error.render())
         except Exception as error:  # settings stored by an older version, say: refused, said
