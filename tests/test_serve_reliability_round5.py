@@ -93,3 +93,38 @@ def test_a_name_that_is_only_dots_in_a_folder_still_ingests_under_its_own(tmp_pa
         (folder / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = invoke(tmp_path / "x.db", "ingest", folder)
     assert result.exit_code == 0, result.output
+
+
+def test_no_answer_names_where_the_server_keeps_its_database(tmp_path):
+    """Item 10: /readyz (no token needed), and the 503s of a database busy or gone, named the
+    database by its absolute path; they say its file name only."""
+    import os
+    import sqlite3
+
+    db = make_served_db(tmp_path, run=False)
+    server = Server(db, env={"ANALYZER_BUSY_TIMEOUT": "0.2"})
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            ready = client.get("/readyz")
+            assert ready.json() == {"status": "ready", "database": "served.db"}, ready.text
+
+            holder = sqlite3.connect(db)  # another process's write lock, held
+            holder.execute("BEGIN IMMEDIATE")
+            try:
+                busy = client.post("/api/corpora", files={"file": ("pairs.tsv", PAIRS)})
+            finally:
+                holder.rollback()
+                holder.close()
+            assert busy.status_code == 503 and "served.db is locked" in busy.text, busy.text
+            assert str(tmp_path) not in busy.text
+
+            os.replace(db, tmp_path / "moved.db")  # the database gone while served
+            answers = [client.get("/readyz"), client.get("/api/corpora"),
+                       client.post("/api/runs", json={"sizes": [300]}),
+                       client.post("/api/corpora", files={"file": ("pairs.tsv", PAIRS)})]
+            for answer in answers:
+                assert answer.status_code == 503, answer.text
+                assert "the database served.db was" in answer.text, answer.text
+                assert str(tmp_path) not in answer.text, answer.text
+    finally:
+        server.stop()

@@ -88,7 +88,7 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     @app.exception_handler(AnalyzerError)
     async def library_error(request: Request, error: AnalyzerError):
-        return library_problem(error)
+        return library_problem(databases.shown(error))  # no server path in what clients see
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception):

@@ -48,6 +48,7 @@ from analyzer.store import (
 )
 
 from .problems import ServerBusy
+from .state import without_paths
 
 START_TIMEOUT = 120.0
 """Seconds to wait for a child to record its run (loading a large corpus); a bound, not a pace."""
@@ -232,8 +233,9 @@ class RunManager:
             # Pinned: a corpus replaced while the run waited refuses it (the child checks, just
             # before it records the run; once recorded, the corpus cannot be replaced).
             run_id = self._launch(RunSettings(**claimed.settings), claimed.content_hash)
-        except AnalyzerError as error:
-            self._finish(queued_id, QueueStatus.REFUSED, error=error.render())
+        except AnalyzerError as error:  # said as a client may see it: no server path
+            self._finish(queued_id, QueueStatus.REFUSED,
+                         error=without_paths(error, self.db_path).render())
         except Exception as error:  # settings stored by an older version, say: refused, said
             self._finish(queued_id, QueueStatus.REFUSED, error=f"{type(error).__name__}: {error}")
         else:
