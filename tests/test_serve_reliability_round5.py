@@ -128,3 +128,20 @@ def test_no_answer_names_where_the_server_keeps_its_database(tmp_path):
                 assert str(tmp_path) not in answer.text, answer.text
     finally:
         server.stop()
+
+
+def test_a_request_cannot_forge_a_line_of_the_text_access_log(tmp_path):
+    """Item 8: the decoded path was written raw, so `%0a` in a URL began a line of its own."""
+    db = make_served_db(tmp_path, run=False)
+    server = Server(db)  # the text log is the default
+    try:
+        for target in ("/x%0a127.0.0.1%20GET%20/FORGED%20200", "/x%0d%0aFORGED", "/x%7f%c2%85%e2%80%a8FORGED",
+                       "/x%5cx0aFORGED"):
+            assert httpx.get(server.url + target, timeout=60).status_code == 404
+    finally:
+        _, _, err = server.stop()
+    lines = [line for line in err.splitlines() if "FORGED" in line]
+    assert len(lines) == 4, err
+    assert all(line.startswith("127.0.0.1 GET /x") and line.endswith(" B") for line in lines), lines
+    assert "/x\\n127.0.0.1\\x20GET\\x20/FORGED\\x20200 404 " in lines[0], lines[0]
+    assert "/x\\\\x0aFORGED 404 " in lines[3], lines[3]  # a backslash sent is not an escape
