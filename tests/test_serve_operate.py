@@ -45,7 +45,7 @@ def test_the_probes_answer_without_a_token_and_nothing_else_does(tmp_path):
             assert client.get("/healthz").json() == {"status": "ok"}
             ready = client.get("/readyz")
             assert ready.status_code == 200 and ready.json() == {"status": "ready",
-                                                                  "database": str(db)}
+                                                                  "database": db.name}
             assert client.get("/favicon.ico").status_code == 204  # asked for on the login page
             for method, path in (("GET", "/api/runs"), ("GET", "/api/queue"), ("POST", "/api/corpora"),
                                  ("GET", "/corpora/new"), ("GET", "/runs/new"), ("POST", "/api/runs")):
@@ -121,7 +121,7 @@ def test_readyz_says_a_database_that_can_no_longer_be_written_is_not_ready(tmp_p
         monkeypatch.setattr(store_db, "_why_read_only", lambda path: "no permission to write the file")
         answer = client.get("/readyz")
     assert answer.status_code == 503
-    assert answer.json()["detail"] == f"{db} cannot be written now (no permission to write the file)"
+    assert answer.json()["detail"] == f"{db.name} cannot be written now (no permission to write the file)"
 
 
 def test_the_command_line_s_limits_are_the_service_s_defaults():
