@@ -145,3 +145,38 @@ def test_a_request_cannot_forge_a_line_of_the_text_access_log(tmp_path):
     assert all(line.startswith("127.0.0.1 GET /x") and line.endswith(" B") for line in lines), lines
     assert "/x\\n127.0.0.1\\x20GET\\x20/FORGED\\x20200 404 " in lines[0], lines[0]
     assert "/x\\\\x0aFORGED 404 " in lines[3], lines[3]  # a backslash sent is not an escape
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("holdout", "Infinity", "finite"), ("target", "Infinity", "finite"), ("jobs", "abc", "integer"),
+    ("min_pair_count", "1e999", "integer"), ("target", "abc", "number")])
+def test_a_run_request_refuses_a_number_that_is_not_one_at_its_field(client, field, value, said):
+    """Item 12 (the API the run form sends to): a non-number is refused, naming its field."""
+    answer = client.post("/api/runs", json={"sizes": [300], field: value})
+    detail = problem_of(answer, 422)
+    assert answer.json()["setting"] == field and said in detail, answer.text
+    assert client.get("/api/runs").json() == [] and client.get("/api/queue").json() == []
+
+
+def test_an_unknown_training_source_is_said_of_train_on(client):
+    """Item 12: the refusal names its setting, so the run form shows it at that field."""
+    answer = client.post("/api/runs", json={"sizes": [300], "train_on": "nope"})
+    assert "no training source named 'nope'" in problem_of(answer, 404)
+    assert answer.json()["setting"] == "train_on", answer.text
+
+
+def test_the_report_page_has_an_etag_and_answers_304_to_it(tmp_path):
+    """Item 12: GET /runs/ID (a complete run's report) sends an ETag, as the docs say."""
+    db = make_served_db(tmp_path, run=True)
+    server = Server(db)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            first = client.get("/runs/1")
+            assert first.status_code == 200 and "ETag" in first.headers, first.headers
+            tag = first.headers["ETag"]
+            again = client.get("/runs/1", headers={"If-None-Match": tag})
+            assert again.status_code == 304 and again.content == b"" and again.headers["ETag"] == tag
+            assert client.get("/runs/1", headers={"If-None-Match": '"other"'}).status_code == 200
+            assert client.get("/api/runs/1", headers={"If-None-Match": tag}).status_code == 200
+    finally:
+        server.stop()

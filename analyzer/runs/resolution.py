@@ -15,7 +15,7 @@ from analyzer.bpe.pretokenize import NONE, USER_AROUND_PREFIX, USER_PREFIX
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
-from analyzer.errors import SETTING, setting
+from analyzer.errors import SETTING, NotFound, setting
 from analyzer.identity import Algorithm, VocabKind
 from analyzer.settings import (
     ALGORITHMS,
@@ -168,7 +168,7 @@ def _source(db: AnalyzerDatabase, settings: RunSettings, languages: list[str],
     if settings.holdout:
         raise RunError(f"{SETTING} holds units of the corpus out of its training; training on a "
                        "source, the corpus is measured whole", setting="holdout")
-    detail = get_source(db, settings.train_on)
+    detail = _named(get_source, db, settings.train_on, "train_on")
     by_language: dict[str, list] = {}
     for item in detail.file_list:
         by_language.setdefault(item.lang, []).append(item)
@@ -484,9 +484,18 @@ def check_pinned_corpus(db: AnalyzerDatabase, settings: RunSettings, content_has
                        setting="corpus")
 
 
+def _named(get, db: AnalyzerDatabase, name: str, field: str):
+    """`get(db, name)`; its NotFound said of the setting that named it (`field`), so that a
+    face shows it there (the run form: at that field)."""
+    try:
+        return get(db, name)
+    except NotFound as error:
+        raise NotFound(error.message, setting=field, value=name) from None
+
+
 def _corpus(db: AnalyzerDatabase, name: str | None) -> CorpusDetail:
     if name is not None:
-        return get_corpus(db, name)  # NotFound, listing the corpora there are
+        return _named(get_corpus, db, name, "corpus")  # NotFound, listing the corpora there are
     corpora = list_corpora(db)
     if not corpora:
         raise RunError("the database has no corpora yet; run analyzer ingest first",

@@ -104,6 +104,13 @@ class Document:
         self.etag = f'"{hashlib.sha256(identity).hexdigest()[:32]}"'
 
 
+def unchanged(request: Request, document: Document) -> bool:
+    """Whether the client already holds `document`: its If-None-Match names the document's
+    ETag (or is `*`). Answer 304 then."""
+    tags = [tag.strip().removeprefix("W/") for tag in request.headers.get("if-none-match", "").split(",")]
+    return "*" in tags or document.etag in tags
+
+
 class Documents:
     """The documents of complete runs (a complete run never changes), each made once: by one
     thread, however many requests ask for it at once (the others wait on the event loop,
