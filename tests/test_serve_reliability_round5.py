@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import TINY, Server, dump, invoke, make_served_db, problem_of
+from helpers import TINY, Server, dump, invoke, make_served_db, problem_of, wait_for_progress
 
 httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
@@ -152,7 +152,7 @@ def test_a_request_cannot_forge_a_line_of_the_text_access_log(tmp_path):
     ("min_pair_count", "1e999", "integer"), ("target", "abc", "number")])
 def test_a_run_request_refuses_a_number_that_is_not_one_at_its_field(client, field, value, said):
     """Item 12 (the API the run form sends to): a non-number is refused, naming its field."""
-    answer = client.post("/api/runs", json={"sizes": [300], field: value})
+    answer = client.post("/api/runs", json={"sizes": [300], "corpus": "tiny", field: value})
     detail = problem_of(answer, 422)
     assert answer.json()["setting"] == field and said in detail, answer.text
     assert client.get("/api/runs").json() == [] and client.get("/api/queue").json() == []
@@ -160,7 +160,7 @@ def test_a_run_request_refuses_a_number_that_is_not_one_at_its_field(client, fie
 
 def test_an_unknown_training_source_is_said_of_train_on(client):
     """Item 12: the refusal names its setting, so the run form shows it at that field."""
-    answer = client.post("/api/runs", json={"sizes": [300], "train_on": "nope"})
+    answer = client.post("/api/runs", json={"sizes": [300], "corpus": "tiny", "train_on": "nope"})
     assert "no training source named 'nope'" in problem_of(answer, 404)
     assert answer.json()["setting"] == "train_on", answer.text
 
@@ -180,3 +180,67 @@ def test_the_report_page_has_an_etag_and_answers_304_to_it(tmp_path):
             assert client.get("/api/runs/1", headers={"If-None-Match": tag}).status_code == 200
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("when", ["starting", "running"])
+def test_ctrl_c_during_a_run_leaves_no_traceback_and_a_json_log_is_json_throughout(tmp_path, when):
+    """Item 11: Ctrl-C at the server's terminal (SIGINT to every process of its group) while a
+    run's process started printed a KeyboardInterrupt traceback from the middle of its imports;
+    and with --log-format json, the server's own lines (its address, "Interrupted") were text.
+    `starting`: the signal lands while the run's process is still starting up (held there by
+    the test hook until the signal has been sent); `running`: once the run reports progress."""
+    import json
+    import os
+    import signal
+    import threading
+
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    db = make_served_db(tmp_path, run=False)
+    env = {"ANALYZER_TEST_STALL": "1"}
+    if when == "starting":
+        env["ANALYZER_TEST_PAUSE_AT"] = f"multiprocessing.spawn.prepare:{go}"
+    server = Server(db, "--log-format", "json", env=env)
+    answers: list = []
+    asked = threading.Thread(target=lambda: answers.append(httpx.post(
+        server.url + "/api/runs", json={"sizes": [60000], "jobs": 2}, timeout=120)))
+    try:
+        asked.start()
+        if when == "starting":
+            server.run.wait_for("paused before prepare")  # the run's process is starting
+            os.killpg(server.run.pid, signal.SIGINT)
+            threading.Thread(target=lambda: go.write_text("go\n"), daemon=True).start()
+            asked.join(120)
+        else:
+            asked.join(120)
+            with httpx.Client(base_url=server.url, timeout=60) as client:
+                wait_for_progress(client, answers[0].json()["run"])
+            import socket  # a request uvicorn cannot parse: uvicorn logs a warning
+
+            host, port = server.url.split("//")[1].split(":")
+            with socket.create_connection((host, int(port))) as raw:
+                raw.sendall(b"NOT HTTP\x00\r\n\r\n")
+                assert raw.recv(100).startswith(b"HTTP/1.1 400")
+            os.killpg(server.run.pid, signal.SIGINT)
+        code, _, stderr = server.run.finish()
+    finally:
+        os.close(os.open(go, os.O_RDONLY | os.O_NONBLOCK))  # a writer still waiting goes on
+        server.run.kill()
+    assert answers and answers[0].status_code == 202, answers and answers[0].text
+    assert code == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert "leaked" not in stderr, stderr
+    lines = [json.loads(line) for line in stderr.splitlines()  # every one JSON (but the hook's)
+             if not line.startswith("analyzer-test:")]
+    assert all(isinstance(line, dict) and "time" in line for line in lines), lines
+    messages = [line.get("message", "") for line in lines]
+    assert any(message.startswith("Serving ") for message in messages), messages
+    assert any(message.startswith("Interrupted") for message in messages), messages
+    if when == "running":
+        assert any(line.get("logger") == "uvicorn.error" for line in lines), lines
+    again = Server(db)  # the run was marked interrupted, as by a stop
+    try:
+        run = httpx.get(f"{again.url}/api/runs/{answers[0].json()['run']}", timeout=60).json()
+        assert run["status"] == "interrupted", run
+    finally:
+        again.stop()

@@ -45,7 +45,7 @@ def create_app(db_path: Path, *, token: str | None = None,
     request is logged on stderr in `log_format` (text, json; none: not logged); at most
     `max_queue` runs wait in the queue; an uploaded corpus has at most `corpus_limit` bytes."""
     databases = Databases(db_path)  # a bad database is refused now, not on the first request
-    runs = RunManager(databases.checked, max_queue=max_queue)
+    runs = RunManager(databases.checked, max_queue=max_queue, json_log=log_format == "json")
     counting = CountingProcesses(counting_processes)
 
     @asynccontextmanager

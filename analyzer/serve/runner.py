@@ -70,21 +70,31 @@ class RunStartError(RunError):
     """The child refused the settings before recording a run (the message is the CLI's)."""
 
 
-def _child(db_path: str, settings: dict, messages, server: int, pinned: str | None = None) -> None:
+def _child(db_path: str, settings: dict, messages, server: int, pinned: str | None = None,
+           json_log: bool = False) -> None:
     """The run's process: execute_run (on the corpus content `pinned`, for a queued run),
-    reporting through `messages`. It is not daemonic (a daemonic process may not start the
-    run's own pool of workers), so it watches the server instead and ends if the server does;
-    the server interrupts it when it stops."""
+    reporting through `messages` (and, `json_log`, writing its stderr as the server's JSON
+    log). It is not daemonic (a daemonic process may not start the run's own pool of workers),
+    so it watches the server instead and ends if the server does; the server interrupts it
+    when it stops."""
     from analyzer.runs import execute_run
     from analyzer.runs.pool import watch_parent
 
+    if json_log:
+        from .logs import use_json_stderr
+
+        use_json_stderr()
     watch_parent(server)
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, interrupt)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server's Ctrl-C stops the child by SIGTERM
+    # The server's Ctrl-C (which a terminal sends to every process of the group) stops the
+    # child by SIGTERM. SIGINT was blocked from the child's start (`_launch`), so one that came
+    # while Python started is dropped here, not a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         db = open_db(Path(db_path), create=False)  # deleted since: said, never made anew
         run_id = execute_run(
@@ -110,7 +120,8 @@ class RunManager:
     `submit` starts a run or queues it; the dispatcher thread (`resume`) starts the queued
     ones in order; `stop` interrupts a run, `cancel` takes a waiting one out of the queue."""
 
-    def __init__(self, db: AnalyzerDatabase, max_queue: int = DEFAULT_MAX_QUEUE):
+    def __init__(self, db: AnalyzerDatabase, max_queue: int = DEFAULT_MAX_QUEUE,
+                 json_log: bool = False):
         self.checked = db
         """The served database, as checked at start: each use opens it again (`reconnect`),
         refusing a file deleted or replaced since."""
@@ -133,6 +144,8 @@ class RunManager:
         self.wake = threading.Event()
         """Set when the dispatcher should look at the queue now (a run ended, one was queued)."""
         self.dispatcher: threading.Thread | None = None
+        self.json_log = json_log
+        """The server's log is JSON: a run's process writes its stderr so too."""
 
     def submit(self, settings: RunSettings) -> dict:
         """Start a run now, or queue it: `{"run": id, "status": "running"}`, or the queued
@@ -179,8 +192,15 @@ class RunManager:
         if it ends first."""
         messages = self.context.Queue()
         process = self.context.Process(target=_child, args=(
-            str(self.db_path), asdict(settings), messages, os.getpid(), pinned))
-        process.start()
+            str(self.db_path), asdict(settings), messages, os.getpid(), pinned, self.json_log))
+        # Started with SIGINT blocked (a mask is inherited through fork and exec; only this
+        # thread's is changed): a Ctrl-C while the child imports would otherwise print a
+        # KeyboardInterrupt traceback from the middle of its start-up. `_child` unblocks it.
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         first = self._first_message(process, messages)
         if first[0] == "ended":
             process.join()
