@@ -894,8 +894,9 @@ def serve(
                                         "of its own; more get 503 with Retry-After (default: "
                                         "the cores, at least 2)."),
     log_format: LogFormat = typer.Option("text", help="A line per request on stderr: text, "
-                                         "json (one object a line, for a log collector) or "
-                                         "none. Paths only: no query, no header."),
+                                         "json (one object a line, for a log collector: then "
+                                         "every line on stderr is JSON) or none. Paths only: no "
+                                         "query, no header."),
     max_queue: int = typer.Option(20, min=0, max=10_000, help="Runs that may wait their turn "
                                   "behind the one in progress; one more gets 503 with "
                                   "Retry-After."),
@@ -909,9 +910,12 @@ def serve(
     try:
         from .serve import DEFAULT_COUNTING_PROCESSES, ServeError
         from .serve import serve as run_server
+        from .serve.logs import use_json_stderr
     except ImportError as error:
         raise _fail(f"analyzer serve needs FastAPI and uvicorn ({error.name} is missing): "
                     "pip install 'analyzer[serve]'") from None
+    if log_format.value == "json":  # from the first line: every line on stderr is JSON
+        use_json_stderr()
     console = Console(stderr=True)
     new = not db.exists()
     open_db(db)  # made when new; a database that cannot be used is said here, as by every command

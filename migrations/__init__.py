@@ -398,3 +398,11 @@ def m015_run_queue(db: Database) -> None:
     );
     CREATE INDEX run_queue_status ON run_queue(status, id)
     """)
+
+
+@migrations()
+def m016_queue_pins_corpus_content(db: Database) -> None:
+    # Issue 50: a queued run is asked on the corpus's content as it was then, not on whatever
+    # the name holds when its turn comes. `content_hash` is the corpus's digest when the run was
+    # queued (NULL for entries queued by an older analyzer: not checked).
+    _run(db, "ALTER TABLE run_queue ADD COLUMN content_hash TEXT")

@@ -138,9 +138,43 @@ def test_a_queued_run_whose_check_fails_when_its_turn_comes_is_refused_and_said(
             client.delete(f"/api/runs/{running}")
             refused = wait_for_queued(client, doomed["id"], {"started", "refused"})
             assert refused["status"] == "refused" and refused["run"] is None
-            assert "kor_Hang" in refused["error"], refused
+            assert "changed since the run was queued" in refused["error"], refused
             next_one = wait_for_queued(client, after["id"], {"started", "refused"})
             assert next_one["status"] == "started"
             client.delete(f"/api/runs/{next_one['run']}")
     finally:
         server.stop()
+
+
+def test_a_queued_run_whose_corpus_was_replaced_with_the_same_languages_is_refused(tmp_path):
+    """Issue 50, item 7: the run is pinned to the corpus's content when it is queued. A
+    replacement that keeps every language (so every setting still checks) refuses it when its
+    turn comes, rather than running it on the new content; the queue goes on."""
+    db = make_served_db(tmp_path, run=False)
+    server = Server(db, env=STALL)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            old = b"eng_Latn\tfra_Latn\nthe cat sat\tle chat\nthe dog ran\tle chien\n"
+            new = b"eng_Latn\tfra_Latn\nother words\tautres mots\nmore text\tplus de texte\n"
+            made = client.post("/api/corpora", files={"file": ("other.tsv", old)})
+            assert made.status_code == 201, made.text
+            running = client.post("/api/runs", json={**SLOW, "corpus": "tiny"}).json()["run"]
+            wait_for_progress(client, running)  # held: the runs below wait in the queue
+            pinned = client.post("/api/runs", json={**QUICK, "corpus": "other"}).json()
+            assert pinned["status"] == "waiting", pinned
+            after = client.post("/api/runs", json={**QUICK, "corpus": "tiny"}).json()
+            replaced = client.post("/api/corpora", files={"file": ("other.tsv", new)},
+                                   data={"replace": "true"})
+            assert replaced.json()["status"] == "replaced", replaced.text
+            client.delete(f"/api/runs/{running}")
+            refused = wait_for_queued(client, pinned["id"], {"started", "refused"})
+            assert refused["status"] == "refused" and refused["run"] is None, refused
+            assert "corpus 'other' changed since the run was queued" in refused["error"], refused
+            assert [run["id"] for run in client.get("/api/runs").json()
+                    if run["corpus"] == "other"] == []  # nothing ran on the new content
+            next_one = wait_for_queued(client, after["id"], {"started", "refused"})
+            assert next_one["status"] == "started", next_one
+            client.delete(f"/api/runs/{next_one['run']}")
+    finally:
+        code, _, stderr = server.stop()
+    assert "Traceback" not in stderr

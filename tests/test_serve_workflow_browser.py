@@ -164,3 +164,39 @@ def test_behind_a_token_a_browser_signs_in_then_brings_a_corpus_and_runs_it(
         assert httpx.get(server.url + "/api/corpora").status_code == 401  # no cookie, no bearer
     finally:
         server.stop()
+
+
+def test_a_number_field_holding_no_number_is_refused_at_that_field(browser, tmp_path):
+    """Issue 50, item 12: "Infinity" or "abc" in a number field was dropped (a number input
+    gives its script "" for them) and the run queued with the default; an unknown train_on
+    was shown at the top of the form. Each is said at its own field, and nothing starts."""
+    db = make_served_db(tmp_path, run=False)
+    server = Server(db)
+    try:
+        page, problems = watched(browser, server.url)
+        page.set_default_timeout(WAIT_MS)
+        page.goto(server.url + "/runs/new", wait_until="load")
+        page.fill("#setting-sizes", "300")
+        page.click("details summary")  # "More settings"
+        for field, typed, said in (("holdout", "Infinity", "finite number"),
+                                   ("jobs", "abc", "valid integer"),
+                                   ("target", "Infinity", "finite number")):
+            page.fill(f"#setting-{field}", typed)
+            page.click("#new-run button[type=submit]")
+            page.wait_for_selector(f"#setting-{field}-error:not([hidden])")
+            assert said in page.inner_text(f"#setting-{field}-error"), field
+            assert page.get_attribute(f"#setting-{field}", "aria-invalid") == "true"
+            assert page.locator("#form-error").is_hidden()
+            page.fill(f"#setting-{field}", "")
+        page.fill("#setting-train_on", "nope")
+        page.click("#new-run button[type=submit]")
+        page.wait_for_selector("#setting-train_on-error:not([hidden])")
+        assert "no training source named 'nope'" in page.inner_text("#setting-train_on-error")
+        assert page.locator("#form-error").is_hidden()
+        page.close()
+        assert all("422" in problem or "404" in problem or "Failed to load resource" in problem
+                   for problem in problems), problems
+        with httpx.Client(base_url=server.url) as client:
+            assert client.get("/api/runs").json() == [] and client.get("/api/queue").json() == []
+    finally:
+        server.stop()

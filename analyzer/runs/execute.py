@@ -35,7 +35,7 @@ from .chunk_cache import ChunkCache
 from .counting import count_locally
 from .plan import Report, SourceTables, pretokenizer_name
 from .pool import run_jobs
-from .resolution import ResolvedRun, check_lossless, resolve
+from .resolution import ResolvedRun, check_lossless, check_pinned_corpus, resolve
 
 ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE, {bpe.ENGINE} engine"
 """Recorded with every run: which analyzer and which engine (compiled or python) made it."""
@@ -51,14 +51,17 @@ class ResultsNotStored(Busy):
 
 
 def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | None = None,
-                stage=None, started=None) -> int:
-    """Do the run and return its id. Settings are checked first (RunError); once the run is
+                stage=None, started=None, pinned: str | None = None) -> int:
+    """Do the run and return its id. Settings are checked first (RunError; with `pinned`, the
+    corpus's content digest when the run was asked for, a corpus changed since); once the run is
     recorded (`started(run_id)` is called then), a failure or Ctrl-C marks it failed or
     interrupted before re-raising, and no partial result is ever written. Finished results
     that cannot be written are kept in a file (ResultsNotStored says where), never dropped."""
     stage = stage or (lambda message: None)
     with contextlib.suppress(Busy):  # a run writes anyway: mark runs whose process is gone
         reap_stale_runs(db)
+    if pinned is not None:
+        check_pinned_corpus(db, settings, pinned)
     resolved = resolve(db, settings)
     stage("loading texts")
     texts = load_texts(db, resolved.corpus.id, resolved.languages)

@@ -15,7 +15,7 @@ from analyzer.bpe.pretokenize import NONE, USER_AROUND_PREFIX, USER_PREFIX
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
-from analyzer.errors import SETTING, setting
+from analyzer.errors import SETTING, NotFound, setting
 from analyzer.identity import Algorithm, VocabKind
 from analyzer.settings import (
     ALGORITHMS,
@@ -168,7 +168,7 @@ def _source(db: AnalyzerDatabase, settings: RunSettings, languages: list[str],
     if settings.holdout:
         raise RunError(f"{SETTING} holds units of the corpus out of its training; training on a "
                        "source, the corpus is measured whole", setting="holdout")
-    detail = get_source(db, settings.train_on)
+    detail = _named(get_source, db, settings.train_on, "train_on")
     by_language: dict[str, list] = {}
     for item in detail.file_list:
         by_language.setdefault(item.lang, []).append(item)
@@ -472,9 +472,30 @@ def _sizes(sizes: list[int]) -> list[int]:
     return sorted(set(sizes))
 
 
+def check_pinned_corpus(db: AnalyzerDatabase, settings: RunSettings, content_hash: str) -> None:
+    """RunError when the run's corpus no longer holds the content it was asked on (its digest
+    then was `content_hash`): a run queued on a corpus replaced since is refused, never run on
+    the new content."""
+    corpus = _corpus(db, settings.corpus)
+    if corpus.content_hash != content_hash:
+        raise RunError(f"corpus {corpus.name!r} changed since the run was queued (it was "
+                       "replaced: its content is not what the run was asked on), so the run "
+                       "was not started; ask for it again to run it on the new content",
+                       setting="corpus")
+
+
+def _named(get, db: AnalyzerDatabase, name: str, field: str):
+    """`get(db, name)`; its NotFound said of the setting that named it (`field`), so that a
+    face shows it there (the run form: at that field)."""
+    try:
+        return get(db, name)
+    except NotFound as error:
+        raise NotFound(error.message, setting=field, value=name) from None
+
+
 def _corpus(db: AnalyzerDatabase, name: str | None) -> CorpusDetail:
     if name is not None:
-        return get_corpus(db, name)  # NotFound, listing the corpora there are
+        return _named(get_corpus, db, name, "corpus")  # NotFound, listing the corpora there are
     corpora = list_corpora(db)
     if not corpora:
         raise RunError("the database has no corpora yet; run analyzer ingest first",

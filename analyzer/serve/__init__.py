@@ -20,6 +20,7 @@ from analyzer.errors import Invalid
 from .app import DEFAULT_BODY_LIMIT, create_app
 from .connections import DEFAULT_MAX_CONNECTIONS, KEEP_ALIVE_TIMEOUT, protocol_class, raise_file_limit
 from .guards import LOOPBACK_NAMES, host_name
+from .logs import json_line, use_json_stderr, uvicorn_log_config
 from .runner import DEFAULT_MAX_QUEUE
 from .state import DEFAULT_COUNTING_PROCESSES
 from .uploads import DEFAULT_CORPUS_LIMIT
@@ -80,6 +81,8 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
     at most `corpus_limit` bytes."""
     import uvicorn
 
+    if log_format == "json":  # every line on stderr JSON, uvicorn's and warnings included
+        use_json_stderr()
     if token == "":
         token = None  # an empty ANALYZER_TOKEN is no token
     if token is not None:
@@ -113,13 +116,16 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
         sock.close()
         raise ServeError(f"cannot listen on {host}:{port}: {error.strerror}") from None
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    announce(f"Serving {db} on http://{shown}:{sock.getsockname()[1]} (Ctrl-C to stop)")
+    url = f"http://{shown}:{sock.getsockname()[1]}"
+    serving = f"Serving {db} on {url} (Ctrl-C to stop)"
+    announce(json_line(serving, url=url) if log_format == "json" else serving)
     class Server(uvicorn.Server):
         async def shutdown(self, sockets=None) -> None:
             app.state.runs.stop_waiting()  # long polls answer now, not when they time out
             await super().shutdown(sockets)
 
+    logging = {"log_config": uvicorn_log_config()} if log_format == "json" else {}
     server = Server(uvicorn.Config(
-        app, log_level="warning", access_log=False, timeout_graceful_shutdown=30,
+        app, log_level="warning", access_log=False, timeout_graceful_shutdown=30, **logging,
         http=protocol_class(max_connections), timeout_keep_alive=KEEP_ALIVE_TIMEOUT))
     server.run(sockets=[sock])

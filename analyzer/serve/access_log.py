@@ -6,7 +6,10 @@ sent to count nor tokens reach the log.
     {"time": "2026-12-03T01:20:00.123Z", "client": "127.0.0.1", "method": "GET",
      "path": "/api/runs", "status": 200, "ms": 3.1, "bytes": 512}
 
-(the JSON on one line).
+(the JSON on one line). In the text line, the path's characters that could end the line or
+pass for another field (control characters, CR and LF, DEL, C1 controls, spaces, line
+separators, invisible format characters) and the backslash are written as escapes (`\\x0a`),
+so a request (`/x%0aFORGED`) cannot write a line of its own.
 """
 
 from __future__ import annotations
@@ -18,6 +21,26 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 FORMATS = ("text", "json", "none")
+
+
+def escaped(text: str) -> str:
+    """`text` with every character that is not plainly visible (or is a space or a backslash)
+    written as a Python escape: one field on one line, whatever a request sent.
+
+    >>> escaped("/x\\nFORGED 200"), escaped("/a\\\\b\\x7f\\x85\\u2028"), escaped("/état")
+    ('/x\\\\nFORGED\\\\x20200', '/a\\\\\\\\b\\\\x7f\\\\x85\\\\u2028', '/état')
+    """
+    if text.isprintable() and " " not in text and "\\" not in text:
+        return text  # the common case: as it is
+    return "".join(_escape(char) for char in text)
+
+
+def _escape(char: str) -> str:
+    if char == " ":
+        return "\\x20"
+    if char == "\\" or not char.isprintable():
+        return char.encode("unicode_escape").decode("ascii")
+    return char
 
 
 def stderr_line(line: str) -> None:
@@ -58,4 +81,5 @@ class AccessLog:
                                        "path": scope["path"], "status": status, "ms": ms,
                                        "bytes": size}))
             else:
-                self.write(f"{client} {scope['method']} {scope['path']} {status} {ms} ms {size} B")
+                self.write(f"{client} {escaped(scope['method'])} {escaped(scope['path'])} {status} "
+                           f"{ms} ms {size} B")

@@ -38,7 +38,7 @@ from analyzer.store import (
 
 from . import counting
 from .problems import NotRunning
-from .state import Database, Document, in_database
+from .state import Database, Document, in_database, unchanged
 
 router = APIRouter(prefix="/api")
 
@@ -96,7 +96,7 @@ async def run(request: Request, run_id: RunId, after: int | None = Query(None, g
 
     document = await request.app.state.documents.get(("show", run_id, found.started), make)
     headers["ETag"] = document.etag
-    if document.etag in request.headers.get("if-none-match", ""):
+    if unchanged(request, document):
         return Response(status_code=304, headers=headers)
     return Response(document.body, media_type="application/json", headers=headers)
 

@@ -22,6 +22,7 @@ from analyzer.settings import settings_error
 from . import api, health, pages, uploads, workflow
 from .access_log import AccessLog
 from .counting import CountingProcesses
+from .multipart import WholeForms
 from .guards import LOOPBACK_NAMES, BearerToken, BodyLimit, HeadAsGet, SecurityHeaders, TrustedHosts
 from .problems import library_problem, problem, title_of
 from .runner import DEFAULT_MAX_QUEUE, RunManager
@@ -44,7 +45,7 @@ def create_app(db_path: Path, *, token: str | None = None,
     request is logged on stderr in `log_format` (text, json; none: not logged); at most
     `max_queue` runs wait in the queue; an uploaded corpus has at most `corpus_limit` bytes."""
     databases = Databases(db_path)  # a bad database is refused now, not on the first request
-    runs = RunManager(databases.checked, max_queue=max_queue)
+    runs = RunManager(databases.checked, max_queue=max_queue, json_log=log_format == "json")
     counting = CountingProcesses(counting_processes)
 
     @asynccontextmanager
@@ -87,7 +88,7 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     @app.exception_handler(AnalyzerError)
     async def library_error(request: Request, error: AnalyzerError):
-        return library_problem(error)
+        return library_problem(databases.shown(error))  # no server path in what clients see
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception):
@@ -96,7 +97,8 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     app.state.token = token
     # Added innermost first: a request meets AccessLog, SecurityHeaders, TrustedHosts,
-    # HeadAsGet, BearerToken, then BodyLimit.
+    # HeadAsGet, BearerToken, BodyLimit, then WholeForms.
+    app.add_middleware(WholeForms)  # a form cut before its closing boundary: 400
     app.add_middleware(BodyLimit, limit=body_limit, streamed={CORPORA_PATH: corpus_limit})
     if token:
         app.add_middleware(BearerToken, token=token)

@@ -4,6 +4,9 @@ without a token (they tell nothing of the data) and hold no thread while they wa
 
     curl http://127.0.0.1:8000/healthz     # {"status": "ok"}
     curl http://127.0.0.1:8000/readyz      # {"status": "ready", "database": "analyzer.db"}
+
+The database is named by its file name only, in an answer and in a refusal: these answer
+without a token, and a client is not told where the server keeps its files.
 """
 
 from __future__ import annotations
@@ -37,5 +40,6 @@ async def readyz(request: Request):
     try:
         await run_in_threadpool(check)
     except AnalyzerError as error:
-        return problem(503, "Not ready", str(error), headers={"Retry-After": "10"})
-    return {"status": "ready", "database": str(databases.path)}
+        return problem(503, "Not ready", str(databases.shown(error)),
+                       headers={"Retry-After": "10"})
+    return {"status": "ready", "database": databases.path.name}

@@ -27,7 +27,7 @@ from analyzer.store import RunStatus, get_run, list_corpora, list_runs, queued_r
 from .api import MAX_ID
 from .guards import LOGIN_PATH, SESSION_COOKIE, session_value
 from .html import layout, page, scripts
-from .state import Database, Document, in_database
+from .state import Database, Document, in_database, unchanged
 from .workflow import run_progress_page
 
 router = APIRouter(include_in_schema=False)
@@ -87,8 +87,9 @@ def index(db: Database):
 
 @router.get("/runs/{run_id:int}", response_class=HTMLResponse)
 async def run_page(request: Request, run_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
-    """A complete run's report, made once (see `Documents`); a run not complete, its progress
-    (live while it runs) or how it ended."""
+    """A complete run's report, made once (see `Documents`) and sent with an ETag
+    (`If-None-Match` gets 304); a run not complete, its progress (live while it runs) or how
+    it ended."""
     found = await in_database(request, lambda db: get_run(db, run_id))
     if found.status != RunStatus.COMPLETE:
         return run_progress_page(found)
@@ -99,7 +100,11 @@ async def run_page(request: Request, run_id: Annotated[int, Path(ge=1, le=MAX_ID
         return Document(html, html.encode("utf-8"))
 
     document = await request.app.state.documents.get(("page", run_id, found.started), make)
-    return page(document.body, inline_script_hashes(document.body))
+    if unchanged(request, document):  # the report never changes: the browser's copy is it
+        return Response(status_code=304, headers={"ETag": document.etag})
+    sent = page(document.body, inline_script_hashes(document.body))
+    sent.headers["ETag"] = document.etag
+    return sent
 
 
 LOGIN_STYLE = ("body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}"

@@ -48,6 +48,7 @@ from analyzer.store import (
 )
 
 from .problems import ServerBusy
+from .state import without_paths
 
 START_TIMEOUT = 120.0
 """Seconds to wait for a child to record its run (loading a large corpus); a bound, not a pace."""
@@ -69,26 +70,37 @@ class RunStartError(RunError):
     """The child refused the settings before recording a run (the message is the CLI's)."""
 
 
-def _child(db_path: str, settings: dict, messages, server: int) -> None:
-    """The run's process: execute_run, reporting through `messages`. It is not daemonic (a
-    daemonic process may not start the run's own pool of workers), so it watches the server
-    instead and ends if the server does; the server interrupts it when it stops."""
+def _child(db_path: str, settings: dict, messages, server: int, pinned: str | None = None,
+           json_log: bool = False) -> None:
+    """The run's process: execute_run (on the corpus content `pinned`, for a queued run),
+    reporting through `messages` (and, `json_log`, writing its stderr as the server's JSON
+    log). It is not daemonic (a daemonic process may not start the run's own pool of workers),
+    so it watches the server instead and ends if the server does; the server interrupts it
+    when it stops."""
     from analyzer.runs import execute_run
     from analyzer.runs.pool import watch_parent
 
+    if json_log:
+        from .logs import use_json_stderr
+
+        use_json_stderr()
     watch_parent(server)
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, interrupt)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server's Ctrl-C stops the child by SIGTERM
+    # The server's Ctrl-C (which a terminal sends to every process of the group) stops the
+    # child by SIGTERM. SIGINT was blocked from the child's start (`_launch`), so one that came
+    # while Python started is dropped here, not a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         db = open_db(Path(db_path), create=False)  # deleted since: said, never made anew
         run_id = execute_run(
             db, RunSettings(**settings),
             report=lambda label, stage, done, total: messages.put(("progress", label, stage, done, total)),
-            started=lambda run_id: messages.put(("started", run_id)))
+            started=lambda run_id: messages.put(("started", run_id)), pinned=pinned)
     except KeyboardInterrupt:
         messages.put(("ended", "interrupted", None))
     except AnalyzerError as error:  # refused before the run was recorded (or after: marked)
@@ -108,7 +120,8 @@ class RunManager:
     `submit` starts a run or queues it; the dispatcher thread (`resume`) starts the queued
     ones in order; `stop` interrupts a run, `cancel` takes a waiting one out of the queue."""
 
-    def __init__(self, db: AnalyzerDatabase, max_queue: int = DEFAULT_MAX_QUEUE):
+    def __init__(self, db: AnalyzerDatabase, max_queue: int = DEFAULT_MAX_QUEUE,
+                 json_log: bool = False):
         self.checked = db
         """The served database, as checked at start: each use opens it again (`reconnect`),
         refusing a file deleted or replaced since."""
@@ -131,6 +144,8 @@ class RunManager:
         self.wake = threading.Event()
         """Set when the dispatcher should look at the queue now (a run ended, one was queued)."""
         self.dispatcher: threading.Thread | None = None
+        self.json_log = json_log
+        """The server's log is JSON: a run's process writes its stderr so too."""
 
     def submit(self, settings: RunSettings) -> dict:
         """Start a run now, or queue it: `{"run": id, "status": "running"}`, or the queued
@@ -147,7 +162,8 @@ class RunManager:
                     raise QueueFull(f"{len(waiting)} runs are waiting, as many as this "
                                     f"server queues (analyzer serve --max-queue); try again "
                                     "once one has started")
-                entry = enqueue_run(db, asdict(settings), resolved.corpus.name)
+                entry = enqueue_run(db, asdict(settings), resolved.corpus.name,
+                                    resolved.corpus.content_hash)
                 self._notify()
                 self.wake.set()
                 return self.queued_document(entry)
@@ -170,13 +186,21 @@ class RunManager:
         self._notify()
         return entry
 
-    def _launch(self, settings: RunSettings) -> int:
-        """The run's process, started; its run id once it has recorded the run. Its refusal
-        (RunError, or the error the process raised) if it ends first."""
+    def _launch(self, settings: RunSettings, pinned: str | None = None) -> int:
+        """The run's process, started (on the corpus content `pinned`, if given); its run id
+        once it has recorded the run. Its refusal (RunError, or the error the process raised)
+        if it ends first."""
         messages = self.context.Queue()
         process = self.context.Process(target=_child, args=(
-            str(self.db_path), asdict(settings), messages, os.getpid()))
-        process.start()
+            str(self.db_path), asdict(settings), messages, os.getpid(), pinned, self.json_log))
+        # Started with SIGINT blocked (a mask is inherited through fork and exec; only this
+        # thread's is changed): a Ctrl-C while the child imports would otherwise print a
+        # KeyboardInterrupt traceback from the middle of its start-up. `_child` unblocks it.
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         first = self._first_message(process, messages)
         if first[0] == "ended":
             process.join()
@@ -224,11 +248,14 @@ class RunManager:
                 if claimed is None:
                     return
             self.starting = True
-        queued_id, fields = claimed
+        queued_id = claimed.id
         try:
-            run_id = self._launch(RunSettings(**fields))
-        except AnalyzerError as error:
-            self._finish(queued_id, QueueStatus.REFUSED, error=error.render())
+            # Pinned: a corpus replaced while the run waited refuses it (the child checks, just
+            # before it records the run; once recorded, the corpus cannot be replaced).
+            run_id = self._launch(RunSettings(**claimed.settings), claimed.content_hash)
+        except AnalyzerError as error:  # said as a client may see it: no server path
+            self._finish(queued_id, QueueStatus.REFUSED,
+                         error=without_paths(error, self.db_path).render())
         except Exception as error:  # settings stored by an older version, say: refused, said
             self._finish(queued_id, QueueStatus.REFUSED, error=f"{type(error).__name__}: {error}")
         else:

@@ -1,8 +1,8 @@
 """The new-run form, made from the run settings' own definition.
 
 Every field of the service's run request (`api.RunRequest`, generated from `RunSettings`) is
-one control, chosen by its type: a checkbox for a flag, a number within its bounds, a choice
-among its allowed values, a list written as text. Its label is its name, its help its
+one control, chosen by its type: a checkbox for a flag, a number (typed as text, which the
+server checks against its bounds), a choice among its allowed values, a list written as text. Its label is its name, its help its
 description, its value its default: nothing about a setting is written here a second time. What
 only the server knows is offered as choices: the stored corpora and the catalog tokenizers.
 
@@ -23,7 +23,6 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from analyzer.bpe.pretokenize import USER_AROUND_PREFIX, USER_PREFIX
-from analyzer.settings import bounds
 
 FIRST = ("corpus", "sizes", "languages", "pivot", "pretokenizers", "algorithms", "parity",
          "per_language", "tokenizers")
@@ -128,13 +127,11 @@ def control(name: str, info: FieldInfo, *, corpora: list[str], corpus: str | Non
                           for item in _choices(info))
         widget = f"<select {attributes}{described}>{options}</select>"
     elif kind in ("int", "float"):
-        limits = bounds(name)
-        low = limits.get("ge", limits.get("gt"))
-        high = limits.get("le", limits.get("lt"))
-        range_ = (f" min='{low}'" if low is not None else "") + (
-            f" max='{high}'" if high is not None else "")
-        step = " step='any'" if kind == "float" else ""
-        widget = (f"<input type='number' {attributes}{range_}{step} "
+        # Text, not type='number': a number field gives a script "" for what is not a number
+        # (abc, Infinity), which would be dropped and the default used without a word. The
+        # text typed is sent, and refused at this field if it is not a number in bounds.
+        mode = "decimal" if kind == "float" else "numeric"
+        widget = (f"<input type='text' inputmode='{mode}' {attributes} "
                   f"placeholder='{escape(_text(default) or 'default')}'{described}>")
     else:
         examples = info.examples[0] if info.examples else None

@@ -20,6 +20,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
+from analyzer.errors import AnalyzerError
 from analyzer.store import AnalyzerDatabase, open_db, reconnect
 
 T = TypeVar("T")
@@ -41,6 +42,10 @@ class Databases:
     def check_present(self) -> None:
         self.checked.check_present()
 
+    def shown(self, error: AnalyzerError) -> AnalyzerError:
+        """The error as a client may see it: without this server's paths (`without_paths`)."""
+        return without_paths(error, self.path)
+
     @contextmanager
     def connection(self) -> Iterator[AnalyzerDatabase]:
         db = reconnect(self.checked, any_thread=True)
@@ -48,6 +53,24 @@ class Databases:
             yield db
         finally:
             db.conn.close()
+
+
+def without_paths(error: AnalyzerError, path: Path) -> AnalyzerError:
+    """The error with the database's path (as given, absolute, or resolved) called by its file
+    name, and its folder not named: a client is told which database, never where this server
+    keeps it (the library's messages name the whole path, for the command line's user).
+
+    >>> from analyzer.store import DatabaseGone
+    >>> str(without_paths(DatabaseGone("the database /srv/a/x.db was deleted"), Path("/srv/a/x.db")))
+    'the database x.db was deleted'
+    """
+    forms = {str(path), str(path.absolute()), str(path.resolve())} - {path.name}
+    for form in sorted(forms, key=len, reverse=True):  # the longest first: one holds another
+        error = error.renamed(form, path.name)
+    folders = {str(path.absolute().parent), str(path.resolve().parent)} - {"/", "."}
+    for folder in sorted(folders, key=len, reverse=True):
+        error = error.renamed(folder, "the database's folder")
+    return error
 
 
 def database(request: Request) -> Iterator[AnalyzerDatabase]:
@@ -79,6 +102,13 @@ class Document:
     def __init__(self, body: Any, identity: bytes):
         self.body = body
         self.etag = f'"{hashlib.sha256(identity).hexdigest()[:32]}"'
+
+
+def unchanged(request: Request, document: Document) -> bool:
+    """Whether the client already holds `document`: its If-None-Match names the document's
+    ETag (or is `*`). Answer 304 then."""
+    tags = [tag.strip().removeprefix("W/") for tag in request.headers.get("if-none-match", "").split(",")]
+    return "*" in tags or document.etag in tags
 
 
 class Documents:

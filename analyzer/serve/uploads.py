@@ -14,6 +14,7 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
+from urllib.parse import quote
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, Request, UploadFile
@@ -122,6 +123,6 @@ async def upload_corpus(
             return {"status": status, "corpus": summary.model_dump(mode="json"),
                     "dropped_empty_units": corpus.dropped_empty_units,
                     "nfc_changed_units": corpus.nfc_changed_units, "not_read": corpus.not_read,
-                    "url": f"/api/corpora/{stored}"}
+                    "url": f"/api/corpora/{quote(stored, safe='')}"}
 
     return await run_in_threadpool(ingest)

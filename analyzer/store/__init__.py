@@ -34,6 +34,7 @@ from .models import (
 )
 from .pending import recover_run, save_pending
 from .queue import (
+    ClaimedRun,
     QueueStateError,
     cancel_queued,
     claim_next,
@@ -82,6 +83,7 @@ __all__ = [
     "DiskFull",
     "LanguageStats",
     "NewRun",
+    "ClaimedRun",
     "QueueStateError",
     "QueueStatus",
     "QueuedRunRead",

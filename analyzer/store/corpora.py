@@ -72,17 +72,26 @@ def save_corpus(db: AnalyzerDatabase, corpus: ParallelCorpus, name: str, *, repl
 
 MAX_NAME_LENGTH = 200
 _BIDI_CONTROLS = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+URL_SIGNIFICANT = "/\\?#%"
+"""Characters a name may not hold: in a URL (`/api/corpora/NAME`, the pages' links) or a path
+each would mean something else (a folder, a query, a fragment, an escape)."""
 
 
 def check_corpus_name(name: str, what: str = "corpus") -> None:
-    """StoreError for a name that could not be shown or typed back safely: empty, too long, or
-    holding control, line-breaking, direction-changing or surrogate characters.
+    """StoreError for a name that could not be shown, typed back or put in a URL safely: empty,
+    too long, `.` or `..`, or holding `/`, `\\`, `?`, `#`, `%`, or control, line-breaking,
+    direction-changing or surrogate characters. The one rule for every corpus (and source)
+    name, whoever gives it (`analyzer ingest --name`, an upload's `name`).
 
     >>> check_corpus_name("ntrex128")
     >>> check_corpus_name("a\\x1b[31mb")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     analyzer.store.errors.StoreError: corpus name 'a\\x1b[31mb' has a control character (U+001B) ...
+    >>> check_corpus_name("a?b#c")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    analyzer.store.errors.StoreError: corpus name 'a?b#c' has '?' at position 1, ...
     """
     if not name.strip():
         raise StoreError(f"a {what} name cannot be empty; choose one with {{setting:name}}")
@@ -97,6 +106,15 @@ def check_corpus_name(name: str, what: str = "corpus") -> None:
             shown = name.encode("unicode_escape", errors="backslashreplace").decode("ascii")
             raise StoreError(f"{what} name '{shown}' has a {kind} character (U+{ord(char):04X}) "
                              f"at position {position}; choose another with {setting('name')}")
+    if name.strip() in (".", ".."):
+        raise StoreError(f"{what} name {name!r} is not a name (in a URL or a path it means a "
+                         f"folder); choose another with {setting('name')}", value=name)
+    for position, char in enumerate(name):
+        if char in URL_SIGNIFICANT:
+            raise StoreError(f"{what} name {name!r} has {char!r} at position {position}, which "
+                             f"a name may not hold (none of {' '.join(URL_SIGNIFICANT)}: in a "
+                             f"URL each means something else); choose another with "
+                             f"{setting('name')}", value=name)
 
 
 def list_corpora(db: AnalyzerDatabase) -> list[CorpusRead]:

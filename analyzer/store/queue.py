@@ -1,18 +1,20 @@
 """The service's queue of runs: asked for while another run was in progress, they wait here,
 in order, so that a restarted server finds them and starts them one by one.
 
-    entry = enqueue_run(db, {"sizes": [512]}, corpus="harbour_town")
-    claimed = claim_next(db)                 # (id, settings) of the oldest waiting, now starting
-    finish_queued(db, claimed[0], QueueStatus.STARTED, run_id=7)
+    entry = enqueue_run(db, {"sizes": [512]}, corpus="harbour_town", content_hash=digest)
+    claimed = claim_next(db)                 # the oldest waiting, now starting
+    finish_queued(db, claimed.id, QueueStatus.STARTED, run_id=7)
 
 The settings are the request's, as JSON (`RunSettings`' fields); they are checked when asked
-for and again when the run starts (the corpus may have changed in between).
+for and again when the run starts (the corpus may have changed in between). The corpus's
+content digest when the run was asked for is kept with it, so that a run whose corpus was
+replaced while it waited is refused rather than run on the new content.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlite_utils import Database
 
@@ -32,12 +34,24 @@ class QueueStateError(Conflict):
     """A queued run is no longer waiting (cancelling one that has started, say)."""
 
 
-def enqueue_run(db: Database, settings: dict[str, Any], corpus: str | None) -> QueuedRunRead:
-    """Put a run's settings at the end of the queue; its entry, with its position."""
+class ClaimedRun(NamedTuple):
+    """A queued run whose turn has come: its entry's id, its settings, and its corpus's
+    content digest when it was queued (None for an entry of an older analyzer)."""
+
+    id: int
+    settings: dict[str, Any]
+    content_hash: str | None
+
+
+def enqueue_run(db: Database, settings: dict[str, Any], corpus: str | None,
+                content_hash: str | None = None) -> QueuedRunRead:
+    """Put a run's settings at the end of the queue, with its corpus's name and content digest
+    (`content_hash`, checked when its turn comes); its entry, with its position."""
     with write_transaction(db):
-        cursor = db.execute("INSERT INTO run_queue (settings, corpus, status, submitted) "
-                            "VALUES (?, ?, ?, ?)",
-                            [json.dumps(settings), corpus, QueueStatus.WAITING, now()])
+        cursor = db.execute("INSERT INTO run_queue (settings, corpus, status, submitted, "
+                            "content_hash) VALUES (?, ?, ?, ?, ?)",
+                            [json.dumps(settings), corpus, QueueStatus.WAITING, now(),
+                             content_hash])
         queued_id = inserted_id(cursor)
     return get_queued(db, queued_id)
 
@@ -76,16 +90,16 @@ def cancel_queued(db: Database, queued_id: int) -> QueuedRunRead:
     return get_queued(db, queued_id)
 
 
-def claim_next(db: Database) -> tuple[int, dict[str, Any]] | None:
+def claim_next(db: Database) -> ClaimedRun | None:
     """The oldest waiting entry, marked starting (in one transaction, so two servers never
-    claim one entry): its id and settings; None when nothing waits."""
+    claim one entry); None when nothing waits."""
     with write_transaction(db):
-        row = db.execute("SELECT id, settings FROM run_queue WHERE status = ? ORDER BY id LIMIT 1",
-                         [QueueStatus.WAITING]).fetchone()
+        row = db.execute("SELECT id, settings, content_hash FROM run_queue WHERE status = ? "
+                         "ORDER BY id LIMIT 1", [QueueStatus.WAITING]).fetchone()
         if row is None:
             return None
         db.execute("UPDATE run_queue SET status = ? WHERE id = ?", [QueueStatus.STARTING, row[0]])
-    return row[0], json.loads(row[1])
+    return ClaimedRun(row[0], json.loads(row[1]), row[2])
 
 
 def finish_queued(db: Database, queued_id: int, status: QueueStatus, *, run_id: int | None = None,

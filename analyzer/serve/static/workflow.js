@@ -92,9 +92,16 @@
     return found;
   }
 
-  function number(text, parse) {
-    var value = parse(text);
-    return isNaN(value) ? text : value;  // not a number: sent as typed, the server says why
+  // A number as typed, when it is one JSON can carry exactly: a finite decimal (an integer:
+  // digits only, within what a double holds exactly). Anything else (abc, Infinity, 1e999,
+  // 9223372036854775807) is sent as the text typed, which the server reads exactly or refuses
+  // at its field; never dropped, never made null by JSON (JSON has no Infinity).
+  var INTEGER = /^[+-]?\d+$/, DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+  function number(text, integer) {
+    var value = (integer ? INTEGER : DECIMAL).test(text) ? Number(text) : NaN;
+    var exact = integer ? Number.isSafeInteger(value) : isFinite(value);
+    return exact ? value : text;
   }
 
   function collect(form) {
@@ -110,15 +117,15 @@
         return;
       }
       if (!text) return;  // empty: the default
-      if (kind === 'int') body[name] = number(text, function (t) { return /^-?\d+$/.test(t) ? parseInt(t, 10) : NaN; });
-      else if (kind === 'float') body[name] = number(text, Number);
-      else if (kind === 'ints') body[name] = items(text, []).map(function (t) { return number(t, function (v) { return /^-?\d+$/.test(v) ? parseInt(v, 10) : NaN; }); });
+      if (kind === 'int') body[name] = number(text, true);
+      else if (kind === 'float') body[name] = number(text, false);
+      else if (kind === 'ints') body[name] = items(text, []).map(function (t) { return number(t, true); });
       else if (kind === 'texts') body[name] = items(text, patterns);
       else if (kind === 'weights') {
         var weights = {};
         items(text, []).forEach(function (pair) {
           var at = pair.indexOf('=');
-          weights[at < 0 ? pair : pair.slice(0, at)] = at < 0 ? pair : number(pair.slice(at + 1), Number);
+          weights[at < 0 ? pair : pair.slice(0, at)] = at < 0 ? pair : number(pair.slice(at + 1), false);
         });
         body[name] = weights;
       } else body[name] = text;
@@ -147,10 +154,10 @@
         })
         .catch(function (error) {
           busy(form, '');
-          show($('form-error'), error.message);
           var setting = error.problem && error.problem.setting;
           var control = setting && $('setting-' + setting);
-          if (control) {
+          if (!control) show($('form-error'), error.message);  // said of no one field
+          else {
             show($('setting-' + setting + '-error'), error.message);
             control.setAttribute('aria-invalid', 'true');
             var details = control.closest('details');
