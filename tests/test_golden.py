@@ -141,7 +141,9 @@ def test_a_run_of_every_kind_of_vocabulary_is_unchanged(every_kind, part):
     """Every kind of vocabulary in one run: what is stored and everything the command line
     prints of it, byte for byte (clock fields and this machine's paths aside), as before the
     architecture of issue 38. The Unigram vocabularies' parts were written anew at issue 42,
-    when the analyzer's own engine took over Unigram training (only they changed)."""
+    when the analyzer's own engine took over Unigram training (only they changed); the tables'
+    text at issue 50, when tables stopped breaking names and headers across lines (and soft wrap
+    stopped centring titles and folding long lines in a pipe)."""
     golden, now = every_kind
     found = now[part]
     if part == "export":
