@@ -14,6 +14,7 @@ import ipaddress
 import socket
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from analyzer.errors import Invalid
 
@@ -124,8 +125,9 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
             app.state.runs.stop_waiting()  # long polls answer now, not when they time out
             await super().shutdown(sockets)
 
-    logging = {"log_config": uvicorn_log_config()} if log_format == "json" else {}
+    log_settings: dict[str, Any] = (
+        {"log_config": uvicorn_log_config()} if log_format == "json" else {})
     server = Server(uvicorn.Config(
-        app, log_level="warning", access_log=False, timeout_graceful_shutdown=30, **logging,
+        app, log_level="warning", access_log=False, timeout_graceful_shutdown=30, **log_settings,
         http=protocol_class(max_connections), timeout_keep_alive=KEEP_ALIVE_TIMEOUT))
     server.run(sockets=[sock])

@@ -22,8 +22,8 @@ from analyzer.settings import settings_error
 from . import api, health, pages, uploads, workflow
 from .access_log import AccessLog
 from .counting import CountingProcesses
-from .multipart import WholeForms
 from .guards import LOOPBACK_NAMES, BearerToken, BodyLimit, HeadAsGet, SecurityHeaders, TrustedHosts
+from .multipart import WholeForms
 from .problems import library_problem, problem, title_of
 from .runner import DEFAULT_MAX_QUEUE, RunManager
 from .state import DEFAULT_COUNTING_PROCESSES, Databases, Documents

@@ -119,7 +119,7 @@ def use_json_stderr() -> None:
     if isinstance(sys.stderr, JsonStderr):
         return
     wrapped = JsonStderr(sys.stderr)
-    sys.stderr = wrapped  # type: ignore[assignment]
+    sys.stderr = wrapped
     atexit.register(wrapped.close_line)
     handler = logging.StreamHandler(wrapped)
     handler.setFormatter(JsonFormatter())

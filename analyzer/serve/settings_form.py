@@ -2,9 +2,10 @@
 
 Every field of the service's run request (`api.RunRequest`, generated from `RunSettings`) is
 one control, chosen by its type: a checkbox for a flag, a number (typed as text, which the
-server checks against its bounds), a choice among its allowed values, a list written as text. Its label is its name, its help its
-description, its value its default: nothing about a setting is written here a second time. What
-only the server knows is offered as choices: the stored corpora and the catalog tokenizers.
+server checks against its bounds), a choice among its allowed values, a list written as text.
+Its label is its name, its help its description, its value its default: nothing about a
+setting is written here a second time. What only the server knows is offered as choices: the
+stored corpora and the catalog tokenizers.
 
     form = settings_form(RunRequest, corpora=["harbour_town"], tokenizers={"llama3": True})
 

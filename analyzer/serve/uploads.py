@@ -14,8 +14,8 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from urllib.parse import quote
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request, UploadFile
 from starlette.concurrency import run_in_threadpool
