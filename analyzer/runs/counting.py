@@ -11,7 +11,9 @@ per file, the counters merged two by two; the tables are the same, chunk for chu
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -155,6 +157,7 @@ def count_file_into(own: list[dict[str, Counter]], plan: SourcePlan, lang: str, 
     item = language.files[index]
     base = language.bases()[index]
     kind = FileKind(item.compression, item.format)
+    before = as_registered(plan.source.name, item)
     # What registration found unreadable was refused before (`check_readable`) unless it is
     # to be skipped; what is unreadable only now (changed in place) is refused here, alike.
     batches = read_documents(Path(item.path), kind, documents=plan.source.documents,
@@ -179,13 +182,79 @@ def count_file_into(own: list[dict[str, Counter]], plan: SourcePlan, lang: str, 
 
     taken = Taken(lang)
     notes: list[tuple[int, list[str]]] = []
-    for number, read, found in _in_parallel(batches, count, own):
-        taken.add(found)
-        notes.append((number, found.notes))
-        if progress:
-            progress(read)
+    try:
+        for number, read, found in _in_parallel(batches, count, own):
+            taken.add(found)
+            notes.append((number, found.notes))
+            if progress:
+                progress(read)
+    except Exception:
+        # A file cut short while it is read can fail as unreadable (a broken stream): said
+        # for what it is, a file that changed.
+        unchanged_while_read(plan.source.name, item, before)
+        raise
+    # Raised before anything counted from it is returned, so nothing read from a file that
+    # changed is trained on or cached.
+    unchanged_while_read(plan.source.name, item, before)
     taken.notes = [note for _, batch_notes in sorted(notes) for note in batch_notes]
     return taken
+
+
+Stamp = tuple[int, int, int, int]
+"""A file's size, modification and change times and inode: any write, truncation or
+replacement changes one of them (the change time cannot be set back)."""
+
+
+def _stamp(status: os.stat_result) -> Stamp:
+    return (status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
+
+
+def _again(source: str) -> str:
+    return f"register the source again (analyzer sources add {source} ... --replace)"
+
+
+def as_registered(source: str, item: SourceFile) -> Stamp:
+    """The file's stamp now; RunError naming the file if it is gone or its size or time is not
+    the one registered."""
+    try:
+        status = os.stat(item.path)
+    except OSError as error:
+        raise RunError(f"{item.path} of source {source!r} is gone since it was registered "
+                       f"({error.strerror}); {_again(source)}", setting="train_on",
+                       value=source, file=item.path) from None
+    if (status.st_size, status.st_mtime_ns) != (item.size, item.mtime_ns):
+        raise RunError(f"{item.path} of source {source!r} changed since it was registered (its "
+                       f"size or time is not the one recorded); {_again(source)}",
+                       setting="train_on", value=source, file=item.path)
+    return _stamp(status)
+
+
+def unchanged_while_read(source: str, item: SourceFile, before: Stamp) -> None:
+    """RunError naming the file if it changed while it was read (its stamp is not `before`'s),
+    or if what was read is not the content registered (its SHA-256, read again now, mostly
+    from the page cache: a rewrite that kept the size and set the time back)."""
+    def changed() -> RunError:
+        return RunError(f"{item.path} of source {source!r} changed while this run read it (cut "
+                        "short, rewritten or replaced); nothing read from it is used or "
+                        "cached. Run again once it is whole; if its content changed for good, "
+                        f"{_again(source)}", setting="train_on", value=source, file=item.path)
+
+    try:
+        if _stamp(os.stat(item.path)) != before:
+            raise changed()
+        if not item.sha256:
+            return
+        with open(item.path, "rb") as file:
+            digest = hashlib.file_digest(file, "sha256").hexdigest()
+        if _stamp(os.stat(item.path)) != before:
+            raise changed()
+    except OSError:
+        raise changed() from None
+    if digest != item.sha256:
+        raise RunError(f"{item.path} of source {source!r} is not the file registered: its size "
+                       "and time are, its SHA-256 is not (rewritten, its time set back); "
+                       f"nothing read from it is used or cached; {_again(source)}",
+                       setting="train_on", value=source, file=item.path)
 
 
 def _in_parallel(batches: Iterator[Batch], count: Callable[[int, Batch, dict], Taken],
