@@ -29,7 +29,7 @@ from analyzer.corpus.streams import Batch, FileKind, read_documents, utf8_bytes
 from analyzer.store import SourceDetail
 from analyzer.store.models import SourceFile
 
-from .chunk_cache import ChunkCache, cache_key, read_about
+from .chunk_cache import ChunkCache, DamagedEntry, cache_key
 from .errors import RunError
 from .sample import ALL, selected
 
@@ -97,11 +97,23 @@ class Taken:
         self.notes += other.notes
 
     def document(self, plan: LanguagePlan) -> dict:
-        return {"lang": self.lang, "budget": plan.budget, "available_bytes": plan.available,
-                "available_documents": plan.documents, "bytes": self.bytes,
-                "documents": self.documents, "short": plan.budget > plan.available,
-                "skipped_documents": self.skipped_documents, "skipped_bytes": self.skipped_bytes,
-                "notes": self.notes}
+        return {"lang": self.lang, **asked(plan), "bytes": self.bytes,
+                "documents": self.documents, "skipped_documents": self.skipped_documents,
+                "skipped_bytes": self.skipped_bytes, "notes": self.notes}
+
+
+def asked(plan: LanguagePlan) -> dict:
+    """What a run asked of a language and what the source has: recorded from the run's own
+    plan, also when its counts come from an entry another run wrote (which may have asked
+    another budget of the same sample)."""
+    return {"budget": plan.budget, "available_bytes": plan.available,
+            "available_documents": plan.documents, "short": plan.budget > plan.available}
+
+
+def recounted(document: dict, notes: list[str]) -> dict:
+    """A language's document with what was found damaged in the cache (and so counted again),
+    when anything was."""
+    return {**document, "cache_notes": notes} if notes else document
 
 
 Splitters = dict[str, Splitter | None]
@@ -345,16 +357,31 @@ def check_readable(plan: SourcePlan) -> None:
 
 
 def cached_languages(plan: SourcePlan, splitters: Splitters, cache: ChunkCache
-                     ) -> dict[str, dict]:
-    """The languages whose every table is in the cache: what each took, from its entries."""
-    found = {}
-    for lang in plan.languages:
-        keys = [table_key(plan, lang, name, splitter) for name, splitter in splitters.items()]
-        if keys and all(cache.has(key) for key in keys):
-            about = read_about(cache.path(keys[0]))
-            if about is not None and "taken" in about:
-                found[lang] = about["taken"]
-    return found
+                     ) -> tuple[dict[str, dict], dict[str, list[str]]]:
+    """The languages whose every table is in the cache, each entry verified (`read_entry`):
+    what each took, from its entries, with what this run asked (`asked`); and, by language, a
+    note of each damaged entry (its language is counted again, and the entry written anew)."""
+    found: dict[str, dict] = {}
+    damaged: dict[str, list[str]] = {}
+    for lang, language in plan.languages.items():
+        keys = {name: table_key(plan, lang, name, splitter)
+                for name, splitter in splitters.items()}
+        if not keys or not all(cache.has(key) for key in keys.values()):
+            continue
+        taken = None
+        for name, key in keys.items():
+            try:
+                about = cache.verify(key)
+            except DamagedEntry as error:
+                damaged.setdefault(lang, []).append(
+                    f"the chunk-count cache's entry for {lang} ({name}) was damaged ({error}): "
+                    "counted again")
+                continue
+            if taken is None and isinstance(about.get("taken"), dict):
+                taken = about["taken"]
+        if lang not in damaged and taken is not None:
+            found[lang] = {**taken, **asked(language)}
+    return found, damaged
 
 
 def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
@@ -367,7 +394,7 @@ def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
     A language's counters are merged and its tables written by a thread of their own while
     the next language is counted (so at most two languages' counters are held at once)."""
     check_readable(plan)
-    cached = cached_languages(plan, splitters, cache)
+    cached, damaged = cached_languages(plan, splitters, cache)
     threads = max(1, threads or available_cores())
     tables: dict[tuple[str, str], Path] = {}
     taken_by_language: dict[str, dict] = {}
@@ -383,12 +410,14 @@ def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
                 progress(language.available)
             continue
         if stage:
+            for note in damaged.get(lang, []):
+                stage(note)
             stage(f"counting {lang}")
         own = [new_counters(splitters) for _ in range(threads)]
         taken = Taken(lang)
         for index in range(len(language.files)):
             taken.add(count_file_into(own, plan, lang, index, splitters, progress))
-        taken_by_language[lang] = taken.document(language)
+        taken_by_language[lang] = recounted(taken.document(language), damaged.get(lang, []))
         saver.submit(_save_language, cache, keys, own, plan, lang, splitters,
                      taken_by_language[lang])
     for paths in saver.results():
