@@ -145,3 +145,18 @@ def test_a_run_served_from_the_cache_records_its_own_budget(tmp_path):
     for item in training["languages"]:
         assert not item["short"] and item["budget"] != 1 << 30 >> 1, item
     assert not any("less than asked" in line for line in training_notes(training))
+
+
+def test_a_damaged_entry_is_counted_again_on_a_dask_cluster(tmp_path):
+    pytest.importorskip("distributed")
+    db = a_source(tmp_path)
+    on_dask = RunSettings(sizes=[262], pretokenizers=["words"], train_on="mono", executor="dask",
+                          jobs=2)
+    first = execute_run(db, on_dask)
+    english = entry_of(tmp_path, "eng_Latn")
+    rewritten(english, counts_of(lambda c: -c))
+    second = execute_run(db, on_dask)
+    recorded = get_run(db, second).training["languages"]
+    assert "was damaged (its counts are not whole numbers" in recorded[0]["cache_notes"][0]
+    assert load_merges(db, second, "shared", "words") == load_merges(db, first, "shared", "words")
+    read_entry(english)
