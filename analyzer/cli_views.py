@@ -343,6 +343,8 @@ def training_notes(training: dict | None) -> list[str]:
                if item["skipped_documents"] or item["notes"]]
     if skipped:
         lines.append(f"Skipped what could not be read (--skip-invalid): {', '.join(skipped)}.")
+    lines += [note[0].upper() + note[1:] + "." for item in languages
+              for note in item.get("cache_notes", [])]
     return lines
 
 

@@ -5,8 +5,9 @@ second run with other sizes or settings reads no text.
 An entry is keyed by what determines it (the source's fingerprint, the language, the
 pre-tokenizer's pattern, and the sample: seed, rate, what is skipped) and is one Arrow IPC file
 (`<key>.arrow`: the chunks, their counts and first occurrences, in order of first occurrence;
-what it was counted from in its metadata), written atomically: a stopped run leaves no half
-entry, and a damaged one is counted again.
+what it was counted from, its key and a checksum in its metadata), written atomically: a
+stopped run leaves no half entry. An entry is verified before it is used (`read_entry`: its
+key, schema, counts and checksum), and a damaged one is counted again.
 
     cache = ChunkCache.beside(db.path)
     table = cache.load(key) or count_it_and(cache.save(key, table, about))
@@ -34,6 +35,15 @@ from analyzer.store.processes import is_alive
 
 SUFFIX = ".arrow"
 FORMAT = "analyzer chunk counts 1"
+COLUMNS = {"chunk": pa.large_string(), "count": pa.int64(), "first": pa.int64()}
+"""An entry's columns and their types, in order."""
+MAX_COUNT = 1 << 48
+"""More occurrences of one chunk than any sample has (256 TB of text): a count above it, or
+below 1, is damage."""
+
+
+class DamagedEntry(ValueError):
+    """A cache file that is not a whole, sound entry; the message says what is wrong."""
 
 
 def cache_key(*parts: object) -> str:
@@ -76,9 +86,11 @@ class ChunkCache:
         # The arrays as Arrow buffers, uncopied (an int64 column from numpy, not item by item).
         chunks = pa.LargeStringArray.from_buffers(n, pa.py_buffer(table.offsets),
                                                   pa.py_buffer(table.data))
+        about = {"format": FORMAT, "key": key, **about}
+        about["checksum"] = checksum(table, about)
         arrow = pa.table({"chunk": chunks, "count": pa.array(np.frombuffer(table.counts, np.int64)),
                           "first": pa.array(np.frombuffer(table.firsts, np.int64))},
-                         metadata={"analyzer": json.dumps({"format": FORMAT, **about})})
+                         metadata={"analyzer": json.dumps(about)})
         def write(file) -> None:  # straight into the file: no copy of the table in memory
             with ipc.new_file(pa.PythonFile(file, mode="w"), arrow.schema) as writer:
                 writer.write_table(arrow)
@@ -86,6 +98,11 @@ class ChunkCache:
         path = self.path(key)
         write_atomically(path, write)
         return path
+
+    def verify(self, key: str) -> dict:
+        """The entry's metadata, once its table is read and found sound; DamagedEntry (saying
+        what is wrong) otherwise."""
+        return read_entry(self.path(key), key)[1]
 
     def entries(self) -> list[CacheEntry]:
         """Every entry, with what it was counted from (damaged ones left out)."""
@@ -135,20 +152,74 @@ def read_about(path: Path) -> dict | None:
     return about if about.get("format") == FORMAT else None
 
 
-def load_table(path: Path) -> ChunkTable | None:
-    """An entry's table; None when the file is not a whole entry (it is counted again)."""
+def checksum(table: ChunkTable, about: dict) -> str:
+    """SHA-256 of an entry's table (its chunks' bytes and offsets, counts and first occurrences)
+    and metadata (all but the checksum itself)."""
+    digest = hashlib.sha256(json.dumps({name: value for name, value in about.items()
+                                        if name != "checksum"}, sort_keys=True).encode())
+    for part in (table.offsets, table.counts, table.firsts):
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(memoryview(part).cast("B"))
+    digest.update(table.data)
+    return digest.hexdigest()
+
+
+def read_entry(path: Path, key: str | None = None) -> tuple[ChunkTable, dict]:
+    """An entry's table and metadata, verified: a whole Arrow file of this format, under its
+    own key (`key`, else its file name's), with the columns and types it is written with,
+    counts within bounds, first occurrences in order, and its checksum. DamagedEntry says what
+    is not so (the entry is then counted again)."""
+    key = key if key is not None else path.name.removesuffix(SUFFIX)
     try:
         with pa.memory_map(str(path)) as source:
             arrow = ipc.open_file(source).read_all()
-        chunks = arrow.column("chunk").combine_chunks()
-        offsets = np.frombuffer(chunks.buffers()[1], np.int64)[chunks.offset:
-                                                                 chunks.offset + len(chunks) + 1]
-        data = chunks.buffers()[2]
-        base = int(offsets[0]) if len(offsets) else 0
-        blob = data.to_pybytes()[base:int(offsets[-1])] if data is not None else b""
-        return ChunkTable(blob, _int64s(offsets - base), _int64s(arrow.column("count")),
-                          _int64s(arrow.column("first")))
-    except (OSError, pa.ArrowException, KeyError, ValueError, IndexError):
+        about = json.loads(arrow.schema.metadata[b"analyzer"])
+    except (OSError, pa.ArrowException, KeyError, ValueError, TypeError):
+        raise DamagedEntry("not a whole chunk-count table") from None
+    if not isinstance(about, dict) or about.get("format") != FORMAT:
+        raise DamagedEntry("not a chunk-count table of this format")
+    if about.get("key") != key:
+        raise DamagedEntry("written under another key (moved or copied over)")
+    if "checksum" not in about:
+        raise DamagedEntry("written without a checksum (by an older analyzer)")
+    if [(field.name, field.type) for field in arrow.schema] != list(COLUMNS.items()):
+        raise DamagedEntry("its columns are not chunk (text), count and first (integers)")
+    try:
+        arrow.validate(full=True)  # offsets in bounds, text UTF-8
+        table = _table(arrow)
+    except (pa.ArrowException, ValueError, IndexError, TypeError):
+        raise DamagedEntry("its chunks' text or offsets are broken") from None
+    if len(table) != about.get("chunks"):
+        raise DamagedEntry(f"it holds {len(table):,} chunks of {about.get('chunks')!r} written")
+    counts = np.frombuffer(table.counts, np.int64)
+    if len(counts) and (counts.min() < 1 or counts.max() > MAX_COUNT):
+        raise DamagedEntry("its counts are not whole numbers from 1 to 2**48")
+    firsts = np.frombuffer(table.firsts, np.int64)
+    if len(firsts) and (firsts[0] < 0 or np.any(firsts[1:] <= firsts[:-1])):
+        raise DamagedEntry("its chunks are not in order of first occurrence")
+    if checksum(table, about) != about["checksum"]:
+        raise DamagedEntry("its checksum does not match its content")
+    return table, about
+
+
+def _table(arrow: pa.Table) -> ChunkTable:
+    """An Arrow table's columns as a ChunkTable (offsets from 0)."""
+    chunks = arrow.column("chunk").combine_chunks()
+    offsets = np.frombuffer(chunks.buffers()[1], np.int64)[chunks.offset:
+                                                             chunks.offset + len(chunks) + 1]
+    data = chunks.buffers()[2]
+    base = int(offsets[0]) if len(offsets) else 0
+    blob = data.to_pybytes()[base:int(offsets[-1])] if data is not None else b""
+    return ChunkTable(blob, _int64s(offsets - base), _int64s(arrow.column("count")),
+                      _int64s(arrow.column("first")))
+
+
+def load_table(path: Path) -> ChunkTable | None:
+    """An entry's table, verified (`read_entry`); None when it is damaged (it is counted
+    again)."""
+    try:
+        return read_entry(path)[0]
+    except DamagedEntry:
         return None
 
 
@@ -162,9 +233,11 @@ def _int64s(values) -> array:
 def table_chunks(path: Path) -> tuple[PackedChunks, array]:
     """An entry's chunks (text made one at a time when read, or laid out for the engine as
     they are) and their counts: what training takes."""
-    table = load_table(path)
-    if table is None:
-        raise OSError(f"{path} is not a whole chunk-count table (changed since it was written?)")
+    try:
+        table = read_entry(path)[0]
+    except DamagedEntry as error:
+        raise OSError(f"{path} is not a whole chunk-count table: {error} (changed since it was "
+                      "written?)") from None
     return PackedChunks(table.data, table.offsets), table.counts
 
 

@@ -39,6 +39,7 @@ from .counting import (
     check_readable,
     count_file,
     count_locally,
+    recounted,
     save_table,
     table_key,
 )
@@ -133,7 +134,7 @@ class DaskExecutor:
                                if splitter is None or isinstance(splitter, Pretokenizer)}
         here = {name: splitter for name, splitter in splitters.items() if name not in portable}
         tables, taken = count_locally(plan, here, cache, progress) if here else ({}, {})
-        cached = cached_languages(plan, portable, cache)
+        cached, damaged = cached_languages(plan, portable, cache)
         merged = {}
         try:
             for lang, language in plan.languages.items():
@@ -161,7 +162,11 @@ class DaskExecutor:
                                    f"{type(error).__name__}: {error}") from None
                 if progress and not here:
                     progress(plan.languages[lang].available)
-                document = found.document(plan.languages[lang])
+                document = recounted(found.document(plan.languages[lang]),
+                                     damaged.get(lang, []))
+                if lang in taken and damaged.get(lang):  # counted here too (`here`): both said
+                    taken[lang] = recounted(taken[lang], taken[lang].get("cache_notes", [])
+                                            + damaged[lang])
                 taken.setdefault(lang, document)
                 for name, splitter in portable.items():
                     entry = table_key(plan, lang, name, splitter)

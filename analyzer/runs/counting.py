@@ -11,7 +11,9 @@ per file, the counters merged two by two; the tables are the same, chunk for chu
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -27,7 +29,7 @@ from analyzer.corpus.streams import Batch, FileKind, read_documents, utf8_bytes
 from analyzer.store import SourceDetail
 from analyzer.store.models import SourceFile
 
-from .chunk_cache import ChunkCache, cache_key, read_about
+from .chunk_cache import ChunkCache, DamagedEntry, cache_key
 from .errors import RunError
 from .sample import ALL, selected
 
@@ -95,11 +97,23 @@ class Taken:
         self.notes += other.notes
 
     def document(self, plan: LanguagePlan) -> dict:
-        return {"lang": self.lang, "budget": plan.budget, "available_bytes": plan.available,
-                "available_documents": plan.documents, "bytes": self.bytes,
-                "documents": self.documents, "short": plan.budget > plan.available,
-                "skipped_documents": self.skipped_documents, "skipped_bytes": self.skipped_bytes,
-                "notes": self.notes}
+        return {"lang": self.lang, **asked(plan), "bytes": self.bytes,
+                "documents": self.documents, "skipped_documents": self.skipped_documents,
+                "skipped_bytes": self.skipped_bytes, "notes": self.notes}
+
+
+def asked(plan: LanguagePlan) -> dict:
+    """What a run asked of a language and what the source has: recorded from the run's own
+    plan, also when its counts come from an entry another run wrote (which may have asked
+    another budget of the same sample)."""
+    return {"budget": plan.budget, "available_bytes": plan.available,
+            "available_documents": plan.documents, "short": plan.budget > plan.available}
+
+
+def recounted(document: dict, notes: list[str]) -> dict:
+    """A language's document with what was found damaged in the cache (and so counted again),
+    when anything was."""
+    return {**document, "cache_notes": notes} if notes else document
 
 
 Splitters = dict[str, Splitter | None]
@@ -155,6 +169,7 @@ def count_file_into(own: list[dict[str, Counter]], plan: SourcePlan, lang: str, 
     item = language.files[index]
     base = language.bases()[index]
     kind = FileKind(item.compression, item.format)
+    before = as_registered(plan.source.name, item)
     # What registration found unreadable was refused before (`check_readable`) unless it is
     # to be skipped; what is unreadable only now (changed in place) is refused here, alike.
     batches = read_documents(Path(item.path), kind, documents=plan.source.documents,
@@ -179,13 +194,79 @@ def count_file_into(own: list[dict[str, Counter]], plan: SourcePlan, lang: str, 
 
     taken = Taken(lang)
     notes: list[tuple[int, list[str]]] = []
-    for number, read, found in _in_parallel(batches, count, own):
-        taken.add(found)
-        notes.append((number, found.notes))
-        if progress:
-            progress(read)
+    try:
+        for number, read, found in _in_parallel(batches, count, own):
+            taken.add(found)
+            notes.append((number, found.notes))
+            if progress:
+                progress(read)
+    except Exception:
+        # A file cut short while it is read can fail as unreadable (a broken stream): said
+        # for what it is, a file that changed.
+        unchanged_while_read(plan.source.name, item, before)
+        raise
+    # Raised before anything counted from it is returned, so nothing read from a file that
+    # changed is trained on or cached.
+    unchanged_while_read(plan.source.name, item, before)
     taken.notes = [note for _, batch_notes in sorted(notes) for note in batch_notes]
     return taken
+
+
+Stamp = tuple[int, int, int, int]
+"""A file's size, modification and change times and inode: any write, truncation or
+replacement changes one of them (the change time cannot be set back)."""
+
+
+def _stamp(status: os.stat_result) -> Stamp:
+    return (status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
+
+
+def _again(source: str) -> str:
+    return f"register the source again (analyzer sources add {source} ... --replace)"
+
+
+def as_registered(source: str, item: SourceFile) -> Stamp:
+    """The file's stamp now; RunError naming the file if it is gone or its size or time is not
+    the one registered."""
+    try:
+        status = os.stat(item.path)
+    except OSError as error:
+        raise RunError(f"{item.path} of source {source!r} is gone since it was registered "
+                       f"({error.strerror}); {_again(source)}", setting="train_on",
+                       value=source, file=item.path) from None
+    if (status.st_size, status.st_mtime_ns) != (item.size, item.mtime_ns):
+        raise RunError(f"{item.path} of source {source!r} changed since it was registered (its "
+                       f"size or time is not the one recorded); {_again(source)}",
+                       setting="train_on", value=source, file=item.path)
+    return _stamp(status)
+
+
+def unchanged_while_read(source: str, item: SourceFile, before: Stamp) -> None:
+    """RunError naming the file if it changed while it was read (its stamp is not `before`'s),
+    or if what was read is not the content registered (its SHA-256, read again now, mostly
+    from the page cache: a rewrite that kept the size and set the time back)."""
+    def changed() -> RunError:
+        return RunError(f"{item.path} of source {source!r} changed while this run read it (cut "
+                        "short, rewritten or replaced); nothing read from it is used or "
+                        "cached. Run again once it is whole; if its content changed for good, "
+                        f"{_again(source)}", setting="train_on", value=source, file=item.path)
+
+    try:
+        if _stamp(os.stat(item.path)) != before:
+            raise changed()
+        if not item.sha256:
+            return
+        with open(item.path, "rb") as file:
+            digest = hashlib.file_digest(file, "sha256").hexdigest()
+        if _stamp(os.stat(item.path)) != before:
+            raise changed()
+    except OSError:
+        raise changed() from None
+    if digest != item.sha256:
+        raise RunError(f"{item.path} of source {source!r} is not the file registered: its size "
+                       "and time are, its SHA-256 is not (rewritten, its time set back); "
+                       f"nothing read from it is used or cached; {_again(source)}",
+                       setting="train_on", value=source, file=item.path)
 
 
 def _in_parallel(batches: Iterator[Batch], count: Callable[[int, Batch, dict], Taken],
@@ -276,16 +357,31 @@ def check_readable(plan: SourcePlan) -> None:
 
 
 def cached_languages(plan: SourcePlan, splitters: Splitters, cache: ChunkCache
-                     ) -> dict[str, dict]:
-    """The languages whose every table is in the cache: what each took, from its entries."""
-    found = {}
-    for lang in plan.languages:
-        keys = [table_key(plan, lang, name, splitter) for name, splitter in splitters.items()]
-        if keys and all(cache.has(key) for key in keys):
-            about = read_about(cache.path(keys[0]))
-            if about is not None and "taken" in about:
-                found[lang] = about["taken"]
-    return found
+                     ) -> tuple[dict[str, dict], dict[str, list[str]]]:
+    """The languages whose every table is in the cache, each entry verified (`read_entry`):
+    what each took, from its entries, with what this run asked (`asked`); and, by language, a
+    note of each damaged entry (its language is counted again, and the entry written anew)."""
+    found: dict[str, dict] = {}
+    damaged: dict[str, list[str]] = {}
+    for lang, language in plan.languages.items():
+        keys = {name: table_key(plan, lang, name, splitter)
+                for name, splitter in splitters.items()}
+        if not keys or not all(cache.has(key) for key in keys.values()):
+            continue
+        taken = None
+        for name, key in keys.items():
+            try:
+                about = cache.verify(key)
+            except DamagedEntry as error:
+                damaged.setdefault(lang, []).append(
+                    f"the chunk-count cache's entry for {lang} ({name}) was damaged ({error}): "
+                    "counted again")
+                continue
+            if taken is None and isinstance(about.get("taken"), dict):
+                taken = about["taken"]
+        if lang not in damaged and taken is not None:
+            found[lang] = {**taken, **asked(language)}
+    return found, damaged
 
 
 def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
@@ -298,7 +394,7 @@ def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
     A language's counters are merged and its tables written by a thread of their own while
     the next language is counted (so at most two languages' counters are held at once)."""
     check_readable(plan)
-    cached = cached_languages(plan, splitters, cache)
+    cached, damaged = cached_languages(plan, splitters, cache)
     threads = max(1, threads or available_cores())
     tables: dict[tuple[str, str], Path] = {}
     taken_by_language: dict[str, dict] = {}
@@ -314,12 +410,14 @@ def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
                 progress(language.available)
             continue
         if stage:
+            for note in damaged.get(lang, []):
+                stage(note)
             stage(f"counting {lang}")
         own = [new_counters(splitters) for _ in range(threads)]
         taken = Taken(lang)
         for index in range(len(language.files)):
             taken.add(count_file_into(own, plan, lang, index, splitters, progress))
-        taken_by_language[lang] = taken.document(language)
+        taken_by_language[lang] = recounted(taken.document(language), damaged.get(lang, []))
         saver.submit(_save_language, cache, keys, own, plan, lang, splitters,
                      taken_by_language[lang])
     for paths in saver.results():

@@ -5,7 +5,6 @@ face renders as it calls it (the command line: --vocab; the service: sizes)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import re
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from analyzer.store import (
     load_unit_ids,
 )
 
-from .counting import ORDER_BITS, LanguagePlan, SourcePlan
+from .counting import ORDER_BITS, LanguagePlan, SourcePlan, as_registered
 from .errors import RunError
 from .sample import budgets, parse_mix, threshold
 
@@ -183,7 +182,7 @@ def _source(db: AnalyzerDatabase, settings: RunSettings, languages: list[str],
                            f"{lang}; a run reads at most {MAX_FILES:,} per language (join "
                            "shards into larger files)", setting="train_on", value=detail.name)
         for item in by_language[lang]:
-            _unchanged(detail.name, item)
+            as_registered(detail.name, item)
     mix = parse_mix(settings.mix)
     available = {lang: sum(item.bytes for item in by_language[lang]) for lang in languages}
     budget = budgets(mix, available, settings.train_bytes)
@@ -197,22 +196,6 @@ def _source(db: AnalyzerDatabase, settings: RunSettings, languages: list[str],
     plans = {lang: LanguagePlan(lang, tuple(by_language[lang]), budget[lang],
                                 threshold(budget[lang], available[lang])) for lang in languages}
     return SourcePlan(detail, settings.seed, str(mix), settings.skip_invalid, plans)
-
-
-def _unchanged(name: str, item) -> None:
-    """RunError naming a file of the source that vanished or changed since it was registered."""
-    try:
-        found = os.stat(item.path)
-    except OSError as error:
-        raise RunError(f"{item.path} of source {name!r} is gone since it was registered "
-                       f"({error.strerror}); register the source again (analyzer sources add "
-                       f"{name} ... --replace)", setting="train_on", value=name,
-                       file=item.path) from None
-    if (found.st_size, found.st_mtime_ns) != (item.size, item.mtime_ns):
-        raise RunError(f"{item.path} of source {name!r} changed since it was registered (its "
-                       f"size or time is not the one recorded); register the source again "
-                       f"(analyzer sources add {name} ... --replace)", setting="train_on",
-                       value=name, file=item.path)
 
 
 def _invalid(name: str, value, message: str) -> RunError:
