@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import decimal
 import errno
 import json
 import math
@@ -478,6 +479,16 @@ def corpus(name: str = typer.Argument(..., metavar="NAME", help="The corpus name
     Console().print(views.languages_table(summary))
 
 
+def _output_folder(text: str, option: str = "--out") -> Path:
+    """The folder `option` names, checked (`_check_output_folder`); an empty value is refused
+    (a Path of "" is the current folder, which no one means by it)."""
+    if not text.strip():
+        raise _fail(f"{option} is empty: name the folder to write into (e.g. {option} results)")
+    folder = Path(text)
+    _check_output_folder(folder, option)
+    return folder
+
+
 def _check_output_folder(out: Path, option: str = "--out") -> None:
     """Refuse, before any work, a folder for output that is a file, cannot be made, or cannot
     be written (a read-only folder or mount: tried, not guessed from permissions)."""
@@ -688,26 +699,28 @@ def report_command(
 @app.command("results", cls=HelpCommand)
 def results_command(
     run_id: int = typer.Argument(..., metavar="RUN", help="A run with production tokenizers."),
-    out: Path = typer.Option(..., help="Folder for the results (a data file, its page and the "
-                                       "run's interactive report), e.g. docs/results/flores."),
+    out: str = typer.Option(..., help="Folder for the results (a data file, its page and the "
+                                      "run's interactive report), e.g. docs/results/flores."),
     prices: Path = typer.Option(
         None, "--prices", dir_okay=False, help="A price table of your own (TOML, the format of "
         "analyzer's prices.toml)."),
+    replace: bool = typer.Option(False, "--replace", help="Replace the results files (index.html, "
+                                 "results.json, report.html) that --out already holds."),
     db: Path = DbOption,
 ) -> None:
     """Write a results page of a run's production tokenizers: results.json (every premium with
     its interval, each tokenizer's framing, SHA-256 and priced models, the corpus's digest, the
     analyzer's version), index.html (a sortable table, offline) and report.html."""
-    _check_output_folder(out)
+    folder = _output_folder(out)
     if prices is not None:
         load_prices(prices)
     database = _open(db)
     complete_run(database, run_id)
     from .report.results import write_results
 
-    with _writing(out):
+    with _writing(folder):
         try:
-            written = write_results(database, run_id, out, prices)
+            written = write_results(database, run_id, folder, prices, replace=replace)
         except ValueError as error:
             raise _fail(str(error)) from None
     for path in written:
@@ -1182,17 +1195,25 @@ BYTE_UNITS = {"": 1, "K": 1_000, "M": 1_000_000, "G": 1_000_000_000, "T": 1_000_
 
 
 def _parse_bytes(value: str | None, name: str) -> int | None:
-    """A number of bytes, with a unit or not: 2G, 500M, 1.5G, 1000000 (units of 1,000)."""
+    """A number of bytes, with a unit or not: 2G, 500M, 1.5G, 1000000 (units of 1,000). Exact
+    (decimal arithmetic, never a float): 9223372036854775807 is itself, not 2**63; a fraction of
+    a byte is rounded down.
+
+    >>> _parse_bytes("1.5G", "--train-bytes"), _parse_bytes("9223372036854775807", "-")
+    (1500000000, 9223372036854775807)
+    """
     if value is None:
         return None
     text = value.strip().upper().removesuffix("B")
     unit = text[-1:] if text[-1:] in BYTE_UNITS and text[-1:] else ""
     try:
-        number = float(text[:len(text) - len(unit)])
-    except ValueError:
-        number = float("nan")
-    if not number >= 1 or number == float("inf"):
+        number = decimal.Decimal(text[:len(text) - len(unit)])
+    except (decimal.InvalidOperation, ValueError):
+        number = decimal.Decimal("NaN")
+    if not number.is_finite() or not number >= 1:
         raise _fail(f"{name} {value!r}: write a number of bytes, e.g. 2G, 500M or 1000000")
+    if number.adjusted() > 30:  # far past any bound; never made into a huge integer
+        raise _fail(f"{name} {value!r} is more bytes than any bound allows")
     return int(number * BYTE_UNITS[unit])
 
 

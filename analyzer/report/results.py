@@ -82,10 +82,21 @@ def _row(row) -> dict:
             "word_split_pct": number(row.word_split_pct)}
 
 
+def replaced_by_results(out: Path) -> list[Path]:
+    """The files in `out` that writing results there would replace (its index.html may be a
+    site's own page: replacing it needs to be asked for)."""
+    return [out / name for name in (PAGE_FILE, DATA_FILE, REPORT_FILE) if (out / name).exists()]
+
+
 def write_results(db: AnalyzerDatabase, run_id: int, out: Path,
-                  prices: Path | None = None) -> list[Path]:
+                  prices: Path | None = None, *, replace: bool = False) -> list[Path]:
     """Write the data file, its page and the run's interactive report (self-contained: the
-    folder works alone) into `out`; the paths written."""
+    folder works alone) into `out`; the paths written. ValueError, before anything is written,
+    when `out` already holds one of them and `replace` is not given."""
+    existing = replaced_by_results(out)
+    if existing and not replace:
+        raise ValueError(f"{out} already holds {', '.join(p.name for p in existing)}, which "
+                         "the results would replace; give another folder, or --replace")
     results = RunResults(load_run_data(db, run_id))  # loaded once, for the data and the report
     document = results_document(db, run_id, prices, results)
     out.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,15 @@ from analyzer.settings import settings_error
 from . import api, health, pages, uploads, workflow
 from .access_log import AccessLog
 from .counting import CountingProcesses
-from .guards import LOOPBACK_NAMES, BearerToken, BodyLimit, HeadAsGet, SecurityHeaders, TrustedHosts
+from .guards import (
+    LOOPBACK_NAMES,
+    BearerToken,
+    BodyLimit,
+    HeadAsGet,
+    SameOrigin,
+    SecurityHeaders,
+    TrustedHosts,
+)
 from .multipart import WholeForms
 from .problems import library_problem, problem, title_of
 from .runner import DEFAULT_MAX_QUEUE, RunManager
@@ -97,12 +105,13 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     app.state.token = token
     # Added innermost first: a request meets AccessLog, SecurityHeaders, TrustedHosts,
-    # HeadAsGet, BearerToken, BodyLimit, then WholeForms.
+    # SameOrigin, HeadAsGet, BearerToken, BodyLimit, then WholeForms.
     app.add_middleware(WholeForms)  # a form cut before its closing boundary: 400
     app.add_middleware(BodyLimit, limit=body_limit, streamed={CORPORA_PATH: corpus_limit})
     if token:
         app.add_middleware(BearerToken, token=token)
     app.add_middleware(HeadAsGet)
+    app.add_middleware(SameOrigin)  # a write from another site's page: 403, token or not
     if allowed_hosts is not None:
         app.add_middleware(TrustedHosts, allowed=frozenset(allowed_hosts))
     app.add_middleware(SecurityHeaders)  # every answer, a 401 included

@@ -6,8 +6,11 @@
   constant time), or a browser's session cookie from the login page.
 - `BodyLimit`: request bodies over the limit get 413 (an upload's limit is its own, and its
   body is streamed on, never held here).
+- `SameOrigin`: a request that changes something (POST, PUT, PATCH, DELETE) from a page of
+  another origin is refused (403), with or without a token, before its body is read.
 - `HeadAsGet`: HEAD on any GET route, answered as GET without the body.
-- `SecurityHeaders`: `X-Content-Type-Options: nosniff` on every answer.
+- `SecurityHeaders`: `X-Content-Type-Options: nosniff` and `Referrer-Policy: same-origin` on
+  every answer.
 """
 
 from __future__ import annotations
@@ -123,9 +126,9 @@ def session_value(token: str) -> str:
 class BearerToken:
     """Every request must carry `Authorization: Bearer <token>`, or (a browser, after the login
     page) the session cookie. A browser asking for a page without either is sent to the login
-    page; anything else gets 401. A cookie-borne request that changes something must come from
-    this server's own pages (its Origin, when the browser sends one, is this server). The
-    `OPEN_PATHS` (the login page, the probes) answer without either."""
+    page; anything else gets 401 (that a request which changes something comes from this
+    server's own pages is `SameOrigin`'s, token or not). The `OPEN_PATHS` (the login page, the
+    probes) answer without either."""
 
     def __init__(self, app, token: str):
         self.app, self.token = app, token.encode("utf-8")
@@ -139,10 +142,6 @@ class BearerToken:
         if scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token):
             return await self.app(scope, receive, send)
         if hmac.compare_digest(_cookie(headers, SESSION_COOKIE), self.session):
-            if scope["method"] in UNSAFE_METHODS and not _same_origin(headers):
-                response = problem(403, "Forbidden", "a request that changes something must "
-                                   "come from this server's own pages (its Origin differs)")
-                return await response(scope, receive, send)
             return await self.app(scope, receive, send)
         if (scope["method"] in ("GET", "HEAD") and not scope["path"].startswith("/api/")
                 and b"text/html" in headers.get(b"accept", b"")):
@@ -164,12 +163,48 @@ def _cookie(headers: dict, name: str) -> bytes:
     return b""
 
 
-def _same_origin(headers: dict) -> bool:
+def foreign_origin(headers: dict) -> str | None:
+    """Why a request comes from a page of another origin, or None when it does not (or is not
+    a browser's: curl and the command line send neither header). A browser sends `Origin` on
+    every POST, even `fetch(..., {mode: "no-cors"})` and a plain form's, and `null` from an
+    opaque origin (a sandboxed frame, a data: URL); `Sec-Fetch-Site` says the same in its words.
+
+    >>> foreign_origin({b"host": b"127.0.0.1:8000", b"origin": b"http://127.0.0.1:8000"})
+    >>> foreign_origin({b"host": b"127.0.0.1:8000"})
+    >>> foreign_origin({b"host": b"127.0.0.1:8000", b"origin": b"https://evil.example"})
+    "its Origin is 'https://evil.example'"
+    >>> foreign_origin({b"host": b"localhost:8000", b"sec-fetch-site": b"same-site"})
+    "its Sec-Fetch-Site is 'same-site'"
+    """
     origin = headers.get(b"origin")
-    if origin is None:
-        return True  # not a browser's cross-site request (browsers send Origin on those)
     host = headers.get(b"host", b"")
-    return origin in (b"http://" + host, b"https://" + host)
+    if origin is not None and origin not in (b"http://" + host, b"https://" + host):
+        return f"its Origin is {origin.decode('latin-1')[:100]!r}"
+    site = headers.get(b"sec-fetch-site", b"").lower()
+    if site in (b"cross-site", b"same-site"):
+        return f"its Sec-Fetch-Site is {site.decode('latin-1')!r}"
+    return None
+
+
+class SameOrigin:
+    """Refuse a request that changes something (`UNSAFE_METHODS`) from a page of another origin
+    (403), before its body is read, whether or not the server has a token. A page on any site
+    can send a POST to 127.0.0.1 (a form, or `fetch` in `no-cors` mode, which needs no
+    preflight); it cannot read the answer, but without this the write would be done."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] not in UNSAFE_METHODS:
+            return await self.app(scope, receive, send)
+        why = foreign_origin(dict(scope["headers"]))
+        if why is None:
+            return await self.app(scope, receive, send)
+        response = problem(403, "Forbidden", f"a request that changes something must come from "
+                           f"this server's own pages or a client that is not a browser page; "
+                           f"this one comes from a page of another site ({why})")
+        await response(scope, receive, send)
 
 
 class HeadAsGet:
@@ -195,7 +230,9 @@ class HeadAsGet:
 
 class SecurityHeaders:
     """Every response says what it is and no more: `X-Content-Type-Options: nosniff` (a JSON
-    or CSV answer is never sniffed into a page)."""
+    or CSV answer is never sniffed into a page), and `Referrer-Policy: same-origin` where a
+    route set none stricter (a link out of a page does not tell the other site this server's
+    address and paths)."""
 
     def __init__(self, app):
         self.app = app
@@ -208,7 +245,10 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", [])
                            if k.lower() != b"x-content-type-options"]
-                message = {**message, "headers": [*headers, (b"x-content-type-options", b"nosniff")]}
+                added = [(b"x-content-type-options", b"nosniff")]
+                if not any(k.lower() == b"referrer-policy" for k, _ in headers):
+                    added.append((b"referrer-policy", b"same-origin"))  # unless stricter
+                message = {**message, "headers": [*headers, *added]}
             await send(message)
 
         await self.app(scope, receive, sending)

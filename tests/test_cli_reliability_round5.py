@@ -1,0 +1,62 @@
+"""The command line's part of reliability round 5 (issue 50): byte sizes read exactly, and a
+results page that never writes into a folder it was not meant for."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.cli import _parse_bytes
+from helpers import invoke
+
+
+@pytest.mark.parametrize(("text", "number"), [
+    ("9223372036854775807", 9_223_372_036_854_775_807),  # the documented maximum, itself
+    ("9223372036854775806", 9_223_372_036_854_775_806),  # not rounded through a float
+    ("1.5G", 1_500_000_000), ("2g", 2_000_000_000), ("500MB", 500_000_000), ("1.0000005M", 1_000_000),
+])
+def test_byte_sizes_are_read_exactly(text, number):
+    assert _parse_bytes(text, "--train-bytes") == number
+
+
+def test_the_largest_train_bytes_is_accepted_and_one_more_refused_by_its_value(tmp_path):
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest").exit_code == 0
+    largest = invoke(db, "run", "--train-bytes", "9223372036854775807", "--no-report")
+    assert "--train-bytes must be" not in largest.output  # refused for another reason: no source
+    more = invoke(db, "run", "--vocab", "300", "--train-bytes", "9223372036854775808")
+    assert more.exit_code == 1 and "not 9223372036854775808" in more.output
+    for text in ("1e400", "1e99999999999", "nan", "inf", "0.5", "abc", ""):
+        result = invoke(db, "run", "--vocab", "300", "--train-bytes", text)
+        assert result.exit_code == 1 and "--train-bytes" in result.output, (text, result.output)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    db = tmp_path_factory.mktemp("results") / "a.db"
+    assert invoke(db, "ingest").exit_code == 0
+    assert invoke(db, "run", "--vocab", "300", "--tokenizer", "cl100k_base", "--jobs", "1",
+                  "--no-report").exit_code == 0
+    return db
+
+
+def test_results_into_an_empty_folder_name_is_refused(measured, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for empty in ("", "  "):
+        result = invoke(measured, "results", "1", "--out", empty)
+        assert result.exit_code == 1 and "--out is empty" in result.output, result.output
+    assert not any((tmp_path / name).exists() for name in ("index.html", "results.json",
+                                                            "report.html"))  # not here
+
+
+def test_results_replace_a_folder_s_page_only_when_asked(measured, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<h1>my own page</h1>")
+    result = invoke(measured, "results", "1", "--out", site)
+    assert result.exit_code == 1 and "index.html" in result.output and "--replace" in result.output
+    assert (site / "index.html").read_text() == "<h1>my own page</h1>"
+    assert not (site / "results.json").exists()
+    result = invoke(measured, "results", "1", "--out", site, "--replace")
+    assert result.exit_code == 0, result.output
+    assert "my own page" not in (site / "index.html").read_text()
+    assert (site / "results.json").exists()
