@@ -89,6 +89,8 @@ from .store import (
     DB_ENV,
     DEFAULT_DB,
     AnalyzerDatabase,
+    StoreError,
+    check_corpus_name,
     get_corpus,
     get_source,
     list_corpora,
@@ -990,6 +992,11 @@ def sources_add(
     and their bytes) and stays where it is."""
     if documents not in DOCUMENT_KINDS:
         raise _fail(f"--documents must be lines or paragraphs, not {documents!r}")
+    try:  # before any file is read; the name is this command's argument, not a --name
+        check_corpus_name(name, what="source")
+    except StoreError as error:
+        raise _fail(error.render(lambda s: "the NAME argument" if s == "name" else flag(s))
+                    ) from None
     files = find_source_files(paths, format)
     database = open_db(db, create=True)
     console = Console(stderr=True)

@@ -60,3 +60,23 @@ def test_results_replace_a_folder_s_page_only_when_asked(measured, tmp_path):
     assert result.exit_code == 0, result.output
     assert "my own page" not in (site / "index.html").read_text()
     assert (site / "results.json").exists()
+
+
+@pytest.mark.parametrize("mix", ["eng_Latn=1e308,fra_Latn=1", "eng_Latn=nan,fra_Latn=1",
+                                 "eng_Latn=1e-300,fra_Latn=1", "eng_Latn=inf,fra_Latn=1"])
+def test_a_mix_share_out_of_range_is_refused_by_its_value(tmp_path, mix):
+    from analyzer.runs.errors import RunError
+    from analyzer.runs.sample import parse_mix
+
+    with pytest.raises(RunError, match="must be a number from 1e-12 to 1e\\+12"):
+        parse_mix(mix)
+
+
+def test_a_source_name_error_names_the_argument_not_a_flag(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello\n")
+    for name in ("a/b", "..", " "):
+        result = invoke(tmp_path / "s.db", "sources", "add", name, source)
+        assert result.exit_code == 1 and "the NAME argument" in result.output, result.output
+        assert "--name" not in result.output
