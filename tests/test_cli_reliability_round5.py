@@ -80,3 +80,21 @@ def test_a_source_name_error_names_the_argument_not_a_flag(tmp_path):
         result = invoke(tmp_path / "s.db", "sources", "add", name, source)
         assert result.exit_code == 1 and "the NAME argument" in result.output, result.output
         assert "--name" not in result.output
+
+
+def test_a_file_where_the_chunk_cache_goes_is_refused_before_counting(tmp_path, monkeypatch):
+    import analyzer.runs.counting as counting
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n" * 50)
+    db = tmp_path / "s.db"
+    assert invoke(db, "ingest").exit_code == 0
+    assert invoke(db, "sources", "add", "src", source).exit_code == 0
+    (tmp_path / "s.db.chunks").write_text("not a folder")
+    monkeypatch.setattr(counting, "count_file_into", lambda *a, **k: pytest.fail("counted"))
+    result = invoke(db, "run", "--vocab", "300", "--train-on", "src", "--langs", "eng_Latn",
+                    "--no-report", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    assert "s.db.chunks is a file, not a folder" in " ".join(result.output.split())
+    assert "--cache" in result.output
