@@ -98,3 +98,31 @@ def test_a_file_where_the_chunk_cache_goes_is_refused_before_counting(tmp_path, 
     assert result.exit_code == 1, result.output
     assert "s.db.chunks is a file, not a folder" in " ".join(result.output.split())
     assert "--cache" in result.output
+
+
+@pytest.mark.parametrize(("file", "content"), [
+    ("fra_Latn.txt", ""), ("fra_Latn.txt", "\n\n  \n"), ("fra_Latn.jsonl", ""),
+])
+def test_a_language_whose_files_hold_no_text_is_refused(tmp_path, file, content):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n")
+    (source / file).write_text(content)
+    db = tmp_path / "s.db"
+    result = invoke(db, "sources", "add", "src", source)
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert "no text to train on for fra_Latn" in said and file in said
+    assert invoke(db, "sources").output.count("src") == 0  # nothing registered
+
+
+def test_a_parquet_language_of_no_rows_is_refused(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n")
+    pq.write_table(pa.table({"text": pa.array([], pa.string())}), source / "fra_Latn.parquet")
+    result = invoke(tmp_path / "s.db", "sources", "add", "src", source)
+    assert result.exit_code == 1 and "no text to train on for fra_Latn" in result.output

@@ -173,7 +173,23 @@ def scan_files(files: list[SourceFile], *, documents: str = "lines",
                     item, documents, text_field)
         if progress:
             progress(item.size - item.size // 2)
+    _refuse_languages_without_text(files)
     return ScannedSource(files, fingerprint(files), languages(files))
+
+
+def _refuse_languages_without_text(files: list[SourceFile]) -> None:
+    """CorpusError naming each language whose files hold no text (empty, blank lines, a Parquet
+    file of no rows, nothing but unreadable documents): a run would train it on nothing."""
+    text: dict[str, int] = {}
+    for item in files:
+        text[item.lang] = text.get(item.lang, 0) + item.bytes
+    empty = sorted(lang for lang, n in text.items() if n == 0)
+    if empty:
+        named = "; ".join(f"{lang} ({', '.join(str(i.path) for i in files if i.lang == lang)})"
+                          for lang in empty)
+        raise CorpusError(f"no text to train on for {named}: its files are empty, blank or "
+                          "unreadable; remove the language's files or give ones with text",
+                          language=empty[0])
 
 
 def _first_problem(item: SourceFile, documents: str, text_field: str) -> str:
