@@ -126,3 +126,38 @@ def test_a_parquet_language_of_no_rows_is_refused(tmp_path):
     pq.write_table(pa.table({"text": pa.array([], pa.string())}), source / "fra_Latn.parquet")
     result = invoke(tmp_path / "s.db", "sources", "add", "src", source)
     assert result.exit_code == 1 and "no text to train on for fra_Latn" in result.output
+
+
+def test_a_lone_surrogate_in_json_lines_is_invalid_text_named_at_its_line(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n" * 20)
+    (source / "fra_Latn.jsonl").write_text('{"text": "bonjour"}\n{"text": "a\\ud800b"}\n')
+    db = tmp_path / "s.db"
+    assert invoke(db, "ingest").exit_code == 0
+    assert invoke(db, "sources", "add", "src", source).exit_code == 0  # counted, not refused
+    run = ["run", "--vocab", "300", "--train-on", "src", "--langs", "eng_Latn,fra_Latn",
+           "--no-report", "--jobs", "1"]
+    refused = invoke(db, *run)
+    said = " ".join(refused.output.split())
+    assert refused.exit_code == 1 and "fra_Latn.jsonl: line 2" in said and "surrogate" in said
+    skipped = invoke(db, *run, "--skip-invalid")
+    assert skipped.exit_code == 0, skipped.output
+
+
+def test_parquet_with_two_columns_of_one_name_is_refused(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    table = pa.Table.from_arrays([pa.array(["a", "b"]), pa.array(["c", "d"])],
+                                 names=["text", "text"])
+    source = tmp_path / "src"
+    source.mkdir()
+    pq.write_table(table, source / "fra_Latn.parquet")
+    result = invoke(tmp_path / "s.db", "sources", "add", "src", source)
+    assert result.exit_code == 1 and "column 'text' appears more than once" in result.output
+    corpus = tmp_path / "c.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["a"]), pa.array(["b"]), pa.array(["c"])],
+                                        names=["eng_Latn", "fra_Latn", "fra_Latn"]), corpus)
+    result = invoke(tmp_path / "c.db", "ingest", corpus)
+    assert result.exit_code == 1 and "appears more than once" in result.output, result.output

@@ -297,10 +297,11 @@ def _document(text: str, format: str, documents: str, text_field: str, path: Pat
         except KeyError:
             problem = f"has no {text_field!r} field (--text-field names another)"
         else:
-            if isinstance(found, str):
+            if isinstance(found, str) and not _has_lone_surrogate(found):
                 return found if found and not found.isspace() else None
-            problem = f"has a {text_field!r} that is not a string" if isinstance(value, dict) \
-                else "is not a JSON object"
+            problem = (f"has a {text_field!r} that is not a string" if not isinstance(found, str)
+                       else f"has a {text_field!r} with a lone surrogate escape (e.g. \\ud800), "
+                       "which is not text") if isinstance(value, dict) else "is not a JSON object"
         if not skip_invalid:
             raise StreamError(f"{path}: line {line:,} {problem}", file=str(path), line=line)
         batch.skipped_documents += 1
@@ -318,6 +319,19 @@ def _document(text: str, format: str, documents: str, text_field: str, path: Pat
     return paragraph
 
 
+def _has_lone_surrogate(text: str) -> bool:
+    """Whether JSON's `\\uD800`-style escapes left half a pair in `text` (it has no UTF-8).
+
+    >>> _has_lone_surrogate("caf\\u00e9"), _has_lone_surrogate(json.loads('"a\\\\ud800"'))
+    (False, True)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 class ParquetColumns:
     """A Parquet file read a column set at a time: its columns' kinds, and its rows in record
     batches. Errors are StreamErrors naming the file as given (`shown`) and the row."""
@@ -333,6 +347,10 @@ class ParquetColumns:
             raise StreamError(f"{shown}: not a readable Parquet file ({error})",
                               file=str(shown)) from None
         schema = self._file.schema_arrow
+        repeated = sorted({name for name in schema.names if schema.names.count(name) > 1})
+        if repeated:
+            raise StreamError(f"{shown}: column {repeated[0]!r} appears more than once; a "
+                              "column must name one thing", file=str(shown))
         self.kinds = {name: _kind_of(schema.field(name).type) for name in schema.names}
         """`{column: "text" | "integer" | its Arrow type}`, in the file's order."""
         self.rows = self._file.metadata.num_rows
