@@ -62,7 +62,7 @@ from .external import (
     fetch,
     load_prices,
 )
-from .files import is_special, write_atomically
+from .files import is_special, not_regular, write_atomically
 from .identity import BASE_PRETOKENIZER, VocabKind
 from .metrics import SECTION, RunResults, counting_convention, load_run_data, special_tokens_counted
 from .queries import (
@@ -342,6 +342,9 @@ def train(
         raise _fail(f"--min-pair-count must be from 1 to {MAX_STORED_INT:,}, not {min_pair_count}")
     if show < 0:
         raise _fail(f"--show must be 0 or more, not {show}")
+    for path in files:  # a pipe would block, a device read without end: refused unopened
+        if (why := not_regular(path)) is not None:
+            raise _fail(f"{path} is {why}, not a regular file of text")
     per_file = [read_lines(path) for path in files]
     texts = [line for lines in per_file for line in lines]
     with Progress(*Progress.get_default_columns(), console=Console(stderr=True),

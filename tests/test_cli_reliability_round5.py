@@ -161,3 +161,42 @@ def test_parquet_with_two_columns_of_one_name_is_refused(tmp_path):
                                         names=["eng_Latn", "fra_Latn", "fra_Latn"]), corpus)
     result = invoke(tmp_path / "c.db", "ingest", corpus)
     assert result.exit_code == 1 and "appears more than once" in result.output, result.output
+
+
+def make_special(kind: str, path):
+    """A named pipe, a loop of links, or a device node of the test's own (never /dev's)."""
+    import os
+    import stat
+
+    if kind == "a named pipe":
+        os.mkfifo(path)
+    elif kind == "a loop of links":
+        path.symlink_to(path.name)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("making device nodes needs root (CI runs as root)")
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # like /dev/zero
+
+
+SPECIAL = ["a named pipe", "a loop of links", "a character device"]
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_special_files_are_refused_unopened_by_sources_add_and_train(tmp_path, kind):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n")
+    make_special(kind, source / "fra_Latn.txt")
+    db = tmp_path / "s.db"
+    for given in (source, source / "fra_Latn.txt"):  # in a folder, and given itself
+        result = invoke(db, "sources", "add", "src", given)
+        assert result.exit_code == 1, result.output
+        assert f"is {kind}" in " ".join(result.output.split())
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    result = CliRunner().invoke(app, ["train", str(source / "fra_Latn.txt"), "--vocab", "300"])
+    assert result.exit_code in (1, 2), result.output  # a loop: typer's "does not exist"
+    if kind != "a loop of links":
+        assert kind in " ".join(result.output.split()), result.output

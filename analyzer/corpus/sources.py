@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.files import not_regular
+
 from .errors import CorpusError
 from .languages import normalise_language
 from .readers import COMPANION_FILES
@@ -92,8 +94,9 @@ def find_source_files(paths: Iterable[Path], format: str | None = None) -> list[
     found: list[SourceFile] = []
     for given in paths:
         path = Path(given)
-        if not path.exists():
-            raise CorpusError(f"{path}: no such file or folder", file=str(path))
+        if not path.is_dir() and (why := not_regular(path)) is not None:
+            raise CorpusError(f"{path} is {why}, not a file or folder of text; a source is "
+                              "regular files", file=str(path))
         if path.is_file():
             lang = language_of(path.name)
             if lang is None:
@@ -131,6 +134,10 @@ def find_source_files(paths: Iterable[Path], format: str | None = None) -> list[
 
 
 def _source_file(lang: str, path: Path, format: str | None) -> SourceFile:
+    why = not_regular(path)  # before anything opens it: a pipe or a device would never end
+    if why is not None:
+        raise CorpusError(f"{path} is {why}, not a regular file; a source holds only regular "
+                          "files", file=str(path))
     resolved = path.resolve()
     try:
         status = os.stat(resolved)
