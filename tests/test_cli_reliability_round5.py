@@ -200,3 +200,21 @@ def test_special_files_are_refused_unopened_by_sources_add_and_train(tmp_path, k
     assert result.exit_code in (1, 2), result.output  # a loop: typer's "does not exist"
     if kind != "a loop of links":
         assert kind in " ".join(result.output.split()), result.output
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 64])
+def test_long_lines_across_many_blocks_are_read_whole(tmp_path, monkeypatch, block):
+    """Lines longer than many blocks (gathered once, not copied at each block: registering one
+    200 MB line took 24 s and now about 6), next to short ones and a last line without a break."""
+    from analyzer.corpus import streams
+
+    monkeypatch.setattr(streams, "READ_BYTES", block)
+    lines = ["short", "x" * 1000, "", "é" * 300 + "end", "a", "y" * 129, "last without a break"]
+    path = tmp_path / "eng_Latn.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    read = [text for batch in streams.read_documents(path) for text in batch.texts]
+    assert read == [line for line in lines if line]
+    one = tmp_path / "one.txt"
+    one.write_text("z" * 2_000_000 + "\n")  # a million blocks of 2: quadratic would never end
+    monkeypatch.setattr(streams, "READ_BYTES", 2)
+    assert [len(t) for b in streams.read_documents(one) for t in b.texts] == [2_000_000]

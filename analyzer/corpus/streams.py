@@ -174,6 +174,7 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
     offset = 0  # decompressed bytes before the block being read
     line_number = 0  # lines before it
     carry = b""  # the start of a line the block before did not finish
+    long_line: list[bytes] = []  # the blocks after it, while no line break comes
     pending: list[str] = []  # a paragraph's lines so far
     batch = Batch([], 0)
     size = 0
@@ -186,6 +187,8 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
             try:
                 block = stream.read(READ_BYTES)
             except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:
+                carry += b"".join(long_line)
+                long_line.clear()
                 where = f"after {offset + len(carry):,} bytes of its text"
                 if not skip_invalid:
                     raise StreamError(f"{path}: its {kind.compression} stream is broken {where} "
@@ -198,12 +201,17 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
                 break
             if not block:
                 break
-            data = carry + block
-            cut = data.rfind(b"\n") + 1
-            if not cut:  # no line break yet: read on (a long line)
-                carry = data
+            cut = block.rfind(b"\n") + 1
+            if not cut:  # no line break yet: read on (a long line), its blocks kept apart
+                long_line += [carry, block] if carry else [block]
+                carry = b""
                 continue
-            complete, carry = data[:cut], data[cut:]
+            if long_line:  # joined once, not copied block after block (that was quadratic)
+                complete = b"".join([*long_line, block[:cut]])
+                long_line.clear()
+            else:
+                complete = carry + block[:cut]
+            carry = block[cut:]
             if kind.format == "text" and documents == "lines":
                 found_texts = _plain_lines(complete)
                 if found_texts is not None:  # all of it UTF-8: the documents at once
@@ -232,6 +240,8 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
                 if size >= batch_bytes:
                     yield batch
                     batch, size = Batch([], place), 0
+    if long_line:
+        carry += b"".join(long_line)
     if carry:  # a last line with no line break
         line_number += 1
         text = _decode(carry, path, offset, line_number, batch, skip_invalid)
