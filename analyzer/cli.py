@@ -1023,8 +1023,10 @@ def sources_add(
     out.print(views.source_languages_table(detail))
     for item in detail.file_list:
         if item.problem:
-            out.print(f"[yellow]Note:[/yellow] {plain(item.problem)} ({item.invalid_documents:,} "
-                      "documents could not be read; runs refuse the file unless --skip-invalid)")
+            unread = (f"{item.invalid_documents:,} documents could not be read; "
+                      if item.invalid_documents else "")  # a broken stream: none counted
+            out.print(f"[yellow]Note:[/yellow] {plain(item.problem)} ({unread}runs refuse the "
+                      "file unless --skip-invalid, which uses what could be read)")
 
 
 @sources_app.command("show", cls=HelpCommand)

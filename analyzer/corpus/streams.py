@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import gzip
 import json
 import lzma
 import shutil
@@ -110,14 +109,103 @@ def _open(path: Path, compression: str | None) -> BinaryIO:
     """The file's decompressed bytes, as a stream (closing it closes the file)."""
     if compression is None:
         return path.open("rb")
+    return cast(BinaryIO, Decompressed(path.open("rb"), compression))
+
+
+class BrokenStream(OSError):
+    """A compressed stream that cannot be read on: damaged, cut short, or followed by bytes that
+    are not another stream. Raised only after every byte decompressed before it was read."""
+
+
+def _decoder(compression: str):
+    """A new decompressor of one stream (`decompress`, `eof`, `unused_data`)."""
     if compression == "gzip":
-        return cast(BinaryIO, gzip.open(path, "rb"))
+        return zlib.decompressobj(wbits=31)
     if compression == "xz":
-        return cast(BinaryIO, lzma.open(path, "rb"))
+        return lzma.LZMADecompressor()
     import zstandard
 
-    return cast(BinaryIO, zstandard.ZstdDecompressor().stream_reader(path.open("rb"),
-                                                                      closefd=True))
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
+class Decompressed:
+    """gzip, xz or zstd, read alike: streams one after another (as `cat a.gz b.gz` makes), and
+    any fault (a damaged block, a stream cut short, trailing bytes that are no stream) raised
+    as `BrokenStream` only once all that came before it was read. The libraries' own readers
+    lost what they had decompressed in the read that failed (up to a block of good text), and
+    zstd's ended a cut frame without a word.
+
+    >>> import gzip, io
+    >>> whole = gzip.compress(b"one\\n") + gzip.compress(b"two\\n")
+    >>> Decompressed(io.BytesIO(whole), "gzip").read(100)
+    b'one\\ntwo\\n'
+    >>> cut = Decompressed(io.BytesIO(whole[:-30]), "gzip")
+    >>> cut.read(100), cut.read(100)
+    Traceback (most recent call last):
+    ...
+    analyzer.corpus.streams.BrokenStream: the stream ends before its end (cut short)
+    """
+
+    RAW_BYTES = {"gzip": 1 << 16, "xz": 1 << 14, "zstd": 1 << 12}
+    """Compressed bytes fed at a time, so that what one feed can give stays bounded (gzip gives
+    at most about 1,000 times its input; a zstd block of a few bytes can give 128 KB)."""
+
+    def __init__(self, raw: BinaryIO, compression: str):
+        self.raw, self.compression = raw, compression
+        self.magic = COMPRESSIONS[compression]
+        self.decoder = _decoder(compression)
+        self.started = False  # the current stream has had input
+        self.buffer = bytearray()
+        self.fault: BrokenStream | None = None
+        self.done = False
+
+    def read(self, size: int = -1) -> bytes:
+        while (size < 0 or len(self.buffer) < size) and not self.done and self.fault is None:
+            self._fill()
+        if not self.buffer and self.fault is not None:
+            fault, self.fault = self.fault, None
+            self.done = True
+            raise fault
+        size = len(self.buffer) if size < 0 else min(size, len(self.buffer))
+        out = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return out
+
+    def _fill(self) -> None:
+        chunk = self.raw.read(self.RAW_BYTES[self.compression])
+        if not chunk:
+            if self.started and not self.decoder.eof:
+                self.fault = BrokenStream("the stream ends before its end (cut short)")
+            self.done = True
+            return
+        self._feed(chunk)
+
+    def _feed(self, chunk: bytes) -> None:
+        while chunk:
+            self.started = True
+            try:
+                self.buffer += self.decoder.decompress(chunk)
+            except Exception as error:  # zlib.error, LZMAError, ZstdError: the data is damaged
+                self.fault = BrokenStream(f"damaged data ({error})")
+                return
+            if not self.decoder.eof:
+                return
+            rest = self.decoder.unused_data
+            if self.compression == "xz":
+                rest = rest.lstrip(b"\0")  # xz's stream padding
+            if rest and not rest.startswith(self.magic[:len(rest)]):
+                self.fault = BrokenStream("bytes after its end that are not another stream")
+                return
+            self.decoder, self.started, chunk = _decoder(self.compression), False, rest
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __enter__(self) -> Decompressed:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def file_kind(path: Path, format: str | None = None) -> FileKind:
