@@ -62,7 +62,7 @@ from .external import (
     fetch,
     load_prices,
 )
-from .files import is_special, write_atomically
+from .files import is_special, not_regular, write_atomically
 from .identity import BASE_PRETOKENIZER, VocabKind
 from .metrics import SECTION, RunResults, counting_convention, load_run_data, special_tokens_counted
 from .queries import (
@@ -89,6 +89,8 @@ from .store import (
     DB_ENV,
     DEFAULT_DB,
     AnalyzerDatabase,
+    StoreError,
+    check_corpus_name,
     get_corpus,
     get_source,
     list_corpora,
@@ -340,6 +342,9 @@ def train(
         raise _fail(f"--min-pair-count must be from 1 to {MAX_STORED_INT:,}, not {min_pair_count}")
     if show < 0:
         raise _fail(f"--show must be 0 or more, not {show}")
+    for path in files:  # a pipe would block, a device read without end: refused unopened
+        if (why := not_regular(path)) is not None:
+            raise _fail(f"{path} is {why}, not a regular file of text")
     per_file = [read_lines(path) for path in files]
     texts = [line for lines in per_file for line in lines]
     with Progress(*Progress.get_default_columns(), console=Console(stderr=True),
@@ -990,6 +995,11 @@ def sources_add(
     and their bytes) and stays where it is."""
     if documents not in DOCUMENT_KINDS:
         raise _fail(f"--documents must be lines or paragraphs, not {documents!r}")
+    try:  # before any file is read; the name is this command's argument, not a --name
+        check_corpus_name(name, what="source")
+    except StoreError as error:
+        raise _fail(error.render(lambda s: "the NAME argument" if s == "name" else flag(s))
+                    ) from None
     files = find_source_files(paths, format)
     database = open_db(db, create=True)
     console = Console(stderr=True)
@@ -1013,8 +1023,10 @@ def sources_add(
     out.print(views.source_languages_table(detail))
     for item in detail.file_list:
         if item.problem:
-            out.print(f"[yellow]Note:[/yellow] {plain(item.problem)} ({item.invalid_documents:,} "
-                      "documents could not be read; runs refuse the file unless --skip-invalid)")
+            unread = (f"{item.invalid_documents:,} documents could not be read; "
+                      if item.invalid_documents else "")  # a broken stream: none counted
+            out.print(f"[yellow]Note:[/yellow] {plain(item.problem)} ({unread}runs refuse the "
+                      "file unless --skip-invalid, which uses what could be read)")
 
 
 @sources_app.command("show", cls=HelpCommand)

@@ -12,6 +12,7 @@ its reader would get nothing.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -51,6 +52,25 @@ def kind_of(mode: int) -> str:
         if test(mode):
             return kind
     return "not a file"
+
+
+def not_regular(path: Path) -> str | None:
+    """Why `path` (through its links) is not a regular file one can read to its end, in words;
+    None when it is. A named pipe or a device would block or read without end, a loop of links
+    has nothing at its end: all are refused before anything opens them.
+
+    >>> not_regular(Path(__file__)) is None
+    True
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a loop of links (it leads back to itself)"
+        if error.errno == errno.ENOENT:
+            return "missing (or a link to nothing)"
+        return f"unreadable ({error.strerror})"
+    return None if stat.S_ISREG(mode) else kind_of(mode)
 
 
 Content = str | bytes | memoryview | Iterable[str] | Callable[[BinaryIO], None]

@@ -60,3 +60,210 @@ def test_results_replace_a_folder_s_page_only_when_asked(measured, tmp_path):
     assert result.exit_code == 0, result.output
     assert "my own page" not in (site / "index.html").read_text()
     assert (site / "results.json").exists()
+
+
+@pytest.mark.parametrize("mix", ["eng_Latn=1e308,fra_Latn=1", "eng_Latn=nan,fra_Latn=1",
+                                 "eng_Latn=1e-300,fra_Latn=1", "eng_Latn=inf,fra_Latn=1"])
+def test_a_mix_share_out_of_range_is_refused_by_its_value(tmp_path, mix):
+    from analyzer.runs.errors import RunError
+    from analyzer.runs.sample import parse_mix
+
+    with pytest.raises(RunError, match="must be a number from 1e-12 to 1e\\+12"):
+        parse_mix(mix)
+
+
+def test_a_source_name_error_names_the_argument_not_a_flag(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello\n")
+    for name in ("a/b", "..", " "):
+        result = invoke(tmp_path / "s.db", "sources", "add", name, source)
+        assert result.exit_code == 1 and "the NAME argument" in result.output, result.output
+        assert "--name" not in result.output
+
+
+def test_a_file_where_the_chunk_cache_goes_is_refused_before_counting(tmp_path, monkeypatch):
+    import analyzer.runs.counting as counting
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n" * 50)
+    db = tmp_path / "s.db"
+    assert invoke(db, "ingest").exit_code == 0
+    assert invoke(db, "sources", "add", "src", source).exit_code == 0
+    (tmp_path / "s.db.chunks").write_text("not a folder")
+    monkeypatch.setattr(counting, "count_file_into", lambda *a, **k: pytest.fail("counted"))
+    result = invoke(db, "run", "--vocab", "300", "--train-on", "src", "--langs", "eng_Latn",
+                    "--no-report", "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    assert "s.db.chunks is a file, not a folder" in " ".join(result.output.split())
+    assert "--cache" in result.output
+
+
+@pytest.mark.parametrize(("file", "content"), [
+    ("fra_Latn.txt", ""), ("fra_Latn.txt", "\n\n  \n"), ("fra_Latn.jsonl", ""),
+])
+def test_a_language_whose_files_hold_no_text_is_refused(tmp_path, file, content):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n")
+    (source / file).write_text(content)
+    db = tmp_path / "s.db"
+    result = invoke(db, "sources", "add", "src", source)
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert "no text to train on for fra_Latn" in said and file in said
+    assert invoke(db, "sources").output.count("src") == 0  # nothing registered
+
+
+def test_a_parquet_language_of_no_rows_is_refused(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n")
+    pq.write_table(pa.table({"text": pa.array([], pa.string())}), source / "fra_Latn.parquet")
+    result = invoke(tmp_path / "s.db", "sources", "add", "src", source)
+    assert result.exit_code == 1 and "no text to train on for fra_Latn" in result.output
+
+
+def test_a_lone_surrogate_in_json_lines_is_invalid_text_named_at_its_line(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n" * 20)
+    (source / "fra_Latn.jsonl").write_text('{"text": "bonjour"}\n{"text": "a\\ud800b"}\n')
+    db = tmp_path / "s.db"
+    assert invoke(db, "ingest").exit_code == 0
+    assert invoke(db, "sources", "add", "src", source).exit_code == 0  # counted, not refused
+    run = ["run", "--vocab", "300", "--train-on", "src", "--langs", "eng_Latn,fra_Latn",
+           "--no-report", "--jobs", "1"]
+    refused = invoke(db, *run)
+    said = " ".join(refused.output.split())
+    assert refused.exit_code == 1 and "fra_Latn.jsonl: line 2" in said and "surrogate" in said
+    skipped = invoke(db, *run, "--skip-invalid")
+    assert skipped.exit_code == 0, skipped.output
+
+
+def test_parquet_with_two_columns_of_one_name_is_refused(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    table = pa.Table.from_arrays([pa.array(["a", "b"]), pa.array(["c", "d"])],
+                                 names=["text", "text"])
+    source = tmp_path / "src"
+    source.mkdir()
+    pq.write_table(table, source / "fra_Latn.parquet")
+    result = invoke(tmp_path / "s.db", "sources", "add", "src", source)
+    assert result.exit_code == 1 and "column 'text' appears more than once" in result.output
+    corpus = tmp_path / "c.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["a"]), pa.array(["b"]), pa.array(["c"])],
+                                        names=["eng_Latn", "fra_Latn", "fra_Latn"]), corpus)
+    result = invoke(tmp_path / "c.db", "ingest", corpus)
+    assert result.exit_code == 1 and "appears more than once" in result.output, result.output
+
+
+def make_special(kind: str, path):
+    """A named pipe, a loop of links, or a device node of the test's own (never /dev's)."""
+    import os
+    import stat
+
+    if kind == "a named pipe":
+        os.mkfifo(path)
+    elif kind == "a loop of links":
+        path.symlink_to(path.name)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("making device nodes needs root (CI runs as root)")
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # like /dev/zero
+
+
+SPECIAL = ["a named pipe", "a loop of links", "a character device"]
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_special_files_are_refused_unopened_by_sources_add_and_train(tmp_path, kind):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "eng_Latn.txt").write_text("hello there\n")
+    make_special(kind, source / "fra_Latn.txt")
+    db = tmp_path / "s.db"
+    for given in (source, source / "fra_Latn.txt"):  # in a folder, and given itself
+        result = invoke(db, "sources", "add", "src", given)
+        assert result.exit_code == 1, result.output
+        assert f"is {kind}" in " ".join(result.output.split())
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    result = CliRunner().invoke(app, ["train", str(source / "fra_Latn.txt"), "--vocab", "300"])
+    assert result.exit_code in (1, 2), result.output  # a loop: typer's "does not exist"
+    if kind != "a loop of links":
+        assert kind in " ".join(result.output.split()), result.output
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 64])
+def test_long_lines_across_many_blocks_are_read_whole(tmp_path, monkeypatch, block):
+    """Lines longer than many blocks (gathered once, not copied at each block: registering one
+    200 MB line took 24 s and now about 6), next to short ones and a last line without a break."""
+    from analyzer.corpus import streams
+
+    monkeypatch.setattr(streams, "READ_BYTES", block)
+    lines = ["short", "x" * 1000, "", "é" * 300 + "end", "a", "y" * 129, "last without a break"]
+    path = tmp_path / "eng_Latn.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    read = [text for batch in streams.read_documents(path) for text in batch.texts]
+    assert read == [line for line in lines if line]
+    one = tmp_path / "one.txt"
+    one.write_text("z" * 2_000_000 + "\n")  # a million blocks of 2: quadratic would never end
+    monkeypatch.setattr(streams, "READ_BYTES", 2)
+    assert [len(t) for b in streams.read_documents(one) for t in b.texts] == [2_000_000]
+
+
+def broken_files() -> dict[str, bytes]:
+    """Compressed files damaged each way, their good text 20,000 lines (over 800 KB: zstd
+    gives nothing of a block until its end, 128 KB)."""
+    import gzip
+    import lzma
+
+    import zstandard
+
+    text = "".join(f"line {i} of the good text before the break\n" for i in range(20000)).encode()
+    zst, gz, xz = zstandard.ZstdCompressor().compress(text), gzip.compress(text), lzma.compress(text)
+    damaged = bytearray(xz)
+    damaged[len(xz) // 2] ^= 0xFF
+    return {"zstd cut": zst[:len(zst) // 2], "gzip cut": gz[:len(gz) // 2],
+            "gzip and garbage": gz + b"garbage", "xz damaged": bytes(damaged),
+            "zstd damaged": zst[:20] + b"\xff" * 40 + zst[60:],
+            "two gzip members": gz + gzip.compress(b"one more line\n")}
+
+
+@pytest.mark.parametrize("case", list(broken_files()))
+def test_broken_compressed_streams_keep_the_text_before_the_break(tmp_path, case):
+    from analyzer.corpus import streams
+
+    data = broken_files()[case]
+    suffix = {"zstd": ".zst", "gzip": ".gz", "two ": ".gz", "xz d": ".xz"}[case[:4]]
+    path = tmp_path / f"eng_Latn.txt{suffix}"
+    path.write_bytes(data)
+    if case == "two gzip members":
+        read = [t for b in streams.read_documents(path) for t in b.texts]
+        assert len(read) == 20001 and read[-1] == "one more line"
+        return
+    said = "broken" if "damaged" in case else "broken after [1-9]"  # not "after 0 bytes"
+    with pytest.raises(streams.StreamError, match=said):
+        for _ in streams.read_documents(path):
+            pass
+    try:
+        batches = list(streams.read_documents(path, skip_invalid=True))
+    except streams.StreamError:  # damaged at its start: nothing to keep, refused by name
+        assert "damaged" in case
+        batches = []
+    read = [t for b in batches for t in b.texts]
+    assert all(t.startswith("line ") for t in read)
+    if "damaged" not in case:  # cut short or followed by garbage: the text before is kept
+        assert len(read) > 1000 and any("broken" in n for b in batches for n in b.notes)
+    db = tmp_path / "s.db"
+    result = invoke(db, "sources", "add", "src", tmp_path)
+    said = " ".join(result.output.split())
+    assert result.exit_code in (0, 1) and "0 documents could not be read" not in said, said

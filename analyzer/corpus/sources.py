@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.files import not_regular
+
 from .errors import CorpusError
 from .languages import normalise_language
 from .readers import COMPANION_FILES
@@ -92,8 +94,9 @@ def find_source_files(paths: Iterable[Path], format: str | None = None) -> list[
     found: list[SourceFile] = []
     for given in paths:
         path = Path(given)
-        if not path.exists():
-            raise CorpusError(f"{path}: no such file or folder", file=str(path))
+        if not path.is_dir() and (why := not_regular(path)) is not None:
+            raise CorpusError(f"{path} is {why}, not a file or folder of text; a source is "
+                              "regular files", file=str(path))
         if path.is_file():
             lang = language_of(path.name)
             if lang is None:
@@ -131,6 +134,10 @@ def find_source_files(paths: Iterable[Path], format: str | None = None) -> list[
 
 
 def _source_file(lang: str, path: Path, format: str | None) -> SourceFile:
+    why = not_regular(path)  # before anything opens it: a pipe or a device would never end
+    if why is not None:
+        raise CorpusError(f"{path} is {why}, not a regular file; a source holds only regular "
+                          "files", file=str(path))
     resolved = path.resolve()
     try:
         status = os.stat(resolved)
@@ -173,7 +180,23 @@ def scan_files(files: list[SourceFile], *, documents: str = "lines",
                     item, documents, text_field)
         if progress:
             progress(item.size - item.size // 2)
+    _refuse_languages_without_text(files)
     return ScannedSource(files, fingerprint(files), languages(files))
+
+
+def _refuse_languages_without_text(files: list[SourceFile]) -> None:
+    """CorpusError naming each language whose files hold no text (empty, blank lines, a Parquet
+    file of no rows, nothing but unreadable documents): a run would train it on nothing."""
+    text: dict[str, int] = {}
+    for item in files:
+        text[item.lang] = text.get(item.lang, 0) + item.bytes
+    empty = sorted(lang for lang, n in text.items() if n == 0)
+    if empty:
+        named = "; ".join(f"{lang} ({', '.join(str(i.path) for i in files if i.lang == lang)})"
+                          for lang in empty)
+        raise CorpusError(f"no text to train on for {named}: its files are empty, blank or "
+                          "unreadable; remove the language's files or give ones with text",
+                          language=empty[0])
 
 
 def _first_problem(item: SourceFile, documents: str, text_field: str) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import gzip
 import json
 import lzma
 import shutil
@@ -110,14 +109,103 @@ def _open(path: Path, compression: str | None) -> BinaryIO:
     """The file's decompressed bytes, as a stream (closing it closes the file)."""
     if compression is None:
         return path.open("rb")
+    return cast(BinaryIO, Decompressed(path.open("rb"), compression))
+
+
+class BrokenStream(OSError):
+    """A compressed stream that cannot be read on: damaged, cut short, or followed by bytes that
+    are not another stream. Raised only after every byte decompressed before it was read."""
+
+
+def _decoder(compression: str):
+    """A new decompressor of one stream (`decompress`, `eof`, `unused_data`)."""
     if compression == "gzip":
-        return cast(BinaryIO, gzip.open(path, "rb"))
+        return zlib.decompressobj(wbits=31)
     if compression == "xz":
-        return cast(BinaryIO, lzma.open(path, "rb"))
+        return lzma.LZMADecompressor()
     import zstandard
 
-    return cast(BinaryIO, zstandard.ZstdDecompressor().stream_reader(path.open("rb"),
-                                                                      closefd=True))
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
+class Decompressed:
+    """gzip, xz or zstd, read alike: streams one after another (as `cat a.gz b.gz` makes), and
+    any fault (a damaged block, a stream cut short, trailing bytes that are no stream) raised
+    as `BrokenStream` only once all that came before it was read. The libraries' own readers
+    lost what they had decompressed in the read that failed (up to a block of good text), and
+    zstd's ended a cut frame without a word.
+
+    >>> import gzip, io
+    >>> whole = gzip.compress(b"one\\n") + gzip.compress(b"two\\n")
+    >>> Decompressed(io.BytesIO(whole), "gzip").read(100)
+    b'one\\ntwo\\n'
+    >>> cut = Decompressed(io.BytesIO(whole[:-30]), "gzip")
+    >>> cut.read(100), cut.read(100)
+    Traceback (most recent call last):
+    ...
+    analyzer.corpus.streams.BrokenStream: the stream ends before its end (cut short)
+    """
+
+    RAW_BYTES = {"gzip": 1 << 16, "xz": 1 << 14, "zstd": 1 << 12}
+    """Compressed bytes fed at a time, so that what one feed can give stays bounded (gzip gives
+    at most about 1,000 times its input; a zstd block of a few bytes can give 128 KB)."""
+
+    def __init__(self, raw: BinaryIO, compression: str):
+        self.raw, self.compression = raw, compression
+        self.magic = COMPRESSIONS[compression]
+        self.decoder = _decoder(compression)
+        self.started = False  # the current stream has had input
+        self.buffer = bytearray()
+        self.fault: BrokenStream | None = None
+        self.done = False
+
+    def read(self, size: int = -1) -> bytes:
+        while (size < 0 or len(self.buffer) < size) and not self.done and self.fault is None:
+            self._fill()
+        if not self.buffer and self.fault is not None:
+            fault, self.fault = self.fault, None
+            self.done = True
+            raise fault
+        size = len(self.buffer) if size < 0 else min(size, len(self.buffer))
+        out = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return out
+
+    def _fill(self) -> None:
+        chunk = self.raw.read(self.RAW_BYTES[self.compression])
+        if not chunk:
+            if self.started and not self.decoder.eof:
+                self.fault = BrokenStream("the stream ends before its end (cut short)")
+            self.done = True
+            return
+        self._feed(chunk)
+
+    def _feed(self, chunk: bytes) -> None:
+        while chunk:
+            self.started = True
+            try:
+                self.buffer += self.decoder.decompress(chunk)
+            except Exception as error:  # zlib.error, LZMAError, ZstdError: the data is damaged
+                self.fault = BrokenStream(f"damaged data ({error})")
+                return
+            if not self.decoder.eof:
+                return
+            rest = self.decoder.unused_data
+            if self.compression == "xz":
+                rest = rest.lstrip(b"\0")  # xz's stream padding
+            if rest and not rest.startswith(self.magic[:len(rest)]):
+                self.fault = BrokenStream("bytes after its end that are not another stream")
+                return
+            self.decoder, self.started, chunk = _decoder(self.compression), False, rest
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __enter__(self) -> Decompressed:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def file_kind(path: Path, format: str | None = None) -> FileKind:
@@ -174,6 +262,7 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
     offset = 0  # decompressed bytes before the block being read
     line_number = 0  # lines before it
     carry = b""  # the start of a line the block before did not finish
+    long_line: list[bytes] = []  # the blocks after it, while no line break comes
     pending: list[str] = []  # a paragraph's lines so far
     batch = Batch([], 0)
     size = 0
@@ -186,6 +275,8 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
             try:
                 block = stream.read(READ_BYTES)
             except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:
+                carry += b"".join(long_line)
+                long_line.clear()
                 where = f"after {offset + len(carry):,} bytes of its text"
                 if not skip_invalid:
                     raise StreamError(f"{path}: its {kind.compression} stream is broken {where} "
@@ -198,12 +289,17 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
                 break
             if not block:
                 break
-            data = carry + block
-            cut = data.rfind(b"\n") + 1
-            if not cut:  # no line break yet: read on (a long line)
-                carry = data
+            cut = block.rfind(b"\n") + 1
+            if not cut:  # no line break yet: read on (a long line), its blocks kept apart
+                long_line += [carry, block] if carry else [block]
+                carry = b""
                 continue
-            complete, carry = data[:cut], data[cut:]
+            if long_line:  # joined once, not copied block after block (that was quadratic)
+                complete = b"".join([*long_line, block[:cut]])
+                long_line.clear()
+            else:
+                complete = carry + block[:cut]
+            carry = block[cut:]
             if kind.format == "text" and documents == "lines":
                 found_texts = _plain_lines(complete)
                 if found_texts is not None:  # all of it UTF-8: the documents at once
@@ -232,6 +328,8 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
                 if size >= batch_bytes:
                     yield batch
                     batch, size = Batch([], place), 0
+    if long_line:
+        carry += b"".join(long_line)
     if carry:  # a last line with no line break
         line_number += 1
         text = _decode(carry, path, offset, line_number, batch, skip_invalid)
@@ -297,10 +395,11 @@ def _document(text: str, format: str, documents: str, text_field: str, path: Pat
         except KeyError:
             problem = f"has no {text_field!r} field (--text-field names another)"
         else:
-            if isinstance(found, str):
+            if isinstance(found, str) and not _has_lone_surrogate(found):
                 return found if found and not found.isspace() else None
-            problem = f"has a {text_field!r} that is not a string" if isinstance(value, dict) \
-                else "is not a JSON object"
+            problem = (f"has a {text_field!r} that is not a string" if not isinstance(found, str)
+                       else f"has a {text_field!r} with a lone surrogate escape (e.g. \\ud800), "
+                       "which is not text") if isinstance(value, dict) else "is not a JSON object"
         if not skip_invalid:
             raise StreamError(f"{path}: line {line:,} {problem}", file=str(path), line=line)
         batch.skipped_documents += 1
@@ -318,6 +417,19 @@ def _document(text: str, format: str, documents: str, text_field: str, path: Pat
     return paragraph
 
 
+def _has_lone_surrogate(text: str) -> bool:
+    """Whether JSON's `\\uD800`-style escapes left half a pair in `text` (it has no UTF-8).
+
+    >>> _has_lone_surrogate("caf\\u00e9"), _has_lone_surrogate(json.loads('"a\\\\ud800"'))
+    (False, True)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 class ParquetColumns:
     """A Parquet file read a column set at a time: its columns' kinds, and its rows in record
     batches. Errors are StreamErrors naming the file as given (`shown`) and the row."""
@@ -333,6 +445,10 @@ class ParquetColumns:
             raise StreamError(f"{shown}: not a readable Parquet file ({error})",
                               file=str(shown)) from None
         schema = self._file.schema_arrow
+        repeated = sorted({name for name in schema.names if schema.names.count(name) > 1})
+        if repeated:
+            raise StreamError(f"{shown}: column {repeated[0]!r} appears more than once; a "
+                              "column must name one thing", file=str(shown))
         self.kinds = {name: _kind_of(schema.field(name).type) for name in schema.names}
         """`{column: "text" | "integer" | its Arrow type}`, in the file's order."""
         self.rows = self._file.metadata.num_rows

@@ -30,6 +30,7 @@ import pyarrow.ipc as ipc
 
 from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.packing import PackedChunks
+from analyzer.errors import SETTING, Invalid
 from analyzer.files import write_atomically
 from analyzer.store.processes import is_alive
 
@@ -67,6 +68,10 @@ class ChunkCache:
         self.kept = folder is not None
         self.folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="analyzer-chunks-"))
         if self.kept:
+            if self.folder.exists() and not self.folder.is_dir():  # said now, not after counting
+                raise Invalid(f"the chunk-count cache {self.folder} is a file, not a folder; move "
+                              f"it away, or run with {SETTING} turned off",
+                              setting="chunk_cache", file=str(self.folder))
             remove_stale_partials(self.folder)
 
     @classmethod

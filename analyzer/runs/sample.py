@@ -48,6 +48,11 @@ class Mix:
         return self.kind
 
 
+MIN_SHARE, MAX_SHARE = 1e-12, 1e12
+"""The range of a language's share in a mix: only their ratios matter, and within it a sum of
+shares, and a budget times a share, is a finite number (1e308 overflowed: exit 70)."""
+
+
 def parse_mix(text: str) -> Mix:
     """A mix as written; RunError (setting `mix`) saying what is wrong.
 
@@ -76,8 +81,9 @@ def parse_mix(text: str) -> Mix:
             except (CorpusError, ValueError):
                 raise RunError(f"{SETTING} {text!r}: {part.strip()!r} is not LANG=SHARE (a "
                                "language code and a number)", setting="mix", value=text) from None
-            if not share > 0 or share == float("inf"):
-                raise RunError(f"{SETTING} {text!r}: the share of {lang} must be a number above 0",
+            if not MIN_SHARE <= share <= MAX_SHARE:  # NaN too; sums of shares stay finite
+                raise RunError(f"{SETTING} {text!r}: the share of {lang} must be a number from "
+                               f"{MIN_SHARE:g} to {MAX_SHARE:g}, not {number.strip()}",
                                setting="mix", value=text)
             if lang in shares:
                 raise RunError(f"{SETTING} {text!r}: {lang} is given twice", setting="mix",

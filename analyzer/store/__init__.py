@@ -10,6 +10,7 @@ No SQL is written outside this package.
 from analyzer.identity import Algorithm, VocabKind
 
 from .corpora import (
+    check_corpus_name,
     get_corpus,
     get_corpus_by_id,
     list_corpora,
@@ -71,6 +72,7 @@ from .runs import (
 from .sources import get_source, list_sources, remove_source, save_source
 
 __all__ = [
+    "check_corpus_name",
     "Algorithm",
     "IMPORTED_SIZE",
     "DB_ENV",
