@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from analyzer.external.vocabulary import split_words, token_script
-from helpers import cli_output, resolve_or_skip
+from helpers import cli_output, invoke, resolve_or_skip
 
 TEXTS = {"eng_Latn": ["The cat sat on the mat, quietly.", "Unbelievably, antidisestablishment."],
          "rus_Cyrl": ["Кошка сидела на коврике.", "Невероятно длинное слово."],
@@ -111,7 +111,9 @@ def test_vocabulary_scripts_and_overlaps_are_stored_and_shown(measured):
     assert overlap["shared"] == len(set(tokens) & gpt2)
     assert overlap["either"] == len(set(tokens) | gpt2)
     assert overlap["jaccard"] == pytest.approx(overlap["shared"] / overlap["either"])
-    shown = cli_output(db, "show", "1")
+    # a terminal wide enough for the table, whatever this machine's is (at 40 columns the
+    # overlap's cell is folded between the tokenizer's name and its number)
+    shown = invoke(db, "show", "1", env={"COLUMNS": "200"}).stdout
     assert "Production vocabularies" in shown and "gpt2 0." in shown
     report = (root / "reports" / "run-1.html").read_text()
     assert "Words split by each tokenizer" in report and "Vocabulary overlap" in report
