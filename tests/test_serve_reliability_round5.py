@@ -5,6 +5,8 @@ field, and the report page's ETag."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from helpers import TINY, Server, dump, invoke, make_served_db, problem_of, wait_for_progress
@@ -163,6 +165,18 @@ def test_an_unknown_training_source_is_said_of_train_on(client):
     answer = client.post("/api/runs", json={"sizes": [300], "corpus": "tiny", "train_on": "nope"})
     assert "no training source named 'nope'" in problem_of(answer, 404)
     assert answer.json()["setting"] == "train_on", answer.text
+
+
+@pytest.mark.parametrize(("field", "value", "status"), [
+    ("corpus", "x\ud800", 404), ("train_on", "x\ud800", 404), ("languages", ["x\ud800"], 422),
+    ("pivot", "x\ud800", 422), ("tokenizers", ["x\ud800"], 404), ("mix", "x\ud800", 422)])
+def test_a_lone_surrogate_in_a_run_request_is_refused_not_a_500(client, field, value, status):
+    """A lone surrogate (JSON's "\\ud800") in any field of the run form: the lookup of a name
+    that holds one, and any answer that quotes one, was a 500 (UTF-8 cannot carry it)."""
+    body = json.dumps({"sizes": [300], "corpus": "tiny", field: value})  # "\\ud800" escaped
+    answer = client.post("/api/runs", content=body, headers={"content-type": "application/json"})
+    assert "\\ud800" in problem_of(answer, status) or field in answer.json()["setting"], answer.text
+    assert client.get("/api/runs").json() == [] and client.get("/api/queue").json() == []
 
 
 def test_the_report_page_has_an_etag_and_answers_304_to_it(tmp_path):
