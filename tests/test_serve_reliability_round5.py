@@ -258,3 +258,22 @@ def test_ctrl_c_during_a_run_leaves_no_traceback_and_a_json_log_is_json_througho
         assert run["status"] == "interrupted", run
     finally:
         again.stop()
+
+
+def test_only_the_whole_database_folder_is_hidden_not_a_name_it_begins(tmp_path):
+    """Item 10's kind: a path in a message was hidden by a plain text replacement, so a file in
+    a folder whose name only begins with the database folder's (`/srv/a` and `/srv/a2/...`) was
+    shown as "the database's folder2/...": a wrong path, still half there."""
+    from pathlib import Path
+
+    from analyzer.errors import Invalid
+    from analyzer.serve.state import without_paths
+
+    db = Path("/srv/a/x.db")
+    for message in ("/srv/a2/src/eng.txt changed", "/srv/a-old/eng.txt changed",
+                    "/backup/srv/a/eng.txt changed"):
+        error = without_paths(Invalid(message, file=message.split()[0]), db)
+        assert str(error) == message and error.file == message.split()[0]
+    error = without_paths(Invalid("/srv/a/src/eng.txt changed in /srv/a.", file="/srv/a/src"), db)
+    assert str(error) == "the database's folder/src/eng.txt changed in the database's folder."
+    assert error.file == "the database's folder/src"
