@@ -86,11 +86,17 @@ class AnalyzerError(Exception):
 
         >>> str(Invalid("/tmp/x1/eng.txt:3: empty", file="/tmp/x1/eng.txt").renamed("/tmp/x1", "c.zip"))
         'c.zip/eng.txt:3: empty'
+
+        Only the whole path: not the start of a longer name, nor the end of a longer path.
+
+        >>> str(Invalid("/tmp/x10/a and /srv/tmp/x1/b, not /tmp/x1.").renamed("/tmp/x1", "c.zip"))
+        '/tmp/x10/a and /srv/tmp/x1/b, not c.zip.'
         """
+        whole = re.compile(rf"(?<![\w.\-/]){re.escape(old)}(?![\w\-]|\.[\w\-])")
         fields = self._all_fields()
         if fields["file"] is not None:
-            fields["file"] = str(fields["file"]).replace(old, new)
-        return type(self)(self.message.replace(old, new), **fields)
+            fields["file"] = whole.sub(lambda _: new, str(fields["file"]))
+        return type(self)(whole.sub(lambda _: new, self.message), **fields)
 
     def fields(self) -> dict[str, Any]:
         """The structured fields that are set (for a program: the service's problem details)."""

@@ -6,6 +6,7 @@ ends a run with an internal error. A run served from the cache records its own b
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -160,3 +161,57 @@ def test_a_damaged_entry_is_counted_again_on_a_dask_cluster(tmp_path):
     assert "was damaged (its counts are not whole numbers" in recorded[0]["cache_notes"][0]
     assert load_merges(db, second, "shared", "words") == load_merges(db, first, "shared", "words")
     read_entry(english)
+
+
+def test_what_stands_where_an_entry_goes_is_replaced_never_followed_or_written_into(tmp_path):
+    """A link (to a file elsewhere, or to nothing) or a named pipe where an entry goes is not
+    an entry: the language is counted again and the entry written in its place. Writing through
+    the link changed a file outside the cache (or was exit 70 for a link to nothing), and
+    writing into the pipe hung."""
+    db = a_source(tmp_path)
+    first = execute_run(db, SETTINGS)
+    english = entry_of(tmp_path, "eng_Latn")
+    elsewhere = tmp_path / "notes.txt"  # a user's file, not an entry
+    elsewhere.write_text("mine\n")
+    for stand_in in ("link to a file", "link to nothing", "named pipe"):
+        english.unlink()
+        if stand_in == "link to a file":
+            english.symlink_to(elsewhere)
+        elif stand_in == "link to nothing":
+            english.symlink_to(tmp_path / "nothing" / "here")
+        else:
+            os.mkfifo(english)
+        stages: list[str] = []
+        again = execute_run(db, SETTINGS, stage=stages.append)
+        assert "counting eng_Latn" in stages, stand_in
+        assert english.is_file() and not english.is_symlink(), stand_in
+        read_entry(english)
+        assert load_merges(db, again, "shared", "words") == load_merges(db, first, "shared",
+                                                                         "words")
+    assert elsewhere.read_text() == "mine\n"
+
+
+def test_a_folder_where_an_entry_or_the_cache_goes_is_refused_before_counting(tmp_path):
+    """A folder where an entry goes could not be written (exit 70 after the whole counting
+    pass), nor could a cache whose folder is a link to nothing: both refused when the run
+    starts, naming them."""
+    from helpers import invoke
+
+    db = a_source(tmp_path)
+    execute_run(db, SETTINGS)
+    english = entry_of(tmp_path, "eng_Latn")
+    english.unlink()
+    english.mkdir()
+    command = ("run", "--vocab", "262", "--train-on", "mono", "--pretokenize", "words",
+               "--no-report", "--jobs", "1")
+    run = invoke(tmp_path / "a.db", *command)
+    assert run.exit_code == 1, run.output
+    assert english.name in "".join(run.output.split()) and "is a folder" in run.output
+    assert "counting eng_Latn" not in run.output
+    english.rmdir()
+    cache = tmp_path / "a.db.chunks"
+    cache.rename(tmp_path / "moved")
+    cache.symlink_to(tmp_path / "gone")
+    run = invoke(tmp_path / "a.db", *command)
+    assert run.exit_code == 1, run.output
+    assert "is a link to nothing" in run.output

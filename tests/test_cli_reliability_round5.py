@@ -267,3 +267,18 @@ def test_broken_compressed_streams_keep_the_text_before_the_break(tmp_path, case
     result = invoke(db, "sources", "add", "src", tmp_path)
     said = " ".join(result.output.split())
     assert result.exit_code in (0, 1) and "0 documents could not be read" not in said, said
+
+
+@pytest.mark.parametrize("command", [("corpus", "\udcff"), ("corpus", "--texts", "\udcff"),
+                                     ("run", "--vocab", "300", "--no-report", "--corpus", "\udcff"),
+                                     ("run", "--vocab", "300", "--no-report", "--train-on", "\udcff"),
+                                     ("sources", "show", "\udcff"), ("sources", "remove", "\udcff")])
+def test_a_name_that_is_not_utf8_is_not_found_not_exit_70(tmp_path, command):
+    """A corpus or source name given in bytes that are not UTF-8 (`$'\\xff'`, a surrogate
+    escape in Python) was exit 70: SQLite cannot be asked for it. No name can hold it."""
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest").exit_code == 0
+    result = invoke(db, *command)
+    assert result.exit_code == 1, result.output
+    assert "no corpus named '\\udcff'" in result.output or \
+        "no training source named '\\udcff'" in result.output, result.output

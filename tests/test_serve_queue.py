@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import Server, make_served_db, problem_of, wait_for_progress, wait_for_status
+from helpers import TINY, Server, make_served_db, problem_of, wait_for_progress, wait_for_status
 
 httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
@@ -175,6 +175,36 @@ def test_a_queued_run_whose_corpus_was_replaced_with_the_same_languages_is_refus
             next_one = wait_for_queued(client, after["id"], {"started", "refused"})
             assert next_one["status"] == "started", next_one
             client.delete(f"/api/runs/{next_one['run']}")
+    finally:
+        code, _, stderr = server.stop()
+    assert "Traceback" not in stderr
+
+
+def test_a_queued_run_whose_training_source_was_registered_again_is_refused(tmp_path):
+    """Item 7's kind, for training sources: a run queued with `train_on` is pinned to the
+    source as it was registered then. Registered again with other files while the run waited,
+    the run trained on the new files without a word; it is refused, and the queue goes on."""
+    from test_sources import make_source
+
+    from analyzer.store import open_db
+
+    db = make_served_db(tmp_path, run=False)
+    texts = {lang: [[f"{lang} words number {i}" for i in range(40)]] for lang in TINY}
+    make_source(open_db(db), tmp_path / "mono", texts, [("text", None)])
+    server = Server(db, env=STALL)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            running = client.post("/api/runs", json=SLOW).json()["run"]
+            wait_for_progress(client, running)  # held: the run below waits in the queue
+            pinned = client.post("/api/runs", json={**QUICK, "train_on": "mono"}).json()
+            assert pinned["status"] == "waiting", pinned
+            other = {lang: [[f"other {lang} text {i}" for i in range(40)]] for lang in TINY}
+            make_source(open_db(db), tmp_path / "other", other, [("text", None)])
+            client.delete(f"/api/runs/{running}")
+            refused = wait_for_queued(client, pinned["id"], {"started", "refused"})
+            assert refused["status"] == "refused" and refused["run"] is None, refused
+            assert "training source 'mono' changed since the run was queued" in refused["error"]
+            assert [run["id"] for run in client.get("/api/runs").json()] == [running]
     finally:
         code, _, stderr = server.stop()
     assert "Traceback" not in stderr

@@ -5,6 +5,8 @@ field, and the report page's ETag."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from helpers import TINY, Server, dump, invoke, make_served_db, problem_of, wait_for_progress
@@ -165,6 +167,18 @@ def test_an_unknown_training_source_is_said_of_train_on(client):
     assert answer.json()["setting"] == "train_on", answer.text
 
 
+@pytest.mark.parametrize(("field", "value", "status"), [
+    ("corpus", "x\ud800", 404), ("train_on", "x\ud800", 404), ("languages", ["x\ud800"], 422),
+    ("pivot", "x\ud800", 422), ("tokenizers", ["x\ud800"], 404), ("mix", "x\ud800", 422)])
+def test_a_lone_surrogate_in_a_run_request_is_refused_not_a_500(client, field, value, status):
+    """A lone surrogate (JSON's "\\ud800") in any field of the run form: the lookup of a name
+    that holds one, and any answer that quotes one, was a 500 (UTF-8 cannot carry it)."""
+    body = json.dumps({"sizes": [300], "corpus": "tiny", field: value})  # "\\ud800" escaped
+    answer = client.post("/api/runs", content=body, headers={"content-type": "application/json"})
+    assert "\\ud800" in problem_of(answer, status) or field in answer.json()["setting"], answer.text
+    assert client.get("/api/runs").json() == [] and client.get("/api/queue").json() == []
+
+
 def test_the_report_page_has_an_etag_and_answers_304_to_it(tmp_path):
     """Item 12: GET /runs/ID (a complete run's report) sends an ETag, as the docs say."""
     db = make_served_db(tmp_path, run=True)
@@ -244,3 +258,22 @@ def test_ctrl_c_during_a_run_leaves_no_traceback_and_a_json_log_is_json_througho
         assert run["status"] == "interrupted", run
     finally:
         again.stop()
+
+
+def test_only_the_whole_database_folder_is_hidden_not_a_name_it_begins(tmp_path):
+    """Item 10's kind: a path in a message was hidden by a plain text replacement, so a file in
+    a folder whose name only begins with the database folder's (`/srv/a` and `/srv/a2/...`) was
+    shown as "the database's folder2/...": a wrong path, still half there."""
+    from pathlib import Path
+
+    from analyzer.errors import Invalid
+    from analyzer.serve.state import without_paths
+
+    db = Path("/srv/a/x.db")
+    for message in ("/srv/a2/src/eng.txt changed", "/srv/a-old/eng.txt changed",
+                    "/backup/srv/a/eng.txt changed"):
+        error = without_paths(Invalid(message, file=message.split()[0]), db)
+        assert str(error) == message and error.file == message.split()[0]
+    error = without_paths(Invalid("/srv/a/src/eng.txt changed in /srv/a.", file="/srv/a/src"), db)
+    assert str(error) == "the database's folder/src/eng.txt changed in the database's folder."
+    assert error.file == "the database's folder/src"

@@ -68,9 +68,11 @@ class ChunkCache:
         self.kept = folder is not None
         self.folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="analyzer-chunks-"))
         if self.kept:
-            if self.folder.exists() and not self.folder.is_dir():  # said now, not after counting
-                raise Invalid(f"the chunk-count cache {self.folder} is a file, not a folder; move "
-                              f"it away, or run with {SETTING} turned off",
+            # Said now, not after counting: a file, or a link to nothing, where the folder goes.
+            if (self.folder.exists() or self.folder.is_symlink()) and not self.folder.is_dir():
+                what = "a file" if self.folder.exists() else "a link to nothing"
+                raise Invalid(f"the chunk-count cache {self.folder} is {what}, not a folder; "
+                              f"move it away, or run with {SETTING} turned off",
                               setting="chunk_cache", file=str(self.folder))
             remove_stale_partials(self.folder)
 
@@ -82,7 +84,16 @@ class ChunkCache:
         return self.folder / f"{key}{SUFFIX}"
 
     def has(self, key: str) -> bool:
-        return self.kept and self.path(key).is_file()
+        """Whether the entry is there (a regular file; verified when read). Invalid when a
+        folder stands where it goes: it could not be written, and is said before counting."""
+        if not self.kept:
+            return False
+        path = self.path(key)
+        if path.is_dir() and not path.is_symlink():
+            raise Invalid(f"{path} in the chunk-count cache is a folder, not an entry; move it "
+                          f"away, or run with {SETTING} turned off", setting="chunk_cache",
+                          file=str(path))
+        return os.path.isfile(path) and not os.path.islink(path)
 
     def save(self, key: str, table: ChunkTable, about: dict) -> Path:
         """Write the entry (atomically); its path."""
@@ -101,6 +112,9 @@ class ChunkCache:
                 writer.write_table(arrow)
 
         path = self.path(key)
+        if self.has(key) is False and os.path.lexists(path):
+            # Not an entry (a link, a pipe, a device): replaced, never followed or written into.
+            path.unlink()
         write_atomically(path, write)
         return path
 

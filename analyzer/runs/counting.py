@@ -366,7 +366,8 @@ def cached_languages(plan: SourcePlan, splitters: Splitters, cache: ChunkCache
     for lang, language in plan.languages.items():
         keys = {name: table_key(plan, lang, name, splitter)
                 for name, splitter in splitters.items()}
-        if not keys or not all(cache.has(key) for key in keys.values()):
+        present = [cache.has(key) for key in keys.values()]  # each checked: none skipped
+        if not present or not all(present):
             continue
         taken = None
         for name, key in keys.items():

@@ -455,16 +455,32 @@ def _sizes(sizes: list[int]) -> list[int]:
     return sorted(set(sizes))
 
 
-def check_pinned_corpus(db: AnalyzerDatabase, settings: RunSettings, content_hash: str) -> None:
-    """RunError when the run's corpus no longer holds the content it was asked on (its digest
-    then was `content_hash`): a run queued on a corpus replaced since is refused, never run on
-    the new content."""
+def pin_of(resolved: ResolvedRun) -> str:
+    """What a queued run is pinned to (`check_pinned_corpus`): its corpus's content digest and,
+    training on a source, the source's fingerprint after it (one space between)."""
+    source = resolved.source
+    return resolved.corpus.content_hash + (f" {source.source.fingerprint}" if source else "")
+
+
+def check_pinned_corpus(db: AnalyzerDatabase, settings: RunSettings, pinned: str) -> None:
+    """RunError when the run's corpus no longer holds the content it was asked on, or its
+    training source was registered again since (`pinned`: `pin_of` the run when it was asked
+    for; a corpus digest alone from an older analyzer): a run queued on a corpus or a source
+    replaced since is refused, never run on the new content."""
+    content_hash, _, fingerprint = pinned.partition(" ")
     corpus = _corpus(db, settings.corpus)
     if corpus.content_hash != content_hash:
         raise RunError(f"corpus {corpus.name!r} changed since the run was queued (it was "
                        "replaced: its content is not what the run was asked on), so the run "
                        "was not started; ask for it again to run it on the new content",
                        setting="corpus")
+    if fingerprint and settings.train_on is not None:
+        source = _named(get_source, db, settings.train_on, "train_on")
+        if source.fingerprint != fingerprint:
+            raise RunError(f"training source {source.name!r} changed since the run was queued "
+                           "(it was registered again: its files are not what the run was asked "
+                           "on), so the run was not started; ask for it again to train on the "
+                           "new files", setting="train_on")
 
 
 def _named(get, db: AnalyzerDatabase, name: str, field: str):

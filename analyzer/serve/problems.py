@@ -49,13 +49,25 @@ def problem(status: int, title: str, detail: str, headers: dict | None = None,
             fields: dict | None = None) -> JSONResponse:
     """An RFC 9457 problem; `fields` (an error's setting, file, value, ...) as extension members
     (a number JSON cannot write, NaN or infinity, as its text)."""
-    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    body = {"type": "about:blank", "title": title, "status": status, "detail": writable(detail)}
     for key, value in (fields or {}).items():
         if isinstance(value, float) and not math.isfinite(value):
             body[key] = str(value)
-        elif isinstance(value, str | int | float | bool):
+        elif isinstance(value, str):
+            body[key] = writable(value)
+        elif isinstance(value, int | float | bool):
             body[key] = value
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def writable(text: str) -> str:
+    """`text` as UTF-8 can carry it: a lone surrogate (JSON's `"\\ud800"`, which a request may
+    hold and a message quote) as its escape, where it made the answer itself fail (a 500).
+
+    >>> writable("x\\ud800y")
+    'x\\\\ud800y'
+    """
+    return text.encode("utf-8", errors="backslashreplace").decode("utf-8")
 
 
 def library_problem(error: AnalyzerError) -> JSONResponse:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from analyzer.errors import AnalyzerError
 from analyzer.runs import RunError, RunSettings, resolve_settings
+from analyzer.runs.resolution import pin_of
 from analyzer.store import (
     AnalyzerDatabase,
     QueuedRunRead,
@@ -163,7 +164,7 @@ class RunManager:
                                     f"server queues (analyzer serve --max-queue); try again "
                                     "once one has started")
                 entry = enqueue_run(db, asdict(settings), resolved.corpus.name,
-                                    resolved.corpus.content_hash)
+                                    pin_of(resolved))
                 self._notify()
                 self.wake.set()
                 return self.queued_document(entry)

@@ -117,6 +117,16 @@ def check_corpus_name(name: str, what: str = "corpus") -> None:
                              f"{setting('name')}", value=name)
 
 
+def storable(name: str) -> bool:
+    """Whether SQLite can be asked for `name`: a lone surrogate (a command-line argument that is
+    not UTF-8, or JSON's `"\\ud800"`) cannot be encoded, so no corpus or source has it."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def list_corpora(db: AnalyzerDatabase) -> list[CorpusRead]:
     """Every corpus, oldest first."""
     with session(db) as s:
@@ -127,7 +137,8 @@ def list_corpora(db: AnalyzerDatabase) -> list[CorpusRead]:
 def get_corpus(db: AnalyzerDatabase, name: str) -> CorpusDetail:
     """One corpus by name, with its languages; StoreError listing the names there are."""
     with session(db) as s:
-        row = s.exec(select(CorpusRow).where(CorpusRow.name == name)).first()
+        row = s.exec(select(CorpusRow).where(CorpusRow.name == name)).first() \
+            if storable(name) else None
         if row is None:
             names = s.exec(select(CorpusRow.name).order_by(col(CorpusRow.id))).all()
             known = f"; the database has: {', '.join(names)}" if names else "; the database has none"
