@@ -46,3 +46,44 @@ def test_a_run_without_production_tokenizers_is_refused(db, tmp_path):
     assert result.exit_code == 1
     assert "measured no production tokenizer" in result.output
     assert not (tmp_path / "results" / "results.json").exists()
+
+
+def test_what_one_publishes_names_no_folder_of_this_machine(db, tmp_path):
+    """A results folder goes on a docs site or into a paper's supplement: its files name the
+    tokenizers' files by name, package and SHA-256, never by where they lay here, and the
+    corpus by its name; the run's own report, for this machine, keeps the whole paths."""
+    import re
+
+    tokenizer = resolve_or_skip("cl100k_base")
+    cli_output(db, "run", "--tokenizer", "cl100k_base", "--no-report")
+    corpus = json.loads(cli_output(db, "corpora", "--json"))[0]
+    folders = {path.rsplit("/", 1)[0]
+               for path in re.findall(r"(?<![\w:/])/[^\s:;()]+", f"{tokenizer.source} {corpus['source']}")}
+    folders.add(str(tmp_path))
+    assert any(tokenizer.source.count(folder) for folder in folders)  # there is one to leave out
+    out = tmp_path / "results"
+    cli_output(db, "results", "1", "--out", out)
+    for name in ("results.json", "index.html", "report.html"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert not [folder for folder in folders if folder in text], name
+    (cl100k,) = json.loads((out / "results.json").read_text())["tokenizers"]
+    assert cl100k["sha256"] and all(digest in cl100k["source"] for digest in cl100k["sha256"])
+    local = tmp_path / "local"
+    cli_output(db, "report", "1", "--out", local)
+    assert any(folder in (local / "run-1.html").read_text() for folder in folders)
+
+
+def test_the_committed_results_name_no_folder_of_the_machine_that_wrote_them():
+    """The results committed under docs/results were written with folders of their machine in
+    them (a virtual environment's site-packages): a reader has other folders."""
+    import re
+    from pathlib import Path
+
+    machine = re.compile(r"(?<![\w:/.])/(?:home|root|Users|tmp|work|opt|usr|var|mnt|srv|private)"
+                         r"/[\w.@+-]+/|site-packages|dist-packages")
+    folder = Path(__file__).parents[1] / "docs" / "results"
+    published = sorted(folder.rglob("*.json")) + sorted(folder.rglob("*.html"))
+    assert published
+    for path in published:
+        found = machine.findall(path.read_text(encoding="utf-8"))
+        assert not found, (path.relative_to(folder), sorted(set(found))[:5])

@@ -45,7 +45,7 @@ from analyzer.store import (
 from . import algorithms, extension, fairness, figures, split_rules, superbpe, vocabularies
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
-from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script
+from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script, without_local_paths
 from .index import write_index
 from .language_filter import FILTER_SCRIPT, filter_bar
 from .navigation import COSTS_TITLE, NAVIGATION_SCRIPT, Anchors, section, toolbar
@@ -65,14 +65,16 @@ class Page:
 def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
                  self_contained: bool = False, price: float = 1.0,
                  context_window: int = 128_000, prices: Path | None = None,
-                 results: RunResults | None = None) -> Path:
+                 results: RunResults | None = None, published: bool = False) -> Path:
     """Write reports/run-<id>.html (and plotly.js, and the index); return the page's path.
     `price` and `context_window` price the trained vocabularies (and tokenizers no model in the
     price table uses); `prices` is a price table of the user's instead of the packaged one;
-    `results`, the run's as a command already computed them."""
+    `results`, the run's as a command already computed them; `published`: for others to
+    read (no path of this machine in it)."""
     out.mkdir(parents=True, exist_ok=True)
     page = build_page(db, run_id, self_contained=self_contained, price=price,
-                      context_window=context_window, prices=prices, results=results)
+                      context_window=context_window, prices=prices, results=results,
+                      published=published)
     if not self_contained:
         ensure_plotlyjs(out)
     path = out / f"run-{run_id}.html"
@@ -84,9 +86,10 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
 def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = False,
                price: float = 1.0, context_window: int = 128_000,
                prices: Path | None = None, index_href: str = "index.html",
-               results: RunResults | None = None) -> Page:
+               results: RunResults | None = None, published: bool = False) -> Page:
     """The page of a complete run: its figures, merges, costs and provenance. `index_href`:
-    where its "All runs" link goes (the index beside it; the service's own index)."""
+    where its "All runs" link goes (the index beside it; the service's own index);
+    `published`: the provenance names files without this machine's folders."""
     price_table = load_prices(prices)
     results = results or RunResults(load_run_data(db, run_id))
     data, frame = results.data, results.frame
@@ -120,7 +123,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                                  _caveats(data.vocabularies))))
     corpus = get_corpus_by_id(db, run.corpus_id)
     parts.append((anchors.new("Provenance"), "Provenance",
-                  provenance_table(_provenance(run, corpus, data.vocabularies, prices))))
+                  provenance_table(_provenance(run, corpus, data.vocabularies, prices,
+                                               published))))
     title = f"Tokenization tax: run {run_id} on {run.corpus}"
     filters = filter_bar(run.languages) if len(run.languages) >= FILTER_FROM else ""
     bar = toolbar([(anchor, heading) for anchor, heading, _ in parts], filters)
@@ -441,16 +445,22 @@ def _training_source(run: RunRead) -> list[tuple[str, str]]:
 
 
 def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead],
-                prices: Path | None) -> list[tuple[str, str]]:
+                prices: Path | None, published: bool = False) -> list[tuple[str, str]]:
+    """The run's provenance, row by row; `published`: the tokenizers' files and the corpus
+    named without this machine's folders."""
+    def where(source: str | None) -> str:
+        return without_local_paths(source or "") if published else str(source)
+
     caveats = _caveats(vocabs)
     measured = (f"{len(run.measured_units)} held-out units (holdout {run.holdout:g}, seed {run.seed})"
                 if run.holdout else f"all {len(run.measured_units)} units (training on a source)"
                 if run.training else f"the training units themselves (all {len(run.measured_units)})")
     timings = ", ".join(f"{v.scope} {v.seconds:.1f} s" for v in vocabs if v.seconds is not None)
-    production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {v.library}; {v.source}"
+    production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {v.library}; {where(v.source)}"
                    + (f". {caveats[v.scope]}" if v.scope in caveats else ""))
                   for v in vocabs if v.kind == VocabKind.PRODUCTION]
-    production += [(f"tokenizer {v.scope}", f"imported counts, measured elsewhere; {v.source}")
+    production += [(f"tokenizer {v.scope}",
+                    f"imported counts, measured elsewhere; {where(v.source)}")
                    for v in vocabs if v.kind == VocabKind.IMPORTED]
     trained = ("shared" + (", one per language" if run.per_language else "")
                + (", cross matrix" if run.cross else "")) if run.sizes else "none trained"
@@ -458,7 +468,7 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
     rules = [(f"pre-tokenizer {name}", patterns.get(name) or "none: each text is one chunk")
              for name in run.pretokenizers]
     return production + rules + _training_source(run) + [
-        ("corpus", f"{corpus.name} ({corpus.source}, {corpus.format})"),
+        ("corpus", f"{corpus.name} ({where(corpus.source)}, {corpus.format})"),
         ("content hash", corpus.content_hash),
         ("texts", "NFC-normalised" if corpus.nfc else "as given"),
         ("languages", ", ".join(f"{language_name(lang)} ({lang})" for lang in run.languages)),

@@ -26,6 +26,7 @@ from analyzer.metrics.frames import MEASURED_KINDS
 from analyzer.queries import complete_run
 from analyzer.store import AnalyzerDatabase, get_corpus_by_id
 
+from .files import without_local_paths
 from .page import write_report
 
 DATA_FILE = "results.json"
@@ -52,12 +53,14 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
                         len(run.measured_units))
     return {
         "analyzer": __version__, "engine": run.engine_version, "run": run.id,
-        "corpus": {"name": corpus.name, "source": corpus.source, "format": corpus.format,
+        "corpus": {"name": corpus.name, "source": without_local_paths(corpus.source or ""),
+                   "format": corpus.format,
                    "content_sha256": corpus.content_hash, "units": len(run.measured_units),
                    "languages": len(run.languages)},
         "pivot": run.pivot, "counted_as": counting_convention(run),
         "tokenizers": [{"name": v.scope, "size": v.size, "library": v.library,
-                        "sha256": SHA256.findall(v.source or ""), "source": v.source,
+                        "sha256": SHA256.findall(v.source or ""),
+                        "source": without_local_paths(v.source or ""),
                         "framing": v.framing, "framing_basis": v.framing_basis}
                        for v in vocabularies],
         "models": [{"model": model, "tokenizer": part["tokenizer"].iloc[0],
@@ -101,7 +104,8 @@ def write_results(db: AnalyzerDatabase, run_id: int, out: Path,
     document = results_document(db, run_id, prices, results)
     out.mkdir(parents=True, exist_ok=True)
     # The report first: it writes an index of runs as index.html, which the page replaces.
-    report = write_report(db, run_id, out, self_contained=True, prices=prices, results=results)
+    report = write_report(db, run_id, out, self_contained=True, prices=prices, results=results,
+                          published=True)
     target = out / REPORT_FILE
     report.replace(target)
     data = out / DATA_FILE
