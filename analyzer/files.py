@@ -68,7 +68,8 @@ def not_regular(path: Path) -> str | None:
         if error.errno == errno.ELOOP:
             return "a loop of links (it leads back to itself)"
         if error.errno == errno.ENOENT:
-            return "missing (or a link to nothing)"
+            return "a link to nothing (its target is missing)" if os.path.islink(path) \
+                else "missing"
         return f"unreadable ({error.strerror})"
     return None if stat.S_ISREG(mode) else kind_of(mode)
 

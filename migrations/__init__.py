@@ -404,5 +404,6 @@ def m015_run_queue(db: Database) -> None:
 def m016_queue_pins_corpus_content(db: Database) -> None:
     # Issue 50: a queued run is asked on the corpus's content as it was then, not on whatever
     # the name holds when its turn comes. `content_hash` is the corpus's digest when the run was
-    # queued (NULL for entries queued by an older analyzer: not checked).
+    # queued (NULL for entries queued by an older analyzer: not checked); training on a source,
+    # the source's fingerprint follows it (`runs.resolution.pin_of`).
     _run(db, "ALTER TABLE run_queue ADD COLUMN content_hash TEXT")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import TINY, Server, end_processes, make_served_db, shared_corpus
+from helpers import TINY, end_processes, serving, shared_corpus
 
 
 @pytest.fixture
@@ -48,12 +48,18 @@ def db(tiny_db_path) -> Path:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """`analyzer serve` on a database with the tiny corpus and one complete run (`.db`)."""
-    db = make_served_db(tmp_path_factory.mktemp("served"))
-    server = Server(db)
-    server.db = db
-    yield server
-    server.stop()
+    """`analyzer serve` on a database with the tiny corpus and one complete run (`.db`); a
+    module may serve another (its own `served`), which `client` then talks to."""
+    yield from serving(tmp_path_factory.mktemp("served"))
+
+
+@pytest.fixture
+def client(served):
+    """An HTTP client of `served` (httpx; the service's tests import it only when they run)."""
+    import httpx
+
+    with httpx.Client(base_url=served.url, timeout=60) as session:
+        yield session
 
 
 @pytest.fixture

@@ -226,6 +226,18 @@ def cli_output(db, *args) -> str:
     return result.stdout
 
 
+def serving(folder: Path, *args: str, run: bool = True):
+    """`analyzer serve ARGS` on a `make_served_db` database in `folder` (`.db`), for a module
+    fixture: `yield from serving(tmp_path_factory.mktemp("x"), "--max-corpus-bytes", "1000")`."""
+    db = make_served_db(folder, run=run)
+    server = Server(db, *args)
+    server.db = db
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def make_served_db(folder: Path, run: bool = True) -> Path:
     """A database for the service's tests: the tiny corpus, and (`run`) one complete run of it
     with parity and a production tokenizer."""

@@ -224,7 +224,7 @@ def test_a_dangling_link_in_a_folder_is_named(sample_db, tmp_path):
     corpus = folder(tmp_path, {"eng_Latn.txt": "one\n", "rus_Cyrl.txt": "раз\n"})
     (corpus / "fra_Latn.txt").symlink_to(tmp_path / "gone.txt")
     result = ingest(sample_db, corpus)
-    assert result.exit_code == 1 and "fra_Latn.txt: a link to nothing" in result.output
+    assert result.exit_code == 1 and "fra_Latn.txt is a link to nothing" in result.output
 
 
 def test_links_to_regular_files_and_sub_folders_are_fine(sample_db, tmp_path):

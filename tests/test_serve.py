@@ -36,12 +36,6 @@ runner = CliRunner()
 TOKEN = "a-token-of-sixteen-or-more"
 
 
-@pytest.fixture
-def client(served):
-    with httpx.Client(base_url=served.url, timeout=60) as session:
-        yield session
-
-
 def test_the_api_returns_the_cli_documents(served, client):
     assert client.get("/api/corpora").json() == json.loads(cli_output(served.db, "corpora", "--json"))
     assert client.get("/api/corpora/tiny").json() == json.loads(cli_output(served.db, "corpus", "tiny", "--json"))

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from helpers import TINY, Server, dump, invoke, make_served_db, problem_of, wait_for_progress
+from helpers import TINY, Server, dump, invoke, make_served_db, problem_of, serving, wait_for_progress
 
 httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
@@ -20,18 +20,7 @@ BOUNDARY = "b0undary"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("round5")
-    db = make_served_db(folder, run=False)
-    server = Server(db)
-    server.db = db
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def client(served):
-    with httpx.Client(base_url=served.url, timeout=60) as session:
-        yield session
+    yield from serving(tmp_path_factory.mktemp("round5"), run=False)
 
 
 def multipart(*parts: tuple[str, str | None, bytes], closed: bool = True) -> bytes:

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from helpers import TINY, Server, cli_output, dump, invoke, make_served_db, problem_of
+from helpers import TINY, cli_output, dump, invoke, problem_of, serving
 
 httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
@@ -33,18 +33,8 @@ def folder_files(prefix: str = "mine/", **changed: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("uploads")
-    db = make_served_db(folder, run=False)
-    server = Server(db, "--max-corpus-bytes", "200000")
-    server.db = db
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def client(served):
-    with httpx.Client(base_url=served.url, timeout=60) as session:
-        yield session
+    yield from serving(tmp_path_factory.mktemp("uploads"), "--max-corpus-bytes", "200000",
+                       run=False)
 
 
 def upload(client, file_name: str, content: bytes, **fields):

@@ -12,6 +12,7 @@ import importlib.resources
 from pathlib import Path
 
 from .errors import CorpusError
+from .files import lone_surrogate
 from .flores import FLORES_SPLITS
 from .languages import language_name, normalise_language, script_name, script_of
 from .parallel import BY_SUFFIX, FORMATS, UNIT_KINDS, ParallelCorpus, default_name, detect_format, read_corpus
@@ -27,6 +28,7 @@ __all__ = [
     "UNIT_KINDS",
     "FLORES_SPLITS",
     "CorpusError",
+    "lone_surrogate",
     "ParallelCorpus",
     "default_name",
     "detect_format",

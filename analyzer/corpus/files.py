@@ -12,6 +12,20 @@ _BYTE_ORDER_MARKS = [(b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "U
                      (b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE")]
 
 
+def lone_surrogate(text: str) -> int | None:
+    """Where `text` holds a lone surrogate, or None: JSON's `\\ud800` escape, or a command-line
+    argument that was not UTF-8, spells one; it is not text, and has no UTF-8 to store.
+
+    >>> lone_surrogate("café"), lone_surrogate("ab\\ud800")
+    (None, 2)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
 def read_text(path: Path) -> str:
     """The file's text; CorpusError naming the file (and byte offset) if it is not UTF-8 text.
 

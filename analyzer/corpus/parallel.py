@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
-import stat
 import tempfile
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.errors import SETTING, setting
-from analyzer.files import is_special, kind_of
+from analyzer.files import is_special, not_regular
 from analyzer.settings import MAX_LANGUAGES
 
 from .archives import is_zip, unpack_zip
@@ -175,18 +173,12 @@ def check_folder_entries(folder: Path) -> None:
     device or a dangling link: reading one could block forever, and none is a corpus file.
     Sub-folders are left alone (no format reads them)."""
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        try:
-            mode = os.stat(entry.path).st_mode  # through a symlink, to what it names
-        except OSError as error:
-            what = ("a loop of links (it leads back to itself)" if error.errno == errno.ELOOP
-                    else "a link to nothing (its target is missing)"
-                    if error.errno == errno.ENOENT else f"unreadable ({error.strerror})")
-            raise CorpusError(f"{entry.path}: {what}; a corpus folder holds only regular "
-                              "files", file=entry.path) from None
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            raise CorpusError(f"{entry.path} is {kind_of(mode)}, not a regular file; a corpus "
-                              "folder holds only regular files (a pipe can be given as the corpus "
-                              f"itself, with {setting('format')})", file=entry.path)
+        why = None if os.path.isdir(entry.path) else not_regular(Path(entry.path))
+        if why is not None:
+            hint = (f" (a pipe can be given as the corpus itself, with {setting('format')})"
+                    if why == "a named pipe" else "")
+            raise CorpusError(f"{entry.path} is {why}, not a regular file; a corpus folder "
+                              f"holds only regular files{hint}", file=entry.path)
 
 
 BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx",

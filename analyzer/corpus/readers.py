@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CorpusError
-from .files import read_text
+from .files import lone_surrogate, read_text
 
 COMPANION_FILES = {"readme", "license", "licence", "source", "notes", "copying"}
 """Stems of .txt files in a corpus folder that are documentation, not a language."""
@@ -219,11 +219,10 @@ def _refuse_repeated_keys(where: str):
 
 def _check_unicode(text: str, where: str) -> None:
     """JSON escapes can spell a lone surrogate (\\ud800), which is not text: refuse it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise CorpusError(f"{where}: character {error.start} is a lone surrogate "
-                          f"(\\u{ord(text[error.start]):04x}), not valid Unicode") from None
+    at = lone_surrogate(text)
+    if at is not None:
+        raise CorpusError(f"{where}: character {at} is a lone surrogate "
+                          f"(\\u{ord(text[at]):04x}), not valid Unicode")
 
 
 def read_lines(path: Path) -> list[str]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from .errors import CorpusError
+from .files import lone_surrogate
 
 BATCH_BYTES = 8 << 20
 """About how much text a batch holds."""
@@ -395,7 +396,7 @@ def _document(text: str, format: str, documents: str, text_field: str, path: Pat
         except KeyError:
             problem = f"has no {text_field!r} field (--text-field names another)"
         else:
-            if isinstance(found, str) and not _has_lone_surrogate(found):
+            if isinstance(found, str) and lone_surrogate(found) is None:
                 return found if found and not found.isspace() else None
             problem = (f"has a {text_field!r} that is not a string" if not isinstance(found, str)
                        else f"has a {text_field!r} with a lone surrogate escape (e.g. \\ud800), "
@@ -415,19 +416,6 @@ def _document(text: str, format: str, documents: str, text_field: str, path: Pat
     paragraph = "\n".join(pending)
     pending.clear()
     return paragraph
-
-
-def _has_lone_surrogate(text: str) -> bool:
-    """Whether JSON's `\\uD800`-style escapes left half a pair in `text` (it has no UTF-8).
-
-    >>> _has_lone_surrogate("caf\\u00e9"), _has_lone_surrogate(json.loads('"a\\\\ud800"'))
-    (False, True)
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 class ParquetColumns:

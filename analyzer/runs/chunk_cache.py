@@ -31,7 +31,7 @@ import pyarrow.ipc as ipc
 from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.packing import PackedChunks
 from analyzer.errors import SETTING, Invalid
-from analyzer.files import write_atomically
+from analyzer.files import not_regular, write_atomically
 from analyzer.store.processes import is_alive
 
 SUFFIX = ".arrow"
@@ -69,8 +69,8 @@ class ChunkCache:
         self.folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="analyzer-chunks-"))
         if self.kept:
             # Said now, not after counting: a file, or a link to nothing, where the folder goes.
-            if (self.folder.exists() or self.folder.is_symlink()) and not self.folder.is_dir():
-                what = "a file" if self.folder.exists() else "a link to nothing"
+            if os.path.lexists(self.folder) and not self.folder.is_dir():
+                what = not_regular(self.folder) or "a file"
                 raise Invalid(f"the chunk-count cache {self.folder} is {what}, not a folder; "
                               f"move it away, or run with {SETTING} turned off",
                               setting="chunk_cache", file=str(self.folder))
@@ -112,7 +112,7 @@ class ChunkCache:
                 writer.write_table(arrow)
 
         path = self.path(key)
-        if self.has(key) is False and os.path.lexists(path):
+        if os.path.lexists(path) and not self.has(key):
             # Not an entry (a link, a pipe, a device): replaced, never followed or written into.
             path.unlink()
         write_atomically(path, write)

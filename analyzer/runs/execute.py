@@ -52,8 +52,8 @@ class ResultsNotStored(Busy):
 
 def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | None = None,
                 stage=None, started=None, pinned: str | None = None) -> int:
-    """Do the run and return its id. Settings are checked first (RunError; with `pinned`, the
-    corpus's content digest when the run was asked for, a corpus changed since); once the run is
+    """Do the run and return its id. Settings are checked first (RunError; with `pinned`, what
+    the run was asked on (`resolution.pin_of`), a corpus or source changed since); once the run is
     recorded (`started(run_id)` is called then), a failure or Ctrl-C marks it failed or
     interrupted before re-raising, and no partial result is ever written. Finished results
     that cannot be written are kept in a file (ResultsNotStored says where), never dropped."""

@@ -73,7 +73,7 @@ class RunStartError(RunError):
 
 def _child(db_path: str, settings: dict, messages, server: int, pinned: str | None = None,
            json_log: bool = False) -> None:
-    """The run's process: execute_run (on the corpus content `pinned`, for a queued run),
+    """The run's process: execute_run (on what a queued run was asked on, `pinned`),
     reporting through `messages` (and, `json_log`, writing its stderr as the server's JSON
     log). It is not daemonic (a daemonic process may not start the run's own pool of workers),
     so it watches the server instead and ends if the server does; the server interrupts it
@@ -188,7 +188,7 @@ class RunManager:
         return entry
 
     def _launch(self, settings: RunSettings, pinned: str | None = None) -> int:
-        """The run's process, started (on the corpus content `pinned`, if given); its run id
+        """The run's process, started (pinned to what it was asked on, `pinned`, if given); its run id
         once it has recorded the run. Its refusal (RunError, or the error the process raised)
         if it ends first."""
         messages = self.context.Queue()
@@ -253,7 +253,7 @@ class RunManager:
         try:
             # Pinned: a corpus replaced while the run waited refuses it (the child checks, just
             # before it records the run; once recorded, the corpus cannot be replaced).
-            run_id = self._launch(RunSettings(**claimed.settings), claimed.content_hash)
+            run_id = self._launch(RunSettings(**claimed.settings), claimed.pin)
         except AnalyzerError as error:  # said as a client may see it: no server path
             self._finish(queued_id, QueueStatus.REFUSED,
                          error=without_paths(error, self.db_path).render())

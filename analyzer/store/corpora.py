@@ -8,7 +8,7 @@ import numpy as np
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from analyzer.corpus import ParallelCorpus, language_name
+from analyzer.corpus import ParallelCorpus, language_name, lone_surrogate
 from analyzer.errors import Conflict, setting
 
 from .db import AnalyzerDatabase, write_transaction
@@ -117,16 +117,6 @@ def check_corpus_name(name: str, what: str = "corpus") -> None:
                              f"{setting('name')}", value=name)
 
 
-def storable(name: str) -> bool:
-    """Whether SQLite can be asked for `name`: a lone surrogate (a command-line argument that is
-    not UTF-8, or JSON's `"\\ud800"`) cannot be encoded, so no corpus or source has it."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def list_corpora(db: AnalyzerDatabase) -> list[CorpusRead]:
     """Every corpus, oldest first."""
     with session(db) as s:
@@ -138,7 +128,7 @@ def get_corpus(db: AnalyzerDatabase, name: str) -> CorpusDetail:
     """One corpus by name, with its languages; StoreError listing the names there are."""
     with session(db) as s:
         row = s.exec(select(CorpusRow).where(CorpusRow.name == name)).first() \
-            if storable(name) else None
+            if lone_surrogate(name) is None else None  # such a name cannot be asked of SQLite
         if row is None:
             names = s.exec(select(CorpusRow.name).order_by(col(CorpusRow.id))).all()
             known = f"; the database has: {', '.join(names)}" if names else "; the database has none"

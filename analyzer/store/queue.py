@@ -1,14 +1,15 @@
 """The service's queue of runs: asked for while another run was in progress, they wait here,
 in order, so that a restarted server finds them and starts them one by one.
 
-    entry = enqueue_run(db, {"sizes": [512]}, corpus="harbour_town", content_hash=digest)
+    entry = enqueue_run(db, {"sizes": [512]}, corpus="harbour_town", pin=pin)
     claimed = claim_next(db)                 # the oldest waiting, now starting
     finish_queued(db, claimed.id, QueueStatus.STARTED, run_id=7)
 
 The settings are the request's, as JSON (`RunSettings`' fields); they are checked when asked
-for and again when the run starts (the corpus may have changed in between). The corpus's
-content digest when the run was asked for is kept with it, so that a run whose corpus was
-replaced while it waited is refused rather than run on the new content.
+for and again when the run starts (the corpus may have changed in between). What the run was
+asked on is kept with it (its pin: the corpus's content digest, and a training source's
+fingerprint), so that a run whose corpus or source was replaced while it waited is refused
+rather than run on the new content.
 """
 
 from __future__ import annotations
@@ -35,23 +36,23 @@ class QueueStateError(Conflict):
 
 
 class ClaimedRun(NamedTuple):
-    """A queued run whose turn has come: its entry's id, its settings, and its corpus's
-    content digest when it was queued (None for an entry of an older analyzer)."""
+    """A queued run whose turn has come: its entry's id, its settings, and its pin when it was
+    queued (None for an entry of an older analyzer)."""
 
     id: int
     settings: dict[str, Any]
-    content_hash: str | None
+    pin: str | None
 
 
 def enqueue_run(db: Database, settings: dict[str, Any], corpus: str | None,
-                content_hash: str | None = None) -> QueuedRunRead:
-    """Put a run's settings at the end of the queue, with its corpus's name and content digest
-    (`content_hash`, checked when its turn comes); its entry, with its position."""
+                pin: str | None = None) -> QueuedRunRead:
+    """Put a run's settings at the end of the queue, with its corpus's name and its `pin`
+    (`runs.resolution.pin_of`: what it is asked on, checked when its turn comes; kept in the
+    column `content_hash`); its entry, with its position."""
     with write_transaction(db):
         cursor = db.execute("INSERT INTO run_queue (settings, corpus, status, submitted, "
                             "content_hash) VALUES (?, ?, ?, ?, ?)",
-                            [json.dumps(settings), corpus, QueueStatus.WAITING, now(),
-                             content_hash])
+                            [json.dumps(settings), corpus, QueueStatus.WAITING, now(), pin])
         queued_id = inserted_id(cursor)
     return get_queued(db, queued_id)
 

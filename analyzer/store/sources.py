@@ -7,11 +7,11 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from analyzer.corpus import language_name
+from analyzer.corpus import language_name, lone_surrogate
 from analyzer.corpus.sources import ScannedSource
 from analyzer.errors import Conflict
 
-from .corpora import check_corpus_name, storable
+from .corpora import check_corpus_name
 from .db import AnalyzerDatabase, write_transaction
 from .errors import NotFound
 from .models import SourceDetail, SourceFile, SourceFileRow, SourceLanguage, SourceRead, SourceRow
@@ -63,7 +63,7 @@ def get_source(db: AnalyzerDatabase, name: str) -> SourceDetail:
     """One source by name, with its languages and files; NotFound naming those there are."""
     with session(db) as s:
         row = s.exec(select(SourceRow).where(SourceRow.name == name)).first() \
-            if storable(name) else None
+            if lone_surrogate(name) is None else None  # such a name cannot be asked of SQLite
         if row is None:
             names = s.exec(select(SourceRow.name).order_by(col(SourceRow.id))).all()
             known = f"; registered: {', '.join(names)}" if names else \
