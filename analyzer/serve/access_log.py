@@ -18,7 +18,8 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+
+from .logs import now
 
 FORMATS = ("text", "json", "none")
 
@@ -76,8 +77,7 @@ class AccessLog:
             client = (scope.get("client") or ("-",))[0]
             ms = round((time.perf_counter() - start) * 1000, 1)
             if self.fmt == "json":
-                stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-                self.write(json.dumps({"time": stamp, "client": client, "method": scope["method"],
+                self.write(json.dumps({"time": now(), "client": client, "method": scope["method"],
                                        "path": scope["path"], "status": status, "ms": ms,
                                        "bytes": size}))
             else:

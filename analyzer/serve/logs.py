@@ -22,7 +22,8 @@ from typing import Any, TextIO
 
 
 def now() -> str:
-    """The time as the access log writes it (UTC, milliseconds, Z)."""
+    """The time as every JSON line of the log has it, the access log's too (UTC,
+    milliseconds, Z)."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
