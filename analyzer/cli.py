@@ -921,6 +921,21 @@ def serve(
     max_corpus_bytes: int = typer.Option(100_000_000, min=1, help="The largest corpus a "
                                          "browser or client may upload, in bytes, as sent and "
                                          "(a zip) unpacked; larger ones get 413 or 422."),
+    max_upload_space: int = typer.Option(600_000_000, min=1, help="Bytes of temporary disk "
+                                         "the uploads being read may take together (each may "
+                                         "take its size twice, plus --max-corpus-bytes for a "
+                                         "zip's files); one more gets 503 before it is read."),
+    lock_wait: float = typer.Option(5.0, min=0, max=3600, help="Seconds a request that writes "
+                                    "waits while another process (an analyzer run, ingest) "
+                                    "holds the database's write lock; then it gets 503 with "
+                                    "Retry-After, having changed nothing."),
+    request_timeout: float = typer.Option(10.0, min=0.1, max=3600, help="Seconds a client may "
+                                          "take to send a request's headers, or stay idle "
+                                          "between requests; also the window over which a "
+                                          "body's rate is measured."),
+    min_body_rate: int = typer.Option(32_000, min=1, help="Bytes a second a request's body "
+                                      "(an upload) must average over each --request-timeout "
+                                      "window; a slower one is cut off with 408."),
     db: Path = DbOption,
 ) -> None:
     """Serve the runs, the JSON API, the pages (bring a corpus, start and watch runs, read
@@ -945,7 +960,9 @@ def serve(
                    max_connections=max_connections,
                    counting_processes=count_processes or DEFAULT_COUNTING_PROCESSES,
                    log_format=log_format.value, max_queue=max_queue,
-                   corpus_limit=max_corpus_bytes,
+                   corpus_limit=max_corpus_bytes, upload_space=max_upload_space,
+                   lock_wait=lock_wait, request_timeout=request_timeout,
+                   min_body_rate=min_body_rate,
                    announce=lambda line: console.print(line, soft_wrap=True, markup=False))
     except ServeError as error:
         raise _fail(str(error)) from None

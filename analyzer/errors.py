@@ -122,6 +122,9 @@ class Conflict(AnalyzerError):
 class Busy(AnalyzerError):
     """The situation, not the request: try again once it has changed."""
 
+    retry_after = 5
+    """Seconds a client should wait before it tries again (a server sends it as `Retry-After`)."""
+
 
 KINDS: tuple[type[AnalyzerError], ...] = (Invalid, NotFound, Conflict, Busy)
 """The kinds, which every face maps to its own terms (exit codes, HTTP statuses) in one place."""

@@ -129,11 +129,22 @@ def test_the_command_line_s_limits_are_the_service_s_defaults():
     import inspect
 
     from analyzer.cli import serve
-    from analyzer.serve import DEFAULT_BODY_LIMIT, DEFAULT_CORPUS_LIMIT, DEFAULT_MAX_QUEUE
+    from analyzer.serve import (
+        DEFAULT_BODY_LIMIT,
+        DEFAULT_CORPUS_LIMIT,
+        DEFAULT_LOCK_WAIT,
+        DEFAULT_MAX_QUEUE,
+        DEFAULT_UPLOAD_SPACE,
+        MIN_BODY_RATE,
+        REQUEST_TIMEOUT,
+    )
 
     options = {name: p.default.default for name, p in inspect.signature(serve).parameters.items()}
-    assert (options["max_body"], options["max_queue"], options["max_corpus_bytes"]) == (
-        DEFAULT_BODY_LIMIT, DEFAULT_MAX_QUEUE, DEFAULT_CORPUS_LIMIT)
+    assert (options["max_body"], options["max_queue"], options["max_corpus_bytes"],
+            options["max_upload_space"], options["lock_wait"], options["request_timeout"],
+            options["min_body_rate"]) == (
+        DEFAULT_BODY_LIMIT, DEFAULT_MAX_QUEUE, DEFAULT_CORPUS_LIMIT, DEFAULT_UPLOAD_SPACE,
+        DEFAULT_LOCK_WAIT, REQUEST_TIMEOUT, MIN_BODY_RATE)
 
 
 def test_the_new_run_form_has_one_control_per_setting_with_its_default():

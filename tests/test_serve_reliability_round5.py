@@ -50,6 +50,26 @@ def test_a_form_without_its_closing_boundary_is_refused_and_nothing_is_stored(se
     assert whole.status_code == 201 and whole.json()["corpus"]["name"] == "wanted", whole.text
 
 
+@pytest.mark.parametrize("parts, said", [
+    ([("file", "pairs.tsv", PAIRS), ("name", None, b"one"), ("name", None, b"two")],
+     "the form gives name more than once"),
+    ([("file", "pairs.tsv", PAIRS), ("file", "other.tsv", PAIRS)], "the form gives file more than once"),
+    ([("file", "caf\xe9.tsv", PAIRS)], "headers that are not UTF-8"),  # Latin-1's é
+])
+def test_a_form_that_would_be_misread_is_refused_and_nothing_is_stored(served, client, parts, said):
+    """Hostile pass on item 9: a field given twice kept its last value without a word, and a
+    file name that is not UTF-8 was read as Latin-1 (another name)."""
+    before = dump(served.db)
+    body = multipart(*[(field, None, content) for field, _, content in parts])
+    for field, file_name, _ in parts:  # file names as raw bytes, as a client may send them
+        if file_name is not None:
+            body = body.replace(f'name="{field}"\r\n'.encode(),
+                                f'name="{field}"; filename="'.encode()
+                                + file_name.encode("latin-1") + b'"\r\n', 1)
+    assert said in problem_of(post_form(client, body), 400)
+    assert dump(served.db) == before
+
+
 @pytest.mark.parametrize("name", ["..", ".", "a/b", "a?b#c", "a\\b", "100%"])
 def test_names_that_mean_something_else_in_a_url_are_refused_by_upload_and_ingest(
         served, client, tmp_path, name):

@@ -142,13 +142,18 @@ def test_ingest_reads_a_zip_and_its_refusals_name_the_archive(tmp_path):
     assert str(broken) in result.output and "analyzer-zip-" not in result.output, result.output
 
 
-def test_uploads_read_at_once_are_bounded():
+def test_uploads_read_at_once_are_bounded_in_number_and_space():
     from analyzer.serve.problems import ServerBusy
     from analyzer.serve.uploads import Uploads
 
-    uploads = Uploads(limit=1_000, most=1)
-    with uploads, pytest.raises(ServerBusy, match="as many as this server reads at once"), uploads:
-        pass
-    with uploads:  # freed again
-        assert uploads.now == 1
-    assert uploads.now == 0
+    uploads = Uploads(limit=1_000, space=10_000, most=2)
+    first = uploads.take(100)
+    assert first == 1_200 and (uploads.now, uploads.reserved) == (1, 1_200)
+    with pytest.raises(ServerBusy, match="temporary space"):
+        uploads.take(4_000)  # 9,000 more would pass 10,000
+    second = uploads.take(10)
+    with pytest.raises(ServerBusy, match="as many as this server reads at once"):
+        uploads.take(1)
+    uploads.give_back(first)
+    uploads.give_back(second)
+    assert (uploads.now, uploads.reserved) == (0, 0)  # freed again

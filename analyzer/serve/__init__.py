@@ -19,15 +19,23 @@ from typing import Any
 from analyzer.errors import Invalid
 
 from .app import DEFAULT_BODY_LIMIT, create_app
-from .connections import DEFAULT_MAX_CONNECTIONS, KEEP_ALIVE_TIMEOUT, protocol_class, raise_file_limit
+from .connections import (
+    DEFAULT_MAX_CONNECTIONS,
+    KEEP_ALIVE_TIMEOUT,
+    MIN_BODY_RATE,
+    REQUEST_TIMEOUT,
+    protocol_class,
+    raise_file_limit,
+)
 from .guards import LOOPBACK_NAMES, host_name
 from .logs import json_line, use_json_stderr, uvicorn_log_config
 from .runner import DEFAULT_MAX_QUEUE
-from .state import DEFAULT_COUNTING_PROCESSES
-from .uploads import DEFAULT_CORPUS_LIMIT
+from .state import DEFAULT_COUNTING_PROCESSES, DEFAULT_LOCK_WAIT
+from .uploads import DEFAULT_CORPUS_LIMIT, DEFAULT_UPLOAD_SPACE, Uploads
 
 __all__ = ["DEFAULT_BODY_LIMIT", "DEFAULT_CORPUS_LIMIT", "DEFAULT_COUNTING_PROCESSES",
-           "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_QUEUE", "ServeError",
+           "DEFAULT_LOCK_WAIT", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_QUEUE",
+           "DEFAULT_UPLOAD_SPACE", "MIN_BODY_RATE", "REQUEST_TIMEOUT", "ServeError",
            "allowed_hosts", "create_app", "is_loopback", "serve"]
 
 TOKEN_ENV = "ANALYZER_TOKEN"
@@ -73,13 +81,18 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
           max_connections: int = DEFAULT_MAX_CONNECTIONS,
           counting_processes: int = DEFAULT_COUNTING_PROCESSES, log_format: str = "text",
           max_queue: int = DEFAULT_MAX_QUEUE, corpus_limit: int = DEFAULT_CORPUS_LIMIT,
+          upload_space: int = DEFAULT_UPLOAD_SPACE, lock_wait: float = DEFAULT_LOCK_WAIT,
+          request_timeout: float = REQUEST_TIMEOUT, min_body_rate: int = MIN_BODY_RATE,
           announce: Callable[[str], None] = print) -> None:
     """Serve until interrupted. Any address but loopback needs a token. `port` 0 takes a free
     port; `announce` is told the address actually served. The server answers requests naming
     `allowed_hosts(host, allow_hosts)`, holds at most `max_connections` connections, and counts
     for at most `counting_processes` requests at once; it logs each request on stderr in
     `log_format` (text, json, none); it queues at most `max_queue` runs and takes corpora of
-    at most `corpus_limit` bytes."""
+    at most `corpus_limit` bytes, the uploads being read taking at most `upload_space` bytes of
+    temporary disk. A write waits at most `lock_wait` s for another process's lock. A request's
+    headers must come within `request_timeout` s, its body at `min_body_rate` bytes a second
+    over each such window."""
     import uvicorn
 
     if log_format == "json":  # every line on stderr JSON, uvicorn's and warnings included
@@ -93,13 +106,19 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
                              f"(this one is {shown}); e.g. python -c 'import secrets; "
                              "print(secrets.token_urlsafe())'")
         token = token.strip()
+    if upload_space < Uploads(corpus_limit).needs(corpus_limit):
+        raise ServeError(f"--max-upload-space {upload_space:,} cannot hold one upload of the "
+                         f"largest size (--max-corpus-bytes {corpus_limit:,}), which may need "
+                         f"{Uploads(corpus_limit).needs(corpus_limit):,} bytes: the body, its "
+                         "copy and what a zip unpacks to")
     if not is_loopback(host) and token is None:
         raise ServeError(f"serving on {host} (not this machine only) needs a token, so that only "
                          f"those who have it can use the server: --token or {TOKEN_ENV}")
     app = create_app(db, token=token, body_limit=body_limit,
                      allowed_hosts=allowed_hosts(host, allow_hosts),
                      counting_processes=counting_processes, log_format=log_format,
-                     max_queue=max_queue, corpus_limit=corpus_limit)
+                     max_queue=max_queue, corpus_limit=corpus_limit,
+                     upload_space=upload_space, lock_wait=lock_wait)
     # Every connection is a descriptor, and so are the database's and the runs' files.
     limit = raise_file_limit(max_connections + 256)
     if limit < max_connections + 64:
@@ -129,5 +148,6 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
         {"log_config": uvicorn_log_config()} if log_format == "json" else {})
     server = Server(uvicorn.Config(
         app, log_level="warning", access_log=False, timeout_graceful_shutdown=30, **log_settings,
-        http=protocol_class(max_connections), timeout_keep_alive=KEEP_ALIVE_TIMEOUT))
+        http=protocol_class(max_connections, request_timeout, min_body_rate),
+        timeout_keep_alive=KEEP_ALIVE_TIMEOUT))
     server.run(sockets=[sock])

@@ -34,8 +34,8 @@ from .guards import (
 from .multipart import WholeForms
 from .problems import library_problem, problem, title_of
 from .runner import DEFAULT_MAX_QUEUE, RunManager
-from .state import DEFAULT_COUNTING_PROCESSES, Databases, Documents
-from .uploads import CORPORA_PATH, DEFAULT_CORPUS_LIMIT, Uploads
+from .state import DEFAULT_COUNTING_PROCESSES, DEFAULT_LOCK_WAIT, Databases, Documents
+from .uploads import CORPORA_PATH, DEFAULT_CORPUS_LIMIT, DEFAULT_UPLOAD_SPACE, UploadGate, Uploads
 
 DEFAULT_BODY_LIMIT = 1_000_000
 """Bytes a request body may have (tokenize and compare texts included)."""
@@ -46,13 +46,17 @@ def create_app(db_path: Path, *, token: str | None = None,
                allowed_hosts: frozenset[str] | None = LOOPBACK_NAMES,
                counting_processes: int = DEFAULT_COUNTING_PROCESSES,
                log_format: str = "none", max_queue: int = DEFAULT_MAX_QUEUE,
-               corpus_limit: int = DEFAULT_CORPUS_LIMIT) -> FastAPI:
+               corpus_limit: int = DEFAULT_CORPUS_LIMIT,
+               upload_space: int = DEFAULT_UPLOAD_SPACE,
+               lock_wait: float = DEFAULT_LOCK_WAIT) -> FastAPI:
     """The service over the database at `db_path` (created and migrated if new). It answers
     requests whose Host names one of `allowed_hosts` (None: any, for a server behind a token
     on every address); at most `counting_processes` requests count long texts at once; each
     request is logged on stderr in `log_format` (text, json; none: not logged); at most
-    `max_queue` runs wait in the queue; an uploaded corpus has at most `corpus_limit` bytes."""
-    databases = Databases(db_path)  # a bad database is refused now, not on the first request
+    `max_queue` runs wait in the queue; an uploaded corpus has at most `corpus_limit` bytes,
+    and the uploads being read take at most `upload_space` bytes of temporary disk; a
+    write waits at most `lock_wait` seconds for another process's lock (then 503)."""
+    databases = Databases(db_path, lock_wait)  # a bad database is refused now, not on the first request
     runs = RunManager(databases.checked, max_queue=max_queue, json_log=log_format == "json")
     counting = CountingProcesses(counting_processes)
 
@@ -73,7 +77,7 @@ def create_app(db_path: Path, *, token: str | None = None,
     app.state.runs = runs
     app.state.counting = counting
     app.state.documents = Documents()
-    app.state.uploads = Uploads(corpus_limit)
+    app.state.uploads = Uploads(corpus_limit, upload_space)
     app.include_router(api.router)
     app.include_router(uploads.router)
     app.include_router(workflow.router)
@@ -105,8 +109,9 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     app.state.token = token
     # Added innermost first: a request meets AccessLog, SecurityHeaders, TrustedHosts,
-    # SameOrigin, HeadAsGet, BearerToken, BodyLimit, then WholeForms.
+    # SameOrigin, HeadAsGet, BearerToken, BodyLimit, UploadGate, then WholeForms.
     app.add_middleware(WholeForms)  # a form cut before its closing boundary: 400
+    app.add_middleware(UploadGate, uploads=app.state.uploads)  # 503 before the body is read
     app.add_middleware(BodyLimit, limit=body_limit, streamed={CORPORA_PATH: corpus_limit})
     if token:
         app.add_middleware(BearerToken, token=token)

@@ -2,11 +2,16 @@
 
 uvicorn closes a keep-alive connection a few seconds after its last response, but a connection
 that never sends a request, or sends half of one (its headers, or its body, a byte at a time)
-has no timer at all: a client could hold every socket of the server. This protocol gives
-each connection a deadline for its next whole request, headers and body: from when the
-connection opens or its last response ended until the request starts, and from when the request
-starts until its body is in. A connection still short of a whole request at its deadline is
-closed. A request whose body is in may take as long as its answer takes (a long poll).
+has no timer at all: a client could hold every socket of the server. This protocol gives each
+connection deadlines:
+
+- its next request's headers: `request_timeout` seconds from when the connection opened or its
+  last response ended (an idle connection, or headers that never finish, is closed);
+- its body: timed by its progress, not by a total (an honest upload over a slow link may take
+  minutes): at least `min_body_rate` bytes a second over each `request_timeout` window. A body
+  slower than that is answered 408, saying so, and closed.
+
+A request whose body is in may take as long as its answer takes (a long poll).
 
 And the server holds at most `max_connections` at once: one more is answered 503 and closed at
 once, so that the server's file descriptors are never all taken.
@@ -15,16 +20,34 @@ once, so that the server's file descriptors are never all taken.
 from __future__ import annotations
 
 import asyncio
+import json
 import resource
 
 REQUEST_TIMEOUT = 10.0
-"""Seconds a connection may take to send a whole request (or wait idle for its next one)."""
+"""Seconds a connection may take to send a request's headers (or wait idle for its next one),
+and the window over which its body's rate is measured."""
+
+MIN_BODY_RATE = 32_000
+"""Bytes a second a request's body must average over each window (a 100 MB upload then has
+about 52 minutes; a trickle that would hold a connection and an upload's slot is cut)."""
 
 KEEP_ALIVE_TIMEOUT = 5
 """Seconds an idle keep-alive connection stays open after a response (uvicorn's own timer)."""
 
 DEFAULT_MAX_CONNECTIONS = 1_000
 """Connections the server holds open at once (each is a file descriptor)."""
+
+def _request_timeout_answer(timeout: float, rate: int) -> bytes:
+    """The 408 written to a connection whose body came too slowly (as a problem document)."""
+    body = json.dumps({"type": "about:blank", "title": "Request Timeout", "status": 408,
+                       "detail": f"the request's body came slower than {rate:,} bytes a second "
+                                 f"over {timeout:g} s, so it was cut off and nothing was done "
+                                 "with it; send it again over a faster link (the operator sets "
+                                 "the least rate: analyzer serve --min-body-rate)"}).encode()
+    return (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/problem+json\r\n"
+            b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n"
+            + body)
+
 
 SERVICE_UNAVAILABLE = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
                        b"retry-after: 1\r\nconnection: close\r\ncontent-length: 44\r\n\r\n"
@@ -42,16 +65,25 @@ def raise_file_limit(needed: int) -> int:
     return soft
 
 
-def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol (httptools' when installed, else h11's), with the deadline and
+def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                   request_timeout: float = REQUEST_TIMEOUT,
+                   min_body_rate: int = MIN_BODY_RATE) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (httptools' when installed, else h11's), with the deadlines and
     the bound on connections."""
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as Base
     except ImportError:  # no httptools
         from uvicorn.protocols.http.h11_impl import H11Protocol as Base  # type: ignore[assignment]
 
+    too_slow = _request_timeout_answer(request_timeout, min_body_rate)
+    least = min_body_rate * request_timeout  # bytes each window must bring
+
     class DeadlineProtocol(Base):
         _deadline: asyncio.TimerHandle | None = None
+        _received = 0
+        """Bytes received on this connection so far."""
+        _mark = 0
+        """`_received` when the deadline was last armed."""
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
@@ -65,9 +97,13 @@ def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS) -> type[async
             self._disarm()
             super().connection_lost(exc)
 
+        def data_received(self, data: bytes) -> None:
+            self._received += len(data)
+            super().data_received(data)
+
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self._arm()  # the request's own deadline, for its headers and body
+            self._arm()  # the request's own deadline, for its headers
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -75,7 +111,8 @@ def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS) -> type[async
 
         def _arm(self) -> None:
             self._disarm()
-            self._deadline = self.loop.call_later(REQUEST_TIMEOUT, self._expire)
+            self._mark = self._received
+            self._deadline = self.loop.call_later(request_timeout, self._expire)
 
         def _disarm(self) -> None:
             if self._deadline is not None:
@@ -85,9 +122,17 @@ def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS) -> type[async
         def _expire(self) -> None:
             self._deadline = None
             cycle = self.cycle
-            answering = (cycle is not None and not cycle.response_complete
-                         and not cycle.more_body)  # the whole request is in
-            if not answering and not self.transport.is_closing():
-                self.transport.close()  # idle, or its headers or body never finished
+            active = cycle is not None and not cycle.response_complete
+            if active and not cycle.more_body:
+                return  # the whole request is in: its answer may take as long as it takes
+            if self.transport.is_closing():
+                return
+            if active and cycle.more_body:  # its body is coming: at what rate?
+                if self._received - self._mark >= least:
+                    self._arm()  # slow but steady: another window
+                    return
+                if not cycle.response_started:
+                    self.transport.write(too_slow)
+            self.transport.close()  # idle, its headers never finished, or its body too slow
 
     return DeadlineProtocol

@@ -1,10 +1,13 @@
-"""Multipart bodies that end before their closing boundary are refused (400), not half-read.
+"""Multipart bodies that end before their closing boundary, or whose parts' names are not UTF-8,
+are refused (400), not half-read or misread.
 
 The form parser (python-multipart, through Starlette) keeps the parts it has finished and drops
 the rest without a word when a body stops short of its closing delimiter (`--BOUNDARY--`): an
 upload cut after its file, say, lost its `name` field and was stored under the default name.
-`WholeForms` watches a multipart body go by (without keeping it) and, when it ends with no
-closing delimiter, refuses the request before any route acts on what was parsed.
+And it reads a part's headers that are not UTF-8 (a file's name) as Latin-1, so that a name came
+out as other letters. `WholeForms` watches a multipart body go by (without keeping it) and, when
+a part's headers are not UTF-8 or the body ends with no closing delimiter, refuses the request
+before any route acts on what was parsed.
 """
 
 from __future__ import annotations
@@ -15,35 +18,73 @@ from python_multipart.multipart import parse_options_header
 CUT_SHORT = ("the request's multipart body ends before its closing boundary (--BOUNDARY--): it "
              "was cut short, and a part of it (a field, or the end of the file) would be lost; "
              "nothing was stored. Send the whole form again")
+NOT_UTF8 = ("a part of the form has headers that are not UTF-8 ({}): its field or file name "
+            "would be misread; nothing was stored. Send the names in UTF-8, as browsers do")
 
 
-class ClosingDelimiter:
-    """Finds a multipart body's closing delimiter (RFC 2046: CRLF, `--`, the boundary, `--`) in
-    the chunks of a body as they come, across the chunks' edges, holding only a few bytes.
+class FormWatch:
+    """Watches a multipart body's chunks as they come, across the chunks' edges, holding only
+    a part's headers and a few bytes: whether the closing delimiter (RFC 2046: CRLF, `--`, the
+    boundary, `--`) came (`found`), and whether each part's headers were UTF-8 (`not_utf8`,
+    the first that was not: the form parser would read it as Latin-1 without a word).
 
-    >>> watch = ClosingDelimiter(b"xyz")
+    >>> watch = FormWatch(b"xyz")
     >>> watch.feed(b"--xyz\\r\\nhead\\r\\n\\r\\nbody\\r\\n--x"); watch.found
     False
-    >>> watch.feed(b"yz--\\r\\n"); watch.found
-    True
+    >>> watch.feed(b"yz--\\r\\n"); watch.found, watch.not_utf8
+    (True, None)
+    >>> watch = FormWatch(b"xyz")
+    >>> watch.feed(b'--xyz\\r\\nContent-Disposition: form-data; filename="\\xff.tsv"\\r\\n\\r\\n')
+    >>> watch.not_utf8
+    'Content-Disposition: form-data; filename="\\\\xff.tsv"'
     """
 
+    HEADERS_HELD = 64 * 1024
+    """Bytes of a part's headers looked at (the form parser refuses longer ones itself)."""
+
     def __init__(self, boundary: bytes):
-        self.delimiter = b"\r\n--" + boundary + b"--"
-        self.carry = b"\r\n"  # the body's start counts as a line's start (an empty form)
+        self.delimiter = b"\r\n--" + boundary
+        self.pending = b"\r\n"  # the body's start counts as a line's start
+        self.in_headers = False
         self.found = False
+        self.not_utf8: str | None = None
 
     def feed(self, chunk: bytes) -> None:
-        if self.found or not chunk:
+        if self.found:
             return
-        window = self.carry + chunk
-        self.found = self.delimiter in window
-        self.carry = window[-(len(self.delimiter) - 1):]
+        data = self.pending + chunk
+        while True:
+            if self.in_headers:
+                end = data.find(b"\r\n\r\n")
+                if end < 0:
+                    self.pending = data[-self.HEADERS_HELD:]
+                    return
+                self._check(data[:end])
+                data, self.in_headers = data[end + 4:], False
+                continue
+            at = data.find(self.delimiter)
+            if at < 0 or len(data) < at + len(self.delimiter) + 2:
+                keep = at if at >= 0 else max(0, len(data) - len(self.delimiter) - 1)
+                self.pending = data[keep:]
+                return
+            after = data[at + len(self.delimiter):at + len(self.delimiter) + 2]
+            if after == b"--":
+                self.found = True
+                return
+            data, self.in_headers = data[at + len(self.delimiter):], True
+
+    def _check(self, headers: bytes) -> None:
+        if self.not_utf8 is None:
+            try:
+                headers.decode("utf-8")
+            except UnicodeDecodeError:
+                self.not_utf8 = headers.strip().decode("utf-8", "backslashreplace")[:300]
 
 
 class WholeForms:
     """ASGI middleware: a `multipart/form-data` request whose body ends without its closing
-    delimiter is a 400 (raised as the route's form is read, so nothing acts on the parts)."""
+    delimiter, or a part of which has headers that are not UTF-8, is a 400 (raised as the
+    route's form is read, so nothing acts on the parts)."""
 
     def __init__(self, app):
         self.app = app
@@ -52,12 +93,14 @@ class WholeForms:
         boundary = _boundary(scope) if scope["type"] == "http" else None
         if boundary is None:
             return await self.app(scope, receive, send)
-        watch = ClosingDelimiter(boundary)
+        watch = FormWatch(boundary)
 
         async def watched():
             message = await receive()
             if message["type"] == "http.request":
                 watch.feed(message.get("body", b""))
+                if watch.not_utf8 is not None:
+                    raise HTTPException(400, NOT_UTF8.format(watch.not_utf8))
                 if not message.get("more_body", False) and not watch.found:
                     raise HTTPException(400, CUT_SHORT)
             return message

@@ -22,7 +22,6 @@ class ServerBusy(Busy):
     """The server has as much work of this kind in hand as it takes at once: try again soon."""
 
     retry_after = 1
-    """Seconds a client should wait before it tries again (sent as `Retry-After`)."""
 
 
 class NotRunning(Conflict):
@@ -75,7 +74,7 @@ def library_problem(error: AnalyzerError) -> JSONResponse:
     which are the library's (the default rendering)."""
     status, title = next((status, title) for kind, status, title in STATUS_OF
                          if isinstance(error, kind))
-    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, ServerBusy) else None
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, Busy) else None
     return problem(status, title, error.render(), headers=headers, fields=error.fields())
 
 

@@ -157,6 +157,10 @@ class RunManager:
             resolved = resolve_settings(db, settings)  # bad settings are refused now
             waiting = queued_runs(db)
             if not self.starting and not running_runs(db) and not waiting:
+                # The run's process records the run with the command line's patience: another
+                # process holding the write lock would keep this request waiting for it, and
+                # the run would be recorded after its client was told it failed.
+                db.check_write_lock()
                 self.starting = True
             else:
                 if len(waiting) >= self.max_queue:

@@ -21,19 +21,33 @@ from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from analyzer.errors import AnalyzerError
-from analyzer.store import AnalyzerDatabase, open_db, reconnect
+from analyzer.store import AnalyzerDatabase, LockWait, open_db, reconnect
 
 T = TypeVar("T")
+
+DEFAULT_LOCK_WAIT = 5.0
+"""Seconds a request's write waits for another process's write lock before it is answered 503
+(the command line waits a minute: a person is watching it, a client has its own timeout)."""
+
+READY_LOCK_WAIT = 0.5
+"""Seconds `/readyz` waits for the write lock: long enough for another's short write."""
+
+
+def served_lock_wait(seconds: float) -> LockWait:
+    return LockWait(seconds, "the server's --lock-wait")
 
 
 class Databases:
     """A fresh connection per request (made cheaply from the one checked at start), so that a
     request sees what run processes committed; closed when the request is done. A database
-    deleted or replaced while the server runs is DatabaseGone (503), never made anew."""
+    deleted or replaced while the server runs is DatabaseGone (503), never made anew. A write
+    waits at most `lock_wait` seconds for another process's lock, then is DatabaseBusy (503
+    with Retry-After), having changed nothing."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, lock_wait: float = DEFAULT_LOCK_WAIT):
         self.checked = open_db(path)
         self.checked.conn.close()  # requests open their own; nothing here needs this one
+        self.checked.lock_wait = served_lock_wait(lock_wait)  # inherited by each connection
 
     @property
     def path(self) -> Path:
@@ -47,8 +61,10 @@ class Databases:
         return without_paths(error, self.path)
 
     @contextmanager
-    def connection(self) -> Iterator[AnalyzerDatabase]:
-        db = reconnect(self.checked, any_thread=True)
+    def connection(self, lock_wait: float | None = None) -> Iterator[AnalyzerDatabase]:
+        """A connection for this request (its writes waiting `lock_wait` s, if given)."""
+        wait = None if lock_wait is None else served_lock_wait(lock_wait)
+        db = reconnect(self.checked, any_thread=True, lock_wait=wait)
         try:
             yield db
         finally:

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Form, Request, UploadFile
+from fastapi import APIRouter, Form, HTTPException, Request, UploadFile
 from starlette.concurrency import run_in_threadpool
 
 from analyzer.corpus import BY_SUFFIX, FLORES_SPLITS, FORMATS, CorpusError, default_name, read_corpus
-from analyzer.store import get_corpus, save_corpus
+from analyzer.store import DiskFull, get_corpus, save_corpus
 
-from .problems import ServerBusy
+from .problems import ServerBusy, library_problem
 
 router = APIRouter(prefix="/api")
 
@@ -32,28 +32,81 @@ DEFAULT_CORPUS_LIMIT = 100_000_000
 """Bytes an uploaded corpus may have, as sent and (a zip) unpacked."""
 MAX_UPLOADS = 2
 """Uploads read at once (each holds a thread and its file's bytes on disk); one more gets 503."""
+DEFAULT_UPLOAD_SPACE = 600_000_000
+"""Bytes of temporary disk the uploads being read may take in total (see `Uploads.needs`):
+two of the largest at the default limit."""
 
 Format = Literal[FORMATS]  # type: ignore[valid-type]
 Split = Literal[FLORES_SPLITS]  # type: ignore[valid-type]
 
 
 class Uploads:
-    """How many uploads are being read now, bounded."""
+    """The uploads being read now: at most `most` at once, together needing at most `space`
+    bytes of temporary disk. An upload's slot and space are taken (`UploadGate`) before any of
+    its body is read, from its declared length, and given back when its answer is sent."""
 
-    def __init__(self, limit: int, most: int = MAX_UPLOADS):
-        self.limit, self.most, self.now = limit, most, 0
+    def __init__(self, limit: int, space: int = DEFAULT_UPLOAD_SPACE, most: int = MAX_UPLOADS):
+        self.limit, self.space, self.most = limit, space, most
+        self.now = self.reserved = 0
         self.lock = threading.Lock()
 
-    def __enter__(self):
+    def needs(self, declared: int) -> int:
+        """Temporary bytes an upload of `declared` bytes may take: the body as the form parser
+        keeps it, the file as it is read (under its own name), and what a zip unpacks to.
+
+        >>> Uploads(limit=100).needs(10)
+        120
+        """
+        return 2 * declared + self.limit
+
+    def take(self, declared: int) -> int:
+        """Reserve a slot and the space for an upload of `declared` bytes (returned, for
+        `give_back`). ServerBusy (503) when all slots are taken or the space is; DiskFull (507)
+        when the temporary folder's disk has not that much free."""
+        needed = self.needs(declared)
         with self.lock:
             if self.now >= self.most:
                 raise ServerBusy(f"{self.now} corpora are being read now, as many as this server "
                                  "reads at once; try again in a moment")
+            if self.reserved + needed > self.space:
+                raise ServerBusy(f"the uploads being read now take {self.reserved:,} of the "
+                                 f"{self.space:,} bytes of temporary space this server gives "
+                                 f"them, and this one may need {needed:,}; try again in a moment")
+            free = shutil.disk_usage(tempfile.gettempdir()).free
+            if free < needed:
+                raise DiskFull(f"the server's temporary folder has {free:,} bytes free, and this "
+                               f"upload may need {needed:,}; nothing was read")
             self.now += 1
+            self.reserved += needed
+        return needed
 
-    def __exit__(self, *exc):
+    def give_back(self, needed: int) -> None:
         with self.lock:
             self.now -= 1
+            self.reserved -= needed
+
+
+class UploadGate:
+    """ASGI middleware: an upload (`POST /api/corpora`) takes its slot and space (`Uploads.take`)
+    before its body is read, so that uploads over the bound are refused having sent headers
+    only, never after their bodies have filled the disk. Its declared length is checked against
+    the limit before this (`BodyLimit`)."""
+
+    def __init__(self, app, uploads: Uploads):
+        self.app, self.uploads = app, uploads
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != CORPORA_PATH or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        declared = int(dict(scope["headers"]).get(b"content-length", b"0") or 0)
+        try:
+            needed = self.uploads.take(declared)
+        except (ServerBusy, DiskFull) as error:
+            return await library_problem(error)(scope, receive, send)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.uploads.give_back(needed)
 
 
 KNOWN_SUFFIXES = (".zip", *BY_SUFFIX)
@@ -101,14 +154,20 @@ async def upload_corpus(
     """The stored corpus (`GET /api/corpora/{name}`'s document) and what was done (`status`:
     created, replaced, unchanged), or a 422 naming the file, line and value at fault."""
     uploads: Uploads = request.app.state.uploads
+    form = await request.form()  # the one parsed for the fields above (a request keeps it)
+    repeated = sorted({key for key in form if len(form.getlist(key)) > 1})
+    if repeated:  # the form parser keeps the last of each, without a word
+        raise HTTPException(400, f"the form gives {', '.join(repeated)} more than once; each "
+                                 "field is given once. Nothing was stored")
     request.app.state.databases.check_present()
 
-    def ingest() -> dict:
+    def ingest() -> dict:  # its slot and space were taken by UploadGate
         shown = shown_name(file.filename)
-        with uploads, tempfile.TemporaryDirectory(prefix="analyzer-upload-") as folder:
+        with tempfile.TemporaryDirectory(prefix="analyzer-upload-") as folder:
             path = Path(folder) / kept_name(shown)
             with open(path, "wb") as kept:
                 shutil.copyfileobj(file.file, kept, 1 << 20)
+            file.file.close()  # the form parser's copy: its space is free again
             try:
                 corpus = read_corpus(path, format=format, units=units, nfc=nfc,
                                      skip_empty_units=skip_empty_units, split=split,

@@ -20,7 +20,7 @@ from .corpora import (
     save_corpus,
     unit_stats,
 )
-from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, open_db, reconnect
+from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, LockWait, open_db, reconnect
 from .errors import DatabaseBusy, DatabaseGone, DiskFull, NotFound, RunNotComplete, StoreError
 from .kinds import IMPORTED_SIZE, QueueStatus, ReplacementTexts, RunStatus
 from .models import (
@@ -78,6 +78,7 @@ __all__ = [
     "DB_ENV",
     "DEFAULT_DB",
     "AnalyzerDatabase",
+    "LockWait",
     "CorpusDetail",
     "CorpusRead",
     "DatabaseBusy",

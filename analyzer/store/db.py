@@ -15,6 +15,7 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Engine
@@ -36,11 +37,26 @@ DEFAULT_BUSY_TIMEOUT = 60.0
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
+@dataclass(frozen=True)
+class LockWait:
+    """How long a connection's writes wait for another process's write lock, and how a user
+    sets it (said in the refusal when the wait runs out)."""
+
+    seconds: float
+    set_by: str = f"{BUSY_TIMEOUT_ENV} sets the wait"
+
+
+def default_lock_wait() -> LockWait:
+    """The command line's wait: `$ANALYZER_BUSY_TIMEOUT`, else 60 s (`busy_timeout`)."""
+    return LockWait(busy_timeout())
+
+
 class AnalyzerDatabase(Database):
     """A sqlite-utils `Database` that knows where it lives and whether it may be written."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, read_only: str | None,
-                 newer: str | None, identity: tuple[int, int] | None = None):
+                 newer: str | None, identity: tuple[int, int] | None = None,
+                 lock_wait: LockWait | None = None):
         super().__init__(conn)
         self.path = path
         self.read_only = read_only
@@ -52,6 +68,8 @@ class AnalyzerDatabase(Database):
         the file now at `path`."""
         self.engine: Engine | None = None
         """The SQLModel engine over this same connection (made by `session` on first use)."""
+        self.lock_wait = lock_wait or default_lock_wait()
+        """How long a write here waits for another process's lock (`reconnect` passes it on)."""
 
     def check_present(self) -> None:
         """DatabaseGone when the file at `path` is no longer the one this connection opened
@@ -74,6 +92,13 @@ class AnalyzerDatabase(Database):
         if now:
             raise StoreError(f"{self.path} cannot be written now ({now})")
         self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+    def check_write_lock(self) -> None:
+        """DatabaseBusy unless this connection can take the write lock within its wait (then
+        it lets it go at once, having written nothing): a server asks before it starts what
+        would otherwise wait for another process's lock unbounded, and for its readiness."""
+        with write_transaction(self):
+            pass
 
     def refuse_writes(self) -> None:
         """StoreError when nothing may be written here, saying why; else nothing."""
@@ -164,11 +189,13 @@ def open_db(path: Path | str | None = None, *, create: bool = True) -> AnalyzerD
     return db
 
 
-def reconnect(db: AnalyzerDatabase, *, any_thread: bool = False) -> AnalyzerDatabase:
+def reconnect(db: AnalyzerDatabase, *, any_thread: bool = False,
+              lock_wait: LockWait | None = None) -> AnalyzerDatabase:
     """Another connection to a database `open_db` has already checked and migrated (a
     service's request gets its own: a connection shared over time can keep an old view).
     `any_thread`: usable from another thread than this one (one at a time), as a request's
-    dependency and its handler run on different threads of the server's pool.
+    dependency and its handler run on different threads of the server's pool. Its writes wait
+    for another process's lock as long as `db`'s do, or `lock_wait`.
 
     DatabaseGone when the file is no longer the one `db` opened: a new connection never
     creates a database where one was deleted."""
@@ -182,10 +209,11 @@ def reconnect(db: AnalyzerDatabase, *, any_thread: bool = False) -> AnalyzerData
     except sqlite3.OperationalError:
         db.check_present()  # deleted between the check and the open: say so
         raise
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout() * 1000)}")
+    lock_wait = lock_wait or db.lock_wait
+    conn.execute(f"PRAGMA busy_timeout = {int(lock_wait.seconds * 1000)}")
     conn.execute("PRAGMA foreign_keys = ON")
     return AnalyzerDatabase(conn, db.path, read_only=db.read_only, newer=db.newer,
-                            identity=db.identity)
+                            identity=db.identity, lock_wait=lock_wait)
 
 
 SNAPSHOT = "read as it is on disk"
@@ -246,9 +274,10 @@ def sqlite_errors(db: Database) -> Iterator[None]:
     except sqlite3.OperationalError as error:
         name = getattr(error, "sqlite_errorname", "")
         if name.startswith("SQLITE_BUSY") or "locked" in str(error):
+            wait = getattr(db, "lock_wait", None) or default_lock_wait()
             raise DatabaseBusy(f"{path} is locked by another process, which kept its write lock "
-                               f"for more than {busy_timeout():g} s ({BUSY_TIMEOUT_ENV} sets the "
-                               "wait)") from None
+                               f"for more than {wait.seconds:g} s ({wait.set_by}); nothing was "
+                               "changed") from None
         if name.startswith("SQLITE_READONLY"):
             raise StoreError(f"{path} is read-only ({error}); nothing was changed") from None
         if name.startswith("SQLITE_FULL") or disk_is_full(Path(str(path))):
