@@ -32,6 +32,7 @@ from .bpe.reference import TIE_BREAKS
 from .cli_help import MAX_WIDTH, HelpCommand, HelpGroup
 from .cli_views import plain
 from .corpus import (
+    DEFAULT_UNPACK_LIMIT,
     FLORES_SPLITS,
     FORMATS,
     SAMPLE_CORPUS,
@@ -405,6 +406,9 @@ def ingest(
                                       "flores_plus): the split to ingest (default: devtest); each "
                                       "unit keeps its FLORES id, e.g. devtest:17."),
     replace: bool = typer.Option(False, "--replace", help="Replace a corpus of the same name."),
+    max_corpus_bytes: int = typer.Option(DEFAULT_UNPACK_LIMIT, min=1, help="A zip archive may unpack to "
+                                         "at most this many bytes (a small zip can hold "
+                                         "gigabytes); a larger one is refused."),
     db: Path = DbOption,
 ) -> None:
     """Read a parallel corpus, check it, and store it in the database."""
@@ -413,7 +417,7 @@ def ingest(
     with console.status(f"Reading {plain(path)}"):
         corpus = read_corpus(path, format=format.value if format else None, units=units.value,
                              nfc=nfc, skip_empty_units=skip_empty_units,
-                             split=split.value if split else None)
+                             split=split.value if split else None, unpack_limit=max_corpus_bytes)
     name = name if name is not None else default_name(path, corpus)
     database = open_db(db, create=True)
     with console.status(f"Storing {corpus.n_units:,} units x {len(corpus.languages)} languages"):
@@ -918,7 +922,7 @@ def serve(
     max_queue: int = typer.Option(20, min=0, max=10_000, help="Runs that may wait their turn "
                                   "behind the one in progress; one more gets 503 with "
                                   "Retry-After."),
-    max_corpus_bytes: int = typer.Option(100_000_000, min=1, help="The largest corpus a "
+    max_corpus_bytes: int = typer.Option(DEFAULT_UNPACK_LIMIT, min=1, help="The largest corpus a "
                                          "browser or client may upload, in bytes, as sent and "
                                          "(a zip) unpacked; larger ones get 413 or 422."),
     max_upload_space: int = typer.Option(600_000_000, min=1, help="Bytes of temporary disk "

@@ -282,3 +282,58 @@ def test_a_name_that_is_not_utf8_is_not_found_not_exit_70(tmp_path, command):
     assert result.exit_code == 1, result.output
     assert "no corpus named '\\udcff'" in result.output or \
         "no training source named '\\udcff'" in result.output, result.output
+
+
+def _zip_of(entries: list[tuple[str, bytes]]) -> bytes:
+    import io
+    import warnings
+    import zipfile
+
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w", zipfile.ZIP_DEFLATED) as archive, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of a name written twice: the case tested
+        for name, content in entries:
+            archive.writestr(name, content)
+    return data.getvalue()
+
+
+TINY_ZIP_ENTRIES = [("tiny/eng_Latn.txt", b"the cat\nthe dog\n"), ("tiny/fra_Latn.txt", b"le chat\nle chien\n")]
+
+
+@pytest.mark.parametrize("limit", [None, "2000"])
+def test_ingest_of_a_zip_is_bounded_by_what_it_unpacks_to(tmp_path, limit):
+    """Item 20: a 292 KB zip wrote 280 MB; only serve had a limit. The default is the
+    service's (one definition), and --max-corpus-bytes sets it."""
+    from analyzer.corpus import DEFAULT_UNPACK_LIMIT
+    from helpers import dump
+
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest").exit_code == 0
+    before = dump(db)
+    size = (int(limit) if limit else DEFAULT_UNPACK_LIMIT) + 1
+    archive = tmp_path / "bomb.zip"
+    archive.write_bytes(_zip_of([*TINY_ZIP_ENTRIES, ("tiny/deu_Latn.txt", b"\n" * size)]))
+    result = invoke(db, "ingest", archive, *(["--max-corpus-bytes", limit] if limit else []))
+    assert result.exit_code == 1, result.output
+    shown = f"{int(limit):,}" if limit else f"{DEFAULT_UNPACK_LIMIT:,}"
+    assert f"bomb.zip unpacks to more than {shown} bytes" in result.output
+    assert "--max-corpus-bytes" in result.output and "analyzer-zip-" not in result.output
+    assert dump(db) == before
+    small = tmp_path / "small.zip"
+    small.write_bytes(_zip_of(TINY_ZIP_ENTRIES))
+    assert invoke(db, "ingest", small, "--max-corpus-bytes", "2000").exit_code == 0
+
+
+def test_a_zip_with_two_entries_of_one_name_is_refused(tmp_path):
+    """Item 20: the last of the two was kept without a word."""
+    from helpers import dump
+
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest").exit_code == 0
+    before = dump(db)
+    archive = tmp_path / "twice.zip"
+    archive.write_bytes(_zip_of([*TINY_ZIP_ENTRIES, ("tiny/eng_Latn.txt", b"a cat\na dog\n")]))
+    result = invoke(db, "ingest", archive)
+    assert result.exit_code == 1, result.output
+    assert "twice.zip: tiny/eng_Latn.txt is in the archive twice" in result.output
+    assert dump(db) == before

@@ -11,6 +11,7 @@ raises `CorpusError` with a message naming the file, line or value at fault.
 import importlib.resources
 from pathlib import Path
 
+from .archives import DEFAULT_UNPACK_LIMIT
 from .errors import CorpusError
 from .files import lone_surrogate
 from .flores import FLORES_SPLITS
@@ -23,6 +24,7 @@ SAMPLE_CORPUS = Path(str(importlib.resources.files("analyzer.parallel_corpora") 
 
 __all__ = [
     "BY_SUFFIX",
+    "DEFAULT_UNPACK_LIMIT",
     "FORMATS",
     "SAMPLE_CORPUS",
     "UNIT_KINDS",

@@ -3,8 +3,9 @@
 A zip holds the corpus as a folder would (a file per language, FLORES's dev/ and devtest/, one
 .tsv), at its top or inside one folder. Unpacking refuses what could write outside the folder
 or fill the disk: absolute or `..` names, links, encrypted entries, more than `MAX_ENTRIES`
-entries, and more than `limit` bytes unpacked, counted as they are written (an entry's
-declared size is not trusted).
+entries, and more than `limit` bytes unpacked (`DEFAULT_UNPACK_LIMIT`, for `analyzer ingest` and
+uploads alike), counted as they are written (an entry's declared size is not trusted); and what
+would be read wrong: two entries of one name (the last would win without a word).
 
 >>> import io, zipfile, tempfile
 >>> data = io.BytesIO()
@@ -27,6 +28,9 @@ from .errors import CorpusError
 
 MAX_ENTRIES = 10_000
 """Entries a corpus archive may hold (a corpus of a thousand languages has a thousand files)."""
+DEFAULT_UNPACK_LIMIT = 100_000_000
+"""Bytes a corpus archive may unpack to, unless its reader is given another limit (`ingest
+--max-corpus-bytes`, `serve --max-corpus-bytes`): a 300 KB zip can hold gigabytes of zeros."""
 IGNORED = ("__MACOSX", ".DS_Store")
 """What archivers add beside the content (macOS's resource forks), skipped."""
 
@@ -36,7 +40,8 @@ def is_zip(path: Path) -> bool:
     return path.is_file() and zipfile.is_zipfile(path)
 
 
-def unpack_zip(source: Path | IO[bytes], into: Path, *, name: str, limit: int | None = None) -> Path:
+def unpack_zip(source: Path | IO[bytes], into: Path, *, name: str,
+               limit: int = DEFAULT_UNPACK_LIMIT) -> Path:
     """Unpack the archive `source` (shown as `name` in messages) into the empty folder `into`;
     the corpus's folder: the archive's single top folder, or `into` itself. CorpusError for an
     archive that is not one, or that holds what a corpus never does."""
@@ -51,8 +56,15 @@ def unpack_zip(source: Path | IO[bytes], into: Path, *, name: str, limit: int | 
             raise CorpusError(f"{name} holds {len(entries):,} entries; a corpus archive holds at "
                               f"most {MAX_ENTRIES:,}", file=name, value=len(entries))
         written = 0
+        seen: set[PurePosixPath] = set()
         for entry in entries:
-            target = into / _safe_name(entry, name)
+            inside = _safe_name(entry, name)
+            if inside in seen and not entry.is_dir():
+                raise CorpusError(f"{name}: {inside} is in the archive twice; one of them would be "
+                                  "read and the other dropped without a word. Give an archive "
+                                  "with each file once", file=name, value=str(inside))
+            seen.add(inside)
+            target = into / inside
             if entry.is_dir():
                 target.mkdir(parents=True, exist_ok=True)
                 continue
@@ -61,10 +73,11 @@ def unpack_zip(source: Path | IO[bytes], into: Path, *, name: str, limit: int | 
                 with archive.open(entry) as reading, open(target, "wb") as writing:
                     while block := reading.read(1 << 20):
                         written += len(block)
-                        if limit is not None and written > limit:
+                        if written > limit:
                             raise CorpusError(
-                                f"{name} unpacks to more than {limit:,} bytes, the most this "
-                                "server takes for a corpus", file=name, value=limit)
+                                f"{name} unpacks to more than {limit:,} bytes, the most taken "
+                                "for a corpus (--max-corpus-bytes sets it); nothing was stored",
+                                file=name, value=limit)
                         writing.write(block)
             except (zipfile.BadZipFile, EOFError, OSError, RuntimeError, NotImplementedError) as error:
                 raise CorpusError(f"{name}: {entry.filename} cannot be unpacked ({error})",

@@ -13,7 +13,7 @@ from analyzer.errors import SETTING, setting
 from analyzer.files import is_special, not_regular
 from analyzer.settings import MAX_LANGUAGES
 
-from .archives import is_zip, unpack_zip
+from .archives import DEFAULT_UNPACK_LIMIT, is_zip, unpack_zip
 from .columnar import read_parquet
 from .errors import CorpusError
 from .flores import DEFAULT_SPLIT, flores_files, flores_plus_files, read_flores
@@ -84,7 +84,8 @@ def content_digest(texts: dict[str, list[str]], unit_ids: list[str | None]) -> s
 
 def read_corpus(path: Path | str, *, format: str | None = None, units: str = "lines",
                 nfc: bool = False, skip_empty_units: bool = False,
-                split: str | None = None, unpack_limit: int | None = None) -> ParallelCorpus:
+                split: str | None = None,
+                unpack_limit: int = DEFAULT_UNPACK_LIMIT) -> ParallelCorpus:
     """Read, check and normalise a parallel corpus in any supported format (`split`: FLORES's
     dev, devtest or dev+devtest; default devtest), from a path, a zip archive of one (unpacked
     to at most `unpack_limit` bytes, `analyzer.corpus.archives`) or the Hugging Face hub
@@ -102,7 +103,7 @@ def read_corpus(path: Path | str, *, format: str | None = None, units: str = "li
 
 def _read_corpus(path: Path, source: str, *, format: str | None, units: str, nfc: bool,
                  skip_empty_units: bool, split: str | None,
-                 unpack_limit: int | None = None) -> ParallelCorpus:
+                 unpack_limit: int = DEFAULT_UNPACK_LIMIT) -> ParallelCorpus:
     if units not in UNIT_KINDS:
         raise CorpusError(f"{SETTING} must be lines or paragraphs, not {units!r}",
                           setting="units", value=units)
@@ -129,7 +130,7 @@ def _read_corpus(path: Path, source: str, *, format: str | None, units: str, nfc
     return build(raw, format=format, source=source, nfc=nfc, skip_empty_units=skip_empty_units)
 
 
-def _read_zip(path: Path, source: str, *, limit: int | None, **options) -> ParallelCorpus:
+def _read_zip(path: Path, source: str, *, limit: int, **options) -> ParallelCorpus:
     """A zipped corpus: unpacked into a temporary folder and read from there (a lone data file
     in it, as that file); messages name the archive's entries (`corpus.zip/eng_Latn.txt:3`)."""
     with tempfile.TemporaryDirectory(prefix="analyzer-zip-") as folder:

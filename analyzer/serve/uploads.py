@@ -20,7 +20,15 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, HTTPException, Request, UploadFile
 from starlette.concurrency import run_in_threadpool
 
-from analyzer.corpus import BY_SUFFIX, FLORES_SPLITS, FORMATS, CorpusError, default_name, read_corpus
+from analyzer.corpus import (
+    BY_SUFFIX,
+    DEFAULT_UNPACK_LIMIT,
+    FLORES_SPLITS,
+    FORMATS,
+    CorpusError,
+    default_name,
+    read_corpus,
+)
 from analyzer.store import DiskFull, get_corpus, save_corpus
 
 from .problems import ServerBusy, library_problem
@@ -28,8 +36,8 @@ from .problems import ServerBusy, library_problem
 router = APIRouter(prefix="/api")
 
 CORPORA_PATH = "/api/corpora"
-DEFAULT_CORPUS_LIMIT = 100_000_000
-"""Bytes an uploaded corpus may have, as sent and (a zip) unpacked."""
+DEFAULT_CORPUS_LIMIT = DEFAULT_UNPACK_LIMIT
+"""Bytes an uploaded corpus may have, as sent and (a zip) unpacked: `ingest`'s limit too."""
 MAX_UPLOADS = 2
 """Uploads read at once (each holds a thread and its file's bytes on disk); one more gets 503."""
 DEFAULT_UPLOAD_SPACE = 600_000_000
