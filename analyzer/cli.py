@@ -437,6 +437,8 @@ def ingest(
         out.print(f"Not read (not <lang>.txt): {plain(shown)}")
     if nfc:
         out.print(f"NFC normalisation changed {corpus.nfc_changed_units} unit(s).")
+    for note in corpus.notes:
+        out.print(f"Note: {plain(note)}")
     out.print(views.languages_table(summary))
 
 

@@ -86,3 +86,19 @@ def test_an_unknown_split_and_a_file_given_as_the_release_are_refused(tmp_path):
         read_corpus(folder, split="test")
     with pytest.raises(CorpusError, match="the flores200 format needs the release's folder"):
         read_corpus(folder / "dev" / "eng_Latn.dev", format="flores200")
+
+
+def test_languages_of_the_other_split_only_are_said_not_dropped_without_a_word(tmp_path):
+    """Issue 50, item 21: a language present only in dev/ was left out of a devtest ingest
+    without a word."""
+    from helpers import cli_output
+
+    dev = {**DEV, "deu_Latn": ["Eins.", "Zwei."], "ita_Latn": ["Uno.", "Due."]}
+    folder = flores_folder(tmp_path / "flores", dev=dev)
+    corpus = read_corpus(folder)
+    assert sorted(corpus.texts) == ["eng_Latn", "fra_Latn"]
+    assert corpus.notes == ["2 languages are in dev/ only, so not in this corpus of devtest: "
+                            "deu_Latn, ita_Latn (--split dev reads them)"]
+    out = cli_output(tmp_path / "a.db", "ingest", folder)
+    assert "Note: 2 languages are in dev/ only" in out and "deu_Latn, ita_Latn" in out
+    assert read_corpus(folder, split="dev").notes == []  # dev holds every language

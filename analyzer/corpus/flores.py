@@ -98,7 +98,27 @@ def read_flores(folder: Path, split: str = DEFAULT_SPLIT, plus: bool = False) ->
         unit_ids += [f"{part}:{unit}" for unit in ids]
     origin = {lang: " and ".join(f"{part}/{found[part][lang].name}" for part in parts)
               for lang in languages}
-    return RawCorpus(columns, origin, labels, unit_ids)
+    return RawCorpus(columns, origin, labels, unit_ids, notes=_other_split_only(found, parts))
+
+
+def _other_split_only(found: dict[str, dict[str, Path]], parts: list[str]) -> list[str]:
+    """Notes naming the languages of a split not read that the split read lacks (a release's
+    dev/ may hold a language its devtest/ does not): they are not in the corpus.
+
+    >>> _other_split_only({"dev": {"eng": Path(), "xyz": Path()}, "devtest": {"eng": Path()}},
+    ...                   ["devtest"])
+    ['1 language is in dev/ only, so not in this corpus of devtest: xyz (--split dev reads it)']
+    """
+    notes = []
+    for other in sorted(set(found) - set(parts)):
+        only = sorted(set(found[other]) - set(found[parts[0]]))
+        if only:
+            shown = ", ".join(only[:20]) + (f", and {len(only) - 20} more" if len(only) > 20 else "")
+            many = "languages are" if len(only) > 1 else "language is"
+            notes.append(f"{len(only)} {many} in {other}/ only, so not in this corpus of "
+                         f"{'+'.join(parts)}: {shown} (--split {other} reads "
+                         f"{'them' if len(only) > 1 else 'it'})")
+    return notes
 
 
 def _by_id(folder: Path, part: str, files: dict[str, Path], languages: list[str]

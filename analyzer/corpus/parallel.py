@@ -39,6 +39,8 @@ class ParallelCorpus:
     nfc: bool = False
     not_read: list[str] = field(default_factory=list)
     """Files beside the corpus's that were not read (a folder's other files)."""
+    notes: list[str] = field(default_factory=list)
+    """What else the reader left or changed, in words, for the user (`RawCorpus.notes`)."""
 
     @property
     def languages(self) -> list[str]:
@@ -361,4 +363,5 @@ def build(raw: RawCorpus, *, format: str, source: str, nfc: bool = False,
             for i in range(len(unit_ids))
         )
         texts = normalised
-    return ParallelCorpus(texts, format, source, unit_ids, len(empty), changed, nfc, raw.not_read)
+    return ParallelCorpus(texts, format, source, unit_ids, len(empty), changed, nfc, raw.not_read,
+                          raw.notes)

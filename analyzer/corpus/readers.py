@@ -34,6 +34,9 @@ class RawCorpus:
     unit_ids: list[str | None] = field(default_factory=list)
     not_read: list[str] = field(default_factory=list)
     """Files beside the corpus's that were not read (a folder's other files), for the user."""
+    notes: list[str] = field(default_factory=list)
+    """What else the user should know of what was read or left (FLORES's languages of the other
+    split only, say)."""
 
 
 def language_files(folder: Path) -> list[Path]:

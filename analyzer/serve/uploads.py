@@ -190,6 +190,7 @@ async def upload_corpus(
             return {"status": status, "corpus": summary.model_dump(mode="json"),
                     "dropped_empty_units": corpus.dropped_empty_units,
                     "nfc_changed_units": corpus.nfc_changed_units, "not_read": corpus.not_read,
+                    "notes": corpus.notes,
                     "url": f"/api/corpora/{quote(stored, safe='')}"}
 
     return await run_in_threadpool(ingest)
