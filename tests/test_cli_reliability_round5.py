@@ -337,3 +337,72 @@ def test_a_zip_with_two_entries_of_one_name_is_refused(tmp_path):
     assert result.exit_code == 1, result.output
     assert "twice.zip: tiny/eng_Latn.txt is in the archive twice" in result.output
     assert dump(db) == before
+
+
+@pytest.fixture
+def silent_endpoint():
+    """An address that takes connections and never answers them (a hub behind a broken proxy)."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+
+    def accept():
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+    for connection in held:
+        connection.close()
+
+
+def _ingest_from_hub(tmp_path, endpoint: str):
+    """`analyzer ingest hf:...` in a process of its own (huggingface_hub reads HF_ENDPOINT when
+    it is imported), online, against `endpoint`."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import dump
+
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest").exit_code == 0
+    before = dump(db)
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("ANALYZER_OFFLINE", "HF_HUB_OFFLINE")}
+    env.update(HF_ENDPOINT=endpoint, HF_HUB_ETAG_TIMEOUT="1", HF_HUB_CACHE=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-m", "analyzer", "ingest", "hf:someone/corpus",
+                           "--db", str(db)], env=env, capture_output=True, text=True,
+                          timeout=120)  # a guard against the hang tested, not a measure
+    assert dump(db) == before
+    return done
+
+
+def test_ingest_from_a_hub_that_never_answers_gives_up_and_says_so(tmp_path, silent_endpoint):
+    """Item 19: it waited forever."""
+    done = _ingest_from_hub(tmp_path, silent_endpoint)
+    assert done.returncode == 1, done.stderr
+    assert f"the Hugging Face hub at {silent_endpoint} did not answer within 1 s" in done.stderr
+    assert "HF_HUB_ETAG_TIMEOUT sets the wait" in done.stderr and "nothing was stored" in done.stderr
+
+
+def test_ingest_from_an_unreachable_hub_does_not_say_an_offline_setting_is_set(tmp_path):
+    """Item 19: with the network down it said "ANALYZER_OFFLINE or HF_HUB_OFFLINE is set" when
+    neither was."""
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    done = _ingest_from_hub(tmp_path, endpoint)
+    assert done.returncode == 1, done.stderr
+    assert f"the Hugging Face hub at {endpoint} could not be reached" in done.stderr, done.stderr
+    assert "is set" not in done.stderr and "not in the Hugging Face cache" in done.stderr

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from analyzer.hub import HF_OFFLINE_ENV, hub_name_problem
+from analyzer.hub import hub_failure, hub_name_problem, hub_timeout, offline_reason
 from analyzer.hub import hub_offline as hf_offline
 
 from .catalog import CatalogEntry, CatalogFile
@@ -59,10 +59,11 @@ def hf_cached(repo: str, path: str, revision: str | None = None) -> Path | None:
 
 
 def hf_download(repo: str, path: str, revision: str | None = None) -> Path:
-    """The file, downloaded into the hub cache (huggingface_hub's errors propagate)."""
+    """The file, downloaded into the hub cache (huggingface_hub's errors propagate), each
+    answer of the hub waited for `hub_timeout()` at most."""
     from huggingface_hub import hf_hub_download
 
-    return Path(hf_hub_download(repo, path, revision=revision,
+    return Path(hf_hub_download(repo, path, revision=revision, etag_timeout=hub_timeout(),
                                 cache_dir=os.environ.get("HF_HUB_CACHE")))
 
 
@@ -184,13 +185,12 @@ class Locator:
         if not (file.hf and file.hf_path) or importlib.util.find_spec("huggingface_hub") is None:
             return None
         if hf_offline():
-            self.tried.append(f"download from Hugging Face (skipped: {OFFLINE_ENV} or "
-                              f"{HF_OFFLINE_ENV} is set)")
+            self.tried.append(f"download from Hugging Face (skipped: {offline_reason()})")
             return None
         try:
             path = hf_download(file.hf, file.hf_path)
         except Exception as error:  # gated, missing, no network: all mean "not from here"
-            self.tried.append(f"download of {file.hf}/{file.hf_path} (failed: {type(error).__name__})")
+            self.tried.append(f"download of {file.hf}/{file.hf_path} (failed: {hub_failure(error)})")
             return None
         return self._verified(path.read_bytes(), file, f"downloaded from Hugging Face {file.hf}",
                               "downloaded")

@@ -18,12 +18,12 @@ import importlib.util
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from analyzer.hub import HUB_PREFIX
+from analyzer.hub import HUB_PREFIX, hub_failure, offline_reason
 
 from . import formats
 from .catalog import CatalogEntry, Format, catalog, entry
 from .errors import TokenizerError, UnknownTokenizer
-from .local_store import OFFLINE_ENV, digest
+from .local_store import digest
 from .locate import Found, Locator, check_hub_name, hf_cached, hf_download, hf_offline
 
 HF_PREFIX = HUB_PREFIX
@@ -106,14 +106,15 @@ def hugging_face_file(spec: str, downloads: bool = True) -> tuple[bytes, str]:
     where = "Hugging Face cache"
     if path is None:
         if not downloads or hf_offline():
-            why = "downloads are off" if not downloads else f"{OFFLINE_ENV} or HF_HUB_OFFLINE is set"
+            why = "downloads are off" + (f" ({offline_reason()})" if hf_offline() else
+                                         " (this lists what this machine has)")
             raise TokenizerError(f"{spec}: tokenizer.json is not in the Hugging Face cache and "
                                  f"{why}; run once online, or: hf download {repo} tokenizer.json")
         try:
             path = hf_download(repo, "tokenizer.json", revision or None)
         except Exception as error:  # gated, missing, no network: say which
-            raise TokenizerError(f"{spec}: could not get tokenizer.json from the Hugging Face "
-                                 f"hub ({type(error).__name__}: {error})") from None
+            raise TokenizerError(f"{spec}: could not get tokenizer.json: "
+                                 f"{hub_failure(error)}") from None
         where = "downloaded from Hugging Face"
     data = path.read_bytes()
     return data, f"{where} {path} (SHA-256 {digest(data)})"
