@@ -75,7 +75,7 @@ from .queries import (
 )
 from .report import DEFAULT_OUT, write_report
 from .runs import execute_run
-from .runs.chunk_cache import ChunkCache
+from .runs.chunk_cache import CacheInUse, ChunkCache
 from .settings import (
     EXECUTORS,
     MAX_SIZE,
@@ -1086,7 +1086,13 @@ def sources_remove(name: str = typer.Argument(..., metavar="NAME", help="The sou
     database = _open(db)
     detail = get_source(database, name)
     remove_source(database, name)
-    removed, size = ChunkCache.beside(database.path).clear(detail.fingerprint)
+    try:
+        removed, size = ChunkCache.beside(database.path).clear(detail.fingerprint)
+    except CacheInUse:  # its entries stay until cleared: nothing uses them after this run
+        Console().print(f"Removed source {plain(repr(name))}. Its cached chunk counts stay for "
+                        "now: a run is using the cache (analyzer sources clear-cache removes "
+                        "them once it has ended).")
+        return
     Console().print(f"Removed source {plain(repr(name))} (and {removed} cached chunk counts, "
                     f"{size:,} bytes).")
 

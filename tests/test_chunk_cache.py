@@ -215,3 +215,66 @@ def test_a_folder_where_an_entry_or_the_cache_goes_is_refused_before_counting(tm
     run = invoke(tmp_path / "a.db", *command)
     assert run.exit_code == 1, run.output
     assert "is a link to nothing" in run.output
+
+
+def test_the_cache_is_not_cleared_under_a_run_that_uses_it(tmp_path):
+    """Issue 50, item 18: `sources clear-cache` during a run removed the entries it had just
+    counted, and the run failed with an internal error (exit 70) when it came to train."""
+    from helpers import invoke
+
+    db = a_source(tmp_path)
+    said: list[tuple[int, str]] = []
+
+    def report(label, stage, done, total):
+        if label.startswith("source") and stage == "done":  # counted: the entries are written
+            result = invoke(db.path, "sources", "clear-cache")
+            said.append((result.exit_code, result.output))
+
+    run_id = execute_run(db, SETTINGS, report=report)
+    assert get_run(db, run_id).status == "complete"
+    [(code, output)] = said
+    assert code == 1 and "is in use by a run now; nothing was removed" in output, output
+    assert len(list((tmp_path / "a.db.chunks").glob("*.arrow"))) == 2  # both kept
+    result = invoke(db.path, "sources", "clear-cache")  # the run has ended: cleared now
+    assert result.exit_code == 0 and "Removed 2 cached chunk counts" in result.output
+
+
+def test_sources_remove_during_a_run_removes_the_source_and_leaves_the_entries(tmp_path):
+    from helpers import invoke
+
+    db = a_source(tmp_path)
+    said: list[str] = []
+
+    def report(label, stage, done, total):
+        if label.startswith("source") and stage == "done":
+            said.append(invoke(db.path, "sources", "remove", "mono").output)
+
+    execute_run(db, SETTINGS, report=report)
+    assert "Its cached chunk counts stay for now: a run is using the cache" in said[0]
+    assert invoke(db.path, "sources").output.startswith("No training sources yet")
+
+
+def test_a_pattern_that_runs_away_on_a_source_s_text_is_refused_naming_the_document(tmp_path):
+    """Issue 50, item 18: refused cleanly on a corpus and in `train`, but exit 70 when it ran
+    away on a training source's text."""
+    from helpers import dump, invoke
+
+    db = open_db(tmp_path / "a.db")
+    save_corpus(db, read_corpus(tiny_corpus(tmp_path / "tiny")), "tiny")
+    make_source(db, tmp_path / "mono", {
+        "eng_Latn": [["the cat sat"] * 3 + ["a" * 40 + "!"]],
+        "fra_Latn": [["le chat dort"] * 3]}, [("text", None)])
+    before = dump(db.path)
+    result = invoke(db.path, "run", "--train-on", "mono", "--vocab", "262", "--jobs", "1",
+                    "--no-report", "--pretokenize", r"re:(?:a|a)*c|[\s\S]")
+    assert result.exit_code == 1, result.output
+    assert ("--pretokenize re:(?:a|a)*c|[\\s\\S] runs away: training source 'mono', eng_Latn, "
+            in result.output), result.output
+    assert "document 4, the pattern ran for more than 1 s" in result.output
+    assert "nothing was stored" in result.output
+    # The run was recorded before the source was read (a client is answered then): it is
+    # marked failed, saying why, and nothing else of it is stored, nor cached.
+    [run] = [get_run(db, run_id) for run_id in (1,)]
+    assert run.status == "failed" and "runs away" in (run.error or "")
+    assert [line for line in dump(db.path) if '"runs"' not in line] == before
+    assert not list((tmp_path / "a.db.chunks").glob("*.arrow"))

@@ -15,6 +15,8 @@ key, schema, counts and checksum), and a damaged one is counted again.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -30,17 +32,24 @@ import pyarrow.ipc as ipc
 
 from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.packing import PackedChunks
-from analyzer.errors import SETTING, Invalid
+from analyzer.errors import SETTING, Busy, Invalid
 from analyzer.files import not_regular, write_atomically
 from analyzer.store.processes import is_alive
 
 SUFFIX = ".arrow"
+IN_USE = ".in-use"
+"""The lock file of a cache folder: each run holds it shared while it uses the entries, and
+clearing takes it alone, so entries never vanish from under a run."""
 FORMAT = "analyzer chunk counts 1"
 COLUMNS = {"chunk": pa.large_string(), "count": pa.int64(), "first": pa.int64()}
 """An entry's columns and their types, in order."""
 MAX_COUNT = 1 << 48
 """More occurrences of one chunk than any sample has (256 TB of text): a count above it, or
 below 1, is damage."""
+
+
+class CacheInUse(Busy):
+    """A run is using the chunk-count cache: it cannot be cleared now."""
 
 
 class DamagedEntry(ValueError):
@@ -134,15 +143,55 @@ class ChunkCache:
                 found.append(CacheEntry(path, path.stat().st_size, about))
         return found
 
+    @contextlib.contextmanager
+    def in_use(self):
+        """Held by a run while it counts into the cache and trains from it: `clear` refuses
+        meanwhile (a run whose entries were removed under it failed). Shared, so that runs
+        use one cache at once."""
+        if not self.kept:
+            yield
+            return
+        with self._lock(fcntl.LOCK_SH):
+            yield
+
     def clear(self, fingerprint: str | None = None) -> tuple[int, int]:
-        """Remove the entries (of one source's fingerprint, or all); (entries, bytes) removed."""
-        removed = size = 0
-        for entry in self.entries():
-            if fingerprint is None or entry.about.get("fingerprint") == fingerprint:
-                size += entry.size
-                entry.path.unlink(missing_ok=True)
-                removed += 1
-        return removed, size
+        """Remove the entries (of one source's fingerprint, or all); (entries, bytes) removed.
+        CacheInUse, removing nothing, while a run uses the cache (`in_use`)."""
+        if not self.folder.is_dir():
+            return 0, 0
+        try:
+            with self._lock(fcntl.LOCK_EX | fcntl.LOCK_NB):
+                removed = size = 0
+                for entry in self.entries():
+                    if fingerprint is None or entry.about.get("fingerprint") == fingerprint:
+                        size += entry.size
+                        entry.path.unlink(missing_ok=True)
+                        removed += 1
+                return removed, size
+        except BlockingIOError:  # the lock is held: a run is using the entries
+            raise CacheInUse(f"the chunk-count cache {self.folder} is in use by a run now; "
+                             "nothing was removed. Clear it once the run has ended") from None
+
+    @contextlib.contextmanager
+    def _lock(self, how: int):
+        """The cache's lock file, locked `how` (flock: released when the file is closed, and
+        by the system when the process ends however it ends)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / IN_USE
+        try:  # never through a link, never blocked by a pipe put there
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                         | os.O_CLOEXEC, 0o644)
+        except OSError as error:
+            raise Invalid(f"{path} in the chunk-count cache cannot be used as its lock "
+                          f"({error.strerror}); move it away", file=str(path)) from None
+        try:
+            if what := not_regular(path):
+                raise Invalid(f"{path} in the chunk-count cache is {what}, not its lock file; "
+                              "move it away", file=str(path))
+            fcntl.flock(fd, how)
+            yield
+        finally:
+            os.close(fd)
 
     def discard(self) -> None:
         """Remove a run's temporary folder (`--no-cache`)."""

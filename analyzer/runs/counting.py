@@ -23,9 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from analyzer.bpe.counting import ChunkTable, Counter, chunk_counter, count_texts
-from analyzer.bpe.pretokenize import Splitter
+from analyzer.bpe.pretokenize import PretokenizerError, Splitter
 from analyzer.bpe.threads import available_cores
 from analyzer.corpus.streams import Batch, FileKind, read_documents, utf8_bytes
+from analyzer.errors import SETTING
 from analyzer.store import SourceDetail
 from analyzer.store.models import SourceFile
 
@@ -180,13 +181,24 @@ def count_file_into(own: list[dict[str, Counter]], plan: SourcePlan, lang: str, 
             raise RunError(f"{item.path}: more than {1 << ORDER_BITS:,} batches of text in one "
                            "file; cut it into shards")
         texts = batch.texts
+        kept = np.arange(len(texts))  # the places in the batch of the texts counted
         if language.threshold < ALL:
-            places = base + batch.first + np.arange(len(texts), dtype=np.int64)
-            texts = list(itertools.compress(texts, selected(plan.seed, lang, places,
-                                                            language.threshold)))
+            places = base + batch.first + kept
+            chosen = selected(plan.seed, lang, places, language.threshold)
+            texts, kept = list(itertools.compress(texts, chosen)), kept[chosen]
         first = ((index << ORDER_BITS) + number) << ORDER_BITS
         for key, splitter in splitters.items():
-            count_texts(mine[key], texts, splitter, first, threads=1)
+            try:
+                count_texts(mine[key], texts, splitter, first, threads=1)
+            except PretokenizerError as error:  # a pattern of the user's, on this source's text
+                if error.text_index is None:
+                    raise
+                document = batch.first + int(kept[error.text_index]) + 1
+                raise RunError(f"{SETTING} {error.name} {error.failure}: training source "
+                               f"{plan.source.name!r}, {lang}, {item.path} document "
+                               f"{document:,}, {error.detail}; nothing was stored",
+                               setting="pretokenizers", value=error.name, language=lang,
+                               file=item.path) from None
         found = Taken(lang, documents=len(texts), skipped_documents=batch.skipped_documents,
                       skipped_bytes=batch.skipped_bytes, notes=batch.notes)
         found.bytes = batch.n_bytes if len(texts) == len(batch.texts) else utf8_bytes(texts)

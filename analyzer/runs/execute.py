@@ -95,6 +95,9 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         if resolved.source is not None:
             cache = ChunkCache.beside(db.path) if settings.chunk_cache else ChunkCache(None)
             discards.append(cache.discard)  # a run's own folder (--no-cache), once it is done
+            in_use = cache.in_use()  # not cleared under the run: held until the run ends
+            in_use.__enter__()
+            discards.insert(0, lambda: in_use.__exit__(None, None, None))
             source = count_sample(db, run_id, resolved, cluster, cache, report, stage)
         plans = make_plans(resolved, source)
         if cluster is not None:
