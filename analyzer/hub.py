@@ -45,12 +45,12 @@ def hub_offline() -> bool:
 
 
 def offline_reason() -> str | None:
-    """Which setting turns the hub off, in words ("HF_HUB_OFFLINE is set"); None: none does."""
-    if offline():
-        return f"{OFFLINE_ENV} is set"
-    if os.environ.get(HF_OFFLINE_ENV, "").upper() in {"1", "ON", "YES", "TRUE"}:
-        return f"{HF_OFFLINE_ENV} is set"
-    return None
+    """Which settings turn the hub off, in words ("HF_HUB_OFFLINE is set"); None: none does."""
+    found = [name for name, on in ((OFFLINE_ENV, offline()), (HF_OFFLINE_ENV, os.environ.get(
+        HF_OFFLINE_ENV, "").upper() in {"1", "ON", "YES", "TRUE"})) if on]
+    if not found:
+        return None
+    return f"{' and '.join(found)} {'are' if len(found) > 1 else 'is'} set"
 
 
 def hub_endpoint() -> str:

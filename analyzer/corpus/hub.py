@@ -58,7 +58,7 @@ def hub_dataset(spec: str, parts: list[str]) -> tuple[Path, str]:
     except RevisionNotFoundError:
         raise CorpusError(f"{spec}: the dataset {repo} has no revision {revision!r}") from None
     except LocalEntryNotFoundError:  # offline, and not in the cache
-        raise CorpusError(f"{spec}: not in the Hugging Face cache, and downloads are off "
+        raise CorpusError(f"{spec}: not in the Hugging Face cache and downloads are off "
                           f"({offline}); run once online") from None
     except Exception as error:  # no network, a proxy, a server error, no answer
         try:  # as huggingface_hub does: the cache's copy, if it has one
