@@ -11,6 +11,24 @@ import pytest
 
 from helpers import TINY, end_processes, serving, shared_corpus
 
+TIERS = {"browser": "browser", "distributions": "install"}
+"""Fixtures that put a test in a tier: what uses headless Chromium is a browser test, what uses
+the built distributions an install test."""
+SLOW_TIERS = ("browser", "install", "cluster")
+"""Tiers that are slow by nature (a browser, a fresh venv, a Dask cluster to start)."""
+
+
+def pytest_collection_modifyitems(items):
+    """The tiers (CONTRIBUTING.md): a test is marked by the fixtures it uses (`TIERS`), and
+    every browser, install and cluster test is also `slow`, so that `-m "not slow"` is the
+    fast tier whatever else it is marked."""
+    for item in items:
+        for fixture, tier in TIERS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(tier)
+        if any(item.get_closest_marker(tier) for tier in SLOW_TIERS):
+            item.add_marker("slow")
+
 
 @pytest.fixture
 def udhr_text() -> Path:

@@ -40,6 +40,7 @@ min_counts = st.sampled_from([1, 2])
 added = st.integers(0, 12)
 
 
+@pytest.mark.slow
 @engine_settings
 @given(case=id_sequences(), n=added, tie_break=tie_breaks, min_count=min_counts)
 def test_training_from_ids_equals_the_reference(engine, case, n, tie_break, min_count):
@@ -54,6 +55,7 @@ def test_training_from_ids_equals_the_reference(engine, case, n, tie_break, min_
         len(_apply(ids, expected)) for ids in sequences)
 
 
+@pytest.mark.slow
 @engine_settings
 @given(case=id_sequences(), weights=st.lists(st.integers(1, 3), min_size=5, max_size=5),
        n=added, tie_break=tie_breaks)
@@ -68,6 +70,7 @@ def test_weighted_training_from_ids_equals_the_reference_on_copies(engine, case,
     assert got == expected
 
 
+@pytest.mark.slow
 @engine_settings
 @given(case=id_sequences(), n=added, tie_break=tie_breaks, parity=st.booleans())
 def test_grouped_training_from_ids_agrees_across_engines(engine, case, n, tie_break, parity):
@@ -113,6 +116,7 @@ def test_continuing_a_merge_list_equals_the_reference(engine, monkeypatch, base_
     assert base + training.merges == expected
 
 
+@pytest.mark.slow
 @engine_settings
 @given(base_texts=texts, texts=texts, n=added, pretokenizer=pretokenizers, data=st.data())
 def test_a_continued_vocabulary_encodes_and_counts_as_the_reference(engine, monkeypatch,
@@ -178,6 +182,7 @@ def _apply(ids, merges):
     return ref.encode_ids(ids, merges)
 
 
+@pytest.mark.corpora
 def test_continued_training_on_real_text_equals_the_reference(engine, monkeypatch):
     """A base trained on English, continued on Hindi and Korean with SuperBPE's pattern."""
     udhr = shared_corpus("udhr")
@@ -197,6 +202,7 @@ def test_continued_training_on_real_text_equals_the_reference(engine, monkeypatc
 # at every size equal the reference's merges applied one by one.
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(case=id_sequences(), n=added, tie_break=tie_breaks, probe=id_sequences())
 def test_added_merges_apply_as_the_reference(case, n, tie_break, probe):

@@ -52,6 +52,7 @@ def test_train_of_one_str_equals_reference_train(engine, text, size):
 weighted = st.lists(st.tuples(small_text | any_text, st.integers(1, 4)), max_size=5)
 
 
+@pytest.mark.slow
 @engine_settings
 @given(pairs=weighted, size=sizes, tie_break=tie_breaks, min_count=min_counts)
 def test_weighted_training_equals_the_reference_on_the_expanded_list(engine, pairs, size, tie_break,
@@ -76,6 +77,7 @@ def test_weight_one_everywhere_is_unweighted(engine, texts, size, tie_break, min
     assert ones == plain
 
 
+@pytest.mark.slow
 @engine_settings
 @given(pairs=st.lists(st.tuples(small_text, st.integers(1, 10**6)), min_size=1, max_size=4),
        tie_break=tie_breaks)
@@ -107,6 +109,7 @@ def test_encode_and_decode_equal_reference(engine, texts, other, tie_break, min_
         assert vocabulary.decode(ids) == ref.decode(ids, merges) == text
 
 
+@pytest.mark.slow
 @engine_settings
 @given(texts=texts, other=small_text | any_text, data=st.data())
 def test_count_tokens_equals_encoding_with_each_prefix(engine, texts, other, data):
@@ -312,6 +315,7 @@ def test_vocabulary_prepares_once_and_agrees_with_the_functions(engine):
 
 # Adversarial inputs for compiled code: edges of sizes, alphabets and lengths.
 
+@pytest.mark.slow
 def test_one_byte_texts_and_every_character_below_256(engine):
     every = "".join(map(chr, range(256)))
     texts = [every, every[::-1], *every, "", every * 3]
@@ -325,6 +329,7 @@ def test_one_byte_texts_and_every_character_below_256(engine):
                                       roundtrip=True).roundtrip_ok
 
 
+@pytest.mark.slow
 def test_a_million_copies_of_one_byte(engine):
     n = 10**6
     training = engine.train_detailed("a" * n, 300)
@@ -340,6 +345,7 @@ def test_a_million_copies_of_one_byte(engine):
     assert counted == {256: [n], 257: [n // 2], 275: [bin(n).count("1")]}
 
 
+@pytest.mark.slow
 def test_texts_longer_than_2_to_the_24_bytes(engine):
     """Positions past 2**24 in one string: the run-length structure of "ab" * m is known."""
     if engine is bpe.ENGINES["python"]:
@@ -397,6 +403,7 @@ def merge_lists(draw):
     return merges
 
 
+@pytest.mark.slow
 @engine_settings
 @given(merges=merge_lists(), texts=st.lists(st.text(alphabet="abc ", max_size=60), max_size=4),
        data=st.data())

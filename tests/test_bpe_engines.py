@@ -36,6 +36,7 @@ def test_without_the_extension_the_pure_engine_runs_and_says_so_once():
     assert len(lines) == 1 and "compiled BPE engine is not built" in lines[0]
 
 
+@pytest.mark.slow
 def test_the_version_names_the_engine():
     done = python(MISSING_EXTENSION + "from analyzer.cli import main; sys.argv = ['analyzer', "
                   "'--version']; main()")

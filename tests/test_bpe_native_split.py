@@ -150,6 +150,7 @@ def _corpus_files():
     return files
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NATIVE)
 def test_every_real_corpus_is_cut_as_regex_cuts_it(name):
     """Every line of every language of the project's sample corpus, the UDHR and NTREX-128."""

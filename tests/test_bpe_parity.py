@@ -33,6 +33,7 @@ def on(engine, monkeypatch):
     return engine
 
 
+@pytest.mark.slow
 @engine_settings
 @given(texts=language_texts, size=sizes, tie_break=tie_breaks, min_count=st.sampled_from([1, 2, 3]),
        global_merges=st.integers(0, 6), data=st.data())
@@ -53,6 +54,7 @@ def test_parity_equals_the_reference(on, texts, size, tie_break, min_count, glob
     assert got == expected
 
 
+@pytest.mark.slow
 @engine_settings
 @given(texts=language_texts, size=sizes, tie_break=tie_breaks,
        pretokenizer=st.sampled_from(["words", "gpt2", "cl100k"]), data=st.data())
@@ -76,6 +78,7 @@ def test_parity_on_chunks_equals_the_reference(on, texts, size, tie_break, preto
     assert got == ref.train_parity(repeated, size, dev=measured, tie_break=tie_break)
 
 
+@pytest.mark.slow
 @engine_settings
 @given(texts=language_texts, size=sizes, tie_break=tie_breaks)
 def test_each_merge_s_replacements_per_language(on, texts, size, tie_break):
@@ -94,6 +97,7 @@ def test_each_merge_s_replacements_per_language(on, texts, size, tie_break):
     assert [sum(column) for column in zip(*result.replaced_by_language.values())] == result.replaced
 
 
+@pytest.mark.slow
 @engine_settings
 @given(texts=language_texts, size=sizes, data=st.data())
 def test_token_statistics_equal_the_reference_encoding_at_every_size(engine, texts, size, data):
@@ -159,6 +163,8 @@ def test_a_language_with_no_pair_left_is_passed_over(on):
             ref.train_parity(texts, 280, tie_break=tie_break)
 
 
+@pytest.mark.slow
+@pytest.mark.corpora
 def test_real_multilingual_text_equals_the_reference(on):
     folder = shared_corpus("udhr")
     languages = ["eng_Latn", "hin_Deva", "kor_Hang", "mya_Mymr", "tha_Thai", "yor_Latn"]
@@ -194,6 +200,7 @@ def test_the_compiled_count_floor_changes_nothing(texts, size, tie_break, floor,
     assert compiled.train_detailed(flat, size, tie_break=tie_break, floor=floor).merges == expected
 
 
+@pytest.mark.slow
 @engine_settings
 @given(n_languages=st.integers(9, 16), size=sizes, tie_break=tie_breaks,
        floor=st.sampled_from([0, 3, 8]), data=st.data())
@@ -217,6 +224,8 @@ def test_many_languages_change_nothing(n_languages, size, tie_break, floor, data
         bpe.ENGINES["python"].train_grouped(flat, groups, size, **options)
 
 
+@pytest.mark.slow
+@pytest.mark.corpora
 def test_the_engines_agree_on_real_text_at_scale():
     """Hundreds of kilobytes of news in eight languages, weighted, with a hybrid start."""
     if "compiled" not in bpe.ENGINES:

@@ -110,6 +110,8 @@ def test_a_pattern_that_loses_text_or_is_not_one_is_refused(spec, message):
     assert message in str(caught.value)
 
 
+@pytest.mark.slow
+@pytest.mark.corpora
 @pytest.mark.parametrize("corpus", ["udhr", "ntrex128"])
 def test_every_built_in_pattern_is_lossless_on_every_language_of_the_real_corpora(corpus):
     folder = shared_corpus(corpus)

@@ -18,6 +18,8 @@ def units(folder, languages, first, count):
     return texts
 
 
+@pytest.mark.slow
+@pytest.mark.corpora
 def test_shared_training_on_eight_scripts_matches_reference(engine, udhr_text):
     texts = units(udhr_text, LANGUAGES, 0, 3)
     expected = ref.train_many(texts, 2000)
@@ -25,6 +27,8 @@ def test_shared_training_on_eight_scripts_matches_reference(engine, udhr_text):
     assert engine.train_detailed(texts, 2000).merges == expected
 
 
+@pytest.mark.slow
+@pytest.mark.corpora
 @pytest.mark.parametrize("language", ["eng_Latn", "kor_Hang", "tha_Thai"])
 def test_per_language_training_first_tie_break_min_count_one(engine, udhr_text, language):
     texts = units(udhr_text, [language], 0, 4)
@@ -32,6 +36,8 @@ def test_per_language_training_first_tie_break_min_count_one(engine, udhr_text, 
     assert engine.train_detailed(texts, 1200, min_pair_count=1, tie_break="first").merges == expected
 
 
+@pytest.mark.slow
+@pytest.mark.corpora
 def test_counts_and_ids_on_held_out_text_match_reference(engine, udhr_text):
     merges = engine.train_detailed(units(udhr_text, LANGUAGES, 0, 4), 1500).merges
     vocabulary = engine.Vocabulary(merges)

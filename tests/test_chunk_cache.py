@@ -88,6 +88,7 @@ DAMAGES: dict[str, Callable[[Path, Path], None]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", list(DAMAGES))
 def test_a_damaged_entry_is_counted_again_and_said(tmp_path, damage):
     db = a_source(tmp_path)
@@ -148,6 +149,8 @@ def test_a_run_served_from_the_cache_records_its_own_budget(tmp_path):
     assert not any("less than asked" in line for line in training_notes(training))
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
 def test_a_damaged_entry_is_counted_again_on_a_dask_cluster(tmp_path):
     pytest.importorskip("distributed")
     db = a_source(tmp_path)

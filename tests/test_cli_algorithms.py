@@ -63,6 +63,7 @@ def test_merges_of_a_unigram_vocabulary_says_what_it_has_instead(algorithm_db):
            "no merges" in result.output
 
 
+@pytest.mark.slow
 def test_export_writes_the_stored_model_and_its_library_loads_it(algorithm_db, tmp_path):
     db, _ = algorithm_db
     out = tmp_path / "models"

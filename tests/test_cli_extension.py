@@ -36,6 +36,7 @@ def extended_of(db: Path, scope: str, size: int | None = None) -> Extended:
     return Extended(base, merges[:None if size is None else size - base.size])
 
 
+@pytest.mark.slow
 def test_an_extension_run_trains_on_the_chosen_languages_and_measures_all(sample_db):
     result = invoke(sample_db, "run", "--extend", "o200k_base", "--vocab", "+40,+120",
                     "--langs", LANGS, "--extend-langs", "hin_Deva,tha_Thai", "--target", "1.3",
@@ -66,6 +67,7 @@ def test_an_extension_run_trains_on_the_chosen_languages_and_measures_all(sample
     assert all(m.token.decode("utf-8", "ignore").strip(" ").isascii() is False for m in merges[:10])
 
 
+@pytest.mark.slow
 def test_the_tokens_each_language_needs_are_exact_at_every_number_added(sample_db):
     cli_output(sample_db, "run", "--extend", "o200k_base", "--vocab", "+150", "--langs", LANGS,
                "--extend-langs", "hin_Deva,tha_Thai", "--target", "1.5", "--no-report")
@@ -96,6 +98,7 @@ def test_the_tokens_each_language_needs_are_exact_at_every_number_added(sample_d
     assert reach["eng_Latn"]["to_within"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["o200k_base", "llama3", "qwen3"])
 def test_export_writes_the_extension_its_library_loads_with_the_run_s_counts(sample_db, tmp_path,
                                                                              name, catalog_store):
@@ -131,6 +134,7 @@ def test_export_writes_the_extension_its_library_loads_with_the_run_s_counts(sam
         assert encoding.n_vocab == stored.base_size + 90
 
 
+@pytest.mark.slow
 def test_merges_and_tokenize_show_an_extension(sample_db):
     cli_output(sample_db, "run", "--extend", "o200k_base", "--vocab", "+60", "--langs", LANGS,
                "--extend-langs", "hin_Deva", "--no-report")
@@ -147,6 +151,7 @@ def test_merges_and_tokenize_show_an_extension(sample_db):
     assert f"{full.base.count([text])[0]} tokens for" in base
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), [
     (["--vocab", "+64"], "--vocab +64: +N adds tokens to a production tokenizer; name it with --extend"),
     (["--extend", "o200k_base"], "--extend needs how many tokens to add: give --vocab (e.g. +1024,+8192)"),
@@ -168,6 +173,7 @@ def test_bad_extension_settings_are_refused_naming_the_flag_and_nothing_is_store
     assert dump(db) == before
 
 
+@pytest.mark.slow
 def test_export_and_size_refuse_what_is_not_an_extension(sample_db, tmp_path):
     cli_output(sample_db, "run", "--vocab", "300", "--extend", "o200k_base", "--vocab", "+20",
                "--langs", "eng_Latn,hin_Deva", "--no-report")
@@ -188,6 +194,7 @@ def test_export_and_size_refuse_what_is_not_an_extension(sample_db, tmp_path):
     assert "size 300" in shown and "extend:o200k_base: premium vs eng_Latn" in shown
 
 
+@pytest.mark.slow
 def test_an_extension_that_stops_early_says_so_and_its_report_is_written(db, tmp_path):
     result = invoke(db, "run", "--extend", "o200k_base", "--vocab", "+5,+5000", "--out",
                     tmp_path / "reports")
@@ -202,6 +209,7 @@ def test_an_extension_that_stops_early_says_so_and_its_report_is_written(db, tmp
     assert added == {0, 5, 5000}  # the sizes asked for, the largest equal to where it stopped
 
 
+@pytest.mark.slow
 def test_a_base_that_changed_since_the_run_is_refused_by_tokenize_and_export(db, tmp_path):
     cli_output(db, "run", "--extend", "o200k_base", "--vocab", "+5", "--no-report")
     before = cli_output(db, "tokenize", "1", "cat", "--vocab", "extend:o200k_base")
@@ -219,6 +227,7 @@ def test_a_base_that_changed_since_the_run_is_refused_by_tokenize_and_export(db,
     assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
 
 
+@pytest.mark.slow
 def test_an_export_its_library_counts_differently_is_removed_and_said(sample_db, tmp_path,
                                                                       monkeypatch):
     from analyzer.external.extension import TiktokenBase

@@ -29,6 +29,7 @@ def paused_run(db: Path, go: Path, cache: Path, *args: str) -> RunProcess:
     return run
 
 
+@pytest.mark.slow
 def test_a_full_disk_at_the_final_write_keeps_the_results_where_there_is_room(small_disk, tmp_path):
     db = small_disk.path / "a.db"
     cli_output(db, "ingest")
@@ -76,6 +77,7 @@ def test_with_no_room_anywhere_the_loss_is_said(small_disk, tiny_db, monkeypatch
     assert "kept in" not in message and str(small_disk.path / "cache") in message
 
 
+@pytest.mark.slow
 def test_reads_on_a_full_disk_say_the_disk_is_full(small_disk):
     db = small_disk.path / "a.db"
     cli_output(db, "ingest")
@@ -90,6 +92,7 @@ def test_reads_on_a_full_disk_say_the_disk_is_full(small_disk):
         assert f"the disk holding {db} is full" in message and "damaged" not in message, command
 
 
+@pytest.mark.slow
 def test_an_ingest_onto_a_full_disk_changes_nothing(small_disk, tmp_path, tiny_corpus):
     db = small_disk.path / "a.db"
     cli_output(db, "ingest")
@@ -101,6 +104,7 @@ def test_an_ingest_onto_a_full_disk_changes_nothing(small_disk, tmp_path, tiny_c
     assert list(Database(db).iterdump()) == before
 
 
+@pytest.mark.slow
 def test_a_report_or_an_export_onto_a_full_disk_leaves_no_half_file(small_disk, tmp_path):
     db = tmp_path / "a.db"
     cli_output(db, "ingest")

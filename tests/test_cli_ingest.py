@@ -205,6 +205,7 @@ SPECIAL_FILES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", SPECIAL_FILES)
 @pytest.mark.parametrize("name", ["fra_Latn.txt", "notes.fifo"])
 def test_a_folder_holding_anything_but_regular_files_is_refused_before_reading(sample_db, tmp_path, kind, name):

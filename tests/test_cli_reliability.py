@@ -189,6 +189,7 @@ def test_output_paths_are_checked_before_any_work(db, tmp_path):
 
 # 5. The same ingest from several processes at once.
 
+@pytest.mark.slow
 def test_identical_ingests_at_once_all_succeed(tmp_path, tiny_corpus):
     path = tmp_path / "c.db"
     commands = [subprocess.Popen([sys.executable, "-m", "analyzer", "ingest", str(tiny_corpus),
@@ -218,6 +219,7 @@ def not_databases(tmp_path: Path, good: Path) -> dict[str, Path]:
     return {"random": random_bytes, "readme": readme, "truncated": truncated, "other": other}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, message", [
     ("random", "not a SQLite database"), ("readme", "is a text file"),
     ("truncated", "damaged"), ("other", "a SQLite database of another program"),
@@ -379,6 +381,7 @@ def test_runs_fit_an_80_column_terminal(db):
 
 # Everything else that can go wrong in a terminal says so in one line.
 
+@pytest.mark.slow
 def test_an_unexpected_error_is_one_line_and_a_file(tmp_path):
     code = ("import analyzer.cli as c; "
             "c.list_corpora = lambda db: 1 / 0; "

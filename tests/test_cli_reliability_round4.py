@@ -47,6 +47,7 @@ def _killed(db_path: Path) -> None:
     raw.conn.commit()
 
 
+@pytest.mark.slow
 def test_two_databases_of_one_file_name_never_take_each_other_s_pending_results(
         tiny_corpus, tmp_path, monkeypatch):
     first, second = tmp_path / "one" / "a.db", tmp_path / "two" / "a.db"
@@ -96,6 +97,7 @@ def test_a_pending_file_missing_its_fields_is_refused_by_name(db, tmp_path):
 
 # 8. A database deleted during a run.
 
+@pytest.mark.slow
 def test_a_database_deleted_during_a_run_fails_the_run_and_keeps_its_results(tmp_path):
     db = tmp_path / "a.db"
     cli_output(db, "ingest")
@@ -225,6 +227,8 @@ def not_a_scheduler():
     stop.set()
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
 def test_a_scheduler_address_of_another_server_is_said_in_words(db, not_a_scheduler):
     web, silent = not_a_scheduler
     before = dump(db)
@@ -240,6 +244,7 @@ def test_a_scheduler_address_of_another_server_is_said_in_words(db, not_a_schedu
 
 # 15. Run ids and sizes beyond SQLite's integers.
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["100000000000000000000", str(2**63), str(2**63 - 1), "0"])
 def test_run_ids_beyond_any_run_are_not_found(db, tmp_path, value):
     assert invoke(db, "run", "--vocab", "300", "--jobs", "1", "--no-report").exit_code == 0
@@ -279,6 +284,7 @@ def test_deeply_nested_tmx_markup_is_read(db, tmp_path):
 
 # 18. Exits that say what happened.
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["ingest"], ["export", "1"], ["export", "1", "--units"]])
 def test_sigterm_stops_any_command_with_130_and_a_word(tmp_path, command):
     db = tmp_path / "a.db"
@@ -298,6 +304,7 @@ def test_sigterm_stops_any_command_with_130_and_a_word(tmp_path, command):
     assert dump(db) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["export", "1"], ["export", "1", "--units"],
                                      ["export", "1", "--format", "csv", "--units"],
                                      ["corpus", "harbour_town", "--texts"], ["merges", "1", "--top", "2000"],
@@ -328,6 +335,7 @@ def test_a_database_in_a_read_only_folder_is_read(db, immutable):
     assert result.exit_code == 1 and "is read-only" in result.output
 
 
+@pytest.mark.slow
 def test_a_database_on_a_read_only_mount_is_read(small_disk):
     db = small_disk.path / "a.db"
     assert RunProcess("ingest", "--db", str(db)).finish()[0] == 0  # no connection left here

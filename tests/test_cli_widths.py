@@ -19,6 +19,7 @@ def whole(path, output: str) -> bool:
     return any(str(path) in line for line in output.splitlines())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_printed_paths_stay_whole_at_any_width(tmp_path, columns):
     resolve_or_skip("cl100k_base")

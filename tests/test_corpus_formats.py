@@ -151,6 +151,7 @@ def test_detect_format_by_name(tmp_path):
         assert detect_format(tmp_path / name) == fmt
 
 
+@pytest.mark.corpora
 def test_udhr_reads_with_all_counts_right(udhr_text):
     corpus = read_corpus(udhr_text)
     assert len(corpus.languages) == 57

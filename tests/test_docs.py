@@ -57,6 +57,7 @@ def test_the_site_builds_strictly_with_every_page(site):
         assert (site / page).is_file(), page
 
 
+@pytest.mark.slow
 def test_the_site_works_offline_in_a_browser(site, browser):
     page = browser.new_page()
     problems: list[str] = []
@@ -90,6 +91,7 @@ def indented_commands(markdown: str) -> list[str]:
     return commands
 
 
+@pytest.mark.slow
 def test_every_example_is_run_or_marked(tmp_path, monkeypatch):
     """Every unmarked example of the README and the docs runs, in a folder with the shipped
     sample ingested and run (as the README's first command leaves it)."""
@@ -107,6 +109,7 @@ def test_every_example_is_run_or_marked(tmp_path, monkeypatch):
         cli_output(db, *args)  # exit 0, or it says which
 
 
+@pytest.mark.slow
 def test_the_sample_tutorial_runs_and_prints_what_it_shows(tmp_path, monkeypatch):
     page = (ROOT / "docs" / "tutorials" / "sample-corpus.md").read_text(encoding="utf-8")
     commands = indented_commands(page)

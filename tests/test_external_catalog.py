@@ -52,6 +52,7 @@ def test_the_catalog_has_every_required_tokenizer_at_its_size():
         assert item.files and all(len(f.sha256) == 64 for f in item.files)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REQUIRED))
 def test_each_tokenizer_counts_as_its_owners_library_does(name, tmp_path, catalog_store):
     tokenizer = resolve_or_skip(name)
@@ -64,6 +65,7 @@ def test_each_tokenizer_counts_as_its_owners_library_does(name, tmp_path, catalo
         assert f"SHA-256 {file.sha256} verified" in tokenizer.source
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REQUIRED))
 def test_a_text_s_own_tokens_only(name, tmp_path, catalog_store):
     """Special-token text is plain text, and nothing is added around a text (no BOS/EOS)."""
@@ -124,6 +126,7 @@ MISTRAL_SAME_AS = [
 """mistral-common's other tokenizer files, each beside the catalog's file it tokenizes as."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("newer, catalogued", MISTRAL_SAME_AS)
 def test_mistral_s_other_files_tokenize_as_the_catalog_s(newer, catalogued):
     """Why the catalog has no entry for them: v2, v7 and v7m1 give v3's ids (which are v1's

@@ -58,6 +58,7 @@ def library_encoding(base, merges):
                              special_tokens=base.specials)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "llama3", "qwen3", "deepseek-v3"])
 def test_merges_over_a_base_s_ids_are_the_reference_s_and_so_are_its_counts(name, catalog_store):
     base = base_of(name, catalog_store)
@@ -81,6 +82,7 @@ def test_merges_over_a_base_s_ids_are_the_reference_s_and_so_are_its_counts(name
         assert b"".join(map(extended.token_bytes, want)) == base.normalize(text).encode("utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["o200k_base", "llama3", "qwen3"])
 def test_the_written_tokenizer_loads_in_its_library_and_counts_as_the_analyzer(
         name, catalog_store, tmp_path):
@@ -119,6 +121,7 @@ def test_the_written_tokenizer_loads_in_its_library_and_counts_as_the_analyzer(
 letters = st.sampled_from(list("aab ") + ["क", "ा", "र", "の", "は", "ب", "ا", "1", "!", "\n"])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(st.text(letters, max_size=40), min_size=1, max_size=6),

@@ -134,6 +134,7 @@ def test_every_entry_says_its_framing_and_how_it_is_known():
     assert all(item.framing for name, item in entries.items() if name != "claude-legacy")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MEASURED)
 def test_measured_framing_is_what_the_model_s_own_chat_format_adds(name, tmp_path, catalog_store):
     resolve_or_skip(name)

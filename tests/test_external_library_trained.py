@@ -86,6 +86,7 @@ def test_wordpiece_keeps_chunk_initial_bytes_that_look_like_its_mark(models):
 
 
 # WordPiece always with a pre-tokenizer: a run refuses it without one.
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm, pretokenizer", [
     *((Algorithm.UNIGRAM, p) for p in ("none", "words", "cl100k", "o200k")),
     *((Algorithm.WORDPIECE, p) for p in ("words", "cl100k", "o200k"))])

@@ -20,6 +20,7 @@ def golden_and_now():
     return json.loads(gzip.decompress(GOLDEN.read_bytes())), make()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", [0, 1])
 def test_stored_merges_and_counts_are_unchanged(golden_and_now, index):
     golden, now = golden_and_now
@@ -134,6 +135,7 @@ def without_counting(document: dict) -> dict:
     return document
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", ["merges", "counts", "show", "export", "export_csv",
                                   "export_units_csv", "export_units", "show_tables", "show_parity",
                                   "merges_by_language", "runs"])

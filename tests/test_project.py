@@ -99,6 +99,7 @@ def third_party_imports(folder: Path) -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder, extra", [("tests", "test"), ("benchmarks", "bench")])
 def test_the_tests_and_benchmarks_import_only_what_their_extra_declares(folder, extra):
     """deptry checks the package; this checks the two folders beside it against their extras
@@ -170,6 +171,7 @@ def module_graph() -> dict[str, set[str]]:
     return graph
 
 
+@pytest.mark.slow
 def test_no_module_imports_itself_round_a_circle():
     """No import cycle among the package's modules, imports inside functions counted."""
     graph = module_graph()
@@ -201,6 +203,7 @@ def test_no_sql_outside_the_store():
     assert offenders == []
 
 
+@pytest.mark.slow
 def test_the_public_api_is_the_declared_list_and_import_stays_light():
     code = ("import sys, analyzer; assert 'pandas' not in sys.modules and 'sqlite_utils' not in "
             "sys.modules; missing = [n for n in analyzer.__all__ if not hasattr(analyzer, n)]; "
@@ -308,6 +311,8 @@ def distributions(tmp_path_factory) -> dict[str, Path]:
     return {"wheel": next(folder.glob("analyzer-*.whl")), "sdist": next(folder.glob("analyzer-*.tar.gz"))}
 
 
+@pytest.mark.slow
+@pytest.mark.install
 def test_the_wheel_carries_the_migrations_the_sample_and_the_type_marker(distributions):
     import zipfile
 
@@ -319,6 +324,8 @@ def test_the_wheel_carries_the_migrations_the_sample_and_the_type_marker(distrib
         assert expected in names
 
 
+@pytest.mark.slow
+@pytest.mark.install
 @pytest.mark.timeout(900)  # two installs with a compile, on a loaded machine
 @pytest.mark.parametrize("kind", ["wheel", "sdist"])
 def test_the_main_job_runs_from_a_fresh_install(distributions, kind, tmp_path):
@@ -342,6 +349,8 @@ def test_the_main_job_runs_from_a_fresh_install(distributions, kind, tmp_path):
     check_the_main_job(work, environment)
 
 
+@pytest.mark.slow
+@pytest.mark.install
 @pytest.mark.timeout(900)
 def test_the_readme_s_first_command_verbatim_in_a_clean_clone(tmp_path):
     """`pip install -e . && analyzer ingest && analyzer run ...`, exactly as the README writes

@@ -39,6 +39,7 @@ def petrov_run(tmp_path_factory):
     return db
 
 
+@pytest.mark.slow
 def test_petrov_et_al_counts_are_reproduced_exactly(petrov_run):
     records = json.loads(cli_output(petrov_run, "export", "1"))["records"]
     ours = {(r["vocab"], r["lang"]): r for r in records}
@@ -54,6 +55,7 @@ def test_petrov_et_al_counts_are_reproduced_exactly(petrov_run):
             assert ours[(vocab, lang)]["chars"] == int(row["UTF-32"]), lang
 
 
+@pytest.mark.slow
 def test_mothertoken_flores_plus_dev_counts_are_reproduced(tmp_path):
     for name in ("cl100k_base", "o200k_base", "gpt2"):
         resolve_or_skip(name)
@@ -85,6 +87,7 @@ def test_tokenization_scorers_renyi_vectors():
         assert found == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_per_unit_sums_differ_from_the_published_counts(petrov_run):
     """Why the convention is a setting: the same text counted unit by unit does not give the
     published numbers (the joins' spaces merge into tokens)."""

@@ -34,6 +34,7 @@ def open_page(browser, path: Path, screenshot: Path):
     return traces, problems
 
 
+@pytest.mark.slow
 def test_every_figure_renders_offline_without_errors(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[256, 270, 300], cross=True, jobs=1))
     path = write_report(tiny_db, run_id, tmp_path / "reports")
@@ -45,6 +46,7 @@ def test_every_figure_renders_offline_without_errors(browser, tiny_db, tmp_path)
     assert (tmp_path / "run.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_the_superbpe_views_render_with_the_transition_marked(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300, 330], superbpe=[290], jobs=1))
     path = write_report(tiny_db, run_id, tmp_path / "reports")
@@ -61,6 +63,7 @@ def test_the_superbpe_views_render_with_the_transition_marked(browser, tiny_db, 
     assert all(t["drawn"] >= 1 for t in traces)
 
 
+@pytest.mark.slow
 def test_the_extension_views_render_with_the_10_percent_line(browser, tiny_db, tmp_path):
     # An extension alone (no trained size): the page leads with it, and every figure draws.
     run_id = execute_run(tiny_db, RunSettings(sizes=[], extend=["o200k_base"], added=[8, 20],
@@ -80,6 +83,7 @@ def test_the_extension_views_render_with_the_10_percent_line(browser, tiny_db, t
     assert "Extending o200k_base" in html and "Tokens to add to o200k_base" in html
 
 
+@pytest.mark.slow
 def test_the_algorithm_view_renders_and_its_menu_switches_the_size(browser, tiny_db, tmp_path):
     pytest.importorskip("tokenizers")
     run_id = execute_run(tiny_db, RunSettings(sizes=[520, 600], algorithms=["unigram", "wordpiece"],
@@ -109,6 +113,7 @@ def test_the_algorithm_view_renders_and_its_menu_switches_the_size(browser, tiny
     tab.close()
 
 
+@pytest.mark.slow
 def test_the_self_contained_page_and_the_index_work_too(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[300], jobs=1))
     path = write_report(tiny_db, run_id, tmp_path / "alone", self_contained=True)
@@ -122,6 +127,7 @@ def test_the_self_contained_page_and_the_index_work_too(browser, tiny_db, tmp_pa
     page.close()
 
 
+@pytest.mark.slow
 def test_a_hostile_corpus_renders_inert(browser, tmp_path):
     from analyzer.corpus import read_corpus
     from analyzer.store import open_db, save_corpus
@@ -136,6 +142,7 @@ def test_a_hostile_corpus_renders_inert(browser, tmp_path):
     assert len(traces) == len(build_page(db, run_id).figures)
 
 
+@pytest.mark.slow
 def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300], tokenizers=["cl100k_base", "gpt2"],
                                               jobs=1))
@@ -153,6 +160,7 @@ def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_
     assert problems == [] and len(traces) == 5
 
 
+@pytest.mark.slow
 def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db, tmp_path):
     from analyzer.report.results import write_results
 
@@ -177,6 +185,7 @@ def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db,
     assert errors == []
 
 
+@pytest.mark.slow
 def test_imported_counts_render_beside_production_tokenizers(browser, tiny_db, tmp_path):
     from analyzer.store import load_counts
 
@@ -200,6 +209,7 @@ def test_imported_counts_render_beside_production_tokenizers(browser, tiny_db, t
         ["cl100k_base (production tokenizer)"]
 
 
+@pytest.mark.slow
 def test_the_cost_view_draws_each_priced_model_and_opens_its_table(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["cl100k_base", "o200k_base"]))
     path = write_report(tiny_db, run_id, tmp_path / "reports")
@@ -230,6 +240,7 @@ def test_the_cost_view_draws_each_priced_model_and_opens_its_table(browser, tiny
     assert problems == []
 
 
+@pytest.mark.slow
 def test_split_rule_views_render_and_the_selector_switches_the_headline(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[270, 300], pretokenizers=["none", "cl100k", "words"],
                                               tokenizers=["o200k_base"], jobs=1))
@@ -273,6 +284,7 @@ def titles_in(page) -> list[str]:
                          ".map(div => div.layout.title.text || '')")
 
 
+@pytest.mark.slow
 def test_the_fairness_views_render_beside_the_shared_ones(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[256, 280, 320], parity=True,
                                               weights={"eng": 2}, jobs=1))
@@ -307,6 +319,7 @@ def many_languages_corpus(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_many_languages_get_a_heatmap_headline_and_a_filter_that_narrows_every_chart(browser,
                                                                                       tmp_path):
     from analyzer.corpus import read_corpus
@@ -365,6 +378,7 @@ def test_many_languages_get_a_heatmap_headline_and_a_filter_that_narrows_every_c
     assert problems == []
 
 
+@pytest.mark.slow
 def test_every_section_is_in_the_sticky_contents_and_collapses(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[256, 300], tokenizers=["cl100k_base"], jobs=1))
     page, problems = loaded(browser, write_report(tiny_db, run_id, tmp_path / "reports"))
@@ -393,6 +407,7 @@ def test_every_section_is_in_the_sticky_contents_and_collapses(browser, tiny_db,
     assert problems == []
 
 
+@pytest.mark.slow
 def test_trained_and_production_columns_each_get_their_own_colour_scale(tmp_path):
     """A production tokenizer's large overheads no longer wash out the trained columns: each
     kind of column spans its own largest overhead, and every cell carries its number."""
@@ -466,6 +481,7 @@ BLANK_AT_MOST = 110
 """Pixels: a margin, not a band of nothing (a figure's bottom margin holds its axis title)."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_languages", [3, 12, 60, 200])
 def test_no_text_overlaps_and_no_blank_band_at_any_number_of_languages(browser, tmp_path,
                                                                         n_languages):

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from analyzer import __version__
 from helpers import cli_output, invoke, resolve_or_skip
 
 
+@pytest.mark.slow
 def test_the_data_file_has_every_premium_and_what_makes_it_checkable(db, tmp_path):
     tokenizer = resolve_or_skip("cl100k_base")
     resolve_or_skip("gpt2")
@@ -48,6 +51,7 @@ def test_a_run_without_production_tokenizers_is_refused(db, tmp_path):
     assert not (tmp_path / "results" / "results.json").exists()
 
 
+@pytest.mark.slow
 def test_what_one_publishes_names_no_folder_of_this_machine(db, tmp_path):
     """A results folder goes on a docs site or into a paper's supplement: its files name the
     tokenizers' files by name, package and SHA-256, never by where they lay here, and the

@@ -71,6 +71,7 @@ def test_each_size_is_its_own_job_and_its_own_stored_model(tiny_db):
             assert found.entries <= size
 
 
+@pytest.mark.slow
 def test_the_counts_are_the_library_s_for_the_stored_model_on_every_unit(algorithm_run):
     db, run_id = algorithm_run
     run = get_run(db, run_id)
@@ -94,6 +95,7 @@ def test_the_counts_are_the_library_s_for_the_stored_model_on_every_unit(algorit
     assert checked == 2 * 2 * (3 + 1 + 2 + 2)
 
 
+@pytest.mark.slow
 def test_summaries_and_premiums_put_the_algorithms_side_by_side(algorithm_run):
     db, run_id = algorithm_run
     data = load_run_data(db, run_id)

@@ -56,6 +56,7 @@ def test_the_join_is_petrovs_newline_files_split_and_joined_by_spaces(flores_db,
         assert text == " ".join(dev.split("\n") + devtest.split("\n"))
 
 
+@pytest.mark.slow
 def test_every_kind_counts_the_joined_text_as_its_own_encoder_does(flores_db, tmp_path):
     from analyzer.queries import trained_vocabulary
 

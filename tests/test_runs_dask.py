@@ -39,6 +39,8 @@ def results(db, run_id) -> dict:
     }
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
 def test_a_local_dask_cluster_gives_the_pool_s_results(tiny_db):
     settings = dict(sizes=[270, 300], parity=True, cross=True, pretokenizers=["none", "words"],
                     weights={"eng": 2}, jobs=2)
@@ -47,6 +49,8 @@ def test_a_local_dask_cluster_gives_the_pool_s_results(tiny_db):
     assert results(tiny_db, dask) == results(tiny_db, pool)
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
 def test_unigram_and_wordpiece_jobs_run_on_the_cluster_one_size_each(tiny_db):
     pytest.importorskip("tokenizers")
     from analyzer.store import model_digests
@@ -73,6 +77,7 @@ def test_unigram_and_wordpiece_jobs_run_on_the_cluster_one_size_each(tiny_db):
         {key: models for key, models in digests[pool].items() if "wordpiece" in key[0]}
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("scheduler, message", [
     ("not a url", "is not a Dask scheduler address"),
     ("tcp://127.0.0.1", "is not a Dask scheduler address"),
@@ -84,6 +89,7 @@ def test_a_scheduler_address_that_is_not_one_is_refused(tiny_db, scheduler, mess
     assert list_runs(tiny_db) == []
 
 
+@pytest.mark.cluster
 def test_an_unreachable_scheduler_is_a_clear_error_within_seconds(tiny_db_path):
     start = time.monotonic()
     result = runner.invoke(app, ["run", "--vocab", "300", "--scheduler", "tcp://127.0.0.1:9",
@@ -145,6 +151,7 @@ def cli_run(db: Path, *args: str) -> int:
     return json.loads(done.stdout)["run"]
 
 
+@pytest.mark.slow
 def test_a_run_on_a_real_scheduler_and_two_workers_equals_a_local_run(tmp_path):
     db = corpus_db(tmp_path)
     cluster = Cluster()
@@ -156,6 +163,7 @@ def test_a_run_on_a_real_scheduler_and_two_workers_equals_a_local_run(tmp_path):
     assert results(db, remote) == results(db, local)
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_job_is_replaced_and_the_run_completes(tmp_path):
     db = corpus_db(tmp_path)
     marker = tmp_path / "stalled.pid"
@@ -180,6 +188,8 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_run_completes(tmp_path):
     assert [r.status for r in list_runs(open_db(db))] == ["complete", "complete"]
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
 def test_ctrl_c_cancels_the_cluster_s_jobs_and_marks_the_run_interrupted(tiny_db_path):
     run = RunProcess("run", "--vocab", "60000", "--executor", "dask", "--jobs", "2",
                      "--db", str(tiny_db_path), env={"ANALYZER_TEST_STALL": "1"})
@@ -193,6 +203,8 @@ def test_ctrl_c_cancels_the_cluster_s_jobs_and_marks_the_run_interrupted(tiny_db
     assert open_db(tiny_db_path).execute("SELECT count(*) FROM vocabularies").fetchone()[0] == 0
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
 def test_a_local_cluster_run_prints_progress_and_nothing_of_dask_s(tiny_db_path):
     """No dashboard-port warning (8787 taken here on purpose), no large-graph warning: the
     texts' one graph is large by design (see analyzer/runs/cluster.py)."""
@@ -211,6 +223,7 @@ def test_a_local_cluster_run_prints_progress_and_nothing_of_dask_s(tiny_db_path)
     assert "8787" not in stderr and "large graph" not in stderr
 
 
+@pytest.mark.slow
 def test_texts_larger_than_dask_s_graph_warning_go_once_without_it():
     import warnings
 

@@ -63,6 +63,7 @@ def test_pretokenizers_that_split_around_their_matches_run_like_the_reference(ti
                 [len(ref.encode_chunks(text, merges, pattern, around=True)) for text in TINY[lang]]
 
 
+@pytest.mark.slow
 def test_records_csv_and_the_page_carry_the_pretokenizer(tiny_db):
     run_id = execute_run(tiny_db, RunSettings(sizes=[300], pretokenizers=["none", "gpt2"],
                                               tokenizers=["cl100k_base"], jobs=1))

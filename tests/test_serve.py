@@ -36,6 +36,7 @@ runner = CliRunner()
 TOKEN = "a-token-of-sixteen-or-more"
 
 
+@pytest.mark.slow
 def test_the_api_returns_the_cli_documents(served, client):
     assert client.get("/api/corpora").json() == json.loads(cli_output(served.db, "corpora", "--json"))
     assert client.get("/api/corpora/tiny").json() == json.loads(cli_output(served.db, "corpus", "tiny", "--json"))
@@ -85,6 +86,7 @@ def test_tokenize_and_compare_count_as_the_library_does(client):
         assert len(row["pieces"]) == row["tokens"]
 
 
+@pytest.mark.slow
 def test_errors_are_problem_details_with_the_cli_messages(client):
     assert "no run 99; runs here: 1" in problem_of(client.get("/api/runs/99"), 404)
     assert "no corpus named 'nope'" in problem_of(client.get("/api/corpora/nope"), 404)
@@ -131,6 +133,7 @@ def test_pages_send_a_policy_and_static_files_are_a_fixed_set(client):
     problem_of(client.get("/runs/99"), 404)
 
 
+@pytest.mark.slow
 def test_a_body_over_the_limit_gets_413(tmp_path):
     db = make_served_db(tmp_path)
     server = Server(db, "--max-body", "2000")
@@ -152,6 +155,7 @@ def test_a_body_over_the_limit_gets_413(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_token_guards_every_request_and_other_addresses_need_one(tmp_path):
     db = make_served_db(tmp_path)
     server = Server(db, "--token", TOKEN)
@@ -176,6 +180,7 @@ def test_a_token_guards_every_request_and_other_addresses_need_one(tmp_path):
     assert busy.exit_code == 1 and "cannot listen on 127.0.0.1:" in busy.output
 
 
+@pytest.mark.slow
 def test_a_run_started_through_the_api_completes_like_the_cli(tmp_path):
     db = make_served_db(tmp_path)
     server = Server(db)
@@ -195,6 +200,7 @@ def test_a_run_started_through_the_api_completes_like_the_cli(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_an_extension_started_through_the_api_is_among_the_playground_s_choices(tmp_path):
     db = make_served_db(tmp_path)
     server = Server(db)
@@ -227,6 +233,7 @@ def test_an_extension_started_through_the_api_is_among_the_playground_s_choices(
         server.stop()
 
 
+@pytest.mark.slow
 def test_one_run_at_a_time_delete_interrupts_and_a_crash_is_marked_failed(tmp_path):
     db = make_served_db(tmp_path)
     server = Server(db, env={"ANALYZER_TEST_STALL": "1"})  # trainings wait once they report
@@ -264,6 +271,7 @@ def query(db, sql, *args):
 # Round 3: the service runs runs by default, refuses runaway patterns fast, agrees with itself,
 # lets a browser in behind a token, works offline, and holds no connection for nothing.
 
+@pytest.mark.slow
 def test_a_default_run_completes_and_the_next_may_start_at_once(tmp_path):
     """The defaults (a vocabulary per language, a pool of workers) in the service's run
     process; and a POST right after GET shows a run complete is never told it is running."""
@@ -282,6 +290,7 @@ def test_a_default_run_completes_and_the_next_may_start_at_once(tmp_path):
     assert "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_a_runaway_pattern_is_refused_and_a_starting_run_blocks_nobody(tmp_path):
     from helpers import cli_output
 
@@ -301,6 +310,7 @@ def test_a_runaway_pattern_is_refused_and_a_starting_run_blocks_nobody(tmp_path)
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_post_while_another_run_is_starting_is_answered_at_once(tmp_path):
     db = make_served_db(tmp_path)
     server = Server(db, env={"ANALYZER_TEST_STALL_AT": "check_lossless"})
@@ -326,6 +336,7 @@ def test_a_post_while_another_run_is_starting_is_answered_at_once(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_browser_signs_in_behind_a_token_and_the_api_keeps_its_bearer_check(tmp_path):
     db = make_served_db(tmp_path)
     server = Server(db, "--token", TOKEN)
@@ -364,6 +375,7 @@ def test_a_browser_signs_in_behind_a_token_and_the_api_keeps_its_bearer_check(tm
         server.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("token, said", [(" " * 16, "this one is blank"), ("   short token  ", "11 once stripped")])
 def test_a_blank_or_short_token_is_refused(tmp_path, token, said):
     db = make_served_db(tmp_path)
@@ -389,6 +401,7 @@ def test_a_page_for_an_id_beyond_any_integer_is_a_problem_not_a_crash(served, cl
         assert response.headers["content-type"].startswith("application/problem+json")
 
 
+@pytest.mark.slow
 def test_connections_that_send_nothing_or_half_a_request_are_closed(served, client):
     host, port = served.url.split("//")[1].split(":")
     held = [socket.create_connection((host, int(port)), timeout=WAIT) for _ in range(20)]
@@ -402,6 +415,7 @@ def test_connections_that_send_nothing_or_half_a_request_are_closed(served, clie
     assert client.get("/api/runs").status_code == 200
 
 
+@pytest.mark.slow
 def test_the_server_closes_every_connection_it_opens(served, client):
     """A few thousand requests of every kind that reads the database, and the server holds as
     many files open after as before (each request's SQLite connection is closed with it)."""
@@ -420,6 +434,7 @@ def test_the_server_closes_every_connection_it_opens(served, client):
     assert open_files() <= before + 4, (before, open_files())
 
 
+@pytest.mark.slow
 def test_a_unigram_vocabulary_is_served_from_its_stored_model(tmp_path):
     pytest.importorskip("tokenizers")
     from analyzer.queries import trained_vocabulary

@@ -23,6 +23,7 @@ def watched(browser, url: str):
     return page, problems
 
 
+@pytest.mark.slow
 def test_the_index_and_a_run_page_load_cleanly(browser, served, tmp_path):
     page, problems = watched(browser, served.url)
     page.goto(served.url + "/", wait_until="load")
@@ -45,6 +46,7 @@ def counts(page) -> dict:
         [section.dataset.vocab + '/' + row.dataset.lang, Number(row.querySelector('.count').textContent)])))""")
 
 
+@pytest.mark.slow
 def test_the_playground_counts_as_you_type_and_keeps_markup_as_text(browser, served, tmp_path):
     page, problems = watched(browser, served.url)
     page.goto(served.url + "/playground", wait_until="load")
@@ -73,6 +75,7 @@ def test_the_playground_counts_as_you_type_and_keeps_markup_as_text(browser, ser
     assert problems == []
 
 
+@pytest.mark.slow
 def test_the_playground_says_it_is_loading_then_what_to_do_without_a_run(browser, tmp_path):
     server = Server(make_served_db(tmp_path, run=False))
     try:
@@ -96,6 +99,7 @@ def test_the_playground_says_it_is_loading_then_what_to_do_without_a_run(browser
     assert problems == []
 
 
+@pytest.mark.slow
 def test_a_hostile_corpus_stays_inert_in_the_pages(browser, tmp_path):
     from typer.testing import CliRunner
 
@@ -126,6 +130,7 @@ def test_a_hostile_corpus_stays_inert_in_the_pages(browser, tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_behind_a_token_a_browser_signs_in_and_uses_the_playground(browser, tmp_path):
     token = "a-browser-token-of-sixteen-or-more"
     server = Server(make_served_db(tmp_path), "--token", token)

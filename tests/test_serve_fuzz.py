@@ -38,6 +38,7 @@ def server_url(tmp_path_factory):
     server.stop()
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_request_gets_a_server_error(case, server_url):

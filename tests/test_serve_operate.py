@@ -14,6 +14,7 @@ pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
 TOKEN = "a-token-of-sixteen-or-more"
 
 
+@pytest.mark.slow
 def test_serve_on_a_missing_database_makes_it_and_says_what_to_do_first(tmp_path):
     db = tmp_path / "new.db"
     server = Server(db)
@@ -37,6 +38,7 @@ def test_a_folder_that_does_not_exist_is_still_refused(tmp_path):
     assert not (tmp_path / "no").exists()
 
 
+@pytest.mark.slow
 def test_the_probes_answer_without_a_token_and_nothing_else_does(tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db, "--token", TOKEN)
@@ -72,6 +74,7 @@ def test_readyz_says_why_a_database_is_not_ready(tmp_path):
     assert "was deleted while in use" in answer.json()["detail"]
 
 
+@pytest.mark.slow
 def test_each_request_is_a_json_line_in_the_log_and_carries_no_query(tmp_path):
     import json
 
@@ -91,6 +94,7 @@ def test_each_request_is_a_json_line_in_the_log_and_carries_no_query(tmp_path):
     assert "secret" not in err
 
 
+@pytest.mark.slow
 def test_the_text_log_is_the_default_and_none_turns_it_off(tmp_path):
     db = make_served_db(tmp_path, run=False)
     for args, expected in (((), True), (("--log-format", "none"), False)):

@@ -54,6 +54,7 @@ def corpora(client) -> dict:
     return {c["name"]: c["content_hash"] for c in client.get("/api/corpora").json()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("headers", FOREIGN, ids=lambda h: "-".join(h.values()))
 @pytest.mark.parametrize(("method", "path", "sent"), WRITES, ids=lambda w: str(w))
 def test_a_write_from_another_site_is_refused(server, method, path, sent, headers):
@@ -79,6 +80,7 @@ def test_the_server_s_own_pages_and_clients_that_are_not_pages_still_write(serve
         assert client.get("/api/runs").headers["referrer-policy"] == "same-origin"
 
 
+@pytest.mark.slow
 def test_a_token_does_not_let_another_site_write(tmp_path):
     server = Server(make_served_db(tmp_path, run=False), "--token", TOKEN)
     try:
@@ -127,6 +129,7 @@ class OtherSite:
         self.httpd.server_close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("token", [None, TOKEN])
 def test_a_page_of_another_site_cannot_replace_a_corpus_in_chromium(browser, tmp_path, token):
     server = Server(make_served_db(tmp_path, run=False), *(["--token", token] if token else []))

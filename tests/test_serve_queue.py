@@ -29,6 +29,7 @@ def wait_for_queued(client, queued_id, wanted):
     raise AssertionError(f"queued run {queued_id} stayed {body['status']}")
 
 
+@pytest.mark.slow
 def test_runs_wait_in_order_can_be_cancelled_and_start_when_the_one_before_ends(tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db, env=STALL)
@@ -73,6 +74,7 @@ def test_runs_wait_in_order_can_be_cancelled_and_start_when_the_one_before_ends(
     assert "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_a_full_queue_is_refused_with_retry_after_and_bad_settings_never_wait(tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db, "--max-queue", "1", env=STALL)
@@ -91,6 +93,7 @@ def test_a_full_queue_is_refused_with_retry_after_and_bad_settings_never_wait(tm
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_queued_run_survives_a_restart_and_the_next_server_runs_it(tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db, env=STALL)
@@ -117,6 +120,7 @@ def test_a_queued_run_survives_a_restart_and_the_next_server_runs_it(tmp_path):
     assert "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_a_queued_run_whose_check_fails_when_its_turn_comes_is_refused_and_said(tmp_path):
     """The settings are checked when asked for and again when the run starts: a corpus
     replaced in between (its language gone) refuses the run, with the run's own message, and
@@ -146,6 +150,7 @@ def test_a_queued_run_whose_check_fails_when_its_turn_comes_is_refused_and_said(
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_queued_run_whose_corpus_was_replaced_with_the_same_languages_is_refused(tmp_path):
     """Issue 50, item 7: the run is pinned to the corpus's content when it is queued. A
     replacement that keeps every language (so every setting still checks) refuses it when its
@@ -180,6 +185,7 @@ def test_a_queued_run_whose_corpus_was_replaced_with_the_same_languages_is_refus
     assert "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_a_queued_run_whose_training_source_was_registered_again_is_refused(tmp_path):
     """Item 7's kind, for training sources: a run queued with `train_on` is pinned to the
     source as it was registered then. Registered again with other files while the run waited,

@@ -82,6 +82,7 @@ PROMPT = 20.0
 few milliseconds), far below theirs, so that an answer only after theirs fails."""
 
 
+@pytest.mark.slow
 def test_busy_counting_threads_stall_nobody_and_one_more_gets_503(held):
     """Items 1 and 2: with every counting process busy and 45 long polls waiting, other requests
     are answered at once; a third counting request is refused with Retry-After."""
@@ -118,6 +119,7 @@ def test_busy_counting_threads_stall_nobody_and_one_more_gets_503(held):
         client.close()  # the long polls end with their connections
 
 
+@pytest.mark.slow
 def test_a_request_that_asks_too_much_counting_is_refused_before_it_starts(served):
     with httpx.Client(base_url=served.url, timeout=WAIT) as client:
         text = "the cat sat on the mat. " * 40_000  # 960 KB
@@ -133,6 +135,7 @@ def test_a_request_that_asks_too_much_counting_is_refused_before_it_starts(serve
         assert counted.json()["rows"][0]["tokens"] > 200_000
 
 
+@pytest.mark.slow
 def test_a_body_sent_slowly_is_cut_off_and_connections_are_bounded(tmp_path):
     """Item 3: a request whose body never finishes is closed at its deadline, like one whose
     headers never finish; past --max-connections, a new connection gets 503 at once."""
@@ -161,6 +164,7 @@ def test_a_body_sent_slowly_is_cut_off_and_connections_are_bounded(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_only_the_server_s_own_host_names_are_answered(tmp_path):
     """Item 4: DNS rebinding. A request naming another host is refused on every route (a run
     cannot be started, a text cannot be read); --allow-host adds a name."""
@@ -183,6 +187,7 @@ def test_only_the_server_s_own_host_names_are_answered(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_complete_run_is_served_from_a_document_made_once_with_an_etag(tmp_path):
     """Item 5. Once made, the document is served as made: even with the run's rows removed
     from under the server (a complete run never changes; this only proves nothing is made
@@ -217,6 +222,7 @@ def test_many_clients_asking_for_one_run_at_once_get_one_document(served):
     assert len({answer.content for answer in answers}) == 1
 
 
+@pytest.mark.slow
 def test_a_deleted_database_is_said_and_never_made_anew(tmp_path):
     """Item 6: every request says the database is gone (503, no traceback in the log), and
     starting a run creates no new database."""
@@ -248,6 +254,7 @@ def test_head_answers_every_get_route(served):
         assert client.head("/api/runs/99").status_code == 404
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body, field", [
     ({"sizes": [300], "tokenizers": ["hf:../.."]}, "tokenizers"),
     ({"sizes": [], "extend": ["hf:../.."], "added": [10]}, "extend"),

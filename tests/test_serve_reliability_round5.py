@@ -38,6 +38,7 @@ def post_form(client, body: bytes):
                        headers={"content-type": f"multipart/form-data; boundary={BOUNDARY}"})
 
 
+@pytest.mark.slow
 def test_a_form_without_its_closing_boundary_is_refused_and_nothing_is_stored(served, client):
     """Item 9: the `name` part after the file, cut before the closing delimiter, was lost and
     the corpus stored under the file's name (201)."""
@@ -70,6 +71,7 @@ def test_a_form_that_would_be_misread_is_refused_and_nothing_is_stored(served, c
     assert dump(served.db) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["..", ".", "a/b", "a?b#c", "a\\b", "100%"])
 def test_names_that_mean_something_else_in_a_url_are_refused_by_upload_and_ingest(
         served, client, tmp_path, name):
@@ -106,6 +108,7 @@ def test_a_name_that_is_only_dots_in_a_folder_still_ingests_under_its_own(tmp_pa
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_no_answer_names_where_the_server_keeps_its_database(tmp_path):
     """Item 10: /readyz (no token needed), and the 503s of a database busy or gone, named the
     database by its absolute path; they say its file name only."""
@@ -141,6 +144,7 @@ def test_no_answer_names_where_the_server_keeps_its_database(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_request_cannot_forge_a_line_of_the_text_access_log(tmp_path):
     """Item 8: the decoded path was written raw, so `%0a` in a URL began a line of its own."""
     db = make_served_db(tmp_path, run=False)
@@ -188,6 +192,7 @@ def test_a_lone_surrogate_in_a_run_request_is_refused_not_a_500(client, field, v
     assert client.get("/api/runs").json() == [] and client.get("/api/queue").json() == []
 
 
+@pytest.mark.slow
 def test_the_report_page_has_an_etag_and_answers_304_to_it(tmp_path):
     """Item 12: GET /runs/ID (a complete run's report) sends an ETag, as the docs say."""
     db = make_served_db(tmp_path, run=True)
@@ -205,6 +210,7 @@ def test_the_report_page_has_an_etag_and_answers_304_to_it(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", ["starting", "running"])
 def test_ctrl_c_during_a_run_leaves_no_traceback_and_a_json_log_is_json_throughout(tmp_path, when):
     """Item 11: Ctrl-C at the server's terminal (SIGINT to every process of its group) while a

@@ -43,6 +43,7 @@ def upload(client, file_name: str, content: bytes, **fields):
                              for key, value in fields.items()})
 
 
+@pytest.mark.slow
 def test_a_zipped_folder_is_stored_as_ingest_would_and_again_is_unchanged(served, client, tmp_path):
     content = zipped(folder_files())
     answer = upload(client, "mine.zip", content)

@@ -77,6 +77,7 @@ def held_upload(server: Server, body: bytes) -> socket.socket:
 
 # Item 4: another process's write lock.
 
+@pytest.mark.slow
 def test_writes_wait_a_bounded_time_on_another_process_s_lock_then_503_and_nothing_is_created(tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db, "--lock-wait", "0.5")
@@ -114,6 +115,7 @@ def test_writes_wait_a_bounded_time_on_another_process_s_lock_then_503_and_nothi
 
 # Item 5: uploads refused before their bodies are read.
 
+@pytest.mark.slow
 def test_an_upload_beyond_the_number_read_at_once_is_refused_before_its_body(tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db, "--max-corpus-bytes", "100000")
@@ -137,6 +139,7 @@ def test_an_upload_beyond_the_number_read_at_once_is_refused_before_its_body(tmp
         server.stop()
 
 
+@pytest.mark.slow
 def test_uploads_together_are_bounded_by_their_temporary_space(tmp_path):
     # One upload of at most 1,000 bytes may need 3,000 (its body twice, a zip's files): the
     # space holds one large upload, and not a small one beside it.
@@ -165,6 +168,7 @@ def test_an_upload_space_too_small_for_one_upload_is_refused_at_start(tmp_path):
 
 # Item 6: a body timed by its progress.
 
+@pytest.mark.slow
 def test_an_honest_slow_upload_is_not_cut_off_and_a_stalled_one_is_answered_408(tmp_path):
     db = make_served_db(tmp_path, run=False)
     # Windows of 1 s, at least 1,000 bytes a second: the slow upload sends about 4,000 bytes

@@ -26,6 +26,7 @@ def corpus_zip(path, **changed: str):
     return path
 
 
+@pytest.mark.slow
 def test_bring_a_corpus_start_a_run_watch_it_and_read_its_report(browser, tmp_path):
     server = Server(tmp_path / "new.db")  # no database yet: the server makes it
     try:
@@ -62,6 +63,7 @@ def test_bring_a_corpus_start_a_run_watch_it_and_read_its_report(browser, tmp_pa
     assert "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_refusals_are_shown_in_the_page_where_they_can_be_acted_on(browser, tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db)
@@ -101,6 +103,7 @@ def test_refusals_are_shown_in_the_page_where_they_can_be_acted_on(browser, tmp_
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_queued_run_shows_its_place_and_is_cancelled_and_a_run_is_interrupted(browser, tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db, env={"ANALYZER_TEST_STALL": "1"})  # trainings wait once they report
@@ -136,6 +139,7 @@ def test_a_queued_run_shows_its_place_and_is_cancelled_and_a_run_is_interrupted(
         server.stop()
 
 
+@pytest.mark.slow
 def test_behind_a_token_a_browser_signs_in_then_brings_a_corpus_and_runs_it(
         browser, tmp_path):
     """The pages' requests (an upload's multipart POST, a run's JSON POST) carry the session
@@ -166,6 +170,7 @@ def test_behind_a_token_a_browser_signs_in_then_brings_a_corpus_and_runs_it(
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_number_field_holding_no_number_is_refused_at_that_field(browser, tmp_path):
     """Issue 50, item 12: "Infinity" or "abc" in a number field was dropped (a number input
     gives its script "" for them) and the run queued with the default; an unknown train_on

@@ -198,6 +198,7 @@ FORMATS = st.lists(st.tuples(st.sampled_from(["text", "jsonl", "parquet"]),
                              st.sampled_from([None, "gzip", "xz", "zstd"])), min_size=1, max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(documents=st.fixed_dictionaries({"eng_Latn": DOCUMENT_FILES, "fra_Latn": DOCUMENT_FILES}),
        formats=FORMATS, seed=st.integers(0, 5), budget=st.none() | st.integers(10, 400),
@@ -258,6 +259,8 @@ def test_every_kind_of_vocabulary_trains_on_the_source(tmp_path):
     assert any(m.token == b"word" for m in merges)  # learned from the source, not the corpus
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
 def test_the_sample_is_the_same_on_one_core_two_and_a_dask_cluster(tmp_path):
     pytest.importorskip("distributed")
     db = open_db(tmp_path / "a.db")
@@ -503,6 +506,7 @@ def test_the_cli_registers_lists_shows_and_removes_a_source(tmp_path):
     assert os.path.exists(db)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pause_at, whole_entries", [
     ("analyzer.runs.counting.count_texts", 0),  # mid-read: the first batch not yet counted
     ("analyzer.runs.chunk_cache.write_atomically", 1),  # the second language's entry next
@@ -548,6 +552,8 @@ def test_sigterm_while_counting_leaves_no_half_entry(tmp_path, pause_at, whole_e
     assert load_merges(database, 2, "shared", "words") == load_merges(database, 3, "shared", "words")
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
 def test_a_dask_worker_that_cannot_read_a_file_fails_the_run_naming_it_and_itself(tmp_path):
     """The file changed after it was registered, though its size and time did not (so only
     reading it finds out): a worker's read fails, and the run says which file, on which

@@ -55,6 +55,7 @@ def test_a_file_rewritten_before_the_run_keeping_its_size_and_time_is_refused(tm
     assert not any("eng_Latn" in path.read_bytes().decode("latin-1") for path in entries(tmp_path))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["cut short", "rewritten, the same size, its time set back",
                                     "replaced"])
 def test_a_file_that_changes_while_it_is_read_fails_the_run_and_caches_nothing(

@@ -102,6 +102,7 @@ def _write_then_wait(path, n, written, go_on) -> None:
     db.conn.close()
 
 
+@pytest.mark.slow
 def test_opening_a_database_keeps_this_process_s_view_of_other_processes_writes(tiny_db):
     """open_db once read the file's header with Python's open and close, and closing any
     descriptor of a file drops every POSIX lock this process's SQLite connections hold on it:

@@ -47,6 +47,7 @@ def assert_same_steps(chunks, max_piece, seed_size, prunings, size, threads, cac
 chunk_bytes = st.binary(max_size=14).map(lambda b: bytes(x % 4 + 97 if x < 200 else x for x in b))
 
 
+@pytest.mark.slow
 @needs_compiled
 @settings(max_examples=150, deadline=None)
 @given(chunks=st.dictionaries(chunk_bytes, st.integers(1, 9), min_size=1, max_size=25),
@@ -77,6 +78,7 @@ def sample_chunks(languages: list[str], lines: int) -> dict[str, int]:
     return dict(zip(chunks, counts))
 
 
+@pytest.mark.slow
 @needs_compiled
 def test_compiled_training_equals_the_reference_on_twelve_scripts_of_the_sample():
     chunks = sample_chunks(["eng_Latn", "rus_Cyrl", "hin_Deva", "tha_Thai", "jpn_Jpan",
@@ -89,6 +91,8 @@ def test_compiled_training_equals_the_reference_on_twelve_scripts_of_the_sample(
     assert train(chunks, 300, seed_size=2000, engine="compiled", threads=2) == expected
 
 
+@pytest.mark.slow
+@pytest.mark.corpora
 @needs_compiled
 def test_compiled_training_equals_the_reference_on_udhr(udhr_text):
     texts = {}

@@ -58,6 +58,7 @@ def measured(tmp_path_factory):
     return db, root
 
 
+@pytest.mark.slow
 def test_word_splits_agree_with_tiktokens_own_offsets(measured):
     db, _ = measured
     records = json.loads(cli_output(db, "export", "1"))["records"]
