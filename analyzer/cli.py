@@ -64,7 +64,7 @@ from .external import (
     load_prices,
 )
 from .files import is_special, not_regular, write_atomically
-from .identity import BASE_PRETOKENIZER, VocabKind
+from .identity import BASE_PRETOKENIZER, SHARED_SCOPE
 from .metrics import SECTION, RunResults, counting_convention, load_run_data, special_tokens_counted
 from .queries import (
     complete_run,
@@ -760,7 +760,7 @@ def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
 def show(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id (see analyzer runs)."),
     size: int = typer.Option(None, help="Only this size."),
-    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, or a language's own vocabulary."),
+    vocab: str = typer.Option(SHARED_SCOPE, help="shared, or a language's own vocabulary."),
     pretokenizer: str = typer.Option(None, help="Only this pre-tokenizer's vocabularies "
                                                 "(default: a table for each)."),
     as_json: bool = JsonOption,
@@ -773,7 +773,7 @@ def show(
 @app.command(cls=HelpCommand)
 def merges(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
-    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, parity, or a language code."),
+    vocab: str = typer.Option(SHARED_SCOPE, help="shared, parity, or a language code."),
     pretokenizer: str = typer.Option(None, help="The vocabulary's pre-tokenizer (default: the "
                                                 "run's first)."),
     top: int = typer.Option(20, help="How many merges, from the first."),
@@ -819,7 +819,7 @@ def merges(
 def tokenize(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
     text: str = typer.Argument(..., metavar="TEXT", help="The text to tokenize."),
-    vocab: str = typer.Option(VocabKind.SHARED.value, help="shared, a language code, or an "
+    vocab: str = typer.Option(SHARED_SCOPE, help="shared, a language code, or an "
                               "extension (extend:o200k_base)."),
     size: str = typer.Option(None, help="Vocabulary size (default: the run's largest); for an "
                              "extension, +N: N tokens added to the base."),
@@ -1282,7 +1282,7 @@ def _run_results(database: AnalyzerDatabase, run_id: int) -> RunResults:
 
 
 def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
-              vocab: str = VocabKind.SHARED, size: int | None = None,
+              vocab: str = SHARED_SCOPE, size: int | None = None,
               pretokenizer: str | None = None, results: RunResults | None = None) -> RunResults:
     """Print a run's tables (or, `as_json`, its show document): the terminal's view of each
     section the run has (`cli_views.TERMINAL_VIEWS`); the results, for the report to use
@@ -1292,7 +1292,7 @@ def _show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
     if pretokenizer is not None and pretokenizer not in run.pretokenizers:
         raise _fail(f"run {run_id} has no pre-tokenizer {pretokenizer!r}; it has: "
                     f"{', '.join(run.pretokenizers)}")
-    if vocab not in set(frame["vocab"]) and not (vocab == VocabKind.SHARED and not run.sizes):
+    if vocab not in set(frame["vocab"]) and not (vocab == SHARED_SCOPE and not run.sizes):
         raise _fail(f"run {run_id} has no vocabulary {vocab!r}; it has: "
                     f"{', '.join(dict.fromkeys(frame['vocab']))}")
     if size is not None and size not in set(frame[frame["vocab"] == vocab]["size"]):

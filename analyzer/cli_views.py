@@ -22,7 +22,7 @@ from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.external import Availability
 from analyzer.external.catalog import FramingBasis
-from analyzer.identity import Algorithm, VocabKind
+from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, Algorithm, VocabKind
 from analyzer.metrics import (
     RunResults,
     for_pretokenizer,
@@ -107,7 +107,7 @@ SUMMARY_CELL = 16
 
 
 def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead],
-                   vocab: str = VocabKind.SHARED, sizes: list[int] | None = None,
+                   vocab: str = SHARED_SCOPE, sizes: list[int] | None = None,
                    pretokenizer: str = NONE, tokenizers: bool = True,
                    width: int = 80) -> list[Table]:
     """Language, bytes, and per column tokens and overhead vs the pivot, under one
@@ -118,10 +118,10 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     until no number can be read."""
     frame = for_pretokenizer(frame, pretokenizer)
     production = tokenizer_sizes(vocabs) if tokenizers else []
-    overview = vocab == VocabKind.SHARED
+    overview = vocab == SHARED_SCOPE
     if overview:
-        trained = [VocabKind.SHARED] + ([VocabKind.PARITY] if run.parity else [])
-        columns = [(str(kind), s) for kind in trained for s in (sizes or run.sizes)] + production
+        trained = [SHARED_SCOPE] + ([PARITY_SCOPE] if run.parity else [])
+        columns = [(scope, s) for scope in trained for s in (sizes or run.sizes)] + production
     else:
         own_sizes = sorted(frame[frame["vocab"] == vocab]["size"].unique())
         columns = [(vocab, int(s)) for s in own_sizes if not sizes or s in sizes]
@@ -135,7 +135,7 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     title = (f"Run {run.id} on {run.corpus}: tokens and overhead vs {run.pivot}"
              + ("" if overview else f" ({vocab} vocabulary)")
              + ("" if pretokenizer == NONE else f", pre-tokenizer {pretokenizer}"))
-    key = columns[-1] if not overview or not run.sizes else (VocabKind.SHARED, largest)
+    key = columns[-1] if not overview or not run.sizes else (SHARED_SCOPE, largest)
     present = [lang for lang in run.languages if (*key, lang) in cells.index]
     order = sorted(present, key=lambda lang: (lang != run.pivot, -cells.loc[(*key, lang), "premium"]))
     extra = [(f"own vocab ({largest})", lambda lang: f"{int(own.loc[lang, 'own_tokens']):,}"
@@ -145,7 +145,7 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     result = []
     for number, chunk in enumerate(chunks):
         headers = [tokenizer_label(scope, size) if scope in names else
-                   f"parity {size}" if scope == VocabKind.PARITY else f"size {size}"
+                   f"parity {size}" if scope == PARITY_SCOPE else f"size {size}"
                    for scope, size in chunk]
         part = table("language", "bytes", *map(plain, headers), title=plain(
             title if number == 0 else f"{title} (continued, {number + 1} of {len(chunks)})"))
@@ -273,7 +273,7 @@ def attribution_table(shares: pd.DataFrame, vocab: str) -> Table:
     """Who got the vocabulary: per language (most merges first), its share of the merges, of
     the replaced occurrences and of the training bytes, its first merge, and (parity-aware) the
     share of merges chosen for it."""
-    parity = vocab == VocabKind.PARITY
+    parity = vocab == PARITY_SCOPE
     result = table("language", "merges", "occurrences", "training bytes", "first merge",
                    *(["chosen for it"] if parity else []),
                    title=plain(f"Who got the {vocab} vocabulary"))
@@ -486,7 +486,7 @@ def records_view(results: RunResults, options: ShowOptions) -> Printed:
     extended = any(v.scope == options.vocab and v.kind == VocabKind.EXTENSION
                    for v in data.vocabularies)
     shown = [] if extended else [options.pretokenizer] if options.pretokenizer else run.pretokenizers
-    parity = results["summaries"] if run.parity and options.vocab == VocabKind.SHARED else None
+    parity = results["summaries"] if run.parity and options.vocab == SHARED_SCOPE else None
     found: Printed = []
     for index, split in enumerate(shown):
         found.append(summary_tables(run, results.frame, data.vocabularies, options.vocab,
@@ -499,7 +499,7 @@ def records_view(results: RunResults, options: ShowOptions) -> Printed:
 
 def frontier_view(results: RunResults, options: ShowOptions) -> Printed:
     """Cost against fairness, for the shared view of every size and pre-tokenizer."""
-    if options.vocab != VocabKind.SHARED or options.pretokenizer is not None or options.size:
+    if options.vocab != SHARED_SCOPE or options.pretokenizer is not None or options.size:
         return []
     configurations = results["summaries"]
     return [[frontier_table(configurations)]] if len(configurations) > 1 else []
@@ -507,7 +507,7 @@ def frontier_view(results: RunResults, options: ShowOptions) -> Printed:
 
 def algorithms_view(results: RunResults, options: ShowOptions) -> Printed:
     """Each language under each algorithm, for the shared view of every size."""
-    if options.vocab != VocabKind.SHARED or options.size is not None:
+    if options.vocab != SHARED_SCOPE or options.size is not None:
         return []
     premiums = results["algorithm_premiums"]
     if options.pretokenizer is not None:
@@ -520,7 +520,7 @@ def extension_view(results: RunResults, options: ShowOptions) -> Printed:
     the shared view, or one extension's."""
     extended = any(v.scope == options.vocab and v.kind == VocabKind.EXTENSION
                    for v in results.data.vocabularies)
-    if not (extended or options.vocab == VocabKind.SHARED):
+    if not (extended or options.vocab == SHARED_SCOPE):
         return []
     effects, reached = results["extension_effects"], results["extension_reach"]
     if extended:
@@ -537,7 +537,7 @@ def vocabularies_view(results: RunResults, options: ShowOptions) -> Printed:
     """The production tokenizers' vocabularies: the scripts of their tokens, the words they
     split (the mean over the languages written with spaces), how much they share."""
     scripts = results["vocabulary_scripts"]
-    if scripts.empty or options.vocab != VocabKind.SHARED:
+    if scripts.empty or options.vocab != SHARED_SCOPE:
         return []
     overlaps = results["vocabulary_overlaps"]
     frame = results.frame

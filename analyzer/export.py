@@ -32,7 +32,7 @@ from analyzer.corpus import language_name
 from analyzer.errors import Invalid, NotFound, setting
 from analyzer.external.library_trained import whole_tokenizer
 from analyzer.files import write_atomically
-from analyzer.identity import BASE_PRETOKENIZER, VocabKind
+from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabKind, VocabularyId
 from analyzer.metrics import SECTIONS, SUMMARY_COLUMNS, RunData, RunResults, load_run_data
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
 from analyzer.metrics.vocabularies import OVERLAP_COLUMNS, SCRIPT_COLUMNS
@@ -315,14 +315,15 @@ def token_report(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead]
         entry = {"name": language_name(lang), "chars": int(any_row["chars"]),
                  "bytes": int(any_row["bytes"])}
         if largest is not None:
-            shared = cells.loc[(VocabKind.SHARED, largest, lang)]
-            own = cells.loc[(lang, largest, lang)] if (lang, largest, lang) in cells.index else None
+            shared = cells.loc[(SHARED_SCOPE, largest, lang)]
+            mine = (VocabularyId.own(lang).scope, largest, lang)
+            own = cells.loc[mine] if mine in cells.index else None
             entry.update(
                 tokens_shared=int(shared["tokens"]),
                 tokens_own=None if own is None else int(own["tokens"]),
                 bytes_per_token_shared=float(shared["bytes_per_token"]),
                 bytes_per_token_own=None if own is None else float(own["bytes_per_token"]),
-                curve=[[size, int(cells.loc[(VocabKind.SHARED, size, lang), "tokens"])]
+                curve=[[size, int(cells.loc[(SHARED_SCOPE, size, lang), "tokens"])]
                        for size in run.sizes],
             )
         languages[lang] = entry

@@ -82,6 +82,22 @@ class VocabKind(StrEnum):
                         VocabKind.LANGUAGE_UNIGRAM, VocabKind.LANGUAGE_WORDPIECE)
 
     @property
+    def counts_every_language(self) -> bool:
+        """Every language of the run is counted under one vocabulary of this kind, so its
+        premiums are summarised (a Gini, a cost) across them: every kind but a language's own.
+
+        >>> VocabKind.PRODUCTION.counts_every_language, VocabKind.LANGUAGE.counts_every_language
+        (True, False)
+        """
+        return not self.trained_on_one_language
+
+    @property
+    def about(self) -> KindAbout:
+        """How readers see this kind: its name in words, colour, whether it is shown at first
+        (`KINDS`)."""
+        return KINDS[self]
+
+    @property
     def two_stages(self) -> bool:
         """SuperBPE's: past its transition it splits with SuperBPE's stage-2 pre-tokenizer."""
         return self in (VocabKind.SUPERBPE, VocabKind.LANGUAGE_SUPERBPE)
@@ -121,6 +137,38 @@ class VocabKind(StrEnum):
                 (Algorithm.WORDPIECE, True): VocabKind.LANGUAGE_WORDPIECE}[(algorithm, one_language)]
 
 
+@dataclass(frozen=True)
+class KindAbout:
+    """What a reader is shown of a kind of vocabulary (the report, the pages, the terminal)."""
+
+    label: str
+    """The kind in words, for a legend or a heading."""
+    color: str
+    """Its colour in every chart that colours by kind."""
+    shown_first: bool
+    """Ticked at first where a reader picks vocabularies to compare (the playground)."""
+
+
+NEUTRAL = "#bbbbbb"
+"""The colour of what is measured, not trained (production tokenizers, imported counts)."""
+
+KINDS: dict[VocabKind, KindAbout] = {
+    VocabKind.SHARED: KindAbout("shared BPE", "#2b6cb0", shown_first=True),
+    VocabKind.LANGUAGE: KindAbout("a language's own BPE", "#2f855a", shown_first=False),
+    VocabKind.PARITY: KindAbout("parity-aware BPE", "#c05621", shown_first=True),
+    VocabKind.SUPERBPE: KindAbout("SuperBPE", "#805ad5", shown_first=False),
+    VocabKind.LANGUAGE_SUPERBPE: KindAbout("a language's own SuperBPE", "#6b46c1", shown_first=False),
+    VocabKind.EXTENSION: KindAbout("extended production tokenizer", "#319795", shown_first=True),
+    VocabKind.UNIGRAM: KindAbout("shared Unigram", "#d69e2e", shown_first=False),
+    VocabKind.LANGUAGE_UNIGRAM: KindAbout("a language's own Unigram", "#b7791f", shown_first=False),
+    VocabKind.WORDPIECE: KindAbout("shared WordPiece", "#38a169", shown_first=False),
+    VocabKind.LANGUAGE_WORDPIECE: KindAbout("a language's own WordPiece", "#276749",
+                                            shown_first=False),
+    VocabKind.PRODUCTION: KindAbout("production tokenizer", NEUTRAL, shown_first=False),
+    VocabKind.IMPORTED: KindAbout("imported counts", NEUTRAL, shown_first=False),
+}
+"""Every kind, as readers see it: one entry each (a test checks that every kind is here)."""
+
 SUPERBPE_MARK = "superbpe@"
 EXTENSION_MARK = "extend:"
 LANGUAGE_MARK = ":"
@@ -129,6 +177,11 @@ RESERVED = ":@"
 """Characters a name of the user's (imported counts) may not hold: the scopes above use them."""
 BASE_PRETOKENIZER = "base"
 """An extension's stored pre-tokenizer: its base's own (its pattern is stored beside it)."""
+
+SHARED_SCOPE = str(VocabKind.SHARED)
+PARITY_SCOPE = str(VocabKind.PARITY)
+"""The scopes of the shared and the parity-aware vocabulary (`VocabularyId.scope`), for
+defaults and lookups: a scope is compared with a scope, never with a kind."""
 
 _NAMED = (VocabKind.EXTENSION, VocabKind.PRODUCTION, VocabKind.IMPORTED)
 _LIBRARY = {VocabKind.UNIGRAM: Algorithm.UNIGRAM, VocabKind.WORDPIECE: Algorithm.WORDPIECE,
@@ -256,3 +309,15 @@ class VocabularyId:
         if found is None or found.scope != scope:
             raise ValueError(f"{scope!r} is not the scope of a {kind} vocabulary")
         return found
+
+
+def reserved_scopes(languages: list[str] | tuple[str, ...]) -> set[str]:
+    """The scopes a run's trained vocabularies may take, whatever it asks: a name of the user's
+    (a tokenizer's file, imported counts) may be none of them.
+
+    >>> sorted(reserved_scopes(["eng_Latn"]))
+    ['eng_Latn', 'parity', 'shared', 'unigram', 'wordpiece']
+    """
+    return {SHARED_SCOPE, PARITY_SCOPE, *(VocabularyId.library(a).scope for a in Algorithm
+                                          if a != Algorithm.BPE), *languages}
+

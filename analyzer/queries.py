@@ -18,7 +18,7 @@ from analyzer.bpe.pretokenize import SUPERBPE
 from analyzer.errors import Invalid
 from analyzer.external.extension import Extended, ExtensionBase, extension_base
 from analyzer.external.library_trained import LibraryModel, model_from_document
-from analyzer.identity import BASE_PRETOKENIZER, VocabKind
+from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabKind
 from analyzer.store import (
     AnalyzerDatabase,
     NotFound,
@@ -120,7 +120,7 @@ def _trained(db: AnalyzerDatabase, run_id: int, scope: str,
     return stored, pretokenizer
 
 
-def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = VocabKind.SHARED,
+def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = SHARED_SCOPE,
                        size: int | None = None, pretokenizer: str | None = None) -> TrainedVocabulary:
     """A trained vocabulary of a complete run at `size` (default: its largest), under its
     pre-tokenizer (default: the run's first). StoreError for a production tokenizer (its merges

@@ -63,3 +63,32 @@ def test_every_kind_has_one_builder():
 
     kinds = [kind for module in (*JOB_BUILDERS, *LOCAL_BUILDERS) for kind in module.KINDS]
     assert sorted(kinds) == sorted(VocabKind) and kinds_built() == set(VocabKind)
+
+
+def test_every_kind_is_known_to_readers():
+    """Issue 53: one table says how readers see each kind; a kind left out of it would drop
+    from a legend or a colour."""
+    from analyzer.identity import KINDS, VocabKind
+
+    assert set(KINDS) == set(VocabKind)
+    assert len({about.label for about in KINDS.values()}) == len(KINDS)
+
+
+def test_no_scope_is_taken_apart_or_compared_with_a_kind_outside_identity():
+    """Issue 53: a scope is read by `VocabularyId.parse` only, and compared with scopes
+    (SHARED_SCOPE, ...), never with a kind's value."""
+    import re
+    from pathlib import Path
+
+    import analyzer
+
+    root = Path(analyzer.__file__).parent
+    found = []
+    for path in root.rglob("*.py"):
+        if path.name == "identity.py":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"(scope|vocab)\w*\.(r?split|r?partition)\(|str\(VocabKind\.|"
+                         r"VocabKind\.\w+\.value|(scope|vocab)\w* [!=]= VocabKind\.", line):
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)

@@ -37,6 +37,7 @@ from .frames import (
     special_tokens_counted,
     tokenizer_label,
     tokenizer_sizes,
+    trained_language,
 )
 from .frontier import configuration_name, pareto_frontier
 from .sections import SECTION, SECTIONS, RunResults, Section
@@ -68,6 +69,7 @@ __all__ = [
     "load_run_data",
     "own_superbpe_effects",
     "own_vocabulary",
+    "trained_language",
     "pareto_frontier",
     "request_framing",
     "special_tokens_counted",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analyzer.corpus.languages import script_name
-from analyzer.identity import Algorithm, VocabKind
+from analyzer.identity import SHARED_SCOPE, Algorithm, VocabKind
 
 from .data import RunData
 
@@ -34,7 +34,7 @@ def algorithm_premiums(data: RunData) -> pd.DataFrame:
         algorithm = every.get((vocab, pretokenizer))
         if algorithm is None or run.pivot not in by_lang:
             continue
-        bpe = data.counts.get((str(VocabKind.SHARED), pretokenizer, size), {})
+        bpe = data.counts.get((SHARED_SCOPE, pretokenizer, size), {})
         pivot = float(by_lang[run.pivot].sum())
         for lang in run.languages:
             if lang not in by_lang:

@@ -56,7 +56,7 @@ def extension_effects(data: RunData) -> pd.DataFrame:
             for lang in run.languages:
                 tokens = float(by_lang[lang].sum())
                 rows.append({
-                    "vocab": v.scope, "base": v.scope.split(":", 1)[1], "added": size - v.base_size,
+                    "vocab": v.scope, "base": v.identity.name, "added": size - v.base_size,
                     "lang": lang, "tokens": int(tokens), "premium": tokens / pivot,
                     "base_premium": float(base_counts[lang].sum()) / base_pivot,
                     "trained_on": lang in trained_on,

@@ -22,18 +22,12 @@ from math import nan
 import numpy as np
 import pandas as pd
 
-from analyzer.identity import VocabKind, VocabularyId
+from analyzer.identity import SHARED_SCOPE, VocabKind, VocabularyId
 
 from .data import FairnessData, RunData
 from .frames import RESAMPLES, headline_vocabulary
 from .frontier import pareto_frontier
 from .stats import bootstrap_weights, gini
-
-EVERY_LANGUAGE = (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE, VocabKind.EXTENSION,
-                  VocabKind.UNIGRAM, VocabKind.WORDPIECE, VocabKind.PRODUCTION,
-                  VocabKind.IMPORTED)
-"""The kinds of vocabulary that count every language of a run."""
-
 
 SUMMARY_COLUMNS = ["vocab", "pretokenizer", "kind", "algorithm", "size", "transition", "base",
                    "added",
@@ -59,7 +53,7 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     vocabularies = {(v.scope, v.pretokenizer): v for v in data.vocabularies}
     for (vocab, pretokenizer, size), by_lang in data.counts.items():
         kind = data.kind(vocab, pretokenizer)
-        if kind not in EVERY_LANGUAGE or run.pivot not in by_lang:
+        if not kind.counts_every_language or run.pivot not in by_lang:
             continue
         stored = vocabularies[(vocab, pretokenizer)]
         langs = [lang for lang in run.languages if lang in by_lang]
@@ -73,7 +67,7 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
         rows.append({
             "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind,
             "algorithm": kind.algorithm, "size": size, "transition": stored.identity.transition,
-            "base": vocab.split(":", 1)[1] if kind == VocabKind.EXTENSION else None,
+            "base": stored.identity.name if kind == VocabKind.EXTENSION else None,
             "added": size - stored.base_size if stored.base_size is not None else None,
             "tokens": int(whole.sum()), "gini": gini(premium),
             "gini_ci_low": nan if data.joined_counts else float(np.percentile(boot_gini, 2.5)),
@@ -104,7 +98,7 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     for index, key in zip(frame.index, keys):
         if reference in totals:
             frame.loc[index, ["cost", "cost_ci_low", "cost_ci_high"]] = relative(key, reference)
-        shared = (str(VocabKind.SHARED), key[1], key[2])
+        shared = (SHARED_SCOPE, key[1], key[2])
         if shared in totals and frame.loc[index, "kind"] != VocabKind.SHARED:
             frame.loc[index, ["vs_shared", "vs_shared_ci_low", "vs_shared_ci_high"]] = \
                 [value - 1 for value in relative(key, shared)]
@@ -242,7 +236,7 @@ def superbpe_effects(data: RunData) -> list[dict]:
         before = [size for size in run.sizes if size <= transition]
         before_size = max(before) if before else None
         after = premiums(v.scope, v.pretokenizer, largest)
-        shared = premiums(str(VocabKind.SHARED), v.pretokenizer, largest)
+        shared = premiums(SHARED_SCOPE, v.pretokenizer, largest)
         earlier = premiums(v.scope, v.pretokenizer, before_size) if before_size else {}
         superwords = fairness.superwords.get((v.scope, v.pretokenizer), set())
         histograms = fairness.histograms.get((v.scope, v.pretokenizer, largest), {})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzer.identity import VocabKind
+from analyzer.identity import SHARED_SCOPE, VocabKind, VocabularyId
 from analyzer.store import IMPORTED_SIZE, RunRead, VocabularyRead
 
 from .allocation import allocation_frame
@@ -28,7 +28,7 @@ def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str
     vocabulary of the run's first pre-tokenizer at the largest size, or the first production
     tokenizer of a run that trained nothing, or else the first extension with every addition."""
     if run.sizes:
-        return VocabKind.SHARED, run.pretokenizers[0], max(run.sizes)
+        return SHARED_SCOPE, run.pretokenizers[0], max(run.sizes)
     first = next((v for v in vocabs if v.kind.measured), None)
     if first is not None:
         return first.scope, None, first.size
@@ -170,11 +170,20 @@ def _row(vocab: str, pretokenizer: str | None, kind: VocabKind, size: int, lang:
     }
 
 
+def trained_language(frame: pd.DataFrame) -> pd.Series:
+    """The language each row's vocabulary was trained on alone (its `VocabularyId.language`;
+    None for one of every language), read from its scope and kind."""
+    pairs = {(vocab, kind): VocabularyId.parse(vocab, kind).language
+             for vocab, kind in set(zip(frame["vocab"], frame["kind"], strict=True))}
+    return pd.Series([pairs[pair] for pair in zip(frame["vocab"], frame["kind"], strict=True)],
+                     index=frame.index, dtype=object)
+
+
 def own_vocabulary(frame: pd.DataFrame, pivot: str) -> pd.DataFrame:
     """Per (pre-tokenizer, size, lang): tokens under the language's own vocabulary, beside the
     shared one, and the own-vocabulary premium against the pivot's own vocabulary."""
     keys = ["pretokenizer", "size", "lang"]
-    own = frame[(frame["kind"] == VocabKind.LANGUAGE) & (frame["vocab"] == frame["lang"])]
+    own = frame[(frame["kind"] == VocabKind.LANGUAGE) & (trained_language(frame) == frame["lang"])]
     own = own[[*keys, "tokens"]].rename(columns={"tokens": "own_tokens"})
     shared = frame[frame["kind"] == VocabKind.SHARED][[*keys, "tokens"]]
     merged = shared.rename(columns={"tokens": "shared_tokens"}).merge(own, on=keys)

@@ -100,7 +100,7 @@ def sections(view: RunView, data: RunData, reached: pd.DataFrame) -> list[tuple[
     for v in data.vocabularies:
         if v.kind != VocabKind.EXTENSION or v.base_size is None:
             continue
-        base = v.scope.split(":", 1)[1]
+        base = v.identity.name
         found.append((
             f"Extending {base}",
             f"{base}'s own pre-tokenizer and library cut and encode the texts; merges learned over "

@@ -12,13 +12,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from analyzer.corpus import language_name
-from analyzer.identity import VocabKind
+from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, VocabKind
 from analyzer.metrics import configuration_name, divergence_matrix
 
 from .figures import OTHER_COLOR, TOKENS_COLOR, RunView, _sized_bars, label
 from .language_filter import by_script, script_label
 
-PARITY_COLOR = "#c05621"
+PARITY_COLOR = VocabKind.PARITY.about.color
 
 
 def parity_by_language(view: RunView) -> go.Figure:
@@ -26,8 +26,8 @@ def parity_by_language(view: RunView) -> go.Figure:
     with a size slider."""
 
     def traces(size: int):
-        shared = view.rows(VocabKind.SHARED, size).set_index("lang")
-        parity = view.rows(VocabKind.PARITY, size).set_index("lang")
+        shared = view.rows(SHARED_SCOPE, size).set_index("lang")
+        parity = view.rows(PARITY_SCOPE, size).set_index("lang")
         order = sorted(shared.index, key=lambda lang: -shared.loc[lang, "overhead"])
         names = [view.name(lang) for lang in order]
         return [go.Bar(y=names, x=shared.loc[order, "overhead"] * 100, orientation="h",
@@ -91,7 +91,7 @@ def price_of_parity(summaries: pd.DataFrame, pretokenizer: str, sizes: list[int]
 def who_got_the_vocabulary(view: RunView, shares: pd.DataFrame) -> go.Figure:
     """Per language: its share of the merges beside its share of the training bytes, for the
     shared vocabulary (and the parity-aware one, in a menu)."""
-    vocabs = [v for v in (VocabKind.SHARED, VocabKind.PARITY) if (shares["vocab"] == v).any()]
+    vocabs = [v for v in (SHARED_SCOPE, PARITY_SCOPE) if (shares["vocab"] == v).any()]
     figure = go.Figure()
     groups = []
     for vocab in vocabs:
@@ -101,7 +101,7 @@ def who_got_the_vocabulary(view: RunView, shares: pd.DataFrame) -> go.Figure:
         start = len(figure.data)
         figure.add_trace(go.Bar(
             y=names, x=part.loc[order, "merges_share"] * 100, orientation="h",
-            name="share of the merges", marker_color=TOKENS_COLOR if vocab == VocabKind.SHARED
+            name="share of the merges", marker_color=TOKENS_COLOR if vocab == SHARED_SCOPE
             else PARITY_COLOR, meta={"langs": order}, visible=vocab == vocabs[0],
             customdata=np.column_stack([part.loc[order, "occurrences_share"] * 100,
                                         part.loc[order, "first_merge"].fillna(-1)]),
@@ -137,21 +137,21 @@ def equal_cost(view: RunView, found: list[dict], pretokenizer: str) -> go.Figure
     parity-aware one. A language that never gets there is drawn past the last size."""
     rows = [f for f in found if f["pretokenizer"] == pretokenizer]
     reference = rows[0]["reference_size"] if rows else max(view.sizes)
-    kinds = {"own": "its own vocabulary", VocabKind.SHARED: "the shared vocabulary",
-             VocabKind.PARITY: "the parity-aware vocabulary"}
+    kinds = {"own": "its own vocabulary", SHARED_SCOPE: "the shared vocabulary",
+             PARITY_SCOPE: "the parity-aware vocabulary"}
     by_kind: dict[str, dict[str, int | None]] = {kind: {} for kind in kinds}
     for f in rows:
-        kind = f["vocab"] if f["vocab"] in (VocabKind.SHARED, VocabKind.PARITY) else "own"
+        kind = f["vocab"] if f["vocab"] in (SHARED_SCOPE, PARITY_SCOPE) else "own"
         by_kind[kind][f["lang"]] = f["size"]
     known = [size for sizes in by_kind.values() for size in sizes.values() if size]
     never = 2 ** math.ceil(math.log2(max(known + [reference]) * 1.5))
-    main = by_kind["own"] if by_kind["own"] else by_kind[VocabKind.SHARED]
+    main = by_kind["own"] if by_kind["own"] else by_kind[SHARED_SCOPE]
     order = sorted(main, key=lambda lang: -(main[lang] or never))
     names = [view.name(lang) for lang in order]
     figure = go.Figure()
     # Sizes often coincide: the markers shrink in turn, so that each stays visible.
-    styles = {"own": ("circle-open", TOKENS_COLOR, 15), VocabKind.SHARED: ("diamond", "#2f855a", 10),
-              VocabKind.PARITY: ("square", PARITY_COLOR, 6)}
+    styles = {"own": ("circle-open", TOKENS_COLOR, 15), SHARED_SCOPE: ("diamond", "#2f855a", 10),
+              PARITY_SCOPE: ("square", PARITY_COLOR, 6)}
     for kind, title in kinds.items():
         sizes = by_kind[kind]
         if not sizes:
@@ -203,7 +203,7 @@ def divergence(view: RunView, histograms: dict, vocab: str, pretokenizer: str) -
     return figure
 
 
-def allocation(view: RunView, vocab: str = VocabKind.SHARED) -> go.Figure:
+def allocation(view: RunView, vocab: str = SHARED_SCOPE) -> go.Figure:
     """How much of the vocabulary each language uses, and how evenly: utilisation and Rényi
     efficiency per language at the largest size."""
     rows = view.rows(vocab, view.largest).set_index("lang")
@@ -230,12 +230,6 @@ def allocation(view: RunView, vocab: str = VocabKind.SHARED) -> go.Figure:
     return figure
 
 
-KIND_COLORS = {VocabKind.SHARED: TOKENS_COLOR, VocabKind.PARITY: PARITY_COLOR,
-               VocabKind.SUPERBPE: "#805ad5", VocabKind.EXTENSION: "#319795",
-               VocabKind.UNIGRAM: "#d69e2e", VocabKind.WORDPIECE: "#38a169",
-               VocabKind.PRODUCTION: OTHER_COLOR, VocabKind.IMPORTED: OTHER_COLOR}
-
-
 def frontier(summaries: pd.DataFrame) -> go.Figure:
     """Every configuration's cost (tokens over all languages, against the reference) against
     its Gini, with 95 % intervals both ways; the frontier (no configuration both cheaper and
@@ -249,7 +243,7 @@ def frontier(summaries: pd.DataFrame) -> go.Figure:
         figure.add_trace(go.Scatter(
             x=part["gini"], y=(part["cost"] - 1) * 100, mode="markers", name=f"{kind} {int(size):,}",
             legendgroup=str(kind), marker=dict(
-                color=KIND_COLORS.get(kind, OTHER_COLOR), size=11,
+                color=VocabKind(kind).about.color, size=11,
                 symbol=["star" if on else "circle" for on in part["frontier"]],
                 line=dict(width=1, color="#1a202c")),
             error_x=dict(type="data", array=part["gini_ci_high"] - part["gini"],

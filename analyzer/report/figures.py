@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
-from analyzer.identity import VocabKind
-from analyzer.metrics import for_pretokenizer, tokenizer_label
+from analyzer.identity import SHARED_SCOPE, VocabKind
+from analyzer.metrics import for_pretokenizer, tokenizer_label, trained_language
 from analyzer.store import IMPORTED_SIZE
 
 from .language_filter import MANY_LANGUAGES, by_script, script_label
@@ -71,7 +71,7 @@ class RunView:
     def rows(self, vocab: str, size: int) -> pd.DataFrame:
         return self.frame[(self.frame["vocab"] == vocab) & (self.frame["size"] == size)]
 
-    def by_overhead(self, size: int, vocab: str = VocabKind.SHARED) -> list[str]:
+    def by_overhead(self, size: int, vocab: str = SHARED_SCOPE) -> list[str]:
         """Languages, highest overhead first, under `vocab` at `size`."""
         rows = self.rows(vocab, size).set_index("lang")["overhead"]
         return sorted(rows.index, key=lambda lang: -rows[lang])
@@ -181,7 +181,7 @@ def headline_heatmap(view: RunView) -> go.Figure:
         return [float(cells.loc[(vocab, size, lang), "overhead"]) * 100
                 if (vocab, size, lang) in cells.index else np.nan for lang in order]
 
-    trained = [column(str(VocabKind.SHARED), size) for size in view.sizes]
+    trained = [column(SHARED_SCOPE, size) for size in view.sizes]
     production = [column(name, size) for name, size in view.tokenizers]
     trained_x = [f"{size:,}" for size in view.sizes]
     production_x = [label(tokenizer_label(name, size)) for name, size in view.tokenizers]
@@ -242,9 +242,9 @@ def headline_finding(view: RunView) -> str:
     worst = at.loc[at["overhead"].idxmax()]
     best = at.loc[at["overhead"].idxmin()]
     pivot = label(language_name(view.pivot))
-    where = (f"At vocabulary size {size:,}" if vocab == VocabKind.SHARED
+    where = (f"At vocabulary size {size:,}" if vocab == SHARED_SCOPE
              else f"Under {label(vocab)} ({size:,} tokens)")
-    if vocab == VocabKind.SHARED and view.pretokenizer != NONE:
+    if vocab == SHARED_SCOPE and view.pretokenizer != NONE:
         where += f", pre-tokenizer {label(view.pretokenizer)}"
     return (f"{where}, {label(language_name(worst['lang']))} pays "
             f"{percent(worst['overhead'])} tokens vs {pivot} for the same text; "
@@ -345,7 +345,8 @@ def overhead_by_language(view: RunView) -> go.Figure:
 
 def shared_vs_own(view: RunView) -> go.Figure:
     """Each language's tokens under the shared vocabulary and under its own."""
-    own = view.frame[(view.frame["kind"] == VocabKind.LANGUAGE) & (view.frame["vocab"] == view.frame["lang"])]
+    own = view.frame[(view.frame["kind"] == VocabKind.LANGUAGE)
+                     & (trained_language(view.frame) == view.frame["lang"])]
     own = own.set_index(["size", "lang"])["tokens"]
 
     def traces(size: int):
@@ -446,7 +447,7 @@ def unit_premiums(view: RunView, unit_premium: dict[str, np.ndarray]) -> go.Figu
                      array=rows.loc[order, "premium_ci_high"] - rows.loc[order, "premium"],
                      arrayminus=rows.loc[order, "premium"] - rows.loc[order, "premium_ci_low"]),
         hovertemplate="%{y}<br>premium %{x:.3f}<extra></extra>"))
-    under = f"at size {size:,}" if vocab == VocabKind.SHARED else f"under {label(vocab)}"
+    under = f"at size {size:,}" if vocab == SHARED_SCOPE else f"under {label(vocab)}"
     figure.update_layout(
         title=(f"Premium unit by unit {under}"
                f" (tokens of a unit / tokens of the same unit in {label(language_name(view.pivot))}): "

@@ -18,7 +18,7 @@ from analyzer.corpus import language_name
 from analyzer.errors import AnalyzerError
 from analyzer.external import catalog, load_prices
 from analyzer.files import write_atomically
-from analyzer.identity import VocabKind
+from analyzer.identity import SHARED_SCOPE, VocabKind
 from analyzer.metrics import (
     SECTION,
     RunData,
@@ -260,7 +260,7 @@ def _divergence_charts(view: figures.RunView, results: RunResults, costs: pd.Dat
     assert data.fairness is not None
     return [("Divergence between languages",
              "Languages grouped by script; two languages that share no tokens are 1 bit apart.",
-             fairness.divergence(view, data.fairness.histograms, VocabKind.SHARED,
+             fairness.divergence(view, data.fairness.histograms, SHARED_SCOPE,
                                  view.pretokenizer))]
 
 
@@ -358,8 +358,8 @@ def _costs_section(view: figures.RunView, costs: pd.DataFrame,
                   f"of the language's own text that is.</p>{warnings}{priced}")
     hypothetical = []
     if view.sizes:
-        under = f"the shared vocabulary at size {size:,}" if vocab == VocabKind.SHARED else vocab
-        if vocab == VocabKind.SHARED and pretokenizer != NONE:
+        under = f"the shared vocabulary at size {size:,}" if vocab == SHARED_SCOPE else vocab
+        if vocab == SHARED_SCOPE and pretokenizer != NONE:
             under += f" (pre-tokenizer {pretokenizer})"
         hypothetical.append((under, vocab, size))
     used = set(costs["tokenizer"])
@@ -406,7 +406,7 @@ def _lead(view: figures.RunView) -> str:
     if at.empty:
         return "One language only: nothing to compare."
     more = int((at["overhead"] > 0.005).sum())
-    under = f"a shared vocabulary of {size:,}" if vocab == VocabKind.SHARED else vocab
+    under = f"a shared vocabulary of {size:,}" if vocab == SHARED_SCOPE else vocab
     return (f"{more} of {len(at)} languages need more tokens than {language_name(view.pivot)} for "
             f"the same content under {under}. "
             f"{figures.html.unescape(figures.headline_finding(view))}.")

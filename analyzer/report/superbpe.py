@@ -12,7 +12,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
-from analyzer.identity import VocabKind
+from analyzer.identity import VocabKind, VocabularyId
 
 from .fairness import PARITY_COLOR
 from .figures import TOKENS_COLOR, RunView, label, size_axis
@@ -31,7 +31,8 @@ def premiums(view: RunView, effects: list[dict]) -> go.Figure:
         x=names, y=[((shared.get(lang) or 1.0) - 1) * 100 for lang in order], name="shared",
         marker_color=TOKENS_COLOR, meta={"langs": order},
         hovertemplate="<b>%{x}</b><br>shared: %{y:+.1f} %<extra></extra>"))
-    vocabs = sorted({e["vocab"] for e in rows}, key=lambda vocab: int(vocab.split("@")[1]))
+    vocabs = sorted({e["vocab"] for e in rows},
+                    key=lambda vocab: VocabularyId.parse(vocab, VocabKind.SUPERBPE).transition or 0)
     for index, vocab in enumerate(vocabs):
         by_lang = {e["lang"]: e for e in rows if e["vocab"] == vocab}
         shares = [by_lang[lang]["superword_share"] for lang in order]

@@ -15,7 +15,7 @@ from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
 from analyzer.errors import SETTING, NotFound, setting
-from analyzer.identity import Algorithm, VocabKind
+from analyzer.identity import Algorithm, reserved_scopes
 from analyzer.settings import (
     ALGORITHMS,
     COUNTS,
@@ -112,8 +112,7 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     tokenizers = _tokenizers(settings.tokenizers, languages)
     extensions, added, extend_langs = _extension(settings, languages)
     algorithms = _algorithms(settings.algorithms, sizes, pretokenizers)
-    taken = {VocabKind.SHARED, VocabKind.PARITY, *map(str, Algorithm), *languages,
-             *(t.name for t in tokenizers)}
+    taken = reserved_scopes(languages) | {t.name for t in tokenizers}
     imported = _imported(settings.counts, corpus, languages, measured, taken)
     source = _source(db, settings, languages, pretokenizers)
     joined_ids = _joined(db, settings, corpus, measured)
@@ -405,7 +404,7 @@ def _tokenizers(specs: list[str], languages: list[str]) -> list:
             tokenizer = resolve_tokenizer(spec)
         except TokenizerError as error:
             raise _invalid("tokenizers", spec, f"{SETTING} {error}") from None
-        taken = {t.name for t in resolved} | {VocabKind.SHARED, VocabKind.PARITY, *languages}
+        taken = {t.name for t in resolved} | reserved_scopes(languages)
         if tokenizer.name in taken:
             raise _invalid("tokenizers", spec, f"{SETTING} {spec}: its name {tokenizer.name!r} "
                            "is already used in this run; rename the file")

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from analyzer.errors import Invalid
 from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
 from analyzer.external import ALL_AVAILABLE, availability, catalog
-from analyzer.identity import VocabKind, VocabularyId
+from analyzer.identity import SHARED_SCOPE, VocabKind, VocabularyId
 from analyzer.metrics import RunResults, load_run_data
 from analyzer.queries import complete_run, trained_merges
 from analyzer.settings import MAX_LANGUAGES, MAX_SIZE, MIN_SIZE, RunSettings, request_model
@@ -109,7 +109,7 @@ def run_vocabularies(db: Database, run_id: RunId):
 
 
 @router.get("/runs/{run_id}/merges", summary="A trained vocabulary's first merges")
-def merges(db: Database, run_id: RunId, vocab: str = VocabKind.SHARED.value,
+def merges(db: Database, run_id: RunId, vocab: str = SHARED_SCOPE,
            top: int = Query(20, ge=0, le=MAX_TOP), pretokenizer: str | None = None) -> dict:
     rows, pretokenizer = trained_merges(db, run_id, vocab, pretokenizer)
     return {"run": run_id, "vocab": vocab, "pretokenizer": pretokenizer,
@@ -201,7 +201,7 @@ class TokenizeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str
     run: int | None = Field(None, ge=1, le=MAX_ID)
-    vocab: str = VocabKind.SHARED.value
+    vocab: str = SHARED_SCOPE
     size: Size = None
     pretokenizer: str | None = None
     tokenizer: str | None = None

@@ -20,6 +20,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from plotly.offline import get_plotlyjs
 
+from analyzer.identity import KINDS
 from analyzer.report import build_page
 from analyzer.report.files import plotly_file_name
 from analyzer.store import RunStatus, get_run, list_corpora, list_runs, queued_runs
@@ -188,6 +189,10 @@ def static(name: str):
     return Response(item.read_bytes(), media_type=STATIC_TYPES[suffix])
 
 
+SHOWN_FIRST = [str(kind) for kind, about in KINDS.items() if about.shown_first]
+"""The kinds of vocabulary the playground ticks at first (`analyzer.identity.KINDS`)."""
+
+
 @router.get("/playground", response_class=HTMLResponse)
 def playground():
     body = (
@@ -204,7 +209,7 @@ def playground():
         "<fieldset><legend>Vocabularies</legend>"
         "<label>Run <select id='run'><option value=''>(loading…)</option></select></label> "
         "<label>Size <input id='size' type='number' min='256' placeholder='largest'></label>"
-        "<div id='vocabs'></div></fieldset>"
+        f"<div id='vocabs' data-shown-first='{' '.join(SHOWN_FIRST)}'></div></fieldset>"
         "<fieldset><legend>Tokenizers</legend><div id='tokenizers'>"
         "<span class='muted'>Loading the tokenizers…</span></div></fieldset>"
         "</form><p id='status' class='muted' role='status'>Loading the corpora, runs and "

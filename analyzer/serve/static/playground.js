@@ -54,6 +54,7 @@
 
   function loadVocabularies() {
     var holder = $('vocabs');
+    var shownFirst = (holder.dataset.shownFirst || '').split(' ');  // kinds ticked at first
     holder.textContent = '';
     if (!$('run').value) {
       if (noRun) holder.appendChild(element('p', noRun, 'muted empty'));
@@ -66,7 +67,7 @@
         if (v.kind === 'production' || seen[v.scope]) return;
         seen[v.scope] = true;
         checkbox(holder, v.scope, v.scope + ' (' + v.kind + ')',
-                 v.kind === 'shared' || v.kind === 'parity' || v.kind === 'extension');
+                 shownFirst.indexOf(v.kind) >= 0);
       });
       update();
     }).catch(function (error) { say(error.message); });
