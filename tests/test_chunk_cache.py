@@ -131,7 +131,7 @@ def test_the_cli_says_a_damaged_entry_and_never_exits_70(tmp_path):
 def test_a_run_served_from_the_cache_records_its_own_budget(tmp_path):
     """The entry was written by a run that asked more than the source has (the same sample:
     all of it): a run that asks nothing is not 'short', and records no budget of the other's."""
-    from analyzer.cli_views import training_notes
+    from analyzer.cli.notes import training_notes
 
     db = a_source(tmp_path)
     asked = execute_run(db, RunSettings(sizes=[262], pretokenizers=["words"], train_on="mono",

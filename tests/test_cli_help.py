@@ -11,7 +11,8 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from analyzer.cli import RUN_PANELS, app
+from analyzer.cli import app
+from analyzer.cli.options import RUN_PANELS
 
 
 def every_command() -> list[list[str]]:

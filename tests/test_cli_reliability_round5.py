@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.cli import _parse_bytes
+from analyzer.cli.parsing import parse_bytes
 from helpers import invoke
 
 
@@ -15,7 +15,7 @@ from helpers import invoke
     ("1.5G", 1_500_000_000), ("2g", 2_000_000_000), ("500MB", 500_000_000), ("1.0000005M", 1_000_000),
 ])
 def test_byte_sizes_are_read_exactly(text, number):
-    assert _parse_bytes(text, "--train-bytes") == number
+    assert parse_bytes(text, "--train-bytes") == number
 
 
 def test_the_largest_train_bytes_is_accepted_and_one_more_refused_by_its_value(tmp_path):

@@ -117,7 +117,7 @@ def test_the_tests_and_benchmarks_import_only_what_their_extra_declares(folder, 
 
 
 LAYERS = ["bpe", "unigram", "errors", "files", "settings", "identity", "corpus", "store", "external", "runs",
-          "metrics", "queries", "export", "report", "cli", "cli_views", "serve"]
+          "metrics", "queries", "export", "report", "cli", "serve"]
 """Each layer may import only from the layers before it (DESIGN.md's order, the Unigram engine
 beside the BPE core; `errors`, `files`,
 `settings` and `identity` are the ground every layer after the core stands on; `queries` is
@@ -359,3 +359,14 @@ def test_the_readme_s_first_command_verbatim_in_a_clean_clone(tmp_path):
     environment = new_venv(tmp_path / "venv")
     shell(README_FIRST_COMMAND.group(1), clone, environment)
     check_the_main_job(clone, environment)
+
+
+def test_every_package_is_in_the_wheel():
+    """Each folder of the package with an __init__.py is listed for setuptools (a package left
+    out installs as nothing: the console script of a wheel failed to import analyzer.cli)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(path.parent.relative_to(ROOT).parts)
+             for path in (ROOT / "analyzer").rglob("__init__.py")}
+    assert found - listed == set()

@@ -107,7 +107,7 @@ def test_the_text_log_is_the_default_and_none_turns_it_off(tmp_path):
 
 
 def test_the_command_line_names_every_log_format():
-    from analyzer.cli import LogFormat
+    from analyzer.cli.options import LogFormat
     from analyzer.serve.access_log import FORMATS
 
     assert tuple(f.value for f in LogFormat) == FORMATS
@@ -132,7 +132,7 @@ def test_readyz_says_a_database_that_can_no_longer_be_written_is_not_ready(tmp_p
 def test_the_command_line_s_limits_are_the_service_s_defaults():
     import inspect
 
-    from analyzer.cli import serve
+    from analyzer.cli.serve import serve
     from analyzer.serve import (
         DEFAULT_BODY_LIMIT,
         DEFAULT_CORPUS_LIMIT,

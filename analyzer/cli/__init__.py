@@ -1,0 +1,14 @@
+"""The `analyzer` command: a thin Typer layer over the library, a module per group of commands.
+
+`app` is the command group (`analyzer.cli.app`, with its error handling); each module below
+registers its commands on it as it is imported, so they are imported in the order
+`analyzer --help` lists the commands.
+"""
+
+from .app import app, main
+
+# isort: off
+from . import train, corpora, runs, reading, serve, sources, tokenizers  # noqa: F401
+# isort: on
+
+__all__ = ["app", "main"]

@@ -1,0 +1,215 @@
+"""The `analyzer` command group and the one place where errors become what a terminal shows;
+the console script (`main`)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import sqlite3
+import sys
+import tempfile
+import traceback
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+from rich import console as rich_console
+
+from .. import __version__, bpe
+from ..errors import AnalyzerError
+from ..files import write_atomically
+from ..store import (
+    AnalyzerDatabase,
+    open_db,
+)
+from .formats import plain
+from .help import MAX_WIDTH, HelpGroup
+from .options import flag
+
+
+class Commands(HelpGroup):
+    """The command group, and the one place where errors become what a terminal shows: an
+    `AnalyzerError` (the input's or the situation's) is its message, with settings named by
+    their flags, and exit 1; so is an SQLite error that got this far (a database damaged past
+    its first page). Ctrl-C and SIGTERM stop any command with a word and exit 130 (`run` says
+    more: which run it marked); a reader that closes the pipe (`| head`) just ends it, exit 0.
+    Anything else is a bug, said by `main`."""
+
+    def invoke(self, ctx):
+        previous = signal.signal(signal.SIGTERM, interrupt_handler())
+        try:
+            return super().invoke(ctx)
+        except AnalyzerError as error:
+            raise fail(error.render(flag)) from None
+        except sqlite3.DatabaseError as error:
+            raise fail(f"the database could not be read or written ({error}); nothing was "
+                        "changed") from None
+        except KeyboardInterrupt as error:
+            why = f" ({error.args[0]})" if error.args else ""
+            Console(stderr=True).print(f"Interrupted{why}: nothing was stored, and no file was "
+                                       "replaced.")
+            raise typer.Exit(code=EXIT_INTERRUPTED) from None
+        except BrokenPipeError:
+            _quiet_stdout()
+            raise typer.Exit(code=0) from None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _quiet_stdout() -> None:
+    """After the reader of standard output has gone: send what is left (Python's own flush at
+    exit included) nowhere, so that nothing complains about the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+class Console(rich_console.Console):
+    """rich's Console, with two changes. It prints each line whole (soft wrap): rich would
+    fold lines at the terminal's width, or at 80 columns in a pipe, and cut a path, a URL or a
+    name in two; a terminal wraps a long line itself, and a program reading the pipe gets it
+    whole. And when the reader closes the pipe (`analyzer show 1 | head`) the command ends as
+    `Commands` ends it (exit 0), not with rich's exit 1."""
+
+    def __init__(self, *args, soft_wrap: bool = True, **kwargs) -> None:
+        super().__init__(*args, soft_wrap=soft_wrap, **kwargs)
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+app = typer.Typer(
+    cls=Commands,
+    help="Measure the tokenization tax: how many more tokens each language pays for the same meaning.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,  # `main` turns an unexpected error into a short message
+    rich_markup_mode=None,  # help by Click's formatter: see analyzer.cli_help
+    context_settings={"max_content_width": MAX_WIDTH},
+)
+
+
+EXIT_INPUT = 1
+
+
+"""Bad input or settings, or a situation (a locked or full disk): a message says which."""
+
+
+EXIT_USAGE = 2
+
+
+"""A command line Click could not parse (an unknown option, a bad choice, a run id like abc)."""
+
+
+EXIT_BUG = 70
+
+
+"""An unexpected error, a bug of analyzer's (EX_SOFTWARE in sysexits.h)."""
+
+
+EXIT_INTERRUPTED = 130
+
+
+"""Stopped by Ctrl-C or SIGTERM."""
+
+
+FULL_DISK = {errno.ENOSPC, errno.EDQUOT}
+
+
+def main() -> None:
+    """The console script: the app, with any unexpected error said in one line (the
+    traceback goes to a file, for a bug report) instead of a traceback on the terminal."""
+    try:
+        app(prog_name="analyzer")
+    except OSError as error:
+        if error.errno not in FULL_DISK:
+            report_bug(error)
+        where = f" {error.filename}" if error.filename else " the output"
+        Console(stderr=True).print(
+            f"[red]Error:[/red] cannot write{plain(where)}: the disk is full ({plain(error.strerror)}); "
+            "free some space and run the command again")
+        sys.exit(EXIT_INPUT)
+    except Exception as error:  # noqa: BLE001 - the last resort, by design
+        report_bug(error)
+
+
+def report_bug(error: BaseException) -> NoReturn:
+    """Say an unexpected error in one line, with its traceback in a file; exit EXIT_BUG."""
+    where = ""
+    with contextlib.suppress(OSError):
+        with tempfile.NamedTemporaryFile("w", prefix="analyzer-error-", suffix=".txt",
+                                         delete=False) as file:
+            traceback.print_exc(file=file)
+        where = f"; the details are in {file.name}"
+    Console(stderr=True).print(
+        f"[red]Error:[/red] {plain(type(error).__name__)}: {plain(error)}. This is a bug in "
+        f"analyzer {__version__}, not in your input{plain(where)}")
+    sys.exit(EXIT_BUG)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"analyzer {__version__} ({bpe.ENGINE} BPE engine)")
+        raise typer.Exit()
+
+
+@app.callback()
+def callback(
+    version: bool = typer.Option(
+        False, "--version", help="Show the version and exit.", callback=_print_version, is_eager=True
+    ),
+) -> None:
+    """Measure the tokenization tax: how many more tokens each language pays for the same meaning."""
+
+
+def fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]Error:[/red] {plain(message)}")
+    return typer.Exit(code=EXIT_INPUT)
+
+
+@contextlib.contextmanager
+def writing(out: Path) -> Iterator[None]:
+    """A file or folder that cannot be written is a message naming it, not a traceback."""
+    try:
+        yield
+    except OSError as error:
+        full = "the disk is full, " if error.errno in FULL_DISK else ""
+        raise fail(f"--out {out}: cannot write ({full}{error.strerror or error}); nothing "
+                    "was replaced") from None
+
+
+def emit(content: str | Iterable[str], out: Path | None) -> None:
+    """A document to standard output as it is made, or to `out` atomically (saying so)."""
+    if out is None:
+        for piece in [content] if isinstance(content, str) else content:
+            typer.echo(piece, nl=False)
+        return
+    with writing(out):
+        write_atomically(out, content)
+    Console(stderr=True).print(f"Wrote {plain(out)}")
+
+
+def open_database(db: Path) -> AnalyzerDatabase:
+    """The database of a command that needs one to exist already."""
+    return open_db(db, create=False)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal other than Ctrl-C, handled like it (the run is marked, workers stop)."""
+
+
+def interrupt_handler():
+    """SIGTERM as an interrupt of this process; a worker forked before it resets its own
+    handlers (a stop can land in that instant) just ends, quietly, as SIG_DFL would."""
+    owner = os.getpid()
+
+    def handler(signum, frame) -> None:
+        if os.getpid() != owner:
+            os._exit(128 + signum)
+        raise Interrupted(signal.Signals(signum).name)
+    return handler

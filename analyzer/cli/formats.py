@@ -1,0 +1,70 @@
+"""How one value is written on a terminal: text made literal, numbers, sizes, durations."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from rich.markup import escape
+
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+
+
+def plain(value) -> str:
+    """Any value as literal terminal text: rich markup escaped, and control, line-breaking and
+    direction-changing characters shown as escapes, so a name or a path from the data can
+    neither restyle the output nor move the cursor or set the terminal's title.
+
+    >>> print(plain("[bold]x\x1b]0;title\x07"))
+    \\[bold]x\\x1b]0;title\\x07
+    """
+    text = _INVISIBLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"),
+                          str(value))
+    return escape(text)
+
+
+def with_interval(value: float, low: float, high: float, spec: str) -> str:
+    """A value with its interval in brackets; the value alone where there is none (a run
+    that counted joined texts draws no interval).
+
+    >>> with_interval(0.5, 0.4, 0.6, ".2f"), with_interval(0.5, math.nan, math.nan, ".2f")
+    ('0.50 [0.40, 0.60]', '0.50')
+    """
+    if math.isnan(low) or math.isnan(high):
+        return format(value, spec)
+    return f"{value:{spec}} [{low:{spec}}, {high:{spec}}]"
+
+
+def percent(overhead: float) -> str:
+    return "n/a" if overhead is None or math.isnan(overhead) else f"{overhead:+.0%}"
+
+
+def compact_sizes(sizes: list[int]) -> str:
+    """`256,512` as is; four or more sizes as their range and count.
+
+    >>> compact_sizes([256, 512, 1024, 2048, 4096])
+    '256..4096 (5)'
+    >>> compact_sizes([])
+    '-'
+    """
+    if not sizes:
+        return "-"
+    if len(sizes) <= 3:
+        return ",".join(map(str, sizes))
+    return f"{sizes[0]}..{sizes[-1]} ({len(sizes)})"
+
+
+def byte_size(n_bytes: float) -> str:
+    """A size in decimal units.
+
+    >>> byte_size(1_234_567), byte_size(999)
+    ('1.2 MB', '999 B')
+    """
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes:.0f} B"
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"

@@ -1,0 +1,114 @@
+"""What the commands share: their common options, the choices the library defines, and how a
+library setting is named as a flag."""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import Enum
+from typing import Any
+
+import typer
+
+from ..bpe import PRETOKENIZERS
+from ..bpe.reference import TIE_BREAKS
+from ..corpus import (
+    FLORES_SPLITS,
+    FORMATS,
+    UNIT_KINDS,
+)
+from ..settings import (
+    EXECUTORS,
+    RunSettings,
+    describe_bounds,
+    description,
+    setting_names,
+)
+from ..store import (
+    DB_ENV,
+    DEFAULT_DB,
+)
+
+SETTING_FLAGS: dict[str, str] = {
+    "added": "--vocab", "from_folder": "--from", "vocab": "--vocab", "scope": "--vocab",
+}
+
+
+"""The command line's flag of each library setting whose name is not the flag's (the rest are
+the same name with dashes: `min_pair_count` is --min-pair-count): those of `run`'s options are
+added as they are declared (`setting_option`); these are the others (`added` is --vocab's +N)."""
+
+
+def flag(setting: str) -> str:
+    """The command line's name of a library setting: how an error names it here."""
+    return SETTING_FLAGS.get(setting) or "--" + setting.replace("_", "-")
+
+
+RUN_PANELS = {
+    "Corpus and languages": ("corpus", "languages", "pivot", "holdout", "seed"),
+    "Sizes and training": ("sizes", "per_language", "cross", "tie_break", "min_pair_count",
+                           "weights", "train_on", "train_bytes", "mix", "skip_invalid",
+                           "chunk_cache"),
+    "Design space": ("pretokenizers", "parity", "global_merges", "superbpe", "extend",
+                     "extend_langs", "target", "algorithms"),
+    "Production tokenizers and counts": ("tokenizers", "counts", "count", "special_tokens"),
+    "Execution": ("jobs", "executor", "scheduler"),
+}
+
+
+"""`run --help`'s headings, and the settings under each (the rest: Output)."""
+
+
+PANEL_OF = {name: panel for panel, names in RUN_PANELS.items() for name in names}
+
+
+def setting_option(name: str, *flags: str, default: Any = ..., more: str = "", panel: str = "",
+                   **options) -> Any:
+    """The `run` option of the setting `name` of `RunSettings`: its help is the setting's
+    description and bounds (and `more`, what only the command line says: its syntax), its
+    default the setting's (or `default`, where the command line's differs in form), listed
+    under the heading `panel`."""
+    SETTING_FLAGS[name] = flags[0].split("/")[0]
+    field = dataclasses.fields(RunSettings)[setting_names().index(name)]
+    if default is ...:
+        default = None if field.default is dataclasses.MISSING else field.default
+    ranged = describe_bounds(name)
+    help = " ".join(part for part in (description(name), f"Allowed: {ranged}." if ranged
+                                      else "", more) if part)
+    return typer.Option(default, *flags, help=help,
+                        rich_help_panel=panel or PANEL_OF.get(name), **options)
+
+
+# Choices the library defines, offered by the command line as they are.
+Format = Enum("Format", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
+
+
+Units = Enum("Units", {name: name for name in UNIT_KINDS}, type=str)  # type: ignore[misc]
+
+
+FloresSplit = Enum("FloresSplit", {name: name for name in FLORES_SPLITS}, type=str)  # type: ignore[misc]
+
+
+TieBreak = Enum("TieBreak", {name: name for name in TIE_BREAKS}, type=str)  # type: ignore[misc]
+
+
+# analyzer.serve.access_log.FORMATS, named here without importing the serve extra (tested equal).
+LogFormat = Enum("LogFormat", {name: name for name in ("text", "json", "none")},  # type: ignore[misc]
+                 type=str)
+
+
+Executor = Enum("Executor", {name: name for name in EXECUTORS}, type=str)  # type: ignore[misc]
+
+
+ExportFormat = Enum("ExportFormat", {"json": "json", "csv": "csv"}, type=str)
+
+
+PRETOKENIZE_HELP = ("How texts are cut before BPE (merges never cross a chunk): "
+                    f"{', '.join(PRETOKENIZERS)}, re:PATTERN (its matches are the chunks) or "
+                    "split:PATTERN (split around its matches).")
+
+
+DbOption = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
+                        dir_okay=False)
+
+
+JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table (docs/reference/export.md).")
