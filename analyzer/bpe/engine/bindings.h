@@ -1,0 +1,40 @@
+/*
+ * What the files of analyzer.bpe._engine's Python face share (they are the only ones that
+ * know Python): module.c defines the argument readers, the result types and the module;
+ * bind_train.c, bind_replay.c and bind_count.c each bind one part of the engine (engine.h)
+ * and give module.c the functions and types its method table lists.
+ */
+
+#ifndef ANALYZER_BINDINGS_H
+#define ANALYZER_BINDINGS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "engine.h"
+
+/* module.c: arguments and results. */
+int read_int64s(PyObject *object, Py_buffer *view, const char *name);
+int read_per_text(PyObject *object, Py_buffer *view, const char *name, Py_ssize_t n_bytes);
+int report(PyObject *progress, Py_ssize_t done, Py_ssize_t total);
+PyObject *bytes_of(const void *data, size_t items, size_t item);
+PyObject *named(PyTypeObject *type, PyObject **items, Py_ssize_t n);
+int append_text(PyObject *texts, Py_ssize_t index, uint8_t **batch, size_t *used, size_t *capacity,
+                Status *status);
+extern PyTypeObject *TrainResult, *CountResult;
+
+/* bind_train.c: train() and pack(). */
+PyObject *engine_train(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *engine_pack(PyObject *self, PyObject *texts);
+
+/* bind_replay.c: the Replayer type and sum_by_text(). */
+extern PyTypeObject ReplayerType;
+PyObject *sum_by_text(PyObject *self, PyObject *args);
+
+/* bind_count.c: split_text(), chunk_texts() and the ChunkCounter type. */
+PyObject *engine_split_text(PyObject *self, PyObject *args);
+PyObject *engine_chunk_texts(PyObject *self, PyObject *args, PyObject *kwargs);
+extern PyTypeObject CounterType;
+PyObject *counter_from_items(PyObject *self, PyObject *args);
+
+#endif
