@@ -6,8 +6,16 @@ from pathlib import Path
 
 import typer
 
-from ..corpus import (
-    DEFAULT_UNPACK_LIMIT,
+from ..limits import (
+    DEFAULT_BODY_LIMIT,
+    DEFAULT_CORPUS_LIMIT,
+    DEFAULT_COUNTING_PROCESSES,
+    DEFAULT_LOCK_WAIT,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_UPLOAD_SPACE,
+    MIN_BODY_RATE,
+    REQUEST_TIMEOUT,
 )
 from ..store import (
     open_db,
@@ -24,13 +32,13 @@ def serve(
     port: int = typer.Option(8000, min=0, max=65535, help="The port (0: any free one)."),
     token: str = typer.Option(None, envvar="ANALYZER_TOKEN", show_envvar=True,
                               help="Every request must then send Authorization: Bearer TOKEN."),
-    max_body: int = typer.Option(1_000_000, min=1, help="The largest request body, in bytes "
+    max_body: int = typer.Option(DEFAULT_BODY_LIMIT, min=1, help="The largest request body, in bytes "
                                  "(larger ones get 413)."),
     allow_host: list[str] = typer.Option(
         None, "--allow-host", metavar="NAME", help="Also answer requests that name this host "
         "(repeatable): the name users reach the server by, beyond its address (and, on "
         "loopback, localhost). Other names are refused, against DNS rebinding."),
-    max_connections: int = typer.Option(1_000, min=1, max=100_000, help="Connections held "
+    max_connections: int = typer.Option(DEFAULT_MAX_CONNECTIONS, min=1, max=100_000, help="Connections held "
                                         "open at once; one more gets 503."),
     count_processes: int = typer.Option(None, min=1, max=256, help="Requests that count long "
                                         "texts (tokenize, compare) at once, each in a process "
@@ -40,25 +48,25 @@ def serve(
                                          "json (one object a line, for a log collector: then "
                                          "every line on stderr is JSON) or none. Paths only: no "
                                          "query, no header."),
-    max_queue: int = typer.Option(20, min=0, max=10_000, help="Runs that may wait their turn "
+    max_queue: int = typer.Option(DEFAULT_MAX_QUEUE, min=0, max=10_000, help="Runs that may wait their turn "
                                   "behind the one in progress; one more gets 503 with "
                                   "Retry-After."),
-    max_corpus_bytes: int = typer.Option(DEFAULT_UNPACK_LIMIT, min=1, help="The largest corpus a "
+    max_corpus_bytes: int = typer.Option(DEFAULT_CORPUS_LIMIT, min=1, help="The largest corpus a "
                                          "browser or client may upload, in bytes, as sent and "
                                          "(a zip) unpacked; larger ones get 413 or 422."),
-    max_upload_space: int = typer.Option(600_000_000, min=1, help="Bytes of temporary disk "
+    max_upload_space: int = typer.Option(DEFAULT_UPLOAD_SPACE, min=1, help="Bytes of temporary disk "
                                          "the uploads being read may take together (each may "
                                          "take its size twice, plus --max-corpus-bytes for a "
                                          "zip's files); one more gets 503 before it is read."),
-    lock_wait: float = typer.Option(5.0, min=0, max=3600, help="Seconds a request that writes "
+    lock_wait: float = typer.Option(DEFAULT_LOCK_WAIT, min=0, max=3600, help="Seconds a request that writes "
                                     "waits while another process (an analyzer run, ingest) "
                                     "holds the database's write lock; then it gets 503 with "
                                     "Retry-After, having changed nothing."),
-    request_timeout: float = typer.Option(10.0, min=0.1, max=3600, help="Seconds a client may "
+    request_timeout: float = typer.Option(REQUEST_TIMEOUT, min=0.1, max=3600, help="Seconds a client may "
                                           "take to send a request's headers, or stay idle "
                                           "between requests; also the window over which a "
                                           "body's rate is measured."),
-    min_body_rate: int = typer.Option(32_000, min=1, help="Bytes a second a request's body "
+    min_body_rate: int = typer.Option(MIN_BODY_RATE, min=1, help="Bytes a second a request's body "
                                       "(an upload) must average over each --request-timeout "
                                       "window; a slower one is cut off with 408."),
     db: Path = DbOption,
@@ -66,7 +74,7 @@ def serve(
     """Serve the runs, the JSON API, the pages (bring a corpus, start and watch runs, read
     their reports) and the playground (pip install 'analyzer[serve]')."""
     try:
-        from ..serve import DEFAULT_COUNTING_PROCESSES, ServeError
+        from ..serve import ServeError
         from ..serve import serve as run_server
         from ..serve.logs import use_json_stderr
     except ImportError as error:

@@ -17,21 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.errors import Invalid
-
-from .app import DEFAULT_BODY_LIMIT, create_app
-from .connections import (
+from analyzer.limits import (
+    DEFAULT_BODY_LIMIT,
+    DEFAULT_CORPUS_LIMIT,
+    DEFAULT_COUNTING_PROCESSES,
+    DEFAULT_LOCK_WAIT,
     DEFAULT_MAX_CONNECTIONS,
-    KEEP_ALIVE_TIMEOUT,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_UPLOAD_SPACE,
     MIN_BODY_RATE,
     REQUEST_TIMEOUT,
-    protocol_class,
-    raise_file_limit,
 )
+
+from .app import create_app
+from .connections import KEEP_ALIVE_TIMEOUT, protocol_class, raise_file_limit
 from .guards import LOOPBACK_NAMES, host_name
 from .logs import json_line, use_json_stderr, uvicorn_log_config
-from .runner import DEFAULT_MAX_QUEUE
-from .state import DEFAULT_COUNTING_PROCESSES, DEFAULT_LOCK_WAIT
-from .uploads import DEFAULT_CORPUS_LIMIT, DEFAULT_UPLOAD_SPACE, Uploads
+from .uploads import Uploads
 
 __all__ = ["DEFAULT_BODY_LIMIT", "DEFAULT_CORPUS_LIMIT", "DEFAULT_COUNTING_PROCESSES",
            "DEFAULT_LOCK_WAIT", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_QUEUE",

@@ -17,6 +17,14 @@ from starlette.exceptions import HTTPException
 
 from analyzer import __version__
 from analyzer.errors import AnalyzerError
+from analyzer.limits import (
+    DEFAULT_BODY_LIMIT,
+    DEFAULT_CORPUS_LIMIT,
+    DEFAULT_COUNTING_PROCESSES,
+    DEFAULT_LOCK_WAIT,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_UPLOAD_SPACE,
+)
 from analyzer.settings import settings_error
 
 from . import api, health, pages, uploads, workflow
@@ -33,12 +41,9 @@ from .guards import (
 )
 from .multipart import WholeForms
 from .problems import library_problem, problem, title_of
-from .runner import DEFAULT_MAX_QUEUE, RunManager
-from .state import DEFAULT_COUNTING_PROCESSES, DEFAULT_LOCK_WAIT, Databases, Documents
-from .uploads import CORPORA_PATH, DEFAULT_CORPUS_LIMIT, DEFAULT_UPLOAD_SPACE, UploadGate, Uploads
-
-DEFAULT_BODY_LIMIT = 1_000_000
-"""Bytes a request body may have (tokenize and compare texts included)."""
+from .runner import RunManager
+from .state import Databases, Documents
+from .uploads import CORPORA_PATH, UploadGate, Uploads
 
 
 def create_app(db_path: Path, *, token: str | None = None,

@@ -23,19 +23,11 @@ import asyncio
 import json
 import resource
 
-REQUEST_TIMEOUT = 10.0
-"""Seconds a connection may take to send a request's headers (or wait idle for its next one),
-and the window over which its body's rate is measured."""
-
-MIN_BODY_RATE = 32_000
-"""Bytes a second a request's body must average over each window (a 100 MB upload then has
-about 52 minutes; a trickle that would hold a connection and an upload's slot is cut)."""
+from analyzer.limits import DEFAULT_MAX_CONNECTIONS, MIN_BODY_RATE, REQUEST_TIMEOUT
 
 KEEP_ALIVE_TIMEOUT = 5
 """Seconds an idle keep-alive connection stays open after a response (uvicorn's own timer)."""
 
-DEFAULT_MAX_CONNECTIONS = 1_000
-"""Connections the server holds open at once (each is a file descriptor)."""
 
 def _request_timeout_answer(timeout: float, rate: int) -> bytes:
     """The 408 written to a connection whose body came too slowly (as a problem document)."""

@@ -27,6 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from analyzer.errors import AnalyzerError
+from analyzer.limits import DEFAULT_MAX_QUEUE
 from analyzer.runs import RunError, RunSettings, resolve_settings
 from analyzer.runs.resolution import pin_of
 from analyzer.store import (
@@ -55,8 +56,6 @@ START_TIMEOUT = 120.0
 """Seconds to wait for a child to record its run (loading a large corpus); a bound, not a pace."""
 
 
-DEFAULT_MAX_QUEUE = 20
-"""Runs that may wait in the queue; one more is refused (503) until one starts."""
 LOOK_AGAIN = 2.0
 """Seconds between the dispatcher's looks while runs wait (a run elsewhere may have ended)."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,13 +20,11 @@ from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from analyzer.errors import AnalyzerError
+from analyzer.limits import DEFAULT_LOCK_WAIT
 from analyzer.store import AnalyzerDatabase, LockWait, open_db, reconnect
 
 T = TypeVar("T")
 
-DEFAULT_LOCK_WAIT = 5.0
-"""Seconds a request's write waits for another process's write lock before it is answered 503
-(the command line waits a minute: a person is watching it, a client has its own timeout)."""
 
 READY_LOCK_WAIT = 0.5
 """Seconds `/readyz` waits for the write lock: long enough for another's short write."""
@@ -108,8 +105,6 @@ async def in_database(request: Request, function: Callable[[AnalyzerDatabase], T
     return await run_in_threadpool(call)
 
 
-DEFAULT_COUNTING_PROCESSES = max(2, os.cpu_count() or 1)
-"""How many requests count at once, each in a process of its own (the others get 503)."""
 
 
 class Document:

@@ -22,13 +22,13 @@ from starlette.concurrency import run_in_threadpool
 
 from analyzer.corpus import (
     BY_SUFFIX,
-    DEFAULT_UNPACK_LIMIT,
     FLORES_SPLITS,
     FORMATS,
     CorpusError,
     default_name,
     read_corpus,
 )
+from analyzer.limits import DEFAULT_UPLOAD_SPACE, MAX_UPLOADS
 from analyzer.store import DiskFull, get_corpus, save_corpus
 
 from .problems import ServerBusy, library_problem
@@ -36,13 +36,6 @@ from .problems import ServerBusy, library_problem
 router = APIRouter(prefix="/api")
 
 CORPORA_PATH = "/api/corpora"
-DEFAULT_CORPUS_LIMIT = DEFAULT_UNPACK_LIMIT
-"""Bytes an uploaded corpus may have, as sent and (a zip) unpacked: `ingest`'s limit too."""
-MAX_UPLOADS = 2
-"""Uploads read at once (each holds a thread and its file's bytes on disk); one more gets 503."""
-DEFAULT_UPLOAD_SPACE = 600_000_000
-"""Bytes of temporary disk the uploads being read may take in total (see `Uploads.needs`):
-two of the largest at the default limit."""
 
 Format = Literal[FORMATS]  # type: ignore[valid-type]
 Split = Literal[FLORES_SPLITS]  # type: ignore[valid-type]
