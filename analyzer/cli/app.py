@@ -95,26 +95,18 @@ app = typer.Typer(
 
 
 EXIT_INPUT = 1
-
-
 """Bad input or settings, or a situation (a locked or full disk): a message says which."""
 
 
 EXIT_USAGE = 2
-
-
 """A command line Click could not parse (an unknown option, a bad choice, a run id like abc)."""
 
 
 EXIT_BUG = 70
-
-
 """An unexpected error, a bug of analyzer's (EX_SOFTWARE in sysexits.h)."""
 
 
 EXIT_INTERRUPTED = 130
-
-
 """Stopped by Ctrl-C or SIGTERM."""
 
 

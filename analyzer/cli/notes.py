@@ -60,8 +60,6 @@ def training_notes(training: dict | None) -> list[str]:
 
 
 SHORT_LISTED = 6
-
-
 """Unigram and WordPiece vocabularies short of their size named in the note, at most."""
 
 

@@ -31,8 +31,6 @@ from ..store import (
 SETTING_FLAGS: dict[str, str] = {
     "added": "--vocab", "from_folder": "--from", "vocab": "--vocab", "scope": "--vocab",
 }
-
-
 """The command line's flag of each library setting whose name is not the flag's (the rest are
 the same name with dashes: `min_pair_count` is --min-pair-count): those of `run`'s options are
 added as they are declared (`setting_option`); these are the others (`added` is --vocab's +N)."""
@@ -53,8 +51,6 @@ RUN_PANELS = {
     "Production tokenizers and counts": ("tokenizers", "counts", "count", "special_tokens"),
     "Execution": ("jobs", "executor", "scheduler"),
 }
-
-
 """`run --help`'s headings, and the settings under each (the rest: Output)."""
 
 

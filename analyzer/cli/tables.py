@@ -29,8 +29,6 @@ from analyzer.store import CorpusDetail, RunRead, SourceDetail, VocabularyRead
 from .formats import compact_sizes, percent, plain, with_interval
 
 WHOLE = re.compile(r"\b(file|path|url|source|corpus|tokenizer|name|id|language|token)s?\b")
-
-
 """A column whose header says it names things (files, paths, corpora, tokenizers, ...) is
 never wrapped: a name or a path cut across lines cannot be copied, nor found by a program."""
 
@@ -85,8 +83,6 @@ def source_languages_table(source: SourceDetail) -> Table:
 
 
 SUMMARY_CELL = 16
-
-
 """Columns a cell such as `12,345 (+123%)` takes, padding included."""
 
 

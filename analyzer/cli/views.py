@@ -27,8 +27,6 @@ class ShowOptions:
 
 
 Printed = list[list]
-
-
 """What a view prints: groups of renderables, each group printed in one call."""
 
 
@@ -83,8 +81,6 @@ def extension_view(results: RunResults, options: ShowOptions) -> Printed:
 
 
 SHOWN_SCRIPTS = 4
-
-
 """The scripts a vocabulary's row names (the largest); the rest are in `export`."""
 
 
@@ -117,7 +113,5 @@ TERMINAL_VIEWS: list[tuple[str, Callable[[RunResults, ShowOptions], Printed]]] =
     ("extension_reach", extension_view),
     ("vocabulary_scripts", vocabularies_view),
 ]
-
-
 """What `analyzer show` prints, in its order, each under the section (`analyzer.metrics.SECTIONS`)
 it shows: printed when the run has that section."""
