@@ -13,9 +13,7 @@ from ..corpus import (
     default_name,
     read_corpus,
 )
-from ..export import (
-    corpus_texts_csv,
-)
+from ..export import corpus_texts_csv
 from ..store import (
     get_corpus,
     list_corpora,

@@ -16,9 +16,7 @@ from ..export import (
     export_tokenizer,
     unit_counts_csv,
 )
-from ..external import (
-    load_prices,
-)
+from ..external import load_prices
 from ..identity import BASE_PRETOKENIZER, SHARED_SCOPE
 from ..queries import (
     complete_run,

@@ -10,9 +10,7 @@ from rich.progress import Progress
 
 from ..report import DEFAULT_OUT, write_report
 from ..runs import execute_run
-from ..settings import (
-    RunSettings,
-)
+from ..settings import RunSettings
 from ..store import (
     DB_ENV,
     DEFAULT_DB,

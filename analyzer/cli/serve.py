@@ -17,9 +17,7 @@ from ..limits import (
     MIN_BODY_RATE,
     REQUEST_TIMEOUT,
 )
-from ..store import (
-    open_db,
-)
+from ..store import open_db
 from .app import Console, app, fail
 from .help import HelpCommand
 from .options import DbOption, LogFormat

@@ -6,17 +6,11 @@ import json
 
 import typer
 
-from ..export import (
-    show_document,
-)
+from ..export import show_document
 from ..identity import SHARED_SCOPE
 from ..metrics import SECTION, RunResults, counting_convention, load_run_data, special_tokens_counted
-from ..queries import (
-    complete_run,
-)
-from ..store import (
-    AnalyzerDatabase,
-)
+from ..queries import complete_run
+from ..store import AnalyzerDatabase
 from .app import Console, fail
 from .formats import plain
 from .notes import early_stops, training_notes

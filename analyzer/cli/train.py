@@ -10,12 +10,8 @@ from rich.progress import Progress
 
 from .. import bpe
 from ..bpe.reference import TIE_BREAKS
-from ..corpus import (
-    read_lines,
-)
-from ..export import (
-    training_document,
-)
+from ..corpus import read_lines
+from ..export import training_document
 from ..files import not_regular
 from ..settings import (
     MAX_SIZE,

@@ -6,9 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from analyzer.identity import SHARED_SCOPE, VocabKind
-from analyzer.metrics import (
-    RunResults,
-)
+from analyzer.metrics import RunResults
 
 from .formats import plain
 from .notes import summary_notes
