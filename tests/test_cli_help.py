@@ -60,3 +60,26 @@ def test_the_command_list_gives_each_command_its_first_sentence_whole():
     assert "report Write a run's HTML report (and the index of runs); it works offline." in words
     commands = re.findall(r"^  ([a-z-]+) ", text.split("Commands:")[1], re.M)
     assert commands == list(get_command(app).commands)  # type: ignore[attr-defined]
+
+
+def test_run_has_one_option_per_setting_from_one_table():
+    """Issue 53: `run`'s options are made from one table (RUN_OPTIONS), a row per setting of
+    RunSettings (`added` comes with --vocab's +N), and RunSettings is made from them in one
+    place (`run_settings`), each setting not given left to its definition's default."""
+    import inspect
+
+    from analyzer.cli.runs import RUN_OPTIONS, run, run_settings
+    from analyzer.settings import RunSettings, setting_names
+
+    rows = [row.setting for row in RUN_OPTIONS]
+    assert len(rows) == len(set(rows))
+    assert set(rows) == set(setting_names()) - {"added"}
+    parameters = list(inspect.signature(run).parameters)
+    assert parameters[:len(rows)] == rows
+    assert parameters[len(rows):] == ["report", "open_report", "out", "as_json", "db"]
+    untouched = {row.setting: (False if row.typed is bool else None) for row in RUN_OPTIONS}
+    untouched["sizes"] = ["512"]
+    assert run_settings(untouched) == RunSettings(sizes=[512], per_language=False, cross=False,
+                                                  parity=False,
+                                                  skip_invalid=False, chunk_cache=False,
+                                                  special_tokens=False)

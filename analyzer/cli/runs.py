@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+import typing
 import webbrowser
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import Progress
@@ -37,57 +42,122 @@ class RunCommand(HelpCommand):
     panel_order = (*RUN_PANELS, "Output")
 
 
+def comma_list(value: str | None) -> list[str] | None:
+    """`--langs eng_Latn,rus_Cyrl`: the codes (None when not given)."""
+    return [code for code in value.split(",") if code.strip()] if value is not None else None
+
+
+@dataclass(frozen=True)
+class RunOption:
+    """One of `run`'s options: the `RunSettings` field it sets, its flags, its type as typed,
+    and how what is typed becomes the setting (`read`: the value itself by default). `read`
+    also sees every option as typed (`typed`), for a setting two options decide. A value read
+    as None is left to the setting's own default."""
+
+    setting: str
+    flags: tuple[str, ...]
+    typed: Any = str
+    read: Callable[[Any, dict[str, Any]], Any] | None = None
+    metavar: str | None = None
+    more: str = ""
+    default: Any = ...
+    """The command line's default, where its form differs from the setting's (a list: None)."""
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    def option(self) -> Any:
+        return setting_option(self.setting, *self.flags, default=self.default, more=self.more,
+                              **({"metavar": self.metavar} if self.metavar else {}),
+                              **dict(self.extra))
+
+
+def _sizes(value: list[str] | None, typed: dict[str, Any]) -> tuple[list[int], list[int]]:
+    return parse_vocab(value or [], bool(typed["extend"]))
+
+
+RUN_OPTIONS = [
+    RunOption("sizes", ("--vocab", "-v"), list[str], lambda v, typed: _sizes(v, typed)[0],
+              "SIZES", "Repeat, or give a comma list: 256,512,4096. With --extend, +N is N tokens "
+              "added to the base: --vocab +1024,+8192.", default=None),
+    RunOption("tokenizers", ("--tokenizer", "-t"), list[str], lambda v, _: tokenizer_specs(v),
+              "NAME", "Repeatable. Needs analyzer[tokenizers]; analyzer tokenizers lists the "
+              "catalog.", default=None),
+    RunOption("counts", ("--counts",), list[str], lambda v, _: v or [], "NAME=FILE", "Repeatable.",
+              default=None),
+    RunOption("corpus", ("--corpus",)),
+    RunOption("languages", ("--langs",), str, lambda v, _: comma_list(v)),
+    RunOption("pivot", ("--pivot",)),
+    RunOption("per_language", ("--per-language/--no-per-language",), bool),
+    RunOption("cross", ("--cross/--no-cross",), bool),
+    RunOption("holdout", ("--holdout",), float),
+    RunOption("seed", ("--seed",), int),
+    RunOption("tie_break", ("--tie-break",), TieBreak, lambda v, _: v.value if v else None),
+    RunOption("min_pair_count", ("--min-pair-count",), int),
+    RunOption("pretokenizers", ("--pretokenize",), list[str], lambda v, _: split_commas(v) or None,
+              "NAMES", "Repeat, or give a comma list (default: none).", default=None),
+    RunOption("parity", ("--parity",), bool),
+    RunOption("global_merges", ("--global-merges",), int, metavar="M"),
+    RunOption("superbpe", ("--superbpe",), list[str],
+              lambda v, _: parse_sizes(v or [], "--superbpe"), "T",
+              "Repeat, or give a comma list, e.g. --superbpe 16384,26214.", default=None),
+    RunOption("extend", ("--extend",), list[str], lambda v, _: split_commas(v), "NAME",
+              "Repeatable; the tokens to add are --vocab +N. analyzer export RUN --tokenizer "
+              "extend:NAME writes the result.", default=None),
+    RunOption("extend_langs", ("--extend-langs",), str, lambda v, _: comma_list(v), "LANGS"),
+    RunOption("target", ("--target",), float, metavar="P"),
+    RunOption("algorithms", ("--algorithm",), list[str], lambda v, _: split_commas(v) or None,
+              "NAME",
+              "Repeat, or give a comma list, e.g. --algorithm bpe,unigram.", default=None),
+    RunOption("weights", ("--weight",), list[str], lambda v, _: parse_weights(v), "LANG=N",
+              "Repeatable, e.g. --weight eng_Latn=20.", default=None),
+    RunOption("jobs", ("--jobs",), int),
+    RunOption("executor", ("--executor",), Executor,
+              lambda v, typed: v.value if v else "dask" if typed["scheduler"] else None,
+              default=None),
+    RunOption("scheduler", ("--scheduler",), str, lambda v, _: v or None, "tcp://HOST:PORT",
+              "Implies --executor dask.",
+              extra=(("envvar", "ANALYZER_DASK_SCHEDULER"), ("show_envvar", True))),
+    RunOption("train_on", ("--train-on",), metavar="SOURCE"),
+    RunOption("train_bytes", ("--train-bytes",), str,
+              lambda v, _: parse_bytes(v, "--train-bytes"), "BYTES", "E.g. 2G, 500M, 1000000.",
+              default=None),
+    RunOption("mix", ("--mix",), metavar="MIX"),
+    RunOption("skip_invalid", ("--skip-invalid",), bool),
+    RunOption("chunk_cache", ("--cache/--no-cache",), bool),
+    RunOption("count", ("--count",), metavar="units|joined"),
+    RunOption("special_tokens", ("--special-tokens/--no-special-tokens",), bool),
+]
+"""`run`'s options, one row per setting, in the order `run --help` lists them in each panel."""
+
+
+def run_settings(typed: dict[str, Any]) -> RunSettings:
+    """The run's settings from `run`'s options as typed (`RUN_OPTIONS`); each setting not
+    given is the definition's default (RunSettings' own)."""
+    values: dict[str, Any] = {}
+    for row in RUN_OPTIONS:
+        value = typed[row.setting]
+        values[row.setting] = row.read(value, typed) if row.read else value
+    values["added"] = _sizes(typed["sizes"], typed)[1]
+    return RunSettings(**{name: value for name, value in values.items() if value is not None})
+
+
+def with_run_options(function: Callable) -> Callable:
+    """`function` with a keyword parameter per row of `RUN_OPTIONS` before its own, which it
+    receives as `**typed`: how Typer sees `run`'s options."""
+    own = inspect.signature(function, eval_str=True)
+    rows = [inspect.Parameter(row.setting, inspect.Parameter.KEYWORD_ONLY, default=row.option(),
+                              annotation=row.typed) for row in RUN_OPTIONS]
+    mine = [parameter for parameter in own.parameters.values()
+            if parameter.kind != inspect.Parameter.VAR_KEYWORD]
+    function.__signature__ = own.replace(parameters=rows + mine)  # type: ignore[attr-defined]
+    function.__annotations__ = {**{row.setting: row.typed for row in RUN_OPTIONS},
+                                **typing.get_type_hints(function)}
+    return function
+
+
 @app.command(cls=RunCommand)
+@with_run_options
 def run(
-    vocab: list[str] = setting_option(
-        "sizes", "--vocab", "-v", metavar="SIZES", default=None, more="Repeat, or give a comma list: "
-        "256,512,4096. With --extend, +N is N tokens added to the base: --vocab +1024,+8192."),
-    tokenizer: list[str] = setting_option(
-        "tokenizers", "--tokenizer", "-t", metavar="NAME", default=None, more="Repeatable. Needs "
-        "analyzer[tokenizers]; analyzer tokenizers lists the catalog."),
-    counts: list[str] = setting_option("counts", "--counts", metavar="NAME=FILE", default=None,
-                                       more="Repeatable."),
-    corpus: str = setting_option("corpus", "--corpus"),
-    langs: str = setting_option("languages", "--langs"),
-    pivot: str = setting_option("pivot", "--pivot"),
-    per_language: bool = setting_option("per_language", "--per-language/--no-per-language"),
-    cross: bool = setting_option("cross", "--cross/--no-cross"),
-    holdout: float = setting_option("holdout", "--holdout"),
-    seed: int = setting_option("seed", "--seed"),
-    tie_break: TieBreak = setting_option("tie_break", "--tie-break"),
-    min_pair_count: int = setting_option("min_pair_count", "--min-pair-count"),
-    pretokenize: list[str] = setting_option(
-        "pretokenizers", "--pretokenize", metavar="NAMES", default=None, more="Repeat, or give a comma list "
-        "(default: none)."),
-    parity: bool = setting_option("parity", "--parity"),
-    global_merges: int = setting_option("global_merges", "--global-merges", metavar="M"),
-    superbpe: list[str] = setting_option(
-        "superbpe", "--superbpe", metavar="T", default=None, more="Repeat, or give a comma list, "
-        "e.g. --superbpe 16384,26214."),
-    extend: list[str] = setting_option(
-        "extend", "--extend", metavar="NAME", default=None, more="Repeatable; the tokens to add "
-        "are --vocab +N. analyzer export RUN --tokenizer extend:NAME writes the result."),
-    extend_langs: str = setting_option("extend_langs", "--extend-langs", metavar="LANGS"),
-    target: float = setting_option("target", "--target", metavar="P"),
-    algorithm: list[str] = setting_option(
-        "algorithms", "--algorithm", metavar="NAME", default=None, more="Repeat, or give a comma "
-        "list, e.g. --algorithm bpe,unigram."),
-    weight: list[str] = setting_option(
-        "weights", "--weight", metavar="LANG=N", default=None, more="Repeatable, e.g. --weight "
-        "eng_Latn=20."),
-    jobs: int = setting_option("jobs", "--jobs"),
-    executor: Executor = setting_option("executor", "--executor", default=None),
-    scheduler: str = setting_option(
-        "scheduler", "--scheduler", envvar="ANALYZER_DASK_SCHEDULER", show_envvar=True,
-        metavar="tcp://HOST:PORT", more="Implies --executor dask."),
-    train_on: str = setting_option("train_on", "--train-on", metavar="SOURCE"),
-    train_bytes: str = setting_option("train_bytes", "--train-bytes", metavar="BYTES",
-                                      default=None, more="E.g. 2G, 500M, 1000000."),
-    mix: str = setting_option("mix", "--mix", metavar="MIX"),
-    skip_invalid: bool = setting_option("skip_invalid", "--skip-invalid"),
-    chunk_cache: bool = setting_option("chunk_cache", "--cache/--no-cache"),
-    count: str = setting_option("count", "--count", metavar="units|joined"),
-    special_tokens: bool = setting_option("special_tokens", "--special-tokens/--no-special-tokens"),
+    *,
     report: bool = typer.Option(True, help="Write the HTML report (reports/run-<id>.html).",
                                 rich_help_panel="Output"),
     open_report: bool = typer.Option(False, "--open", help="Open the report in a browser.",
@@ -97,28 +167,11 @@ def run(
                                  rich_help_panel="Output"),
     db: Path = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
                             dir_okay=False, rich_help_panel="Output"),
+    **typed: Any,
 ) -> None:
     """Train shared and per-language vocabularies, count every unit at every size, store it,
     and write the report."""
-    sizes, added = parse_vocab(vocab or [], bool(extend))
-    settings = RunSettings(
-        sizes=sizes, corpus=corpus, tokenizers=tokenizer_specs(tokenizer), counts=counts or [],
-        languages=[code for code in langs.split(",") if code.strip()] if langs is not None else None,
-        pivot=pivot, per_language=per_language, cross=cross, holdout=holdout, seed=seed,
-        tie_break=tie_break.value, min_pair_count=min_pair_count, jobs=jobs,
-        pretokenizers=split_commas(pretokenize) or ["none"],
-        parity=parity, global_merges=global_merges, weights=parse_weights(weight),
-        superbpe=parse_sizes(superbpe or [], "--superbpe"),
-        extend=split_commas(extend), added=added, target=target,
-        extend_langs=[code for code in extend_langs.split(",") if code.strip()]
-        if extend_langs is not None else None,
-        algorithms=split_commas(algorithm) or ["bpe"],
-        executor=(executor.value if executor else "dask" if scheduler else "local"),
-        scheduler=scheduler or None,
-        train_on=train_on, train_bytes=parse_bytes(train_bytes, "--train-bytes"), mix=mix,
-        skip_invalid=skip_invalid, chunk_cache=chunk_cache, count=count,
-        special_tokens=special_tokens,
-    )
+    settings = run_settings(typed)
     if report:
         check_output_folder(out)
     database = open_database(db)
