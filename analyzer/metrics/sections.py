@@ -17,14 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from analyzer.external import load_prices
 from analyzer.store import RunRead
 
 from .algorithms import algorithm_premiums
 from .allocation import divergence_matrix
+from .costs import model_costs
 from .data import RunData
 from .extension import extension_effects, extension_reach
 from .fairness import (
@@ -34,7 +37,7 @@ from .fairness import (
     summaries,
     superbpe_effects,
 )
-from .frames import language_metrics
+from .frames import language_metrics, request_framing
 from .vocabularies import vocabulary_overlaps, vocabulary_scripts
 
 
@@ -58,6 +61,19 @@ class RunResults:
         if name not in self._computed:
             self._computed[name] = SECTION[name].compute(self)
         return self._computed[name]
+
+    def model_costs(self, prices: Path | None = None) -> pd.DataFrame:
+        """What the same content costs each language under each priced model whose tokenizer
+        the run measured (`costs.model_costs`), from the price table at `prices` (default: the
+        packaged one); computed once per table, however many faces ask (`results` writes its
+        data file and its report from one)."""
+        key = f"model_costs:{prices}"
+        if key not in self._computed:
+            run = self.run
+            self._computed[key] = model_costs(self.frame, run.pivot, load_prices(prices),
+                                              request_framing(self.data.vocabularies),
+                                              len(run.measured_units))
+        return self._computed[key]
 
 
 @dataclass(frozen=True)

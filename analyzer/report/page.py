@@ -16,7 +16,7 @@ from analyzer import __version__
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.errors import AnalyzerError
-from analyzer.external import catalog, load_prices
+from analyzer.external import catalog
 from analyzer.files import write_atomically
 from analyzer.identity import SHARED_SCOPE, VocabKind
 from analyzer.metrics import (
@@ -27,11 +27,9 @@ from analyzer.metrics import (
     equal_cost_sizes,
     headline_vocabulary,
     load_run_data,
-    request_framing,
     special_tokens_counted,
     tokenizer_sizes,
 )
-from analyzer.metrics.costs import model_costs
 from analyzer.queries import extension_base_bytes
 from analyzer.store import (
     AnalyzerDatabase,
@@ -90,7 +88,6 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     """The page of a complete run: its figures, merges, costs and provenance. `index_href`:
     where its "All runs" link goes (the index beside it; the service's own index);
     `published`: the provenance names files without this machine's folders."""
-    price_table = load_prices(prices)
     results = results or RunResults(load_run_data(db, run_id))
     data, frame = results.data, results.frame
     run = data.run
@@ -99,8 +96,7 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     view = figures.RunView(frame, run.pivot, run.sizes, run.languages,
                            language_colors(run.languages, run.pivot), tokenizers, (vocab, size),
                            run.pretokenizers, run.pretokenizers[0])
-    costs = model_costs(view.frame, run.pivot, price_table, request_framing(data.vocabularies),
-                        len(run.measured_units))
+    costs = results.model_costs(prices)
     sections = _sections(view, results, costs)
     anchors = Anchors()
     parts: list[tuple[str, str, str]] = []  # (anchor, title, body) of each section, in order

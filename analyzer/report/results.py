@@ -18,10 +18,8 @@ import pandas as pd
 
 from analyzer import __version__
 from analyzer.corpus import language_name
-from analyzer.external import load_prices
 from analyzer.files import write_atomically
-from analyzer.metrics import RunResults, counting_convention, load_run_data, request_framing
-from analyzer.metrics.costs import model_costs
+from analyzer.metrics import RunResults, counting_convention, load_run_data
 from analyzer.metrics.frames import MEASURED_KINDS
 from analyzer.queries import complete_run
 from analyzer.store import AnalyzerDatabase, get_corpus_by_id
@@ -49,8 +47,7 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
         raise ValueError(f"run {run_id} measured no production tokenizer: run it with "
                          "--tokenizer all-available")
     vocabularies = [v for v in results.data.vocabularies if v.kind.measured]
-    costs = model_costs(frame, run.pivot, load_prices(prices), request_framing(vocabularies),
-                        len(run.measured_units))
+    costs = results.model_costs(prices)
     return {
         "analyzer": __version__, "engine": run.engine_version, "run": run.id,
         "corpus": {"name": corpus.name, "source": without_local_paths(corpus.source or ""),
