@@ -409,3 +409,33 @@ def test_ingest_from_an_unreachable_hub_does_not_say_an_offline_setting_is_set(t
     assert done.returncode == 1, done.stderr
     assert f"the Hugging Face hub at {endpoint} could not be reached" in done.stderr, done.stderr
     assert "is set" not in done.stderr and "not in the Hugging Face cache" in done.stderr
+
+
+def test_an_interrupt_python_had_to_drop_is_delivered_again(tmp_path):
+    """A stop signal whose KeyboardInterrupt lands in a finalizer was printed as "Exception
+    ignored" and lost, and a process waiting on a thread then waited forever (seen under load in
+    two signal tests). `keep_interrupts` delivers it again by the same signal."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "lost.py"
+    script.write_text(
+        "import signal, threading\n"
+        "from analyzer.interrupts import keep_interrupts\n"
+        "def stop(signum, frame):\n"
+        "    raise KeyboardInterrupt('SIGTERM')\n"
+        "signal.signal(signal.SIGTERM, stop)\n"
+        "keep_interrupts()\n"
+        "class Finalized:\n"
+        "    def __del__(self):\n"
+        "        raise KeyboardInterrupt('SIGTERM')  # as a handler would, inside a finalizer\n"
+        "try:\n"
+        "    Finalized()  # dropped at once: the interrupt is lost, then delivered again\n"
+        "    threading.Event().wait(60)  # what a process waiting on a paused thread does\n"
+        "    print('waited')\n"
+        "except KeyboardInterrupt as error:\n"
+        "    print('interrupted', error)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)  # a guard: the interrupt comes at once
+    assert done.stdout.strip() == "interrupted SIGTERM", (done.stdout, done.stderr)
+    assert "Exception ignored" not in done.stderr

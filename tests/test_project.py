@@ -116,7 +116,7 @@ def test_the_tests_and_benchmarks_import_only_what_their_extra_declares(folder, 
     assert undeclared == {}, f"imported by {folder}/ but not declared in [{extra}]: {undeclared}"
 
 
-LAYERS = ["bpe", "unigram", "errors", "files", "settings", "identity", "corpus", "limits", "store", "external", "runs",
+LAYERS = ["bpe", "unigram", "errors", "files", "interrupts", "settings", "identity", "corpus", "limits", "store", "external", "runs",
           "metrics", "queries", "export", "report", "cli", "serve"]
 """Each layer may import only from the layers before it (DESIGN.md's order, the Unigram engine
 beside the BPE core; `errors`, `files`,

@@ -21,6 +21,7 @@ from rich import console as rich_console
 from .. import __version__, bpe
 from ..errors import AnalyzerError
 from ..files import write_atomically
+from ..interrupts import keep_interrupts
 from ..store import (
     AnalyzerDatabase,
     open_db,
@@ -39,6 +40,7 @@ class Commands(HelpGroup):
     Anything else is a bug, said by `main`."""
 
     def invoke(self, ctx):
+        keep_interrupts()  # an interrupt that lands in a finalizer is delivered again
         previous = signal.signal(signal.SIGTERM, interrupt_handler())
         try:
             return super().invoke(ctx)

@@ -27,6 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from analyzer.errors import AnalyzerError
+from analyzer.interrupts import keep_interrupts
 from analyzer.limits import DEFAULT_MAX_QUEUE
 from analyzer.runs import RunError, RunSettings, resolve_settings
 from analyzer.runs.resolution import pin_of
@@ -90,6 +91,7 @@ def _child(db_path: str, settings: dict, messages, server: int, pinned: str | No
         raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, interrupt)
+    keep_interrupts()  # one that lands in a finalizer (logging's lock, say) comes again
     # The server's Ctrl-C (which a terminal sends to every process of the group) stops the
     # child by SIGTERM. SIGINT was blocked from the child's start (`_launch`), so one that came
     # while Python started is dropped here, not a KeyboardInterrupt traceback.
