@@ -32,7 +32,8 @@ from .tables import languages_table, new_table
 def ingest(
     path: Path = typer.Argument(None, metavar="PATH", help="Corpus folder or file, or hf:ORG/NAME[@REVISION] "
                                 "(a dataset on the Hugging Face hub, e.g. "
-                                "hf:openlanguagedata/flores_plus); default: the shipped sample."),
+                                "hf:openlanguagedata/flores_plus; needs analyzer[tokenizers], "
+                                "which brings huggingface_hub); default: the shipped sample."),
     name: str = typer.Option(None, help="Name to store it under; default: the folder or file name."),
     format: Format = typer.Option(None, "--format", help="Input format; default: detected."),
     units: Units = typer.Option("lines", help="Folder format: a unit per line, or per "
