@@ -168,3 +168,83 @@ def test_a_hub_name_that_is_no_repository_is_refused_before_the_hub(db, monkeypa
     result = invoke(db, "ingest", spec)
     assert result.exit_code == 1 and said in " ".join(result.output.split())
     assert dump(db) == before
+
+
+class FakeHub:
+    """The two calls `ingest hf:` makes online (the listing, then each file), answered from a
+    FLORES+ folder, or with `failure` raised by the listing."""
+
+    def __init__(self, folder, failure: Exception | None = None):
+        self.folder, self.failure = folder, failure
+        self.asked: dict = {}
+        self.fetched: list[str] = []
+
+    def install(self, monkeypatch, cached=None):
+        import huggingface_hub
+
+        hub = self
+
+        class Api:
+            def dataset_info(self, repo, **options):
+                hub.asked.update(repo=repo, **options)
+                if hub.failure is not None:
+                    raise hub.failure
+                files = sorted(str(p.relative_to(hub.folder)) for p in hub.folder.rglob("*.parquet"))
+                return type("Info", (), {"sha": "c0ffee", "siblings": [
+                    type("Sibling", (), {"rfilename": name}) for name in files]})
+
+        def hf_hub_download(repo, name, **options):
+            assert options["revision"] == "c0ffee" and options["etag_timeout"] == 10.0
+            hub.fetched.append(name)
+            return str(hub.folder / name)
+
+        def snapshot_download(repo, **options):  # the cache, read with no network
+            assert options["local_files_only"]
+            if cached is None:
+                from huggingface_hub.utils import LocalEntryNotFoundError
+                raise LocalEntryNotFoundError("not cached")
+            return str(cached)
+
+        monkeypatch.delenv("ANALYZER_OFFLINE", raising=False)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.delenv("HF_HUB_ETAG_TIMEOUT", raising=False)
+        monkeypatch.setattr(huggingface_hub, "HfApi", Api)
+        monkeypatch.setattr(huggingface_hub, "hf_hub_download", hf_hub_download)
+        monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+        return self
+
+
+def test_online_the_split_s_files_are_fetched_with_bounded_waits(tmp_path, monkeypatch):
+    """Issue 50, item 19: the listing is asked with a timeout (snapshot_download asked with
+    none), then only the split's files are fetched, at the listed commit."""
+    hub = FakeHub(flores_plus(tmp_path / "snapshots" / "c0ffee")).install(monkeypatch)
+    db = tmp_path / "hub.db"
+    cli_output(db, "ingest", "hf:openlanguagedata/flores_plus", "--split", "dev")
+    assert hub.asked["timeout"] == 10.0
+    assert hub.fetched and all(name.startswith("dev/") for name in hub.fetched)
+    assert "revision c0ffee" in json.loads(cli_output(db, "corpora", "--json"))[0]["source"]
+
+
+def test_a_hub_that_cannot_be_reached_is_read_from_the_cache_when_it_has_the_split(tmp_path,
+                                                                                    monkeypatch):
+    cached = flores_plus(tmp_path / "snapshots" / "abc123")
+    FakeHub(cached, ConnectionError("connection refused")).install(monkeypatch, cached=cached)
+    out = cli_output(tmp_path / "hub.db", "ingest", "hf:openlanguagedata/flores_plus")
+    assert "flores_plus" in out
+
+
+@pytest.mark.parametrize("failure, said", [
+    (ConnectionError("connection refused"), "the Hugging Face hub at https://huggingface.co could "
+     "not be reached (ConnectionError: connection refused), and it is not in the Hugging Face "
+     "cache; nothing was stored"),
+    (TimeoutError("read timed out"), "did not answer within 10 s (HF_HUB_ETAG_TIMEOUT sets the "
+     "wait)"),
+    (RuntimeError("500 Server Error"), "answered with an error (RuntimeError: 500 Server Error)"),
+])
+def test_a_hub_failure_not_in_the_cache_is_said_and_stores_nothing(tmp_path, monkeypatch, db,
+                                                                   failure, said):
+    FakeHub(tmp_path, failure).install(monkeypatch)
+    before = dump(db)
+    result = invoke(db, "ingest", "hf:openlanguagedata/flores_plus")
+    assert result.exit_code == 1 and said in " ".join(result.output.split()), result.output
+    assert dump(db) == before

@@ -158,3 +158,19 @@ def test_uploads_read_at_once_are_bounded_in_number_and_space():
     uploads.give_back(first)
     uploads.give_back(second)
     assert (uploads.now, uploads.reserved) == (0, 0)  # freed again
+
+
+def test_an_upload_the_temporary_disk_cannot_hold_is_refused_before_it_is_read(monkeypatch):
+    """507 (DiskFull) when the temporary folder's disk has less free than the upload may need;
+    no slot or space stays taken."""
+    import shutil
+
+    from analyzer.serve.uploads import Uploads
+    from analyzer.store import DiskFull
+
+    uploads = Uploads(limit=1_000, space=10_000, most=2)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(9, 8, 1_199))
+    with pytest.raises(DiskFull, match="1,199 bytes free, and this upload may need 1,200"):
+        uploads.take(100)
+    assert (uploads.now, uploads.reserved) == (0, 0)
+    assert uploads.take(99) == 1_198  # what fits is taken

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -21,7 +20,7 @@ from ..store import (
     save_corpus,
 )
 from .app import Console, app, emit, fail, open_database
-from .formats import plain
+from .formats import json_text, plain
 from .help import HelpCommand
 from .options import DbOption, FloresSplit, Format, JsonOption, Units
 from .parsing import check_output_file
@@ -87,8 +86,7 @@ def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     database = open_database(db)
     summaries = list_corpora(database)
     if as_json:
-        typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2,
-                              ensure_ascii=False))
+        typer.echo(json_text(summaries))
         return
     if not summaries:
         Console().print("No corpora yet: analyzer ingest PATH (or with no PATH, the sample).")
@@ -120,7 +118,7 @@ def corpus(name: str = typer.Argument(..., metavar="NAME", help="The corpus name
         emit(corpus_texts_csv(database, summary), out)
         return
     if as_json:
-        typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        typer.echo(json_text(summary))
         return
     c = summary
     Console().print(f"{plain(c.name)}: {len(c.languages)} languages x {c.units:,} units, "

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
+from pydantic import BaseModel
 from rich.markup import escape
 
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
@@ -21,6 +23,28 @@ def plain(value) -> str:
     text = _INVISIBLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"),
                           str(value))
     return escape(text)
+
+
+def json_text(document) -> str:
+    """A `--json` answer: read models as their JSON documents, indented, other scripts as they
+    are, and the characters `plain` escapes written as JSON escapes (the same value, read
+    back), so that a name from the data cannot move a terminal's cursor either.
+
+    >>> print(json_text({"name": "Ελληνικά\u202e"}))
+    {
+      "name": "Ελληνικά\\u202e"
+    }
+    """
+    text = json.dumps(document, indent=2, ensure_ascii=False,
+                      default=lambda value: value.model_dump(mode="json")
+                      if isinstance(value, BaseModel) else _unknown(value))
+    # json has escaped the control characters in strings; the line breaks left are its indent
+    return _INVISIBLE.sub(lambda match: match.group() if match.group() == "\n"
+                          else f"\\u{ord(match.group()):04x}", text)
+
+
+def _unknown(value):
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def with_interval(value: float, low: float, high: float, spec: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import webbrowser
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from ..store import (
     vocabularies,
 )
 from .app import Console, app, emit, fail, open_database, writing
-from .formats import plain
+from .formats import json_text, plain
 from .help import HelpCommand
 from .options import DbOption, ExportFormat, JsonOption
 from .parsing import check_output_file, check_output_folder, output_folder
@@ -107,7 +106,7 @@ def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     database = open_database(db)
     summaries = list_runs(database)
     if as_json:
-        typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2))
+        typer.echo(json_text(summaries))
         return
     if not summaries:
         Console().print("No runs yet: analyzer run --vocab 512")

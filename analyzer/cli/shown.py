@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
 
 from ..export import show_document
@@ -12,7 +10,7 @@ from ..metrics import SECTION, RunResults, counting_convention, load_run_data, s
 from ..queries import complete_run
 from ..store import AnalyzerDatabase
 from .app import Console, fail
-from .formats import plain
+from .formats import json_text, plain
 from .notes import early_stops, training_notes
 from .views import TERMINAL_VIEWS, ShowOptions
 
@@ -40,7 +38,7 @@ def show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
     if size is not None and size not in set(frame[frame["vocab"] == vocab]["size"]):
         raise fail(f"run {run_id} has no size {size}; its sizes: {', '.join(map(str, run.sizes))}")
     if as_json:
-        typer.echo(json.dumps(show_document(results), indent=2))
+        typer.echo(json_text(show_document(results)))
         return results
     console = Console()
     options = ShowOptions(vocab, size, pretokenizer, console.width)

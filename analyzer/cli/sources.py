@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -21,14 +20,12 @@ from ..store import (
     save_source,
 )
 from .app import Console, app, fail, open_database
-from .formats import plain
+from .formats import json_text, plain
 from .help import HelpCommand, HelpGroup
 from .options import DbOption, JsonOption, flag
 from .tables import new_table, source_languages_table
 
 sources_app = typer.Typer(no_args_is_help=False, cls=HelpGroup, rich_markup_mode=None)
-
-
 app.add_typer(sources_app, name="sources")
 
 
@@ -40,8 +37,7 @@ def sources(ctx: typer.Context, db: Path = DbOption, as_json: bool = JsonOption)
         return
     found = list_sources(open_database(db))
     if as_json:
-        typer.echo(json.dumps([item.model_dump(mode="json") for item in found], indent=2,
-                              ensure_ascii=False))
+        typer.echo(json_text(found))
         return
     if not found:
         Console().print("No training sources yet: analyzer sources add NAME PATH...")
@@ -119,7 +115,7 @@ def sources_show(name: str = typer.Argument(..., metavar="NAME", help="The sourc
         document = detail.model_dump(mode="json")
         document["cache"] = [{"path": str(entry.path), "bytes": entry.size, **entry.about}
                              for entry in entries]
-        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        typer.echo(json_text(document))
         return
     console = Console()
     console.print(f"{plain(detail.name)}: {len(detail.languages)} languages, {detail.files:,} "

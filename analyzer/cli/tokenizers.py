@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -16,14 +15,12 @@ from ..external import (
     fetch,
 )
 from .app import EXIT_INPUT, Console, app, fail
-from .formats import plain
+from .formats import json_text, plain
 from .help import HelpCommand, HelpGroup
 from .options import JsonOption
 from .tables import FRAMING_KEY, catalog_table
 
 tokenizers_app = typer.Typer(no_args_is_help=False, cls=HelpGroup, rich_markup_mode=None)
-
-
 app.add_typer(tokenizers_app, name="tokenizers")
 
 
@@ -35,7 +32,7 @@ def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         return
     statuses = [availability(item) for item in catalog().values()]
     if as_json:
-        typer.echo(json.dumps([status.document() for status in statuses], indent=2))
+        typer.echo(json_text([status.document() for status in statuses]))
         return
     console = Console()
     console.print(catalog_table(statuses, console.width))

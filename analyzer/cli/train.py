@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -19,7 +18,7 @@ from ..settings import (
     MIN_SIZE,
 )
 from .app import Console, app, fail
-from .formats import plain
+from .formats import json_text, plain
 from .help import HelpCommand
 from .options import PRETOKENIZE_HELP, TieBreak
 from .tables import new_table
@@ -64,7 +63,7 @@ def train(
         except ValueError as error:  # a pre-tokenizer refused, or (not from a file) a surrogate
             raise fail(str(error)) from None
     if as_json:
-        typer.echo(json.dumps(training_document(training), ensure_ascii=False, indent=2))
+        typer.echo(json_text(training_document(training)))
         return
     vocabulary = bpe.Vocabulary(training.merges, pretokenize)
     tokens = training.tokens_after(len(training.merges))

@@ -108,10 +108,11 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
                              f"(this one is {shown}); e.g. python -c 'import secrets; "
                              "print(secrets.token_urlsafe())'")
         token = token.strip()
-    if upload_space < Uploads(corpus_limit).needs(corpus_limit):
+    largest_upload = Uploads(corpus_limit).needs(corpus_limit)
+    if upload_space < largest_upload:
         raise ServeError(f"--max-upload-space {upload_space:,} cannot hold one upload of the "
                          f"largest size (--max-corpus-bytes {corpus_limit:,}), which may need "
-                         f"{Uploads(corpus_limit).needs(corpus_limit):,} bytes: the body, its "
+                         f"{largest_upload:,} bytes: the body, its "
                          "copy and what a zip unpacks to")
     if not is_loopback(host) and token is None:
         raise ServeError(f"serving on {host} (not this machine only) needs a token, so that only "

@@ -41,6 +41,31 @@ def _request_timeout_answer(timeout: float, rate: int) -> bytes:
             + body)
 
 
+def at_deadline(cycle, received: int, least: float) -> str:
+    """What a connection's deadline does, from its request (`cycle`: uvicorn's, or None before
+    the first) and the bytes it received in the window: "answer" (the whole request is in: its
+    answer may take as long as it takes), "wait" (its body comes slowly but at the least rate:
+    another window), "408" (its body is slower than that: say so, then close) or "close" (idle,
+    or its headers never finished).
+
+    >>> from types import SimpleNamespace as Cycle
+    >>> body = Cycle(response_complete=False, more_body=True, response_started=False)
+    >>> at_deadline(body, 40_000, 32_000), at_deadline(body, 100, 32_000)
+    ('wait', '408')
+    >>> at_deadline(Cycle(response_complete=False, more_body=False, response_started=False), 0, 1)
+    'answer'
+    >>> at_deadline(None, 0, 1), at_deadline(Cycle(response_complete=True, more_body=False), 0, 1)
+    ('close', 'close')
+    """
+    if cycle is None or cycle.response_complete:
+        return "close"
+    if not cycle.more_body:
+        return "answer"
+    if received >= least:
+        return "wait"
+    return "close" if cycle.response_started else "408"
+
+
 SERVICE_UNAVAILABLE = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
                        b"retry-after: 1\r\nconnection: close\r\ncontent-length: 44\r\n\r\n"
                        b"the server has too many connections open now")
@@ -90,8 +115,10 @@ def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS,
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
-            self._received += len(data)
             super().data_received(data)
+            # Counted after the parser has seen them: a request that starts in this packet
+            # arms its window (on_message_begin) before its first body bytes are counted in it.
+            self._received += len(data)
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
@@ -113,18 +140,15 @@ def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS,
 
         def _expire(self) -> None:
             self._deadline = None
-            cycle = self.cycle
-            active = cycle is not None and not cycle.response_complete
-            if active and not cycle.more_body:
-                return  # the whole request is in: its answer may take as long as it takes
             if self.transport.is_closing():
                 return
-            if active and cycle.more_body:  # its body is coming: at what rate?
-                if self._received - self._mark >= least:
-                    self._arm()  # slow but steady: another window
-                    return
-                if not cycle.response_started:
-                    self.transport.write(too_slow)
-            self.transport.close()  # idle, its headers never finished, or its body too slow
+            action = at_deadline(self.cycle, self._received - self._mark, least)
+            if action == "wait":
+                self._arm()
+                return
+            if action == "408":
+                self.transport.write(too_slow)
+            if action != "answer":
+                self.transport.close()
 
     return DeadlineProtocol
