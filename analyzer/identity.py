@@ -15,8 +15,13 @@ False
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Annotated, ClassVar
+
+from pydantic import AfterValidator
 
 
 class Algorithm(StrEnum):
@@ -28,8 +33,80 @@ class Algorithm(StrEnum):
     WORDPIECE = "wordpiece"
 
 
-class VocabKind(StrEnum):
-    """What a vocabulary of a run is.
+TRANSITION_MARK = "@"
+LANGUAGE_MARK = ":"
+"""How a scope writes SuperBPE's transition, and a language's own or a tokenizer's name after
+a kind's word (`KindSpec`)."""
+RESERVED = ":@"
+"""Characters a name of the user's (imported counts) may not hold: the scopes above use them."""
+BASE_PRETOKENIZER = "base"
+"""An extension's stored pre-tokenizer: its base's own (its pattern is stored beside it)."""
+
+
+@dataclass(frozen=True)
+class KindAbout:
+    """What a reader is shown of a kind of vocabulary (the report, the pages, the terminal)."""
+
+    label: str
+    """The kind in words, for a legend or a heading."""
+    color: str
+    """Its colour in every chart that colours by kind."""
+    shown_first: bool
+    """Ticked at first where a reader picks vocabularies to compare (the playground)."""
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """Everything the analyzer knows of a kind of vocabulary, in one place: how it is trained,
+    what it is trained on, how its scope is written, and how readers see it. Registering one
+    (`VocabKind.register`) is what makes a kind; its builder (`analyzer.runs.builders`) builds
+    it.
+
+    A scope is written from the spec: the kind's `word` (if any); `@T` for a transition; then
+    `:NAME` or `:LANG` (with no word, the name or the language alone). So SuperBPE's word
+    `superbpe` gives `superbpe@700:kor_Hang`, and a language's own BPE (no word) `kor_Hang`.
+    """
+
+    name: str
+    """What the store keeps and every document shows (`language-superbpe`)."""
+    about: KindAbout
+    algorithm: Algorithm | None
+    """How it is trained (its records' form: BPE stores merges, the others a model per size);
+    None for what is measured, not trained."""
+    word: str | None = None
+    """The word its scope starts with (`shared`, `superbpe`, `extend`)."""
+    one_language: bool = False
+    """A language's own: trained on one language (its scope names it)."""
+    every_language: bool = False
+    """Trained on all the run's languages together."""
+    two_stages: bool = False
+    """SuperBPE's: past its transition it splits with SuperBPE's stage-2 pre-tokenizer."""
+    named: bool = False
+    """Named by a tokenizer: the one it extends or measures."""
+
+    def __post_init__(self) -> None:
+        if self.named and (self.one_language or self.two_stages):
+            raise ValueError(f"kind {self.name}: a named kind has no language or transition")
+        if self.one_language and self.every_language:
+            raise ValueError(f"kind {self.name}: trained on one language or on every one")
+        if not self.word and not (self.named or self.one_language):
+            raise ValueError(f"kind {self.name}: its scope needs a word")
+        if any(mark in (self.word or "") for mark in RESERVED):
+            raise ValueError(f"kind {self.name}: a scope's word holds none of {RESERVED!r}")
+
+
+class _Registry(type):
+    """VocabKind's metaclass: the class iterates over the registered kinds, as an enum does."""
+
+    def __iter__(cls) -> Iterator[VocabKind]:
+        return iter(list(_SPECS_BY_KIND))
+
+    def __len__(cls) -> int:
+        return len(_SPECS_BY_KIND)
+
+
+class VocabKind(str, metaclass=_Registry):
+    """What a vocabulary of a run is: a registered kind (`register`), equal to its name.
 
     A shared vocabulary is trained on every run language (its scope is `shared`), a language's
     own on that language alone (its scope is the language code), a parity-aware one on every
@@ -39,21 +116,85 @@ class VocabKind(StrEnum):
     production tokenizer continued with merges over its ids (scope `extend:NAME`); Unigram and
     WordPiece vocabularies are `unigram` and `wordpiece` (`unigram:LANG` a language's own); a
     production tokenizer is measured, not trained (its scope is its name), and so are counts
-    imported from elsewhere.
+    imported from elsewhere. A plug-in registers a kind of its own (`register`) beside them.
+
+    >>> VocabKind("parity") is VocabKind.PARITY, VocabKind.PARITY == "parity"
+    (True, True)
     """
 
-    SHARED = "shared"
-    LANGUAGE = "language"
-    PARITY = "parity"
-    SUPERBPE = "superbpe"
-    LANGUAGE_SUPERBPE = "language-superbpe"
-    EXTENSION = "extension"
-    UNIGRAM = "unigram"
-    LANGUAGE_UNIGRAM = "language-unigram"
-    WORDPIECE = "wordpiece"
-    LANGUAGE_WORDPIECE = "language-wordpiece"
-    PRODUCTION = "production"
-    IMPORTED = "imported"
+    __slots__ = ()
+
+    SHARED: ClassVar[VocabKind]
+    LANGUAGE: ClassVar[VocabKind]
+    PARITY: ClassVar[VocabKind]
+    SUPERBPE: ClassVar[VocabKind]
+    LANGUAGE_SUPERBPE: ClassVar[VocabKind]
+    EXTENSION: ClassVar[VocabKind]
+    UNIGRAM: ClassVar[VocabKind]
+    LANGUAGE_UNIGRAM: ClassVar[VocabKind]
+    WORDPIECE: ClassVar[VocabKind]
+    LANGUAGE_WORDPIECE: ClassVar[VocabKind]
+    PRODUCTION: ClassVar[VocabKind]
+    IMPORTED: ClassVar[VocabKind]
+
+    def __new__(cls, value: str) -> VocabKind:
+        """The registered kind named `value`; ValueError when no kind is."""
+        found = _KIND_BY_NAME.get(str(value))
+        if found is None and load_plugins():  # a stored kind of a plug-in not yet imported
+            found = _KIND_BY_NAME.get(str(value))
+        if found is None:
+            raise ValueError(f"{value!r} is not a kind of vocabulary (the kinds: "
+                             f"{', '.join(_KIND_BY_NAME)})")
+        return found
+
+    @classmethod
+    def register(cls, spec: KindSpec) -> VocabKind:
+        """Make `spec` a kind: returned, found by `VocabKind(name)` and in `for kind in
+        VocabKind` from now on. A name or a scope word already taken is refused; registering
+        the same spec again returns its kind (a plug-in imported twice)."""
+        existing = _KIND_BY_NAME.get(spec.name)
+        if existing is not None:
+            if existing.spec == spec:
+                return existing
+            raise ValueError(f"a kind named {spec.name!r} is already registered")
+        shape = (spec.word, spec.one_language, spec.two_stages, spec.named)
+        if spec.word and any((s.word, s.one_language, s.two_stages, s.named) == shape
+                             for s in _SPECS_BY_KIND.values()):
+            raise ValueError(f"kind {spec.name}: its scopes would be another kind's "
+                             f"(word {spec.word!r})")
+        kind = str.__new__(cls, spec.name)
+        _KIND_BY_NAME[spec.name] = kind
+        _SPECS_BY_KIND[kind] = spec
+        return kind
+
+    def unregister(self) -> None:
+        """Forget a kind a plug-in (or a test) registered; the built-in kinds stay."""
+        if self in _BUILT_IN:
+            raise ValueError(f"{self} is built in")
+        del _KIND_BY_NAME[str(self)], _SPECS_BY_KIND[self]
+
+    def __reduce__(self):
+        # Sent to another process by name: it is the kind registered there under that name.
+        return (VocabKind, (str(self),))
+
+    def __repr__(self) -> str:
+        return f"<VocabKind.{self.replace('-', '_').upper()}: {str(self)!r}>"
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source, handler):
+        """A read model's `kind` field: a string, read back as its registered kind."""
+        return handler.generate_schema(Annotated[str, AfterValidator(cls)])
+
+    @property
+    def spec(self) -> KindSpec:
+        return _SPECS_BY_KIND[self]
+
+    @property
+    def value(self) -> str:
+        return str(self)
 
     @property
     def trained(self) -> bool:
@@ -67,19 +208,17 @@ class VocabKind(StrEnum):
         >>> VocabKind.IMPORTED.measured, VocabKind.SHARED.measured
         (True, False)
         """
-        return self in (VocabKind.PRODUCTION, VocabKind.IMPORTED)
+        return self.spec.algorithm is None
 
     @property
     def trained_on_every_language(self) -> bool:
         """Trained on all the run's languages together (so it counts every language too)."""
-        return self in (VocabKind.SHARED, VocabKind.PARITY, VocabKind.SUPERBPE,
-                        VocabKind.UNIGRAM, VocabKind.WORDPIECE)
+        return self.spec.every_language
 
     @property
     def trained_on_one_language(self) -> bool:
         """A language's own (it counts that language and the pivot, or every one with cross)."""
-        return self in (VocabKind.LANGUAGE, VocabKind.LANGUAGE_SUPERBPE,
-                        VocabKind.LANGUAGE_UNIGRAM, VocabKind.LANGUAGE_WORDPIECE)
+        return self.spec.one_language
 
     @property
     def counts_every_language(self) -> bool:
@@ -93,14 +232,13 @@ class VocabKind(StrEnum):
 
     @property
     def about(self) -> KindAbout:
-        """How readers see this kind: its name in words, colour, whether it is shown at first
-        (`KINDS`)."""
-        return KINDS[self]
+        """How readers see this kind: its name in words, colour, whether it is shown at first."""
+        return self.spec.about
 
     @property
     def two_stages(self) -> bool:
         """SuperBPE's: past its transition it splits with SuperBPE's stage-2 pre-tokenizer."""
-        return self in (VocabKind.SUPERBPE, VocabKind.LANGUAGE_SUPERBPE)
+        return self.spec.two_stages
 
     @property
     def algorithm(self) -> Algorithm | None:
@@ -109,13 +247,7 @@ class VocabKind(StrEnum):
         >>> VocabKind.LANGUAGE_UNIGRAM.algorithm, VocabKind.EXTENSION.algorithm
         (<Algorithm.UNIGRAM: 'unigram'>, <Algorithm.BPE: 'bpe'>)
         """
-        if self.measured:
-            return None
-        if self in (VocabKind.UNIGRAM, VocabKind.LANGUAGE_UNIGRAM):
-            return Algorithm.UNIGRAM
-        if self in (VocabKind.WORDPIECE, VocabKind.LANGUAGE_WORDPIECE):
-            return Algorithm.WORDPIECE
-        return Algorithm.BPE
+        return self.spec.algorithm
 
     @property
     def has_merges(self) -> bool:
@@ -137,57 +269,94 @@ class VocabKind(StrEnum):
                 (Algorithm.WORDPIECE, True): VocabKind.LANGUAGE_WORDPIECE}[(algorithm, one_language)]
 
 
-@dataclass(frozen=True)
-class KindAbout:
-    """What a reader is shown of a kind of vocabulary (the report, the pages, the terminal)."""
+_KIND_BY_NAME: dict[str, VocabKind] = {}
+_SPECS_BY_KIND: dict[VocabKind, KindSpec] = {}
+_PLUGINS_LOADED: list[bool] = []
 
-    label: str
-    """The kind in words, for a legend or a heading."""
-    color: str
-    """Its colour in every chart that colours by kind."""
-    shown_first: bool
-    """Ticked at first where a reader picks vocabularies to compare (the playground)."""
 
+PLUGIN_GROUP = "analyzer.kinds"
+"""The entry point group under which an installed package declares a kind of vocabulary: the
+module it names registers the kind (`VocabKind.register`) and its builder
+(`analyzer.runs.registry.register`) when it is imported."""
+
+
+def load_plugins() -> bool:
+    """Import the installed plug-ins (`PLUGIN_GROUP`), once per process; whether this call
+    loaded them. Called where kinds are built (`analyzer.runs.builders`), and where a kind
+    is looked up by a name no kind has yet (a stored run of a plug-in's kind, a Dask worker
+    given its job)."""
+    if _PLUGINS_LOADED:
+        return False
+    _PLUGINS_LOADED.append(True)
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=PLUGIN_GROUP):
+        entry.load()
+    return True
 
 NEUTRAL = "#bbbbbb"
 """The colour of what is measured, not trained (production tokenizers, imported counts)."""
 
-KINDS: dict[VocabKind, KindAbout] = {
-    VocabKind.SHARED: KindAbout("shared BPE", "#2b6cb0", shown_first=True),
-    VocabKind.LANGUAGE: KindAbout("a language's own BPE", "#2f855a", shown_first=False),
-    VocabKind.PARITY: KindAbout("parity-aware BPE", "#c05621", shown_first=True),
-    VocabKind.SUPERBPE: KindAbout("SuperBPE", "#805ad5", shown_first=False),
-    VocabKind.LANGUAGE_SUPERBPE: KindAbout("a language's own SuperBPE", "#6b46c1", shown_first=False),
-    VocabKind.EXTENSION: KindAbout("extended production tokenizer", "#319795", shown_first=True),
-    VocabKind.UNIGRAM: KindAbout("shared Unigram", "#d69e2e", shown_first=False),
-    VocabKind.LANGUAGE_UNIGRAM: KindAbout("a language's own Unigram", "#b7791f", shown_first=False),
-    VocabKind.WORDPIECE: KindAbout("shared WordPiece", "#38a169", shown_first=False),
-    VocabKind.LANGUAGE_WORDPIECE: KindAbout("a language's own WordPiece", "#276749",
-                                            shown_first=False),
-    VocabKind.PRODUCTION: KindAbout("production tokenizer", NEUTRAL, shown_first=False),
-    VocabKind.IMPORTED: KindAbout("imported counts", NEUTRAL, shown_first=False),
-}
-"""Every kind, as readers see it: one entry each (a test checks that every kind is here)."""
 
-SUPERBPE_MARK = "superbpe@"
-EXTENSION_MARK = "extend:"
-LANGUAGE_MARK = ":"
-"""How a scope writes SuperBPE's transition, an extension's base and a language's own."""
-RESERVED = ":@"
-"""Characters a name of the user's (imported counts) may not hold: the scopes above use them."""
-BASE_PRETOKENIZER = "base"
-"""An extension's stored pre-tokenizer: its base's own (its pattern is stored beside it)."""
+def _built_in(member: str, spec: KindSpec) -> VocabKind:
+    kind = VocabKind.register(spec)
+    setattr(VocabKind, member, kind)
+    return kind
+
+
+_BPE, _UNIGRAM, _WORDPIECE = Algorithm.BPE, Algorithm.UNIGRAM, Algorithm.WORDPIECE
+_BUILT_IN = (
+    _built_in("SHARED", KindSpec("shared", KindAbout("shared BPE", "#2b6cb0", True), _BPE,
+                                 word="shared", every_language=True)),
+    _built_in("LANGUAGE", KindSpec("language", KindAbout("a language's own BPE", "#2f855a", False),
+                                   _BPE, one_language=True)),
+    _built_in("PARITY", KindSpec("parity", KindAbout("parity-aware BPE", "#c05621", True), _BPE,
+                                 word="parity", every_language=True)),
+    _built_in("SUPERBPE", KindSpec("superbpe", KindAbout("SuperBPE", "#805ad5", False), _BPE,
+                                   word="superbpe", every_language=True, two_stages=True)),
+    _built_in("LANGUAGE_SUPERBPE", KindSpec(
+        "language-superbpe", KindAbout("a language's own SuperBPE", "#6b46c1", False), _BPE,
+        word="superbpe", one_language=True, two_stages=True)),
+    _built_in("EXTENSION", KindSpec(
+        "extension", KindAbout("extended production tokenizer", "#319795", True), _BPE,
+        word="extend", named=True)),
+    _built_in("UNIGRAM", KindSpec("unigram", KindAbout("shared Unigram", "#d69e2e", False),
+                                  _UNIGRAM, word="unigram", every_language=True)),
+    _built_in("LANGUAGE_UNIGRAM", KindSpec(
+        "language-unigram", KindAbout("a language's own Unigram", "#b7791f", False), _UNIGRAM,
+        word="unigram", one_language=True)),
+    _built_in("WORDPIECE", KindSpec("wordpiece", KindAbout("shared WordPiece", "#38a169", False),
+                                    _WORDPIECE, word="wordpiece", every_language=True)),
+    _built_in("LANGUAGE_WORDPIECE", KindSpec(
+        "language-wordpiece", KindAbout("a language's own WordPiece", "#276749", False),
+        _WORDPIECE, word="wordpiece", one_language=True)),
+    _built_in("PRODUCTION", KindSpec("production", KindAbout("production tokenizer", NEUTRAL,
+                                                             False), None, named=True)),
+    _built_in("IMPORTED", KindSpec("imported", KindAbout("imported counts", NEUTRAL, False), None,
+                                   named=True)),
+)
+
+
+class _Abouts(Mapping):
+    """`KINDS`: every registered kind, as readers see it (`KindAbout`)."""
+
+    def __getitem__(self, kind: str) -> KindAbout:
+        return VocabKind(kind).about
+
+    def __iter__(self) -> Iterator[VocabKind]:
+        return iter(VocabKind)
+
+    def __len__(self) -> int:
+        return len(VocabKind)
+
+
+KINDS: Mapping[VocabKind, KindAbout] = _Abouts()
+"""Every kind, as readers see it: one entry each, the plug-ins' too."""
 
 SHARED_SCOPE = str(VocabKind.SHARED)
 PARITY_SCOPE = str(VocabKind.PARITY)
 """The scopes of the shared and the parity-aware vocabulary (`VocabularyId.scope`), for
 defaults and lookups: a scope is compared with a scope, never with a kind."""
-
-_NAMED = (VocabKind.EXTENSION, VocabKind.PRODUCTION, VocabKind.IMPORTED)
-_LIBRARY = {VocabKind.UNIGRAM: Algorithm.UNIGRAM, VocabKind.WORDPIECE: Algorithm.WORDPIECE,
-            VocabKind.LANGUAGE_UNIGRAM: Algorithm.UNIGRAM,
-            VocabKind.LANGUAGE_WORDPIECE: Algorithm.WORDPIECE}
-
 
 @dataclass(frozen=True)
 class VocabularyId:
@@ -207,14 +376,12 @@ class VocabularyId:
     def __post_init__(self) -> None:
         kind = VocabKind(self.kind)
         object.__setattr__(self, "kind", kind)
-        if kind.trained_on_one_language != (self.language is not None):
-            raise ValueError(f"a {kind} vocabulary {'needs' if kind.trained_on_one_language else 'has no'} "
-                             "language")
-        if kind.two_stages != (self.transition is not None):
-            raise ValueError(f"a {kind} vocabulary {'needs' if kind.two_stages else 'has no'} "
-                             "transition")
-        if (kind in _NAMED) != (self.name is not None):
-            raise ValueError(f"a {kind} vocabulary {'needs' if kind in _NAMED else 'has no'} name")
+        spec = kind.spec
+        for what, needed, value in (("language", spec.one_language, self.language),
+                                    ("transition", spec.two_stages, self.transition),
+                                    ("name", spec.named, self.name)):
+            if needed != (value is not None):
+                raise ValueError(f"a {kind} vocabulary {'needs' if needed else 'has no'} {what}")
 
     # The kinds, by what they are.
 
@@ -261,22 +428,14 @@ class VocabularyId:
 
     @property
     def scope(self) -> str:
-        """The vocabulary's name in its run (see `VocabKind`)."""
-        kind = self.kind
-        if kind in (VocabKind.SHARED, VocabKind.PARITY):
-            return str(kind)
-        if kind == VocabKind.LANGUAGE:
-            assert self.language is not None
-            return self.language
-        if kind.two_stages:
-            return f"{SUPERBPE_MARK}{self.transition}" + self._language_part()
-        if kind in _LIBRARY:
-            return str(_LIBRARY[kind]) + self._language_part()
-        assert self.name is not None
-        return f"{EXTENSION_MARK}{self.name}" if kind == VocabKind.EXTENSION else self.name
-
-    def _language_part(self) -> str:
-        return f"{LANGUAGE_MARK}{self.language}" if self.language is not None else ""
+        """The vocabulary's name in its run, written from its kind's spec (`KindSpec`)."""
+        text = self.kind.spec.word or ""
+        if self.transition is not None:
+            text += f"{TRANSITION_MARK}{self.transition}"
+        for part in (self.name, self.language):
+            if part is not None:
+                text = f"{text}{LANGUAGE_MARK}{part}" if text else part
+        return text
 
     @classmethod
     def parse(cls, scope: str, kind: VocabKind | str) -> VocabularyId:
@@ -288,24 +447,22 @@ class VocabularyId:
         (<VocabKind.LANGUAGE_SUPERBPE: 'language-superbpe'>, 'kor_Hang', 700)
         """
         kind = VocabKind(kind)
+        spec = kind.spec
         found: VocabularyId | None = None
-        if kind in (VocabKind.SHARED, VocabKind.PARITY):
-            found = cls(kind)
-        elif kind == VocabKind.LANGUAGE:
-            found = cls(kind, language=scope)
-        elif kind.two_stages and scope.startswith(SUPERBPE_MARK):
-            transition, _, language = scope[len(SUPERBPE_MARK):].partition(LANGUAGE_MARK)
-            if transition.isdigit() and bool(language) == (kind == VocabKind.LANGUAGE_SUPERBPE):
-                found = cls(kind, language=language or None, transition=int(transition))
-        elif kind in _LIBRARY:
-            algorithm, _, language = scope.partition(LANGUAGE_MARK)
-            if algorithm == _LIBRARY[kind]:
-                found = cls(kind, language=language or None) if bool(language) == \
-                    kind.trained_on_one_language else None
-        elif kind == VocabKind.EXTENSION and scope.startswith(EXTENSION_MARK):
-            found = cls(kind, name=scope[len(EXTENSION_MARK):])
-        elif kind in (VocabKind.PRODUCTION, VocabKind.IMPORTED):
-            found = cls(kind, name=scope)
+        rest = scope
+        if spec.word:
+            word, rest = rest[:len(spec.word)], rest[len(spec.word):]
+            rest = rest if word == spec.word else "\0"
+        transition = None
+        if spec.two_stages and rest.startswith(TRANSITION_MARK):
+            digits, mark, after = rest[len(TRANSITION_MARK):].partition(LANGUAGE_MARK)
+            transition = int(digits) if digits.isdigit() else None
+            rest = mark + after
+        if spec.word and (spec.named or spec.one_language):
+            rest = rest[len(LANGUAGE_MARK):] if rest.startswith(LANGUAGE_MARK) else "\0"
+        with contextlib.suppress(ValueError):
+            found = cls(kind, language=rest if spec.one_language else None,
+                        transition=transition, name=rest if spec.named else None)
         if found is None or found.scope != scope:
             raise ValueError(f"{scope!r} is not the scope of a {kind} vocabulary")
         return found
@@ -318,6 +475,7 @@ def reserved_scopes(languages: list[str] | tuple[str, ...]) -> set[str]:
     >>> sorted(reserved_scopes(["eng_Latn"]))
     ['eng_Latn', 'parity', 'shared', 'unigram', 'wordpiece']
     """
-    return {SHARED_SCOPE, PARITY_SCOPE, *(VocabularyId.library(a).scope for a in Algorithm
-                                          if a != Algorithm.BPE), *languages}
+    return {VocabularyId(kind).scope for kind in VocabKind
+            if not (kind.spec.one_language or kind.spec.two_stages or kind.spec.named)} \
+        | set(languages)
 

@@ -59,9 +59,9 @@ def test_an_identity_holds_what_its_kind_needs():
 
 
 def test_every_kind_has_one_builder():
-    from analyzer.runs.builders import JOB_BUILDERS, LOCAL_BUILDERS, kinds_built
+    from analyzer.runs.registry import BUILDERS, kinds_built
 
-    kinds = [kind for module in (*JOB_BUILDERS, *LOCAL_BUILDERS) for kind in module.KINDS]
+    kinds = [kind for builder in BUILDERS for kind in builder.KINDS]
     assert sorted(kinds) == sorted(VocabKind) and kinds_built() == set(VocabKind)
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from analyzer.external import ModelPrice
 
-from .frames import MEASURED_KINDS
+from .frames import measured_kinds
 
 CONTENT_CHARS = 1_000_000
 
@@ -76,7 +76,7 @@ def model_costs(frame: pd.DataFrame, pivot: str, prices: Iterable[ModelPrice],
     input cost (scaled as the content's) and ratio to the pivot's (NaN where the framing is not
     known)."""
     framing = framing or {}
-    production = frame[frame["kind"].isin(MEASURED_KINDS)].set_index(["vocab", "lang"])
+    production = frame[frame["kind"].isin(measured_kinds())].set_index(["vocab", "lang"])
     measured = set(production.index.get_level_values("vocab"))
     rows = []
     for price in prices:

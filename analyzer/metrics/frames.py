@@ -19,8 +19,10 @@ from .data import RunData
 from .stats import bootstrap_weights, gini, separates_words
 
 RESAMPLES = 1000
-MEASURED_KINDS = [kind for kind in VocabKind if kind.measured]
-"""The kinds of a real tokenizer's counts (production, imported), for selecting frame rows."""
+def measured_kinds() -> list[VocabKind]:
+    """The kinds of a real tokenizer's counts (production, imported), for selecting frame
+    rows: asked each time, so that a plug-in's kind registered since counts too."""
+    return [kind for kind in VocabKind if kind.measured]
 
 
 def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str, str | None, int]:
@@ -196,5 +198,5 @@ def own_vocabulary(frame: pd.DataFrame, pivot: str) -> pd.DataFrame:
 def for_pretokenizer(frame: pd.DataFrame, pretokenizer: str) -> pd.DataFrame:
     """The rows of one pre-tokenizer's trained vocabularies, and every production tokenizer's:
     what a table or a chart about that split rule shows."""
-    keep = (frame["pretokenizer"] == pretokenizer) | frame["kind"].isin(MEASURED_KINDS)
+    keep = (frame["pretokenizer"] == pretokenizer) | frame["kind"].isin(measured_kinds())
     return frame[keep]

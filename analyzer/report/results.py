@@ -20,7 +20,7 @@ from analyzer import __version__
 from analyzer.corpus import language_name
 from analyzer.files import write_atomically
 from analyzer.metrics import RunResults, counting_convention, load_run_data
-from analyzer.metrics.frames import MEASURED_KINDS
+from analyzer.metrics.frames import measured_kinds
 from analyzer.queries import complete_run
 from analyzer.store import AnalyzerDatabase, get_corpus_by_id
 
@@ -42,7 +42,7 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
     results = results or RunResults(load_run_data(db, run_id))
     corpus = get_corpus_by_id(db, run.corpus_id)
     frame = results.frame
-    rows = frame[frame["kind"].isin(MEASURED_KINDS)]
+    rows = frame[frame["kind"].isin(measured_kinds())]
     if rows.empty:
         raise ValueError(f"run {run_id} measured no production tokenizer: run it with "
                          "--tokenizer all-available")

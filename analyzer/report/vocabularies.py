@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from analyzer.metrics.frames import MEASURED_KINDS
+from analyzer.metrics.frames import measured_kinds
 
 from .colors import PALETTE
 from .figures import RunView, label
@@ -83,7 +83,7 @@ def sections(view: RunView, script_rows: pd.DataFrame, overlap_rows: pd.DataFram
         "several; None: no letter, as spaces, digits and punctuation; Bytes: a piece of a "
         "character). A language whose script has few tokens pays for it in tokens.",
         scripts(script_rows))]
-    measured = frame[frame["kind"].isin(MEASURED_KINDS)]
+    measured = frame[frame["kind"].isin(measured_kinds())]
     if measured["word_split_pct"].notna().any():
         charts.append((
             "Words split by each tokenizer",

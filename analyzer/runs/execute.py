@@ -7,8 +7,6 @@ import os
 import time
 
 from analyzer import __version__, bpe
-from analyzer.bpe.pretokenize import SUPERBPE, Splitter
-from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.errors import AnalyzerError, Busy
 from analyzer.settings import RunSettings
 from analyzer.store import (
@@ -30,10 +28,10 @@ from analyzer.store import (
     save_pending,
 )
 
-from .builders import combine, local_records, make_plans
+from .builders import combine, local_records, make_plans, run_splitters
 from .chunk_cache import ChunkCache
 from .counting import count_locally
-from .plan import Report, SourceTables, pretokenizer_name
+from .plan import Report, SourceTables
 from .pool import run_jobs
 from .resolution import ResolvedRun, check_lossless, check_pinned_corpus, resolve
 
@@ -105,9 +103,8 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         else:
             workers = settings.jobs or os.cpu_count() or 1
             records = run_jobs([plan.job(texts) for plan in plans], workers, report)
-        # Extensions train here, in this process, whatever the executor: their base (a
-        # production tokenizer's library) is loaded once, and a few seconds of C training
-        # over its ids is small beside its counting. Production tokenizers count here too.
+        # Local builders make theirs here, in this process, whatever the executor: a
+        # production tokenizer's library (measured, or extended) is loaded once.
         records = combine(records) + local_records(resolved, texts, report, source)
         store_results(db, run_id, records, round(time.perf_counter() - start, 3), stage)
     except KeyboardInterrupt as error:
@@ -157,18 +154,6 @@ def count_sample(db: AnalyzerDatabase, run_id: int, resolved: ResolvedRun, clust
     return SourceTables({key: str(path) for key, path in tables.items()},
                         {lang: taken[lang]["bytes"] for lang in plan.languages},
                         list(plan.languages))
-
-
-def run_splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
-    """Every pre-tokenizer the run's trainings cut a source's text with, by name: the run's
-    own, SuperBPE's second stage, each extended tokenizer's own."""
-    found: dict[str, Splitter | None] = {name: resolve_pretokenizer(name)
-                                         for name in run.pretokenizers}
-    if run.superbpe:
-        found[SUPERBPE] = resolve_pretokenizer(SUPERBPE)
-    for base in run.extensions:
-        found[pretokenizer_name(base)] = base
-    return found
 
 
 def store_results(db: AnalyzerDatabase, run_id: int, records: list[VocabularyRecord], seconds: float,

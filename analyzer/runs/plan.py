@@ -11,7 +11,7 @@ other (`SourceTables`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -226,6 +226,8 @@ class JobPlan(Identified):
     pretokenizer: str = NONE
     weights: dict[str, int] = field(default_factory=dict)
     global_merges: int = 0
+    judged: bool = False
+    """Parity-aware: some texts' token counts decide whose turn each merge is."""
     dev_measured: bool = False
     """Parity-aware with a holdout, or trained on a source: the measured units decide whose
     turn it is."""
@@ -233,6 +235,11 @@ class JobPlan(Identified):
     """Trained on a training source's sample, not on the corpus's units."""
     joined_ids: list[str | None] | None = None
     """With `count` joined: the measured units' ids, which group the join."""
+
+    def trained_on(self, source: SourceTables) -> JobPlan:
+        """The same job trained on a training source's sample; judged (parity-aware), the
+        corpus's measured units then decide whose turn it is."""
+        return replace(self, source=source, dev_measured=self.judged)
 
     def work(self, texts: dict[str, list[str]]) -> int:
         if self.source is not None:

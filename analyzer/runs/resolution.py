@@ -8,6 +8,7 @@ import dataclasses
 import random
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from analyzer.bpe import PretokenizerError
 from analyzer.bpe.pretokenize import NONE, USER_AROUND_PREFIX, USER_PREFIX
@@ -15,16 +16,12 @@ from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
 from analyzer.errors import SETTING, NotFound, setting
-from analyzer.identity import Algorithm, reserved_scopes
+from analyzer.identity import reserved_scopes
 from analyzer.settings import (
-    ALGORITHMS,
     COUNTS,
     DEFAULT_PIVOT,
     EXECUTORS,
     MAX_LANGUAGES,
-    MAX_LIBRARY_SIZE,
-    MAX_SIZE,
-    MIN_SIZE,
     RunSettings,
     describe_bounds,
 )
@@ -39,6 +36,7 @@ from analyzer.store import (
 
 from .counting import ORDER_BITS, LanguagePlan, SourcePlan, as_registered
 from .errors import RunError
+from .registry import BUILDERS
 from .sample import budgets, parse_mix, threshold
 
 
@@ -53,45 +51,36 @@ class ResolvedRun:
     train_units: list[int]
     measured_units: list[int]
     settings: RunSettings
-    tokenizers: list = field(default_factory=list)
-    """The resolved `analyzer.external.ProductionTokenizer`s."""
     pretokenizers: list[str] = field(default_factory=lambda: [NONE])
     """The pre-tokenizers' names, checked, without repeats, in the order given."""
     weights: dict[str, int] = field(default_factory=dict)
     """The training mix, with language codes normalised; only weights other than 1."""
-    superbpe: list[int] = field(default_factory=list)
-    """SuperBPE vocabularies' transition sizes, ascending, without repeats."""
-    extensions: list = field(default_factory=list)
-    """The bases to extend, resolved (`analyzer.external.extension.ExtensionBase`s)."""
-    added: list[int] = field(default_factory=list)
-    """Tokens to add to each base, ascending, without repeats."""
-    extend_langs: list[str] | None = None
-    """The languages whose training texts teach the added merges (normalised)."""
-    algorithms: list[Algorithm] = field(default_factory=lambda: [Algorithm.BPE])
-    """The training algorithms, BPE first, without repeats."""
-    imported: dict = field(default_factory=dict)
-    """Counts measured elsewhere, checked against the run: `{name: (source, {lang: [tokens
-    of each measured unit]})}`."""
     source: SourcePlan | None = None
     """With `train_on`: the sample of the training source every trained vocabulary learns
     from (the corpus is then measured, whole)."""
     joined_ids: list[str | None] | None = None
     """With `count` joined: each measured unit's id in its source, which groups the units
     into their splits for the join (`analyzer.corpus.joined`)."""
+    made: dict[str, Any] = field(default_factory=dict)
+    """What the builders made of the settings they own, by setting (`registry`: `check`), e.g.
+    SuperBPE's transitions, sorted, under `superbpe`; the extension bases, loaded, under
+    `extend`."""
+    recorded: dict[str, Any] = field(default_factory=dict)
+    """How the run's row records the builders' settings, resolved."""
 
     def recorded_settings(self) -> RunSettings:
         """The settings as the run's row records them: what they resolved to."""
         return dataclasses.replace(self.settings, corpus=self.corpus.name,
                                    languages=self.languages, pivot=self.pivot, sizes=self.sizes,
                                    pretokenizers=self.pretokenizers, weights=self.weights,
-                                   superbpe=self.superbpe, extend=[b.name for b in self.extensions],
-                                   added=self.added, extend_langs=self.extend_langs,
-                                   algorithms=[str(a) for a in self.algorithms])
+                                   **self.recorded)
 
 
 def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
-    if not settings.sizes and not settings.tokenizers and not settings.extend \
-            and not settings.counts:
+    """The settings checked against the database and each other, made concrete: first what
+    every run has, then each builder's own settings by its `check` (`registry`)."""
+    if not settings.sizes and not any(getattr(settings, name) for builder in BUILDERS
+                                      for name in getattr(builder, "MEASURED_ALONE", ())):
         raise RunError(f"nothing to measure: give {setting('sizes')} (e.g. 512) and/or "
                        f"{setting('tokenizers')} (e.g. cl100k_base)", setting="sizes")
     sizes = _sizes(settings.sizes) if settings.sizes else []
@@ -99,42 +88,37 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     languages = _languages(corpus, settings.languages)
     pivot = _pivot(languages, settings.pivot)
     if settings.tie_break not in TIE_BREAKS:
-        raise _invalid("tie_break", settings.tie_break,
-                       f"{SETTING} must be one of {', '.join(TIE_BREAKS)}, not {settings.tie_break!r}")
+        raise invalid("tie_break", settings.tie_break,
+                      f"{SETTING} must be one of {', '.join(TIE_BREAKS)}, not {settings.tie_break!r}")
     # Every bound of a single setting is its definition's (RunSettings checks them as it is
     # made); what is checked here is each setting against the corpus and the others.
     train, measured = split_units(corpus.units, settings.holdout, settings.seed)
     pretokenizers = _pretokenizers(settings.pretokenizers)
     weights = _weights(settings.weights, languages)
-    _parity(settings, languages, sizes)
-    superbpe = _superbpe(settings.superbpe, sizes)
     _executor(settings)
-    tokenizers = _tokenizers(settings.tokenizers, languages)
-    extensions, added, extend_langs = _extension(settings, languages)
-    algorithms = _algorithms(settings.algorithms, sizes, pretokenizers)
-    taken = reserved_scopes(languages) | {t.name for t in tokenizers}
-    imported = _imported(settings.counts, corpus, languages, measured, taken)
     source = _source(db, settings, languages, pretokenizers)
     joined_ids = _joined(db, settings, corpus, measured)
-    return ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, tokenizers,
-                       pretokenizers, weights, superbpe, extensions, added, extend_langs,
-                       algorithms, imported, source, joined_ids)
+    run = ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, pretokenizers,
+                      weights, source, joined_ids)
+    taken = reserved_scopes(languages)
+    for builder in BUILDERS:
+        check = getattr(builder, "check", None)
+        if check is not None:
+            made, recorded = check(settings, run, taken)
+            run.made.update(made)
+            run.recorded.update(recorded)
+    return run
 
 
 def _joined(db: AnalyzerDatabase, settings: RunSettings, corpus: CorpusDetail,
             measured: list[int]) -> list[str | None] | None:
     """With `count` joined, the measured units' ids (their splits group the join); None
-    otherwise. Imported counts are one per unit: they cannot be joined."""
+    otherwise."""
     if settings.count not in COUNTS:
-        raise _invalid("count", settings.count,
-                       f"{SETTING} must be one of {', '.join(COUNTS)}, not {settings.count!r}")
+        raise invalid("count", settings.count,
+                      f"{SETTING} must be one of {', '.join(COUNTS)}, not {settings.count!r}")
     if settings.count == "units":
         return None
-    if settings.counts:
-        raise _invalid("count", settings.count,
-                       f"{SETTING} joined counts each language's units joined into one text; "
-                       f"{setting('counts')} gives counts of each unit, which cannot be joined: "
-                       "run them with --count units")
     ids = load_unit_ids(db, corpus)
     return [ids[unit] for unit in measured]
 
@@ -197,7 +181,7 @@ def _source(db: AnalyzerDatabase, settings: RunSettings, languages: list[str],
     return SourcePlan(detail, settings.seed, str(mix), settings.skip_invalid, plans)
 
 
-def _invalid(name: str, value, message: str) -> RunError:
+def invalid(name: str, value, message: str) -> RunError:
     return RunError(message, setting=name, value=value)
 
 
@@ -208,134 +192,23 @@ def _weights(weights: dict[str, int], languages: list[str]) -> dict[str, int]:
         try:
             lang = normalise_language(code)
         except CorpusError as error:
-            raise _invalid("weights", code, f"{SETTING} {code}={weight}: {error}") from None
+            raise invalid("weights", code, f"{SETTING} {code}={weight}: {error}") from None
         if lang not in languages:
-            raise _invalid("weights", code, f"{SETTING} {code}={weight}: {lang} is not a language "
-                           f"of this run ({', '.join(languages)})")
+            raise invalid("weights", code, f"{SETTING} {code}={weight}: {lang} is not a language "
+                          f"of this run ({', '.join(languages)})")
         if isinstance(weight, bool) or not isinstance(weight, int):
-            raise _invalid("weights", weight, f"{SETTING} {code}={weight}: a weight is a whole "
-                           f"number ({describe_bounds('weights')})")
+            raise invalid("weights", weight, f"{SETTING} {code}={weight}: a weight is a whole "
+                          f"number ({describe_bounds('weights')})")
         if lang in found:
-            raise _invalid("weights", code, f"{SETTING} {code}: {lang} is weighted twice")
+            raise invalid("weights", code, f"{SETTING} {code}: {lang} is weighted twice")
         found[lang] = weight
     return {lang: weight for lang, weight in found.items() if weight != 1}
 
 
-def _parity(settings: RunSettings, languages: list[str], sizes: list[int]) -> None:
-    if settings.global_merges and not settings.parity:
-        raise RunError(f"{SETTING} is for the parity-aware vocabulary: add {setting('parity')}",
-                       setting="global_merges")
-    if not settings.parity:
-        return
-    if not sizes:
-        raise RunError(f"{SETTING} trains a vocabulary: give {setting('sizes')} too (e.g. 4096)",
-                       setting="parity")
-    if len(languages) < 2:
-        raise RunError(f"{SETTING} needs two languages or more: with one, it is the shared "
-                       "vocabulary", setting="parity")
-
-
-def _superbpe(transitions: list[int], sizes: list[int]) -> list[int]:
-    """SuperBPE's transition sizes: each inside the trained sizes, below the largest (the
-    second stage goes from there to the largest)."""
-    if transitions and not sizes:
-        raise RunError(f"{SETTING} trains a vocabulary: give {setting('sizes')} too (e.g. 4096)",
-                       setting="superbpe")
-    for transition in transitions:
-        if isinstance(transition, bool) or not isinstance(transition, int) or \
-                not MIN_SIZE <= transition < max(sizes):
-            raise _invalid("superbpe", transition,
-                           f"{SETTING} {transition}: the transition is a size from {MIN_SIZE} to "
-                           f"below the largest of {setting('sizes')} ({max(sizes)}), where the "
-                           "second stage ends")
-    return sorted(set(transitions))
-
-
-def _extension(settings: RunSettings, languages: list[str]
-               ) -> tuple[list, list[int], list[str] | None]:
-    """The bases to extend (loaded, so a base that cannot be extended stops the run before
-    anything is stored), the added sizes and the languages training the additions."""
-    for name, value in (("added", settings.added), ("extend_langs", settings.extend_langs),
-                        ("target", settings.target)):
-        if value and not settings.extend:
-            raise RunError(f"{SETTING} is for extending a production tokenizer: add "
-                           f"{setting('extend')} (e.g. o200k_base)", setting=name)
-    if not settings.extend:
-        return [], [], None
-    if not settings.added:
-        raise RunError(f"{SETTING} needs how many tokens to add: give {setting('added')} "
-                       "(e.g. +1024,+8192)", setting="extend")
-    from analyzer.external import TokenizerError
-    from analyzer.external.extension import extension_base
-
-    bases = []
-    for spec in dict.fromkeys(settings.extend):
-        try:
-            base = extension_base(spec, downloads=True)
-        except TokenizerError as error:
-            raise _invalid("extend", spec, f"{SETTING} {error}") from None
-        bases.append(base)
-    room = MAX_SIZE - max(base.size for base in bases)
-    for added in settings.added:
-        if isinstance(added, bool) or not isinstance(added, int) or not 1 <= added <= room:
-            raise _invalid("added", added, f"{SETTING} +{added}: the tokens added are from +1 to "
-                           f"+{room:,} (the engine numbers ids up to {MAX_SIZE:,})")
-    extend_langs = None
-    if settings.extend_langs is not None:
-        if not settings.extend_langs:
-            raise RunError(f"{SETTING} needs at least one language code", setting="extend_langs")
-        extend_langs = []
-        for code in settings.extend_langs:
-            lang = _normalised(code, "extend_langs")
-            if lang not in languages:
-                raise _invalid("extend_langs", code, f"{SETTING}: {lang} is not a language of "
-                               f"this run ({', '.join(languages)})")
-            extend_langs.append(lang)
-        extend_langs = list(dict.fromkeys(extend_langs))
-    return bases, sorted(set(settings.added)), extend_langs
-
-
-def _algorithms(names: list[str], sizes: list[int], pretokenizers: list[str]) -> list[Algorithm]:
-    """The algorithms, BPE first (every cost is relative to it), each checked against the
-    sizes it trains at and the pre-tokenizers it trains after."""
-    if not names:
-        raise RunError(f"{SETTING} needs at least one algorithm ({', '.join(ALGORITHMS)})",
-                       setting="algorithms")
-    for name in names:
-        if name not in ALGORITHMS:
-            raise _invalid("algorithms", name, f"{SETTING} must be among {', '.join(ALGORITHMS)}, "
-                           f"not {name!r}")
-    algorithms = list(dict.fromkeys([Algorithm.BPE, *map(Algorithm, names)]))
-    others = algorithms[1:]
-    if others and not sizes:
-        raise RunError(f"{SETTING} {others[0]} trains a vocabulary: give {setting('sizes')} too "
-                       "(e.g. 4096)", setting="algorithms", value=str(others[0]))
-    if others:
-        from analyzer.external import TokenizerError
-        from analyzer.external.library_trained import library, min_size
-
-        try:
-            library()
-        except TokenizerError as error:
-            raise _invalid("algorithms", str(others[0]), f"{SETTING} {error}") from None
-    for algorithm in others:
-        for size in sizes:
-            if not min_size(algorithm) <= size <= MAX_LIBRARY_SIZE:
-                raise _invalid("sizes", size, f"{SETTING} {size}: {algorithm} ({setting('algorithms')}) "
-                               f"trains sizes from {min_size(algorithm)} (its byte symbols) to "
-                               f"{MAX_LIBRARY_SIZE:,}")
-    if Algorithm.WORDPIECE in others and NONE in pretokenizers:
-        raise _invalid("algorithms", "wordpiece", f"{SETTING} wordpiece needs a pre-tokenizer "
-                       f"other than none ({setting('pretokenizers')}, e.g. words): its greedy "
-                       "longest match takes time quadratic in a chunk's length, and a whole "
-                       "text as one chunk is not a word")
-    return algorithms
-
-
 def _executor(settings: RunSettings) -> None:
     if settings.executor not in EXECUTORS:
-        raise _invalid("executor", settings.executor, f"{SETTING} must be one of "
-                       f"{', '.join(EXECUTORS)}, not {settings.executor!r}")
+        raise invalid("executor", settings.executor, f"{SETTING} must be one of "
+                      f"{', '.join(EXECUTORS)}, not {settings.executor!r}")
     if settings.scheduler is not None:
         if settings.executor != "dask":
             raise RunError(f"{SETTING} is for the dask executor: set {setting('executor')} to dask",
@@ -361,7 +234,7 @@ def _pretokenizers(names: list[str]) -> list[str]:
         try:
             resolve_pretokenizer(name)
         except PretokenizerError as error:
-            raise _invalid("pretokenizers", name, f"{SETTING}: {error}") from None
+            raise invalid("pretokenizers", name, f"{SETTING}: {error}") from None
     return list(dict.fromkeys(names))
 
 
@@ -386,49 +259,6 @@ def check_lossless(run: ResolvedRun, texts: dict[str, list[str]]) -> None:
                                    language=lang, unit=unit + 1) from None
 
 
-def _tokenizers(specs: list[str], languages: list[str]) -> list:
-    from analyzer.external import (
-        ProductionTokenizer,
-        TokenizerError,
-        expand_all_available,
-        resolve_tokenizer,
-    )
-
-    try:
-        specs, _ = expand_all_available(specs)
-    except TokenizerError as error:
-        raise _invalid("tokenizers", None, f"{SETTING} {error}") from None
-    resolved: list[ProductionTokenizer] = []
-    for spec in dict.fromkeys(specs):
-        try:
-            tokenizer = resolve_tokenizer(spec)
-        except TokenizerError as error:
-            raise _invalid("tokenizers", spec, f"{SETTING} {error}") from None
-        taken = {t.name for t in resolved} | reserved_scopes(languages)
-        if tokenizer.name in taken:
-            raise _invalid("tokenizers", spec, f"{SETTING} {spec}: its name {tokenizer.name!r} "
-                           "is already used in this run; rename the file")
-        resolved.append(tokenizer)
-    return resolved
-
-
-def _imported(specs: list[str], corpus: CorpusDetail, languages: list[str],
-              measured: list[int], taken: set[str]) -> dict:
-    """Each counts file read and checked against the run (every measured unit of every run
-    language counted), before anything is stored; its name not already a vocabulary's."""
-    from analyzer.external.imported import read_counts
-
-    found: dict = {}
-    for spec in specs:
-        counts = read_counts(spec)  # CountsError, naming the file and line
-        if counts.name in taken or counts.name in found:
-            raise _invalid("counts", spec, f"{SETTING} {spec}: the name {counts.name!r} is "
-                           "already used in this run; give the counts another name")
-        found[counts.name] = (counts.source,
-                              counts.counts_for(languages, measured, corpus.units))
-    return found
-
-
 def split_units(n_units: int, holdout: float, seed: int) -> tuple[list[int], list[int]]:
     """(training units, measured units). With a holdout, the same units in every language are
     held out, chosen by `seed`; without one, both are all units.
@@ -437,14 +267,14 @@ def split_units(n_units: int, holdout: float, seed: int) -> tuple[list[int], lis
     ([0, 1, 2], [3, 4])
     """
     if not 0 <= holdout < 1:
-        raise _invalid("holdout", holdout, f"{SETTING} must be at least 0 and below 1, not {holdout}")
+        raise invalid("holdout", holdout, f"{SETTING} must be at least 0 and below 1, not {holdout}")
     everything = list(range(n_units))
     if holdout == 0:
         return everything, everything
     n_held = round(holdout * n_units)
     if n_held < 1 or n_held >= n_units:
-        raise _invalid("holdout", holdout, f"{SETTING} {holdout} of {n_units} units holds out "
-                       f"{n_held}; at least one unit must be held out and one left to train on")
+        raise invalid("holdout", holdout, f"{SETTING} {holdout} of {n_units} units holds out "
+                      f"{n_held}; at least one unit must be held out and one left to train on")
     held = sorted(random.Random(seed).sample(everything, n_held))
     held_set = set(held)
     return [u for u in everything if u not in held_set], held
@@ -518,10 +348,10 @@ def _languages(corpus: CorpusDetail, wanted: list[str] | None) -> list[str]:
                        setting="languages")
     chosen = []
     for code in wanted:
-        language = _normalised(code, "languages")
+        language = normalised(code, "languages")
         if language not in available:
-            raise _invalid("languages", code, f"{SETTING}: {language} is not in corpus "
-                           f"{corpus.name!r} (it has: {', '.join(available)})")
+            raise invalid("languages", code, f"{SETTING}: {language} is not in corpus "
+                          f"{corpus.name!r} (it has: {', '.join(available)})")
         if language not in chosen:
             chosen.append(language)
     return chosen
@@ -530,15 +360,15 @@ def _languages(corpus: CorpusDetail, wanted: list[str] | None) -> list[str]:
 def _pivot(languages: list[str], pivot: str | None) -> str:
     if pivot is None:
         return DEFAULT_PIVOT if DEFAULT_PIVOT in languages else languages[0]
-    language = _normalised(pivot, "pivot")
+    language = normalised(pivot, "pivot")
     if language not in languages:
-        raise _invalid("pivot", pivot, f"{SETTING} {language} is not among the run's languages "
-                       f"({', '.join(languages)})")
+        raise invalid("pivot", pivot, f"{SETTING} {language} is not among the run's languages "
+                      f"({', '.join(languages)})")
     return language
 
 
-def _normalised(code: str, name: str) -> str:
+def normalised(code: str, name: str) -> str:
     try:
         return normalise_language(code)
     except CorpusError as error:
-        raise _invalid(name, code, f"{SETTING}: {error}") from None
+        raise invalid(name, code, f"{SETTING}: {error}") from None

@@ -189,12 +189,10 @@ def static(name: str):
     return Response(item.read_bytes(), media_type=STATIC_TYPES[suffix])
 
 
-SHOWN_FIRST = [str(kind) for kind, about in KINDS.items() if about.shown_first]
-"""The kinds of vocabulary the playground ticks at first (`analyzer.identity.KINDS`)."""
-
-
 @router.get("/playground", response_class=HTMLResponse)
 def playground():
+    # The kinds ticked at first (`analyzer.identity.KINDS`), a plug-in's too.
+    shown_first = " ".join(str(kind) for kind, about in KINDS.items() if about.shown_first)
     body = (
         "<p class='lead'>Paste a text, or pick a unit of a corpus to see it in all its languages; "
         "choose a run's vocabularies and catalog tokenizers. Counts and pieces update as you "
@@ -209,7 +207,7 @@ def playground():
         "<fieldset><legend>Vocabularies</legend>"
         "<label>Run <select id='run'><option value=''>(loading…)</option></select></label> "
         "<label>Size <input id='size' type='number' min='256' placeholder='largest'></label>"
-        f"<div id='vocabs' data-shown-first='{' '.join(SHOWN_FIRST)}'></div></fieldset>"
+        f"<div id='vocabs' data-shown-first='{shown_first}'></div></fieldset>"
         "<fieldset><legend>Tokenizers</legend><div id='tokenizers'>"
         "<span class='muted'>Loading the tokenizers…</span></div></fieldset>"
         "</form><p id='status' class='muted' role='status'>Loading the corpora, runs and "

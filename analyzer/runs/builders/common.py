@@ -21,7 +21,7 @@ def new_plan(run: ResolvedRun, identity: VocabularyId, train_on: list[str], coun
         identity, train_on, count, run.train_units, run.measured_units, sizes or run.sizes,
         settings.tie_break, settings.min_pair_count, pretokenizer,
         weights=run.weights if everyone else {},
-        global_merges=settings.global_merges if parity else 0,
+        global_merges=settings.global_merges if parity else 0, judged=parity,
         dev_measured=parity and bool(settings.holdout), joined_ids=run.joined_ids)
 
 

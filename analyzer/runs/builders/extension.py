@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import time
 
-from analyzer.bpe.pretokenize import chunk_texts
+from analyzer.bpe.pretokenize import Splitter, chunk_texts
+from analyzer.errors import SETTING, setting
 from analyzer.external.extension import Extended
 from analyzer.identity import BASE_PRETOKENIZER, VocabKind, VocabularyId
+from analyzer.settings import MAX_SIZE, RunSettings
 from analyzer.store import StoredMerge, VocabularyRecord
 
 from ..errors import RunError
@@ -32,17 +34,71 @@ from ..plan import (
     TrainingTexts,
     count_joined,
     joined_texts,
+    pretokenizer_name,
     split_by_language,
 )
-from ..resolution import ResolvedRun
+from ..resolution import ResolvedRun, invalid, normalised
 
 KINDS = (VocabKind.EXTENSION,)
+MEASURED_ALONE = ("extend",)
+"""A run of this setting alone, with no sizes, measures vocabularies all the same."""
+
+
+def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dict, dict]:
+    """The bases to extend (loaded, so a base that cannot be extended stops the run before
+    anything is stored), the added sizes and the languages training the additions."""
+    languages = run.languages
+    for name, value in (("added", settings.added), ("extend_langs", settings.extend_langs),
+                        ("target", settings.target)):
+        if value and not settings.extend:
+            raise RunError(f"{SETTING} is for extending a production tokenizer: add "
+                           f"{setting('extend')} (e.g. o200k_base)", setting=name)
+    if not settings.extend:
+        return {"extend": [], "added": [], "extend_langs": None}, {}
+    if not settings.added:
+        raise RunError(f"{SETTING} needs how many tokens to add: give {setting('added')} "
+                       "(e.g. +1024,+8192)", setting="extend")
+    from analyzer.external import TokenizerError
+    from analyzer.external.extension import extension_base
+
+    bases = []
+    for spec in dict.fromkeys(settings.extend):
+        try:
+            base = extension_base(spec, downloads=True)
+        except TokenizerError as error:
+            raise invalid("extend", spec, f"{SETTING} {error}") from None
+        bases.append(base)
+    room = MAX_SIZE - max(base.size for base in bases)
+    for added in settings.added:
+        if isinstance(added, bool) or not isinstance(added, int) or not 1 <= added <= room:
+            raise invalid("added", added, f"{SETTING} +{added}: the tokens added are from +1 to "
+                          f"+{room:,} (the engine numbers ids up to {MAX_SIZE:,})")
+    extend_langs = None
+    if settings.extend_langs is not None:
+        if not settings.extend_langs:
+            raise RunError(f"{SETTING} needs at least one language code", setting="extend_langs")
+        extend_langs = []
+        for code in settings.extend_langs:
+            lang = normalised(code, "extend_langs")
+            if lang not in languages:
+                raise invalid("extend_langs", code, f"{SETTING}: {lang} is not a language of "
+                              f"this run ({', '.join(languages)})")
+            extend_langs.append(lang)
+        extend_langs = list(dict.fromkeys(extend_langs))
+    tokens = sorted(set(settings.added))
+    return ({"extend": bases, "added": tokens, "extend_langs": extend_langs},
+            {"extend": [base.name for base in bases], "added": tokens, "extend_langs": extend_langs})
+
+
+def splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
+    """Each extended tokenizer's own pre-tokenizer, under its name (`pretokenizer_name`)."""
+    return {pretokenizer_name(base): base for base in run.made["extend"]}
 
 
 def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
             source: SourceTables | None = None) -> list[VocabularyRecord]:
     """One record per base the run extends (its additions trained on `source`, if given)."""
-    return [build(base, run, texts, report, source) for base in run.extensions]
+    return [build(base, run, texts, report, source) for base in run.made["extend"]]
 
 
 def build(base, run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
@@ -52,15 +108,15 @@ def build(base, run: ResolvedRun, texts: dict[str, list[str]], report: Report | 
     report = report or (lambda *args: None)
     identity = VocabularyId.extension(base.name)
     label = identity.scope
-    train_langs = run.extend_langs or run.languages
-    largest = base.size + max(run.added)
-    step = max(1, max(run.added) // 100)
+    train_langs = run.made["extend_langs"] or run.languages
+    largest = base.size + max(run.made["added"])
+    step = max(1, max(run.made["added"]) // 100)
 
     def on_merge(done: int, total: int) -> None:
         if done % step == 0 or done == total:
             report(label, "train", done, total)
 
-    report(label, "train", 0, max(run.added))
+    report(label, "train", 0, max(run.made["added"]))
     start = time.perf_counter()
     training_input: TrainingInput = source.only(train_langs) if source is not None else \
         TrainingTexts({lang: [texts[lang][u] for u in run.train_units] for lang in train_langs},
@@ -73,7 +129,7 @@ def build(base, run: ResolvedRun, texts: dict[str, list[str]], report: Report | 
     extended = Extended(base, training.merges)
     measure = {lang: [texts[lang][u] for u in run.measured_units] for lang in run.languages}
     counts, replaced, roundtrip_ok = measure_extended(extended, measure, run)
-    sizes = [base.size, *(base.size + n for n in run.added)]
+    sizes = [base.size, *(base.size + n for n in run.made["added"])]
 
     def count(found: list[str]) -> dict[int, list[int]]:
         by_size = measure_extended(extended, {str(i): [text] for i, text in enumerate(found)},
@@ -117,7 +173,7 @@ def measure_extended(extended: Extended, measure: dict[str, list[str]], run: Res
                        "extension would not match the base, so nothing was stored",
                        setting="extend", value=base.name, language=lang, unit=unit)
     traces = [added.trace(ids) for ids in base_ids]
-    sizes = sorted({base.size} | {min(base.size + n, added.size) for n in run.added})
+    sizes = sorted({base.size} | {min(base.size + n, added.size) for n in run.made["added"]})
     per_chunk = {size: [trace.tokens_at(size - base.size) for trace in traces] for size in sizes}
     counts = {size: split_by_language([sum(values[c] for c in of) for of in chunked.of_text],
                                       measure)

@@ -15,17 +15,66 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-from analyzer.bpe.pretokenize import resolve
+from analyzer.bpe.pretokenize import NONE, resolve
+from analyzer.errors import SETTING, setting
 from analyzer.external.library_trained import LibraryModel, train_model
 from analyzer.identity import Algorithm, VocabKind, VocabularyId
+from analyzer.settings import ALGORITHMS, MAX_LIBRARY_SIZE, RunSettings
 from analyzer.store import VocabularyRecord
 
+from ..errors import RunError
 from ..plan import JobPlan, Report, VocabularyJob, count_joined
-from ..resolution import ResolvedRun
+from ..resolution import ResolvedRun, invalid
 from .common import counted_by, new_plan
 
 KINDS = (VocabKind.UNIGRAM, VocabKind.LANGUAGE_UNIGRAM, VocabKind.WORDPIECE,
          VocabKind.LANGUAGE_WORDPIECE)
+
+
+def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dict, dict]:
+    """The algorithms, BPE first (every cost is relative to it), each checked against the
+    sizes it trains at and the pre-tokenizers it trains after."""
+    names, sizes, pretokenizers = settings.algorithms, run.sizes, run.pretokenizers
+    if not names:
+        raise RunError(f"{SETTING} needs at least one algorithm ({', '.join(ALGORITHMS)})",
+                       setting="algorithms")
+    for name in names:
+        if name not in ALGORITHMS:
+            raise invalid("algorithms", name, f"{SETTING} must be among {', '.join(ALGORITHMS)}, "
+                          f"not {name!r}")
+    algorithms = list(dict.fromkeys([Algorithm.BPE, *map(Algorithm, names)]))
+    others = algorithms[1:]
+    if others and not sizes:
+        raise RunError(f"{SETTING} {others[0]} trains a vocabulary: give {setting('sizes')} too "
+                       "(e.g. 4096)", setting="algorithms", value=str(others[0]))
+    if others:
+        from analyzer.external import TokenizerError
+        from analyzer.external.library_trained import library, min_size
+
+        try:
+            library()
+        except TokenizerError as error:
+            raise invalid("algorithms", str(others[0]), f"{SETTING} {error}") from None
+    for algorithm in others:
+        for size in sizes:
+            if not min_size(algorithm) <= size <= MAX_LIBRARY_SIZE:
+                raise invalid("sizes", size, f"{SETTING} {size}: {algorithm} ({setting('algorithms')}) "
+                              f"trains sizes from {min_size(algorithm)} (its byte symbols) to "
+                              f"{MAX_LIBRARY_SIZE:,}")
+    if Algorithm.WORDPIECE in others and NONE in pretokenizers:
+        raise invalid("algorithms", "wordpiece", f"{SETTING} wordpiece needs a pre-tokenizer "
+                      f"other than none ({setting('pretokenizers')}, e.g. words): its greedy "
+                      "longest match takes time quadratic in a chunk's length, and a whole "
+                      "text as one chunk is not a word")
+    return {"algorithms": algorithms}, {"algorithms": [str(a) for a in algorithms]}
+
+
+def place(plan: JobPlan, run: ResolvedRun) -> tuple:
+    """Its jobs follow BPE's (`builders.default_place`): by algorithm, size, every language
+    then each one."""
+    identity = plan.identity
+    language = -1 if identity.language is None else run.languages.index(identity.language)
+    return (1, run.made["algorithms"].index(identity.algorithm), plan.sizes[0], language)
 
 
 def plans(run: ResolvedRun) -> list[JobPlan]:
@@ -33,7 +82,7 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
     (`per_language`) one per language, each size its own training."""
     found = []
     for pretokenizer in run.pretokenizers:
-        for algorithm in run.algorithms[1:]:
+        for algorithm in run.made["algorithms"][1:]:
             for size in run.sizes:
                 found.append(new_plan(run, VocabularyId.library(algorithm), run.languages,
                                       run.languages, pretokenizer, sizes=[size]))

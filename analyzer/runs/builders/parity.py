@@ -5,8 +5,11 @@ engine trains it (`bpe` builds it, in parity mode); this module says when a run 
 
 from __future__ import annotations
 
+from analyzer.errors import SETTING, setting
 from analyzer.identity import VocabKind, VocabularyId
+from analyzer.settings import RunSettings
 
+from ..errors import RunError
 from ..plan import JobPlan
 from ..resolution import ResolvedRun
 from .bpe import build
@@ -14,7 +17,7 @@ from .common import new_plan
 
 KINDS = (VocabKind.PARITY,)
 
-__all__ = ["KINDS", "build", "plans"]
+__all__ = ["KINDS", "build", "check", "plans"]
 
 
 def plans(run: ResolvedRun) -> list[JobPlan]:
@@ -23,3 +26,20 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
         return []
     return [new_plan(run, VocabularyId.parity(), run.languages, run.languages, pretokenizer)
             for pretokenizer in run.pretokenizers]
+
+
+def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dict, dict]:
+    """`parity` and `global_merges` against the run: the sizes to train, two languages."""
+    languages, sizes = run.languages, run.sizes
+    if settings.global_merges and not settings.parity:
+        raise RunError(f"{SETTING} is for the parity-aware vocabulary: add {setting('parity')}",
+                       setting="global_merges")
+    if not settings.parity:
+        return {}, {}
+    if not sizes:
+        raise RunError(f"{SETTING} trains a vocabulary: give {setting('sizes')} too (e.g. 4096)",
+                       setting="parity")
+    if len(languages) < 2:
+        raise RunError(f"{SETTING} needs two languages or more: with one, it is the shared "
+                       "vocabulary", setting="parity")
+    return {}, {}

@@ -8,14 +8,47 @@ from __future__ import annotations
 import time
 
 from analyzer.corpus.languages import separates_words
+from analyzer.errors import SETTING
 from analyzer.external.vocabulary import jaccard, script_composition, split_words
 from analyzer.identity import VocabKind, VocabularyId
+from analyzer.settings import RunSettings
 from analyzer.store import VocabularyRecord
 
 from ..plan import Report, SourceTables, count_joined, joined_texts
-from ..resolution import ResolvedRun
+from ..resolution import ResolvedRun, invalid
 
 KINDS = (VocabKind.PRODUCTION,)
+MEASURED_ALONE = ("tokenizers",)
+"""A run of these settings alone, with no sizes, measures vocabularies all the same."""
+
+
+def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dict, dict]:
+    """The tokenizers to measure, resolved (the catalog's, files, the hub's), each name not
+    already a vocabulary's of the run."""
+    specs = settings.tokenizers
+    from analyzer.external import (
+        ProductionTokenizer,
+        TokenizerError,
+        expand_all_available,
+        resolve_tokenizer,
+    )
+
+    try:
+        specs, _ = expand_all_available(specs)
+    except TokenizerError as error:
+        raise invalid("tokenizers", None, f"{SETTING} {error}") from None
+    resolved: list[ProductionTokenizer] = []
+    for spec in dict.fromkeys(specs):
+        try:
+            tokenizer = resolve_tokenizer(spec)
+        except TokenizerError as error:
+            raise invalid("tokenizers", spec, f"{SETTING} {error}") from None
+        if tokenizer.name in taken:
+            raise invalid("tokenizers", spec, f"{SETTING} {spec}: its name {tokenizer.name!r} "
+                          "is already used in this run; rename the file")
+        resolved.append(tokenizer)
+        taken.add(tokenizer.name)
+    return {"tokenizers": resolved}, {}
 
 
 def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
@@ -24,7 +57,7 @@ def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None
     measured = {lang: [texts[lang][u] for u in run.measured_units] for lang in run.languages}
     joined = joined_texts(texts, run.languages, run.measured_units, run.joined_ids)
     found, vocabularies = [], {}
-    for tokenizer in run.tokenizers:
+    for tokenizer in run.made["tokenizers"]:
         tokens = tokenizer.tokens() if tokenizer.tokens is not None else None
         found.append(measure_tokenizer(tokenizer, run, measured, joined, tokens, report))
         if tokens is not None:

@@ -18,10 +18,14 @@ from __future__ import annotations
 import time
 
 from analyzer import bpe
-from analyzer.bpe.pretokenize import SUPERBPE
+from analyzer.bpe.pretokenize import SUPERBPE, Splitter
+from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
+from analyzer.errors import SETTING, setting
 from analyzer.identity import VocabKind, VocabularyId
+from analyzer.settings import MIN_SIZE, RunSettings
 from analyzer.store import StoredMerge, VocabularyRecord
 
+from ..errors import RunError
 from ..plan import (
     JobPlan,
     Report,
@@ -30,7 +34,7 @@ from ..plan import (
     progress_reporter,
     split_by_language,
 )
-from ..resolution import ResolvedRun
+from ..resolution import ResolvedRun, invalid
 from .common import counted_by, new_plan
 
 KINDS = (VocabKind.SUPERBPE, VocabKind.LANGUAGE_SUPERBPE)
@@ -39,12 +43,35 @@ STAGE_TWO = SUPERBPE
 """The pre-tokenizer of the second stage: SuperBPE's published pattern, split around."""
 
 
+def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dict, dict]:
+    """SuperBPE's transition sizes: each inside the trained sizes, below the largest (the
+    second stage goes from there to the largest): sorted, without repeats."""
+    transitions, sizes = settings.superbpe, run.sizes
+    if transitions and not sizes:
+        raise RunError(f"{SETTING} trains a vocabulary: give {setting('sizes')} too (e.g. 4096)",
+                       setting="superbpe")
+    for transition in transitions:
+        if isinstance(transition, bool) or not isinstance(transition, int) or \
+                not MIN_SIZE <= transition < max(sizes):
+            raise invalid("superbpe", transition,
+                          f"{SETTING} {transition}: the transition is a size from {MIN_SIZE} to "
+                          f"below the largest of {setting('sizes')} ({max(sizes)}), where the "
+                          "second stage ends")
+    found = sorted(set(transitions))
+    return {"superbpe": found}, {"superbpe": found}
+
+
+def splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
+    """The second stage's pre-tokenizer, when the run has SuperBPE vocabularies."""
+    return {STAGE_TWO: resolve_pretokenizer(STAGE_TWO)} if run.made["superbpe"] else {}
+
+
 def plans(run: ResolvedRun) -> list[JobPlan]:
     """Per pre-tokenizer and transition: SuperBPE on every language, and each language's own
     (`per_language`)."""
     found = []
     for pretokenizer in run.pretokenizers:
-        for transition in run.superbpe:
+        for transition in run.made["superbpe"]:
             found.append(new_plan(run, VocabularyId.superbpe(transition), run.languages,
                                   run.languages, pretokenizer))
             if run.settings.per_language:
