@@ -62,6 +62,18 @@ class RunResults:
             self._computed[name] = SECTION[name].compute(self)
         return self._computed[name]
 
+    def equal_cost_sizes(self, reference: int | None = None) -> list[dict]:
+        """The equal-cost size of each language under each vocabulary (`fairness.
+        equal_cost_sizes`) against the pivot at `reference` (default: the largest size, the
+        section's); computed once per reference, however many faces ask (the report draws the
+        largest size but one, so that a language can be seen to reach it)."""
+        key = f"equal_cost_sizes:{reference}"
+        if key not in self._computed:
+            data = self.data
+            self._computed[key] = [] if data.fairness is None else \
+                equal_cost_sizes(data, reference)
+        return self._computed[key]
+
     def model_costs(self, prices: Path | None = None) -> pd.DataFrame:
         """What the same content costs each language under each priced model whose tokenizer
         the run measured (`costs.model_costs`), from the price table at `prices` (default: the
@@ -119,7 +131,7 @@ def _trained(run: RunRead) -> bool:
 SECTIONS: list[Section] = [
     Section("records", _always, lambda results: language_metrics(results.data), shown=True),
     Section("summaries", _always, lambda results: summaries(results.data), shown=True),
-    Section("equal_cost_sizes", _trained, _needs_fairness(equal_cost_sizes, []), shown=True),
+    Section("equal_cost_sizes", _trained, lambda results: results.equal_cost_sizes(), shown=True),
     Section("attribution", _trained, lambda results: attribution(results.data)),
     Section("divergence", lambda run: bool(run.sizes) and len(run.languages) > 2,
             _needs_fairness(divergence, [])),

@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 
 from analyzer.corpus import language_name
 from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, VocabKind
-from analyzer.metrics import configuration_name, divergence_matrix
+from analyzer.metrics import configuration_name
 
 from .figures import OTHER_COLOR, TOKENS_COLOR, RunView, _sized_bars, label
 from .language_filter import by_script, script_label
@@ -177,15 +177,18 @@ def equal_cost(view: RunView, found: list[dict], pretokenizer: str) -> go.Figure
     return figure
 
 
-def divergence(view: RunView, histograms: dict, vocab: str, pretokenizer: str) -> go.Figure:
+def divergence(view: RunView, matrices: list[dict], vocab: str, pretokenizer: str) -> go.Figure:
     """Jensen-Shannon divergence between every two languages' token distributions under one
-    vocabulary, with a size slider; languages grouped by script."""
+    vocabulary (the run's `divergence` section), with a size slider; languages grouped by
+    script."""
     order = by_script(view.languages, view.pivot)
     names = [label(script_label(lang)) for lang in order]
+    by_size = {row["size"]: pd.DataFrame(row["matrix"], index=row["languages"],
+                                         columns=row["languages"])
+               for row in matrices if row["vocab"] == vocab and row["pretokenizer"] == pretokenizer}
     figure = go.Figure()
     for size in view.sizes:
-        matrix = divergence_matrix(histograms.get((vocab, pretokenizer, size), {}), order)
-        matrix = matrix.reindex(index=order, columns=order)
+        matrix = by_size.get(size, pd.DataFrame()).reindex(index=order, columns=order)
         figure.add_trace(go.Heatmap(
             z=matrix.to_numpy(), x=names, y=names, zmin=0, zmax=1, colorscale="Viridis",
             visible=size == view.largest, meta={"rows": order, "cols": order},

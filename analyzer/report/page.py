@@ -24,7 +24,6 @@ from analyzer.metrics import (
     RunData,
     RunResults,
     counting_convention,
-    equal_cost_sizes,
     headline_vocabulary,
     load_run_data,
     special_tokens_counted,
@@ -230,7 +229,7 @@ def _equal_cost_charts(view: figures.RunView, results: RunResults, costs: pd.Dat
     # The reference is the largest size but one: every language can then be seen to reach it
     # (or not) within the merges trained (show --json's default is the largest size).
     reference = run.sizes[-2] if len(run.sizes) > 1 else run.sizes[-1]
-    found = equal_cost_sizes(results.data, reference)
+    found = results.equal_cost_sizes(reference)
     if not found:
         return []
     return [("Equal-cost vocabulary size",
@@ -250,14 +249,11 @@ def _allocation_charts(view: figures.RunView, results: RunResults, costs: pd.Dat
 
 
 def _divergence_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
-    data = results.data
     if not _trained_with_fairness(results):
         return []
-    assert data.fairness is not None
     return [("Divergence between languages",
              "Languages grouped by script; two languages that share no tokens are 1 bit apart.",
-             fairness.divergence(view, data.fairness.histograms, SHARED_SCOPE,
-                                 view.pretokenizer))]
+             fairness.divergence(view, results["divergence"], SHARED_SCOPE, view.pretokenizer))]
 
 
 def _superbpe_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
