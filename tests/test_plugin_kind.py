@@ -58,7 +58,7 @@ def plugin():
         PIVOT_ONLY.unregister()
 
 
-def test_a_kind_registered_by_a_plug_in_runs_end_to_end(plugin, db, tmp_path):
+def test_a_kind_registered_by_a_plug_in_runs_end_to_end(plugin, db, tmp_path, monkeypatch):
     from fastapi.testclient import TestClient
 
     from analyzer.serve import create_app
@@ -99,6 +99,20 @@ def test_a_kind_registered_by_a_plug_in_runs_end_to_end(plugin, db, tmp_path):
     served = {row["vocab"] for row in document["records"]}
     assert "pivot-only" in served and {"shared"} <= served
     assert "pivot-only" in playground.split("data-shown-first='")[1].split("'")[0].split()
+
+    # Where the plug-in is not installed, the run is refused with what is missing.
+    from analyzer import identity
+
+    monkeypatch.setattr(identity, "_PLUGINS_LOADED", [True])
+    spec = identity._SPECS_BY_KIND.pop(plugin)
+    del identity._KIND_BY_NAME["pivot-only"]
+    try:
+        refused = invoke(db, "show", "1")
+    finally:
+        identity._KIND_BY_NAME["pivot-only"], identity._SPECS_BY_KIND[plugin] = plugin, spec
+    assert refused.exit_code != 0
+    assert "a kind this analyzer does not know ('pivot-only')" in refused.output, refused.output
+    assert "analyzer.kinds" in refused.output
 
 
 def test_a_plug_in_kind_needs_a_scope_of_its_own(plugin):

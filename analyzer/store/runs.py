@@ -16,6 +16,7 @@ from typing import NamedTuple
 from sqlite_utils import Database
 from sqlmodel import col, select
 
+from analyzer.identity import PLUGIN_GROUP, VocabKind, load_plugins
 from analyzer.settings import RECORDED, RunSettings
 
 from .db import AnalyzerDatabase, write_transaction
@@ -213,6 +214,14 @@ def vocabularies(db: AnalyzerDatabase, run_id: int) -> list[VocabularyRead]:
     with session(db) as s:
         rows = s.exec(select(VocabularyRow).where(VocabularyRow.run_id == run_id)
                       .order_by(col(VocabularyRow.id))).all()
+        unknown = {row.kind for row in rows} - set(VocabKind)
+        if unknown and load_plugins():  # a plug-in installed, not yet imported
+            unknown -= set(VocabKind)
+        if unknown:
+            raise StoreError(f"run {run_id} holds vocabularies of a kind this analyzer does not "
+                             f"know ({', '.join(map(repr, sorted(unknown)))}): a plug-in's, made where it "
+                             f"was installed; install it here (entry point group {PLUGIN_GROUP}) "
+                             "to read the run")
         return [VocabularyRead.model_validate(row, from_attributes=True) for row in rows]
 
 
