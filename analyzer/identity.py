@@ -16,6 +16,8 @@ False
 from __future__ import annotations
 
 import contextlib
+import re
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -91,8 +93,19 @@ class KindSpec:
             raise ValueError(f"kind {self.name}: trained on one language or on every one")
         if not self.word and not (self.named or self.one_language):
             raise ValueError(f"kind {self.name}: its scope needs a word")
-        if any(mark in (self.word or "") for mark in RESERVED):
-            raise ValueError(f"kind {self.name}: a scope's word holds none of {RESERVED!r}")
+        if not _NAME.match(self.name):
+            raise ValueError(f"kind {self.name!r}: a kind's name is lower-case letters, digits "
+                             "and hyphens, starting with a letter (e.g. pivot-only)")
+        if self.word is not None and not _NAME.match(self.word):
+            raise ValueError(f"kind {self.name}: its scope's word {self.word!r} must be "
+                             "lower-case letters, digits and hyphens (so it is never a language "
+                             f"code, and holds none of {RESERVED!r})")
+        if not _COLOR.match(self.about.color):
+            raise ValueError(f"kind {self.name}: its colour {self.about.color!r} is not #rrggbb")
+
+
+_NAME = re.compile(r"[a-z][a-z0-9-]*\Z")
+_COLOR = re.compile(r"#[0-9a-fA-F]{6}\Z")
 
 
 class _Registry(type):
@@ -143,8 +156,9 @@ class VocabKind(str, metaclass=_Registry):
         if found is None and load_plugins():  # a stored kind of a plug-in not yet imported
             found = _KIND_BY_NAME.get(str(value))
         if found is None:
+            broken = "".join(f"; {error}" for error in PLUGIN_ERRORS)
             raise ValueError(f"{value!r} is not a kind of vocabulary (the kinds: "
-                             f"{', '.join(_KIND_BY_NAME)})")
+                             f"{', '.join(_KIND_BY_NAME)}){broken}")
         return found
 
     @classmethod
@@ -157,8 +171,14 @@ class VocabKind(str, metaclass=_Registry):
             if existing.spec == spec:
                 return existing
             raise ValueError(f"a kind named {spec.name!r} is already registered")
-        shape = (spec.word, spec.one_language, spec.two_stages, spec.named)
-        if spec.word and any((s.word, s.one_language, s.two_stages, s.named) == shape
+        if not spec.word and _BUILT_IN_DONE:
+            raise ValueError(f"kind {spec.name}: a plug-in's kind needs a word of its own to "
+                             "start its scopes (only the built-in kinds have none: a language's "
+                             "own is named by its language, a tokenizer by its name)")
+        # A scope is the word, then @T for a transition, then :NAME or :LANG: two kinds may
+        # share a word only where that shape tells them apart.
+        shape = (spec.word, spec.two_stages, spec.one_language or spec.named)
+        if spec.word and any((s.word, s.two_stages, s.one_language or s.named) == shape
                              for s in _SPECS_BY_KIND.values()):
             raise ValueError(f"kind {spec.name}: its scopes would be another kind's "
                              f"(word {spec.word!r})")
@@ -272,6 +292,10 @@ class VocabKind(str, metaclass=_Registry):
 _KIND_BY_NAME: dict[str, VocabKind] = {}
 _SPECS_BY_KIND: dict[VocabKind, KindSpec] = {}
 _PLUGINS_LOADED: list[bool] = []
+_BUILT_IN_DONE = False
+PLUGIN_ERRORS: list[str] = []
+"""The plug-ins that could not be loaded, each with why (a kind they register is then unknown,
+and said so where it is asked for)."""
 
 
 PLUGIN_GROUP = "analyzer.kinds"
@@ -291,8 +315,17 @@ def load_plugins() -> bool:
     from importlib.metadata import entry_points
 
     for entry in entry_points(group=PLUGIN_GROUP):
-        entry.load()
+        try:
+            entry.load()
+        except Exception as error:  # one broken plug-in leaves the analyzer and the others working
+            PLUGIN_ERRORS.append(f"the plug-in {entry.name} ({entry.value}) could not be "
+                                 f"loaded: {type(error).__name__}: {error}")
+            warnings.warn(PLUGIN_ERRORS[-1], PluginWarning, stacklevel=2)
     return True
+
+
+class PluginWarning(UserWarning):
+    """A plug-in of `PLUGIN_GROUP` that could not be loaded."""
 
 NEUTRAL = "#bbbbbb"
 """The colour of what is measured, not trained (production tokenizers, imported counts)."""
@@ -335,6 +368,9 @@ _BUILT_IN = (
     _built_in("IMPORTED", KindSpec("imported", KindAbout("imported counts", NEUTRAL, False), None,
                                    named=True)),
 )
+
+
+_BUILT_IN_DONE = True
 
 
 class _Abouts(Mapping):
@@ -382,6 +418,9 @@ class VocabularyId:
                                     ("name", spec.named, self.name)):
             if needed != (value is not None):
                 raise ValueError(f"a {kind} vocabulary {'needs' if needed else 'has no'} {what}")
+        if self.transition is not None and (isinstance(self.transition, bool) or not
+                                            isinstance(self.transition, int) or self.transition < 1):
+            raise ValueError(f"a transition is a size, not {self.transition!r}")
 
     # The kinds, by what they are.
 
@@ -456,7 +495,7 @@ class VocabularyId:
         transition = None
         if spec.two_stages and rest.startswith(TRANSITION_MARK):
             digits, mark, after = rest[len(TRANSITION_MARK):].partition(LANGUAGE_MARK)
-            transition = int(digits) if digits.isdigit() else None
+            transition = int(digits) if digits.isascii() and digits.isdigit() else None
             rest = mark + after
         if spec.word and (spec.named or spec.one_language):
             rest = rest[len(LANGUAGE_MARK):] if rest.startswith(LANGUAGE_MARK) else "\0"

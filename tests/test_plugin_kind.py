@@ -15,7 +15,7 @@ import types
 import pytest
 
 from analyzer.identity import Algorithm, KindAbout, KindSpec, VocabKind, VocabularyId
-from helpers import cli_output, invoke
+from helpers import cli_output, dump, invoke
 
 SPEC = KindSpec("pivot-only", KindAbout("BPE of the pivot alone", "#aa3377", shown_first=True),
                 Algorithm.BPE, word="pivot-only")
@@ -122,6 +122,13 @@ def test_a_plug_in_kind_needs_a_scope_of_its_own(plugin):
         VocabKind.register(KindSpec("twin", SPEC.about, Algorithm.BPE, word="pivot-only"))
     with pytest.raises(ValueError, match="holds none of"):
         KindSpec("bad", SPEC.about, Algorithm.BPE, word="a:b")
+    with pytest.raises(ValueError, match="needs a word of its own"):  # it would write eng_Latn
+        VocabKind.register(KindSpec("bare", SPEC.about, Algorithm.BPE, one_language=True))
+    with pytest.raises(ValueError, match="another kind's"):  # unigram:hin_Deva is Unigram's
+        VocabKind.register(KindSpec("named", SPEC.about, Algorithm.BPE, word="unigram", named=True))
+    for name, color in (("My Kind", "#aa3377"), ("fine", "red")):
+        with pytest.raises(ValueError, match="lower-case letters|not #rrggbb"):
+            KindSpec(name, KindAbout("x", color, False), Algorithm.BPE, word="fine")
     assert VocabKind.register(SPEC) is plugin  # the same plug-in imported twice
     with pytest.raises(ValueError, match="built in"):
         VocabKind.SHARED.unregister()
@@ -150,3 +157,47 @@ def test_installed_plug_ins_are_loaded_from_their_entry_points(monkeypatch):
     with pytest.raises(ValueError, match="is not a kind of vocabulary"):
         VocabKind("nobody's")  # looked for among the plug-ins first
     assert loaded == [True, True]
+
+
+def test_a_builder_is_checked_when_it_is_registered_and_a_kind_without_one_stops_a_run(db):
+    from analyzer.runs import registry
+
+    with pytest.raises(TypeError, match="needs KINDS"):
+        registry.register(types.SimpleNamespace(plans=plans, build=lambda job, report: None))
+    with pytest.raises(TypeError, match="or records"):
+        registry.register(types.SimpleNamespace(KINDS=(VocabKind.SHARED,)))
+    with pytest.raises(ValueError, match="not a registered builder"):
+        registry.unregister(object())
+    lonely = VocabKind.register(KindSpec("lonely", SPEC.about, Algorithm.BPE, word="lonely"))
+    try:
+        before = dump(db)
+        result = invoke(db, "run", "--vocab", "300")
+        assert result.exit_code != 0 and "no builder builds the kind lonely" in result.output
+        assert dump(db) == before
+    finally:
+        lonely.unregister()
+
+
+def test_a_broken_plug_in_is_said_and_leaves_the_analyzer_working(monkeypatch):
+    import importlib.metadata
+    import warnings
+
+    from analyzer import identity
+
+    class Broken:
+        name, value = "broken", "broken_plugin.kind"
+
+        def load(self):
+            raise ModuleNotFoundError("No module named 'does_not_exist'")
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [Broken()])
+    monkeypatch.setattr(identity, "_PLUGINS_LOADED", [])
+    monkeypatch.setattr(identity, "PLUGIN_ERRORS", [])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert identity.load_plugins()
+    assert [str(w.message) for w in caught] == [
+        "the plug-in broken (broken_plugin.kind) could not be loaded: ModuleNotFoundError: "
+        "No module named 'does_not_exist'"]
+    with pytest.raises(ValueError, match="the plug-in broken .* could not be loaded"):
+        VocabKind("its-kind")

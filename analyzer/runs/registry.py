@@ -40,7 +40,11 @@ def register(builder: Any) -> Any:
                         "builder), and not both")
     if builder in BUILDERS:
         return builder
-    for kind in builder.KINDS:
+    kinds = getattr(builder, "KINDS", None)
+    if not isinstance(kinds, (tuple, list)) or not kinds:
+        raise TypeError(f"{builder!r} needs KINDS, the tuple of the kinds it builds (each "
+                        f"registered with VocabKind.register), not {kinds!r}")
+    for kind in kinds:
         VocabKind(kind)  # registered
         if kind in kinds_built():
             raise ValueError(f"kind {kind} already has a builder")
@@ -49,6 +53,8 @@ def register(builder: Any) -> Any:
 
 
 def unregister(builder: Any) -> None:
+    if builder not in BUILDERS:
+        raise ValueError(f"{builder!r} is not a registered builder")
     BUILDERS.remove(builder)
 
 

@@ -16,7 +16,7 @@ from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
 from analyzer.errors import SETTING, NotFound, setting
-from analyzer.identity import reserved_scopes
+from analyzer.identity import VocabKind, reserved_scopes
 from analyzer.settings import (
     COUNTS,
     DEFAULT_PIVOT,
@@ -36,7 +36,7 @@ from analyzer.store import (
 
 from .counting import ORDER_BITS, LanguagePlan, SourcePlan, as_registered
 from .errors import RunError
-from .registry import BUILDERS
+from .registry import BUILDERS, kinds_built
 from .sample import budgets, parse_mix, threshold
 
 
@@ -100,7 +100,16 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     joined_ids = _joined(db, settings, corpus, measured)
     run = ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, pretokenizers,
                       weights, source, joined_ids)
+    unbuilt = set(VocabKind) - kinds_built()
+    if unbuilt:
+        raise RunError(f"no builder builds the kind {', '.join(sorted(unbuilt))}, registered by "
+                       "a plug-in: register its builder too (analyzer.runs.registry.register)")
     taken = reserved_scopes(languages)
+    clash = sorted(set(languages) & reserved_scopes([]))
+    if clash:
+        raise RunError(f"{SETTING}: {', '.join(clash)} is a language of the run and the name of a "
+                       "kind's vocabulary; rename the language in the corpus",
+                       setting="languages")
     for builder in BUILDERS:
         check = getattr(builder, "check", None)
         if check is not None:
