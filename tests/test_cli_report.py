@@ -35,7 +35,7 @@ def test_report_command_and_its_errors(tiny_db, tmp_path):
                                  "--db", str(db_path)])
     assert result.exit_code == 0, result.output
     html = (tmp_path / "r" / "run-1.html").read_text(encoding="utf-8")
-    assert "cost at 2.5 per million tokens" in html
+    assert "cost, US$ at $2.5 per million tokens" in html
     result = runner.invoke(app, ["report", "5", "--db", str(db_path)])
     assert result.exit_code == 1 and "no run 5" in result.output
     result = runner.invoke(app, ["report", "1", "--price", "-1", "--db", str(db_path)])

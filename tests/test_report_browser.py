@@ -13,6 +13,17 @@ from analyzer.report import build_page, write_report
 from analyzer.runs import RunSettings, execute_run
 from helpers import hostile_corpus, many_languages
 
+OPEN_SECTIONS = """() => document.querySelectorAll('details.section').forEach(d => { d.open = true; })"""
+"""Every folded section opened (a click on each title), for tests of what they hold."""
+LAID_OUT = """() => Array.from(document.querySelectorAll('details.section'))
+    .every(d => d.hasAttribute('data-laid-out') || !d.querySelector('.js-plotly-plot'))"""
+"""Every opened section's charts laid out anew (the page marks each section when they are)."""
+
+
+def open_sections(page) -> None:
+    page.evaluate(OPEN_SECTIONS)
+    page.wait_for_function(LAID_OUT)
+
 
 def open_page(browser, path: Path, screenshot: Path):
     """Load the page; return (traces per figure, problems seen)."""
@@ -26,6 +37,7 @@ def open_page(browser, path: Path, screenshot: Path):
     page.goto(path.resolve().as_uri(), wait_until="load")
     page.wait_for_function("() => window.Plotly && document.querySelectorAll('.js-plotly-plot').length"
                            " === document.querySelectorAll('.plotly-graph-div').length")
+    open_sections(page)
     traces = page.evaluate("""() => Array.from(document.querySelectorAll('.plotly-graph-div'))
         .map(div => ({id: div.id, traces: (div.data || []).length,
                       drawn: div.querySelectorAll('.main-svg').length}))""")
@@ -151,8 +163,10 @@ def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_
     traces, problems = open_page(browser, path, tmp_path / "tokenizers.png")
     assert problems == []
     assert [t["traces"] for t in traces] == [len(f.data) for f in page.figures]
-    headline = page.figures[0]
-    assert sum(1 for trace in headline.data if "production tokenizer" in trace.name) == 2
+    headline = page.figures[0]  # the trained sizes' axis: no production tokenizer on it
+    assert not any("production tokenizer" in (trace.name or "") for trace in headline.data)
+    assert ">cl100k_base</th>" in page.html
+    assert ">gpt2</th>" in page.html  # the answer's columns
     only = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["o200k_base"]))
     traces, problems = open_page(browser, write_report(tiny_db, only, tmp_path / "reports"),
                                  tmp_path / "only.png")
@@ -174,12 +188,29 @@ def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db,
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on("request", lambda r: errors.append(r.url) if not r.url.startswith("file:") else None)
     page.goto(page_path.resolve().as_uri())
-    column = "#premiums tbody tr td:nth-child(4)"  # gpt2's premium
-    page.click("#premiums th:nth-child(4)")
-    up = [float(v) for v in page.locator(column).all_inner_texts()]
-    page.click("#premiums th:nth-child(4)")
-    down = [float(v) for v in page.locator(column).all_inner_texts()]
-    assert up == sorted(up) and down == sorted(up, reverse=True) and len(up) == 3
+    values = "(i) => Array.from(document.querySelectorAll('#answer-table tbody tr'))" \
+        ".map(row => parseFloat(row.cells[i].getAttribute('data-v')))"
+    gpt2 = 4  # language, script, median, cl100k_base, gpt2
+    page.click("#answer-table thead th:nth-child(5)")
+    down = page.evaluate(values, gpt2)
+    page.click("#answer-table thead th:nth-child(5)")
+    up = page.evaluate(values, gpt2)
+    assert down == sorted(up, reverse=True) and up == sorted(up) and len(up) == 3
+    # intervals on request (joined counts have none: the switch changes nothing)
+    page.check("#intervals")
+    assert "[" not in page.locator("#answer-table tbody").inner_text()
+    # another reference language: the premiums recomputed from the tokens, its own 1.00x
+    page.select_option("#reference", "rus_Cyrl")
+    russian = page.locator("#answer-table tr[data-lang='rus_Cyrl'] td").all_inner_texts()
+    assert russian[2:] == ["1.00x", "1.00x"] and page.locator("#intervals").is_disabled()
+    tokens = "(lang) => Array.from(document.querySelector(`#answer-table tr[data-lang=${lang}]`)" \
+        ".cells).slice(3).map(cell => parseFloat(cell.getAttribute('data-t')))"
+    english, base = page.evaluate(tokens, "eng_Latn"), page.evaluate(tokens, "rus_Cyrl")
+    shown = page.locator("#answer-table tr[data-lang='eng_Latn'] td").all_inner_texts()[2:]
+    assert shown == [f"{e / b:.2f}x" for e, b in zip(english, base)]
+    # two tokenizers side by side: a point per language, and what it shows said
+    assert page.locator("#scatter circle").count() == 3
+    assert "languages need fewer tokens" in page.locator("#compare-said").inner_text()
     assert page.locator("a[href='report.html']").count() == 1
     page.close()
     assert errors == []
@@ -204,9 +235,9 @@ def test_imported_counts_render_beside_production_tokenizers(browser, tiny_db, t
     assert [t["traces"] for t in traces] == [len(f.data) for f in page.figures]
     names = {trace.name for figure in page.figures for trace in figure.data}
     assert "closed-1 (imported)" in names  # the comparison's bars
-    # the size axis has no place for counts of an unknown size: only cl100k_base is on it
-    assert [t.name for t in page.figures[0].data if "production" in (t.name or "")] == \
-        ["cl100k_base (production tokenizer)"]
+    # the trained sizes' axis has no tokenizer on it; the answer table has both
+    assert not [t.name for t in page.figures[0].data if "production" in (t.name or "")]
+    assert ">closed-1</th>" in page.html and ">cl100k_base</th>" in page.html
 
 
 @pytest.mark.slow
@@ -219,6 +250,7 @@ def test_the_cost_view_draws_each_priced_model_and_opens_its_table(browser, tiny
     page.goto(path.resolve().as_uri(), wait_until="load")
     page.wait_for_function("() => window.Plotly && document.querySelectorAll('.js-plotly-plot').length"
                            " === document.querySelectorAll('.plotly-graph-div').length")
+    open_sections(page)
     heatmap = page.locator("section:has(h2:text-is('What the same content costs, by model'))")
     cells = heatmap.locator("g.heatmaplayer text, .textpoint text").all_text_contents()
     assert len(cells) == 5 * 3 and all(cell.startswith("$") for cell in cells)  # 5 models x 3 languages
@@ -251,6 +283,7 @@ def test_split_rule_views_render_and_the_selector_switches_the_headline(browser,
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
     page.goto(path.resolve().as_uri(), wait_until="load")
     page.wait_for_function("() => document.querySelector('#figure-0 .updatemenu-header-group')")
+    open_sections(page)
     before = page.evaluate("() => document.getElementById('figure-0').layout.title.text")
     page.click("#figure-0 .updatemenu-header-group")
     page.locator("#figure-0 .updatemenu-item-text", has_text="pre-tokenizer: words").click()
@@ -260,7 +293,7 @@ def test_split_rule_views_render_and_the_selector_switches_the_headline(browser,
     assert "pre-tokenizer words" in title and "pre-tokenizer" not in before
     visible = page.evaluate("() => document.getElementById('figure-0').data.filter(t => t.visible !== "
                             "false).length")
-    assert visible == 3 + 1  # three languages under the rule chosen, and o200k's marks
+    assert visible == 3  # three languages under the rule chosen (o200k is in the answer table)
     page.close()
 
 
@@ -268,7 +301,7 @@ FAIRNESS_VIEWS = ("parity-aware training takes the Gini of premiums from", "Who 
                   "How differently languages use", "How much of the shared vocabulary")
 
 
-def loaded(browser, path: Path):
+def loaded(browser, path: Path, open_all: bool = True):
     page = browser.new_page(viewport={"width": 1300, "height": 1000})
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
@@ -276,6 +309,8 @@ def loaded(browser, path: Path):
     page.goto(path.resolve().as_uri(), wait_until="load")
     page.wait_for_function("() => window.Plotly && document.querySelectorAll('.js-plotly-plot').length"
                            " === document.querySelectorAll('.plotly-graph-div').length")
+    if open_all:
+        open_sections(page)
     return page, problems
 
 
@@ -381,7 +416,8 @@ def test_many_languages_get_a_heatmap_headline_and_a_filter_that_narrows_every_c
 @pytest.mark.slow
 def test_every_section_is_in_the_sticky_contents_and_collapses(browser, tiny_db, tmp_path):
     run_id = execute_run(tiny_db, RunSettings(sizes=[256, 300], tokenizers=["cl100k_base"], jobs=1))
-    page, problems = loaded(browser, write_report(tiny_db, run_id, tmp_path / "reports"))
+    page, problems = loaded(browser, write_report(tiny_db, run_id, tmp_path / "reports"),
+                            open_all=False)
     links = page.evaluate("() => Array.from(document.querySelectorAll('#contents ol a'))"
                           ".map(a => a.getAttribute('href'))")
     sections = page.evaluate("() => Array.from(document.querySelectorAll('section'))"
@@ -395,13 +431,23 @@ def test_every_section_is_in_the_sticky_contents_and_collapses(browser, tiny_db,
     assert bar["y"] == 0 and bar["y"] + bar["height"] <= title["y"] < 1000 - title["height"]
     page.click("#contents a.jump:text-is('Back to top')")
     page.wait_for_function("() => window.scrollY === 0")
-    # a section closes on its title, and its chart is laid out again when it opens
+    # the link opened the cost view's section; the others are folded under their takeaways
+    assert page.evaluate("() => document.querySelector('#what-it-costs details').open")
+    page.evaluate("() => document.querySelectorAll('details.section').forEach(d => {"
+                  " if (!d.closest('#what-it-costs')) d.open = false; })")
+    # a section opens on its title, its chart laid out anew, and closes again
     first = page.locator("section").first
-    first.locator("summary").click()
     assert not first.locator(".js-plotly-plot").is_visible()
+    assert first.locator("summary .takeaway").is_visible()
     first.locator("summary").click()
     assert first.locator(".js-plotly-plot .main-svg").first.is_visible()
     assert first.locator(".js-plotly-plot").bounding_box()["width"] > 1000
+    first.locator("details[data-laid-out]").wait_for(state="attached")
+    chart = first.locator(".js-plotly-plot")  # laid out anew at its own height, not the default
+    assert chart.evaluate("div => div.layout.height") == float(chart.get_attribute("data-height"))
+    assert abs(chart.bounding_box()["height"] - float(chart.get_attribute("data-height"))) <= 2
+    first.locator("summary").click()
+    assert not first.locator(".js-plotly-plot").is_visible()
     page.screenshot(path=str(tmp_path / "navigation.png"))
     page.close()
     assert problems == []
@@ -482,7 +528,7 @@ BLANK_AT_MOST = 110
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n_languages", [3, 12, 60, 200])
+@pytest.mark.parametrize("n_languages", [3, 12, 48, 200])
 def test_no_text_overlaps_and_no_blank_band_at_any_number_of_languages(browser, tmp_path,
                                                                         n_languages):
     """Reports of 3 to 200 languages (real names of every length, many scripts, two
@@ -498,7 +544,9 @@ def test_no_text_overlaps_and_no_blank_band_at_any_number_of_languages(browser, 
     run_id = execute_run(db, RunSettings(sizes=[300, 400], per_language=False, parity=True,
                                          pretokenizers=["none", "words"],
                                          tokenizers=["cl100k_base", "o200k_base"], jobs=1))
-    page, problems = loaded(browser, write_report(db, run_id, tmp_path / "reports"))
+    path = write_report(db, run_id, tmp_path / "reports")
+    answer_first(browser, path, tmp_path, n_languages)
+    page, problems = loaded(browser, path)
     found = page.evaluate(LAYOUT)
     page.screenshot(path=str(tmp_path / f"layout-{n_languages}.png"), full_page=n_languages <= 12)
     page.close()
@@ -506,3 +554,71 @@ def test_no_text_overlaps_and_no_blank_band_at_any_number_of_languages(browser, 
     assert len(found) >= 12
     assert [(f["title"], f["overlaps"]) for f in found if f["overlaps"]] == []
     assert [(f["title"], f["blank"]) for f in found if f["blank"] > BLANK_AT_MOST] == []
+
+
+FIRST_SCREEN = """() => {
+    const box = element => element.getBoundingClientRect();
+    const table = document.getElementById('answer-table');
+    const texts = [...document.querySelectorAll('p.lead, h1, #answer-table th, #answer-table td,'
+                                                + ' .tools, summary h2, summary .takeaway')];
+    return {
+        lead: Math.max(...[...document.querySelectorAll('p.lead')].map(p => box(p).bottom)),
+        head: box(table.tHead).bottom, firstRow: box(table.tBodies[0].rows[0]).bottom,
+        rows: table.tBodies[0].rows.length, columns: table.tHead.rows[0].cells.length,
+        height: document.documentElement.scrollHeight,
+        wide: document.documentElement.scrollWidth,
+        overflowing: texts.filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e)
+                                  .overflowX !== 'auto').map(e => e.textContent.slice(0, 60)),
+    };
+}"""
+PAGE_BUDGET = 4 * 900
+"""The report before anything is opened, at 1366x900: at most four screens, at any number of
+languages (the answer table scrolls in its own box)."""
+COLUMN = """(index) => Array.from(document.querySelectorAll('#answer-table tbody tr'))
+    .map(row => row.cells[index].getAttribute('data-v'))"""
+
+
+def answer_first(browser, path: Path, tmp_path: Path, n_languages: int) -> None:
+    """Issue 51: the first screen at 1366x900 holds the plain sentences and the top of the
+    answer table; no text overflows its box; the page stays within its budget; the table
+    sorts by any column, groups by script and downloads as the CSV of its numbers."""
+    import csv
+    import io
+
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    seen = page.evaluate(FIRST_SCREEN)
+    page.screenshot(path=str(tmp_path / f"first-screen-{n_languages}.png"))
+    assert seen["lead"] <= seen["head"] <= seen["firstRow"] <= 900, seen
+    assert seen["rows"] == n_languages and seen["columns"] >= 3 + 4  # shared, parity, 2 tokenizers
+    assert seen["overflowing"] == [] and seen["wide"] <= 1366, seen
+    assert seen["height"] <= PAGE_BUDGET, seen
+    numbers = lambda values: [float(v) for v in values]  # noqa: E731
+    medians = numbers(page.evaluate(COLUMN, 2))
+    assert medians == sorted(medians, reverse=True)  # the highest median premium first
+    page.click("#answer-table th:text-is('cl100k_base')")
+    cl100k = page.evaluate("() => Array.from(document.querySelectorAll('#answer-table thead th'))"
+                           ".findIndex(th => th.textContent === 'cl100k_base')")
+    assert numbers(page.evaluate(COLUMN, cl100k)) == sorted(numbers(page.evaluate(COLUMN, cl100k)),
+                                                            reverse=True)
+    page.click("#answer-table th:text-is('cl100k_base')")  # again: the other way
+    assert numbers(page.evaluate(COLUMN, cl100k)) == sorted(numbers(page.evaluate(COLUMN, cl100k)))
+    page.check(".answer input.by-script")
+    scripts = page.evaluate(COLUMN, 1)
+    assert scripts == sorted(scripts, key=str.lower)  # grouped by script
+    with page.expect_download() as download:
+        page.click(".answer button.csv")
+    rows = list(csv.reader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
+    shown = page.evaluate("""() => Array.from(document.querySelectorAll('#answer-table tr'))
+        .map(row => Array.from(row.cells).map(cell => row.parentNode.tagName === 'THEAD'
+             ? cell.textContent.trim() : (cell.getAttribute('data-v') ?? cell.textContent.trim())))""")
+    assert rows == shown and len(rows) == n_languages + 1
+    assert all(abs(float(cell.rstrip("x")) - float(value)) < 0.006  # the numbers shown
+               for row, text in zip(rows[1:], page.evaluate(
+                   "() => Array.from(document.querySelectorAll('#answer-table tbody tr'))"
+                   ".map(row => Array.from(row.cells).slice(2).map(c => c.textContent))"))
+               for value, cell in zip(row[2:], text))
+    page.close()
+    assert errors == []

@@ -53,27 +53,34 @@ def test_a_run_without_production_tokenizers_is_refused(db, tmp_path):
 
 @pytest.mark.slow
 def test_what_one_publishes_names_no_folder_of_this_machine(db, tmp_path):
-    """A results folder goes on a docs site or into a paper's supplement: its files name the
-    tokenizers' files by name, package and SHA-256, never by where they lay here, and the
-    corpus by its name; the run's own report, for this machine, keeps the whole paths."""
+    """A results folder goes on a docs site or into a paper's supplement, and a report is sent
+    around: no file that `results`, `report` or `run` writes names the tokenizers' files or the
+    corpus by where they lay here (nor the home or the temporary folder), only by name,
+    package and SHA-256; `--full-paths` keeps them for one's own machine."""
     import re
+    import tempfile
+    from pathlib import Path
 
     tokenizer = resolve_or_skip("cl100k_base")
-    cli_output(db, "run", "--tokenizer", "cl100k_base", "--no-report")
+    cli_output(db, "run", "--tokenizer", "cl100k_base", "--out", tmp_path / "by-run")
     corpus = json.loads(cli_output(db, "corpora", "--json"))[0]
     folders = {path.rsplit("/", 1)[0]
                for path in re.findall(r"(?<![\w:/])/[^\s:;()]+", f"{tokenizer.source} {corpus['source']}")}
-    folders.add(str(tmp_path))
+    folders |= {str(tmp_path), str(Path.home()), tempfile.gettempdir()}
     assert any(tokenizer.source.count(folder) for folder in folders)  # there is one to leave out
     out = tmp_path / "results"
     cli_output(db, "results", "1", "--out", out)
-    for name in ("results.json", "index.html", "report.html"):
-        text = (out / name).read_text(encoding="utf-8")
-        assert not [folder for folder in folders if folder in text], name
+    cli_output(db, "report", "1", "--out", tmp_path / "report")
+    written = [path for folder in ("results", "report", "by-run")
+               for path in (tmp_path / folder).iterdir() if not path.name.startswith("plotly-")]
+    assert len(written) >= 7
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        assert not [folder for folder in folders if folder in text], path
     (cl100k,) = json.loads((out / "results.json").read_text())["tokenizers"]
     assert cl100k["sha256"] and all(digest in cl100k["source"] for digest in cl100k["sha256"])
     local = tmp_path / "local"
-    cli_output(db, "report", "1", "--out", local)
+    cli_output(db, "report", "1", "--out", local, "--full-paths")
     assert any(folder in (local / "run-1.html").read_text() for folder in folders)
 
 

@@ -38,6 +38,9 @@ from .parsing import check_output_file, check_output_folder, output_folder
 from .shown import run_results, show_run
 from .tables import attribution_table, new_table, runs_table, served_most
 
+FULL_PATHS_HELP = ("Name the corpus's and the tokenizers' files with their folders on this "
+                   "machine (default: by name and SHA-256 only, so the pages can be published).")
+
 
 @app.command("report", cls=HelpCommand)
 def report_command(
@@ -50,6 +53,7 @@ def report_command(
     prices: Path = typer.Option(
         None, "--prices", dir_okay=False, help="A price table of your own (TOML, the format of "
         "analyzer's prices.toml): what each model charges, and its context window."),
+    full_paths: bool = typer.Option(False, "--full-paths", help=FULL_PATHS_HELP),
     db: Path = DbOption,
 ) -> None:
     """Write a run's HTML report (and the index of runs); it works offline. --price and
@@ -63,7 +67,7 @@ def report_command(
     complete_run(database, run_id)
     with writing(out):
         path = write_report(database, run_id, out, self_contained=self_contained, price=price,
-                            context_window=context, prices=prices)
+                            context_window=context, prices=prices, full_paths=full_paths)
     Console().print(f"Report: {plain(path)}")
     if open_report:
         webbrowser.open(path.resolve().as_uri())
@@ -79,6 +83,7 @@ def results_command(
         "analyzer's prices.toml)."),
     replace: bool = typer.Option(False, "--replace", help="Replace the results files (index.html, "
                                  "results.json, report.html) that --out already holds."),
+    full_paths: bool = typer.Option(False, "--full-paths", help=FULL_PATHS_HELP),
     db: Path = DbOption,
 ) -> None:
     """Write a results page of a run's production tokenizers: results.json (every premium with
@@ -93,7 +98,8 @@ def results_command(
 
     with writing(folder):
         try:
-            written = write_results(database, run_id, folder, prices, replace=replace)
+            written = write_results(database, run_id, folder, prices, replace=replace,
+                                    full_paths=full_paths)
         except ValueError as error:
             raise fail(str(error)) from None
     for path in written:

@@ -16,6 +16,7 @@ fairness views (who got the vocabulary, what parity costs, equal-cost sizes).
 
 from .algorithms import algorithm_premiums, by_script
 from .allocation import divergence_matrix
+from .answer import premium_table, premium_text, takeaways
 from .data import FairnessData, RunData, load_run_data
 from .extension import WITHIN, extension_curves, extension_effects, extension_reach
 from .fairness import (
@@ -44,6 +45,9 @@ from .sections import SECTION, SECTIONS, RunResults, Section
 from .stats import gini, separates_words
 
 __all__ = [
+    "premium_table",
+    "premium_text",
+    "takeaways",
     "SECTION",
     "SECTIONS",
     "SUMMARY_COLUMNS",

@@ -27,6 +27,7 @@ from analyzer.store import RunRead
 
 from .algorithms import algorithm_premiums
 from .allocation import divergence_matrix
+from .answer import premium_table
 from .costs import model_costs
 from .data import RunData
 from .extension import extension_effects, extension_reach
@@ -73,6 +74,13 @@ class RunResults:
             self._computed[key] = [] if data.fairness is None else \
                 equal_cost_sizes(data, reference)
         return self._computed[key]
+
+    def premium_table(self) -> pd.DataFrame:
+        """Each language's premium under each vocabulary that counts every language, at its
+        largest size (`answer.premium_table`): the report's first table."""
+        if "premium_table" not in self._computed:
+            self._computed["premium_table"] = premium_table(self.frame, self.run.pretokenizers)
+        return self._computed["premium_table"]
 
     def model_costs(self, prices: Path | None = None) -> pd.DataFrame:
         """What the same content costs each language under each priced model whose tokenizer

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
 from analyzer.external.catalog import FramingBasis
+from analyzer.metrics.answer import premium_text
 from analyzer.metrics.costs import CONTENT_CHARS, content_share, scaled_cost
 
 CONTENT_FITS = "content in the window, of the pivot's"
@@ -112,7 +113,7 @@ def model_cost_table(costs: pd.DataFrame) -> str:
                 "<th>vs pivot, as requests</th>") if known else ""
     return (f"<details><summary>{escape(summary)}</summary>"
             f"<p class='muted'>Source: <a href='{source}'>{source}</a>. {escape(framing)}</p>"
-            f"<table class='numbers'><thead><tr><th>language</th><th>tokens</th>"
+            f"<table class='numbers data'><thead><tr><th>language</th><th>tokens</th>"
             f"<th>input cost</th><th>output cost</th><th>vs pivot</th>"
             f"<th>{CONTENT_FITS}</th><th>characters of the language in the window</th>"
             f"{requests}</tr></thead><tbody>{body}</tbody></table></details>")
@@ -152,10 +153,11 @@ def cost_table(frame: pd.DataFrame, pivot: str, vocab: str, size: int, price: fl
             f"<tr data-lang='{escape(lang, quote=True)}'>"
             f"<td>{escape(language_name(lang))} <code>{escape(lang)}</code></td>"
             f"<td>{int(row['tokens']):,}</td><td>{cost:,.3f}</td><td>{cost - pivot_cost:+,.3f}</td>"
-            f"<td>{row['overhead']:+.0%}</td><td>{content_share(row['tokens'], pivot_tokens):.0%}</td>"
+            f"<td>{premium_text(row['premium'])}</td>"
+            f"<td>{content_share(row['tokens'], pivot_tokens):.0%}</td>"
             f"<td>{fits:,.0f}</td></tr>")
-    return (f"<table class='numbers'><thead><tr><th>language</th><th>tokens</th>"
-            f"<th>cost at {price:g} per million tokens</th><th>extra vs pivot</th>"
-            f"<th>premium in money</th><th>{CONTENT_FITS}</th>"
+    return (f"<table class='numbers data'><thead><tr><th>language</th><th>tokens</th>"
+            f"<th>cost, US$ at ${price:g} per million tokens</th><th>extra vs pivot, US$</th>"
+            f"<th>vs pivot</th><th>{CONTENT_FITS}</th>"
             f"<th>characters of the language in a {context_window:,}-token window</th></tr>"
             f"</thead><tbody>{''.join(body)}</tbody></table>")

@@ -20,7 +20,6 @@ from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.identity import SHARED_SCOPE, VocabKind
 from analyzer.metrics import for_pretokenizer, tokenizer_label, trained_language
-from analyzer.store import IMPORTED_SIZE
 
 from .language_filter import MANY_LANGUAGES, by_script, script_label
 
@@ -110,23 +109,10 @@ def headline(view: RunView) -> go.Figure:
                            "<br>overhead %{y:+.1f} %<br>bytes per token %{customdata[1]:.2f}"
                            "<extra></extra>"),
         ))
-    symbols = ["diamond", "star", "square", "triangle-up", "x", "cross"]
-    # On the size axis only the tokenizers of a known size (imported counts have none: they
-    # are in the comparison and the heatmaps).
-    sized = [(name, size) for name, size in view.tokenizers if size != IMPORTED_SIZE]
-    for index, (name, size) in enumerate(sized):
-        rows = view.rows(name, size).set_index("lang").loc[order]
-        figure.add_trace(go.Scatter(
-            x=[size] * len(order), y=rows["overhead"] * 100, mode="markers",
-            name=f"{label(name)} (production tokenizer)", legendgroup=name, meta={"langs": order},
-            marker=dict(symbol=symbols[index % len(symbols)], size=11,
-                        color=[view.colors[lang] for lang in order], line=dict(color="black", width=1)),
-            text=[view.name(lang) for lang in order],
-            hovertemplate=(f"<b>%{{text}}</b><br>{label(name)} ({size:,} tokens)<br>"
-                           "overhead %{y:+.1f} %<extra></extra>")))
-    ticks = sorted({*view.sizes, *(size for _, size in sized)})
+    # Production tokenizers are not drawn on the trained sizes' axis (their sizes, 50,257 or
+    # 200,019, would squeeze the trained ones into a corner): the answer table has them.
     figure.update_layout(
-        title=headline_finding(view), xaxis=size_axis(ticks),
+        title=headline_finding(view), xaxis=size_axis(sorted(view.sizes)),
         yaxis=dict(title=f"extra tokens vs {label(language_name(view.pivot))} (%)", ticksuffix=" %"),
         legend=dict(title="highest overhead first"), hovermode="closest",
         height=max(480, 22 * len(order)),

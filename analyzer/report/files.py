@@ -48,7 +48,8 @@ code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; 
 section { scroll-margin-top: var(--toolbar, 5rem); }
 details.section > summary { list-style: none; }
 details.section > summary::-webkit-details-marker { display: none; }
-details.section > summary h2 { display: inline-block; margin-bottom: .3rem; }
+details.section > summary h2 { display: inline-block; margin: .8rem 0 .1rem; font-size: 1.15rem; }
+details.section > summary .takeaway { margin: 0 0 .3rem 1.1rem; font-weight: normal; }
 details.section > summary h2::before { content: "\\25BE  "; color: #999; font-size: .9rem; }
 details.section:not([open]) > summary h2::before { content: "\\25B8  "; }
 .filter input[type=search] { margin: 0 .6rem; padding: .15rem .4rem; min-width: 14rem; }

@@ -162,13 +162,17 @@ FILTER_SCRIPT = """
       });
     });
   }
+  // Each chart's height as drawn, before a section opened (which lays it out anew) can change it.
+  Array.prototype.forEach.call(document.querySelectorAll('.js-plotly-plot'), function (div) {
+    div.analyzerHeight = div.layout && div.layout.height;
+  });
   function apply() {
     var plots = document.querySelectorAll('.js-plotly-plot');
     var total = Object.keys(names).length, shown = Object.keys(names).filter(keep).length;
     Array.prototype.forEach.call(plots, function (div) {
       if (!div.analyzerTraces) {
         div.analyzerTraces = plain(div.data);
-        div.analyzerHeight = div.layout.height;
+        if (div.analyzerHeight === undefined) div.analyzerHeight = div.layout.height;
       }
       var data = div.analyzerTraces.map(function (trace, i) { return narrow(trace, div.data[i]); });
       var perLanguage = div.analyzerTraces.some(function (trace) {
@@ -181,6 +185,7 @@ FILTER_SCRIPT = """
       if (perLanguage && div.analyzerHeight) {  // a chart with a row per language shrinks with them
         layout.height = Math.round(Math.max(380, div.analyzerHeight * (shown + 6) / (total + 6)));
         div.style.height = layout.height + 'px';
+        div.setAttribute('data-height', layout.height);
         // and so does its section: the wrapper Plotly's HTML puts around it has a height too
         if (div.parentElement.style.height) div.parentElement.style.height = div.style.height;
       }

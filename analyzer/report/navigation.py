@@ -32,10 +32,13 @@ class Anchors:
         return anchor
 
 
-def section(anchor: str, title: str, body: str) -> str:
-    """A section that collapses: its title is the switch (open at first)."""
-    return (f"<section id='{escape(anchor, quote=True)}'><details open class='section'>"
-            f"<summary><h2>{escape(title)}</h2></summary>{body}</details></section>")
+def section(anchor: str, title: str, body: str, takeaway: str = "") -> str:
+    """A section folded under its title and its takeaway (what this run shows in it): the
+    first reading is the answer above it; a click on the title, or a link to the section,
+    opens it."""
+    said = f"<p class='muted takeaway'>{escape(takeaway)}</p>" if takeaway else ""
+    return (f"<section id='{escape(anchor, quote=True)}'><details class='section'>"
+            f"<summary><h2>{escape(title)}</h2>{said}</summary>{body}</details></section>")
 
 
 def toolbar(sections: list[tuple[str, str]], filters: str) -> str:
@@ -67,13 +70,32 @@ NAVIGATION_SCRIPT = """
   toc.addEventListener('click', function (event) {
     if (event.target.tagName === 'A') toc.open = false;
   });
-  // A section opened again lays its charts out anew (they may have been drawn while closed).
+  // A link to a folded section (the contents, What it costs, an address with its anchor)
+  // opens it.
+  function openTarget() {
+    var target = location.hash && document.getElementById(location.hash.slice(1));
+    var details = target && target.querySelector('details.section');
+    if (details) details.open = true;
+  }
+  window.addEventListener('hashchange', openTarget);
+  openTarget();
+  // Each chart's own height, as drawn (the language filter changes it with the rows it shows).
+  Array.prototype.forEach.call(document.querySelectorAll('.js-plotly-plot'), function (div) {
+    if (div.layout && div.layout.height) div.setAttribute('data-height', div.layout.height);
+  });
+  // A section opened lays its charts out anew (they may have been drawn while closed).
   Array.prototype.forEach.call(document.querySelectorAll('details.section'), function (details) {
     details.addEventListener('toggle', function () {
       if (!details.open || !window.Plotly) return;
-      Array.prototype.forEach.call(details.querySelectorAll('.js-plotly-plot'), function (div) {
-        Plotly.Plots.resize(div);
+      var laid = Array.prototype.map.call(details.querySelectorAll('.js-plotly-plot'), function (div) {
+        // resize() fits the width, and forgets a height it was not given with a width: the
+        // chart's own (data-height, which the language filter keeps) is given back.
+        return Promise.resolve(Plotly.Plots.resize(div)).then(function () {
+          var wanted = parseFloat(div.getAttribute('data-height'));
+          if (wanted && div.layout.height !== wanted) return Plotly.relayout(div, {height: wanted});
+        });
       });
+      Promise.all(laid).then(function () { details.setAttribute('data-laid-out', ''); });
     });
   });
 })();

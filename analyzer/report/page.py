@@ -27,6 +27,7 @@ from analyzer.metrics import (
     headline_vocabulary,
     load_run_data,
     special_tokens_counted,
+    takeaways,
     tokenizer_sizes,
 )
 from analyzer.queries import extension_base_bytes
@@ -40,6 +41,7 @@ from analyzer.store import (
 )
 
 from . import algorithms, extension, fairness, figures, split_rules, superbpe, vocabularies
+from .answer import ANSWER_STYLE, TABLE_SCRIPT, answer_table
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script, without_local_paths
@@ -47,6 +49,7 @@ from .index import write_index
 from .language_filter import FILTER_SCRIPT, filter_bar
 from .navigation import COSTS_TITLE, NAVIGATION_SCRIPT, Anchors, section, toolbar
 from .tables import merges_table, provenance_table
+from .takeaways import takeaway
 
 MERGES_SHOWN = 20
 FILTER_FROM = 4
@@ -62,16 +65,17 @@ class Page:
 def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
                  self_contained: bool = False, price: float = 1.0,
                  context_window: int = 128_000, prices: Path | None = None,
-                 results: RunResults | None = None, published: bool = False) -> Path:
+                 results: RunResults | None = None, full_paths: bool = False) -> Path:
     """Write reports/run-<id>.html (and plotly.js, and the index); return the page's path.
     `price` and `context_window` price the trained vocabularies (and tokenizers no model in the
     price table uses); `prices` is a price table of the user's instead of the packaged one;
-    `results`, the run's as a command already computed them; `published`: for others to
-    read (no path of this machine in it)."""
+    `results`, the run's as a command already computed them. The page names files (the
+    corpus's, each tokenizer's) by name and SHA-256, never by where they lie on this machine,
+    unless `full_paths` (a page for one's own machine)."""
     out.mkdir(parents=True, exist_ok=True)
     page = build_page(db, run_id, self_contained=self_contained, price=price,
                       context_window=context_window, prices=prices, results=results,
-                      published=published)
+                      full_paths=full_paths)
     if not self_contained:
         ensure_plotlyjs(out)
     path = out / f"run-{run_id}.html"
@@ -83,10 +87,10 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
 def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = False,
                price: float = 1.0, context_window: int = 128_000,
                prices: Path | None = None, index_href: str = "index.html",
-               results: RunResults | None = None, published: bool = False) -> Page:
+               results: RunResults | None = None, full_paths: bool = False) -> Page:
     """The page of a complete run: its figures, merges, costs and provenance. `index_href`:
     where its "All runs" link goes (the index beside it; the service's own index);
-    `published`: the provenance names files without this machine's folders."""
+    `full_paths`: the provenance names files with this machine's folders."""
     results = results or RunResults(load_run_data(db, run_id))
     data, frame = results.data, results.frame
     run = data.run
@@ -98,12 +102,14 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     costs = results.model_costs(prices)
     sections = _sections(view, results, costs)
     anchors = Anchors()
-    parts: list[tuple[str, str, str]] = []  # (anchor, title, body) of each section, in order
+    parts: list[tuple[str, str, str, str]] = []  # (anchor, title, takeaway, body), in order
     for index, (title, intro, figure) in enumerate(sections):
         div = pio.to_html(figure, full_html=False, include_plotlyjs=False, div_id=f"figure-{index}",
                           config={"displaylogo": False, "responsive": True})
-        parts.append((anchors.new(title), title,
-                      f"<p class='muted'>{escape(intro)}</p><div class='figure'>{div}</div>"))
+        said = takeaway(title, results, costs)  # what this run shows, when it is said
+        described = f"<p class='muted'>{escape(intro)}</p>" if said else ""
+        parts.append((anchors.new(title), title, said or intro,
+                      f"{described}<div class='figure'>{div}</div>"))
     merges = "".join(
         merges_table(f"{_vocabulary_title(v)}: first {MERGES_SHOWN} of {v.merges_learned:,} merges",
                      load_merges(db, run_id, v.scope, v.pretokenizer, MERGES_SHOWN), MERGES_SHOWN,
@@ -111,28 +117,38 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
         for v in data.vocabularies if v.kind.has_merges)
     if merges:
         parts.append((anchors.new("Merges"), "Merges",
-                      f"<p class='muted'>The first merges each vocabulary learned; tokens that "
-                      f"are not whole UTF-8 characters are shown as bytes.</p>{merges}"))
-    parts.append((anchors.new(COSTS_TITLE), COSTS_TITLE,
+                      "The first merges each vocabulary learned; tokens that are not whole UTF-8 "
+                      "characters are shown as bytes.", merges))
+    parts.append((anchors.new(COSTS_TITLE), COSTS_TITLE, content_note(run.pivot),
                   _costs_section(view, costs, (vocab, pretokenizer, size), price, context_window,
                                  _caveats(data.vocabularies))))
     corpus = get_corpus_by_id(db, run.corpus_id)
     parts.append((anchors.new("Provenance"), "Provenance",
+                  "What made these numbers: the corpus, the settings, the engine, each "
+                  "tokenizer's files.",
                   provenance_table(_provenance(run, corpus, data.vocabularies, prices,
-                                               published))))
+                                               full_paths))))
     title = f"Tokenization tax: run {run_id} on {run.corpus}"
     filters = filter_bar(run.languages) if len(run.languages) >= FILTER_FROM else ""
-    bar = toolbar([(anchor, heading) for anchor, heading, _ in parts], filters)
-    body = "".join(section(anchor, heading, content) for anchor, heading, content in parts)
+    bar = toolbar([(anchor, heading) for anchor, heading, _, _ in parts], filters)
+    body = "".join(section(anchor, heading, content, takeaway)
+                   for anchor, heading, takeaway, content in parts)
+    answer = results.premium_table()
+    if answer.empty:
+        lead, table = f"<p class='lead'>{escape(_lead(view))}</p>", ""
+    else:
+        lead = "".join(f"<p class='lead'>{escape(sentence)}</p>"
+                       for sentence in takeaways(answer, run.pivot))
+        table = answer_table(answer, run.pivot)
     html = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{escape(title)}</title><style>{STYLE}</style>"
+            f"<title>{escape(title)}</title><style>{STYLE}{ANSWER_STYLE}</style>"
             f"{plotly_script(self_contained)}</head><body>"
             f"<p class='muted'><a href='{escape(index_href, quote=True)}'>All runs</a></p>"
             f"<h1>{escape(title)}</h1>"
-            f"<p class='lead'>{escape(_lead(view))}</p>{bar}{body}"
+            f"{lead}{table}{bar}{body}"
             f"<p class='muted'>Written by analyzer {escape(__version__)}.</p>"
-            f"<script>{NAVIGATION_SCRIPT}</script>"
+            f"<script>{NAVIGATION_SCRIPT}</script><script>{TABLE_SCRIPT}</script>"
             f"{'<script>' + FILTER_SCRIPT + '</script>' if filters else ''}</body></html>")
     return Page(html, [figure for _, _, figure in sections])
 
@@ -360,7 +376,7 @@ def _costs_section(view: figures.RunView, costs: pd.DataFrame,
                      f"{cost_table(view.frame, view.pivot, name, n, price, context_window)}"
                      for title, name, n in hypothetical)
     if tables:
-        tables = (f"<p class='muted'>At {price:g} per million tokens and a "
+        tables = (f"<p class='muted'>At an assumed US${price:g} per million tokens and a "
                   f"{context_window:,}-token window (analyzer report --price, --context):</p>"
                   f"{tables}")
     return f"<p class='muted'>{escape(content_note(view.pivot))}</p>{priced}{tables}"
@@ -437,11 +453,11 @@ def _training_source(run: RunRead) -> list[tuple[str, str]]:
 
 
 def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead],
-                prices: Path | None, published: bool = False) -> list[tuple[str, str]]:
-    """The run's provenance, row by row; `published`: the tokenizers' files and the corpus
-    named without this machine's folders."""
+                prices: Path | None, full_paths: bool = False) -> list[tuple[str, str]]:
+    """The run's provenance, row by row: the tokenizers' files and the corpus named without
+    this machine's folders, unless `full_paths`."""
     def where(source: str | None) -> str:
-        return without_local_paths(source or "") if published else str(source)
+        return str(source) if full_paths else without_local_paths(source or "")
 
     caveats = _caveats(vocabs)
     measured = (f"{len(run.measured_units)} held-out units (holdout {run.holdout:g}, seed {run.seed})"

@@ -17,14 +17,15 @@ from pathlib import Path
 import pandas as pd
 
 from analyzer import __version__
-from analyzer.corpus import language_name
+from analyzer.corpus import language_name, script_name
 from analyzer.files import write_atomically
-from analyzer.metrics import RunResults, counting_convention, load_run_data
+from analyzer.metrics import RunResults, counting_convention, load_run_data, premium_text, takeaways
 from analyzer.metrics.frames import measured_kinds
 from analyzer.queries import complete_run
 from analyzer.store import AnalyzerDatabase, get_corpus_by_id
 
-from .files import without_local_paths
+from .answer import ANSWER_STYLE, TABLE_SCRIPT, answer_table
+from .files import STYLE, without_local_paths
 from .page import write_report
 
 DATA_FILE = "results.json"
@@ -34,10 +35,15 @@ SHA256 = re.compile(r"SHA-256 ([0-9a-f]{64})")
 
 
 def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = None,
-                     results: RunResults | None = None) -> dict:
+                     results: RunResults | None = None, full_paths: bool = False) -> dict:
     """The run's production tokenizers on every language, with what makes the numbers
     checkable: the corpus's content digest, each tokenizer's files' SHA-256, the analyzer's
-    version and the counting convention (`results`: the run's, already loaded)."""
+    version and the counting convention (`results`: the run's, already loaded). Files are
+    named without this machine's folders, unless `full_paths`."""
+
+    def where(source: str | None) -> str:
+        return (source or "") if full_paths else without_local_paths(source or "")
+
     run = complete_run(db, run_id)
     results = results or RunResults(load_run_data(db, run_id))
     corpus = get_corpus_by_id(db, run.corpus_id)
@@ -50,14 +56,14 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
     costs = results.model_costs(prices)
     return {
         "analyzer": __version__, "engine": run.engine_version, "run": run.id,
-        "corpus": {"name": corpus.name, "source": without_local_paths(corpus.source or ""),
+        "corpus": {"name": corpus.name, "source": where(corpus.source),
                    "format": corpus.format,
                    "content_sha256": corpus.content_hash, "units": len(run.measured_units),
                    "languages": len(run.languages)},
         "pivot": run.pivot, "counted_as": counting_convention(run),
-        "tokenizers": [{"name": v.scope, "size": v.size, "library": v.library,
+        "tokenizers": [{"name": v.scope, "kind": str(v.kind), "size": v.size, "library": v.library,
                         "sha256": SHA256.findall(v.source or ""),
-                        "source": without_local_paths(v.source or ""),
+                        "source": where(v.source),
                         "framing": v.framing, "framing_basis": v.framing_basis}
                        for v in vocabularies],
         "models": [{"model": model, "tokenizer": part["tokenizer"].iloc[0],
@@ -89,7 +95,8 @@ def replaced_by_results(out: Path) -> list[Path]:
 
 
 def write_results(db: AnalyzerDatabase, run_id: int, out: Path,
-                  prices: Path | None = None, *, replace: bool = False) -> list[Path]:
+                  prices: Path | None = None, *, replace: bool = False,
+                  full_paths: bool = False) -> list[Path]:
     """Write the data file, its page and the run's interactive report (self-contained: the
     folder works alone) into `out`; the paths written. ValueError, before anything is written,
     when `out` already holds one of them and `replace` is not given."""
@@ -98,11 +105,11 @@ def write_results(db: AnalyzerDatabase, run_id: int, out: Path,
         raise ValueError(f"{out} already holds {', '.join(p.name for p in existing)}, which "
                          "the results would replace; give another folder, or --replace")
     results = RunResults(load_run_data(db, run_id))  # loaded once, for the data and the report
-    document = results_document(db, run_id, prices, results)
+    document = results_document(db, run_id, prices, results, full_paths)
     out.mkdir(parents=True, exist_ok=True)
     # The report first: it writes an index of runs as index.html, which the page replaces.
     report = write_report(db, run_id, out, self_contained=True, prices=prices, results=results,
-                          published=True)
+                          full_paths=full_paths)
     target = out / REPORT_FILE
     report.replace(target)
     data = out / DATA_FILE
@@ -112,26 +119,37 @@ def write_results(db: AnalyzerDatabase, run_id: int, out: Path,
     return [data, page, target]
 
 
+def script_summary(rows: pd.DataFrame, pivot: str) -> pd.DataFrame:
+    """Per script and tokenizer: how many languages, the median premium and the highest (and
+    whose), the pivot left out."""
+    others = rows[rows["lang"] != pivot].assign(script=lambda f: f["lang"].map(script_name))
+    found = []
+    for (script, tokenizer), part in others.groupby(["script", "tokenizer"], sort=True):
+        worst = part.loc[part["premium"].idxmax()]
+        found.append({"script": script, "tokenizer": tokenizer, "languages": len(part),
+                      "median": part["premium"].median(), "highest": worst["premium"],
+                      "paid_most_by": language_name(worst["lang"])})
+    return pd.DataFrame(found)
+
+
 def results_page(document: dict) -> str:
-    """The data file as a page: a language per row, a tokenizer per column, each cell its
-    premium (the interval in its title); a click on a heading sorts by it."""
+    """The data file as a page to publish: the answer table (a language per row, a tokenizer
+    per column, each cell its premium coloured on a log scale), which sorts, groups by script,
+    shows intervals, recomputes against another reference language, compares two tokenizers
+    and downloads as CSV; a summary per script; the tokenizers, the priced models and the
+    corpus, named by name and digest."""
     rows = pd.DataFrame(document["rows"])
+    pivot = document["pivot"]
     names = [t["name"] for t in document["tokenizers"]]
-    table = rows.pivot(index="lang", columns="tokenizer", values="premium")[names]
-    low = rows.pivot(index="lang", columns="tokenizer", values="premium_ci_low")[names]
-    high = rows.pivot(index="lang", columns="tokenizer", values="premium_ci_high")[names]
-    table = table.sort_values(names[0])
-    body = []
-    for lang in table.index:
-        cells = []
-        for name in names:
-            value, lo, hi = table.loc[lang, name], low.loc[lang, name], high.loc[lang, name]
-            shown = "" if pd.isna(value) else f"{value:.2f}"
-            title = "" if pd.isna(lo) else f' title="95 % interval {lo:.3f} to {hi:.3f}"'
-            cells.append(f'<td data-value="{"" if pd.isna(value) else value}"{title}>{shown}</td>')
-        body.append(f'<tr><td>{html.escape(language_name(lang))}</td><td><code>{html.escape(lang)}'
-                    f'</code></td>{"".join(cells)}</tr>')
-    heads = "".join(f"<th>{html.escape(name)}</th>" for name in names)
+    table = rows.rename(columns={"tokenizer": "column"}).assign(
+        kind=lambda f: f["column"].map({t["name"]: t.get("kind", "production")
+                                        for t in document["tokenizers"]}))
+    summary = script_summary(rows, pivot)
+    summary_rows = "".join(
+        f"<tr><td>{html.escape(row.script)}</td><td>{html.escape(row.tokenizer)}</td>"
+        f"<td>{row.languages}</td><td data-v='{row.median:.4f}'>{premium_text(row.median)}</td>"
+        f"<td data-v='{row.highest:.4f}'>{premium_text(row.highest)}</td>"
+        f"<td>{html.escape(row.paid_most_by)}</td></tr>" for row in summary.itertuples())
     tokenizers = "".join(
         f"<tr><td>{html.escape(t['name'])}</td><td>{t['size']:,}</td><td>"
         f"{html.escape(t['library'] or '')}</td><td>{'' if t['framing'] is None else t['framing']}"
@@ -143,53 +161,161 @@ def results_page(document: dict) -> str:
         f"<td>${m['input_price']:g}</td><td>${m['output_price']:g}</td>"
         f"<td>{html.escape(m['price_date'])}</td></tr>" for m in document["models"])
     corpus = document["corpus"]
-    pivot = html.escape(language_name(document["pivot"]))
+    home = html.escape(language_name(pivot))
     counted = html.escape(document["counted_as"])
+    languages = "".join(f"<option value='{html.escape(lang, quote=True)}'"
+                        f"{' selected' if lang == pivot else ''}>{html.escape(language_name(lang))}"
+                        "</option>" for lang in sorted(set(rows["lang"]), key=language_name))
+    choices = "".join(f"<option>{html.escape(name)}</option>" for name in names)
+    sentences = "".join(f"<p class='lead'>{html.escape(s)}</p>"
+                        for s in takeaways(table.assign(column=table["column"]), pivot))
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Token premiums on {html.escape(corpus['name'])}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2rem; max-width: 80rem; }}
-table {{ border-collapse: collapse; margin: 1rem 0; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: .25rem .6rem; text-align: right; }}
-td:first-child, th:first-child, td:nth-child(2) {{ text-align: left; }}
-th {{ cursor: pointer; background: #f4f4f4; position: sticky; top: 0; }}
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Token premiums on {html.escape(corpus['name'])}</title>
+<style>{STYLE}{ANSWER_STYLE}
+.compare svg {{ border: 1px solid #ddd; background: #fff; }}
 </style></head><body>
 <h1>What each language pays: {html.escape(corpus['name'])}</h1>
-<p>The premium of a language under a tokenizer is its tokens over {pivot}'s for the same
-content ({corpus['units']:,} units in each of {corpus['languages']} languages); a cell's title
-gives its 95 % bootstrap interval. Click a heading to sort by it. Counted as {counted}.
-<a href="{REPORT_FILE}">The interactive report</a> has the charts;
-<a href="{DATA_FILE}">the data file</a> every number.</p>
-<table id="premiums"><thead><tr><th>language</th><th>code</th>{heads}</tr></thead>
-<tbody>{"".join(body)}</tbody></table>
+{sentences}
+<div class="tools">
+<label>reference language <select id="reference">{languages}</select></label>
+<label><input type="checkbox" id="intervals"> show 95 % intervals</label>
+<a href="{DATA_FILE}" download>Download JSON</a>
+<a href="{REPORT_FILE}">the interactive report</a>
+</div>
+{answer_table(table, pivot)}
+<p class="muted">A premium is a language's tokens over the reference language's for the same
+content ({corpus['units']:,} units in each of {corpus['languages']} languages), counted as
+{counted}. Intervals are 95 % bootstrap intervals over the units, against {home}.</p>
+<h2>Two tokenizers side by side</h2>
+<div class="tools compare"><label>x <select id="compare-x">{choices}</select></label>
+<label>y <select id="compare-y">{choices}</select></label>
+<span class="muted" id="compare-said"></span></div>
+<div class="compare"><svg id="scatter" width="560" height="420" role="img"
+ aria-label="each language's premium under two tokenizers"></svg></div>
+<h2>By script</h2>
+<table class="data numbers" id="by-script"><thead><tr><th>script</th><th>tokenizer</th>
+<th>languages</th><th>median</th><th>highest</th><th>paid most by</th></tr></thead>
+<tbody>{summary_rows}</tbody></table>
 <h2>Tokenizers</h2>
-<table><thead><tr><th>tokenizer</th><th>tokens</th><th>library</th><th>framing</th>
-<th>files' SHA-256</th></tr></thead>
+<table class="data" id="tokenizers"><thead><tr><th>tokenizer</th><th>tokens</th><th>library</th>
+<th>framing</th><th>files' SHA-256</th></tr></thead>
 <tbody>{tokenizers}</tbody></table>
 <h2>Priced models</h2>
-<table><thead><tr><th>model</th><th>tokenizer</th><th>input, per 1M tokens</th><th>output</th>
-<th>price as of</th></tr></thead>
+<table class="data" id="models"><thead><tr><th>model</th><th>tokenizer</th><th>input, US$ per 1M tokens</th>
+<th>output, US$ per 1M tokens</th><th>price as of</th></tr></thead>
 <tbody>{models}</tbody></table>
-<p>Corpus {html.escape(corpus['source'])} ({html.escape(corpus['format'])}), content SHA-256
-<code>{html.escape(corpus['content_sha256'])}</code>; analyzer {html.escape(document['analyzer'])},
-run {document['run']}.</p>
-<script>
-document.querySelectorAll("#premiums th").forEach((th, column) => {{
-  th.addEventListener("click", () => {{
-    const body = th.closest("table").tBodies[0];
-    const up = th.dataset.order !== "up";
-    th.dataset.order = up ? "up" : "down";
-    const key = (row) => {{
-      const cell = row.cells[column];
-      return cell.dataset.value !== undefined ? parseFloat(cell.dataset.value || "NaN") : cell.textContent;
-    }};
-    [...body.rows].sort((a, b) => {{
-      const x = key(a), y = key(b);
-      const order = typeof x === "number" ? (isNaN(x) ? 1 : isNaN(y) ? -1 : x - y) : x.localeCompare(y);
-      return up ? order : -order;
-    }}).forEach((row) => body.appendChild(row));
-  }});
-}});
-</script>
+<p>Corpus {html.escape(corpus['name'])}{': ' + html.escape(corpus['source']) if corpus['source'] else ''}
+({html.escape(corpus['format'])}), content SHA-256 <code>{html.escape(corpus['content_sha256'])}</code>;
+analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
+<script>{TABLE_SCRIPT}</script>
+<script>{RESULTS_SCRIPT.replace("PIVOT", json.dumps(pivot))}</script>
 </body></html>
+"""
+
+
+RESULTS_SCRIPT = """
+(function () {
+  var table = document.getElementById('answer-table');
+  var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
+  var first = 3;  // language, script, median, then a column per tokenizer
+  var pivot = PIVOT;
+  var LOW = 0.5, HIGH = 8;
+  function color(p) {  // analyzer.report.answer.cell_color, on log2 of the premium
+    if (!(p > 0)) return ['#eee', false];
+    var above = p >= 1, place = Math.min(Math.abs(Math.log2(p) / Math.log2(above ? HIGH : 1 / LOW)), 1);
+    var stops = above ? [[0, [255, 255, 255]], [1 / 3, [253, 212, 158]], [2 / 3, [252, 141, 89]],
+                         [1, [179, 0, 0]]] : [[0, [255, 255, 255]], [1, [67, 147, 195]]];
+    for (var i = 1; i < stops.length; i++) {
+      if (place <= stops[i][0]) {
+        var s = (place - stops[i - 1][0]) / (stops[i][0] - stops[i - 1][0]);
+        var rgb = stops[i - 1][1].map(function (a, k) { return Math.round(a + (stops[i][1][k] - a) * s); });
+        return ['rgb(' + rgb.join(',') + ')', place > 0.6];
+      }
+    }
+  }
+  function rows() { return Array.prototype.slice.call(table.tBodies[0].rows); }
+  function text(p) { return isNaN(p) ? 'n/a' : p.toFixed(2) + 'x'; }
+  // Premiums against the reference language, from each cell's tokens (data-t).
+  function recompute() {
+    var reference = document.getElementById('reference').value;
+    var intervals = document.getElementById('intervals');
+    intervals.disabled = reference !== pivot;
+    var base = rows().filter(function (row) { return row.getAttribute('data-lang') === reference; })[0];
+    rows().forEach(function (row) {
+      var values = [];
+      for (var c = first; c < row.cells.length; c++) {
+        var cell = row.cells[c], tokens = parseFloat(cell.getAttribute('data-t'));
+        var p = tokens / parseFloat(base.cells[c].getAttribute('data-t'));
+        values.push(p);
+        var look = color(p);
+        cell.setAttribute('data-v', p.toFixed(4));
+        cell.style.background = look[0];
+        cell.className = look[1] ? 'dark' : '';
+        var shown = text(p);
+        if (intervals.checked && !intervals.disabled && cell.hasAttribute('data-lo'))
+          shown += ' [' + parseFloat(cell.getAttribute('data-lo')).toFixed(2) + ', ' +
+                   parseFloat(cell.getAttribute('data-hi')).toFixed(2) + ']';
+        cell.textContent = shown;
+      }
+      values.sort(function (a, b) { return a - b; });
+      var m = values.length % 2 ? values[(values.length - 1) / 2]
+        : (values[values.length / 2 - 1] + values[values.length / 2]) / 2;
+      row.cells[2].setAttribute('data-v', m.toFixed(4));
+      row.cells[2].textContent = text(m);
+    });
+    draw();
+  }
+  // Two tokenizers: each language a point (premium under x, under y), the diagonal y = x.
+  function draw() {
+    var x = document.getElementById('compare-x'), y = document.getElementById('compare-y');
+    var cx = first + x.selectedIndex, cy = first + y.selectedIndex;
+    var svg = document.getElementById('scatter'), W = 560, H = 420, M = 48;
+    var points = rows().filter(function (row) { return row.style.display !== 'none'; })
+      .map(function (row) { return [parseFloat(row.cells[cx].getAttribute('data-v')),
+                                    parseFloat(row.cells[cy].getAttribute('data-v')),
+                                    row.cells[0].textContent]; });
+    var all = points.reduce(function (a, p) { return a.concat([p[0], p[1]]); }, [1]);
+    var lo = Math.log2(Math.min.apply(null, all)), hi = Math.log2(Math.max.apply(null, all));
+    if (hi - lo < 0.5) { lo -= 0.25; hi += 0.25; }
+    function sx(v) { return M + (Math.log2(v) - lo) / (hi - lo) * (W - 2 * M); }
+    function sy(v) { return H - M - (Math.log2(v) - lo) / (hi - lo) * (H - 2 * M); }
+    var ns = 'http://www.w3.org/2000/svg';
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    function add(tag, attrs, content) {
+      var node = document.createElementNS(ns, tag);
+      Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+      if (content) node.textContent = content;
+      svg.appendChild(node); return node;
+    }
+    add('line', {x1: sx(Math.pow(2, lo)), y1: sy(Math.pow(2, lo)), x2: sx(Math.pow(2, hi)),
+                 y2: sy(Math.pow(2, hi)), stroke: '#999', 'stroke-dasharray': '4 3'});
+    [0.5, 1, 2, 4, 8, 16].forEach(function (v) {
+      if (Math.log2(v) < lo || Math.log2(v) > hi) return;
+      add('text', {x: sx(v), y: H - M + 16, 'text-anchor': 'middle', 'font-size': 12}, v + 'x');
+      add('text', {x: M - 6, y: sy(v) + 4, 'text-anchor': 'end', 'font-size': 12}, v + 'x');
+    });
+    add('text', {x: W / 2, y: H - 8, 'text-anchor': 'middle', 'font-size': 13}, x.value);
+    add('text', {x: 14, y: H / 2, 'text-anchor': 'middle', 'font-size': 13,
+                 transform: 'rotate(-90 14 ' + H / 2 + ')'}, y.value);
+    var cheaper = 0;
+    points.forEach(function (p) {
+      if (p[1] < p[0]) cheaper++;
+      add('circle', {cx: sx(p[0]), cy: sy(p[1]), r: 4, fill: '#2b6cb0', 'fill-opacity': 0.7})
+        .appendChild(document.createElementNS(ns, 'title')).textContent =
+          p[2] + ': ' + text(p[0]) + ' under ' + x.value + ', ' + text(p[1]) + ' under ' + y.value +
+          ' (ratio ' + (p[1] / p[0]).toFixed(2) + ')';
+    });
+    document.getElementById('compare-said').textContent = x.value === y.value ? '' :
+      cheaper + ' of ' + points.length + ' languages need fewer tokens (against the reference) under '
+      + y.value + ' than under ' + x.value + '; a point below the diagonal is one of them.';
+  }
+  document.getElementById('reference').addEventListener('change', recompute);
+  document.getElementById('intervals').addEventListener('change', recompute);
+  document.getElementById('compare-x').addEventListener('change', draw);
+  document.getElementById('compare-y').addEventListener('change', draw);
+  if (heads.length > first + 1) document.getElementById('compare-y').selectedIndex = 1;
+  draw();
+})();
 """
