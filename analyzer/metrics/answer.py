@@ -66,7 +66,11 @@ def takeaways(table: pd.DataFrame, pivot: str) -> list[str]:
     worst_by_lang = others.groupby("lang")["premium"].min()
     paying = int((worst_by_lang > 1.005).sum())
     under = "every one of the" if len(columns) > 1 else "the"
-    noun = "vocabularies and tokenizers" if len(columns) > 1 else "vocabulary"
+    measured = {VocabKind(kind).measured for kind in table["kind"]}
+    one, many = (("tokenizer", "tokenizers") if measured == {True} else
+                 ("vocabulary", "vocabularies") if measured == {False} else
+                 ("vocabulary", "vocabularies and tokenizers"))
+    noun = many if len(columns) > 1 else one
     found = [f"{paying} of {len(worst_by_lang)} languages need more tokens than {home} for the "
              f"same content under {under} {len(columns) if len(columns) > 1 else ''} {noun} "
              "below.".replace("  ", " ")]

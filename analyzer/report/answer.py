@@ -33,7 +33,8 @@ ANSWER_STYLE = """
 .answer thead th:first-child { left: 0; z-index: 3; }
 .answer td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .answer td.dark { color: #fff; }
-.answer td.script { text-align: left; color: #555; }
+.answer td.script { text-align: left; color: #555; font-size: .8rem; }
+.answer th, .answer td { padding: .2rem .45rem; }
 .tools { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; margin: .4rem 0;
          font-size: .9rem; }
 .legend { display: inline-flex; align-items: center; gap: .3rem; }

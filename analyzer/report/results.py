@@ -24,7 +24,7 @@ from analyzer.metrics.frames import measured_kinds
 from analyzer.queries import complete_run
 from analyzer.store import AnalyzerDatabase, get_corpus_by_id
 
-from .answer import ANSWER_STYLE, TABLE_SCRIPT, answer_table
+from .answer import ANSWER_STYLE, TABLE_SCRIPT, answer_table, cell_color
 from .files import STYLE, without_local_paths
 from .page import write_report
 
@@ -145,11 +145,23 @@ def results_page(document: dict) -> str:
         kind=lambda f: f["column"].map({t["name"]: t.get("kind", "production")
                                         for t in document["tokenizers"]}))
     summary = script_summary(rows, pivot)
-    summary_rows = "".join(
-        f"<tr><td>{html.escape(row.script)}</td><td>{html.escape(row.tokenizer)}</td>"
-        f"<td>{row.languages}</td><td data-v='{row.median:.4f}'>{premium_text(row.median)}</td>"
-        f"<td data-v='{row.highest:.4f}'>{premium_text(row.highest)}</td>"
-        f"<td>{html.escape(row.paid_most_by)}</td></tr>" for row in summary.itertuples())
+    summary_rows = ""
+    for script, part in summary.groupby("script", sort=True):
+        by_name = part.set_index("tokenizer")
+        cells = []
+        for name in names:
+            if name not in by_name.index:
+                cells.append("<td data-v=''>&ndash;</td>")
+                continue
+            row = by_name.loc[name]
+            color, dark = cell_color(row["median"])
+            cells.append(f"<td data-v='{row['median']:.4f}' style='background:{color}' "
+                         f"class='{'dark' if dark else ''}' title='highest "
+                         f"{premium_text(row['highest'])}, {html.escape(row['paid_most_by'], quote=True)}'>"
+                         f"{premium_text(row['median'])}</td>")
+        summary_rows += (f"<tr><th scope='row'>{html.escape(script)}</th>"
+                         f"<td>{int(part['languages'].iloc[0])}</td>{''.join(cells)}</tr>")
+    summary_heads = "".join(f"<th scope='col'>{html.escape(name)}</th>" for name in names)
     tokenizers = "".join(
         f"<tr><td>{html.escape(t['name'])}</td><td>{t['size']:,}</td><td>"
         f"{html.escape(t['library'] or '')}</td><td>{'' if t['framing'] is None else t['framing']}"
@@ -195,9 +207,11 @@ content ({corpus['units']:,} units in each of {corpus['languages']} languages), 
 <div class="compare"><svg id="scatter" width="560" height="420" role="img"
  aria-label="each language's premium under two tokenizers"></svg></div>
 <h2>By script</h2>
-<table class="data numbers" id="by-script"><thead><tr><th>script</th><th>tokenizer</th>
-<th>languages</th><th>median</th><th>highest</th><th>paid most by</th></tr></thead>
-<tbody>{summary_rows}</tbody></table>
+<p class="muted">Each script's median premium under each tokenizer (the highest, and who pays
+it, in a cell's title), against {home}.</p>
+<div class="answer"><table class="data" id="by-script"><thead><tr><th scope="col">script</th>
+<th scope="col">languages</th>{summary_heads}</tr></thead>
+<tbody>{summary_rows}</tbody></table></div>
 <h2>Tokenizers</h2>
 <table class="data" id="tokenizers"><thead><tr><th>tokenizer</th><th>tokens</th><th>library</th>
 <th>framing</th><th>files' SHA-256</th></tr></thead>
