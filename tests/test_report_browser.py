@@ -429,6 +429,13 @@ def test_every_section_is_in_the_sticky_contents_and_collapses(browser, tiny_db,
     bar, title = (page.locator(selector).bounding_box()
                   for selector in ("#toolbar", "#what-it-costs h2"))
     assert bar["y"] == 0 and bar["y"] + bar["height"] <= title["y"] < 1000 - title["height"]
+    # a term links to its plain definition, in the Terms section, opened on the way
+    term = page.locator("summary .takeaway a.term").first
+    name = term.inner_text()
+    term.click()
+    page.wait_for_function("() => document.querySelector('#terms details').open")
+    definition = page.locator(f"#terms dt:text-is('{name}') + dd")
+    assert definition.is_visible() and len(definition.inner_text()) > 40
     page.click("#contents a.jump:text-is('Back to top')")
     page.wait_for_function("() => window.scrollY === 0")
     # the link opened the cost view's section; the others are folded under their takeaways

@@ -50,10 +50,14 @@ details.section > summary { list-style: none; }
 details.section > summary::-webkit-details-marker { display: none; }
 details.section > summary h2 { display: inline-block; margin: .8rem 0 .1rem; font-size: 1.15rem; }
 details.section > summary .takeaway { margin: 0 0 .3rem 1.1rem; font-weight: normal; }
+a.term { color: inherit; text-decoration: underline dotted; }
+dl.glossary dt { font-weight: 600; margin-top: .5rem; } dl.glossary dd { margin-left: 1.2rem; }
 details.section > summary h2::before { content: "\\25BE  "; color: #999; font-size: .9rem; }
 details.section:not([open]) > summary h2::before { content: "\\25B8  "; }
 .filter input[type=search] { margin: 0 .6rem; padding: .15rem .4rem; min-width: 14rem; }
 .filter label { margin-right: .6rem; white-space: nowrap; }
+.filter details.scripts { display: inline-block; vertical-align: top; }
+.filter details.scripts[open] { display: block; max-height: 30vh; overflow-y: auto; }
 """
 
 

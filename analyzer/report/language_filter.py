@@ -18,6 +18,8 @@ from html import escape
 
 from analyzer.corpus import language_name, script_name, script_of
 
+FOLDED_SCRIPTS = 8
+"""Above this many scripts, the filter's script boxes fold under one switch."""
 MANY_LANGUAGES = 12
 """Above this many languages, one line per language is unreadable: heatmaps instead."""
 
@@ -55,9 +57,12 @@ def filter_bar(languages: list[str]) -> str:
         f"{escape(script_name(codes[0]))} <span class='muted'>({len(codes)})</span></label>"
         for script, codes in sorted(scripts.items(), key=lambda item: script_name(item[1][0])))
     names = json.dumps({lang: language_name(lang) for lang in languages}).replace("</", "<\\/")
+    # Many scripts fold under one switch: the bar stays a line or two tall on every screen.
+    picked = (f"<details class='scripts'><summary>{len(scripts)} scripts</summary>{boxes}</details>"
+              if len(scripts) > FOLDED_SCRIPTS else f"<span class='scripts'>{boxes}</span>")
     return (f"<div id='language-filter' class='filter'><strong>Languages</strong> "
             f"<input type='search' placeholder='type a name or code' aria-label='filter languages'>"
-            f" <span class='scripts'>{boxes}</span> <span class='muted' id='filter-count'></span>"
+            f" {picked} <span class='muted' id='filter-count'></span>"
             f"<script type='application/json' id='language-names'>{names}</script></div>")
 
 

@@ -33,10 +33,10 @@ class Anchors:
 
 
 def section(anchor: str, title: str, body: str, takeaway: str = "") -> str:
-    """A section folded under its title and its takeaway (what this run shows in it): the
-    first reading is the answer above it; a click on the title, or a link to the section,
-    opens it."""
-    said = f"<p class='muted takeaway'>{escape(takeaway)}</p>" if takeaway else ""
+    """A section folded under its title and its takeaway (what this run shows in it, as HTML:
+    its terms may link to their definitions): the first reading is the answer above it; a
+    click on the title, or a link to the section, opens it."""
+    said = f"<p class='muted takeaway'>{takeaway}</p>" if takeaway else ""
     return (f"<section id='{escape(anchor, quote=True)}'><details class='section'>"
             f"<summary><h2>{escape(title)}</h2>{said}</summary>{body}</details></section>")
 
@@ -74,7 +74,7 @@ NAVIGATION_SCRIPT = """
   // opens it.
   function openTarget() {
     var target = location.hash && document.getElementById(location.hash.slice(1));
-    var details = target && target.querySelector('details.section');
+    var details = target && (target.querySelector('details.section') || target.closest('details'));
     if (details) details.open = true;
   }
   window.addEventListener('hashchange', openTarget);

@@ -45,6 +45,7 @@ from .answer import ANSWER_STYLE, TABLE_SCRIPT, answer_table
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script, without_local_paths
+from .glossary import glossary, linked
 from .index import write_index
 from .language_filter import FILTER_SCRIPT, filter_bar
 from .navigation import COSTS_TITLE, NAVIGATION_SCRIPT, Anchors, section, toolbar
@@ -130,8 +131,10 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                                                full_paths))))
     title = f"Tokenization tax: run {run_id} on {run.corpus}"
     filters = filter_bar(run.languages) if len(run.languages) >= FILTER_FROM else ""
+    parts.append((anchors.new("Terms"), "Terms",
+                  "What the field's words mean, in plain words.", glossary()))
     bar = toolbar([(anchor, heading) for anchor, heading, _, _ in parts], filters)
-    body = "".join(section(anchor, heading, content, takeaway)
+    body = "".join(section(anchor, heading, content, linked(takeaway))
                    for anchor, heading, takeaway, content in parts)
     answer = results.premium_table()
     if answer.empty:
