@@ -203,14 +203,18 @@ def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db,
     page.select_option("#reference", "rus_Cyrl")
     russian = page.locator("#answer-table tr[data-lang='rus_Cyrl'] td").all_inner_texts()
     assert russian[2:] == ["1.00x", "1.00x"] and page.locator("#intervals").is_disabled()
+    assert not page.locator("#intervals").is_checked()  # and says why
+    assert "computed against English only" in page.locator("#intervals-said").inner_text()
+    assert "than Russian" in page.locator("#said").inner_text()  # the sentences follow
+    assert page.locator(".legend .reference").inner_text() == "Russian"
     tokens = "(lang) => Array.from(document.querySelector(`#answer-table tr[data-lang=${lang}]`)" \
         ".cells).slice(3).map(cell => parseFloat(cell.getAttribute('data-t')))"
     english, base = page.evaluate(tokens, "eng_Latn"), page.evaluate(tokens, "rus_Cyrl")
     shown = page.locator("#answer-table tr[data-lang='eng_Latn'] td").all_inner_texts()[2:]
     assert shown == [f"{e / b:.2f}x" for e, b in zip(english, base)]
     # two tokenizers side by side: a point per language, and what it shows said
-    assert page.locator("#scatter circle").count() == 3
-    assert "languages need fewer tokens" in page.locator("#compare-said").inner_text()
+    assert page.locator("#scatter circle").count() == 2  # the reference language aside
+    assert "of 2 languages (Russian aside) need fewer tokens" in page.locator("#compare-said").inner_text()
     assert page.locator("a[href='report.html']").count() == 1
     page.close()
     assert errors == []

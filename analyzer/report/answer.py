@@ -108,12 +108,15 @@ def answer_table(table: pd.DataFrame, pivot: str) -> str:
             f"<label><input type='checkbox' class='by-script'> group by script</label>"
             f"<button type='button' class='csv' data-table='answer-table'>Download CSV</button>"
             f"<span class='legend'>{premium_text(LOW)} <span class='bar'></span> "
-            f"{premium_text(HIGH)} the tokens of {escape(language_name(pivot))}, log scale; "
-            f"hover a cell for its interval</span></div>"
+            f"{premium_text(HIGH)} the tokens of <span class='reference'>"
+            f"{escape(language_name(pivot))}</span>, log scale; trained vocabularies at their "
+            f"largest size; hover a cell for its interval</span></div>"
             f"<div class='scroll'><table class='data' id='answer-table'>"
             f"<thead><tr><th data-sort='text' scope='col'>language</th>"
             f"<th data-sort='text' scope='col'>script</th>"
-            f"<th data-sort='number' scope='col' aria-sort='descending'>median</th>{heads}</tr>"
+            f"<th data-sort='number' scope='col' aria-sort='descending' title='the median of the "
+            f"row: half the vocabularies and tokenizers charge the language more'>median</th>"
+            f"{heads}</tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table></div></div>")
 
 

@@ -12,6 +12,8 @@ import re
 from html import escape
 
 TERMS: dict[str, str] = {
+    "pivot": "The language every other is measured against (English, unless the run chose "
+             "another): its premium is 1.00x.",
     "premium": "A language's tokens over the pivot's for the same content: 2.00x means it pays "
                "twice as many tokens (Petrov et al. 2023).",
     "overhead": "The premium minus one, as a percentage: the extra tokens a language needs "

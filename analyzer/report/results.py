@@ -26,6 +26,7 @@ from analyzer.store import AnalyzerDatabase, get_corpus_by_id
 
 from .answer import ANSWER_STYLE, TABLE_SCRIPT, answer_table, cell_color
 from .files import STYLE, without_local_paths
+from .glossary import glossary
 from .page import write_report
 
 DATA_FILE = "results.json"
@@ -179,8 +180,11 @@ def results_page(document: dict) -> str:
                         f"{' selected' if lang == pivot else ''}>{html.escape(language_name(lang))}"
                         "</option>" for lang in sorted(set(rows["lang"]), key=language_name))
     choices = "".join(f"<option>{html.escape(name)}</option>" for name in names)
+    names_json = json.dumps({lang: language_name(lang) for lang in set(rows["lang"])}) \
+        .replace("</", "<\\/")
     sentences = "".join(f"<p class='lead'>{html.escape(s)}</p>"
                         for s in takeaways(table.assign(column=table["column"]), pivot))
+    sentences = f"<div id='said'>{sentences}</div>"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -192,7 +196,8 @@ def results_page(document: dict) -> str:
 {sentences}
 <div class="tools">
 <label>reference language <select id="reference">{languages}</select></label>
-<label><input type="checkbox" id="intervals"> show 95 % intervals</label>
+<label><input type="checkbox" id="intervals"> show 95 % intervals
+<span class="muted" id="intervals-said"></span></label>
 <a href="{DATA_FILE}" download>Download JSON</a>
 <a href="{REPORT_FILE}">the interactive report</a>
 </div>
@@ -209,9 +214,9 @@ content ({corpus['units']:,} units in each of {corpus['languages']} languages), 
 <h2>By script</h2>
 <p class="muted">Each script's median premium under each tokenizer (the highest, and who pays
 it, in a cell's title), against {home}.</p>
-<div class="answer"><table class="data" id="by-script"><thead><tr><th scope="col">script</th>
-<th scope="col">languages</th>{summary_heads}</tr></thead>
-<tbody>{summary_rows}</tbody></table></div>
+<div class="answer"><div class="scroll"><table class="data" id="by-script"><thead><tr>
+<th scope="col">script</th><th scope="col">languages ({home} aside)</th>{summary_heads}</tr></thead>
+<tbody>{summary_rows}</tbody></table></div></div>
 <h2>Tokenizers</h2>
 <table class="data" id="tokenizers"><thead><tr><th>tokenizer</th><th>tokens</th><th>library</th>
 <th>framing</th><th>files' SHA-256</th></tr></thead>
@@ -220,11 +225,13 @@ it, in a cell's title), against {home}.</p>
 <table class="data" id="models"><thead><tr><th>model</th><th>tokenizer</th><th>input, US$ per 1M tokens</th>
 <th>output, US$ per 1M tokens</th><th>price as of</th></tr></thead>
 <tbody>{models}</tbody></table>
+<h2>Terms</h2>
+{glossary()}
 <p>Corpus {html.escape(corpus['name'])}{': ' + html.escape(corpus['source']) if corpus['source'] else ''}
 ({html.escape(corpus['format'])}), content SHA-256 <code>{html.escape(corpus['content_sha256'])}</code>;
 analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
 <script>{TABLE_SCRIPT}</script>
-<script>{RESULTS_SCRIPT.replace("PIVOT", json.dumps(pivot))}</script>
+<script>{RESULTS_SCRIPT.replace("PIVOT", json.dumps(pivot)).replace("NAMES", names_json)}</script>
 </body></html>
 """
 
@@ -235,6 +242,7 @@ RESULTS_SCRIPT = """
   var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
   var first = 3;  // language, script, median, then a column per tokenizer
   var pivot = PIVOT;
+  var names = NAMES;
   var LOW = 0.5, HIGH = 8;
   function color(p) {  // analyzer.report.answer.cell_color, on log2 of the premium
     if (!(p > 0)) return ['#eee', false];
@@ -256,6 +264,12 @@ RESULTS_SCRIPT = """
     var reference = document.getElementById('reference').value;
     var intervals = document.getElementById('intervals');
     intervals.disabled = reference !== pivot;
+    if (intervals.disabled) intervals.checked = false;
+    document.getElementById('intervals-said').textContent = intervals.disabled
+      ? '(computed against ' + names[pivot] + ' only)' : '';
+    Array.prototype.forEach.call(document.querySelectorAll('.legend .reference'), function (span) {
+      span.textContent = names[reference];
+    });
     var base = rows().filter(function (row) { return row.getAttribute('data-lang') === reference; })[0];
     rows().forEach(function (row) {
       var values = [];
@@ -279,14 +293,42 @@ RESULTS_SCRIPT = """
       row.cells[2].setAttribute('data-v', m.toFixed(4));
       row.cells[2].textContent = text(m);
     });
+    said(reference);
     draw();
+  }
+  // The sentences above the table, for the reference chosen (the page's own for the pivot).
+  var original = document.getElementById('said').innerHTML;
+  function said(reference) {
+    var box = document.getElementById('said');
+    if (reference === pivot) { box.innerHTML = original; return; }
+    var others = rows().filter(function (row) { return row.getAttribute('data-lang') !== reference; });
+    var paying = 0, top = null;
+    others.forEach(function (row) {
+      var least = Infinity;
+      for (var c = first; c < row.cells.length; c++) {
+        var p = parseFloat(row.cells[c].getAttribute('data-v'));
+        least = Math.min(least, p);
+        if (!top || p > top[0]) top = [p, row.getAttribute('data-lang'), heads[c].textContent];
+      }
+      if (least > 1.005) paying++;
+    });
+    var lines = [paying + ' of ' + others.length + ' languages need more tokens than ' +
+                 names[reference] + ' for the same content under every tokenizer below.'];
+    if (top) lines.push(names[top[1]] + ' pays most: ' + text(top[0]) + ' the tokens of ' +
+                        names[reference] + ' under ' + top[2] + '.');
+    box.innerHTML = '';
+    lines.forEach(function (line) {
+      var p = document.createElement('p'); p.className = 'lead'; p.textContent = line; box.appendChild(p);
+    });
   }
   // Two tokenizers: each language a point (premium under x, under y), the diagonal y = x.
   function draw() {
     var x = document.getElementById('compare-x'), y = document.getElementById('compare-y');
     var cx = first + x.selectedIndex, cy = first + y.selectedIndex;
     var svg = document.getElementById('scatter'), W = 560, H = 420, M = 48;
-    var points = rows().filter(function (row) { return row.style.display !== 'none'; })
+    var reference = document.getElementById('reference').value;
+    var points = rows().filter(function (row) {
+        return row.style.display !== 'none' && row.getAttribute('data-lang') !== reference; })
       .map(function (row) { return [parseFloat(row.cells[cx].getAttribute('data-v')),
                                     parseFloat(row.cells[cy].getAttribute('data-v')),
                                     row.cells[0].textContent]; });
@@ -321,9 +363,13 @@ RESULTS_SCRIPT = """
           p[2] + ': ' + text(p[0]) + ' under ' + x.value + ', ' + text(p[1]) + ' under ' + y.value +
           ' (ratio ' + (p[1] / p[0]).toFixed(2) + ')';
     });
-    document.getElementById('compare-said').textContent = x.value === y.value ? '' :
-      cheaper + ' of ' + points.length + ' languages need fewer tokens (against the reference) under '
-      + y.value + ' than under ' + x.value + '; a point below the diagonal is one of them.';
+    var same = points.every(function (p) { return Math.abs(p[0] - p[1]) < 5e-5; });
+    document.getElementById('compare-said').textContent = x.value === y.value ? '' : same
+      ? x.value + ' and ' + y.value + ' give the same premium to every language: their counts '
+        + 'of this text agree (their vocabularies may still differ).'
+      : cheaper + ' of ' + points.length + ' languages (' + names[reference] + ' aside) need '
+        + 'fewer tokens under ' + y.value + ' than under ' + x.value
+        + '; a point below the diagonal is one of them.';
   }
   document.getElementById('reference').addEventListener('change', recompute);
   document.getElementById('intervals').addEventListener('change', recompute);
