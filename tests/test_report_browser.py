@@ -212,6 +212,13 @@ def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db,
     english, base = page.evaluate(tokens, "eng_Latn"), page.evaluate(tokens, "rus_Cyrl")
     shown = page.locator("#answer-table tr[data-lang='eng_Latn'] td").all_inner_texts()[2:]
     assert shown == [f"{e / b:.2f}x" for e, b in zip(english, base)]
+    # grouping the answer by script leaves the other tables as they are (it sorted them too,
+    # and failed on them: they have no script column)
+    order = "() => Array.from(document.querySelectorAll('#tokenizers tbody tr'))" \
+        ".map(row => row.cells[0].textContent)"
+    before = page.evaluate(order)
+    page.check(".answer input.by-script")
+    assert page.evaluate(order) == before and len(before) == 2
     # two tokenizers side by side: a point per language, and what it shows said
     assert page.locator("#scatter circle").count() == 2  # the reference language aside
     assert "of 2 languages (Russian aside) need fewer tokens" in page.locator("#compare-said").inner_text()

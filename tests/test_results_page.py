@@ -98,3 +98,15 @@ def test_the_committed_results_name_no_folder_of_the_machine_that_wrote_them():
     for path in published:
         found = machine.findall(path.read_text(encoding="utf-8"))
         assert not found, (path.relative_to(folder), sorted(set(found))[:5])
+
+
+@pytest.mark.slow
+def test_a_run_of_one_language_has_a_results_page(db, tmp_path):
+    """Nothing to compare, but the page is made (it crashed on an empty summary by script,
+    after the report and the data file were written)."""
+    resolve_or_skip("cl100k_base")
+    cli_output(db, "run", "--langs", "eng_Latn", "--tokenizer", "cl100k_base", "--no-report")
+    out = tmp_path / "one"
+    cli_output(db, "results", "1", "--out", out)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "One language only: nothing to compare." in page

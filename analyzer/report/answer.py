@@ -130,6 +130,10 @@ TABLE_SCRIPT = """
     var n = parseFloat(raw.replace(/[$,x%\u25b2\\s]/g, ''));
     return isNaN(n) ? -Infinity : n;
   }
+  function byScript(table) {  // the table's own 'group by script' box, if it has one
+    var box = table.closest('.answer');
+    return box && box.querySelector('.tools input.by-script');
+  }
   function sortBy(table, index, type, descending) {
     var body = table.tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
@@ -137,10 +141,10 @@ TABLE_SCRIPT = """
       var x = value(a.cells[index], type), y = value(b.cells[index], type);
       return (x < y ? -1 : x > y ? 1 : 0) * (descending ? -1 : 1);
     });
-    var grouped = table.parentNode.parentNode.querySelector('input.by-script');
-    if (grouped && grouped.checked) {
-      var script = Array.prototype.findIndex.call(table.tHead.rows[0].cells,
-        function (th) { return th.textContent.trim() === 'script'; });
+    var grouped = byScript(table);
+    var script = Array.prototype.findIndex.call(table.tHead.rows[0].cells,
+      function (th) { return th.textContent.trim() === 'script'; });
+    if (grouped && grouped.checked && script >= 0) {
       rows.sort(function (a, b) {  // stable: the chosen order within each script
         var x = value(a.cells[script], 'text'), y = value(b.cells[script], 'text');
         return x < y ? -1 : x > y ? 1 : 0;
@@ -191,7 +195,7 @@ TABLE_SCRIPT = """
       link.download = (table.id || 'table') + '.csv';
       document.body.appendChild(link); link.click(); link.remove();
     });
-    var grouped = table.parentNode.parentNode.querySelector('input.by-script');
+    var grouped = byScript(table);
     if (grouped) grouped.addEventListener('change', function () {
       var sorted = Array.prototype.findIndex.call(heads, function (th) {
         return th.hasAttribute('aria-sort'); });

@@ -107,6 +107,7 @@ def write_results(db: AnalyzerDatabase, run_id: int, out: Path,
                          "the results would replace; give another folder, or --replace")
     results = RunResults(load_run_data(db, run_id))  # loaded once, for the data and the report
     document = results_document(db, run_id, prices, results, full_paths)
+    shown = results_page(document)  # made before anything is written: a failure writes nothing
     out.mkdir(parents=True, exist_ok=True)
     # The report first: it writes an index of runs as index.html, which the page replaces.
     report = write_report(db, run_id, out, self_contained=True, prices=prices, results=results,
@@ -116,7 +117,7 @@ def write_results(db: AnalyzerDatabase, run_id: int, out: Path,
     data = out / DATA_FILE
     write_atomically(data, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     page = out / PAGE_FILE
-    write_atomically(page, results_page(document))
+    write_atomically(page, shown)
     return [data, page, target]
 
 
@@ -147,7 +148,7 @@ def results_page(document: dict) -> str:
                                         for t in document["tokenizers"]}))
     summary = script_summary(rows, pivot)
     summary_rows = ""
-    for script, part in summary.groupby("script", sort=True):
+    for script, part in (summary.groupby("script", sort=True) if not summary.empty else []):
         by_name = part.set_index("tokenizer")
         cells = []
         for name in names:
