@@ -222,6 +222,10 @@ def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db,
     # two tokenizers side by side: a point per language, and what it shows said
     assert page.locator("#scatter circle").count() == 2  # the reference language aside
     assert "of 2 languages (Russian aside) need fewer tokens" in page.locator("#compare-said").inner_text()
+    ratios = page.locator("#ratios tbody tr")  # and their ratio, a row per language
+    assert ratios.count() == 2
+    x, y, ratio = (float(cell.rstrip("x")) for cell in ratios.first.locator("td").all_text_contents()[1:])
+    assert ratio == pytest.approx(y / x, abs=0.01)
     assert page.locator("a[href='report.html']").count() == 1
     page.close()
     assert errors == []

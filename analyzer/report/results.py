@@ -212,6 +212,10 @@ content ({corpus['units']:,} units in each of {corpus['languages']} languages), 
 <span class="muted" id="compare-said"></span></div>
 <div class="compare"><svg id="scatter" width="560" height="420" role="img"
  aria-label="each language's premium under two tokenizers"></svg></div>
+<details><summary>Their ratio, language by language</summary>
+<div class="answer"><div class="scroll"><table class="data numbers" id="ratios"><thead><tr>
+<th scope="col">language</th><th scope="col" id="ratio-x">x</th><th scope="col" id="ratio-y">y</th>
+<th scope="col">y / x</th></tr></thead><tbody></tbody></table></div></div></details>
 <h2>By script</h2>
 <p class="muted">Each script's median premium under each tokenizer (the highest, and who pays
 it, in a cell's title), against {home}.</p>
@@ -363,6 +367,19 @@ RESULTS_SCRIPT = """
         .appendChild(document.createElementNS(ns, 'title')).textContent =
           p[2] + ': ' + text(p[0]) + ' under ' + x.value + ', ' + text(p[1]) + ' under ' + y.value +
           ' (ratio ' + (p[1] / p[0]).toFixed(2) + ')';
+    });
+    // the ratio table: a row per language, as sorted and downloaded as any table
+    document.getElementById('ratio-x').textContent = x.value;
+    document.getElementById('ratio-y').textContent = y.value;
+    var body = document.getElementById('ratios').tBodies[0];
+    while (body.firstChild) body.removeChild(body.firstChild);
+    points.forEach(function (p) {
+      var row = body.insertRow();
+      [[p[2], p[2]], [text(p[0]), p[0].toFixed(4)], [text(p[1]), p[1].toFixed(4)],
+       [(p[1] / p[0]).toFixed(2), (p[1] / p[0]).toFixed(4)]].forEach(function (cell, i) {
+        var td = row.insertCell(); td.textContent = cell[0];
+        if (i) td.setAttribute('data-v', cell[1]);
+      });
     });
     var same = points.every(function (p) { return Math.abs(p[0] - p[1]) < 5e-5; });
     document.getElementById('compare-said').textContent = x.value === y.value ? '' : same
