@@ -212,6 +212,12 @@ def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db,
     english, base = page.evaluate(tokens, "eng_Latn"), page.evaluate(tokens, "rus_Cyrl")
     shown = page.locator("#answer-table tr[data-lang='eng_Latn'] td").all_inner_texts()[2:]
     assert shown == [f"{e / b:.2f}x" for e, b in zip(english, base)]
+    from analyzer.report.answer import cell_color  # recoloured on the page's own scale
+
+    backgrounds = page.evaluate("() => Array.from(document.querySelector("
+                                "'#answer-table tr[data-lang=eng_Latn]').cells).slice(3)"
+                                ".map(cell => cell.style.background)")
+    assert backgrounds == [cell_color(e / b)[0].replace(",", ", ") for e, b in zip(english, base)]
     # grouping the answer by script leaves the other tables as they are (it sorted them too,
     # and failed on them: they have no script column)
     order = "() => Array.from(document.querySelectorAll('#tokenizers tbody tr'))" \

@@ -47,10 +47,10 @@ def premium_table(frame: pd.DataFrame, pretokenizers: list[str]) -> pd.DataFrame
     several = len(pretokenizers) > 1
     rows["column"] = [column_label(row.vocab, VocabKind(row.kind), row.pretokenizer, row.size,
                                    several) for row in rows.itertuples()]
-    rows["measured_first"] = [not VocabKind(kind).measured for kind in rows["kind"]]
+    rows["trained"] = [not VocabKind(kind).measured for kind in rows["kind"]]
     order = {vocab: index for index, vocab in enumerate(dict.fromkeys(rows["vocab"]))}
     rows["order"] = rows["vocab"].map(order)
-    rows = rows.sort_values(["measured_first", "order"], kind="stable")
+    rows = rows.sort_values(["trained", "order"], kind="stable")
     return rows[ANSWER_COLUMNS].reset_index(drop=True)
 
 

@@ -24,7 +24,7 @@ from analyzer.metrics.frames import measured_kinds
 from analyzer.queries import complete_run
 from analyzer.store import AnalyzerDatabase, get_corpus_by_id
 
-from .answer import ANSWER_STYLE, TABLE_SCRIPT, answer_table, cell_color
+from .answer import ABOVE, ANSWER_STYLE, BELOW, HIGH, LOW, TABLE_SCRIPT, answer_table, cell_color
 from .files import STYLE, without_local_paths
 from .glossary import glossary
 from .page import write_report
@@ -181,8 +181,12 @@ def results_page(document: dict) -> str:
                         f"{' selected' if lang == pivot else ''}>{html.escape(language_name(lang))}"
                         "</option>" for lang in sorted(set(rows["lang"]), key=language_name))
     choices = "".join(f"<option>{html.escape(name)}</option>" for name in names)
+    # The colour scale is the answer table's own (`answer.cell_color`), given to the script.
+    scale_json = json.dumps({"low": LOW, "high": HIGH, "above": ABOVE, "below": BELOW})
     names_json = json.dumps({lang: language_name(lang) for lang in set(rows["lang"])}) \
         .replace("</", "<\\/")
+    script = (RESULTS_SCRIPT.replace("PIVOT", json.dumps(pivot)).replace("NAMES", names_json)
+              .replace("SCALE", scale_json))
     sentences = "".join(f"<p class='lead'>{html.escape(s)}</p>"
                         for s in takeaways(table.assign(column=table["column"]), pivot))
     sentences = f"<div id='said'>{sentences}</div>"
@@ -236,7 +240,7 @@ it, in a cell's title), against {home}.</p>
 ({html.escape(corpus['format'])}), content SHA-256 <code>{html.escape(corpus['content_sha256'])}</code>;
 analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
 <script>{TABLE_SCRIPT}</script>
-<script>{RESULTS_SCRIPT.replace("PIVOT", json.dumps(pivot)).replace("NAMES", names_json)}</script>
+<script>{script}</script>
 </body></html>
 """
 
@@ -248,12 +252,11 @@ RESULTS_SCRIPT = """
   var first = 3;  // language, script, median, then a column per tokenizer
   var pivot = PIVOT;
   var names = NAMES;
-  var LOW = 0.5, HIGH = 8;
+  var LOW = SCALE.low, HIGH = SCALE.high;
   function color(p) {  // analyzer.report.answer.cell_color, on log2 of the premium
     if (!(p > 0)) return ['#eee', false];
     var above = p >= 1, place = Math.min(Math.abs(Math.log2(p) / Math.log2(above ? HIGH : 1 / LOW)), 1);
-    var stops = above ? [[0, [255, 255, 255]], [1 / 3, [253, 212, 158]], [2 / 3, [252, 141, 89]],
-                         [1, [179, 0, 0]]] : [[0, [255, 255, 255]], [1, [67, 147, 195]]];
+    var stops = above ? SCALE.above : SCALE.below;
     for (var i = 1; i < stops.length; i++) {
       if (place <= stops[i][0]) {
         var s = (place - stops[i - 1][0]) / (stops[i][0] - stops[i - 1][0]);
