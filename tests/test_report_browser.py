@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.report import build_page, write_report
+from analyzer.report.figures import TALLEST_CHART
 from analyzer.runs import RunSettings, execute_run
 from helpers import hostile_corpus, many_languages
 
@@ -576,12 +577,16 @@ def test_no_text_overlaps_and_no_blank_band_at_any_number_of_languages(browser, 
     answer_first(browser, path, tmp_path, n_languages)
     page, problems = loaded(browser, path)
     found = page.evaluate(LAYOUT)
+    boxes = page.evaluate("() => Array.from(document.querySelectorAll('.figure'))"
+                          ".map(box => box.getBoundingClientRect().height)")
     page.screenshot(path=str(tmp_path / f"layout-{n_languages}.png"), full_page=n_languages <= 12)
     page.close()
     assert problems == []
     assert len(found) >= 12
     assert [(f["title"], f["overlaps"]) for f in found if f["overlaps"]] == []
     assert [(f["title"], f["blank"]) for f in found if f["blank"] > BLANK_AT_MOST] == []
+    # no chart takes more than two screens of the page: a taller one scrolls in its own box
+    assert max(boxes) <= TALLEST_CHART + 2, boxes
 
 
 FIRST_SCREEN = """() => {

@@ -125,6 +125,11 @@ DESIGNED_PLOT_HEIGHT = 300
 for, in paper units: `pin_around_plot` keeps them that many pixels away at any height."""
 
 
+TALLEST_CHART = 2 * 900
+"""A chart taller than this (two screens at 1366x900, pixels) scrolls in its own box: the page
+around it stays short at 200 languages, and the chart keeps a readable row per language."""
+
+
 def pin_around_plot(figure: go.Figure) -> go.Figure:
     """The title at the top of the figure, and the legend and menus placed just above (or
     below) the plot kept at the same distance in pixels whatever the figure's height.
@@ -238,18 +243,20 @@ def headline_finding(view: RunView) -> str:
 
 
 def tokenizer_comparison(view: RunView) -> go.Figure:
-    """Each production tokenizer's overhead per language, side by side."""
+    """Each production tokenizer's overhead per language: a dot per tokenizer on one row per
+    language (grouped bars would make the chart as many times taller as there are tokenizers)."""
     first, first_size = view.tokenizers[0]
     order = view.by_overhead(first_size, first)
     names = [view.name(lang) for lang in order]
     figure = go.Figure()
     for name, size in view.tokenizers:
         rows = view.rows(name, size).set_index("lang").loc[order]
-        figure.add_trace(go.Bar(
-            y=names, x=rows["overhead"] * 100, orientation="h", name=label(tokenizer_label(name, size)),
+        figure.add_trace(go.Scatter(
+            y=names, x=rows["overhead"] * 100, mode="markers", orientation="h",
+            name=label(tokenizer_label(name, size)), marker=dict(size=9, opacity=0.85),
             meta={"langs": order}, customdata=np.column_stack([rows["tokens"], rows["premium"]]),
             hovertemplate=(f"%{{y}}<br>{label(name)}: %{{customdata[0]:,}} tokens<br>premium "
-                           "%{customdata[1]:.2f} (%{x:+.1f} %)<extra></extra>")))
+                           "%{customdata[1]:.2f}x (%{x:+.1f} %)<extra></extra>")))
     parts = []
     for name, size in view.tokenizers:
         rows = view.rows(name, size)
@@ -260,11 +267,11 @@ def tokenizer_comparison(view: RunView) -> go.Figure:
                          f"{percent(worst['overhead'])}")
     figure.update_layout(
         title=("; ".join(parts) + f" vs {label(language_name(view.pivot))}") if parts
-        else "Production tokenizers", barmode="group",
+        else "Production tokenizers",
         xaxis=dict(title=f"overhead vs {label(language_name(view.pivot))} (%)", ticksuffix=" %"),
         yaxis=dict(categoryorder="array", categoryarray=list(reversed(names))),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0), margin=dict(t=110),
-        height=max(420, (14 + 12 * len(view.tokenizers)) * len(order) + 200))
+        hovermode="closest", height=max(420, 18 * len(order) + 200))
     return figure
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import plotly.io as pio
 
 from analyzer import __version__
@@ -109,8 +110,9 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                           config={"displaylogo": False, "responsive": True})
         said = takeaway(title, results, costs)  # what this run shows, when it is said
         described = f"<p class='muted'>{escape(intro)}</p>" if said else ""
+        tall = (figure.layout.height or 0) > figures.TALLEST_CHART  # scrolls in its own box
         parts.append((anchors.new(title), title, said or intro,
-                      f"{described}<div class='figure'>{div}</div>"))
+                      f"{described}<div class='figure{' tall' if tall else ''}'>{div}</div>"))
     merges = "".join(
         merges_table(f"{_vocabulary_title(v)}: first {MERGES_SHOWN} of {v.merges_learned:,} merges",
                      load_merges(db, run_id, v.scope, v.pretokenizer, MERGES_SHOWN), MERGES_SHOWN,
@@ -145,7 +147,7 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
         table = answer_table(answer, run.pivot)
     html = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{escape(title)}</title><style>{STYLE}{ANSWER_STYLE}</style>"
+            f"<title>{escape(title)}</title><style>{STYLE}{ANSWER_STYLE}{TALL_STYLE}</style>"
             f"{plotly_script(self_contained)}</head><body>"
             f"<p class='muted'><a href='{escape(index_href, quote=True)}'>All runs</a></p>"
             f"<h1>{escape(title)}</h1>"
@@ -156,8 +158,13 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     return Page(html, [figure for _, _, figure in sections])
 
 
-Charts = list[tuple[str, str, object]]
+Charts = list[tuple[str, str, go.Figure]]
 """(title, introduction, figure) of each chart, in page order."""
+
+
+TALL_STYLE = (f".figure.tall {{ max-height: {figures.TALLEST_CHART}px; overflow-y: auto; "
+              "border-bottom: 1px solid #ddd; }")
+"""A chart over two screens scrolls in its box (a row per language stays readable)."""
 
 
 def _sizes_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:

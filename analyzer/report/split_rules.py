@@ -109,8 +109,9 @@ def chunks_per_unit(view: RunView) -> go.Figure:
         rows = full[(full["kind"] == VocabKind.SHARED) & (full["pretokenizer"] == pretokenizer)
                     & (full["size"] == view.largest)].set_index("lang")
         order = order or list(rows["chunk_premium"].sort_values(ascending=False).index)
-        figure.add_trace(go.Bar(
+        figure.add_trace(go.Scatter(  # a dot per rule on a language's row: short at 200 languages
             y=[view.name(lang) for lang in order], x=(rows.loc[order, "chunk_premium"] - 1) * 100,
+            mode="markers", marker=dict(size=9, opacity=0.85),
             orientation="h", name=label(pretokenizer), meta={"langs": order},
             customdata=np.column_stack([rows.loc[order, "chunks"], rows.loc[order, "premium"]]),
             hovertemplate=(f"%{{y}}<br>{label(pretokenizer)}: %{{customdata[0]:,}} chunks "
@@ -119,8 +120,8 @@ def chunks_per_unit(view: RunView) -> go.Figure:
     figure.update_layout(
         title=(f"Chunks per text vs {label(language_name(view.pivot))}: scripts written without "
                "spaces become few long chunks, others many short ones"),
-        barmode="group", xaxis=dict(title="extra chunks vs the pivot (%)", ticksuffix=" %"),
+        hovermode="closest", xaxis=dict(title="extra chunks vs the pivot (%)", ticksuffix=" %"),
         yaxis=dict(categoryorder="array", categoryarray=[view.name(l) for l in reversed(order)]),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0), margin=dict(t=110),
-        height=max(420, (14 + 10 * len(rules)) * len(order) + 200))
+        height=max(420, 18 * len(order) + 200))
     return figure

@@ -11,7 +11,7 @@ import pandas as pd
 
 from analyzer.corpus import language_name
 from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, VocabKind
-from analyzer.metrics import RunResults, premium_text
+from analyzer.metrics import RunResults, headline_vocabulary, premium_text, trained_language
 
 Takeaway = Callable[[RunResults, pd.DataFrame], str]
 
@@ -121,6 +121,69 @@ def parity_gini(results: RunResults, costs: pd.DataFrame) -> str:
             "pays the same).")
 
 
+def bytes_or_vocabulary(results: RunResults, costs: pd.DataFrame) -> str:
+    """The dearest language's premium split into its script's part and its vocabulary's."""
+    rows = _shared_rows(results)
+    if rows.empty:
+        return ""
+    at = rows[rows["size"] == max(results.run.sizes)]
+    top = at.loc[at["premium"].idxmax()]
+    carried = top["bytes_per_token"] / top["pivot_bytes_per_token"]  # premium = bytes / carried
+    pivot = language_name(results.run.pivot)
+    part = ("the vocabulary wins back part of the script's cost" if carried >= 1
+            else "the vocabulary adds to the script's cost")
+    return (f"At {max(results.run.sizes):,}, {language_name(top['lang'])} pays most, "
+            f"{premium_text(top['premium'])}: its text takes {premium_text(top['byte_premium'])} "
+            f"the UTF-8 bytes of {pivot}'s, and each of its tokens carries "
+            f"{premium_text(carried)} the bytes of one of {pivot}'s ({part}).")
+
+
+def shared_vs_own(results: RunResults, costs: pd.DataFrame) -> str:
+    """Whom sharing the vocabulary costs most, against a vocabulary of its own."""
+    frame, run = results.frame, results.run
+    size = max(run.sizes)
+    at = frame[(frame["size"] == size) & (frame["pretokenizer"] == run.pretokenizers[0])]
+    own = at[(at["kind"] == VocabKind.LANGUAGE) & (trained_language(at) == at["lang"])]
+    shared = at[at["vocab"] == SHARED_SCOPE].set_index("lang")["tokens"]
+    cost = (shared / own.set_index("lang")["tokens"] - 1).dropna()
+    if cost.empty:
+        return ""
+    return (f"At {size:,}, sharing the vocabulary costs {language_name(cost.idxmax())} most: "
+            f"{cost.max():+.0%} tokens against a vocabulary of its own; the median language pays "
+            f"{cost.median():+.0%}.")
+
+
+def bytes_per_token(results: RunResults, costs: pd.DataFrame) -> str:
+    """The most and the fewest bytes a token carries at the largest shared size."""
+    frame, run = results.frame, results.run
+    at = frame[(frame["vocab"] == SHARED_SCOPE) & (frame["pretokenizer"] == run.pretokenizers[0])
+               & (frame["size"] == max(run.sizes))]
+    if at.empty:
+        return ""
+    most, fewest = at.loc[at["bytes_per_token"].idxmax()], at.loc[at["bytes_per_token"].idxmin()]
+    return (f"At {max(run.sizes):,}, a token carries {most['bytes_per_token']:.2f} bytes of "
+            f"{language_name(most['lang'])} and {fewest['bytes_per_token']:.2f} of "
+            f"{language_name(fewest['lang'])}.")
+
+
+def steadiness(results: RunResults, costs: pd.DataFrame) -> str:
+    """How precisely the premiums are measured: the widest 95 % interval, and the median width."""
+    run = results.run
+    vocab, rule, size = headline_vocabulary(run, results.data.vocabularies)
+    frame = results.frame
+    rows = frame[(frame["vocab"] == vocab) & (frame["size"] == size) & (frame["lang"] != run.pivot)]
+    if rule is not None:
+        rows = rows[rows["pretokenizer"] == rule]
+    rows = rows.dropna(subset=["premium_ci_low", "premium_ci_high"])
+    if rows.empty:
+        return ""
+    width = (rows["premium_ci_high"] - rows["premium_ci_low"]) / rows["premium"] / 2
+    wide = rows.loc[width.idxmax()]
+    return (f"Premiums here are measured to within {width.median():.1%} either way (the median "
+            f"language); the widest interval is {language_name(wide['lang'])}'s, "
+            f"{premium_text(wide['premium_ci_low'])} to {premium_text(wide['premium_ci_high'])}.")
+
+
 TAKEAWAYS: dict[str, Takeaway] = {
     "Overhead against vocabulary size": overhead_by_size,
     "Production tokenizers": production,
@@ -128,6 +191,10 @@ TAKEAWAYS: dict[str, Takeaway] = {
     "What parity costs": parity,
     "Shared vs parity-aware": parity_gini,
     "Equal-cost vocabulary size": equal_cost,
+    "Overhead by language: bytes or vocabulary?": bytes_or_vocabulary,
+    "Shared vs own vocabulary": shared_vs_own,
+    "Bytes per token": bytes_per_token,
+    "How steady is the tax?": steadiness,
 }
 """The sections whose first line is what this run shows, by title."""
 
