@@ -28,8 +28,9 @@ for another. Each face renders them once, in its own words: the command line wit
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 SETTING = "{setting}"
@@ -128,3 +129,26 @@ class Busy(AnalyzerError):
 
 KINDS: tuple[type[AnalyzerError], ...] = (Invalid, NotFound, Conflict, Busy)
 """The kinds, which every face maps to its own terms (exit codes, HTTP statuses) in one place."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`; did you mean X?` for a name close to known ones (a typo, or the start of several
+    names: `mistral` for mistral-v1, mistral-v3 and mistral-tekken), else "".
+
+    >>> did_you_mean("lama3", ["llama3", "llama4", "gpt2"])
+    '; did you mean llama3?'
+    >>> did_you_mean("mistral", ["mistral-v1", "mistral-v3", "mistral-tekken", "gpt2"])
+    '; did you mean mistral-v1, mistral-v3 or mistral-tekken?'
+    >>> did_you_mean("zzz", ["gpt2"])
+    ''
+    """
+    names = list(dict.fromkeys(known))
+    lowered = name.casefold()
+    close = [known_name for known_name in names if known_name.casefold() == lowered]
+    close = close or [known_name for known_name in names
+                      if len(lowered) >= 3 and known_name.casefold().startswith(lowered)]
+    close = close or difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+    if not close:
+        return ""
+    said = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+    return f"; did you mean {said}?"

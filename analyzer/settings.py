@@ -301,14 +301,19 @@ def _metadata(annotation: Any, metadata: list) -> list:
     return found
 
 
-def describe_bounds(name: str) -> str:
-    """A setting's bounds in words.
+def describe_bounds(name: str, *, for_help: bool = False) -> str:
+    """A setting's bounds in words. `for_help`: an upper bound that is only what a stored
+    integer holds (2**31 and above) is no bound a reader of the help needs, and is left out
+    (an error for a value above it still says it).
 
     >>> describe_bounds("seed"), describe_bounds("holdout"), describe_bounds("target")
     ('from 0 to 9,223,372,036,854,775,807', 'at least 0 and below 1', 'above 1 and at most 100')
+    >>> describe_bounds("seed", for_help=True), describe_bounds("sizes", for_help=True)
+    ('at least 0', 'from 256 to 16,777,216')
     """
     found = {key: int(value) if float(value).is_integer() else value
-             for key, value in bounds(name).items()}
+             for key, value in bounds(name).items()
+             if not for_help or key not in ("le", "lt") or value < 2**31 - 1}
     low = f"{found['ge']:,}" if "ge" in found else f"{found['gt']:,}" if "gt" in found else None
     high = f"{found['le']:,}" if "le" in found else f"{found['lt']:,}" if "lt" in found else None
     if low is not None and high is not None and "ge" in found and "le" in found:

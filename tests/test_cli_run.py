@@ -61,10 +61,12 @@ def test_show_one_size_and_one_vocabulary(db):
 
 def test_merges_in_the_seed_format(db):
     invoke(db, "run", "--vocab", "300", "--jobs", "1")
-    result = invoke(db, "merges", "1", "--top", "3")
+    result = invoke(db, "merges", "1", "--top", "3", "--bytes")
     lines = result.output.splitlines()
     assert len(lines) == 3
-    assert lines[0].startswith("merge   1: b'") and "(occurred " in lines[0] and "-> b'" in lines[0]
+    assert lines[0].startswith("merge   1: b'") and " times)" in lines[0] and "-> b'" in lines[0]
+    text = invoke(db, "merges", "1", "--top", "3").output.splitlines()  # as text, marked
+    assert [line for line in text if line.startswith("merge ")][0].startswith("merge   1: '")
 
 
 def test_tokenize_shows_pieces_ids_and_count(db):
@@ -271,15 +273,15 @@ def test_pretokenizers_through_the_command_line(db):
     result = invoke(db, "run", "--vocab", "270,300", "--pretokenize", "none,cl100k",
                     "--pretokenize", "words", "--jobs", "1", "--no-report")
     assert result.exit_code == 0, result.output
-    assert "pre-tokenizer cl100k" in result.output and "pre-tokenizer words" in result.output
+    assert "same text [cl100k]" in result.output and "same text [words]" in result.output
     records = json.loads(invoke(db, "show", "1", "--json").stdout)["records"]
     assert {r["pretokenizer"] for r in records} == {"none", "cl100k", "words"}
     result = invoke(db, "show", "1", "--pretokenizer", "words")
-    assert result.exit_code == 0 and "pre-tokenizer words" in result.output
-    assert "pre-tokenizer cl100k" not in result.output
+    assert result.exit_code == 0 and "same text [words]" in result.output
+    assert "same text [cl100k]" not in result.output
     result = invoke(db, "show", "1", "--pretokenizer", "o200k")
     assert result.exit_code == 1 and "has no pre-tokenizer 'o200k'; it has: none, cl100k, words" in result.output
-    words = invoke(db, "merges", "1", "--pretokenizer", "words", "--top", "500").output
+    words = invoke(db, "merges", "1", "--pretokenizer", "words", "--top", "500", "--bytes").output
     tokens = [ast.literal_eval(line.split("-> ")[1].split("  ")[0]) for line in words.splitlines()]
     assert tokens and all(b" " not in token.lstrip(b" ") for token in tokens)  # no merge crosses a word
     result = invoke(db, "tokenize", "1", "the cat sat", "--pretokenizer", "words", "--size", "256")
@@ -328,7 +330,7 @@ def test_a_parity_run_through_the_command_line(db):
                     "--global-merges", "3", "--jobs", "1", "--no-report")
     assert result.exit_code == 0, result.output
     assert "parity 300" in result.output
-    assert "Parity: parity-aware at size 300: Gini of premiums" in result.output
+    assert "Parity: at 300, Gini of premiums" in result.output
     document = json.loads(invoke(db, "show", "1", "--json").stdout)
     assert {r["vocab"] for r in document["records"]} >= {"shared", "parity"}
     assert {(s["vocab"], s["size"]) for s in document["summaries"]} == \

@@ -145,7 +145,8 @@ def test_a_run_of_every_kind_of_vocabulary_is_unchanged(every_kind, part):
     architecture of issue 38. The Unigram vocabularies' parts were written anew at issue 42,
     when the analyzer's own engine took over Unigram training (only they changed); the tables'
     text at issue 50, when tables stopped breaking names and headers across lines (and soft wrap
-    stopped centring titles and folding long lines in a pipe)."""
+    stopped centring titles and folding long lines in a pipe); and at issue 52, when tables
+    became one line per language of premiums (`2.31x`) and merges the text they stand for."""
     golden, now = every_kind
     found = now[part]
     if part == "export":

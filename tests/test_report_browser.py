@@ -359,7 +359,7 @@ def test_the_fairness_views_render_beside_the_shared_ones(browser, tiny_db, tmp_
     names = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
                           ".flatMap(div => div.data.map(t => t.name || ''))")
     assert any("parity" in name for name in names)
-    assert "training mix" in page.content() and "eng_Latn x2" in page.content()
+    assert "unit weights" in page.content() and "eng_Latn x2" in page.content()
     page.close()
     assert problems == []
 

@@ -264,7 +264,7 @@ def test_ctrl_c_during_a_run_leaves_no_traceback_and_a_json_log_is_json_througho
     assert all(isinstance(line, dict) and "time" in line for line in lines), lines
     messages = [line.get("message", "") for line in lines]
     assert any(message.startswith("Serving ") for message in messages), messages
-    assert any(message.startswith("Interrupted") for message in messages), messages
+    assert any(message.startswith("Stopped") for message in messages), messages
     if when == "running":
         assert any(line.get("logger") == "uvicorn.error" for line in lines), lines
     again = Server(db)  # the run was marked interrupted, as by a stop

@@ -393,7 +393,7 @@ def test_a_run_language_the_source_lacks_and_mixed_up_settings_are_refused(tmp_p
     monkeypatch.setattr(resolution, "NONE_LIMIT", 2)  # "a b" is past it
     cases = [
         (dict(train_on="mono"), "mono has no text in fra_Latn (it has: eng_Latn)"),
-        (dict(train_on="nope"), "no training source named 'nope'; registered: mono"),
+        (dict(train_on="nope"), "no training source named 'nope' (registered: mono)"),
         (dict(mix="uniform"), "mix is for training on a source: add train_on"),
         (dict(train_bytes=10), "train_bytes is for training on a source"),
         (dict(train_on="mono", languages=["eng"], weights={"eng": 2}),

@@ -1,8 +1,8 @@
 """The `analyzer` command: a thin Typer layer over the library, a module per group of commands.
 
-`app` is the command group (`analyzer.cli.app`, with its error handling); each module below
-registers its commands on it as it is imported, so they are imported in the order
-`analyzer --help` lists the commands.
+`app` is the command group (`analyzer.cli.app`, with its error handling, and the order
+`analyzer --help` lists the commands in: `WORK_ORDER`); each module below registers its
+commands on it as it is imported.
 """
 
 from .app import app, main

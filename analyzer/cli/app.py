@@ -30,6 +30,11 @@ from .formats import plain
 from .help import MAX_WIDTH, HelpGroup
 from .options import flag
 
+WORK_ORDER = ("ingest", "corpora", "corpus", "sources", "tokenizers", "run", "runs", "show",
+              "report", "results", "merges", "tokenize", "export", "serve", "recover", "train")
+"""`analyzer --help` lists the commands as a user meets them: bring text, measure, read the
+results, then the rest."""
+
 
 class Commands(HelpGroup):
     """The command group, and the one place where errors become what a terminal shows: an
@@ -38,6 +43,12 @@ class Commands(HelpGroup):
     its first page). Ctrl-C and SIGTERM stop any command with a word and exit 130 (`run` says
     more: which run it marked); a reader that closes the pipe (`| head`) just ends it, exit 0.
     Anything else is a bug, said by `main`."""
+
+    def list_commands(self, ctx) -> list[str]:
+        """The commands in the order of the work (`WORK_ORDER`), any other after them."""
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda name: (WORK_ORDER.index(name) if name in WORK_ORDER
+                                               else len(WORK_ORDER)))
 
     def invoke(self, ctx):
         keep_interrupts()  # an interrupt that lands in a finalizer is delivered again

@@ -91,11 +91,13 @@ def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     if not summaries:
         Console().print("No corpora yet: analyzer ingest PATH (or with no PATH, the sample).")
         return
-    table = new_table("name", "languages", "units", "bytes", "format", "source", "ingested")
-    for s in summaries:
+    table = new_table("name", "languages", "units", "bytes", "format", "ingested (UTC)")
+    for s in summaries:  # no path in a table: analyzer corpus NAME says where each came from
         table.add_row(plain(s.name), str(len(s.languages)), f"{s.units:,}", f"{s.bytes:,}",
-                      s.format, plain(s.source), s.created)
-    Console().print(table)
+                      s.format, s.created.replace("T", " ")[:16])
+    console = Console()
+    console.print(table)
+    console.print("Where each came from, and its languages: analyzer corpus NAME")
 
 
 @app.command(cls=HelpCommand)

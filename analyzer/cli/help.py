@@ -38,9 +38,10 @@ class HelpCommand(typer.core.TyperCommand):
             panels.setdefault(panel or "", []).append(record)
         named = sorted((name for name in panels if name), key=lambda name: (
             self.panel_order.index(name) if name in self.panel_order else len(self.panel_order)))
+        grouped = [name for name in named if name != "Arguments"]  # options under headings
         for name in [*named, ""]:
             if name in panels:
-                heading = name or (OTHER_OPTIONS if named else "Options")
+                heading = name or (OTHER_OPTIONS if grouped else "Options")
                 with formatter.section(heading):
                     formatter.write_dl(panels[name])
 

@@ -11,27 +11,30 @@ from analyzer.store import VocabularyRead
 from .formats import byte_size, with_interval
 
 
-def summary_notes(summaries: pd.DataFrame, pretokenizer: str) -> list[str]:
+def summary_notes(summaries: pd.DataFrame, pretokenizer: str,
+                  intervals: bool = False) -> list[str]:
     """What the parity-aware vocabulary changes, in a sentence per size: the Gini of premiums
-    beside the shared one's, and the total tokens against the shared vocabulary's."""
+    beside the shared one's, and the total tokens against the shared vocabulary's (with their
+    95 % bootstrap intervals on request)."""
+    def said(value: float, low: float, high: float, spec: str) -> str:
+        return with_interval(value, low, high, spec) if intervals else format(value, spec)
+
     rows = summaries[summaries["pretokenizer"] == pretokenizer]
     shared = rows[rows["kind"] == VocabKind.SHARED].set_index("size")
     notes = []
     for _, row in rows[rows["kind"] == VocabKind.PARITY].iterrows():
         base = shared.loc[row["size"]]
         notes.append(
-            f"parity-aware at size {row['size']}: Gini of premiums "
-            f"{with_interval(row['gini'], row['gini_ci_low'], row['gini_ci_high'], '.3f')} vs "
-            f"shared {with_interval(base['gini'], base['gini_ci_low'], base['gini_ci_high'], '.3f')}"
-            "; total tokens "
-            f"{with_interval(row['vs_shared'], row['vs_shared_ci_low'], row['vs_shared_ci_high'], '+.1%')}"
-            " vs shared (95 % bootstrap intervals)")
+            f"at {row['size']:,}, Gini of premiums "
+            f"{said(row['gini'], row['gini_ci_low'], row['gini_ci_high'], '.3f')} (shared: "
+            f"{said(base['gini'], base['gini_ci_low'], base['gini_ci_high'], '.3f')}), for "
+            f"{said(row['vs_shared'], row['vs_shared_ci_low'], row['vs_shared_ci_high'], '+.1%')}"
+            " tokens in all")
         if row["gini"] < row["gini_ci_low"]:
             # Not a bug: parity-aware training equalised these very units (its dev units), so
             # any resample of them is less even than the set it was fitted to.
-            notes.append(f"at size {row['size']} the parity-aware Gini lies below its interval: "
-                         "the vocabulary was fitted to even out these very units, and resamples "
-                         "of them are less even (an in-sample figure)")
+            notes.append(f"at {row['size']:,}, the Gini lies below its interval: fitted to these "
+                         "very units, resamples of them are less even (an in-sample figure)")
     return notes
 
 

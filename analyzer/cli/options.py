@@ -67,7 +67,7 @@ def setting_option(name: str, *flags: str, default: Any = ..., more: str = "", p
     field = dataclasses.fields(RunSettings)[setting_names().index(name)]
     if default is ...:
         default = None if field.default is dataclasses.MISSING else field.default
-    ranged = describe_bounds(name)
+    ranged = describe_bounds(name, for_help=True)
     help = " ".join(part for part in (description(name), f"Allowed: {ranged}." if ranged
                                       else "", more) if part)
     return typer.Option(default, *flags, help=help,
@@ -108,3 +108,16 @@ DbOption = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite data
 
 
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table (docs/reference/export.md).")
+
+
+ShowFormat = Enum("ShowFormat", {name: name for name in ("table", "csv", "markdown", "json")},  # type: ignore[misc]
+                  type=str)
+"""What `show` and `run` print: tables for a terminal; the records as CSV (one row per
+vocabulary, pre-tokenizer, size and language: `export --format csv`'s); the tables as
+Markdown; the show document as JSON."""
+
+FormatOption = typer.Option(
+    "table", "--format", help="table: for a terminal; csv: every record, one row each; "
+    "markdown: the tables, for a document; json: the show document (as --json).")
+IntervalsOption = typer.Option(False, "--intervals",
+                               help="Each premium, cost and Gini with its 95 % interval.")

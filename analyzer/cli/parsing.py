@@ -64,9 +64,12 @@ def check_output_file(out: Path, option: str = "--out") -> None:
 
 
 def tokenizer_specs(specs: list[str] | None) -> list[str]:
-    """The --tokenizer values, all-available made into the names available here; the catalog
-    tokenizers it leaves out are said, with why."""
-    expanded, skipped = expand_all_available(list(specs or []))
+    """The --tokenizer values, repeated or as comma lists (a value that is a file is taken
+    whole), all-available made into the names available here; the catalog tokenizers it
+    leaves out are said, with why."""
+    listed = [part for spec in specs or []
+              for part in ([spec] if Path(spec).exists() else split_commas([spec]))]
+    expanded, skipped = expand_all_available(listed)
     console = Console(stderr=True)
     for name, why in skipped.items():
         console.print(f"--tokenizer {ALL_AVAILABLE}: skipping {plain(name)}: {plain(why)}",
@@ -101,43 +104,67 @@ def parse_vocab(values: list[str], extending: bool) -> tuple[list[int], list[int
 
 
 def parse_sizes(values: list[str], name: str = "--vocab") -> list[int]:
-    """Whole numbers from repeated options and comma lists alike."""
+    """Whole numbers from repeated options and comma lists alike, with a unit or not, as byte
+    sizes take them: 512, 32k (32,000), 32Ki (32,768), 1M.
+
+    >>> parse_sizes(["512,32k", "32Ki", "1.5k"])
+    [512, 32000, 32768, 1500]
+    """
     sizes = []
     for value in values:
         for part in value.split(","):
             if not part.strip():
                 continue
-            try:
-                sizes.append(int(part))
-            except ValueError:
-                raise fail(f"{name} {part.strip()!r} is not a whole number") from None
+            number = _amount(part)
+            if number is not None and number.is_infinite():
+                raise fail(f"{name} {part.strip()!r} is more than any bound allows")
+            if number is None or number != number.to_integral_value():
+                raise fail(f"{name} {part.strip()!r} is not a whole number (write e.g. 512, 32k "
+                           "or 32Ki for 32,768)")
+            sizes.append(int(number))
     return sizes
 
 
-BYTE_UNITS = {"": 1, "K": 1_000, "M": 1_000_000, "G": 1_000_000_000, "T": 1_000_000_000_000}
+UNITS = {"": 1, "K": 1_000, "M": 1_000_000, "G": 1_000_000_000, "T": 1_000_000_000_000,
+         "KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}
+"""The units a number may carry: k, M, G, T in thousands; Ki, Mi, Gi, Ti in 1,024s."""
+
+
+def _amount(value: str) -> decimal.Decimal | None:
+    """A number with its unit applied, exactly (decimal arithmetic, never a float); None when
+    it is not a number; infinity when it is far past any bound (never made into a huge
+    integer)."""
+    text = value.strip().upper()
+    unit = next((unit for unit in sorted(UNITS, key=len, reverse=True)
+                 if unit and text.endswith(unit)), "")
+    try:
+        number = decimal.Decimal(text[:len(text) - len(unit)].strip())
+    except (decimal.InvalidOperation, ValueError):
+        return None
+    if not number.is_finite():  # nan, inf: not numbers of anything
+        return None
+    if number.adjusted() > 30:
+        return decimal.Decimal("Infinity")
+    return number * UNITS[unit]
 
 
 def parse_bytes(value: str | None, name: str) -> int | None:
-    """A number of bytes, with a unit or not: 2G, 500M, 1.5G, 1000000 (units of 1,000). Exact
-    (decimal arithmetic, never a float): 9223372036854775807 is itself, not 2**63; a fraction of
-    a byte is rounded down.
+    """A number of bytes, with a unit or not: 2G, 500M, 1.5GB, 4Gi, 1000000 (`UNITS`). Exact:
+    9223372036854775807 is itself, not 2**63; a fraction of a byte is rounded down.
 
     >>> parse_bytes("1.5G", "--train-bytes"), parse_bytes("9223372036854775807", "-")
     (1500000000, 9223372036854775807)
+    >>> parse_bytes("2GB", "-"), parse_bytes("1Gi", "-")
+    (2000000000, 1073741824)
     """
     if value is None:
         return None
-    text = value.strip().upper().removesuffix("B")
-    unit = text[-1:] if text[-1:] in BYTE_UNITS and text[-1:] else ""
-    try:
-        number = decimal.Decimal(text[:len(text) - len(unit)])
-    except (decimal.InvalidOperation, ValueError):
-        number = decimal.Decimal("NaN")
-    if not number.is_finite() or not number >= 1:
-        raise fail(f"{name} {value!r}: write a number of bytes, e.g. 2G, 500M or 1000000")
-    if number.adjusted() > 30:  # far past any bound; never made into a huge integer
+    number = _amount(value.strip().upper().removesuffix("B"))
+    if number is not None and number.is_infinite():
         raise fail(f"{name} {value!r} is more bytes than any bound allows")
-    return int(number * BYTE_UNITS[unit])
+    if number is None or not number >= 1:
+        raise fail(f"{name} {value!r}: write a number of bytes, e.g. 2G, 500M or 1000000")
+    return int(number)
 
 
 def parse_weights(values: list[str] | None) -> dict[str, int]:

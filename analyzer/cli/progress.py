@@ -1,24 +1,61 @@
-"""A run's progress on a terminal: a bar per vocabulary."""
+"""A run's progress: a bar per vocabulary in a terminal, a few plain lines elsewhere."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-from rich.progress import Progress, TaskID
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
-from .formats import byte_size, duration, plain
+from .formats import byte_size, plain
+
+PLAIN_EVERY = 5.0
+"""Seconds between two plain lines of one vocabulary's (or source's) progress: a log of a
+minute's run is a few lines, however many merges it learns."""
+
+
+class MergesColumn(ProgressColumn):
+    """`120/744` for a bar of merges; nothing for others (a source's bar says its bytes in
+    its description)."""
+
+    def render(self, task: Task) -> Text:
+        if not task.fields.get("merges") or task.total is None:
+            return Text("")
+        return Text(f"{int(task.completed):,}/{int(task.total):,}")
+
+
+def progress_bars(console, *, disable: bool = False) -> Progress:
+    """The bars a terminal shows: what is happening, the bar, merges done of all, the time
+    left (said once: no description says it)."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MergesColumn(),
+                    TimeRemainingColumn(), console=console, transient=True, disable=disable)
 
 
 class VocabularyBars:
     """Progress of a run: one rich bar per vocabulary in a terminal; elsewhere (a log, a
-    pipe) one plain line per step, so progress is still visible and can be read by a program:
-    `shared: training 120/744`, `shared: counting`, `shared: done`."""
+    pipe) plain lines, so a log stays short and a program can still follow it: one when a
+    vocabulary starts (`shared: training, 744 merges`), then at most one every `PLAIN_EVERY`
+    seconds (`shared: 120 of 744 merges`), and `shared: done` if it took that long.
 
-    def __init__(self, bars: Progress, *, plain_lines: bool = False):
+    `clock` is the time in seconds (tests give their own, so no test waits on real time)."""
+
+    def __init__(self, bars: Progress, *, plain_lines: bool = False,
+                 clock: Callable[[], float] = time.monotonic):
         self.bars = bars
         self.plain_lines = plain_lines
+        self.clock = clock
         self.tasks: dict[str, TaskID] = {}
-        self.last_tenth: dict[str, int] = {}
+        self.said: dict[str, float] = {}
+        """When each vocabulary's (or source's) last plain line was printed."""
         self.overall = bars.add_task("vocabularies", total=None)
         self.done = 0
         self.started: dict[str, float] = {}
@@ -26,6 +63,16 @@ class VocabularyBars:
 
     def _line(self, text: str) -> None:
         self.bars.console.print(plain(text), soft_wrap=True, highlight=False)
+
+    def _due(self, scope: str) -> bool | None:
+        """Whether a plain line of `scope`'s progress is due: None for its first (it starts),
+        then True once `PLAIN_EVERY` seconds have passed since its last line."""
+        now = self.clock()
+        last = self.said.get(scope)
+        if last is not None and now - last < PLAIN_EVERY:
+            return False
+        self.said[scope] = now
+        return None if last is None else True
 
     def stage(self, message: str) -> None:
         self.bars.update(self.overall, description=plain(message))
@@ -37,22 +84,23 @@ class VocabularyBars:
             self._read(scope, done, total)
             return
         if self.plain_lines:
-            if phase == "train":
-                tenth = 10 * done // max(total, 1)
-                if self.last_tenth.get(scope) != tenth:  # the first report, then every 10 %
-                    self.last_tenth[scope] = tenth
-                    self._line(f"{scope}: training {done}/{total}")
-            else:
+            due = self._due(scope)
+            if due is None:  # its first line: what it starts
+                self._line(f"{scope}: training, {total:,} merges" if phase == "train"
+                           else f"{scope}: counting" if phase == "count" else f"{scope}: done")
+            elif due and phase == "train":
+                self._line(f"{scope}: {done:,} of {total:,} merges")
+            elif due:
                 self._line(f"{scope}: {'counting' if phase == 'count' else 'done'}")
             return
         task = self.tasks.get(scope)
         if task is None:
             task = self.tasks[scope] = self.bars.add_task(plain(scope), total=total)
         if phase == "train":
-            self.bars.update(task, description=f"{plain(scope)}: training", completed=done,
-                             total=total)
+            self.bars.update(task, description=f"{plain(scope)}: merges", completed=done,
+                             total=total, merges=True)
         elif phase == "count":
-            self.bars.update(task, description=f"{plain(scope)}: counting")
+            self.bars.update(task, description=f"{plain(scope)}: counting", merges=False)
         else:
             self.bars.remove_task(task)
             if scope in self.started:  # a source read, not a vocabulary
@@ -61,17 +109,15 @@ class VocabularyBars:
             self.bars.update(self.overall, description=f"vocabularies done: {self.done}")
 
     def _read(self, scope: str, done: int, total: int) -> None:
-        """Reading a training source: the bytes read of the total, the rate and the time left."""
-        now = time.monotonic()
+        """Reading a training source: the bytes read of the total, and the rate (the bar's
+        own column says the time left)."""
+        now = self.clock()
         started = self.started.setdefault(scope, now)
         rate = done / max(now - started, 1e-9)
-        left = (total - done) / rate if rate > 0 and done else None
         said = (f"{scope}: read {byte_size(done)} of {byte_size(total)}"
-                + (f", {byte_size(rate)}/s, {duration(left)} left" if left is not None else ""))
+                + (f", {byte_size(rate)}/s" if done and now > started else ""))
         if self.plain_lines:
-            tenth = 10 * done // max(total, 1)
-            if self.last_tenth.get(scope) != tenth:
-                self.last_tenth[scope] = tenth
+            if self._due(scope) is not False:
                 self._line(said)
             return
         task = self.tasks.get(scope)

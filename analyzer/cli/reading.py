@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from ..bpe.readable import PARTIAL_KEY, readable
 from ..export import (
     export_csv,
     export_json,
@@ -33,7 +34,7 @@ from ..store import (
 from .app import Console, app, emit, fail, open_database, writing
 from .formats import json_text, plain
 from .help import HelpCommand
-from .options import DbOption, ExportFormat, JsonOption
+from .options import DbOption, ExportFormat, FormatOption, IntervalsOption, JsonOption, ShowFormat
 from .parsing import check_output_file, check_output_folder, output_folder
 from .shown import run_results, show_run
 from .tables import attribution_table, new_table, runs_table, served_most
@@ -131,11 +132,15 @@ def show(
     vocab: str = typer.Option(SHARED_SCOPE, help="shared, or a language's own vocabulary."),
     pretokenizer: str = typer.Option(None, help="Only this pre-tokenizer's vocabularies "
                                                 "(default: a table for each)."),
+    output: ShowFormat = FormatOption,
+    intervals: bool = IntervalsOption,
     as_json: bool = JsonOption,
     db: Path = DbOption,
 ) -> None:
-    """Show a run's results: tokens and overhead vs the pivot per language and size."""
-    show_run(open_database(db), run_id, as_json=as_json, vocab=vocab, size=size, pretokenizer=pretokenizer)
+    """Show a run's results: each language's tokens against the pivot's (its premium), under
+    every vocabulary and tokenizer of the run."""
+    show_run(open_database(db), run_id, output="json" if as_json else output.value, vocab=vocab,
+             size=size, pretokenizer=pretokenizer, intervals=intervals)
 
 
 @app.command(cls=HelpCommand)
@@ -149,6 +154,8 @@ def merges(
         False, "--by-language", help="Who got the vocabulary: each language's share of the "
         "merges, of the replaced occurrences and of the training bytes, and its first merge; "
         "and for each merge listed, the language it served most."),
+    as_bytes: bool = typer.Option(False, "--bytes", help="Each token as its bytes (b'\\xe0...'), "
+                                  "not as the text it stands for."),
     db: Path = DbOption,
 ) -> None:
     """List a vocabulary's first merges: which bytes became which token, and how often."""
@@ -171,14 +178,22 @@ def merges(
         chosen = data.fairness.chosen.get((vocab, pretokenizer), [])
         shares = results["attribution"]
         shares = shares[(shares["vocab"] == vocab) & (shares["pretokenizer"] == pretokenizer)]
-        Console().print(attribution_table(shares, vocab))
+        Console().print(attribution_table(shares, vocab), "")  # a blank line closes the table
+    def shown(piece: bytes | None) -> str:
+        return repr(piece) if as_bytes or piece is None else readable(piece)
+
     width = len(str(min(top, len(rows))))
+    partial = False
     for rank, merge in enumerate(rows[:top], start=1):
-        line = (f"merge {rank:>{max(width, 3)}}: {part(merge.left)!r} + {part(merge.right)!r}"
-                f"   -> {merge.token!r}     (occurred {merge.pair_count} times)")
+        line = (f"merge {rank:>{max(width, 3)}}: {shown(part(merge.left))} + "
+                f"{shown(part(merge.right))} -> {shown(merge.token)}  "
+                f"({merge.pair_count:,} times)")
+        partial = partial or "‹" in line
         if served:
             line += f"; {served_most(served, rank - 1, chosen)}"
         typer.echo(line)
+    if partial and not as_bytes:
+        typer.echo(f"{PARTIAL_KEY} (--bytes: every token as bytes)")
     if not rows:
         typer.echo(f"{plain(vocab)}: no merges learned")
 
@@ -202,8 +217,7 @@ def tokenize(
     pieces = found.pieces(text)
     table = new_table("#", "id", "bytes", "text")
     for index, (token, piece) in enumerate(pieces):
-        table.add_row(str(index), str(token), plain(repr(piece)),
-                      plain(piece.decode("utf-8", errors="backslashreplace")))
+        table.add_row(str(index), str(token), plain(repr(piece)), plain(readable(piece)))
     console = Console()
     console.print(table)
     console.print(f"{len(pieces)} tokens for {len(text.encode('utf-8', errors='surrogateescape'))} "

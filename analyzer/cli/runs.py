@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import Progress
 
 from ..report import DEFAULT_OUT, write_report
 from ..runs import execute_run
@@ -24,7 +23,16 @@ from ..store import (
 from .app import EXIT_INTERRUPTED, Console, app, open_database, writing
 from .formats import plain
 from .help import HelpCommand
-from .options import RUN_PANELS, DbOption, Executor, TieBreak, setting_option
+from .options import (
+    RUN_PANELS,
+    DbOption,
+    Executor,
+    FormatOption,
+    IntervalsOption,
+    ShowFormat,
+    TieBreak,
+    setting_option,
+)
 from .parsing import (
     check_output_folder,
     parse_bytes,
@@ -34,7 +42,7 @@ from .parsing import (
     split_commas,
     tokenizer_specs,
 )
-from .progress import VocabularyBars
+from .progress import VocabularyBars, progress_bars
 from .shown import show_run
 
 
@@ -76,8 +84,10 @@ def _sizes(value: list[str] | None, typed: dict[str, Any]) -> tuple[list[int], l
 
 RUN_OPTIONS = [
     RunOption("sizes", ("--vocab", "-v"), list[str], lambda v, typed: _sizes(v, typed)[0],
-              "SIZES", "Repeat, or give a comma list: 256,512,4096. With --extend, +N is N tokens "
-              "added to the base: --vocab +1024,+8192.", default=None),
+              "SIZES", "Repeat, or give a comma list: 256,512,32k (32,000) or 32Ki (32,768). "
+              "Left out, nothing is trained: the run measures its --tokenizer and --counts only. "
+              "With --extend, +N is N tokens added to the base: --vocab +1024,+8192.",
+              default=None),
     RunOption("tokenizers", ("--tokenizer", "-t"), list[str], lambda v, _: tokenizer_specs(v),
               "NAME", "Repeatable. Needs analyzer[tokenizers]; analyzer tokenizers lists the "
               "catalog.", default=None),
@@ -163,8 +173,12 @@ def run(
     open_report: bool = typer.Option(False, "--open", help="Open the report in a browser.",
                                      rich_help_panel="Output"),
     out: Path = typer.Option(DEFAULT_OUT, help="Folder for the report.", rich_help_panel="Output"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.",
-                                 rich_help_panel="Output"),
+    output: ShowFormat = typer.Option("table", "--format", help=FormatOption.help,
+                                      rich_help_panel="Output"),
+    intervals: bool = typer.Option(False, "--intervals", help=IntervalsOption.help,
+                                   rich_help_panel="Output"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table (as "
+                                 "--format json).", rich_help_panel="Output"),
     db: Path = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
                             dir_okay=False, rich_help_panel="Output"),
     **typed: Any,
@@ -178,7 +192,7 @@ def run(
     console = Console(stderr=True)
     recorded: list[int] = []  # the run's id, once it is recorded
     try:
-        with Progress(*Progress.get_default_columns(), console=console, transient=True) as bars:
+        with progress_bars(console) as bars:
             tracker = VocabularyBars(bars, plain_lines=not console.is_terminal)
             run_id = execute_run(database, settings, tracker.report, tracker.stage,
                                  started=recorded.append)
@@ -190,7 +204,8 @@ def run(
         else:
             console.print(f"Interrupted{why} before the run was recorded: nothing was stored.")
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
-    results = show_run(database, run_id, as_json=as_json)
+    results = show_run(database, run_id, output="json" if as_json else output.value,
+                       intervals=intervals)
     if report:
         with console.status("Writing the report"), writing(out):
             path = write_report(database, run_id, out, results=results)

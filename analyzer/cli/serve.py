@@ -18,7 +18,7 @@ from ..limits import (
     REQUEST_TIMEOUT,
 )
 from ..store import open_db
-from .app import Console, app, fail
+from .app import EXIT_INTERRUPTED, Console, app, fail
 from .help import HelpCommand
 from .options import DbOption, LogFormat
 
@@ -81,11 +81,13 @@ def serve(
     if log_format.value == "json":  # from the first line: every line on stderr is JSON
         use_json_stderr()
     console = Console(stderr=True)
-    new = not db.exists()
-    open_db(db)  # made when new; a database that cannot be used is said here, as by every command
-    if new:
-        console.print(f"A new, empty database: {db}. Bring a corpus: analyzer ingest FOLDER "
-                      f"--db {db}", soft_wrap=True, markup=False)
+    def listening() -> None:  # the address is held: a busy port was refused before this
+        new = not db.exists()
+        open_db(db)  # made when new; a database that cannot be used is said here
+        if new:
+            console.print(f"A new, empty database: {db}. Bring a corpus: analyzer ingest FOLDER "
+                          f"--db {db}", soft_wrap=True, markup=False)
+
     try:
         run_server(db, host, port, token=token, body_limit=max_body, allow_hosts=allow_host or [],
                    max_connections=max_connections,
@@ -94,6 +96,12 @@ def serve(
                    corpus_limit=max_corpus_bytes, upload_space=max_upload_space,
                    lock_wait=lock_wait, request_timeout=request_timeout,
                    min_body_rate=min_body_rate,
-                   announce=lambda line: console.print(line, soft_wrap=True, markup=False))
+                   announce=lambda line: console.print(line, soft_wrap=True, markup=False),
+                   listening=listening)
     except ServeError as error:
         raise fail(str(error)) from None
+    except KeyboardInterrupt as error:  # Ctrl-C or SIGTERM: a stop, not a loss
+        why = f" ({error.args[0]})" if error.args else ""
+        console.print(f"Stopped{why}. Everything stored is kept; a run that was in progress is "
+                      "marked interrupted and can be started again.", soft_wrap=True, markup=False)
+        raise typer.Exit(code=EXIT_INTERRUPTED) from None

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import typer
+from rich.table import Table
 
-from ..export import show_document
+from ..export import export_csv, show_document
 from ..identity import SHARED_SCOPE
 from ..metrics import SECTION, RunResults, counting_convention, load_run_data, special_tokens_counted
 from ..queries import complete_run
@@ -12,6 +13,7 @@ from ..store import AnalyzerDatabase
 from .app import Console, fail
 from .formats import json_text, plain
 from .notes import early_stops, training_notes
+from .tables import MARKDOWN_WIDTH, markdown_text, training_sample_table
 from .views import TERMINAL_VIEWS, ShowOptions
 
 
@@ -21,11 +23,13 @@ def run_results(database: AnalyzerDatabase, run_id: int) -> RunResults:
     return RunResults(load_run_data(database, run_id))
 
 
-def show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
-              vocab: str = SHARED_SCOPE, size: int | None = None,
-              pretokenizer: str | None = None, results: RunResults | None = None) -> RunResults:
-    """Print a run's tables (or, `as_json`, its show document): the terminal's view of each
-    section the run has (`views.TERMINAL_VIEWS`); the results, for the report to use
+def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
+             vocab: str = SHARED_SCOPE, size: int | None = None,
+             pretokenizer: str | None = None, intervals: bool = False,
+             results: RunResults | None = None) -> RunResults:
+    """Print a run's results as `output` says (`options.ShowFormat`): its tables (the terminal's
+    view of each section the run has, `views.TERMINAL_VIEWS`) and notes, the same as Markdown,
+    its records as CSV, or its show document as JSON. The results, for the report to use
     again."""
     results = results or run_results(database, run_id)
     frame, run, data = results.frame, results.run, results.data
@@ -37,24 +41,38 @@ def show_run(database: AnalyzerDatabase, run_id: int, *, as_json: bool,
                     f"{', '.join(dict.fromkeys(frame['vocab']))}")
     if size is not None and size not in set(frame[frame["vocab"] == vocab]["size"]):
         raise fail(f"run {run_id} has no size {size}; its sizes: {', '.join(map(str, run.sizes))}")
-    if as_json:
+    if output == "json":
         typer.echo(json_text(show_document(results)))
         return results
+    if output == "csv":
+        typer.echo(export_csv(frame), nl=False)
+        return results
     console = Console()
-    options = ShowOptions(vocab, size, pretokenizer, console.width)
+    markdown = output == "markdown"
+    options = ShowOptions(vocab, size, pretokenizer, MARKDOWN_WIDTH if markdown else console.width,
+                          intervals)
+    printed: list = []
     for name, view in TERMINAL_VIEWS:
         if SECTION[name].applies(run):
-            for group in view(results, options):
-                console.print(*group)
-    for line in training_notes(run.training):
-        console.print(plain(line))
+            printed += view(results, options)
+    printed += [[plain(line)] for line in training_notes(run.training)]
+    if run.training:
+        printed.append([training_sample_table(run.training)])
     if run.count != "units" or run.special_tokens:  # the default says nothing
-        console.print(plain(f"Counted as {counting_convention(run)}. Special tokens: "
-                            f"{special_tokens_counted(run, data.vocabularies)}."))
-    for note in early_stops(data.vocabularies, run.sizes):
-        console.print(f"[yellow]Note:[/yellow] {plain(note)}")
+        printed.append([plain(f"Counted as {counting_convention(run)}. Special tokens: "
+                              f"{special_tokens_counted(run, data.vocabularies)}.")])
+    printed += [[f"[yellow]Note:[/yellow] {plain(note)}"]
+                for note in early_stops(data.vocabularies, run.sizes)]
     bad = [v.scope for v in data.vocabularies if v.roundtrip_ok is False]
     if bad:
-        console.print(f"[red]Round trip failed[/red] for {plain(', '.join(bad))}: decoding did not "
-                      "give the texts back. This is a bug; please report it.")
+        printed.append([f"[red]Round trip failed[/red] for {plain(', '.join(bad))}: decoding did "
+                        "not give the texts back. This is a bug; please report it."])
+    for group in printed:
+        if markdown:
+            typer.echo("\n\n".join(markdown_text(item) for item in group) + "\n")
+        else:
+            for item in group:
+                console.print(item)
+                if isinstance(item, Table):
+                    console.print()  # a blank line closes a table
     return results

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 import pandas as pd
 from rich import box
@@ -21,12 +22,13 @@ from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE
 from analyzer.metrics import (
     for_pretokenizer,
     own_vocabulary,
+    premium_text,
     tokenizer_label,
     tokenizer_sizes,
 )
-from analyzer.store import CorpusDetail, RunRead, SourceDetail, VocabularyRead
+from analyzer.store import IMPORTED_SIZE, CorpusDetail, RunRead, SourceDetail, VocabularyRead
 
-from .formats import compact_sizes, percent, plain, with_interval
+from .formats import byte_size, compact_sizes, plain, with_interval
 
 WHOLE = re.compile(r"\b(file|path|url|source|corpus|tokenizer|name|id|language|token)s?\b")
 """A column whose header says it names things (files, paths, corpora, tokenizers, ...) is
@@ -59,11 +61,45 @@ class WholeTable(Table):
 
 def new_table(*headers: str, **options) -> Table:
     """A `WholeTable` in the command line's style: no identifier or word is cut across lines,
-    and no value is cut short with an ellipsis."""
+    no value is cut short with an ellipsis, and columns are two spaces apart (80 columns hold
+    a language and six premiums)."""
+    options = {"collapse_padding": True, "pad_edge": False, "show_edge": False, **options}
     result = WholeTable(*headers, box=box.SIMPLE_HEAD, **options)
     for column in result.columns:
         column.overflow = "fold"  # a last resort, never needed: every column fits its words
     return result
+
+
+MARKDOWN_WIDTH = 10_000
+"""Markdown tables are not read at a terminal's width: every column in one table."""
+
+
+def markdown_text(item) -> str:
+    """A table as a Markdown table (its title in bold above it), or a line of rich markup as
+    plain text: what `--format markdown` prints.
+
+    >>> table = new_table("language", "size 300", title="Premiums")
+    >>> table.add_row("eng_Latn English", "1.00x")
+    >>> print(markdown_text(table))
+    **Premiums**
+    <BLANKLINE>
+    | language | size 300 |
+    | --- | --- |
+    | eng_Latn English | 1.00x |
+    """
+    if not isinstance(item, Table):
+        return Text.from_markup(str(item)).plain
+
+    def cell(value) -> str:
+        text = value.plain if isinstance(value, Text) else Text.from_markup(str(value)).plain
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = [f"**{cell(item.title)}**", ""] if item.title else []
+    lines.append("| " + " | ".join(cell(column.header) for column in item.columns) + " |")
+    lines.append("|" + "|".join(" --- " for _ in item.columns) + "|")
+    for row in zip(*(column.cells for column in item.columns)):
+        lines.append("| " + " | ".join(cell(value) for value in row) + " |")
+    return "\n".join(lines)
 
 
 def languages_table(corpus: CorpusDetail) -> Table:
@@ -71,6 +107,21 @@ def languages_table(corpus: CorpusDetail) -> Table:
     for stats in corpus.language_stats:
         result.add_row(stats.lang, plain(stats.name), f"{stats.units:,}", f"{stats.bytes:,}",
                        f"{stats.chars:,}", f"{stats.bytes_per_char:.2f}")
+    return result
+
+
+def training_sample_table(training: dict) -> Table:
+    """What a run that trained on a source took of it, language by language: the bytes and
+    documents of its sample, of what the language has and was asked for."""
+    result = new_table("language", "sample", "documents", "of", "asked", "note",
+                       title=plain(f"Training sample from source {training['source']}"))
+    for item in training["languages"]:
+        note = "all it has" if item["short"] else ""
+        if item["skipped_documents"] or item["notes"]:
+            note = ", ".join(filter(None, [note, f"{item['skipped_documents']:,} skipped"]))
+        result.add_row(plain(language_cell(item["lang"])), byte_size(item["bytes"]),
+                       f"{item['documents']:,}", byte_size(item["available_bytes"]),
+                       byte_size(item["budget"]), note)
     return result
 
 
@@ -82,20 +133,41 @@ def source_languages_table(source: SourceDetail) -> Table:
     return found
 
 
-SUMMARY_CELL = 16
-"""Columns a cell such as `12,345 (+123%)` takes, padding included."""
+LANGUAGE_CELL = 22
+"""Columns a language's cell takes at most: its code and its name, cut with an ellipsis
+(`arb_Arab Standard Ara…`); the code is never cut."""
+
+
+def language_cell(lang: str, room: int = LANGUAGE_CELL) -> str:
+    """A language's code and name in at most `room` columns: the name is cut, never the code.
+
+    >>> language_cell("arb_Arab"), language_cell("eng_Latn")
+    ('arb_Arab Standard Ara…', 'eng_Latn English')
+    """
+    cell = f"{lang} {language_name(lang)}"
+    return cell if cell_len(cell) <= room else cell[:room - 1].rstrip() + "…"
+
+
+def premium_cell(row, intervals: bool) -> str:
+    """A premium as every face writes it (`1.62x`), with its 95 % interval on request."""
+    shown = premium_text(row["premium"])
+    low, high = row.get("premium_ci_low", math.nan), row.get("premium_ci_high", math.nan)
+    if not intervals or low != low or high != high:
+        return shown
+    return f"{shown} [{low:.2f}, {high:.2f}]"
 
 
 def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead],
                    vocab: str = SHARED_SCOPE, sizes: list[int] | None = None,
                    pretokenizer: str = NONE, tokenizers: bool = True,
-                   width: int = 80) -> list[Table]:
-    """Language, bytes, and per column tokens and overhead vs the pivot, under one
-    pre-tokenizer. The default view has a column per size of the shared vocabulary, one per
-    production tokenizer (with `tokenizers`), and each language's tokens under its own
-    vocabulary; `vocab` shows one vocabulary's sizes instead. Columns that do not fit in
-    `width` go on to further tables, each with the languages again, rather than being squeezed
-    until no number can be read."""
+                   width: int = 80, intervals: bool = False) -> list[Table]:
+    """Each language's premium (its tokens over the pivot's for the same text), one line per
+    language, under one pre-tokenizer. The default view has a column per size of the shared
+    (and parity-aware) vocabulary, one per production tokenizer (with `tokenizers`), and each
+    language's premium under its own vocabulary against the pivot's own; `vocab` shows one
+    vocabulary's sizes instead. `intervals` adds each premium's 95 % interval. Columns that do
+    not fit in `width` go on to a further table, with the languages again, rather than being
+    squeezed until no number can be read (every cell's tokens and interval: `--format csv`)."""
     frame = for_pretokenizer(frame, pretokenizer)
     production = tokenizer_sizes(vocabs) if tokenizers else []
     overview = vocab == SHARED_SCOPE
@@ -112,38 +184,44 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     largest = max(run.sizes) if run.sizes else None
     own = own_vocabulary(frame, run.pivot) if overview and run.sizes else pd.DataFrame()
     own = own[own["size"] == largest].set_index("lang") if not own.empty else own
-    title = (f"Run {run.id} on {run.corpus}: tokens and overhead vs {run.pivot}"
-             + ("" if overview else f" ({vocab} vocabulary)")
-             + ("" if pretokenizer == NONE else f", pre-tokenizer {pretokenizer}"))
+    title = ((f"Run {run.id} on {run.corpus}" if overview else f"Run {run.id}, {vocab} vocabulary")
+             + f": tokens vs {language_name(run.pivot)}, same text"
+             + ("" if pretokenizer == NONE else f" [{pretokenizer}]"))
     key = columns[-1] if not overview or not run.sizes else (SHARED_SCOPE, largest)
     present = [lang for lang in run.languages if (*key, lang) in cells.index]
     order = sorted(present, key=lambda lang: (lang != run.pivot, -cells.loc[(*key, lang), "premium"]))
-    extra = [(f"own vocab ({largest})", lambda lang: f"{int(own.loc[lang, 'own_tokens']):,}"
-              if lang in own.index else "-")] if not own.empty else []
-    fits = max(1, (width - 24 - SUMMARY_CELL * len(extra)) // SUMMARY_CELL)
-    chunks = [columns[start:start + fits] for start in range(0, len(columns), fits)] or [[]]
-    result = []
-    for number, chunk in enumerate(chunks):
-        headers = [tokenizer_label(scope, size) if scope in names else
-                   f"parity {size}" if scope == PARITY_SCOPE else f"size {size}"
-                   for scope, size in chunk]
-        part = new_table("language", "bytes", *map(plain, headers), title=plain(
-            title if number == 0 else f"{title} (continued, {number + 1} of {len(chunks)})"))
-        last = number == len(chunks) - 1
-        for header, _ in extra if last else []:
-            part.add_column(header, overflow="fold")
+    ColumnOf = tuple[str, Callable[[str], str]]
+
+    def premiums(scope: str, size: int) -> Callable[[str], str]:
+        return lambda lang: premium_cell(cells.loc[(scope, size, lang)], intervals) \
+            if (scope, size, lang) in cells.index else "-"
+
+    shown: list[ColumnOf] = []
+    for scope, size in columns:
+        header = (tokenizer_label(scope, size) if size == IMPORTED_SIZE else scope) \
+            if scope in names else f"parity {size}" if scope == PARITY_SCOPE else f"size {size}"
+        shown.append((header, premiums(scope, size)))
+    if not own.empty:  # each language under its own vocabulary, against the pivot's own
+        shown.append((f"own {largest}", lambda lang: premium_text(own.loc[lang, "own_premium"])
+                       if lang in own.index else "-"))
+
+    def table(part: list[ColumnOf], number: int, count: int) -> Table:
+        result = new_table("language", title=plain(
+            title if number == 0 else f"{title} ({number + 1} of {count})"))
+        for header, _ in part:
+            result.add_column(plain(header), justify="right")
         for lang in order:
-            row = [f"{lang} {plain(language_name(lang))}", f"{int(cells.loc[(*key, lang), 'bytes']):,}"]
-            for scope, size in chunk:
-                if (scope, size, lang) in cells.index:
-                    cell = cells.loc[(scope, size, lang)]
-                    row.append(f"{int(cell['tokens']):,} ({percent(cell['overhead'])})")
-                else:
-                    row.append("-")
-            row += [value(lang) for _, value in extra] if last else []
-            part.add_row(*row)
-        result.append(part)
-    return result
+            result.add_row(plain(language_cell(lang)), *(value(lang) for _, value in part))
+        return result
+
+    measure = Console(width=10_000)  # the widths the tables take, printed whole
+    chunks: list[list[ColumnOf]] = [[]]
+    for column in shown:
+        tried = table(chunks[-1] + [column], 0, 1)
+        if chunks[-1] and measure.measure(tried).maximum > width:
+            chunks.append([])
+        chunks[-1].append(column)
+    return [table(part, number, len(chunks)) for number, part in enumerate(chunks)]
 
 
 def extension_tables(effects: pd.DataFrame, reached: pd.DataFrame, pivot: str,
@@ -181,22 +259,28 @@ def _added(value, merges: int) -> str:
     return "base" if int(value) == 0 else f"+{int(value):,}"
 
 
-def frontier_table(configurations: pd.DataFrame) -> Table:
-    """Every configuration, those on the frontier first, each by cost: its cost against the
-    reference and its Gini (95 % intervals), and the language it charges most."""
+def frontier_table(configurations: pd.DataFrame, reference: str,
+                   intervals: bool = False) -> Table:
+    """Every configuration, those on the frontier first, each by cost: its tokens in all
+    against `reference`'s (named in the title), its Gini, with their 95 % intervals on request,
+    and the language it charges most."""
     from analyzer.metrics import configuration_name
 
+    def interval(value: float, low: float, high: float, spec: str) -> str:
+        return with_interval(value, low, high, spec) if intervals else format(value, spec)
+
     result = new_table("configuration", "cost", "Gini", "charges most", "frontier",
-                   title="Cost against fairness (tokens of all languages vs the reference; "
-                         "95 % intervals)")
+                       title=plain(f"Cost against fairness: tokens of all languages vs {reference}"
+                                   + ("; 95 % intervals" if intervals else "")))
     ordered = configurations.dropna(subset=["cost"]).sort_values(["frontier", "cost"],
                                                                  ascending=[False, True])
     for _, row in ordered.iterrows():
         result.add_row(
             plain(configuration_name(row)),
-            with_interval(row["cost"] - 1, row["cost_ci_low"] - 1, row["cost_ci_high"] - 1, "+.1%"),
-            with_interval(row["gini"], row["gini_ci_low"], row["gini_ci_high"], ".3f"),
-            f"{row['worst_lang']} {row['worst_premium']:.2f}x", "yes" if row["frontier"] else "")
+            interval(row["cost"] - 1, row["cost_ci_low"] - 1, row["cost_ci_high"] - 1, "+.1%"),
+            interval(row["gini"], row["gini_ci_low"], row["gini_ci_high"], ".3f"),
+            f"{row['worst_lang']} {premium_text(row['worst_premium'])}",
+            "yes" if row["frontier"] else "")
     return result
 
 
@@ -289,16 +373,18 @@ def runs_table(summaries: list[RunRead], width: int = 80) -> Table:
 
 def catalog_table(statuses: list[Availability], width: int = 80) -> Table:
     """The catalog, one row per tokenizer: what it is and where it resolves from here (or the
-    command that would make it available). The family and models columns only when the
-    terminal is wide enough."""
+    command that would make it available, whole on its line). The family, library and models
+    columns only when the terminal is wide enough."""
     wide, roomy = width >= 120, width >= 100
-    result = new_table("name", *(["family"] if roomy else []), "tokens", "library", "framing",
-                   *(["models"] if wide else []), "on this machine", pad_edge=False)
+    result = new_table("name", *(["family"] if roomy else []), "tokens",
+                       *(["library"] if roomy else []), "framing", *(["models"] if wide else []),
+                       "on this machine")
     for status in statuses:
         item = status.entry
         here = status.origin if status.available else f"missing: {status.command}"
         result.add_row(plain(item.name), *([plain(item.family)] if roomy else []),
-                       f"{item.vocab_size:,}", item.library, framing_cell(item.framing),
+                       f"{item.vocab_size:,}", *([item.library] if roomy else []),
+                       framing_cell(item.framing),
                        *([plain(item.models)] if wide else []), plain(here))
     return result
 

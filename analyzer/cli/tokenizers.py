@@ -35,7 +35,7 @@ def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         typer.echo(json_text([status.document() for status in statuses]))
         return
     console = Console()
-    console.print(catalog_table(statuses, console.width))
+    console.print(catalog_table(statuses, console.width), "")  # a blank line closes the table
     console.print(FRAMING_KEY)
     for status in statuses:
         if status.entry.caveat:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import Progress
 
 from .. import bpe
+from ..bpe.readable import readable
 from ..bpe.reference import TIE_BREAKS
 from ..corpus import read_lines
 from ..export import training_document
@@ -21,6 +21,7 @@ from .app import Console, app, fail
 from .formats import json_text, plain
 from .help import HelpCommand
 from .options import PRETOKENIZE_HELP, TieBreak
+from .progress import progress_bars
 from .tables import new_table
 
 
@@ -51,9 +52,8 @@ def train(
             raise fail(f"{path} is {why}, not a regular file of text")
     per_file = [read_lines(path) for path in files]
     texts = [line for lines in per_file for line in lines]
-    with Progress(*Progress.get_default_columns(), console=Console(stderr=True),
-                  transient=True, disable=as_json) as bar:
-        task = bar.add_task("training", total=vocab - MIN_SIZE)
+    with progress_bars(Console(stderr=True), disable=as_json) as bar:
+        task = bar.add_task("merges", total=vocab - MIN_SIZE, merges=True)
         try:
             training = bpe.train_detailed(
                 texts, vocab, pretokenizer=pretokenize, min_pair_count=min_pair_count,
@@ -87,7 +87,7 @@ def train(
         console.print(table)
     table = new_table("rank", "id", "token", "count", title="First merges")
     for rank, (_, new_id) in enumerate(training.merges[:show]):
-        token = vocabulary.token_bytes(new_id).decode("utf-8", errors="backslashreplace")
-        table.add_row(str(rank), str(new_id), plain(f"'{token}'"), f"{training.counts[rank]:,}")
+        table.add_row(str(rank), str(new_id), plain(readable(vocabulary.token_bytes(new_id))),
+                      f"{training.counts[rank]:,}")
     if show > 0 and training.merges:
         console.print(table)

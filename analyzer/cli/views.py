@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from analyzer.bpe.pretokenize import NONE
+from analyzer.external.vocabulary import script_word
 from analyzer.identity import SHARED_SCOPE, VocabKind
-from analyzer.metrics import RunResults
+from analyzer.metrics import RunResults, headline_vocabulary
 
 from .formats import plain
 from .notes import summary_notes
@@ -22,6 +24,8 @@ class ShowOptions:
     size: int | None
     pretokenizer: str | None
     width: int
+    intervals: bool = False
+    """Each premium, cost and Gini with its 95 % interval (wider tables)."""
 
 
 Printed = list[list]
@@ -40,9 +44,10 @@ def records_view(results: RunResults, options: ShowOptions) -> Printed:
     for index, split in enumerate(shown):
         found.append(summary_tables(run, results.frame, data.vocabularies, options.vocab,
                                     [options.size] if options.size else None, split,
-                                    tokenizers=index == 0, width=options.width))
-        found += [[f"[cyan]Parity:[/cyan] {plain(note)}"]
-                  for note in (summary_notes(parity, split) if parity is not None else [])]
+                                    tokenizers=index == 0, width=options.width,
+                                    intervals=options.intervals))
+        found += [[f"[cyan]Parity:[/cyan] {plain(note)}"] for note in (
+            summary_notes(parity, split, options.intervals) if parity is not None else [])]
     return found
 
 
@@ -51,7 +56,12 @@ def frontier_view(results: RunResults, options: ShowOptions) -> Printed:
     if options.vocab != SHARED_SCOPE or options.pretokenizer is not None or options.size:
         return []
     configurations = results["summaries"]
-    return [[frontier_table(configurations)]] if len(configurations) > 1 else []
+    if len(configurations) < 2:
+        return []
+    vocab, pretokenizer, size = headline_vocabulary(results.run, results.data.vocabularies)
+    split = "" if pretokenizer in (None, NONE) else f" [{pretokenizer}]"
+    reference = f"{vocab}{split} at {size:,}"
+    return [[frontier_table(configurations, reference, options.intervals)]]
 
 
 def algorithms_view(results: RunResults, options: ShowOptions) -> Printed:
@@ -78,30 +88,32 @@ def extension_view(results: RunResults, options: ShowOptions) -> Printed:
     return [extension_tables(effects, reached, results.run.pivot, results.run.target)]
 
 
-SHOWN_SCRIPTS = 4
+SHOWN_SCRIPTS = 2
 """The scripts a vocabulary's row names (the largest); the rest are in `export`."""
 
 
 def vocabularies_view(results: RunResults, options: ShowOptions) -> Printed:
     """The production tokenizers' vocabularies: the scripts of their tokens, the words they
-    split (the mean over the languages written with spaces), how much they share."""
+    split (the mean over the languages written with spaces), the vocabulary each shares most
+    with."""
     scripts = results["vocabulary_scripts"]
     if scripts.empty or options.vocab != SHARED_SCOPE:
         return []
     overlaps = results["vocabulary_overlaps"]
     frame = results.frame
-    result = new_table("tokenizer", "tokens by script", "words split", "shares with (Jaccard)",
-                   title="Production vocabularies: their tokens' scripts, the words they split "
-                         "(mean over languages written with spaces), their overlap")
+    result = new_table("tokenizer", "tokens by script", "words split", "closest (Jaccard)",
+                       title="Production vocabularies")
     for name, rows in scripts.groupby("tokenizer", sort=False):
-        top = ", ".join(f"{row.script} {row.share:.1%}" for row in rows.head(SHOWN_SCRIPTS).itertuples())
+        top = ", ".join(f"{script_word(row.script)} {row.share:.0%}"
+                        for row in rows.head(SHOWN_SCRIPTS).itertuples())
         split = frame[(frame["vocab"] == name)]["word_split_pct"].dropna()
         pairs = overlaps[(overlaps["tokenizer"] == name) | (overlaps["other"] == name)]
-        shared = ", ".join(f"{row.other if row.tokenizer == name else row.tokenizer} "
-                           f"{row.jaccard:.3f}" for row in pairs.itertuples())
+        closest = pairs.loc[pairs["jaccard"].idxmax()] if not pairs.empty else None
+        other = None if closest is None else \
+            closest["other"] if closest["tokenizer"] == name else closest["tokenizer"]
         result.add_row(plain(name), top, f"{split.mean():.1f}%" if len(split) else "-",
-                       plain(shared) or "-")
-    return [[result]]
+                       "-" if closest is None else f"{plain(other)} {closest['jaccard']:.2f}")
+    return [[result, "words split: words cut into 2+ tokens, mean over languages with spaces"]]
 
 
 TERMINAL_VIEWS: list[tuple[str, Callable[[RunResults, ShowOptions], Printed]]] = [

@@ -18,6 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from analyzer.errors import did_you_mean
+
 from .errors import TokenizerError, UnknownTokenizer
 
 SHA256 = r"^[0-9a-f]{64}$"
@@ -217,9 +219,23 @@ def validation_message(error: ValidationError) -> str:
 
 
 def entry(name: str) -> CatalogEntry:
-    """The catalog entry of that name; TokenizerError lists the catalog otherwise."""
+    """The catalog entry of that name; `unknown_tokenizer` otherwise."""
     entries = catalog()
     if name not in entries:
-        raise UnknownTokenizer(f"unknown tokenizer {name!r}: not in the catalog "
-                             f"({', '.join(entries)}), nor a file, nor hf:ORG/NAME")
+        raise unknown_tokenizer(name)
     return entries[name]
+
+
+def unknown_tokenizer(spec: str) -> UnknownTokenizer:
+    """A name that is no tokenizer: the catalog names it is close to, else the whole catalog.
+
+    >>> str(unknown_tokenizer("lama3")).split(" (")[0]
+    "unknown tokenizer 'lama3'; did you mean llama3?"
+    """
+    names = list(catalog())
+    close = did_you_mean(spec, names)
+    if close:
+        return UnknownTokenizer(f"unknown tokenizer {spec!r}{close} (not in the catalog, which "
+                                "analyzer tokenizers lists, nor a file, nor hf:ORG/NAME)")
+    return UnknownTokenizer(f"unknown tokenizer {spec!r}: not in the catalog "
+                            f"({', '.join(names)}), nor a file, nor hf:ORG/NAME")

@@ -18,11 +18,12 @@ import importlib.util
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from analyzer.errors import did_you_mean
 from analyzer.hub import HUB_PREFIX, hub_failure, offline_reason
 
 from . import formats
-from .catalog import CatalogEntry, Format, catalog, entry
-from .errors import TokenizerError, UnknownTokenizer
+from .catalog import CatalogEntry, Format, catalog, entry, unknown_tokenizer
+from .errors import TokenizerError
 from .local_store import digest
 from .locate import Found, Locator, check_hub_name, hf_cached, hf_download, hf_offline
 
@@ -59,6 +60,12 @@ def resolve_tokenizer(spec: str, downloads: bool = True) -> ProductionTokenizer:
         return from_catalog(entry(spec), None, downloads)
     if spec.startswith(HF_PREFIX):
         return from_hugging_face(spec, downloads)
+    if equals and not Path(spec.partition("@")[0]).exists():  # NAME=FILE, NAME not the catalog's
+        raise TokenizerError(f"{spec}: NAME=FILE gives the file of a catalog tokenizer, and "
+                             f"{name!r} is not one{did_you_mean(name, catalog()) or '.'} A "
+                             f"tokenizer file of your own is given alone: FILE, or FILE@BASE for a "
+                             f".tiktoken (e.g. {Path(explicit.partition('@')[0]).name or 'my.tiktoken'}"
+                             "@cl100k_base)")
     return from_file(spec)
 
 
@@ -143,8 +150,7 @@ def from_file(spec: str) -> ProductionTokenizer:
                              "SentencePiece .model); for a catalog format, name its entry: "
                              "NAME=FILE")
     else:
-        raise UnknownTokenizer(f"unknown tokenizer {spec!r}: not in the catalog "
-                             f"({', '.join(catalog())}), nor a file, nor hf:ORG/NAME")
+        raise unknown_tokenizer(spec)
     return ProductionTokenizer(path.name, encoder.library, encoder.size,
                                f"{path} (given; SHA-256 {digest(data)})", encoder.count,
                                pieces=encoder.pieces, specials=encoder.specials,

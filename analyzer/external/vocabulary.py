@@ -43,6 +43,19 @@ SCRIPTS = ("Latin", "Cyrillic", "Greek", "Armenian", "Georgian", "Arabic", "Hebr
            "Cherokee", "Tifinagh", "Nko", "Ol_Chiki", "Javanese", "Balinese", "Canadian_Aboriginal")
 """The scripts told apart by name; a letter of any other is `Other`."""
 MIXED, NO_LETTER, BYTES, OTHER = "Mixed", "None", "Bytes", "Other"
+SCRIPT_WORDS = {MIXED: "several scripts", NO_LETTER: "no letter", BYTES: "part of a character",
+                OTHER: "other scripts"}
+"""What a reader is shown for the stored names that are not scripts (`None` reads as a value
+missing, not as spaces, digits and punctuation)."""
+
+
+def script_word(script: str) -> str:
+    """A token script as a reader is shown it.
+
+    >>> script_word("None"), script_word("Ol_Chiki"), script_word("Latin")
+    ('no letter', 'Ol Chiki', 'Latin')
+    """
+    return SCRIPT_WORDS.get(script, script.replace("_", " "))
 
 _LETTERS = regex.compile(r"[\p{L}\p{M}]")
 _SCRIPT = regex.compile("|".join(f"(?P<{name}>\\p{{Script={name}}})" for name in SCRIPTS))

@@ -15,6 +15,7 @@ import plotly.io as pio
 
 from analyzer import __version__
 from analyzer.bpe.pretokenize import NONE
+from analyzer.bpe.readable import PARTIAL_KEY
 from analyzer.corpus import language_name
 from analyzer.errors import AnalyzerError
 from analyzer.external import catalog
@@ -67,17 +68,19 @@ class Page:
 def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
                  self_contained: bool = False, price: float = 1.0,
                  context_window: int = 128_000, prices: Path | None = None,
-                 results: RunResults | None = None, full_paths: bool = False) -> Path:
+                 results: RunResults | None = None, full_paths: bool = False,
+                 index_label: str = "All runs") -> Path:
     """Write reports/run-<id>.html (and plotly.js, and the index); return the page's path.
     `price` and `context_window` price the trained vocabularies (and tokenizers no model in the
     price table uses); `prices` is a price table of the user's instead of the packaged one;
     `results`, the run's as a command already computed them. The page names files (the
     corpus's, each tokenizer's) by name and SHA-256, never by where they lie on this machine,
-    unless `full_paths` (a page for one's own machine)."""
+    unless `full_paths` (a page for one's own machine). `index_label`: what its link to the
+    index beside it says."""
     out.mkdir(parents=True, exist_ok=True)
     page = build_page(db, run_id, self_contained=self_contained, price=price,
                       context_window=context_window, prices=prices, results=results,
-                      full_paths=full_paths)
+                      full_paths=full_paths, index_label=index_label)
     if not self_contained:
         ensure_plotlyjs(out)
     path = out / f"run-{run_id}.html"
@@ -89,9 +92,11 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
 def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = False,
                price: float = 1.0, context_window: int = 128_000,
                prices: Path | None = None, index_href: str = "index.html",
-               results: RunResults | None = None, full_paths: bool = False) -> Page:
+               results: RunResults | None = None, full_paths: bool = False,
+               index_label: str = "All runs") -> Page:
     """The page of a complete run: its figures, merges, costs and provenance. `index_href`:
-    where its "All runs" link goes (the index beside it; the service's own index);
+    where its `index_label` link goes (the index beside it; the service's own index; a
+    results folder's page);
     `full_paths`: the provenance names files with this machine's folders."""
     results = results or RunResults(load_run_data(db, run_id))
     data, frame = results.data, results.frame
@@ -120,8 +125,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
         for v in data.vocabularies if v.kind.has_merges)
     if merges:
         parts.append((anchors.new("Merges"), "Merges",
-                      "The first merges each vocabulary learned; tokens that are not whole UTF-8 "
-                      "characters are shown as bytes.", merges))
+                      "The first merges each vocabulary learned, as the text they stand for; "
+                      f"{PARTIAL_KEY}.", merges))
     parts.append((anchors.new(COSTS_TITLE), COSTS_TITLE, content_note(run.pivot),
                   _costs_section(view, costs, (vocab, pretokenizer, size), price, context_window,
                                  _caveats(data.vocabularies))))
@@ -149,7 +154,7 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{escape(title)}</title><style>{STYLE}{ANSWER_STYLE}{TALL_STYLE}</style>"
             f"{plotly_script(self_contained)}</head><body>"
-            f"<p class='muted'><a href='{escape(index_href, quote=True)}'>All runs</a></p>"
+            f"<p class='muted'><a href='{escape(index_href, quote=True)}'>{escape(index_label)}</a></p>"
             f"<h1>{escape(title)}</h1>"
             f"{lead}{table}{bar}{body}"
             f"<p class='muted'>Written by analyzer {escape(__version__)}.</p>"
@@ -497,9 +502,10 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
         ("special tokens", special_tokens_counted(run, vocabs)),
         ("vocabularies", trained),
         ("tie-break, min pair count", f"{run.tie_break}, {run.min_pair_count}"),
-        ("training mix", ", ".join(f"{lang} x{n}" for lang, n in run.weights.items())
+        ("unit weights", ", ".join(f"{lang} x{n}" for lang, n in run.weights.items())
          + " (the shared and parity-aware vocabularies; other languages x1)"
-         if run.weights else "every unit once"),
+         if run.weights else "none: trained on the source's sample above" if run.training
+         else "none: every unit once"),
         ("parity-aware", (f"yes; the first {run.global_merges:,} merges shared" if run.global_merges
                           else "yes") + (", judged on the held-out units" if run.holdout else
                                          ", judged on the training units")

@@ -111,7 +111,7 @@ def write_results(db: AnalyzerDatabase, run_id: int, out: Path,
     out.mkdir(parents=True, exist_ok=True)
     # The report first: it writes an index of runs as index.html, which the page replaces.
     report = write_report(db, run_id, out, self_contained=True, prices=prices, results=results,
-                          full_paths=full_paths)
+                          full_paths=full_paths, index_label="The results page")
     target = out / REPORT_FILE
     report.replace(target)
     data = out / DATA_FILE

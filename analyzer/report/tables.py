@@ -5,23 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from html import escape
 
+from analyzer.bpe.readable import readable
 from analyzer.queries import merge_parts
 from analyzer.store import StoredMerge
-
-
-def token_text(piece: bytes) -> str:
-    """Readable text in quotes where the bytes are printable UTF-8, else escaped bytes.
-
-    >>> token_text(b"e ")
-    "'e '"
-    >>> token_text(b"\\xe2\\x80")
-    "b'\\\\xe2\\\\x80'"
-    """
-    try:
-        text = piece.decode("utf-8")
-    except UnicodeDecodeError:
-        return repr(piece)
-    return repr(text) if text.isprintable() else repr(piece)
 
 
 def merges_table(title: str, merges: list[StoredMerge], top: int,
@@ -32,12 +18,12 @@ def merges_table(title: str, merges: list[StoredMerge], top: int,
 
     def part(token: int) -> str:
         found = bytes_of(token)
-        return f"id {token}" if found is None else token_text(found)
+        return f"id {token}" if found is None else readable(found)
 
     rows = "".join(
         f"<tr><td>{rank}</td><td><code>{escape(part(left))}</code></td>"
         f"<td><code>{escape(part(right))}</code></td>"
-        f"<td><code>{escape(token_text(token))}</code></td><td>{count:,}</td></tr>"
+        f"<td><code>{escape(readable(token))}</code></td><td>{count:,}</td></tr>"
         for rank, (left, right, _, count, token) in enumerate(merges[:top], start=1))
     if not rows:
         rows = "<tr><td colspan='5'>no merges learned</td></tr>"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from analyzer.external.vocabulary import script_word
 from analyzer.metrics.frames import measured_kinds
 
 from .colors import PALETTE
@@ -30,8 +31,9 @@ def scripts(rows: pd.DataFrame) -> go.Figure:
         figure.add_trace(go.Bar(
             y=tokenizers, x=[float(share.get(name, 0.0)) * 100 for name in tokenizers],
             customdata=[[int(tokens.get(name, 0))] for name in tokenizers], orientation="h",
-            name=script, marker_color=PALETTE[index % len(PALETTE)],
-            hovertemplate=(f"%{{y}}<br>{script}: %{{x:.1f}} % of its tokens "
+            name=script_word(script) if script in named else script,
+            marker_color=PALETTE[index % len(PALETTE)],
+            hovertemplate=(f"%{{y}}<br>{script_word(script)}: %{{x:.1f}} % of its tokens "
                            "(%{customdata[0]:,})<extra></extra>")))
     figure.update_layout(barmode="stack", title="The scripts of each vocabulary's tokens",
                          xaxis=dict(title="share of the vocabulary's tokens", ticksuffix=" %"),
@@ -79,9 +81,9 @@ def sections(view: RunView, script_rows: pd.DataFrame, overlap_rows: pd.DataFram
         return []
     charts: list[tuple[str, str, object]] = [(
         "Production vocabularies: their scripts",
-        "Each production tokenizer's ordinary tokens by the script of their letters (Mixed: "
-        "several; None: no letter, as spaces, digits and punctuation; Bytes: a piece of a "
-        "character). A language whose script has few tokens pays for it in tokens.",
+        "Each production tokenizer's ordinary tokens by the script of their letters (no "
+        "letter: spaces, digits and punctuation; part of a character: bytes that are not a "
+        "whole character). A language whose script has few tokens pays for it in tokens.",
         scripts(script_rows))]
     measured = frame[frame["kind"].isin(measured_kinds())]
     if measured["word_split_pct"].notna().any():

@@ -15,7 +15,7 @@ from analyzer.bpe.pretokenize import NONE, USER_AROUND_PREFIX, USER_PREFIX
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
-from analyzer.errors import SETTING, NotFound, setting
+from analyzer.errors import SETTING, NotFound, did_you_mean, setting
 from analyzer.identity import VocabKind, reserved_scopes
 from analyzer.settings import (
     COUNTS,
@@ -357,7 +357,12 @@ def _languages(corpus: CorpusDetail, wanted: list[str] | None) -> list[str]:
                        setting="languages")
     chosen = []
     for code in wanted:
-        language = normalised(code, "languages")
+        try:
+            language = normalise_language(code)
+        except CorpusError as error:
+            raise invalid("languages", code, f"{SETTING}: {error}"
+                          f"{did_you_mean(code, available) if '?' not in str(error) else ''}; "
+                          f"corpus {corpus.name!r} has: {', '.join(available)}") from None
         if language not in available:
             raise invalid("languages", code, f"{SETTING}: {language} is not in corpus "
                           f"{corpus.name!r} (it has: {', '.join(available)})")

@@ -85,7 +85,8 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
           max_queue: int = DEFAULT_MAX_QUEUE, corpus_limit: int = DEFAULT_CORPUS_LIMIT,
           upload_space: int = DEFAULT_UPLOAD_SPACE, lock_wait: float = DEFAULT_LOCK_WAIT,
           request_timeout: float = REQUEST_TIMEOUT, min_body_rate: int = MIN_BODY_RATE,
-          announce: Callable[[str], None] = print) -> None:
+          announce: Callable[[str], None] = print,
+          listening: Callable[[], None] = lambda: None) -> None:
     """Serve until interrupted. Any address but loopback needs a token. `port` 0 takes a free
     port; `announce` is told the address actually served. The server answers requests naming
     `allowed_hosts(host, allow_hosts)`, holds at most `max_connections` connections, and counts
@@ -94,7 +95,8 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
     at most `corpus_limit` bytes, the uploads being read taking at most `upload_space` bytes of
     temporary disk. A write waits at most `lock_wait` s for another process's lock. A request's
     headers must come within `request_timeout` s, its body at `min_body_rate` bytes a second
-    over each such window."""
+    over each such window. `listening` is called once the address is held, before the
+    database is opened: a busy port is refused before anything is made."""
     import uvicorn
 
     if log_format == "json":  # every line on stderr JSON, uvicorn's and warnings included
@@ -117,11 +119,6 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
     if not is_loopback(host) and token is None:
         raise ServeError(f"serving on {host} (not this machine only) needs a token, so that only "
                          f"those who have it can use the server: --token or {TOKEN_ENV}")
-    app = create_app(db, token=token, body_limit=body_limit,
-                     allowed_hosts=allowed_hosts(host, allow_hosts),
-                     counting_processes=counting_processes, log_format=log_format,
-                     max_queue=max_queue, corpus_limit=corpus_limit,
-                     upload_space=upload_space, lock_wait=lock_wait)
     # Every connection is a descriptor, and so are the database's and the runs' files.
     limit = raise_file_limit(max_connections + 256)
     if limit < max_connections + 64:
@@ -138,6 +135,16 @@ def serve(db: Path, host: str = "127.0.0.1", port: int = 8000, *, token: str | N
     except OSError as error:
         sock.close()
         raise ServeError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    try:
+        listening()
+        app = create_app(db, token=token, body_limit=body_limit,
+                         allowed_hosts=allowed_hosts(host, allow_hosts),
+                         counting_processes=counting_processes, log_format=log_format,
+                         max_queue=max_queue, corpus_limit=corpus_limit,
+                         upload_space=upload_space, lock_wait=lock_wait)
+    except BaseException:
+        sock.close()
+        raise
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     url = f"http://{shown}:{sock.getsockname()[1]}"
     serving = f"Serving {db} on {url} (Ctrl-C to stop)"

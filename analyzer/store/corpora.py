@@ -9,7 +9,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from analyzer.corpus import ParallelCorpus, language_name, lone_surrogate
-from analyzer.errors import Conflict, setting
+from analyzer.errors import Conflict, did_you_mean, setting
 
 from .db import AnalyzerDatabase, write_transaction
 from .errors import NotFound, StoreError
@@ -131,8 +131,9 @@ def get_corpus(db: AnalyzerDatabase, name: str) -> CorpusDetail:
             if lone_surrogate(name) is None else None  # such a name cannot be asked of SQLite
         if row is None:
             names = s.exec(select(CorpusRow.name).order_by(col(CorpusRow.id))).all()
-            known = f"; the database has: {', '.join(names)}" if names else "; the database has none"
-            raise NotFound(f"no corpus named {name!r}{known}")
+            known = f" (the database has: {', '.join(names)})" if names else \
+                " (the database has none)"
+            raise NotFound(f"no corpus named {name!r}{did_you_mean(name, names)}{known}")
         return _read(row, _language_stats(s, row.id), CorpusDetail)
 
 

@@ -9,7 +9,7 @@ from sqlmodel import col, select
 
 from analyzer.corpus import language_name, lone_surrogate
 from analyzer.corpus.sources import ScannedSource
-from analyzer.errors import Conflict
+from analyzer.errors import Conflict, did_you_mean
 
 from .corpora import check_corpus_name
 from .db import AnalyzerDatabase, write_transaction
@@ -66,9 +66,10 @@ def get_source(db: AnalyzerDatabase, name: str) -> SourceDetail:
             if lone_surrogate(name) is None else None  # such a name cannot be asked of SQLite
         if row is None:
             names = s.exec(select(SourceRow.name).order_by(col(SourceRow.id))).all()
-            known = f"; registered: {', '.join(names)}" if names else \
-                "; none is registered yet (analyzer sources add NAME PATH)"
-            raise NotFound(f"no training source named {name!r}{known}", value=name)
+            known = f" (registered: {', '.join(names)})" if names else \
+                " (none is registered yet: analyzer sources add NAME PATH)"
+            raise NotFound(f"no training source named {name!r}{did_you_mean(name, names)}{known}",
+                           value=name)
         files = _files(s, row)
         detail = _read(row, files, SourceDetail)
         return detail
