@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -100,10 +101,8 @@ def create_app(db_path: Path, *, token: str | None = None,
             refused = {e["loc"][1] for e in errors}
             values = {name: value for name, value in error.body.items() if name not in refused}
             said: list[AnalyzerError] = list(settings_errors(errors, prefix=("body",)))
-            try:
+            with contextlib.suppress(AnalyzerError):  # else the definition's refusals alone
                 said = await run_in_threadpool(api.every_refusal, request, values, said)
-            except AnalyzerError:
-                pass  # the database cannot be asked now: the definition's refusals alone
             return refusals_problem(said)
         details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
         return problem(422, "Unprocessable input", details)
