@@ -105,7 +105,7 @@ def run_progress_page(found: RunRead):
     body = (
         f"<div id='watch' data-run='{found.id}' data-status='{escape(str(found.status))}'>"
         f"<p>Corpus <strong>{escape(found.corpus)}</strong>, sizes "
-        f"{escape(', '.join(map(str, found.sizes)))}, {len(found.languages)} languages; started "
+        f"{escape(', '.join(map(str, found.sizes)) or 'none')}, {len(found.languages)} languages; started "
         f"{escape(found.started)}.</p>"
         f"<p id='run-status' role='status' class='status-{escape(str(found.status))}'>"
         f"{escape(str(found.status))}</p>"
@@ -127,7 +127,8 @@ def queued_page(db: Database, queued_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
         f"<div id='queued' data-queued='{entry.id}' data-status='{escape(str(entry.status))}'"
         f" data-run='{entry.run or ''}'>"
         f"<p>Corpus <strong>{escape(entry.corpus or '')}</strong>, sizes "
-        f"{escape(', '.join(map(str, settings.get('sizes') or [])))}; asked for "
+        f"{escape(', '.join(map(str, settings.get('sizes') or [])) or 'none')}, tokenizers "
+        f"{escape(', '.join(settings.get('tokenizers') or []) or 'none')}; asked for "
         f"{escape(entry.submitted)}.</p>"
         f"<p id='queue-status' role='status'>{escape(_place(entry.status, entry.position))}</p>"
         f"<p class='error' id='queue-error' role='alert'{'' if entry.error else ' hidden'}>"

@@ -167,7 +167,8 @@
     });
     var complete = loaded[1].filter(function (run) { return run.status === 'complete'; });
     complete.forEach(function (run) {
-      var option = element('option', 'run ' + run.id + ' on ' + run.corpus + ' (' + run.sizes.join(', ') + ')');
+      var option = element('option', 'run ' + run.id + ' on ' + run.corpus + ' (' +
+                           (run.sizes.length ? run.sizes.join(', ') : 'no sizes') + ')');
       option.value = run.id;
       $('run').appendChild(option);
     });
