@@ -27,7 +27,7 @@ from analyzer.limits import (
     DEFAULT_MAX_QUEUE,
     DEFAULT_UPLOAD_SPACE,
 )
-from analyzer.settings import settings_errors
+from analyzer.settings import settings_error, settings_errors
 
 from . import api, health, pages, uploads, workflow
 from .access_log import AccessLog
@@ -104,6 +104,8 @@ def create_app(db_path: Path, *, token: str | None = None,
             with contextlib.suppress(AnalyzerError):  # else the definition's refusals alone
                 said = await run_in_threadpool(api.every_refusal, request, values, said)
             return refusals_problem(said)
+        if request.url.path == api.RUNS_PATH and errors and tuple(errors[0]["loc"][:1]) == ("body",):
+            return library_problem(settings_error(errors, prefix=("body",)))  # not an object
         details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
         return problem(422, "Unprocessable input", details)
 
