@@ -76,39 +76,52 @@ class RunSettings:
     of bounds is a `SettingsError` naming the setting)."""
 
     sizes: Annotated[list[Sizes], Field(
+        title="Vocabulary sizes",
         max_length=MAX_SIZES, examples=[[512, 4096]],
-        description="Vocabulary sizes to train: 256 bytes + merges.")]
+        description="Vocabulary sizes to train: 256 bytes + merges (none: only the production "
+                    "tokenizers are measured).")] = dataclasses.field(default_factory=list)
     corpus: Annotated[str | None, Field(
+        title="Corpus",
         description="The corpus; optional when the database holds only one.")] = None
     languages: Annotated[list[str] | None, Field(
+        title="Languages",
         max_length=MAX_LANGUAGES,
         description="The run's languages, e.g. eng_Latn,rus_Cyrl (default: every language of "
                     "the corpus).")] = None
     pivot: Annotated[str | None, Field(
+        title="Pivot language",
         description="The language premiums are measured against (default: English if present, "
                     "else the first).")] = None
     per_language: Annotated[bool, Field(
+        title="One vocabulary per language",
         description="Also train one vocabulary per language.")] = True
     cross: Annotated[bool, Field(
+        title="Cross counts",
         description="Every vocabulary counts every language.")] = False
     holdout: Annotated[float, Field(
+        title="Held-out share",
         ge=0, lt=1, allow_inf_nan=False,
         description="The share of units held out of training and measured (0: train and "
                     "measure on all).")] = 0.0
     seed: Annotated[int, Field(
+        title="Seed",
         ge=0, le=MAX_STORED_INT,
         description="The seed of the holdout split and the bootstrap.")] = 0
     tie_break: Annotated[str, Field(
+        title="Tie-break",
         json_schema_extra={"enum": list(TIE_BREAKS)},
         description="How equal pair counts are ordered.")] = TIE_BREAKS[0]
     min_pair_count: Annotated[int, Field(
+        title="Fewest pair occurrences",
         ge=1, le=MAX_STORED_INT,
         description="Training stops when the best pair occurs fewer times.")] = MIN_PAIR_COUNT
     jobs: Annotated[int | None, Field(
+        title="Parallel processes",
         ge=1, le=MAX_JOBS,
         description="Parallel processes (default: the machine's cores); with the dask executor "
                     "and no scheduler, the local cluster's workers.")] = None
     tokenizers: Annotated[list[str], Field(
+        title="Production tokenizers",
         max_length=MAX_TOKENIZERS,
         description="Production tokenizers to measure: catalog names (llama3, gemma3, "
                     "o200k_base, ...), all-available for every one on this machine, NAME=FILE, "
@@ -116,6 +129,7 @@ class RunSettings:
                     "tokenizer.json, a SentencePiece .model).")] = dataclasses.field(
         default_factory=list)
     counts: Annotated[list[str], Field(
+        title="Imported counts",
         max_length=MAX_TOKENIZERS,
         description="Token counts measured elsewhere (a closed model's, from its provider's "
                     "count-tokens endpoint), each NAME=FILE: a CSV with a header and the columns "
@@ -123,6 +137,7 @@ class RunSettings:
                     "measured unit of every run language counted; stored as a vocabulary NAME "
                     "of the run, marked imported.")] = dataclasses.field(default_factory=list)
     pretokenizers: Annotated[list[str], Field(
+        title="Pre-tokenizers",
         max_length=MAX_PRETOKENIZERS,
         description="How texts are cut before training (merges never cross a chunk): "
                     f"{', '.join(PRETOKENIZERS)}, re:PATTERN (its matches are the chunks) or "
@@ -130,18 +145,22 @@ class RunSettings:
                     "trained once per pre-tokenizer.")] = dataclasses.field(
         default_factory=lambda: [NONE])
     parity: Annotated[bool, Field(
+        title="Parity-aware vocabulary",
         description="Also train a parity-aware vocabulary on all languages: each merge is the "
                     "most frequent pair of the language that compresses worst so far (Foroutan "
                     "et al. 2025), judged on the training units, or the held-out ones with a "
                     "holdout.")] = False
     global_merges: Annotated[int, Field(
+        title="Shared merges before parity",
         ge=0, le=MAX_STORED_INT,
         description="With parity: the first merges are ordinary shared merges (the hybrid).")] = 0
     weights: Annotated[dict[str, Annotated[int, Field(ge=1, le=MAX_WEIGHT_VALUE)]], Field(
+        title="Language weights",
         description="The training mix of the shared and parity-aware vocabularies: each unit "
                     "of a language counts this many times (default 1).")] = dataclasses.field(
         default_factory=dict)
     superbpe: Annotated[list[Sizes], Field(
+        title="SuperBPE transitions",
         max_length=MAX_SUPERBPE,
         description="Also train a SuperBPE vocabulary (Liu et al. 2025) on all languages for "
                     "each transition T: the shared merges up to size T, then merges that may "
@@ -149,6 +168,7 @@ class RunSettings:
                     "per_language, each language's own as well. Each T is below the largest "
                     "size.")] = dataclasses.field(default_factory=list)
     extend: Annotated[list[str], Field(
+        title="Tokenizers to extend",
         max_length=MAX_EXTEND,
         description="Production tokenizers to extend for the run's languages: their own "
                     "pre-tokenizer and library cut and encode the texts, and merges over their "
@@ -157,18 +177,22 @@ class RunSettings:
                     "with a byte-level BPE tokenizer.json; SentencePiece models cannot be "
                     "extended.")] = dataclasses.field(default_factory=list)
     added: Annotated[list[Annotated[int, Field(ge=1, le=MAX_SIZE)]], Field(
+        title="Tokens to add",
         max_length=MAX_SIZES, examples=[[1024, 8192]],
         description="How many tokens to add to each extended tokenizer.")] = dataclasses.field(
         default_factory=list)
     extend_langs: Annotated[list[str] | None, Field(
+        title="Languages the extensions learn from",
         max_length=MAX_LANGUAGES,
         description="With extend: the languages whose texts teach the added merges (default: "
                     "every run language).")] = None
     target: Annotated[float | None, Field(
+        title="Premium target",
         gt=1, le=MAX_TARGET, allow_inf_nan=False,
         description="With extend: beside within 10 percent of the pivot (1.10), also find the "
                     "added tokens that bring each language to this premium, e.g. 1.05.")] = None
     algorithms: Annotated[list[str], Field(
+        title="Training algorithms",
         max_length=len(ALGORITHMS), json_schema_extra={"items": {"enum": list(ALGORITHMS)}},
         description="Training algorithms: bpe (the analyzer's exact engine, always trained: "
                     "every cost is relative to it), unigram (the analyzer's own engine, "
@@ -177,22 +201,27 @@ class RunSettings:
                     "pre-tokenizer and sizes; each size its own training. Parity, SuperBPE and "
                     "extensions are BPE's.")] = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
     executor: Annotated[str, Field(
+        title="Where the trainings run",
         json_schema_extra={"enum": list(EXECUTORS)},
         description="Where the trainings run: local (a process pool) or dask (a Dask cluster: "
                     "the scheduler's, or a local cluster). Results are the same either "
                     "way.")] = EXECUTORS[0]
     scheduler: Annotated[str | None, Field(
+        title="Dask scheduler",
         description="The Dask scheduler to run the trainings on, tcp://HOST:PORT (with the "
                     "dask executor; without one, a local cluster).")] = None
     train_on: Annotated[str | None, Field(
+        title="Training source",
         description="A training source (analyzer sources add) that every trained vocabulary "
                     "learns from; every measurement stays on the corpus (default: train on "
                     "the corpus).")] = None
     train_bytes: Annotated[int | None, Field(
+        title="Training bytes",
         ge=1, le=MAX_STORED_INT,
         description="With train_on: the bytes of text to train on, shared out between the "
                     "languages by the mix (default: all of the source).")] = None
     mix: Annotated[str, Field(
+        title="Training mix",
         max_length=10_000,
         description="With train_on: how the bytes are shared out between the languages: "
                     "natural (as the source has them), uniform (the same for each), "
@@ -200,10 +229,12 @@ class RunSettings:
                     "and mT5 sample, e.g. temperature:0.3) or LANG=SHARE,... (shares of your "
                     "own).")] = "natural"
     skip_invalid: Annotated[bool, Field(
+        title="Skip unreadable documents",
         description="With train_on: skip the documents (or the rest of a file whose "
                     "compressed stream is broken) that cannot be read, and report them, "
                     "instead of refusing the source.")] = False
     count: Annotated[str, Field(
+        title="How tokens are counted",
         json_schema_extra={"enum": list(COUNTS)},
         description="How a language's tokens are counted: units (each measured unit counted "
                     "on its own, the counts summed) or joined (its measured units joined into "
@@ -211,10 +242,12 @@ class RunSettings:
                     "and costs are then the joined texts', the intervals and per-unit "
                     "sections still the units').")] = COUNTS[0]
     special_tokens: Annotated[bool, Field(
+        title="Count special tokens",
         description="Count the special tokens a production tokenizer's library adds to each "
                     "counted text (a tokenizer.json's beginning- or end-of-text tokens; "
                     "tiktoken and SentencePiece models add none).")] = False
     chunk_cache: Annotated[bool, Field(
+        title="Keep counted chunks",
         description="With train_on: keep each language's counted chunks beside the database "
                     "and use them again (a second run with other sizes or settings reads no "
                     "text).")] = True
@@ -247,7 +280,22 @@ def settings_error(errors: list[Any], prefix: tuple = ()) -> SettingsError:
     ...                      "ctx": {"le": 256}, "msg": ""}]))
     'jobs must be from 1 to 256, not 300'
     """
-    error = errors[0]
+    return settings_errors(errors[:1], prefix)[0]
+
+
+def settings_errors(errors: list[Any], prefix: tuple = ()) -> list[SettingsError]:
+    """Every one of pydantic's errors about the settings, each as `settings_error` says it
+    (a form shows each at its field).
+
+    >>> [e.setting for e in settings_errors([
+    ...     {"type": "greater_than_equal", "loc": ("sizes", 0), "input": 100, "ctx": {"ge": 256}},
+    ...     {"type": "less_than", "loc": ("holdout",), "input": 2, "ctx": {"lt": 1}}])]
+    ['sizes', 'holdout']
+    """
+    return [_said(error, prefix) for error in errors]
+
+
+def _said(error: Any, prefix: tuple) -> SettingsError:
     loc = tuple(error["loc"])[len(prefix):]
     name = str(loc[0]) if loc else "settings"
     value, kind = error.get("input"), error["type"]

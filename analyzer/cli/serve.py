@@ -75,6 +75,7 @@ def serve(
         from ..serve import ServeError
         from ..serve import serve as run_server
         from ..serve.logs import use_json_stderr
+        from ..serve.workflow import NEW_CORPUS_PAGE
     except ImportError as error:
         raise fail(f"analyzer serve needs FastAPI and uvicorn ({error.name} is missing): "
                     "pip install 'analyzer[serve]'") from None
@@ -85,8 +86,10 @@ def serve(
         new = not db.exists()
         open_db(db)  # made when new; a database that cannot be used is said here
         if new:
-            console.print(f"A new, empty database: {db}. Bring a corpus: analyzer ingest FOLDER "
-                          f"--db {db}", soft_wrap=True, markup=False)
+            console.print(f"A new, empty database: {db}. Bring a corpus from the page, which "
+                          f"uploads one (at {NEW_CORPUS_PAGE} on the address below), or from a "
+                          f"terminal: analyzer ingest FOLDER --db {db}", soft_wrap=True,
+                          markup=False)
 
     try:
         run_server(db, host, port, token=token, body_limit=max_body, allow_hosts=allow_host or [],

@@ -14,7 +14,7 @@ from pathlib import Path
 from .archives import DEFAULT_UNPACK_LIMIT
 from .errors import CorpusError
 from .files import lone_surrogate
-from .flores import FLORES_SPLITS
+from .flores import DEFAULT_SPLIT, FLORES_SPLITS
 from .languages import language_name, normalise_language, script_name, script_of
 from .parallel import BY_SUFFIX, FORMATS, UNIT_KINDS, ParallelCorpus, default_name, detect_format, read_corpus
 from .readers import read_lines
@@ -28,6 +28,7 @@ __all__ = [
     "FORMATS",
     "SAMPLE_CORPUS",
     "UNIT_KINDS",
+    "DEFAULT_SPLIT",
     "FLORES_SPLITS",
     "CorpusError",
     "lone_surrogate",

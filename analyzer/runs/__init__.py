@@ -11,8 +11,8 @@ from analyzer.settings import EXECUTORS, RunSettings
 
 from .errors import RunError
 from .execute import ResultsNotStored, execute_run
+from .resolution import refusals, split_units
 from .resolution import resolve as resolve_settings
-from .resolution import split_units
 
 __all__ = ["EXECUTORS", "ResultsNotStored", "RunError", "RunSettings", "execute_run",
-           "resolve_settings", "split_units"]
+           "refusals", "resolve_settings", "split_units"]

@@ -15,7 +15,7 @@ from analyzer.bpe.pretokenize import NONE, USER_AROUND_PREFIX, USER_PREFIX
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
-from analyzer.errors import SETTING, NotFound, did_you_mean, setting
+from analyzer.errors import SETTING, AnalyzerError, NotFound, did_you_mean, setting
 from analyzer.identity import VocabKind, reserved_scopes
 from analyzer.settings import (
     COUNTS,
@@ -117,6 +117,40 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
             run.made.update(made)
             run.recorded.update(recorded)
     return run
+
+
+def refusals(db: AnalyzerDatabase, values: dict[str, Any],
+             refused: list[AnalyzerError] | tuple[AnalyzerError, ...] = ()) -> list[AnalyzerError]:
+    """Every refusal of a run's settings at once, at most one per setting, for a form that
+    shows each at its field: `refused` (what was already found wrong of `values`, e.g. every
+    bound the definition checks), then what `resolve` refuses, one by one, each setting
+    refused put back to its default to look for the next (or, when its default is what is
+    refused, its definition's example: no sizes and no tokenizer is "nothing to measure").
+    The search ends at a refusal of no one setting, or of one already refused.
+
+    `values` holds only values the definition accepts (the fields `refused` names are left
+    out here)."""
+    found = list(refused)
+    wrong = {error.setting for error in found if error.setting}
+    examples: set[str] = set()
+    fields = RunSettings.__pydantic_fields__  # type: ignore[attr-defined]
+    while True:
+        kept = {name: value for name, value in values.items() if name not in wrong}
+        kept.update({name: fields[name].examples[0] for name in examples})
+        try:
+            resolve(db, RunSettings(**kept))
+            return found
+        except AnalyzerError as error:
+            name = error.setting
+            if name in wrong and name not in examples and name in fields and fields[name].examples:
+                examples.add(name)  # refused again as its default: its example is a value
+                continue
+            if name in wrong:
+                return found  # a refusal of what was put in its place: said already
+            found.append(error)
+            if name is None:
+                return found
+            wrong.add(name)
 
 
 def _joined(db: AnalyzerDatabase, settings: RunSettings, corpus: CorpusDetail,

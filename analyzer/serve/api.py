@@ -10,12 +10,13 @@ from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from analyzer.errors import Invalid
+from analyzer.errors import AnalyzerError, Invalid
 from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
 from analyzer.external import ALL_AVAILABLE, availability, catalog
 from analyzer.identity import SHARED_SCOPE, VocabKind, VocabularyId
 from analyzer.metrics import RunResults, load_run_data
 from analyzer.queries import complete_run, trained_merges
+from analyzer.runs import refusals
 from analyzer.settings import MAX_LANGUAGES, MAX_SIZE, MIN_SIZE, RunSettings, request_model
 from analyzer.store import (
     AnalyzerDatabase,
@@ -37,7 +38,7 @@ from analyzer.store import (
 )
 
 from . import counting
-from .problems import NotRunning
+from .problems import NotRunning, SettingsRefused
 from .state import Database, Document, in_database, unchanged
 
 router = APIRouter(prefix="/api")
@@ -151,12 +152,37 @@ def start_run(request: Request, body: RunRequest) -> dict:  # type: ignore[valid
     otherwise it waits in the queue (the answer is its entry: `id`, `position`, `url`). The
     settings are checked either way before anything is stored."""
     fields = body.model_dump()  # type: ignore[attr-defined]
-    for spec in fields["tokenizers"]:  # names only: a client never names a file on this server
+    if _named_tokenizers(fields["tokenizers"]):
+        raise SettingsRefused(every_refusal(request, fields))
+    try:
+        return request.app.state.runs.submit(RunSettings(**fields))
+    except (Invalid, NotFound) as error:
+        found = every_refusal(request, fields) if error.setting is not None else []
+        if not found:
+            raise
+        raise SettingsRefused(found) from None
+
+
+def _named_tokenizers(specs: list[str]) -> list[AnalyzerError]:
+    """The service's own refusal of the tokenizers: names only (the catalog's, all-available,
+    hf:ORG/NAME), for a client never names a file on this server."""
+    for spec in specs:
         if spec != ALL_AVAILABLE and spec not in catalog() and not spec.startswith("hf:"):
-            raise NotFound(f"unknown tokenizer {spec!r}: the service measures catalog tokenizers "
-                           f"({', '.join(catalog())}) and hf:ORG/NAME", setting="tokenizers",
-                           value=spec)
-    return request.app.state.runs.submit(RunSettings(**fields))
+            return [NotFound(f"unknown tokenizer {spec!r}: the service measures catalog "
+                             f"tokenizers ({', '.join(catalog())}), {ALL_AVAILABLE} and "
+                             "hf:ORG/NAME", setting="tokenizers", value=spec)]
+    return []
+
+
+def every_refusal(request: Request, values: dict, refused: list[AnalyzerError] | None = None
+                  ) -> list[AnalyzerError]:
+    """Every refusal of a run's settings (`analyzer.runs.refusals`), `refused` first, as a
+    client may see them; `values` without the fields `refused` names."""
+    refused = list(refused or []) + _named_tokenizers(values.get("tokenizers") or [])
+    databases = request.app.state.databases
+    with databases.connection() as db:
+        found = refusals(db, values, refused)
+    return [databases.shown(error) for error in found]
 
 
 @router.delete("/runs/{run_id}", summary="Interrupt a run in progress")

@@ -8,11 +8,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from analyzer import __version__
@@ -25,7 +27,7 @@ from analyzer.limits import (
     DEFAULT_MAX_QUEUE,
     DEFAULT_UPLOAD_SPACE,
 )
-from analyzer.settings import settings_error
+from analyzer.settings import settings_error, settings_errors
 
 from . import api, health, pages, uploads, workflow
 from .access_log import AccessLog
@@ -40,7 +42,7 @@ from .guards import (
     TrustedHosts,
 )
 from .multipart import WholeForms
-from .problems import library_problem, problem, title_of
+from .problems import SettingsRefused, library_problem, problem, refusals_problem, title_of
 from .runner import RunManager
 from .state import Databases, Documents
 from .uploads import CORPORA_PATH, UploadGate, Uploads
@@ -92,9 +94,18 @@ def create_app(db_path: Path, *, token: str | None = None,
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError):
         errors = list(error.errors())
+        if (request.url.path == api.RUNS_PATH and errors and isinstance(error.body, dict)
+                and all(tuple(e["loc"][:1]) == ("body",) and len(e["loc"]) > 1 for e in errors)):
+            # A run's settings: said as the command line says them (their definition's
+            # bounds), every one, with what the server's checks refuse of the others.
+            refused = {e["loc"][1] for e in errors}
+            values = {name: value for name, value in error.body.items() if name not in refused}
+            said: list[AnalyzerError] = list(settings_errors(errors, prefix=("body",)))
+            with contextlib.suppress(AnalyzerError):  # else the definition's refusals alone
+                said = await run_in_threadpool(api.every_refusal, request, values, said)
+            return refusals_problem(said)
         if request.url.path == api.RUNS_PATH and errors and tuple(errors[0]["loc"][:1]) == ("body",):
-            # A run's settings: said as the command line says them (their definition's bounds).
-            return library_problem(settings_error(errors, prefix=("body",)))
+            return library_problem(settings_error(errors, prefix=("body",)))  # not an object
         details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
         return problem(422, "Unprocessable input", details)
 
@@ -105,6 +116,8 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     @app.exception_handler(AnalyzerError)
     async def library_error(request: Request, error: AnalyzerError):
+        if isinstance(error, SettingsRefused):
+            return refusals_problem(error.errors)  # each said already as a client may see it
         return library_problem(databases.shown(error))  # no server path in what clients see
 
     @app.exception_handler(Exception)

@@ -23,7 +23,7 @@ from plotly.offline import get_plotlyjs
 from analyzer.identity import KINDS
 from analyzer.report import build_page
 from analyzer.report.files import plotly_file_name
-from analyzer.store import RunStatus, get_run, list_corpora, list_runs, queued_runs
+from analyzer.store import RunStatus, get_run, list_corpora, list_runs, measured_names, queued_runs
 
 from .api import MAX_ID
 from .guards import LOGIN_PATH, SESSION_COOKIE, session_value
@@ -56,12 +56,16 @@ def index(db: Database):
     waiting = "".join(
         f"<tr><td><a href='/queue/{q.id}'>{q.id}</a></td><td>{escape(q.corpus or '')}</td>"
         f"<td>{escape(str(q.status))}</td><td>{q.position or ''}</td>"
-        f"<td>{escape(', '.join(map(str, q.settings.get('sizes') or [])))}</td>"
+        f"<td>{escape(', '.join(map(str, q.settings.get('sizes') or [])) or 'none')}</td>"
+        f"<td>{escape(', '.join(q.settings.get('tokenizers') or []) or 'none')}</td>"
         f"<td>{escape(q.submitted)}</td></tr>" for q in queued_runs(db))
+    measured = measured_names(db)  # stored with a run's results: known once it is complete
     runs = "".join(
         f"<tr><td><a href='/runs/{r.id}'>{r.id}</a></td><td>{escape(r.corpus)}</td>"
         f"<td class='status-{escape(str(r.status))}'>{escape(str(r.status))}</td>"
-        f"<td>{escape(', '.join(map(str, r.sizes)))}</td><td>{len(r.languages)}</td>"
+        f"<td>{escape(', '.join(map(str, r.sizes)) or 'none')}</td>"
+        f"<td>{escape(_measured(measured.get(r.id, []), r.status))}</td>"
+        f"<td>{len(r.languages)}</td>"
         f"<td>{escape(r.started)}</td><td>"
         + (f"<a href='/runs/{r.id}'>report</a> · <a href='/api/runs/{r.id}/export'>export</a>"
            if r.status == RunStatus.COMPLETE else f"<a href='/runs/{r.id}'>watch</a>"
@@ -76,14 +80,21 @@ def index(db: Database):
                "line, or a .tsv with a column per language), or from a terminal, "
                "<code>analyzer ingest FOLDER</code>. Then start a run.</p>")
             + ("<h2>Queue</h2><table id='queue'><thead><tr><th>queued</th><th>corpus</th>"
-               "<th>status</th><th>position</th><th>sizes</th><th>asked for</th></tr></thead>"
+               "<th>status</th><th>position</th><th>sizes</th><th>tokenizers</th><th>asked for</th>"
+               "</tr></thead>"
                f"<tbody>{waiting}</tbody></table>" if waiting else "")
             + "<h2>Runs</h2><table id='runs'><thead><tr><th>run</th><th>corpus</th><th>status</th>"
-            "<th>sizes</th><th>languages</th><th>started</th><th></th></tr></thead>"
+            "<th>sizes</th><th>tokenizers</th><th>languages</th><th>started</th><th></th></tr></thead>"
             f"<tbody>{runs}</tbody></table>"
             + ("" if runs else "<p>No runs yet: <a href='/runs/new'>start one</a>, or from a "
                "terminal, <code>analyzer run --vocab 512</code>.</p>"))
     return page(layout("analyzer", body))
+
+
+def _measured(names: list[str], status: RunStatus) -> str:
+    """The tokenizers a run measured, as the runs list names them (a run not complete has
+    stored none yet: nothing is said)."""
+    return ", ".join(names) or ("none" if status == RunStatus.COMPLETE else "")
 
 
 @router.get("/runs/{run_id:int}", response_class=HTMLResponse)
@@ -189,10 +200,20 @@ def static(name: str):
     return Response(item.read_bytes(), media_type=STATIC_TYPES[suffix])
 
 
+PLAYGROUND_TOKENIZERS = ("o200k_base", "cl100k_base", "llama3")
+"""The catalog tokenizers the playground ticks at first, those of them on this server (the
+best-known, each counted offline once its files are here; with none of them, the first one
+that is). Which to tick is the page's choice; what each one is, is the catalog's."""
+OWN_TEXT = "text"
+"""The playground's own text's key, which it sends as a language (a corpus's are codes); it
+reads as "your text", and has no premium, being no language beside another."""
+
+
 @router.get("/playground", response_class=HTMLResponse)
 def playground():
     # The kinds ticked at first (`analyzer.identity.KINDS`), a plug-in's too.
     shown_first = " ".join(str(kind) for kind, about in KINDS.items() if about.shown_first)
+    ticked = escape(" ".join(PLAYGROUND_TOKENIZERS), quote=True)
     body = (
         "<p class='lead'>Paste a text, or pick a unit of a corpus to see it in all its languages; "
         "choose a run's vocabularies and catalog tokenizers. Counts and pieces update as you "
@@ -201,14 +222,14 @@ def playground():
         "<fieldset><legend>Text</legend>"
         "<label>Corpus <select id='corpus'><option value=''>(my own text)</option></select></label> "
         "<label>Unit <input id='unit' type='number' min='0' value='0'></label> "
-        "<div id='texts'><label class='text'><span class='lang'>text</span>"
-        "<textarea data-lang='text' rows='3'>The same meaning costs some languages more tokens.</textarea>"
-        "</label></div></fieldset>"
+        f"<div id='texts' data-own='{OWN_TEXT}'><label class='text'><span class='lang'>your "
+        f"text</span><textarea data-lang='{OWN_TEXT}' rows='3'>The same meaning costs some "
+        "languages more tokens.</textarea></label></div></fieldset>"
         "<fieldset><legend>Vocabularies</legend>"
         "<label>Run <select id='run'><option value=''>(loading…)</option></select></label> "
         "<label>Size <input id='size' type='number' min='256' placeholder='largest'></label>"
         f"<div id='vocabs' data-shown-first='{shown_first}'></div></fieldset>"
-        "<fieldset><legend>Tokenizers</legend><div id='tokenizers'>"
+        f"<fieldset><legend>Tokenizers</legend><div id='tokenizers' data-ticked='{ticked}'>"
         "<span class='muted'>Loading the tokenizers…</span></div></fieldset>"
         "</form><p id='status' class='muted' role='status'>Loading the corpora, runs and "
         "tokenizers…</p><div id='results'></div>")

@@ -24,6 +24,16 @@ class ServerBusy(Busy):
     retry_after = 1
 
 
+class SettingsRefused(Invalid):
+    """A run's settings refused for one reason or more (`errors`, each at its setting): said as
+    the first, with every one listed (`refusals_problem`)."""
+
+    def __init__(self, errors: list[AnalyzerError]):
+        first = errors[0]
+        super().__init__(first.message, **first._all_fields())
+        self.errors = errors
+
+
 class NotRunning(Conflict):
     """A run this server is not running (complete, failed, or another process's)."""
 
@@ -45,10 +55,16 @@ STATUS_OF: list[tuple[type[AnalyzerError], int, str]] = [
 
 
 def problem(status: int, title: str, detail: str, headers: dict | None = None,
-            fields: dict | None = None) -> JSONResponse:
+            fields: dict | None = None, problems: list[dict[str, str | None]] | None = None
+            ) -> JSONResponse:
     """An RFC 9457 problem; `fields` (an error's setting, file, value, ...) as extension members
-    (a number JSON cannot write, NaN or infinity, as its text)."""
-    body = {"type": "about:blank", "title": title, "status": status, "detail": writable(detail)}
+    (a number JSON cannot write, NaN or infinity, as its text); `problems`, when a request was
+    refused for several reasons, each ({field, message}) as the member `problems`."""
+    body: dict = {"type": "about:blank", "title": title, "status": status,
+                  "detail": writable(detail)}
+    if problems is not None:
+        body["problems"] = [{"field": item["field"], "message": writable(item["message"] or "")}
+                            for item in problems]
     for key, value in (fields or {}).items():
         if isinstance(value, float) and not math.isfinite(value):
             body[key] = str(value)
@@ -76,6 +92,18 @@ def library_problem(error: AnalyzerError) -> JSONResponse:
                          if isinstance(error, kind))
     headers = {"Retry-After": str(error.retry_after)} if isinstance(error, Busy) else None
     return problem(status, title, error.render(), headers=headers, fields=error.fields())
+
+
+def refusals_problem(errors: list[AnalyzerError]) -> JSONResponse:
+    """Several refusals of one request (a run's settings): the first as `library_problem`
+    says it (its status, detail and fields), and every one under `problems`, each the setting
+    it is about (`field`, null when it is about none) and its message."""
+    first = errors[0]
+    status, title = next((status, title) for kind, status, title in STATUS_OF
+                         if isinstance(first, kind))
+    return problem(status, title, first.render(), fields=first.fields(),
+                   problems=[{"field": error.setting, "message": error.render()}
+                             for error in errors])
 
 
 def title_of(status: int) -> str:

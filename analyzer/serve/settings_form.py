@@ -3,9 +3,11 @@
 Every field of the service's run request (`api.RunRequest`, generated from `RunSettings`) is
 one control, chosen by its type: a checkbox for a flag, a number (typed as text, which the
 server checks against its bounds), a choice among its allowed values, a list written as text.
-Its label is its name, its help its description, its value its default: nothing about a
-setting is written here a second time. What only the server knows is offered as choices: the
-stored corpora and the catalog tokenizers.
+Its label is its title, its help its description, its value its default: nothing about a
+setting is written here a second time (its name, which the server's messages use, is shown
+beside the label). What only the server knows is offered as choices: the stored corpora and
+the catalog tokenizers, with "all available" and a text entry for any other the setting takes
+(hf:ORG/NAME).
 
     form = settings_form(RunRequest, corpora=["harbour_town"], tokenizers={"llama3": True})
 
@@ -24,6 +26,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from analyzer.bpe.pretokenize import USER_AROUND_PREFIX, USER_PREFIX
+from analyzer.external import ALL_AVAILABLE
 
 FIRST = ("corpus", "sizes", "languages", "pivot", "pretokenizers", "algorithms", "parity",
          "per_language", "tokenizers")
@@ -110,8 +113,9 @@ def control(name: str, info: FieldInfo, *, corpora: list[str], corpus: str | Non
         widget = f"<select {attributes}{described}>{options}</select>"
     elif name == "tokenizers" or kind == "choices":
         if name == "tokenizers":
-            items = [(item, f"{item}{'' if ready else ' (not on this server)'}", not ready)
-                     for item, ready in tokenizers.items()]
+            items = [(ALL_AVAILABLE, "all available (every one this server has)", False)]
+            items += [(item, f"{item}{'' if ready else ' (not on this server)'}", not ready)
+                      for item, ready in tokenizers.items()]
         else:
             items = [(item, item, False) for item in _choices(info)]
         boxes = "".join(
@@ -120,6 +124,13 @@ def control(name: str, info: FieldInfo, *, corpora: list[str], corpus: str | Non
             f"{escape(label)}</label>" for value, label, off in items)
         widget = (f"<div {attributes} role='group' aria-labelledby='{field_id}-label'"
                   f"{described}>{boxes}</div>")
+        if name == "tokenizers":  # what no box can say: the hub's (hf:ORG/NAME)
+            title = _title(name, info)
+            widget += (f"<label class='more' for='{field_id}-more'>Other "
+                       f"{escape(title[:1].lower() + title[1:])}</label> "
+                       f"<textarea id='{field_id}-more' data-adds='{name}' rows='2' "
+                       "placeholder='hf:ORG/NAME, one a line or comma-separated'"
+                       f"{described}></textarea>")
     elif kind == "bool":
         widget = (f"<input type='checkbox' {attributes}{' checked' if default else ''}"
                   f"{described}>")
@@ -141,9 +152,15 @@ def control(name: str, info: FieldInfo, *, corpora: list[str], corpus: str | Non
                   f"{' required' if info.is_required() else ''}"
                   f" placeholder='{escape(_text(examples), quote=True) or 'default'}'{described}>")
     return (f"<div class='setting' data-for='{name}'>"
-            f"<label id='{field_id}-label' for='{field_id}'><code>{escape(name)}</code></label> "
+            f"<label id='{field_id}-label' for='{field_id}'>{escape(_title(name, info))}</label> "
+            f"<code class='muted'>{escape(name)}</code> "
             f"{widget}<p class='help muted' id='{field_id}-help'>{escape(info.description or '')}</p>"
             f"<p class='error' id='{field_id}-error' role='alert' hidden></p></div>")
+
+
+def _title(name: str, info: FieldInfo) -> str:
+    """What a setting is called to a reader: its definition's title (its name if it has none)."""
+    return info.title or name
 
 
 def settings_form(model: type[BaseModel], *, corpora: list[str], corpus: str | None = None,

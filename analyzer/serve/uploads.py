@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from analyzer.corpus import (
     BY_SUFFIX,
+    DEFAULT_SPLIT,
     FLORES_SPLITS,
     FORMATS,
     CorpusError,
@@ -149,7 +150,7 @@ async def upload_corpus(
     units: Annotated[Literal["lines", "paragraphs"], Form()] = "lines",
     nfc: Annotated[bool, Form(description="Normalise texts to Unicode NFC")] = False,
     skip_empty_units: Annotated[bool, Form(description="Drop units empty in any language")] = False,
-    split: Annotated[Split | None, Form(description="FLORES's split (default devtest)")] = None,
+    split: Annotated[Split | None, Form(description=f"FLORES's split (default {DEFAULT_SPLIT})")] = None,
     replace: Annotated[bool, Form(description="Replace a corpus of the same name")] = False,
 ) -> dict:
     """The stored corpus (`GET /api/corpora/{name}`'s document) and what was done (`status`:

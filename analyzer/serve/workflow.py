@@ -14,7 +14,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse
 
-from analyzer.corpus import FLORES_SPLITS, FORMATS, UNIT_KINDS
+from analyzer.corpus import DEFAULT_SPLIT, FLORES_SPLITS, FORMATS, UNIT_KINDS
 from analyzer.external import availability, catalog
 from analyzer.store import RunRead, RunStatus, get_queued, list_corpora
 
@@ -35,7 +35,18 @@ def _options(values, default: str | None = None, empty: str | None = None) -> st
                            for value in values)
 
 
-@router.get("/corpora/new", response_class=HTMLResponse)
+def _split_options() -> str:
+    """FLORES's splits, each once: the default first, sent empty (a corpus that is not FLORES
+    is refused a split: the server's default applies to FLORES alone)."""
+    return _options([split for split in FLORES_SPLITS if split != DEFAULT_SPLIT],
+                    empty=DEFAULT_SPLIT)
+
+
+NEW_CORPUS_PAGE = "/corpora/new"
+"""The page that brings a corpus (an upload), which `analyzer serve` names on a new database."""
+
+
+@router.get(NEW_CORPUS_PAGE, response_class=HTMLResponse)
 def bring_corpus(request: Request):
     """The upload form: a file and ingest's options."""
     limit = request.app.state.uploads.limit
@@ -59,7 +70,7 @@ def bring_corpus(request: Request):
         "<span class='muted'>(a folder's files: a unit per line, or per blank-line-separated "
         "paragraph)</span></div>"
         "<div class='setting'><label for='upload-split'>FLORES split</label> "
-        f"<select id='upload-split' name='split'>{_options(FLORES_SPLITS, empty='devtest')}</select></div>"
+        f"<select id='upload-split' name='split'>{_split_options()}</select></div>"
         "<div class='setting'><label><input type='checkbox' name='nfc' value='true'> Normalise "
         "texts to Unicode NFC</label></div>"
         "<div class='setting'><label><input type='checkbox' name='skip_empty_units' value='true'> "
@@ -94,7 +105,7 @@ def run_progress_page(found: RunRead):
     body = (
         f"<div id='watch' data-run='{found.id}' data-status='{escape(str(found.status))}'>"
         f"<p>Corpus <strong>{escape(found.corpus)}</strong>, sizes "
-        f"{escape(', '.join(map(str, found.sizes)))}, {len(found.languages)} languages; started "
+        f"{escape(', '.join(map(str, found.sizes)) or 'none')}, {len(found.languages)} languages; started "
         f"{escape(found.started)}.</p>"
         f"<p id='run-status' role='status' class='status-{escape(str(found.status))}'>"
         f"{escape(str(found.status))}</p>"
@@ -116,7 +127,8 @@ def queued_page(db: Database, queued_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
         f"<div id='queued' data-queued='{entry.id}' data-status='{escape(str(entry.status))}'"
         f" data-run='{entry.run or ''}'>"
         f"<p>Corpus <strong>{escape(entry.corpus or '')}</strong>, sizes "
-        f"{escape(', '.join(map(str, settings.get('sizes') or [])))}; asked for "
+        f"{escape(', '.join(map(str, settings.get('sizes') or [])) or 'none')}, tokenizers "
+        f"{escape(', '.join(settings.get('tokenizers') or []) or 'none')}; asked for "
         f"{escape(entry.submitted)}.</p>"
         f"<p id='queue-status' role='status'>{escape(_place(entry.status, entry.position))}</p>"
         f"<p class='error' id='queue-error' role='alert'{'' if entry.error else ' hidden'}>"

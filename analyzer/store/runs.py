@@ -225,6 +225,23 @@ def vocabularies(db: AnalyzerDatabase, run_id: int) -> list[VocabularyRead]:
         return [VocabularyRead.model_validate(row, from_attributes=True) for row in rows]
 
 
+def measured_names(db: AnalyzerDatabase) -> dict[int, list[str]]:
+    """Each run's vocabularies that are measured, not trained (production tokenizers, imported
+    counts), by name, in the order they were stored: what a list of runs says each measured.
+    A run without any (or not complete: its vocabularies are stored at its end) is absent."""
+    measured = [str(kind) for kind in VocabKind if not kind.trained]
+    found: dict[int, list[str]] = {}
+    with session(db) as s:
+        rows = s.exec(select(VocabularyRow.run_id, VocabularyRow.scope)
+                      .where(col(VocabularyRow.kind).in_(measured))
+                      .order_by(col(VocabularyRow.id))).all()
+    for run_id, scope in rows:
+        names = found.setdefault(run_id, [])
+        if scope not in names:
+            names.append(scope)
+    return found
+
+
 def load_counts(db: Database, run_id: int) -> list[tuple[str, str | None, int, str, list[int]]]:
     """`(scope, pretokenizer, size, lang, [tokens per measured unit])` for every count of the
     run (pretokenizer None for production tokenizers)."""

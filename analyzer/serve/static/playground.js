@@ -23,12 +23,17 @@
       .map(function (box) { return box.value; });
   }
 
+  // One's own text is sent as a language of this key (the page's data-own), and reads as
+  // "your text".
+  var OWN = $('texts').getAttribute('data-own');
+  function shown(lang) { return lang === OWN ? 'your text' : lang; }
+
   function setTexts(texts) {
     var holder = $('texts');
     holder.textContent = '';
     Object.keys(texts).forEach(function (lang) {
       var label = element('label', null, 'text');
-      label.appendChild(element('span', lang, 'lang'));
+      label.appendChild(element('span', shown(lang), 'lang'));
       var area = element('textarea');
       area.rows = 2; area.value = texts[lang]; area.setAttribute('data-lang', lang);
       label.appendChild(area);
@@ -46,7 +51,7 @@
 
   function loadUnit() {
     var corpus = $('corpus').value;
-    if (!corpus) { setTexts({text: ''}); return Promise.resolve(); }
+    if (!corpus) { var own = {}; own[OWN] = ''; setTexts(own); return Promise.resolve(); }
     return request('GET', '/api/corpora/' + encodeURIComponent(corpus) + '/units/' +
                    encodeURIComponent($('unit').value || '0'))
       .then(setTexts).then(update).catch(function (error) { say(error.message); });
@@ -84,16 +89,19 @@
       section.appendChild(element('h2', vocab));
       var table = element('table');
       var head = element('tr');
-      ['language', 'tokens', 'premium vs ' + result.pivot, 'pieces'].forEach(function (title) {
-        head.appendChild(element('th', title));
-      });
+      // A premium is one language's tokens against another's: of one text alone, there is none.
+      var premiums = result.languages.length > 1;
+      ['language', 'tokens'].concat(premiums ? ['premium vs ' + shown(result.pivot)] : [])
+        .concat(['pieces']).forEach(function (title) { head.appendChild(element('th', title)); });
       table.appendChild(head);
       byVocab[vocab].forEach(function (row) {
         var line = element('tr');
         line.setAttribute('data-lang', row.lang);
-        line.appendChild(element('td', row.lang));
+        line.appendChild(element('td', shown(row.lang)));
         line.appendChild(element('td', row.tokens, 'count'));
-        line.appendChild(element('td', row.premium === null ? '–' : row.premium.toFixed(2) + '×'));
+        if (premiums) {
+          line.appendChild(element('td', row.premium === null ? '–' : row.premium.toFixed(2) + '×'));
+        }
         var cell = element('td', null, 'pieces');
         row.pieces.forEach(function (piece, index) {
           cell.appendChild(element('span', piece, 'piece p' + (index % 6)));
@@ -125,7 +133,8 @@
       request('POST', '/api/compare', body).then(function (result) {
         if (mine !== sequence) return;  // a later request is on its way
         render(result);
-        say(result.rows.length + ' counts; pivot ' + result.pivot + '.');
+        say(result.rows.length + ' counts' +
+            (result.languages.length > 1 ? '; pivot ' + result.pivot + '.' : '.'));
       }).catch(function (error) { if (mine === sequence) say(error.message); });
     }, 150);
   }
@@ -158,15 +167,21 @@
     });
     var complete = loaded[1].filter(function (run) { return run.status === 'complete'; });
     complete.forEach(function (run) {
-      var option = element('option', 'run ' + run.id + ' on ' + run.corpus + ' (' + run.sizes.join(', ') + ')');
+      var option = element('option', 'run ' + run.id + ' on ' + run.corpus + ' (' +
+                           (run.sizes.length ? run.sizes.join(', ') : 'no sizes') + ')');
       option.value = run.id;
       $('run').appendChild(option);
     });
     var available = loaded[2].filter(function (item) { return item.available; });
     showLoaded(loaded[0], complete, available);
     if (complete.length) $('run').value = complete[complete.length - 1].id;
+    // Ticked at first: the page's well-known ones that are here (data-ticked), else the first.
+    var ticked = ($('tokenizers').getAttribute('data-ticked') || '').split(' ');
+    var names = available.map(function (item) { return item.name; });
+    if (!names.some(function (name) { return ticked.indexOf(name) >= 0; })) ticked = names.slice(0, 1);
     available.forEach(function (item) {
-      checkbox($('tokenizers'), item.name, item.name + ' (' + item.family + ')', false);
+      checkbox($('tokenizers'), item.name, item.name + ' (' + item.family + ')',
+               ticked.indexOf(item.name) >= 0);
     });
     $('corpus').addEventListener('change', loadUnit);
     $('unit').addEventListener('change', loadUnit);

@@ -130,6 +130,12 @@
         body[name] = weights;
       } else body[name] = text;
     });
+    // A list's text entry beside its boxes (other tokenizers: hf:ORG/NAME) adds its items.
+    Array.prototype.forEach.call(form.querySelectorAll('[data-adds]'), function (control) {
+      var name = control.getAttribute('data-adds');
+      var more = items(String(control.value || ''), patterns);
+      if (more.length) body[name] = (body[name] || []).concat(more);
+    });
     return body;
   }
 
@@ -139,6 +145,33 @@
     Array.prototype.forEach.call(form.querySelectorAll('[aria-invalid]'), function (node) {
       node.removeAttribute('aria-invalid');
     });
+  }
+
+  // Every refusal at its field at once (the answer's `problems`, each {field, message});
+  // one of no field, or of a field the form has not, above the form. The first field
+  // refused gets the focus.
+  function refused(form, error) {
+    var problem = error.problem || {};
+    var problems = problem.problems || [{field: problem.setting || null, message: error.message}];
+    var byField = {}, general = [], first = null;
+    problems.forEach(function (item) {
+      var control = item.field && $('setting-' + item.field);
+      if (!control) { general.push(item.message); return; }
+      (byField[item.field] = byField[item.field] || []).push(item.message);
+    });
+    Object.keys(byField).forEach(function (field) {
+      var control = $('setting-' + field);
+      show($('setting-' + field + '-error'), byField[field].join('; '));
+      control.setAttribute('aria-invalid', 'true');
+      Array.prototype.forEach.call(form.querySelectorAll('[data-adds="' + field + '"]'), function (more) {
+        more.setAttribute('aria-invalid', 'true');
+      });
+      var details = control.closest('details');
+      if (details) details.open = true;
+    });
+    show($('form-error'), general.join('; '));
+    first = form.querySelector('[data-setting][aria-invalid]');  // the first in the form's order
+    if (first) first.focus();
   }
 
   function newRun(form) {
@@ -154,16 +187,7 @@
         })
         .catch(function (error) {
           busy(form, '');
-          var setting = error.problem && error.problem.setting;
-          var control = setting && $('setting-' + setting);
-          if (!control) show($('form-error'), error.message);  // said of no one field
-          else {
-            show($('setting-' + setting + '-error'), error.message);
-            control.setAttribute('aria-invalid', 'true');
-            var details = control.closest('details');
-            if (details) details.open = true;
-            control.focus();
-          }
+          refused(form, error);
         });
     });
   }
