@@ -175,10 +175,14 @@ def test_a_corrupted_store_is_refused_with_both_hashes_and_the_fix(places):
 
 def test_a_name_not_in_the_catalog_lists_the_catalog(places):
     with pytest.raises(TokenizerError) as error:
-        resolve_tokenizer("llama9")
+        resolve_tokenizer("nothing-like-it")
     message = str(error.value)
-    assert "unknown tokenizer 'llama9'" in message
+    assert "unknown tokenizer 'nothing-like-it'" in message
     assert all(name in message for name in ("llama3", "gemma3", "claude-legacy", "toy"))
+    with pytest.raises(TokenizerError) as error:  # a name close to some: those, not all
+        resolve_tokenizer("llama9")
+    assert "did you mean llama4 or llama3?" in str(error.value)
+    assert "gemma3" not in str(error.value)
 
 
 def test_a_catalog_of_the_user_s_that_is_wrong_is_named(tmp_path, monkeypatch):

@@ -85,7 +85,6 @@ def _sizes(value: list[str] | None, typed: dict[str, Any]) -> tuple[list[int], l
 RUN_OPTIONS = [
     RunOption("sizes", ("--vocab", "-v"), list[str], lambda v, typed: _sizes(v, typed)[0],
               "SIZES", "Repeat, or give a comma list: 256,512,32k (32,000) or 32Ki (32,768). "
-              "Left out, nothing is trained: the run measures its --tokenizer and --counts only. "
               "With --extend, +N is N tokens added to the base: --vocab +1024,+8192.",
               default=None),
     RunOption("tokenizers", ("--tokenizer", "-t"), list[str], lambda v, _: tokenizer_specs(v),
