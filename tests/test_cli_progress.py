@@ -80,3 +80,20 @@ def test_the_sample_run_into_a_pipe_is_under_30_lines_of_progress(tmp_path):
     progress = result.stderr.splitlines()
     assert len(progress) < 30, progress
     assert "shared: training, 256 merges" in progress and "storing results" in progress
+
+
+def test_a_reader_that_goes_away_never_fails_the_run():
+    """`analyzer run ... 2>&1 | head -1`: the progress's reader closes its end; the run goes
+    on unseen (it was marked failed by a BrokenPipeError from a progress line)."""
+
+    class Gone(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    from analyzer.cli.app import Console as CommandConsole  # the command line's, as run's
+
+    console = CommandConsole(file=Gone(), force_terminal=False, width=80)
+    tracker = VocabularyBars(progress_bars(console), plain_lines=True, clock=lambda: 0.0)
+    tracker.stage("loading texts")
+    tracker.report("shared", "train", 1, 10)
+    assert tracker.gone

@@ -146,3 +146,43 @@ def test_a_run_prints_its_table_as_markdown_or_csv_when_asked(tmp_path):
     assert result.exit_code == 0 and "| language | size 280 | own 280 |" in result.stdout
     result = invoke(db, "run", "--vocab", "280", "--jobs", "1", "--no-report", "--format", "csv")
     assert result.stdout.startswith("vocab,kind,pretokenizer,size,lang,tokens,")
+
+
+def test_a_run_whose_reader_goes_away_is_still_complete(sample):
+    """`run ... 2>&1 | head -1`: the run is stored complete, not failed by the closed pipe."""
+    command = (f"{sys.executable} -m analyzer run --vocab 280 --langs eng_Latn,fra_Latn "
+               f"--no-report --jobs 1 --db {sample} 2>&1 | head -1")
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == "loading texts"
+    runs = invoke(sample, "runs", "--json").stdout
+    assert '"status": "complete"' in runs.split('"id"')[-1]  # the newest run
+
+
+def test_odd_tokenizer_values_are_refused_clearly_or_taken_whole(sample, tmp_path):
+    result = invoke(sample, "run", "-t", "a" * 300, "--no-report")
+    assert result.exit_code == 1 and "unknown tokenizer" in result.output
+    assert "a" * 100 not in result.output  # the name cut short
+    result = invoke(sample, "run", "-t", "a" * 300 + ".tiktoken@cl100k_base", "--no-report")
+    assert result.exit_code == 1 and "not a file name this system takes" in result.output
+    comma = tmp_path / "my,tok.json"
+    comma.write_text("{}", encoding="utf-8")
+    result = invoke(sample, "run", "-t", str(comma), "--no-report")
+    assert result.exit_code == 1 and "my,tok.json" in result.output  # read whole, then refused
+    assert "unknown tokenizer" not in result.output
+
+
+def test_zero_in_any_form_and_conflicting_formats_are_said_plainly(sample):
+    result = invoke(sample, "run", "--vocab", "0e100", "--no-report")
+    assert result.exit_code == 1 and "--vocab 0: each must be from 256" in result.output
+    result = invoke(sample, "show", "1", "--format", "csv", "--json")
+    assert result.exit_code == 1 and "--json is --format json" in result.output
+
+
+def test_markdown_never_reads_a_name_as_markup():
+    from analyzer.cli.tables import markdown_text, new_table
+
+    table = new_table("language", "size 300", title="Run 1 on c**d")
+    table.add_row("a|b\\|c", "1.00x")
+    text = markdown_text(table)
+    assert text.splitlines()[0] == "**Run 1 on c\\*\\*d**"
+    assert text.splitlines()[-1] == "| a\\|b\\\\\\|c | 1.00x |"

@@ -34,5 +34,5 @@ def readable(piece: bytes) -> str:
     return "".join(parts)
 
 
-PARTIAL_KEY = "‹hex›: bytes that are only part of a character"
+PARTIAL_KEY = "‹hex›: bytes that are not a whole UTF-8 character"
 """What the marks mean, for under a list of tokens."""

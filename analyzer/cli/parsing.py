@@ -68,13 +68,35 @@ def tokenizer_specs(specs: list[str] | None) -> list[str]:
     whole), all-available made into the names available here; the catalog tokenizers it
     leaves out are said, with why."""
     listed = [part for spec in specs or []
-              for part in ([spec] if Path(spec).exists() else split_commas([spec]))]
+              for part in ([spec] if _names_a_file(spec) else split_commas([spec]))]
     expanded, skipped = expand_all_available(listed)
     console = Console(stderr=True)
     for name, why in skipped.items():
         console.print(f"--tokenizer {ALL_AVAILABLE}: skipping {plain(name)}: {plain(why)}",
                       soft_wrap=True)
     return expanded
+
+
+def output_format(output, as_json: bool) -> str:
+    """What `show` or `run` prints: `--format`'s value, or json for `--json`, which another
+    --format contradicts."""
+    chosen = getattr(output, "value", output)
+    if as_json and chosen not in ("table", "json"):
+        raise fail(f"--json is --format json; give one of them, not --json with --format {chosen}")
+    return "json" if as_json else chosen
+
+
+def _names_a_file(spec: str) -> bool:
+    """Whether a --tokenizer value names a file that exists (FILE, NAME=FILE, FILE@BASE or
+    NAME=FILE@BASE): such a value is taken whole, commas and all."""
+    given = spec.partition("=")[2] if "=" in spec else spec
+    for candidate in (spec, given, given.rpartition("@")[0] or given):
+        try:
+            if Path(candidate).exists():
+                return True
+        except (OSError, ValueError):  # a name too long for a path, or with a NUL
+            continue
+    return False
 
 
 def split_commas(values: list[str] | None) -> list[str]:
@@ -143,9 +165,10 @@ def _amount(value: str) -> decimal.Decimal | None:
         return None
     if not number.is_finite():  # nan, inf: not numbers of anything
         return None
-    if number.adjusted() > 30:
+    if number and number.adjusted() > 30:
         return decimal.Decimal("Infinity")
-    return number * UNITS[unit]
+    # exact: 1.0000000000000000000000000001k is not 1000 (the default context keeps 28 digits)
+    return decimal.Context(prec=120).multiply(number, UNITS[unit])
 
 
 def parse_bytes(value: str | None, name: str) -> int | None:

@@ -52,6 +52,8 @@ class VocabularyBars:
                  clock: Callable[[], float] = time.monotonic):
         self.bars = bars
         self.plain_lines = plain_lines
+        self.gone = False
+        """Whether the progress's reader has closed its end: a run is never failed by it."""
         self.clock = clock
         self.tasks: dict[str, TaskID] = {}
         self.said: dict[str, float] = {}
@@ -62,7 +64,12 @@ class VocabularyBars:
         """When each source began to be read (for its rate)."""
 
     def _line(self, text: str) -> None:
-        self.bars.console.print(plain(text), soft_wrap=True, highlight=False)
+        if self.gone:
+            return
+        try:
+            self.bars.console.print(plain(text), soft_wrap=True, highlight=False)
+        except OSError:  # its reader has gone (`2>&1 | head`): the run goes on, unseen
+            self.gone = True
 
     def _due(self, scope: str) -> bool | None:
         """Whether a plain line of `scope`'s progress is due: None for its first (it starts),
@@ -86,9 +93,10 @@ class VocabularyBars:
         if self.plain_lines:
             due = self._due(scope)
             if due is None:  # its first line: what it starts
-                self._line(f"{scope}: training, {total:,} merges" if phase == "train"
+                self._line((f"{scope}: training, {total:,} merges" if total > 1 else
+                            f"{scope}: training") if phase == "train"
                            else f"{scope}: counting" if phase == "count" else f"{scope}: done")
-            elif due and phase == "train":
+            elif due and phase == "train" and total > 1:
                 self._line(f"{scope}: {done:,} of {total:,} merges")
             elif due:
                 self._line(f"{scope}: {'counting' if phase == 'count' else 'done'}")

@@ -35,7 +35,7 @@ from .app import Console, app, emit, fail, open_database, writing
 from .formats import json_text, plain
 from .help import HelpCommand
 from .options import DbOption, ExportFormat, FormatOption, IntervalsOption, JsonOption, ShowFormat
-from .parsing import check_output_file, check_output_folder, output_folder
+from .parsing import check_output_file, check_output_folder, output_folder, output_format
 from .shown import run_results, show_run
 from .tables import attribution_table, new_table, runs_table, served_most
 
@@ -139,7 +139,7 @@ def show(
 ) -> None:
     """Show a run's results: each language's tokens against the pivot's (its premium), under
     every vocabulary and tokenizer of the run."""
-    show_run(open_database(db), run_id, output="json" if as_json else output.value, vocab=vocab,
+    show_run(open_database(db), run_id, output=output_format(output, as_json), vocab=vocab,
              size=size, pretokenizer=pretokenizer, intervals=intervals)
 
 

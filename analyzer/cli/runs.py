@@ -35,6 +35,7 @@ from .options import (
 )
 from .parsing import (
     check_output_folder,
+    output_format,
     parse_bytes,
     parse_sizes,
     parse_vocab,
@@ -184,6 +185,7 @@ def run(
 ) -> None:
     """Train shared and per-language vocabularies, count every unit at every size, store it,
     and write the report."""
+    shown = output_format(output, as_json)  # before any work: conflicting options are said now
     settings = run_settings(typed)
     if report:
         check_output_folder(out)
@@ -203,8 +205,7 @@ def run(
         else:
             console.print(f"Interrupted{why} before the run was recorded: nothing was stored.")
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
-    results = show_run(database, run_id, output="json" if as_json else output.value,
-                       intervals=intervals)
+    results = show_run(database, run_id, output=shown, intervals=intervals)
     if report:
         with console.status("Writing the report"), writing(out):
             path = write_report(database, run_id, out, results=results)

@@ -70,6 +70,9 @@ def new_table(*headers: str, **options) -> Table:
     return result
 
 
+MARKDOWN_SPECIAL = re.compile(r"[\\`*|<>\[\]]")
+"""What Markdown would read as markup in a table's cell or title (an underscore inside a
+word is not: `eng_Latn` stays as it is)."""
 MARKDOWN_WIDTH = 10_000
 """Markdown tables are not read at a terminal's width: every column in one table."""
 
@@ -90,9 +93,9 @@ def markdown_text(item) -> str:
     if not isinstance(item, Table):
         return Text.from_markup(str(item)).plain
 
-    def cell(value) -> str:
+    def cell(value) -> str:  # Markdown's own characters escaped: a name is never markup
         text = value.plain if isinstance(value, Text) else Text.from_markup(str(value)).plain
-        return text.replace("|", "\\|").replace("\n", " ")
+        return MARKDOWN_SPECIAL.sub(r"\\\g<0>", text).replace("\n", " ")
 
     lines = [f"**{cell(item.title)}**", ""] if item.title else []
     lines.append("| " + " | ".join(cell(column.header) for column in item.columns) + " |")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from analyzer.bpe.pretokenize import NONE
 from analyzer.external.vocabulary import script_word
 from analyzer.identity import SHARED_SCOPE, VocabKind
-from analyzer.metrics import RunResults, headline_vocabulary
+from analyzer.metrics import RunResults, configuration_name, headline_vocabulary
 
 from .formats import plain
 from .notes import summary_notes
@@ -59,8 +59,10 @@ def frontier_view(results: RunResults, options: ShowOptions) -> Printed:
     if len(configurations) < 2:
         return []
     vocab, pretokenizer, size = headline_vocabulary(results.run, results.data.vocabularies)
+    row = configurations[(configurations["vocab"] == vocab) & (configurations["size"] == size)]
     split = "" if pretokenizer in (None, NONE) else f" [{pretokenizer}]"
-    reference = f"{vocab}{split} at {size:,}"
+    # named as its row of the table names it (an extension by its tokens added)
+    reference = configuration_name(row.iloc[0]) if len(row) == 1 else f"{vocab}{split} at {size:,}"
     return [[frontier_table(configurations, reference, options.intervals)]]
 
 

@@ -234,6 +234,7 @@ def unknown_tokenizer(spec: str) -> UnknownTokenizer:
     """
     names = list(catalog())
     close = did_you_mean(spec, names)
+    spec = spec if len(spec) <= 80 else spec[:79] + "…"  # a name is said, not a page of it
     if close:
         return UnknownTokenizer(f"unknown tokenizer {spec!r}{close} (not in the catalog, which "
                                 "analyzer tokenizers lists, nor a file, nor hf:ORG/NAME)")

@@ -60,7 +60,7 @@ def resolve_tokenizer(spec: str, downloads: bool = True) -> ProductionTokenizer:
         return from_catalog(entry(spec), None, downloads)
     if spec.startswith(HF_PREFIX):
         return from_hugging_face(spec, downloads)
-    if equals and not Path(spec.partition("@")[0]).exists():  # NAME=FILE, NAME not the catalog's
+    if equals and not _exists(Path(spec.partition("@")[0])):  # NAME=FILE, NAME not the catalog's
         raise TokenizerError(f"{spec}: NAME=FILE gives the file of a catalog tokenizer, and "
                              f"{name!r} is not one{did_you_mean(name, catalog()) or '.'} A "
                              f"tokenizer file of your own is given alone: FILE, or FILE@BASE for a "
@@ -127,6 +127,14 @@ def hugging_face_file(spec: str, downloads: bool = True) -> tuple[bytes, str]:
     return data, f"{where} {path} (SHA-256 {digest(data)})"
 
 
+def _exists(path: Path) -> bool:
+    """Whether a path exists; False for a name no path can be (too long, a NUL in it)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def from_file(spec: str) -> ProductionTokenizer:
     """A tokenizer file of the user's own: no pinned hash (its hash is recorded)."""
     path_part, _, base = spec.partition("@")
@@ -145,7 +153,7 @@ def from_file(spec: str) -> ProductionTokenizer:
     elif path.suffix == ".model":
         data = _read(path)
         encoder = formats.sentencepiece_model(data, str(path))
-    elif path.exists():
+    elif _exists(path):
         raise TokenizerError(f"{spec}: not a tokenizer this knows (.tiktoken, tokenizer.json, "
                              "SentencePiece .model); for a catalog format, name its entry: "
                              "NAME=FILE")
@@ -158,9 +166,15 @@ def from_file(spec: str) -> ProductionTokenizer:
 
 
 def _read(path: Path) -> bytes:
-    if path.is_dir():
+    try:
+        folder, file = path.is_dir(), path.is_file()
+    except (OSError, ValueError) as error:  # a name too long for a path, or with a NUL
+        shown = str(path) if len(str(path)) <= 80 else str(path)[:79] + "…"
+        raise TokenizerError(f"{shown}: not a file name this system takes "
+                             f"({getattr(error, 'strerror', None) or error})") from None
+    if folder:
         raise TokenizerError(f"{path} is a folder; name the tokenizer's file in it")
-    if not path.is_file():
+    if not file:
         raise TokenizerError(f"{path}: no such file")
     try:
         return path.read_bytes()
