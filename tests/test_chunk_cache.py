@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -126,6 +127,10 @@ def test_the_cli_says_a_damaged_entry_and_never_exits_70(tmp_path):
     shown = invoke(tmp_path / "a.db", "show", "2").output
     assert "The chunk-count cache's entry for eng_Latn (words) was damaged" in " ".join(
         shown.split())
+    # issue 52: the per-language sample, as the training-sources tutorial says
+    assert "Training sample from source mono" in shown
+    sample = [line for line in shown.splitlines() if line.startswith("eng_Latn English ")]
+    assert sample and re.search(r"\d(\.\d)? (B|kB|MB) +\d", sample[-1]), shown  # bytes, documents
 
 
 def test_a_run_served_from_the_cache_records_its_own_budget(tmp_path):
