@@ -139,8 +139,8 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     '; did you mean llama3?'
     >>> did_you_mean("mistral", ["mistral-v1", "mistral-v3", "mistral-tekken", "gpt2"])
     '; did you mean mistral-v1, mistral-v3 or mistral-tekken?'
-    >>> did_you_mean("zzz", ["gpt2"])
-    ''
+    >>> did_you_mean("harbor", ["harbour_town"]), did_you_mean("zzz", ["gpt2"])
+    ('; did you mean harbour_town?', '')
     """
     names = list(dict.fromkeys(known))
     lowered = name.casefold()
@@ -148,6 +148,7 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     close = close or [known_name for known_name in names
                       if len(lowered) >= 3 and known_name.casefold().startswith(lowered)]
     close = close or difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+    close = close or difflib.get_close_matches(name, names, n=1, cutoff=0.6)  # the one nearest
     if not close:
         return ""
     said = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"

@@ -151,4 +151,5 @@ def test_show_as_csv_is_the_json_records_and_as_markdown_the_tables(tmp_path):
     markdown = invoke(db, "show", "1", "--format", "markdown").stdout
     assert "| language | size 300 | parity 300 | own 300 |" in markdown
     assert "| eng_Latn English | 1.00x | 1.00x | 1.00x |" in markdown
+    assert "| arb_Arab Standard Arabic |" in markdown  # a document has room: names whole
     assert RULE not in markdown

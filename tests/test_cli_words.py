@@ -52,6 +52,8 @@ def test_corpus_source_and_option_typos_get_suggestions(sample):
     assert result.exit_code == 1 and "did you mean harbour_town?" in result.output
     result = invoke(sample, "corpus", "harbour")
     assert result.exit_code == 1 and "did you mean harbour_town?" in result.output
+    result = invoke(sample, "run", "--corpus", "harbor", "--vocab", "300")  # the nearest one
+    assert result.exit_code == 1 and "did you mean harbour_town?" in result.output
     assert invoke(sample, "sources", "add", "wiki", SAMPLE / "eng_Latn.txt").exit_code == 0
     result = invoke(sample, "sources", "show", "wikki")
     assert result.exit_code == 1 and "did you mean wiki?" in result.output

@@ -201,6 +201,9 @@ def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db,
     page.check("#intervals")
     assert "[" not in page.locator("#answer-table tbody").inner_text()
     # another reference language: the premiums recomputed from the tokens, its own 1.00x
+    page.click("#answer-table thead th:nth-child(3)")  # by the median, the highest first
+    page.evaluate("() => { const body = document.querySelector('#answer-table tbody');"
+                  " body.appendChild(body.rows[0]); }")  # out of order: the change sorts again
     page.select_option("#reference", "rus_Cyrl")
     russian = page.locator("#answer-table tr[data-lang='rus_Cyrl'] td").all_inner_texts()
     assert russian[2:] == ["1.00x", "1.00x"] and page.locator("#intervals").is_disabled()
@@ -213,6 +216,8 @@ def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db,
     english, base = page.evaluate(tokens, "eng_Latn"), page.evaluate(tokens, "rus_Cyrl")
     shown = page.locator("#answer-table tr[data-lang='eng_Latn'] td").all_inner_texts()[2:]
     assert shown == [f"{e / b:.2f}x" for e, b in zip(english, base)]
+    medians = page.evaluate(values, 2)  # sorted again by the median, on the new premiums
+    assert medians == sorted(medians, reverse=True), medians
     from analyzer.report.answer import cell_color  # recoloured on the page's own scale
 
     backgrounds = page.evaluate("() => Array.from(document.querySelector("
@@ -228,7 +233,8 @@ def test_the_results_page_sorts_its_table_and_links_the_report(browser, tiny_db,
     assert page.evaluate(order) == before and len(before) == 2
     # two tokenizers side by side: a point per language, and what it shows said
     assert page.locator("#scatter circle").count() == 2  # the reference language aside
-    assert "of 2 languages (Russian aside) need fewer tokens" in page.locator("#compare-said").inner_text()
+    assert "of 2 languages (Russian aside) pay a lower premium against Russian" in \
+        page.locator("#compare-said").inner_text()
     ratios = page.locator("#ratios tbody tr")  # and their ratio, a row per language
     assert ratios.count() == 2
     x, y, ratio = (float(cell.rstrip("x")) for cell in ratios.first.locator("td").all_text_contents()[1:])

@@ -213,8 +213,9 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
             title if number == 0 else f"{title} ({number + 1} of {count})"))
         for header, _ in part:
             result.add_column(plain(header), justify="right")
+        room = LANGUAGE_CELL if width < MARKDOWN_WIDTH else 1_000  # a document: names whole
         for lang in order:
-            result.add_row(plain(language_cell(lang)), *(value(lang) for _, value in part))
+            result.add_row(plain(language_cell(lang, room)), *(value(lang) for _, value in part))
         return result
 
     measure = Console(width=10_000)  # the widths the tables take, printed whole
@@ -275,6 +276,8 @@ def frontier_table(configurations: pd.DataFrame, reference: str,
     result = new_table("configuration", "cost", "Gini", "charges most", "frontier",
                        title=plain(f"Cost against fairness: tokens of all languages vs {reference}"
                                    + ("; 95 % intervals" if intervals else "")))
+    for column in result.columns[1:3]:  # a value and its interval on one line, asked for
+        column.no_wrap = True
     ordered = configurations.dropna(subset=["cost"]).sort_values(["frontier", "cost"],
                                                                  ascending=[False, True])
     for _, row in ordered.iterrows():

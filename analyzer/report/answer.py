@@ -109,8 +109,10 @@ def answer_table(table: pd.DataFrame, pivot: str) -> str:
             f"<button type='button' class='csv' data-table='answer-table'>Download CSV</button>"
             f"<span class='legend'>{premium_text(LOW)} <span class='bar'></span> "
             f"{premium_text(HIGH)} the tokens of <span class='reference'>"
-            f"{escape(language_name(pivot))}</span>, log scale; trained vocabularies at their "
-            f"largest size; hover a cell for its interval</span></div>"
+            f"{escape(language_name(pivot))}</span>, log scale; "
+            + ("trained vocabularies at their largest size; "
+               if any(not VocabKind(kind).measured for kind in kinds.values()) else "")
+            + "hover a cell for its interval</span></div>"
             f"<div class='scroll'><table class='data' id='answer-table'>"
             f"<thead><tr><th data-sort='text' scope='col'>language</th>"
             f"<th data-sort='text' scope='col'>script</th>"

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.identity import SHARED_SCOPE, VocabKind
-from analyzer.metrics import for_pretokenizer, tokenizer_label, trained_language
+from analyzer.metrics import for_pretokenizer, premium_text, tokenizer_label, trained_language
 
 from .language_filter import MANY_LANGUAGES, by_script, script_label
 
@@ -252,11 +252,11 @@ def tokenizer_comparison(view: RunView) -> go.Figure:
     for name, size in view.tokenizers:
         rows = view.rows(name, size).set_index("lang").loc[order]
         figure.add_trace(go.Scatter(
-            y=names, x=rows["overhead"] * 100, mode="markers", orientation="h",
+            y=names, x=rows["premium"], mode="markers", orientation="h",
             name=label(tokenizer_label(name, size)), marker=dict(size=9, opacity=0.85),
-            meta={"langs": order}, customdata=np.column_stack([rows["tokens"], rows["premium"]]),
-            hovertemplate=(f"%{{y}}<br>{label(name)}: %{{customdata[0]:,}} tokens<br>premium "
-                           "%{customdata[1]:.2f}x (%{x:+.1f} %)<extra></extra>")))
+            meta={"langs": order}, customdata=np.column_stack([rows["tokens"]]),
+            hovertemplate=(f"%{{y}}<br>{label(name)}: %{{customdata[0]:,}} tokens, "
+                           "%{x:.2f}x<extra></extra>")))
     parts = []
     for name, size in view.tokenizers:
         rows = view.rows(name, size)
@@ -264,11 +264,12 @@ def tokenizer_comparison(view: RunView) -> go.Figure:
         if not rows.empty:
             worst = rows.loc[rows["overhead"].idxmax()]
             parts.append(f"{label(name)} charges {label(language_name(worst['lang']))} "
-                         f"{percent(worst['overhead'])}")
+                         f"{premium_text(worst['premium'])}")
+    pivot = label(language_name(view.pivot))
     figure.update_layout(
-        title=("; ".join(parts) + f" vs {label(language_name(view.pivot))}") if parts
-        else "Production tokenizers",
-        xaxis=dict(title=f"overhead vs {label(language_name(view.pivot))} (%)", ticksuffix=" %"),
+        title=("; ".join(parts) + f" the tokens of {pivot}") if parts else "Production tokenizers",
+        xaxis=dict(title=f"premium: tokens vs {pivot} for the same text (log scale)",
+                   type="log", ticksuffix="x"),
         yaxis=dict(categoryorder="array", categoryarray=list(reversed(names))),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0), margin=dict(t=110),
         hovermode="closest", height=max(420, 18 * len(order) + 200))

@@ -172,7 +172,7 @@ def results_page(document: dict) -> str:
         for t in document["tokenizers"])
     models = "".join(
         f"<tr><td>{html.escape(m['model'])}</td><td>{html.escape(m['tokenizer'])}</td>"
-        f"<td>${m['input_price']:g}</td><td>${m['output_price']:g}</td>"
+        f"<td>US${m['input_price']:g}</td><td>US${m['output_price']:g}</td>"
         f"<td>{html.escape(m['price_date'])}</td></tr>" for m in document["models"])
     corpus = document["corpus"]
     home = html.escape(language_name(pivot))
@@ -303,6 +303,9 @@ RESULTS_SCRIPT = """
     });
     said(reference);
     draw();
+    // the rows in the order the table was sorted by, on the new premiums
+    var grouping = table.closest('.answer') && table.closest('.answer').querySelector('input.by-script');
+    if (grouping) grouping.dispatchEvent(new Event("change"));
   }
   // The sentences above the table, for the reference chosen (the page's own for the pivot).
   var original = document.getElementById('said').innerHTML;
@@ -388,9 +391,9 @@ RESULTS_SCRIPT = """
     document.getElementById('compare-said').textContent = x.value === y.value ? '' : same
       ? x.value + ' and ' + y.value + ' give the same premium to every language: their counts '
         + 'of this text agree (their vocabularies may still differ).'
-      : cheaper + ' of ' + points.length + ' languages (' + names[reference] + ' aside) need '
-        + 'fewer tokens under ' + y.value + ' than under ' + x.value
-        + '; a point below the diagonal is one of them.';
+      : cheaper + ' of ' + points.length + ' languages (' + names[reference] + ' aside) pay a '
+        + 'lower premium against ' + names[reference] + ' under ' + y.value + ' than under '
+        + x.value + '; a point below the diagonal is one of them.';
   }
   document.getElementById('reference').addEventListener('change', recompute);
   document.getElementById('intervals').addEventListener('change', recompute);
