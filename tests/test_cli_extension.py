@@ -45,6 +45,8 @@ def test_an_extension_run_trains_on_the_chosen_languages_and_measures_all(sample
     assert "extend:o200k_base: premium vs eng_Latn by tokens added" in result.output
     assert "to within 10 %" in result.output and "to 1.3" in result.output
     assert "hin_Deva* Hindi" in result.output and "kor_Hang Korean" in result.output
+    # the cost table's reference, named as its own row names it (it said "[base] at 201,139")
+    assert "tokens of all languages vs extend:o200k_base +120" in result.output
     listing = json.loads(cli_output(sample_db, "runs", "--json"))[0]
     assert listing["extend"] == ["o200k_base"] and listing["added"] == [40, 120]
     assert listing["extend_langs"] == ["hin_Deva", "tha_Thai"] and listing["target"] == 1.3

@@ -47,20 +47,18 @@ def _unknown(value):
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def with_interval(value: float, low: float, high: float, spec: str) -> str:
+def with_interval(value: float, low: float, high: float, spec: str, shown: bool = True) -> str:
     """A value with its interval in brackets; the value alone where there is none (a run
-    that counted joined texts draws no interval).
+    that counted joined texts draws no interval), or where it is not `shown` (asked for).
 
     >>> with_interval(0.5, 0.4, 0.6, ".2f"), with_interval(0.5, math.nan, math.nan, ".2f")
     ('0.50 [0.40, 0.60]', '0.50')
+    >>> with_interval(0.5, 0.4, 0.6, ".2f", shown=False)
+    '0.50'
     """
-    if math.isnan(low) or math.isnan(high):
+    if not shown or math.isnan(low) or math.isnan(high):
         return format(value, spec)
     return f"{value:{spec}} [{low:{spec}}, {high:{spec}}]"
-
-
-def percent(overhead: float) -> str:
-    return "n/a" if overhead is None or math.isnan(overhead) else f"{overhead:+.0%}"
 
 
 def compact_sizes(sizes: list[int]) -> str:
@@ -89,6 +87,3 @@ def byte_size(n_bytes: float) -> str:
             return f"{n_bytes / scale:.1f} {unit}"
     return f"{n_bytes:.0f} B"
 
-
-def duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"

@@ -16,20 +16,17 @@ def summary_notes(summaries: pd.DataFrame, pretokenizer: str,
     """What the parity-aware vocabulary changes, in a sentence per size: the Gini of premiums
     beside the shared one's, and the total tokens against the shared vocabulary's (with their
     95 % bootstrap intervals on request)."""
-    def said(value: float, low: float, high: float, spec: str) -> str:
-        return with_interval(value, low, high, spec) if intervals else format(value, spec)
-
     rows = summaries[summaries["pretokenizer"] == pretokenizer]
     shared = rows[rows["kind"] == VocabKind.SHARED].set_index("size")
     notes = []
     for _, row in rows[rows["kind"] == VocabKind.PARITY].iterrows():
         base = shared.loc[row["size"]]
-        notes.append(
-            f"at {row['size']:,}, Gini of premiums "
-            f"{said(row['gini'], row['gini_ci_low'], row['gini_ci_high'], '.3f')} (shared: "
-            f"{said(base['gini'], base['gini_ci_low'], base['gini_ci_high'], '.3f')}), for "
-            f"{said(row['vs_shared'], row['vs_shared_ci_low'], row['vs_shared_ci_high'], '+.1%')}"
-            " tokens in all")
+        gini, shared_gini, more = (
+            with_interval(of[key], of[f"{key}_ci_low"], of[f"{key}_ci_high"], spec, intervals)
+            for of, key, spec in ((row, "gini", ".3f"), (base, "gini", ".3f"),
+                                  (row, "vs_shared", "+.1%")))
+        notes.append(f"at {row['size']:,}, Gini of premiums {gini} (shared: {shared_gini}), "
+                     f"for {more} tokens in all")
         if row["gini"] < row["gini_ci_low"]:
             # Not a bug: parity-aware training equalised these very units (its dev units), so
             # any resample of them is less even than the set it was fitted to.

@@ -270,9 +270,6 @@ def frontier_table(configurations: pd.DataFrame, reference: str,
     and the language it charges most."""
     from analyzer.metrics import configuration_name
 
-    def interval(value: float, low: float, high: float, spec: str) -> str:
-        return with_interval(value, low, high, spec) if intervals else format(value, spec)
-
     result = new_table("configuration", "cost", "Gini", "charges most", "frontier",
                        title=plain(f"Cost against fairness: tokens of all languages vs {reference}"
                                    + ("; 95 % intervals" if intervals else "")))
@@ -283,8 +280,9 @@ def frontier_table(configurations: pd.DataFrame, reference: str,
     for _, row in ordered.iterrows():
         result.add_row(
             plain(configuration_name(row)),
-            interval(row["cost"] - 1, row["cost_ci_low"] - 1, row["cost_ci_high"] - 1, "+.1%"),
-            interval(row["gini"], row["gini_ci_low"], row["gini_ci_high"], ".3f"),
+            with_interval(row["cost"] - 1, row["cost_ci_low"] - 1, row["cost_ci_high"] - 1, "+.1%",
+                          intervals),
+            with_interval(row["gini"], row["gini_ci_low"], row["gini_ci_high"], ".3f", intervals),
             f"{row['worst_lang']} {premium_text(row['worst_premium'])}",
             "yes" if row["frontier"] else "")
     return result

@@ -59,10 +59,10 @@ def frontier_view(results: RunResults, options: ShowOptions) -> Printed:
     if len(configurations) < 2:
         return []
     vocab, pretokenizer, size = headline_vocabulary(results.run, results.data.vocabularies)
-    row = configurations[(configurations["vocab"] == vocab) & (configurations["size"] == size)]
-    split = "" if pretokenizer in (None, NONE) else f" [{pretokenizer}]"
-    # named as its row of the table names it (an extension by its tokens added)
-    reference = configuration_name(row.iloc[0]) if len(row) == 1 else f"{vocab}{split} at {size:,}"
+    rows = configurations[(configurations["vocab"] == vocab) & (configurations["size"] == size)
+                          & (configurations["pretokenizer"].fillna(NONE) == (pretokenizer or NONE))]
+    # the reference named as its row of the table names it (an extension by its tokens added)
+    reference = configuration_name(rows.iloc[0]) if len(rows) else f"{vocab} at {size:,}"
     return [[frontier_table(configurations, reference, options.intervals)]]
 
 
