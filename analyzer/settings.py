@@ -16,6 +16,7 @@ Limits are defined once, below, and imported wherever a value is checked.
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import functools
 import typing
 from typing import Annotated, Any
@@ -220,6 +221,14 @@ class RunSettings:
         ge=1, le=MAX_STORED_INT,
         description="With train_on: the bytes of text to train on, shared out between the "
                     "languages by the mix (default: all of the source).")] = None
+    min_chunk_count: Annotated[int, Field(
+        title="Chunks seen at least",
+        ge=1, le=MAX_STORED_INT,
+        description="With train_on: train only on the chunks that a language's sample has at "
+                    "least this many times, exactly (as Hugging Face's min_frequency and "
+                    "SentencePiece's sampling let one train on less): training needs less "
+                    "memory; the corpus is still measured whole (default 1: every "
+                    "chunk).")] = 1
     mix: Annotated[str, Field(
         title="Training mix",
         max_length=10_000,
@@ -382,7 +391,7 @@ def description(name: str) -> str:
 RECORDED = ("languages", "pivot", "sizes", "per_language", "cross", "holdout", "seed",
             "tie_break", "min_pair_count", "pretokenizers", "parity", "global_merges", "weights",
             "superbpe", "extend", "added", "extend_langs", "target", "algorithms", "train_on",
-            "train_bytes", "mix", "skip_invalid", "count", "special_tokens")
+            "train_bytes", "min_chunk_count", "mix", "skip_invalid", "count", "special_tokens")
 """The settings a run's row records, resolved (codes normalised, sizes sorted, repeats gone).
 Not recorded: the corpus (its id is), jobs and executor (results are the same whatever they
 are), tokenizers and counts (each is a vocabulary of the run), the chunk cache (the same)."""
@@ -404,3 +413,39 @@ def request_model(name: str, exclude: tuple[str, ...] = ()) -> type[BaseModel]:
         info = RunSettings.__pydantic_fields__[item.name]  # type: ignore[attr-defined]
         fields[item.name] = (info.annotation, info)
     return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+UNITS = {"": 1, "K": 1_000, "M": 1_000_000, "G": 1_000_000_000, "T": 1_000_000_000_000,
+         "KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}
+"""The units a number may carry: k, M, G, T in thousands; Ki, Mi, Gi, Ti in 1,024s."""
+
+
+def amount(value: str) -> decimal.Decimal | None:
+    """A number with its unit applied, exactly (decimal arithmetic, never a float); None when
+    it is not a number; infinity when it is far past any bound (never made into a huge
+    integer)."""
+    text = value.strip().upper()
+    unit = next((unit for unit in sorted(UNITS, key=len, reverse=True)
+                 if unit and text.endswith(unit)), "")
+    try:
+        number = decimal.Decimal(text[:len(text) - len(unit)].strip())
+    except (decimal.InvalidOperation, ValueError):
+        return None
+    if not number.is_finite():  # nan, inf: not numbers of anything
+        return None
+    if number and number.adjusted() > 30:
+        return decimal.Decimal("Infinity")
+    # exact: 1.0000000000000000000000000001k is not 1000 (the default context keeps 28 digits)
+    return decimal.Context(prec=120).multiply(number, UNITS[unit])
+
+
+def byte_size(n_bytes: float) -> str:
+    """A size in decimal units.
+
+    >>> byte_size(1_234_567), byte_size(999)
+    ('1.2 MB', '999 B')
+    """
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes:.0f} B"

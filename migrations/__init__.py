@@ -407,3 +407,10 @@ def m016_queue_pins_corpus_content(db: Database) -> None:
     # queued (NULL for entries queued by an older analyzer: not checked); training on a source,
     # the source's fingerprint follows it (`runs.resolution.pin_of`).
     _run(db, "ALTER TABLE run_queue ADD COLUMN content_hash TEXT")
+
+
+@migrations()
+def m017_count_floor(db: Database) -> None:
+    # Issue 54: a run trained on a source may train only on the chunks a language's sample has
+    # at least K times (`min_chunk_count`); 1 (every chunk) for every run before.
+    _run(db, "ALTER TABLE runs ADD COLUMN min_chunk_count INTEGER NOT NULL DEFAULT 1")

@@ -45,6 +45,7 @@ ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "extension_effects", "extension_reach",
                  "algorithms", "algorithm_premiums",  # issue 24: the algorithm as a variable
                  "train_on", "train_bytes", "mix", "skip_invalid", "training",  # issue 39: sources
+                 "min_chunk_count",  # issue 54: the count floor
                  "count", "special_tokens",  # issue 40: counting conventions
                  "vocabulary_scripts", "vocabulary_overlaps")  # and production vocabularies
 
@@ -83,8 +84,10 @@ def every_kind():
     return json.loads(gzip.decompress(EVERY_KIND.read_bytes())), make_every_kind()
 
 
-ADDED_BY_SOURCES = ("train_on", "train_bytes", "mix", "skip_invalid", "training")
-"""The run's settings of training on a source (issue 39): null or their defaults here."""
+ADDED_BY_SOURCES = ("train_on", "train_bytes", "mix", "skip_invalid", "training",
+                    "min_chunk_count")
+"""The run's settings of training on a source (issues 39 and 54): null or their defaults
+here."""
 ADDED_BY_COUNTING = ("count", "special_tokens")
 """The run's counting conventions (issue 40): their defaults here."""
 
@@ -152,7 +155,7 @@ def test_a_run_of_every_kind_of_vocabulary_is_unchanged(every_kind, part):
     if part == "export":
         assert {key: found[key] for key in ADDED_BY_SOURCES} == {
             "train_on": None, "train_bytes": None, "mix": "natural", "skip_invalid": False,
-            "training": None}
+            "training": None, "min_chunk_count": 1}
         found = without_metrics(without_counting(without(found, ADDED_BY_SOURCES)))
     if part == "show":
         found = without_metrics(found)

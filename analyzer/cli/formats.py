@@ -74,16 +74,3 @@ def compact_sizes(sizes: list[int]) -> str:
     if len(sizes) <= 3:
         return ",".join(map(str, sizes))
     return f"{sizes[0]}..{sizes[-1]} ({len(sizes)})"
-
-
-def byte_size(n_bytes: float) -> str:
-    """A size in decimal units.
-
-    >>> byte_size(1_234_567), byte_size(999)
-    ('1.2 MB', '999 B')
-    """
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n_bytes >= scale:
-            return f"{n_bytes / scale:.1f} {unit}"
-    return f"{n_bytes:.0f} B"
-

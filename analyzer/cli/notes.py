@@ -6,9 +6,11 @@ import pandas as pd
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.identity import Algorithm, VocabKind
+from analyzer.runs.sample import count_floor_said
 from analyzer.store import VocabularyRead
 
-from .formats import byte_size, with_interval
+from ..settings import byte_size
+from .formats import with_interval
 
 
 def summary_notes(summaries: pd.DataFrame, pretokenizer: str,
@@ -46,6 +48,9 @@ def training_notes(training: dict | None) -> list[str]:
              f"{byte_size(sum(item['bytes'] for item in languages))}, "
              f"{sum(item['documents'] for item in languages):,} documents in {len(languages)} "
              "languages; measured on the corpus."]
+    floor = count_floor_said(training)
+    if floor:
+        lines.append(floor)
     short = [f"{item['lang']} ({byte_size(item['available_bytes'])} of {byte_size(item['budget'])})"
              for item in languages if item["short"]]
     if short:

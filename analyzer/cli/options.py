@@ -44,7 +44,7 @@ def flag(setting: str) -> str:
 RUN_PANELS = {
     "Corpus and languages": ("corpus", "languages", "pivot", "holdout", "seed"),
     "Sizes and training": ("sizes", "per_language", "cross", "tie_break", "min_pair_count",
-                           "weights", "train_on", "train_bytes", "mix", "skip_invalid",
+                           "weights", "train_on", "train_bytes", "min_chunk_count", "mix", "skip_invalid",
                            "chunk_cache"),
     "Design space": ("pretokenizers", "parity", "global_merges", "superbpe", "extend",
                      "extend_langs", "target", "algorithms"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import decimal
 import os
 import tempfile
 from pathlib import Path
@@ -13,6 +12,7 @@ from ..external import (
     expand_all_available,
 )
 from ..files import is_special
+from ..settings import amount
 from .app import Console, fail
 from .formats import plain
 
@@ -137,7 +137,7 @@ def parse_sizes(values: list[str], name: str = "--vocab") -> list[int]:
         for part in value.split(","):
             if not part.strip():
                 continue
-            number = _amount(part)
+            number = amount(part)
             if number is not None and number.is_infinite():
                 raise fail(f"{name} {part.strip()!r} is more than any bound allows")
             if number is None or number != number.to_integral_value():
@@ -145,30 +145,6 @@ def parse_sizes(values: list[str], name: str = "--vocab") -> list[int]:
                            "or 32Ki for 32,768)")
             sizes.append(int(number))
     return sizes
-
-
-UNITS = {"": 1, "K": 1_000, "M": 1_000_000, "G": 1_000_000_000, "T": 1_000_000_000_000,
-         "KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}
-"""The units a number may carry: k, M, G, T in thousands; Ki, Mi, Gi, Ti in 1,024s."""
-
-
-def _amount(value: str) -> decimal.Decimal | None:
-    """A number with its unit applied, exactly (decimal arithmetic, never a float); None when
-    it is not a number; infinity when it is far past any bound (never made into a huge
-    integer)."""
-    text = value.strip().upper()
-    unit = next((unit for unit in sorted(UNITS, key=len, reverse=True)
-                 if unit and text.endswith(unit)), "")
-    try:
-        number = decimal.Decimal(text[:len(text) - len(unit)].strip())
-    except (decimal.InvalidOperation, ValueError):
-        return None
-    if not number.is_finite():  # nan, inf: not numbers of anything
-        return None
-    if number and number.adjusted() > 30:
-        return decimal.Decimal("Infinity")
-    # exact: 1.0000000000000000000000000001k is not 1000 (the default context keeps 28 digits)
-    return decimal.Context(prec=120).multiply(number, UNITS[unit])
 
 
 def parse_bytes(value: str | None, name: str) -> int | None:
@@ -182,7 +158,7 @@ def parse_bytes(value: str | None, name: str) -> int | None:
     """
     if value is None:
         return None
-    number = _amount(value.strip().upper().removesuffix("B"))
+    number = amount(value.strip().upper().removesuffix("B"))
     if number is not None and number.is_infinite():
         raise fail(f"{name} {value!r} is more bytes than any bound allows")
     if number is None or not number >= 1:

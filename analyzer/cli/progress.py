@@ -16,7 +16,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from .formats import byte_size, plain
+from ..settings import byte_size
+from .formats import plain
 
 PLAIN_EVERY = 5.0
 """Seconds between two plain lines of one vocabulary's (or source's) progress: a log of a

@@ -130,6 +130,7 @@ RUN_OPTIONS = [
     RunOption("train_bytes", ("--train-bytes",), str,
               lambda v, _: parse_bytes(v, "--train-bytes"), "BYTES", "E.g. 2G, 500M, 1000000.",
               default=None),
+    RunOption("min_chunk_count", ("--min-chunk-count",), int, metavar="K"),
     RunOption("mix", ("--mix",), metavar="MIX"),
     RunOption("skip_invalid", ("--skip-invalid",), bool),
     RunOption("chunk_cache", ("--cache/--no-cache",), bool),

@@ -28,7 +28,8 @@ from analyzer.metrics import (
 )
 from analyzer.store import IMPORTED_SIZE, CorpusDetail, RunRead, SourceDetail, VocabularyRead
 
-from .formats import byte_size, compact_sizes, plain, with_interval
+from ..settings import byte_size
+from .formats import compact_sizes, plain, with_interval
 
 WHOLE = re.compile(r"\b(file|path|url|source|corpus|tokenizer|name|id|language|token)s?\b")
 """A column whose header says it names things (files, paths, corpora, tokenizers, ...) is

@@ -33,6 +33,7 @@ from analyzer.metrics import (
     tokenizer_sizes,
 )
 from analyzer.queries import extension_base_bytes
+from analyzer.runs.sample import count_floor_said
 from analyzer.store import (
     AnalyzerDatabase,
     CorpusDetail,
@@ -457,6 +458,9 @@ def _training_source(run: RunRead) -> list[tuple[str, str]]:
              f"mix {training['mix']}, seed {training['seed']}, "
              + (f"{training['train_bytes']:,} bytes asked" if training["train_bytes"]
                 else "all of it") + "); the corpus is measured, whole")]
+    floor = count_floor_said(training)
+    if floor:
+        rows.append(("count floor", floor))
     for item in training["languages"]:
         said = (f"{item['bytes']:,} bytes, {item['documents']:,} documents of "
                 f"{item['available_bytes']:,} bytes (asked {item['budget']:,}"

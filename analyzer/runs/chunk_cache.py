@@ -298,15 +298,40 @@ def _int64s(values) -> array:
     return found
 
 
-def table_chunks(path: Path) -> tuple[PackedChunks, array]:
+def table_chunks(path: Path, min_count: int = 1) -> tuple[PackedChunks, array]:
     """An entry's chunks (text made one at a time when read, or laid out for the engine as
-    they are) and their counts: what training takes."""
+    they are) and their counts: what training takes; those counted `min_count` times or more."""
     try:
         table = read_entry(path)[0]
     except DamagedEntry as error:
         raise OSError(f"{path} is not a whole chunk-count table: {error} (changed since it was "
                       "written?)") from None
+    table = at_least(table, min_count)
     return PackedChunks(table.data, table.offsets), table.counts
+
+
+def at_least(table: ChunkTable, min_count: int) -> ChunkTable:
+    """The table's chunks counted `min_count` times or more, in the same order (the count
+    floor, `min_chunk_count`).
+
+    >>> table = ChunkTable(b"abcd", array("q", [0, 1, 3, 4]), array("q", [2, 1, 5]),
+    ...                    array("q", [0, 1, 2]))
+    >>> kept = at_least(table, 2)
+    >>> kept.chunks(), list(kept.counts)
+    (['a', 'd'], [2, 5])
+    """
+    if min_count <= 1:
+        return table
+    counts = np.frombuffer(table.counts, np.int64)
+    offsets = np.frombuffer(table.offsets, np.int64)
+    keep = counts >= min_count
+    lengths = np.diff(offsets)
+    # A byte is kept when its chunk is: one flag per byte, for as long as the copy takes.
+    data = np.frombuffer(table.data, np.uint8)[np.repeat(keep, lengths)].tobytes()
+    kept_offsets = np.zeros(int(keep.sum()) + 1, np.int64)
+    np.cumsum(lengths[keep], out=kept_offsets[1:])
+    return ChunkTable(data, _int64s(kept_offsets), _int64s(counts[keep]),
+                      _int64s(np.frombuffer(table.firsts, np.int64)[keep]))
 
 
 def folder_size(folder: Path) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 
@@ -31,6 +32,7 @@ from analyzer.store import (
 from .builders import combine, local_records, make_plans, run_splitters
 from .chunk_cache import ChunkCache
 from .counting import count_locally
+from .memory import check_memory, memory_limit, table_stats
 from .plan import Report, SourceTables
 from .pool import run_jobs
 from .resolution import ResolvedRun, check_lossless, check_pinned_corpus, resolve
@@ -98,10 +100,14 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
             discards.insert(0, lambda: in_use.__exit__(None, None, None))
             source = count_sample(db, run_id, resolved, cluster, cache, report, stage)
         plans = make_plans(resolved, source)
+        workers = settings.jobs or os.cpu_count() or 1
+        if source is not None:  # refused now, if it cannot fit, rather than killed halfway
+            limit, workers_at_once = cluster.memory() if cluster is not None \
+                else (memory_limit(), workers)
+            check_memory(plans, workers_at_once, limit, stage)
         if cluster is not None:
             records = cluster.run(plans, texts, report)
         else:
-            workers = settings.jobs or os.cpu_count() or 1
             records = run_jobs([plan.job(texts) for plan in plans], workers, report)
         # Local builders make theirs here, in this process, whatever the executor: a
         # production tokenizer's library (measured, or extended) is loaded once.
@@ -147,13 +153,17 @@ def count_sample(db: AnalyzerDatabase, run_id: int, resolved: ResolvedRun, clust
         tables, taken = count_locally(plan, splitters, cache, progress, stage)
     if report:
         report(label, "done", total, total)
+    floor = resolved.settings.min_chunk_count
     record_training(db, run_id, {
         "source": plan.source.name, "fingerprint": plan.source.fingerprint, "seed": plan.seed,
-        "mix": plan.mix, "train_bytes": resolved.settings.train_bytes,
-        "languages": [taken[lang] for lang in plan.languages]})
+        "mix": plan.mix, "train_bytes": resolved.settings.train_bytes, "min_chunk_count": floor,
+        "languages": [{**taken[lang], "chunks": {
+            name: dataclasses.asdict(table_stats(tables[(lang, name)], floor))
+            for name in splitters}}
+            for lang in plan.languages]})
     return SourceTables({key: str(path) for key, path in tables.items()},
                         {lang: taken[lang]["bytes"] for lang in plan.languages},
-                        list(plan.languages))
+                        list(plan.languages), resolved.settings.min_chunk_count)
 
 
 def store_results(db: AnalyzerDatabase, run_id: int, records: list[VocabularyRecord], seconds: float,

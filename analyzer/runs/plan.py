@@ -111,6 +111,9 @@ class SourceTables:
     """`{(lang, pre-tokenizer name): path}` (`pretokenizer_name`)."""
     bytes_by_language: dict[str, int]
     order: list[str]
+    min_count: int = 1
+    """Only the chunks a language's table counts this many times or more are trained on
+    (`min_chunk_count`)."""
 
     @property
     def languages(self) -> list[str]:
@@ -122,7 +125,7 @@ class SourceTables:
 
     def only(self, languages: list[str]) -> SourceTables:
         """The same tables, of some languages."""
-        return SourceTables(self.tables, self.bytes_by_language, list(languages))
+        return replace(self, order=list(languages))
 
     def _counts(self, pretokenizer) -> dict[str, bpe.ChunkCounts]:
         from .chunk_cache import table_chunks  # pyarrow: loaded where a table is read
@@ -130,7 +133,7 @@ class SourceTables:
         key = pretokenizer_name(pretokenizer)
         found = {}
         for lang in self.order:
-            chunks, counts = table_chunks(Path(self.tables[(lang, key)]))
+            chunks, counts = table_chunks(Path(self.tables[(lang, key)]), self.min_count)
             found[lang] = bpe.ChunkCounts(chunks, counts)
         return found
 

@@ -181,6 +181,7 @@ def _source(db: AnalyzerDatabase, settings: RunSettings, languages: list[str],
     language's budget by the mix."""
     if settings.train_on is None:
         for name, value in (("train_bytes", settings.train_bytes),
+                            ("min_chunk_count", settings.min_chunk_count != 1),
                             ("mix", settings.mix != "natural"),
                             ("skip_invalid", settings.skip_invalid)):
             if value:

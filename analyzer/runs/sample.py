@@ -154,3 +154,28 @@ def selected(seed: int, lang: str, places: np.ndarray, under: int) -> np.ndarray
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         z = z ^ (z >> np.uint64(31))
     return z < np.uint64(under)
+
+
+def count_floor_said(training: dict | None) -> str | None:
+    """What a run's count floor (`min_chunk_count`) left of its sample's distinct chunks, in a
+    sentence (None: no floor). `training` is the run's stored record of its sample.
+
+    >>> print(count_floor_said({"min_chunk_count": 2, "languages": [{"chunks": {"words": {
+    ...     "chunks": 40, "n_bytes": 300, "kept_chunks": 10, "kept_bytes": 60}}}]}))
+    Count floor 2: trained on the chunks seen at least 2 times, 10 of 40 distinct chunks \
+(25.0%), 20.0% of their bytes [words].
+    """
+    floor = (training or {}).get("min_chunk_count", 1)
+    if floor <= 1 or training is None:
+        return None
+    said = []
+    names = training["languages"][0].get("chunks", {}) if training["languages"] else {}
+    for name in names:
+        tables = [item["chunks"][name] for item in training["languages"]]
+        chunks, kept = sum(t["chunks"] for t in tables), sum(t["kept_chunks"] for t in tables)
+        n_bytes, kept_bytes = sum(t["n_bytes"] for t in tables), sum(t["kept_bytes"] for t in tables)
+        said.append(f"{kept:,} of {chunks:,} distinct chunks ({kept / max(1, chunks):.1%}), "
+                    f"{kept_bytes / max(1, n_bytes):.1%} of their bytes"
+                    + (f" [{name}]" if name else ""))
+    return (f"Count floor {floor}: trained on the chunks seen at least {floor} times"
+            + (", " + "; ".join(said) if said else "") + ".")

@@ -86,6 +86,7 @@ class RunRow(SQLModel, table=True):
     algorithms: str = '["bpe"]'  # JSON list: the training algorithms (bpe always first)
     train_on: str | None = None  # the training source's name (NULL: the corpus)
     train_bytes: int | None = None  # the bytes asked of it (NULL: all of it)
+    min_chunk_count: int = 1  # trained on the chunks a language's sample has this often or more
     mix: str = "natural"  # how they were shared out between the languages
     skip_invalid: bool = False  # unreadable documents skipped instead of refused
     training: str | None = None  # JSON: the sample taken (see RunRead.training)
@@ -210,6 +211,9 @@ class RunRead(SQLModel):
     algorithms: list[str] = ["bpe"]
     train_on: str | None = None
     train_bytes: int | None = None
+    min_chunk_count: int = 1
+    """With `train_on`: trained only on the chunks a language's sample has at least this many
+    times (1: every chunk)."""
     mix: str = "natural"
     skip_invalid: bool = False
     count: str = "units"

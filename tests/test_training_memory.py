@@ -1,0 +1,187 @@
+"""Issue 54: a training that would not fit is refused before it starts, with the figure and the
+ways out (never killed halfway); a count floor (`min_chunk_count`) trains exactly on the rest of
+the table, and is recorded and shown."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from array import array
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_sources import make_source, tiny_corpus
+
+from analyzer.bpe import reference
+from analyzer.bpe.counting import ChunkTable
+from analyzer.corpus import read_corpus
+from analyzer.runs import RunError, RunSettings, execute_run, memory
+from analyzer.runs.chunk_cache import ChunkCache
+from analyzer.runs.memory import MEMORY_ENV, EngineCost, TooLittleMemory, memory_limit
+from analyzer.runs.plan import SourceTables
+from analyzer.store import get_run, list_runs, open_db, save_corpus, vocabularies
+
+# The count floor: exact on the rest of the table.
+
+TABLE = st.lists(st.tuples(st.text("abé ", min_size=1, max_size=5), st.integers(1, 4)),
+                 min_size=1, max_size=12, unique_by=lambda row: row[0])
+
+
+def cached(cache: ChunkCache, key: str, rows: list[tuple[str, int]]) -> str:
+    encoded = [chunk.encode() for chunk, _ in rows]
+    table = ChunkTable(b"".join(encoded), array("q", itertools.accumulate(map(len, encoded),
+                                                                          initial=0)),
+                       array("q", [count for _, count in rows]), array("q", range(len(rows))))
+    return str(cache.save(key, table, {"chunks": len(rows)}))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tables=st.lists(TABLE, min_size=1, max_size=3), floor=st.integers(1, 4),
+       tie_break=st.sampled_from(["lexicographic", "first"]))
+def test_a_count_floor_trains_exactly_on_the_chunks_it_keeps(tmp_path_factory, tables, floor,
+                                                             tie_break):
+    """Trained from cached tables with `min_count` K, the merges are the literal reference's on
+    the chunks counted K times or more, each as often as counted, languages in order."""
+    cache = ChunkCache(tmp_path_factory.mktemp("cache"))
+    languages = [f"l{index}" for index in range(len(tables))]
+    paths = {(lang, "none"): cached(cache, lang, rows) for lang, rows in zip(languages, tables)}
+    source = SourceTables(paths, dict.fromkeys(languages, 0), languages, floor)
+    kept = [chunk for rows in tables for chunk, count in rows if count >= floor
+            for _ in range(count)]
+    trained = source.train_bpe(400, pretokenizer="none", min_pair_count=1, tie_break=tie_break)
+    assert trained.merges == reference.train_many(kept, 400, min_pair_count=1, tie_break=tie_break)
+
+
+def source_db(tmp_path: Path):
+    db = open_db(tmp_path / "a.db")
+    save_corpus(db, read_corpus(tiny_corpus(tmp_path / "tiny")), "tiny")
+    # word n said n % 5 + 1 times: chunks seen once, twice, ... five times
+    said = [f"{stem}{n}" for n in range(120) for _ in range(n % 5 + 1)
+            for stem in ["ab" if n % 2 else "ca"]]
+    said = said[::2] + said[1::2]
+    documents = {lang: [[" ".join(said[k:k + 10]) + suffix for k in range(0, len(said), 10)]]
+                 for lang, suffix in (("eng_Latn", " the end"), ("fra_Latn", " la fin"))}
+    make_source(db, tmp_path / "mono", documents, [("text", None)])
+    return db
+
+
+SOURCE_RUN = dict(sizes=[300], languages=["eng_Latn", "fra_Latn"], pretokenizers=["words"],
+                  train_on="mono", per_language=False, jobs=1)
+
+
+def test_a_count_floor_is_recorded_and_said_and_needs_a_source(tmp_path):
+    db = source_db(tmp_path)
+    run_id = execute_run(db, RunSettings(**SOURCE_RUN, min_chunk_count=3))
+    run = get_run(db, run_id)
+    assert run.min_chunk_count == 3 and run.training["min_chunk_count"] == 3
+    stats = run.training["languages"][0]["chunks"]["words"]
+    assert 0 < stats["kept_chunks"] < stats["chunks"] and stats["kept_bytes"] < stats["n_bytes"]
+    from analyzer.runs.sample import count_floor_said
+
+    said = count_floor_said(run.training)
+    assert said is not None and said.startswith("Count floor 3: trained on the chunks seen at "
+                                                "least 3 times")
+    assert count_floor_said(get_run(db, execute_run(db, RunSettings(**SOURCE_RUN))).training) is None
+    with pytest.raises(RunError, match="min_chunk_count is for training on a source"):
+        execute_run(db, RunSettings(sizes=[300], min_chunk_count=2))
+
+
+def test_the_floor_is_shown_by_show_the_report_and_export(tmp_path):
+    from helpers import invoke
+
+    db = source_db(tmp_path)
+    execute_run(db, RunSettings(**SOURCE_RUN, min_chunk_count=2))
+    shown = invoke(tmp_path / "a.db", "show", "1")
+    assert shown.exit_code == 0 and "Count floor 2: trained on the chunks seen at least 2 times" \
+        in " ".join(shown.output.split())
+    export = json.loads(invoke(tmp_path / "a.db", "export", "1").stdout)
+    assert export["min_chunk_count"] == 2
+    assert invoke(tmp_path / "a.db", "report", "1", "--out", tmp_path / "reports").exit_code == 0
+    page = next((tmp_path / "reports").glob("*.html")).read_text()
+    assert "Count floor 2: trained on the chunks seen at least 2 times" in page
+
+
+# What a process may have.
+
+def fake_proc(tmp_path: Path, cgroup: str, available_kb: int | None) -> Path:
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    (proc / "self" / "cgroup").write_text(cgroup)
+    if available_kb is not None:
+        (proc / "meminfo").write_text(f"MemTotal: 99999999 kB\nMemAvailable: {available_kb} kB\n")
+    return proc
+
+
+def test_the_least_limit_is_found_and_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(memory.resource, "getrlimit", lambda _: (memory.resource.RLIM_INFINITY,) * 2)
+    proc = fake_proc(tmp_path, "0::/user.slice/job\n", 8_000_000)  # 8.2 GB available
+    groups = tmp_path / "cgroup"
+    (groups / "user.slice" / "job").mkdir(parents=True)
+    (groups / "user.slice" / "job" / "memory.max").write_text("max\n")
+    found = memory_limit({}, proc, groups)
+    assert found is not None and found.n_bytes == 8_192_000_000 and "available" in found.what
+    (groups / "user.slice" / "job" / "memory.max").write_text("4000000000\n")
+    (groups / "user.slice" / "job" / "memory.current").write_text("1000000000\n")
+    found = memory_limit({}, proc, groups)
+    assert found is not None and found.n_bytes == 3_000_000_000 and "cgroup" in found.what
+    assert memory_limit({MEMORY_ENV: "2G"}, proc, groups).what == f"{MEMORY_ENV}=2G"
+    monkeypatch.setattr(memory.resource, "getrlimit", lambda _: (1_000_000_000, 1_000_000_000))
+    assert "ulimit -v" in memory_limit({MEMORY_ENV: "2G"}, proc, groups).what
+    v1 = fake_proc(tmp_path / "v1", "4:memory:/job\n3:cpu:/\n", None)
+    (groups / "memory" / "job").mkdir(parents=True)
+    (groups / "memory" / "job" / "memory.limit_in_bytes").write_text("500000000\n")
+    (groups / "memory" / "job" / "memory.usage_in_bytes").write_text("100000000\n")
+    assert memory_limit({}, v1, groups).n_bytes == 400_000_000
+    with pytest.raises(memory.Invalid, match=f"{MEMORY_ENV}='lots': write a number of bytes"):
+        memory_limit({MEMORY_ENV: "lots"}, proc, groups)
+
+
+# The refusal.
+
+def test_a_run_that_cannot_fit_is_refused_before_training_with_the_figure(tmp_path, monkeypatch):
+    """Under a limit set for the test, the run is refused after counting and before any
+    training: the message gives the predicted peak, the limit and what says so, and the ways
+    out; the run is marked failed with nothing stored."""
+    db = source_db(tmp_path)
+    trained = []
+    monkeypatch.setattr("analyzer.runs.execute.run_jobs",
+                        lambda *args, **kwargs: trained.append(args) or [])
+    monkeypatch.setenv(MEMORY_ENV, "1k")
+    with pytest.raises(TooLittleMemory) as refused:
+        execute_run(db, RunSettings(**SOURCE_RUN))
+    message = str(refused.value)
+    assert message.startswith("Training needs about ") and f"more than 1.0 kB: {MEMORY_ENV}=1k" \
+        in message
+    assert "Refused before training" in message and "a machine with" in message
+    assert not trained
+    run = list_runs(db)[-1]
+    assert run.status == "failed" and "TooLittleMemory" in (run.error or "")
+    assert not vocabularies(db, run.id)
+
+
+def kept_chunks(db, floor: int) -> int:
+    """The distinct chunks a run at `floor` trained on (as its record of the sample says)."""
+    run = get_run(db, execute_run(db, RunSettings(**SOURCE_RUN, min_chunk_count=floor)))
+    return sum(item["chunks"]["words"]["kept_chunks"] for item in run.training["languages"])
+
+
+def test_the_refusal_offers_the_least_floor_that_fits_and_that_run_reads_no_text(
+        tmp_path, monkeypatch):
+    """With a need that is the distinct chunks' (a million bytes each, for the test) and room
+    for those seen 3 times but not 2, the refusal offers --min-chunk-count 3 with its figure;
+    that run reads its counts from the cache and says what it needs before training."""
+    db = source_db(tmp_path)
+    chunks = {floor: kept_chunks(db, floor) for floor in (1, 2, 3)}
+    assert chunks[1] > chunks[2] > chunks[3] > 0
+    monkeypatch.setattr(memory, "BPE_COST", EngineCost(per_byte=0.0, per_chunk=1e6, fixed=0))
+    monkeypatch.setenv(MEMORY_ENV, str(chunks[3] * 1_000_000 + 1))
+    with pytest.raises(TooLittleMemory) as refused:
+        execute_run(db, RunSettings(**SOURCE_RUN))
+    assert f"--min-chunk-count 3: about {memory.byte_size(chunks[3] * 1e6)}" in str(refused.value)
+    said: list[str] = []
+    execute_run(db, RunSettings(**SOURCE_RUN, min_chunk_count=3), stage=said.append)
+    assert any("counted before" in line for line in said), said
+    assert any(line.startswith("training needs about") and f"{chunks[3]:,} distinct chunks" in line
+               for line in said), said
