@@ -162,7 +162,68 @@ def phase_local(db: str, cache: str) -> dict:
             "bytes": sum(t["bytes"] for t in taken.values())}
 
 
-PHASES = {"dask": phase_dask, "local": phase_local}
+def phase_merge(db: str, cache: str, lang: str) -> dict:
+    """One language's reduction, step by step in one process: each file counted (one thread),
+    then merged two by two as the workers do, the right half pickled and unpickled as Dask
+    moves it between workers (the network apart); then the client's part: the merged counters
+    moved once more, made a table and written to the cache. Seconds and sizes of each step,
+    the rates a projection scales by the largest table."""
+    import pickle
+
+    from analyzer.bpe import native_split
+    from analyzer.bpe.counting import ChunkTable
+    from analyzer.runs.chunk_cache import ChunkCache
+    from analyzer.runs.cluster import _merge_counts
+    from analyzer.runs.counting import count_file, save_table, table_key
+    from analyzer.runs.execute import run_splitters
+
+    native_split.unicode_tables()
+    resolved = _resolved(db)
+    plan = resolved.source
+    assert plan is not None
+    splitters = run_splitters(resolved)
+    files = len(plan.languages[lang].files)
+    begin = time.perf_counter()
+    parts = [count_file(plan, lang, index, splitters, threads=1) for index in range(files)]
+    counted = time.perf_counter() - begin
+    levels: list[dict] = []
+    while len(parts) > 1:
+        level = {"merges": 0, "moved_mb": 0.0, "move_s": 0.0, "merge_s": 0.0}
+        merged = []
+        for k in range(0, len(parts), 2):
+            if k + 1 == len(parts):
+                merged.append(parts[k])
+                continue
+            start = time.perf_counter()
+            data = pickle.dumps(parts[k + 1], protocol=5)
+            right = pickle.loads(data)
+            moved = time.perf_counter()
+            merged.append(_merge_counts(parts[k], right))
+            level["merges"] += 1
+            level["moved_mb"] += len(data) / 1e6
+            level["move_s"] += moved - start
+            level["merge_s"] += time.perf_counter() - moved
+        parts = merged
+        levels.append(level)
+    counters, found = parts[0]
+    start = time.perf_counter()
+    data = pickle.dumps(parts[0], protocol=5)
+    counters, found = pickle.loads(data)
+    fetched = time.perf_counter()
+    written_mb = 0.0
+    for name, splitter in splitters.items():
+        table = ChunkTable.of(counters[name])
+        path = save_table(ChunkCache(Path(cache)), table_key(plan, lang, name, splitter), table,
+                          plan, lang, name, splitter, found.document(plan.languages[lang]))
+        written_mb += path.stat().st_size / 1e6
+        chunks = len(table)
+    return {"lang": lang, "files": files, "bytes": found.bytes, "count_s": counted,
+            "levels": levels, "table_mb": len(data) / 1e6, "fetch_s": fetched - start,
+            "write_s": time.perf_counter() - fetched, "cache_mb": written_mb, "chunks": chunks,
+            "peak_mb": peak_mb()}
+
+
+PHASES = {"dask": phase_dask, "local": phase_local, "merge": phase_merge}
 
 
 def in_fresh_process(phase: str, *args: object) -> dict:
@@ -191,6 +252,8 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--runs", type=int, default=3, help="rounds (the median)")
     parser.add_argument("--local", action="store_true", help="also count_locally, one thread")
+    parser.add_argument("--merge", metavar="LANG",
+                        help="also one language's reduction step by step (phase_merge)")
     parser.add_argument("--json", type=Path, help="also write every run's figures here")
     parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
     parser.add_argument("args", nargs="*", help=argparse.SUPPRESS)
@@ -222,6 +285,8 @@ def main() -> None:
                 print(json.dumps(found), flush=True)
         print()
         for n, runs in results.items():
+            if not runs:
+                continue
             rate = median(runs, "bytes") / 1e6 / median(runs, "seconds")
             if n == 0:
                 print(f"count_locally, 1 thread: {median(runs, 'seconds'):6.1f} s  "
@@ -237,6 +302,18 @@ def main() -> None:
                   f"last count at {median(runs, 'last_count'):5.1f} s, last merge at "
                   f"{median(runs, 'last_merge'):5.1f} s, tail {median(runs, 'tail'):4.1f} s  "
                   f"(start {median(runs, 'startup'):3.1f} s)")
+        if args.merge:
+            steps = in_fresh_process("merge", work / "bench.db", work / "cache-merge", args.merge)
+            print(json.dumps(steps))
+            merged = sum(level["moved_mb"] for level in steps["levels"])
+            print(f"{args.merge}: {steps['bytes'] / 1e6:.0f} MB in {steps['files']} files counted "
+                  f"in {steps['count_s']:.1f} s; {len(steps['levels'])} levels of merges: "
+                  f"{sum(level['merge_s'] for level in steps['levels']):.2f} s merging, "
+                  f"{sum(level['move_s'] for level in steps['levels']):.2f} s pickling "
+                  f"{merged:.0f} MB; the table ({steps['chunks']:,} chunks, {steps['table_mb']:.0f} "
+                  f"MB pickled) to the client {steps['fetch_s']:.2f} s, made a table and written "
+                  f"{steps['write_s']:.2f} s ({steps['cache_mb']:.0f} MB)")
+            results[-1] = [steps]  # under its own key: -1
         if args.json:
             args.json.write_text(json.dumps(results, indent=2))
 
