@@ -240,23 +240,3 @@ def test_texts_larger_than_dask_s_graph_warning_go_once_without_it():
         [record] = executor.run([plan], texts)
     assert record.merges_learned > 0
     assert [str(w.message) for w in seen if "large graph" in str(w.message)] == []
-
-
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_a_local_cluster_s_workers_run_without_dask_s_profiler():
-    """Its sampling thread takes the GIL every 10 ms and slowed a worker's counting by about a
-    fifth (benchmarks/bench_cluster.py); the rest of Dask's configuration is the user's."""
-    import dask
-
-    from analyzer.runs.cluster import connect
-
-    def settings() -> tuple[bool, str]:
-        return (dask.config.get("distributed.worker.profile.enabled"),
-                dask.config.get("distributed.worker.profile.interval"))
-
-    with connect(None, workers=2) as executor:
-        found = executor.client.run(settings)
-    assert len(found) == 2
-    assert all(enabled is False and interval == settings()[1]
-               for enabled, interval in found.values()), found

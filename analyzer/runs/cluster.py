@@ -285,19 +285,10 @@ def connect(scheduler: str | None, workers: int | None = None) -> Iterator[DaskE
         try:
             # No dashboard, and the scheduler's HTTP server (it always has one) on a free port:
             # on the default 8787 a second cluster warns that the port is taken.
-            # Nor the workers' statistical profiler: its thread takes the GIL every 10 ms to
-            # walk every stack, and counting on one worker took 8.2-8.6 s without it, 10.7-11.3
-            # s with it (benchmarks/bench_cluster.py); nobody looks at a local cluster's profile.
-            # (Set around the cluster's making: each nanny hands its worker the configuration
-            # of that moment; this process's own is left as it was.)
-            import dask
-
-            with dask.config.set({"distributed.worker.profile.enabled": False}):
-                cluster = distributed.LocalCluster(
-                    n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                    processes=True, dashboard_address=None,
-                    silence_logs=logging.CRITICAL,  # no log noise for a user
-                    scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+            cluster = distributed.LocalCluster(
+                n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.CRITICAL,  # no log noise for a user
+                scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
         except (RuntimeError, OSError) as error:
             raise RunError(f"could not start a local Dask cluster: {error}") from None
         target = cluster
