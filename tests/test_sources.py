@@ -578,6 +578,42 @@ def test_a_dask_worker_that_cannot_read_a_file_fails_the_run_naming_it_and_itsel
     assert "is not the file registered" in message
 
 
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_cluster_lets_go_of_each_language_s_counters_once_the_client_has_them(
+        tmp_path, monkeypatch):
+    """The counting pass fetches each language's merged counters in turn: the future is
+    released as soon as they are here, so the workers never end holding every language's
+    counters at once (the whole source's tables, at 100 GB more than a worker has)."""
+    distributed = pytest.importorskip("distributed")
+    from analyzer.runs.chunk_cache import ChunkCache
+    from analyzer.runs.cluster import connect
+    from analyzer.runs.execute import run_splitters
+
+    db = open_db(tmp_path / "a.db")
+    save_corpus(db, read_corpus(tiny_corpus(tmp_path / "tiny")), "tiny")
+    make_source(db, tmp_path / "mono", {"eng_Latn": [["a b"] * 20, ["c d"] * 20, ["e"] * 20],
+                                        "fra_Latn": [["e f"] * 20, ["g"] * 20]},
+                [("text", None)])
+    released: list[str] = []
+    release = distributed.Future.release
+
+    def recorded(future):
+        if not future._cleared:
+            released.append(future.key)
+        release(future)
+    monkeypatch.setattr(distributed.Future, "release", recorded)
+    resolved = resolve(db, RunSettings(sizes=[260], pretokenizers=["words"], train_on="mono"))
+    assert resolved.source is not None and len(resolved.source.languages) == 2
+    seen: list[int] = []  # how many futures were released when each language's text was done
+    with connect(None, workers=2) as executor:
+        tables, _ = executor.count(resolved.source, run_splitters(resolved),
+                                   ChunkCache(tmp_path / "cache"),
+                                   progress=lambda _: seen.append(len(released)))
+    assert len(tables) == 2 and len(seen) == 2
+    assert seen[1] == seen[0] + 1  # the first language's, before the second was fetched
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(st.text("abé中 ", min_size=1, max_size=6), max_size=8), min_size=1,
                 max_size=3), st.lists(st.text("ab ", max_size=5), max_size=3))

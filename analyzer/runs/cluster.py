@@ -162,14 +162,17 @@ class DaskExecutor:
                     parts = [self.client.submit(_merge_counts, *parts[k:k + 2], pure=False)
                              if k + 1 < len(parts) else parts[k] for k in range(0, len(parts), 2)]
                 merged[lang] = parts[0]
-            for lang, future in merged.items():
+            for lang in list(merged):
                 try:
-                    counters, found = future.result()
+                    counters, found = merged[lang].result()
                 except RunError:
                     raise
                 except Exception as error:
                     raise RunError(f"counting {lang} on the Dask cluster failed: "
                                    f"{type(error).__name__}: {error}") from None
+                # Here now: the workers let go of them (else they would hold every language's
+                # counters until the last is written, the whole source's tables at once).
+                merged.pop(lang).release()
                 if progress and not here:
                     progress(plan.languages[lang].available)
                 document = recounted(found.document(plan.languages[lang]),
