@@ -71,6 +71,7 @@ def phase_run(db: str, budget: str, floor: str, vocab: str) -> dict:
 def phase_count(db: str, budget: str, vocab: str) -> dict:
     """The counting pass of a budget, cached (a run at a floor nobody trains at: refused by
     its memory limit of one byte, after counting)."""
+    import contextlib
     import os
 
     from analyzer.runs import execute_run
@@ -79,11 +80,9 @@ def phase_count(db: str, budget: str, vocab: str) -> dict:
 
     database = open_db(Path(db))
     os.environ[MEMORY_ENV] = "1"
-    try:
+    with contextlib.suppress(TooLittleMemory):
         execute_run(database, settings_of(budget, 1, int(vocab),
                                           get_source(database, "bench").languages))
-    except TooLittleMemory:
-        pass
     return {"peak_mb": peak_mb()}
 
 
