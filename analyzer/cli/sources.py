@@ -60,7 +60,7 @@ def sources_add(
                                        "them, or folders of <lang>/ folders of shards; or a "
                                        "Hugging Face dataset of Parquet shards per language, "
                                        "hf:ORG/NAME[@REVISION] (FineWeb-2's or CulturaX's "
-                                       "layout)."),
+                                       "layout; needs analyzer[tokenizers])."),
     documents: str = typer.Option("lines", help="Plain text files: a document per line, or "
                                   "per blank-line-separated paragraph (paragraphs)."),
     text_field: str = typer.Option(DEFAULT_TEXT_FIELD, help="JSON Lines' field, or Parquet's "
@@ -77,7 +77,8 @@ def sources_add(
                               "train)."),
     bytes_per_language: str = typer.Option(None, "--bytes-per-language", help="hf: only. "
                                            "Fetch a language's shards in order until their "
-                                           "size reaches this (2G, 500M; default: all)."),
+                                           "size (compressed Parquet, not text) reaches this "
+                                           "(2G, 500M; default: all)."),
     db: Path = DbOption,
 ) -> None:
     """Register monolingual training text: each file is read once (its SHA-256, its documents
