@@ -191,6 +191,55 @@ def test_offline_the_cache_is_used_and_what_it_lacks_is_said(tmp_path, monkeypat
     assert dump(db) == before
 
 
+def test_a_hub_that_cannot_be_reached_is_read_from_the_cache_saying_so(tmp_path, monkeypatch):
+    hub = FakeHub(FINEWEB, fineweb(tmp_path / "remote")).install(monkeypatch)
+    db = tmp_path / "a.db"
+    assert invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "fra").exit_code == 0
+    hub.failure = "network"
+    again = invoke(db, "sources", "add", "web2", f"hf:{FINEWEB}", "--languages", "fra")
+    assert again.exit_code == 0, again.output
+    assert "could not be reached (ConnectionError: connection refused): the shards are the " \
+           f"Hugging Face cache's, at revision {COMMIT}" in said(again)
+    assert len(hub.fetched) == 3  # nothing asked of the hub the second time
+
+
+def test_a_download_that_fails_midway_says_so_and_registers_nothing(tmp_path, monkeypatch, db):
+    import huggingface_hub
+
+    hub = FakeHub(FINEWEB, fineweb(tmp_path / "remote")).install(monkeypatch)
+    download = huggingface_hub.hf_hub_download
+
+    def flaky(repo, name, **options):
+        if len(hub.fetched) == 2:
+            raise TimeoutError("read timed out")
+        return download(repo, name, **options)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", flaky)
+    before = dump(db)
+    result = invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "rus_Cyrl")
+    assert result.exit_code == 1
+    assert f"hf:{FINEWEB}: fetching its shards failed: the Hugging Face hub at " \
+           "https://huggingface.co did not answer within 10 s" in said(result)
+    assert "running the command again fetches the rest; nothing was registered" in said(result)
+    assert dump(db) == before
+
+
+def test_a_name_taken_by_another_source_is_refused_before_anything_is_fetched(tmp_path,
+                                                                             monkeypatch, db):
+    hub = FakeHub(FINEWEB, fineweb(tmp_path / "remote")).install(monkeypatch)
+    folder = tmp_path / "mono"
+    folder.mkdir()
+    (folder / "eng_Latn.txt").write_text("one two\n")
+    assert invoke(db, "sources", "add", "web", folder).exit_code == 0
+    before = dump(db)
+    result = invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "rus_Cyrl")
+    assert result.exit_code == 1 and "a source named 'web' is already registered" in said(result)
+    assert hub.asked == [] and hub.fetched == [] and dump(db) == before
+    replaced = invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "rus_Cyrl",
+                      "--replace")
+    assert replaced.exit_code == 0 and "Replaced source 'web'" in said(replaced)
+
+
 def test_a_dataset_that_was_never_fetched_offline_says_so(tmp_path, monkeypatch, db):
     FakeHub(FINEWEB, fineweb(tmp_path / "remote")).install(monkeypatch)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

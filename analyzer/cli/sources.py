@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.progress import Progress, TransferSpeedColumn
 
-from ..corpus.hub import is_hub_spec
+from ..corpus.hub import hub_spec, is_hub_spec
 from ..corpus.hub_sources import DEFAULT_SPLIT, HubRequest, fetch_hub_source, hub_origin_said
 from ..corpus.sources import find_source_files, scan_files
 from ..corpus.streams import DEFAULT_TEXT_FIELD, DOCUMENT_KINDS
@@ -100,6 +100,7 @@ def sources_add(
             raise fail(f"{hub[0]} is a source of its own: give it alone, not with other paths")
         if format not in (None, "parquet"):
             raise fail(f"--format {format}: a Hugging Face source is Parquet shards")
+        _refuse_another_source_before_fetching(db, name, hub[0], replace)
         fetched = fetch_hub_source(HubRequest(
             hub[0], configs=split_commas(config), languages=split_commas(languages),
             split=split or DEFAULT_SPLIT,
@@ -139,6 +140,17 @@ def sources_add(
                       if item.invalid_documents else "")  # a broken stream: none counted
             out.print(f"[yellow]Note:[/yellow] {plain(item.problem)} ({unread}runs refuse the "
                       "file unless --skip-invalid, which uses what could be read)")
+
+
+def _refuse_another_source_before_fetching(db: Path, name: str, spec: str, replace: bool) -> None:
+    """A source of this name from elsewhere is refused before gigabytes are fetched for nothing
+    (one from the same dataset may turn out unchanged: `save_source` judges it)."""
+    if replace or not db.exists():
+        return
+    existing = next((item for item in list_sources(open_database(db)) if item.name == name), None)
+    if existing is not None and (existing.origin or {}).get("hub") != hub_spec(spec)[0]:
+        raise fail(f"a source named {name!r} is already registered, with other files; pass "
+                   "--replace to register it again, or choose another name")
 
 
 @sources_app.command("show", cls=HelpCommand)
