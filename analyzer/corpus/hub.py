@@ -12,11 +12,17 @@ answered), then each file is fetched as `hf_hub_download` does, whose waits are 
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from analyzer.hub import HUB_PREFIX, hub_failure, hub_name_problem, hub_timeout, offline_reason
+from analyzer.hub import (
+    HUB_PREFIX,
+    hub_cache_dir,
+    hub_failure,
+    hub_name_problem,
+    hub_timeout,
+    offline_reason,
+)
 
 from .errors import CorpusError
 
@@ -73,12 +79,6 @@ def hub_refusals(spec: str, repo: str, revision: str | None) -> Iterator[None]:
         raise CorpusError(f"{spec}: not in the Hugging Face cache and downloads are off "
                           f"({offline_reason() or 'the hub could not be reached'}); run once "
                           "online") from None
-
-
-def hub_cache_dir() -> str | None:
-    """The hub's cache folder as the user set it (HF_HUB_CACHE), else None: huggingface_hub's
-    own default (HF_HOME/hub, ~/.cache/huggingface/hub)."""
-    return os.environ.get("HF_HUB_CACHE")
 
 
 def hub_dataset(spec: str, parts: list[str]) -> tuple[Path, str]:

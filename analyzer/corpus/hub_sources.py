@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.errors import NotFound, did_you_mean
-from analyzer.hub import hub_failure, hub_timeout, offline_reason
+from analyzer.hub import hub_cache_dir, hub_failure, hub_timeout, offline_reason
 
 from .errors import CorpusError
-from .hub import hub_cache_dir, hub_refusals, hub_spec
+from .hub import hub_refusals, hub_spec
 from .languages import normalise_language
 from .sources import SourceFile, language_of, passed_over, source_file
 
