@@ -310,6 +310,9 @@ def test_a_run_trains_on_a_hub_source_end_to_end(tmp_path, monkeypatch):
                    "rus_Cyrl,fra_Latn", "--bytes-per-language", "1")
     assert added.exit_code == 0, added.output
     assert len(hub.fetched) == 2  # one shard a language reaches a budget of one byte
+    shown = said(invoke(db, "sources", "show", "web"))
+    assert f"From hf:{FINEWEB} at revision {COMMIT} (split train, up to 1 bytes a language): 2 " \
+           "shards" in shown
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a run reads the registered files: no hub
     run = invoke(db, "run", "--vocab", "300", "--langs", "rus_Cyrl,fra_Latn", "--train-on",
                  "web", "--pretokenize", "words", "--no-report", "--jobs", "1")

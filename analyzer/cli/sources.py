@@ -68,17 +68,18 @@ def sources_add(
     format: str = typer.Option(None, "--format", help="text, jsonl or parquet (default: told "
                                "by each file's content and name)."),
     replace: bool = typer.Option(False, "--replace", help="Register again a source of this name."),
-    languages: list[str] = typer.Option(None, "--languages", help="hf: only. The languages to "
-                                        "fetch (configs named by them: rus_Cyrl, ru), "
-                                        "comma-separated or repeated."),
-    config: list[str] = typer.Option(None, "--config", help="hf: only. Configs to fetch by "
-                                     "name (e.g. rus_Cyrl_removed), comma-separated or repeated."),
-    split: str = typer.Option(None, "--split", help="hf: only. The split to fetch (default: "
-                              "train)."),
-    bytes_per_language: str = typer.Option(None, "--bytes-per-language", help="hf: only. "
-                                           "Fetch a language's shards in order until their "
-                                           "size (compressed Parquet, not text) reaches this "
-                                           "(2G, 500M; default: all)."),
+    languages: list[str] = typer.Option(
+        None, "--languages", metavar="LANGS", help="hf: only. The languages to fetch (configs "
+        "named by them: rus_Cyrl, ru), comma-separated or repeated."),
+    config: list[str] = typer.Option(
+        None, "--config", metavar="CONFIGS", help="hf: only. Configs to fetch by name (e.g. "
+        "rus_Cyrl_removed), comma-separated or repeated."),
+    split: str = typer.Option(None, "--split", metavar="SPLIT", help="hf: only. The split to "
+                              "fetch (default: train)."),
+    bytes_per_language: str = typer.Option(
+        None, "--bytes-per-language", metavar="BYTES", help="hf: only. Fetch a language's "
+        "shards in order until their size (compressed Parquet, not text) reaches this (2G, "
+        "500M; default: all)."),
     db: Path = DbOption,
 ) -> None:
     """Register monolingual training text: each file is read once (its SHA-256, its documents
