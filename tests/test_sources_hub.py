@@ -203,24 +203,39 @@ def test_a_hub_that_cannot_be_reached_is_read_from_the_cache_saying_so(tmp_path,
     assert len(hub.fetched) == 3  # nothing asked of the hub the second time
 
 
-def test_a_download_that_fails_midway_says_so_and_registers_nothing(tmp_path, monkeypatch, db):
+@pytest.mark.parametrize("failure, message", [
+    ("timeout", f"hf:{FINEWEB}: fetching its shards failed: the Hugging Face hub at "
+     "https://huggingface.co did not answer within 10 s (HF_HUB_ETAG_TIMEOUT sets the wait); "
+     "the shards fetched stay in the Hugging Face cache, and running the command again fetches "
+     "the rest; nothing was registered"),
+    # huggingface_hub's word for a connection lost on the way to a file the cache lacks
+    ("uncached", f"hf:{FINEWEB}: fetching its shards failed: the Hugging Face hub at "
+     "https://huggingface.co could not be reached (LocalEntryNotFoundError: connection lost)"),
+    # a gated dataset lists its files to anyone, and refuses them to who has not accepted its terms
+    ("gated", f"hf:{FINEWEB} is gated: accept its terms at https://huggingface.co/datasets/"
+     f"{FINEWEB} with your account, then give this machine your token"),
+])
+def test_a_download_that_fails_midway_says_so_and_registers_nothing(tmp_path, monkeypatch, db,
+                                                                    failure, message):
     import huggingface_hub
+    from huggingface_hub.utils import GatedRepoError, LocalEntryNotFoundError
 
     hub = FakeHub(FINEWEB, fineweb(tmp_path / "remote")).install(monkeypatch)
     download = huggingface_hub.hf_hub_download
+    error = {"timeout": TimeoutError("read timed out"),
+             "uncached": made("connection lost", LocalEntryNotFoundError),
+             "gated": made("403 Forbidden", GatedRepoError)}[failure]
 
     def flaky(repo, name, **options):
         if len(hub.fetched) == 2:
-            raise TimeoutError("read timed out")
+            raise error
         return download(repo, name, **options)
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", flaky)
     before = dump(db)
     result = invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "rus_Cyrl")
     assert result.exit_code == 1
-    assert f"hf:{FINEWEB}: fetching its shards failed: the Hugging Face hub at " \
-           "https://huggingface.co did not answer within 10 s" in said(result)
-    assert "running the command again fetches the rest; nothing was registered" in said(result)
+    assert message in said(result)
     assert dump(db) == before
 
 

@@ -53,9 +53,12 @@ def hub_spec(spec: str, what: str = "a dataset") -> tuple[str, str | None]:
 
 
 @contextlib.contextmanager
-def hub_refusals(spec: str, repo: str, revision: str | None) -> Iterator[None]:
+def hub_refusals(spec: str, repo: str, revision: str | None, *, fetching: bool = False
+                 ) -> Iterator[None]:
     """The hub's refusals (gated, no such dataset or revision, not in the cache while offline)
-    as CorpusErrors saying what to do; any other error passes through."""
+    as CorpusErrors saying what to do; any other error passes through. `fetching`: files are
+    being downloaded after the listing was had, so a file not in the cache is the network
+    failing on the way (huggingface_hub says it so), not downloads being off."""
     from huggingface_hub.utils import (
         GatedRepoError,
         LocalEntryNotFoundError,
@@ -76,6 +79,8 @@ def hub_refusals(spec: str, repo: str, revision: str | None) -> Iterator[None]:
     except RevisionNotFoundError:
         raise CorpusError(f"{spec}: the dataset {repo} has no revision {revision!r}") from None
     except LocalEntryNotFoundError:  # offline, and not in the cache
+        if fetching:
+            raise
         raise CorpusError(f"{spec}: not in the Hugging Face cache and downloads are off "
                           f"({offline_reason() or 'the hub could not be reached'}); run once "
                           "online") from None

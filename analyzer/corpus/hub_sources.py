@@ -204,7 +204,7 @@ def fetch_hub_source(request: HubRequest) -> HubFetched:
     taken = choose(shards, request, where)
     if folder is None:
         try:
-            with hub_refusals(request.spec, repo, revision):
+            with hub_refusals(request.spec, repo, revision, fetching=True):
                 paths = _download(repo, commit, [shard.path for _, shard in taken])
         except CorpusError:
             raise
