@@ -160,6 +160,18 @@ def test_a_later_add_at_the_recorded_commit_reads_the_same_shards_and_changes_no
     assert len(hub.fetched) == 6  # three shards asked each time, found in the cache the second
 
 
+def test_a_language_is_its_own_config_and_not_the_text_filtered_out_of_it(tmp_path, monkeypatch):
+    hub = FakeHub(FINEWEB, fineweb(tmp_path / "remote")).install(monkeypatch)
+    db = tmp_path / "a.db"
+    assert invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "ru").exit_code == 0
+    assert hub.fetched == [f"data/rus_Cyrl/train/000_0000{i}.parquet" for i in range(3)]
+    removed = invoke(db, "sources", "add", "removed", f"hf:{FINEWEB}", "--config",
+                     "rus_Cyrl_removed")
+    assert removed.exit_code == 0, removed.output
+    shown = json.loads(invoke(db, "sources", "show", "removed", "--json").stdout)
+    assert shown["languages"] == ["rus_Cyrl"] and shown["files"] == 1
+
+
 def test_culturax_layout_and_configs_by_name(tmp_path, monkeypatch):
     FakeHub(CULTURAX, culturax(tmp_path / "remote")).install(monkeypatch)
     db = tmp_path / "a.db"

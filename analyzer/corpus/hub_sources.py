@@ -19,6 +19,7 @@ hub that cannot be reached), what the cache holds of the dataset is used.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +93,17 @@ def shard_of(path: str, size: int) -> Shard | None:
     return None
 
 
+def named_language(config: str) -> str | None:
+    """The language a config is named by, when its name is a language's code and nothing more
+    (`rus_Cyrl`, `ru`); None for a config of a language's other text (FineWeb-2's
+    `rus_Cyrl_removed`: what its filters took out), which only --config picks.
+
+    >>> named_language("ru"), named_language("rus_Cyrl"), named_language("rus_Cyrl_removed")
+    ('rus_Cyrl', 'rus_Cyrl', None)
+    """
+    return language_of(config) if len(re.split(r"[_-]", config)) <= 2 else None
+
+
 def config_language(config: str) -> str | None:
     """The language a config stands for: its name (`rus_Cyrl`, `ru`), else its name less what
     follows the language (`rus_Cyrl_removed`); None when it names none.
@@ -143,7 +155,7 @@ def choose(shards: list[Shard], request: HubRequest, where: str) -> list[tuple[s
             raise CorpusError(f"the config {config!r} of {where} names no language, so its "
                               "text cannot be given one", setting="config", value=config)
         chosen.append(config)
-    languages = {config: language_of(config) for config in configs}
+    languages = {config: named_language(config) for config in configs}
     known = sorted({lang for lang in languages.values() if lang is not None})
     for code in request.languages:
         lang = normalise_language(code)
