@@ -149,15 +149,24 @@ def test_the_budget_fetches_only_the_shards_it_needs_and_the_revision_is_recorde
     assert str(tmp_path / "hf-cache") in shown["file_list"][0]["path"]
 
 
+@pytest.mark.parametrize("revision", ["", f"@{COMMIT}"])
 def test_a_later_add_at_the_recorded_commit_reads_the_same_shards_and_changes_nothing(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, revision):
     hub = FakeHub(FINEWEB, fineweb(tmp_path / "remote")).install(monkeypatch)
     db = tmp_path / "a.db"
     assert invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "deu").exit_code == 0
-    again = invoke(db, "sources", "add", "web", f"hf:{FINEWEB}@{COMMIT}", "--languages", "deu")
+    before = dump(db)
+    # Named or not, the commit asked is the one recorded: the hub's default branch may have
+    # moved since.
+    again = invoke(db, "sources", "add", "web", f"hf:{FINEWEB}{revision}", "--languages", "deu")
     assert again.exit_code == 0 and "already registered" in said(again)
+    assert ("was fetched at revision" in said(again)) == (revision == "")
     assert hub.asked[-1]["revision"] == COMMIT
     assert len(hub.fetched) == 6  # three shards asked each time, found in the cache the second
+    assert dump(db) == before
+    # --replace takes the dataset as it is now: its default branch.
+    invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "deu", "--replace")
+    assert hub.asked[-1]["revision"] is None
 
 
 def test_a_language_is_its_own_config_and_not_the_text_filtered_out_of_it(tmp_path, monkeypatch):

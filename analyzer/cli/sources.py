@@ -101,10 +101,9 @@ def sources_add(
             raise fail(f"{hub[0]} is a source of its own: give it alone, not with other paths")
         if format not in (None, "parquet"):
             raise fail(f"--format {format}: a Hugging Face source is Parquet shards")
-        _refuse_another_source_before_fetching(db, name, hub[0], replace)
         fetched = fetch_hub_source(HubRequest(
-            hub[0], configs=split_commas(config), languages=split_commas(languages),
-            split=split or DEFAULT_SPLIT,
+            _pinned(db, name, hub[0], replace), configs=split_commas(config),
+            languages=split_commas(languages), split=split or DEFAULT_SPLIT,
             budget=parse_bytes(bytes_per_language, "--bytes-per-language")))
         files, origin = fetched.files, fetched.origin
         for note in fetched.notes:
@@ -143,15 +142,28 @@ def sources_add(
                       "file unless --skip-invalid, which uses what could be read)")
 
 
-def _refuse_another_source_before_fetching(db: Path, name: str, spec: str, replace: bool) -> None:
-    """A source of this name from elsewhere is refused before gigabytes are fetched for nothing
-    (one from the same dataset may turn out unchanged: `save_source` judges it)."""
+def _pinned(db: Path, name: str, spec: str, replace: bool) -> str:
+    """What to fetch: a source of this name from elsewhere is refused before gigabytes are
+    fetched for nothing; one from the same dataset is fetched again at the commit recorded with
+    it (unless a revision is named, or --replace asks for the dataset as it is now), so that
+    adding it again gives the same shards (`save_source` then finds it unchanged)."""
     if replace or not db.exists():
-        return
+        return spec
     existing = next((item for item in list_sources(open_database(db)) if item.name == name), None)
-    if existing is not None and (existing.origin or {}).get("hub") != hub_spec(spec)[0]:
+    if existing is None:
+        return spec
+    repo, revision = hub_spec(spec)
+    if (existing.origin or {}).get("hub") != repo:
         raise fail(f"a source named {name!r} is already registered, with other files; pass "
                    "--replace to register it again, or choose another name")
+    if revision is not None:
+        return spec
+    assert existing.origin is not None
+    commit = existing.origin["revision"]
+    Console(stderr=True).print(f"[yellow]Note:[/yellow] {plain(repr(name))} was fetched at "
+                               f"revision {commit}: that one is fetched again (--replace takes "
+                               "the dataset as it is now)")
+    return f"{spec}@{commit}"
 
 
 @sources_app.command("show", cls=HelpCommand)
