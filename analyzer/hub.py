@@ -19,6 +19,7 @@ HF_OFFLINE_ENV = "HF_HUB_OFFLINE"
 HUB_PREFIX = "hf:"
 ENDPOINT_ENV = "HF_ENDPOINT"
 DEFAULT_ENDPOINT = "https://huggingface.co"
+CACHE_ENV = "HF_HUB_CACHE"
 TIMEOUT_ENV = "HF_HUB_ETAG_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for one answer of the hub (huggingface_hub's own default for its file
@@ -56,6 +57,12 @@ def offline_reason() -> str | None:
 def hub_endpoint() -> str:
     """Where the hub is: `$HF_ENDPOINT` (a mirror), else huggingface.co."""
     return os.environ.get(ENDPOINT_ENV) or DEFAULT_ENDPOINT
+
+
+def hub_cache_dir() -> str | None:
+    """The hub's cache folder as the user set it (HF_HUB_CACHE), else None: huggingface_hub's
+    own default (HF_HOME/hub, ~/.cache/huggingface/hub)."""
+    return os.environ.get(CACHE_ENV)
 
 
 def hub_timeout() -> float:

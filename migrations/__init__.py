@@ -414,3 +414,11 @@ def m017_count_floor(db: Database) -> None:
     # Issue 54: a run trained on a source may train only on the chunks a language's sample has
     # at least K times (`min_chunk_count`); 1 (every chunk) for every run before.
     _run(db, "ALTER TABLE runs ADD COLUMN min_chunk_count INTEGER NOT NULL DEFAULT 1")
+
+
+@migrations()
+def m018_hub_sources(db: Database) -> None:
+    # Issue 54: a training source fetched from the Hugging Face hub by name records where from
+    # (`origin`, JSON: the repository, the commit its revision was resolved to once, the configs,
+    # split, languages and byte budget); NULL for a source of local files.
+    _run(db, "ALTER TABLE sources ADD COLUMN origin TEXT")

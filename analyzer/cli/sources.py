@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 from rich.progress import Progress, TransferSpeedColumn
 
+from ..corpus.hub import hub_spec, is_hub_spec
+from ..corpus.hub_sources import DEFAULT_SPLIT, HubRequest, fetch_hub_source, hub_origin_said
 from ..corpus.sources import find_source_files, scan_files
 from ..corpus.streams import DEFAULT_TEXT_FIELD, DOCUMENT_KINDS
 from ..runs.chunk_cache import CacheInUse, ChunkCache
@@ -23,6 +25,7 @@ from .app import Console, app, fail, open_database
 from .formats import json_text, plain
 from .help import HelpCommand, HelpGroup
 from .options import DbOption, JsonOption, flag
+from .parsing import parse_bytes, split_commas
 from .tables import new_table, source_languages_table
 
 sources_app = typer.Typer(no_args_is_help=False, cls=HelpGroup, rich_markup_mode=None)
@@ -54,7 +57,10 @@ def sources_add(
     name: str = typer.Argument(..., metavar="NAME",
                                help="The name runs will train on it by (--train-on NAME)."),
     paths: list[Path] = typer.Argument(..., metavar="PATH", help="Files named <lang>.<ext>, folders of "
-                                       "them, or folders of <lang>/ folders of shards."),
+                                       "them, or folders of <lang>/ folders of shards; or a "
+                                       "Hugging Face dataset of Parquet shards per language, "
+                                       "hf:ORG/NAME[@REVISION] (FineWeb-2's or CulturaX's "
+                                       "layout; needs analyzer[tokenizers])."),
     documents: str = typer.Option("lines", help="Plain text files: a document per line, or "
                                   "per blank-line-separated paragraph (paragraphs)."),
     text_field: str = typer.Option(DEFAULT_TEXT_FIELD, help="JSON Lines' field, or Parquet's "
@@ -62,10 +68,23 @@ def sources_add(
     format: str = typer.Option(None, "--format", help="text, jsonl or parquet (default: told "
                                "by each file's content and name)."),
     replace: bool = typer.Option(False, "--replace", help="Register again a source of this name."),
+    languages: list[str] = typer.Option(
+        None, "--languages", metavar="LANGS", help="hf: only. The languages to fetch (configs "
+        "named by them: rus_Cyrl, ru), comma-separated or repeated."),
+    config: list[str] = typer.Option(
+        None, "--config", metavar="CONFIGS", help="hf: only. Configs to fetch by name (e.g. "
+        "rus_Cyrl_removed), comma-separated or repeated."),
+    split: str = typer.Option(None, "--split", metavar="SPLIT", help="hf: only. The split to "
+                              "fetch (default: train)."),
+    bytes_per_language: str = typer.Option(
+        None, "--bytes-per-language", metavar="BYTES", help="hf: only. Fetch a language's "
+        "shards in order until their size (compressed Parquet, not text) reaches this (2G, "
+        "500M; default: all)."),
     db: Path = DbOption,
 ) -> None:
     """Register monolingual training text: each file is read once (its SHA-256, its documents
-    and their bytes) and stays where it is."""
+    and their bytes) and stays where it is. A hf: dataset's shards are fetched first, at one
+    commit, into the Hugging Face cache."""
     if documents not in DOCUMENT_KINDS:
         raise fail(f"--documents must be lines or paragraphs, not {documents!r}")
     try:  # before any file is read; the name is this command's argument, not a --name
@@ -73,7 +92,26 @@ def sources_add(
     except StoreError as error:
         raise fail(error.render(lambda s: "the NAME argument" if s == "name" else flag(s))
                     ) from None
-    files = find_source_files(paths, format)
+    hub = [str(path) for path in paths if is_hub_spec(path)]
+    asked = {"--languages": languages, "--config": config, "--split": split,
+             "--bytes-per-language": bytes_per_language}
+    origin = None
+    if hub:
+        if len(paths) > 1:
+            raise fail(f"{hub[0]} is a source of its own: give it alone, not with other paths")
+        if format not in (None, "parquet"):
+            raise fail(f"--format {format}: a Hugging Face source is Parquet shards")
+        fetched = fetch_hub_source(HubRequest(
+            _pinned(db, name, hub[0], replace), configs=split_commas(config),
+            languages=split_commas(languages), split=split or DEFAULT_SPLIT,
+            budget=parse_bytes(bytes_per_language, "--bytes-per-language")))
+        files, origin = fetched.files, fetched.origin
+        for note in fetched.notes:
+            Console(stderr=True).print(f"[yellow]Note:[/yellow] {plain(note)}")
+    else:
+        if (given := [name for name, value in asked.items() if value]):
+            raise fail(f"{', '.join(given)}: for a Hugging Face source (hf:ORG/NAME) only")
+        files = find_source_files(paths, format)
     database = open_db(db, create=True)
     console = Console(stderr=True)
     total = sum(item.size for item in files)
@@ -83,9 +121,11 @@ def sources_add(
         scanned = scan_files(files, documents=documents, text_field=text_field,
                              progress=lambda n: bars.advance(task, n))
     status = save_source(database, name, scanned, documents=documents, text_field=text_field,
-                         replace=replace)
+                         replace=replace, origin=origin)
     detail = get_source(database, name)
     out = Console()
+    if detail.origin is not None:
+        out.print(hub_origin_said(detail.origin, detail.file_list[0].path))
     if status == "unchanged":
         out.print(f"Source {plain(repr(name))} is already registered with these files; nothing "
                   "to do.")
@@ -100,6 +140,30 @@ def sources_add(
                       if item.invalid_documents else "")  # a broken stream: none counted
             out.print(f"[yellow]Note:[/yellow] {plain(item.problem)} ({unread}runs refuse the "
                       "file unless --skip-invalid, which uses what could be read)")
+
+
+def _pinned(db: Path, name: str, spec: str, replace: bool) -> str:
+    """What to fetch: a source of this name from elsewhere is refused before gigabytes are
+    fetched for nothing; one from the same dataset is fetched again at the commit recorded with
+    it (unless a revision is named, or --replace asks for the dataset as it is now), so that
+    adding it again gives the same shards (`save_source` then finds it unchanged)."""
+    if replace or not db.exists():
+        return spec
+    existing = next((item for item in list_sources(open_database(db)) if item.name == name), None)
+    if existing is None:
+        return spec
+    repo, revision = hub_spec(spec)
+    if (existing.origin or {}).get("hub") != repo:
+        raise fail(f"a source named {name!r} is already registered, with other files; pass "
+                   "--replace to register it again, or choose another name")
+    if revision is not None:
+        return spec
+    assert existing.origin is not None
+    commit = existing.origin["revision"]
+    Console(stderr=True).print(f"[yellow]Note:[/yellow] {plain(repr(name))} was fetched at "
+                               f"revision {commit}: that one is fetched again (--replace takes "
+                               "the dataset as it is now)")
+    return f"{spec}@{commit}"
 
 
 @sources_app.command("show", cls=HelpCommand)
@@ -122,6 +186,8 @@ def sources_show(name: str = typer.Argument(..., metavar="NAME", help="The sourc
                   f"files, {detail.bytes:,} bytes, {detail.document_count:,} documents "
                   f"({detail.documents}; text field {plain(detail.text_field)}); registered "
                   f"{detail.created}; fingerprint {detail.fingerprint[:16]}")
+    if detail.origin is not None:
+        console.print(hub_origin_said(detail.origin, detail.file_list[0].path))
     console.print(source_languages_table(detail))
     console.print(f"Chunk counts in the cache: {len(entries)} entries, "
                   f"{sum(entry.size for entry in entries):,} bytes in {plain(cache.folder)}"

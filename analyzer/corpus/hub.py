@@ -11,10 +11,18 @@ answered), then each file is fetched as `hf_hub_download` does, whose waits are 
 
 from __future__ import annotations
 
-import os
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
-from analyzer.hub import HUB_PREFIX, hub_failure, hub_name_problem, hub_timeout, offline_reason
+from analyzer.hub import (
+    HUB_PREFIX,
+    hub_cache_dir,
+    hub_failure,
+    hub_name_problem,
+    hub_timeout,
+    offline_reason,
+)
 
 from .errors import CorpusError
 
@@ -26,28 +34,41 @@ def is_hub_spec(path: Path | str) -> bool:
     return str(path).startswith(HUB_PREFIX)
 
 
-def hub_dataset(spec: str, parts: list[str]) -> tuple[Path, str]:
-    """The local folder of a hub dataset's `parts` (split folders) and where it came from
-    (the repository, its revision, the cache). CorpusError saying what to do when the library
-    is missing, the name is not one, the dataset is gated or not reachable."""
+def hub_spec(spec: str, what: str = "a dataset") -> tuple[str, str | None]:
+    """The repository and revision (None: the default branch) of `hf:ORG/NAME[@REVISION]`;
+    CorpusError when it names none, or huggingface_hub is missing.
+
+    >>> hub_spec("hf:HuggingFaceFW/fineweb-2@v2.0.1")
+    ('HuggingFaceFW/fineweb-2', 'v2.0.1')
+    """
     repo, at, revision = spec[len(HUB_PREFIX):].partition("@")
     problem = hub_name_problem(repo, revision if at else None)
     if problem is not None:
-        raise CorpusError(f"{spec}: {problem}; a dataset is hf:ORG/NAME or hf:ORG/NAME@REVISION")
+        raise CorpusError(f"{spec}: {problem}; {what} is hf:ORG/NAME or hf:ORG/NAME@REVISION")
     try:
-        from huggingface_hub.utils import (
-            GatedRepoError,
-            LocalEntryNotFoundError,
-            RepositoryNotFoundError,
-            RevisionNotFoundError,
-        )
+        import huggingface_hub  # noqa: F401
     except ImportError:
         raise CorpusError(f"{spec} needs huggingface_hub: {HUB_EXTRA}") from None
-    offline = offline_reason()
+    return repo, revision or None
+
+
+@contextlib.contextmanager
+def hub_refusals(spec: str, repo: str, revision: str | None, *, fetching: bool = False
+                 ) -> Iterator[None]:
+    """The hub's refusals (gated, no such dataset or revision, not in the cache while offline)
+    as CorpusErrors saying what to do; any other error passes through. `fetching`: files are
+    being downloaded after the listing was had, so a file not in the cache is the network
+    failing on the way (huggingface_hub says it so), not downloads being off."""
+    from huggingface_hub.utils import (
+        GatedRepoError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
     try:
-        folder = _cached(repo, revision or None, parts) if offline else \
-            _download(repo, revision or None, parts)
-    except GatedRepoError:
+        yield
+    except GatedRepoError:  # before RepositoryNotFoundError, which it is a kind of
         raise CorpusError(
             f"{spec} is gated: accept its terms at https://huggingface.co/datasets/{repo} with "
             "your account, then give this machine your token (hf auth login, or HF_TOKEN); the "
@@ -58,11 +79,28 @@ def hub_dataset(spec: str, parts: list[str]) -> tuple[Path, str]:
     except RevisionNotFoundError:
         raise CorpusError(f"{spec}: the dataset {repo} has no revision {revision!r}") from None
     except LocalEntryNotFoundError:  # offline, and not in the cache
+        if fetching:
+            raise
         raise CorpusError(f"{spec}: not in the Hugging Face cache and downloads are off "
-                          f"({offline}); run once online") from None
+                          f"({offline_reason() or 'the hub could not be reached'}); run once "
+                          "online") from None
+
+
+def hub_dataset(spec: str, parts: list[str]) -> tuple[Path, str]:
+    """The local folder of a hub dataset's `parts` (split folders) and where it came from
+    (the repository, its revision, the cache). CorpusError saying what to do when the library
+    is missing, the name is not one, the dataset is gated or not reachable."""
+    repo, revision = hub_spec(spec)
+    offline = offline_reason()
+    try:
+        with hub_refusals(spec, repo, revision):
+            folder = _cached(repo, revision, parts) if offline else \
+                _download(repo, revision, parts)
+    except CorpusError:
+        raise
     except Exception as error:  # no network, a proxy, a server error, no answer
         try:  # as huggingface_hub does: the cache's copy, if it has one
-            folder = _cached(repo, revision or None, parts)
+            folder = _cached(repo, revision, parts)
         except Exception:
             raise CorpusError(f"{spec}: {hub_failure(error)}, and it is not in the Hugging Face "
                               "cache; nothing was stored") from None
@@ -78,7 +116,7 @@ def _cached(repo: str, revision: str | None, parts: list[str]) -> Path:
 
     return Path(snapshot_download(repo, repo_type="dataset", revision=revision,
                                   allow_patterns=[f"{part}/*" for part in parts],
-                                  local_files_only=True, cache_dir=os.environ.get("HF_HUB_CACHE")))
+                                  local_files_only=True, cache_dir=hub_cache_dir()))
 
 
 def _download(repo: str, revision: str | None, parts: list[str]) -> Path:
@@ -94,5 +132,5 @@ def _download(repo: str, revision: str | None, parts: list[str]) -> Path:
         return _cached(repo, info.sha, parts)
     for name in wanted:
         fetched = hf_hub_download(repo, name, repo_type="dataset", revision=info.sha,
-                                  etag_timeout=timeout, cache_dir=os.environ.get("HF_HUB_CACHE"))
+                                  etag_timeout=timeout, cache_dir=hub_cache_dir())
     return Path(fetched[:-len(name)])  # .../snapshots/<commit>/ + dev/<lang>.parquet

@@ -84,7 +84,7 @@ def language_of(name: str) -> str | None:
         return None
 
 
-def _passed_over(name: str) -> bool:
+def passed_over(name: str) -> bool:
     return name.startswith(".") or name.split(".")[0].lower() in COMPANION_FILES
 
 
@@ -102,10 +102,10 @@ def find_source_files(paths: Iterable[Path], format: str | None = None) -> list[
             if lang is None:
                 raise CorpusError(f"{path}: its name is not a language (name it <lang>.<ext>, "
                                   "e.g. fra_Latn.txt.gz)", file=str(path))
-            found.append(_source_file(lang, path, format))
+            found.append(source_file(lang, path, format))
             continue
         for entry in sorted(path.iterdir(), key=lambda entry: entry.name):
-            if _passed_over(entry.name):
+            if passed_over(entry.name):
                 continue
             lang = language_of(entry.name)
             if lang is None:
@@ -114,14 +114,14 @@ def find_source_files(paths: Iterable[Path], format: str | None = None) -> list[
                                   file=str(entry))
             if entry.is_dir():
                 shards = sorted((file for file in entry.rglob("*") if file.is_file()
-                                 and not any(_passed_over(part) for part in
+                                 and not any(passed_over(part) for part in
                                              file.relative_to(entry).parts)),
                                 key=lambda file: str(file.relative_to(entry)))
                 if not shards:
                     raise CorpusError(f"{entry}: a language folder with no files", file=str(entry))
-                found += [_source_file(lang, shard, format) for shard in shards]
+                found += [source_file(lang, shard, format) for shard in shards]
             else:
-                found.append(_source_file(lang, entry, format))
+                found.append(source_file(lang, entry, format))
     seen: dict[Path, str] = {}
     for item in found:
         if item.path in seen:
@@ -133,12 +133,16 @@ def find_source_files(paths: Iterable[Path], format: str | None = None) -> list[
     return sorted(found, key=lambda item: order.index(item.lang))  # stable: path order kept
 
 
-def _source_file(lang: str, path: Path, format: str | None) -> SourceFile:
+def source_file(lang: str, path: Path, format: str | None, *, resolve: bool = True
+                ) -> SourceFile:
+    """One file of a source, as it is now; CorpusError when it is not a regular file or cannot
+    be read. `resolve=False` keeps the path given (absolute) rather than where its links lead:
+    the Hugging Face cache's snapshot names a shard, its link a blob named by a hash."""
     why = not_regular(path)  # before anything opens it: a pipe or a device would never end
     if why is not None:
         raise CorpusError(f"{path} is {why}, not a regular file; a source holds only regular "
                           "files", file=str(path))
-    resolved = path.resolve()
+    resolved = path.resolve() if resolve else path.absolute()
     try:
         status = os.stat(resolved)
     except OSError as error:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from analyzer.hub import hub_failure, hub_name_problem, hub_timeout, offline_reason
+from analyzer.hub import hub_cache_dir, hub_failure, hub_name_problem, hub_timeout, offline_reason
 from analyzer.hub import hub_offline as hf_offline
 
 from .catalog import CatalogEntry, CatalogFile
@@ -53,7 +53,7 @@ def hf_cached(repo: str, path: str, revision: str | None = None) -> Path | None:
     """The file from the Hugging Face hub cache (HF_HUB_CACHE, HF_HOME), without a network."""
     from huggingface_hub import try_to_load_from_cache
 
-    cached = try_to_load_from_cache(repo, path, cache_dir=os.environ.get("HF_HUB_CACHE"),
+    cached = try_to_load_from_cache(repo, path, cache_dir=hub_cache_dir(),
                                     revision=revision)
     return Path(cached) if isinstance(cached, str) else None
 
@@ -64,7 +64,7 @@ def hf_download(repo: str, path: str, revision: str | None = None) -> Path:
     from huggingface_hub import hf_hub_download
 
     return Path(hf_hub_download(repo, path, revision=revision, etag_timeout=hub_timeout(),
-                                cache_dir=os.environ.get("HF_HUB_CACHE")))
+                                cache_dir=hub_cache_dir()))
 
 
 @dataclass

@@ -125,6 +125,7 @@ class SourceRow(SQLModel, table=True):
     text_field: str  # JSON Lines' field, Parquet's column
     fingerprint: str
     created: str
+    origin: str | None = None  # JSON: where a hub source was fetched from (HubFetched.origin)
 
 
 class SourceFileRow(SQLModel, table=True):
@@ -308,6 +309,9 @@ class SourceRead(SQLModel):
     files: int
     bytes: int
     document_count: int
+    origin: dict | None = None
+    """Where a source fetched from the Hugging Face hub came from (`hub`, the `revision` it was
+    fetched at, `configs`, `split`, `budget`, `shards`); None for local files."""
 
 
 class SourceDetail(SourceRead):

@@ -3,6 +3,7 @@ SHA-256, and what it holds), listed, described and removed. The text itself is n
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sqlmodel import col, select
@@ -20,15 +21,17 @@ from .values import inserted_id, now
 
 
 def save_source(db: AnalyzerDatabase, name: str, scanned: ScannedSource, *, documents: str,
-                text_field: str, replace: bool = False) -> str:
+                text_field: str, replace: bool = False, origin: dict | None = None) -> str:
     """Register the scanned source under `name` in one transaction; "created", "replaced" or
-    "unchanged" (the same files, untouched, read the same way). Another source of that name is
-    a Conflict unless `replace`."""
+    "unchanged" (the same files, untouched, read the same way, from the same place). Another
+    source of that name is a Conflict unless `replace`. `origin`: where a hub source's files
+    were fetched from (`analyzer.corpus.hub_sources`)."""
     check_corpus_name(name, what="source")
+    said = json.dumps(origin, sort_keys=True) if origin is not None else None
     with write_transaction(db):
-        existing = db.execute("SELECT id, fingerprint, documents, text_field FROM sources "
-                              "WHERE name = ?", [name]).fetchone()
-        if existing and tuple(existing[1:]) == (scanned.fingerprint, documents, text_field):
+        existing = db.execute("SELECT id, fingerprint, documents, text_field, origin FROM "
+                              "sources WHERE name = ?", [name]).fetchone()
+        if existing and tuple(existing[1:]) == (scanned.fingerprint, documents, text_field, said):
             stamps = db.execute("SELECT path, mtime_ns FROM source_files WHERE source_id = ? "
                                 "ORDER BY position", [existing[0]]).fetchall()
             if stamps == [(str(f.path), f.mtime_ns) for f in scanned.files]:
@@ -40,8 +43,9 @@ def save_source(db: AnalyzerDatabase, name: str, scanned: ScannedSource, *, docu
         if existing:
             db.execute("DELETE FROM sources WHERE id = ?", [existing[0]])
         source_id = inserted_id(db.execute(
-            "INSERT INTO sources (name, documents, text_field, fingerprint, created) "
-            "VALUES (?, ?, ?, ?, ?)", [name, documents, text_field, scanned.fingerprint, now()]))
+            "INSERT INTO sources (name, documents, text_field, fingerprint, created, origin) "
+            "VALUES (?, ?, ?, ?, ?, ?)", [name, documents, text_field, scanned.fingerprint, now(),
+                                          said]))
         db.conn.executemany(
             "INSERT INTO source_files (source_id, position, lang, path, size, mtime_ns, sha256, "
             "compression, format, bytes, documents, invalid_documents, invalid_bytes, problem) "
@@ -100,7 +104,8 @@ def _read(row: SourceRow, files: list[SourceFile], model):
     fields = dict(id=row.id, name=row.name, documents=row.documents, text_field=row.text_field,
                   fingerprint=row.fingerprint, created=row.created, languages=list(languages),
                   files=len(files), bytes=sum(item.bytes for item in files),
-                  document_count=sum(item.documents for item in files))
+                  document_count=sum(item.documents for item in files),
+                  origin=json.loads(row.origin) if row.origin is not None else None)
     if model is SourceDetail:
         fields["language_stats"] = [SourceLanguage(lang=lang, name=language_name(lang), files=n,
                                                    bytes=size, documents=docs)
