@@ -199,7 +199,12 @@ typedef struct {
     const uint8_t *buffer;   /* the packed buffer (owned by the caller, kept alive), or NULL */
     const int32_t *ids;      /* or: texts already in tokens, one slot per id, GAP between
                                 texts (continued training); NULL for bytes */
-    uint32_t *weight;        /* per position (NULL: every text weighs 1) */
+    uint32_t *text_weight;   /* per text (NULL: every text weighs 1): a position's is its
+                                text's, found by text_at (a per-position array cost 4 bytes
+                                per byte of text) */
+    const int64_t *starts;   /* each text's first position (the caller's, kept alive) */
+    size_t n_texts;
+    size_t text_cursor;      /* the text found last: positions asked for mostly increase */
     int32_t *length;         /* slots of each id (bytes, when training starts from bytes) */
     size_t n_ids, length_capacity;
     int64_t min_count, floor;
@@ -218,8 +223,38 @@ static inline size_t text_slots(const int64_t *starts, size_t n, size_t k, size_
     return end - (size_t)starts[k];
 }
 
-static inline uint32_t weight_at(const Trainer *t, size_t position) {
-    return t->weight ? t->weight[position] : 1;
+/* The text holding `position` (a position inside a text): the last text starting at or
+   before it. The positions asked for mostly ascend (a pair's occurrences, a walk over the
+   tokens), so the search starts at the text found last and gallops forward (a few steps when
+   the next position is in a near text); a position behind it is searched by halves. */
+static inline size_t text_at(Trainer *t, size_t position) {
+    const int64_t *starts = t->starts;
+    size_t n = t->n_texts, k = t->text_cursor, lo, hi;
+    if ((size_t)starts[k] <= position) {
+        if (k + 1 == n || position < (size_t)starts[k + 1]) return k;
+        lo = k + 1; /* starts[lo] <= position: gallop until a start lies past it */
+        size_t step = 1;
+        for (;;) {
+            hi = lo + step;
+            if (hi >= n) { hi = n; break; }
+            if ((size_t)starts[hi] > position) break;
+            lo = hi;
+            step *= 2;
+        }
+    } else {
+        lo = 0;
+        hi = k;
+    }
+    while (hi - lo > 1) { /* the answer is in [lo, hi) */
+        size_t mid = lo + (hi - lo) / 2;
+        if ((size_t)starts[mid] <= position) lo = mid; else hi = mid;
+    }
+    t->text_cursor = lo;
+    return lo;
+}
+
+static inline uint32_t weight_at(Trainer *t, size_t position) {
+    return t->text_weight ? t->text_weight[text_at(t, position)] : 1;
 }
 
 static inline const uint32_t *pair_positions(const Trainer *t, const Pair *pair) {

@@ -98,7 +98,7 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
        few dozen, instead of one per distinct chunk (a search over millions of runs). */
     groups->multiplicity_is_weight = multiplicities != NULL;
     for (size_t k = 0; k < n_texts && groups->multiplicity_is_weight; k++) {
-        uint32_t weight = t->weight ? t->weight[starts[k]] : 1;
+        uint32_t weight = t->text_weight ? t->text_weight[k] : 1;
         if ((uint64_t)multiplicities[k] != weight) groups->multiplicity_is_weight = 0;
     }
     for (size_t k = 0; k < n_texts; k++) {

@@ -219,7 +219,7 @@ void trainer_start(Trainer *t, int64_t forced_floor) {
         const uint8_t *bytes = t->buffer;
         for (size_t p = 0; p < t->size; p++) t->tok[p] = bytes[p] == SEPARATOR ? GAP : bytes[p];
     }
-    t->floor = initial_floor(t->size, t->min_count, t->weight);
+    t->floor = initial_floor(t->size, t->min_count, t->text_weight);
     if (t->groups && t->groups->parity) {
         /* A group's counts are a share of the whole: a floor from the whole text would be
            above most of them, and each group's heap would soon run dry and ask for a rescan.
@@ -229,7 +229,7 @@ void trainer_start(Trainer *t, int64_t forced_floor) {
             size_t share = (size_t)t->groups->tokens[g];
             if (share && share < smallest) smallest = share;
         }
-        t->floor = initial_floor(smallest, t->min_count, t->weight);
+        t->floor = initial_floor(smallest, t->min_count, t->text_weight);
     }
     if (forced_floor > t->min_count) t->floor = forced_floor;
     rescan(t, t->ids == NULL); /* bytes: the direct-array count of byte pairs */
@@ -362,17 +362,12 @@ static int64_t replace_occurrences(Trainer *t, Pair *pair, int32_t z) {
     int parity = groups && groups->parity;
     int64_t replaced = 0;
     const uint32_t *positions = pair_positions(t, pair);
-    /* Fetch the tokens (and weights) of later occurrences while this one is done. */
+    /* Fetch the tokens of later occurrences while this one is done (their texts' weights are
+       found in ascending order, by text_at's cursor: near each other in memory). */
     const uint32_t ahead = 16;
-    for (uint32_t k = 0; k < pair->n && k < ahead; k++) {
-        __builtin_prefetch(&tok[positions[k]]);
-        if (t->weight) __builtin_prefetch(&t->weight[positions[k]]);
-    }
+    for (uint32_t k = 0; k < pair->n && k < ahead; k++) __builtin_prefetch(&tok[positions[k]]);
     for (uint32_t k = 0; k < pair->n; k++) {
-        if (k + ahead < pair->n) {
-            __builtin_prefetch(&tok[positions[k + ahead]]);
-            if (t->weight) __builtin_prefetch(&t->weight[positions[k + ahead]]);
-        }
+        if (k + ahead < pair->n) __builtin_prefetch(&tok[positions[k + ahead]]);
         size_t i = positions[k];
         size_t end = replace_at(tok, i, a, la, b, lb, z);
         if (!end) continue; /* stale */
@@ -504,7 +499,7 @@ int64_t trainer_merge(Trainer *t, int32_t index, int32_t z) {
 
 void trainer_free(Trainer *t) {
     free(t->tok);
-    free(t->weight);
+    free(t->text_weight);
     free(t->length);
     table_free(&t->table);
     free(t->heap.items);
@@ -522,8 +517,7 @@ void trainer_free(Trainer *t) {
 /* A training session: set up from its input, then one merge at a time (the binding runs the
    steps without the GIL, a block at a time, reporting progress between blocks). */
 
-/* Each position's weight (that of its text), when some text weighs other than 1; NULL, or why
-   not. */
+/* Each text's weight, when some text weighs other than 1; NULL, or why not. */
 static const char *set_weights(const TrainInput *in, Trainer *t) {
     int64_t lowest = in->groups ? 0 : 1; /* weight 0 (measured only) needs groups */
     int heavy = 0;
@@ -533,14 +527,9 @@ static const char *set_weights(const TrainInput *in, Trainer *t) {
         heavy |= in->weights[k] != 1;
     }
     if (!heavy) return NULL;
-    t->weight = malloc(t->size * sizeof(uint32_t));
-    if (!t->weight) return "out of memory";
-    for (size_t k = 0; k < in->n_texts; k++) {
-        size_t from = (size_t)in->starts[k];
-        size_t to = k + 1 < in->n_texts ? (size_t)in->starts[k + 1] : t->size;
-        /* a text's first pair starts at the slot before it (its separator's): weighed as it */
-        for (size_t p = from ? from - 1 : 0; p < to; p++) t->weight[p] = (uint32_t)in->weights[k];
-    }
+    t->text_weight = malloc(in->n_texts * sizeof(uint32_t));
+    if (!t->text_weight) return "out of memory";
+    for (size_t k = 0; k < in->n_texts; k++) t->text_weight[k] = (uint32_t)in->weights[k];
     return NULL;
 }
 
@@ -557,6 +546,8 @@ const char *training_setup(const TrainInput *in, Trainer *t, Groups *groups, Lea
     size_t n = (size_t)in->n_merges + 1;
     t->size = in->n_slots;
     t->buffer = in->buffer;
+    t->starts = in->starts;
+    t->n_texts = in->n_texts;
     t->ids = in->ids;
     t->min_count = in->min_pair_count;
     t->first_mode = in->first;
