@@ -192,6 +192,8 @@ typedef struct {
 
 struct Groups;
 
+#define TEXT_WINDOW_SHIFT 5 /* text_index: a text per 32 slots */
+
 typedef struct {
     Status status;
     int32_t *tok;
@@ -201,10 +203,11 @@ typedef struct {
                                 texts (continued training); NULL for bytes */
     uint32_t *text_weight;   /* per text (NULL: every text weighs 1): a position's is its
                                 text's, found by text_at (a per-position array cost 4 bytes
-                                per byte of text) */
+                                per byte of text; this and text_index cost 4 per text and
+                                1/8 per byte) */
+    uint32_t *text_index;    /* by window of TEXT_WINDOW slots: the text of its first slot */
     const int64_t *starts;   /* each text's first position (the caller's, kept alive) */
     size_t n_texts;
-    size_t text_cursor;      /* the text found last: positions asked for mostly increase */
     int32_t *length;         /* slots of each id (bytes, when training starts from bytes) */
     size_t n_ids, length_capacity;
     int64_t min_count, floor;
@@ -224,36 +227,17 @@ static inline size_t text_slots(const int64_t *starts, size_t n, size_t k, size_
 }
 
 /* The text holding `position` (a position inside a text): the last text starting at or
-   before it. The positions asked for mostly ascend (a pair's occurrences, a walk over the
-   tokens), so the search starts at the text found last and gallops forward (a few steps when
-   the next position is in a near text); a position behind it is searched by halves. */
-static inline size_t text_at(Trainer *t, size_t position) {
-    const int64_t *starts = t->starts;
-    size_t n = t->n_texts, k = t->text_cursor, lo, hi;
-    if ((size_t)starts[k] <= position) {
-        if (k + 1 == n || position < (size_t)starts[k + 1]) return k;
-        lo = k + 1; /* starts[lo] <= position: gallop until a start lies past it */
-        size_t step = 1;
-        for (;;) {
-            hi = lo + step;
-            if (hi >= n) { hi = n; break; }
-            if ((size_t)starts[hi] > position) break;
-            lo = hi;
-            step *= 2;
-        }
-    } else {
-        lo = 0;
-        hi = k;
-    }
-    while (hi - lo > 1) { /* the answer is in [lo, hi) */
-        size_t mid = lo + (hi - lo) / 2;
-        if ((size_t)starts[mid] <= position) lo = mid; else hi = mid;
-    }
-    t->text_cursor = lo;
-    return lo;
+   before it. `text_index` gives the text holding the first slot of each window of
+   TEXT_WINDOW slots; from there a few steps forward through the starts (a window holds a
+   couple of texts: chunks are short). Two reads, both near the last ones when the positions
+   ascend, and prefetchable when they do not (replace_occurrences). */
+static inline size_t text_at(const Trainer *t, size_t position) {
+    size_t k = t->text_index[position >> TEXT_WINDOW_SHIFT];
+    while (k + 1 < t->n_texts && (size_t)t->starts[k + 1] <= position) k++;
+    return k;
 }
 
-static inline uint32_t weight_at(Trainer *t, size_t position) {
+static inline uint32_t weight_at(const Trainer *t, size_t position) {
     return t->text_weight ? t->text_weight[text_at(t, position)] : 1;
 }
 

@@ -362,12 +362,24 @@ static int64_t replace_occurrences(Trainer *t, Pair *pair, int32_t z) {
     int parity = groups && groups->parity;
     int64_t replaced = 0;
     const uint32_t *positions = pair_positions(t, pair);
-    /* Fetch the tokens of later occurrences while this one is done (their texts' weights are
-       found in ascending order, by text_at's cursor: near each other in memory). */
+    /* Fetch the tokens of later occurrences while this one is done, and their texts' weights
+       (text_at's window, then the text's start and weight, in two steps). */
     const uint32_t ahead = 16;
-    for (uint32_t k = 0; k < pair->n && k < ahead; k++) __builtin_prefetch(&tok[positions[k]]);
+    for (uint32_t k = 0; k < pair->n && k < ahead; k++) {
+        __builtin_prefetch(&tok[positions[k]]);
+        if (t->text_weight) __builtin_prefetch(&t->text_index[positions[k] >> TEXT_WINDOW_SHIFT]);
+    }
     for (uint32_t k = 0; k < pair->n; k++) {
-        if (k + ahead < pair->n) __builtin_prefetch(&tok[positions[k + ahead]]);
+        if (k + ahead < pair->n) {
+            __builtin_prefetch(&tok[positions[k + ahead]]);
+            if (t->text_weight)
+                __builtin_prefetch(&t->text_index[positions[k + ahead] >> TEXT_WINDOW_SHIFT]);
+        }
+        if (t->text_weight && k + ahead / 2 < pair->n) {
+            uint32_t soon = t->text_index[positions[k + ahead / 2] >> TEXT_WINDOW_SHIFT];
+            __builtin_prefetch(&t->starts[soon]);
+            __builtin_prefetch(&t->text_weight[soon]);
+        }
         size_t i = positions[k];
         size_t end = replace_at(tok, i, a, la, b, lb, z);
         if (!end) continue; /* stale */
@@ -500,6 +512,7 @@ int64_t trainer_merge(Trainer *t, int32_t index, int32_t z) {
 void trainer_free(Trainer *t) {
     free(t->tok);
     free(t->text_weight);
+    free(t->text_index);
     free(t->length);
     table_free(&t->table);
     free(t->heap.items);
@@ -527,9 +540,17 @@ static const char *set_weights(const TrainInput *in, Trainer *t) {
         heavy |= in->weights[k] != 1;
     }
     if (!heavy) return NULL;
+    size_t windows = (t->size >> TEXT_WINDOW_SHIFT) + 1;
     t->text_weight = malloc(in->n_texts * sizeof(uint32_t));
-    if (!t->text_weight) return "out of memory";
+    t->text_index = malloc(windows * sizeof(uint32_t));
+    if (!t->text_weight || !t->text_index) return "out of memory";
     for (size_t k = 0; k < in->n_texts; k++) t->text_weight[k] = (uint32_t)in->weights[k];
+    size_t k = 0; /* the last text starting at or before the window's first slot (or 0) */
+    for (size_t w = 0; w < windows; w++) {
+        size_t first = w << TEXT_WINDOW_SHIFT;
+        while (k + 1 < in->n_texts && (size_t)in->starts[k + 1] <= first) k++;
+        t->text_index[w] = (uint32_t)k;
+    }
     return NULL;
 }
 
