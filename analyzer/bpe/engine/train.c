@@ -31,6 +31,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h> /* malloc_trim */
+#endif
 
 /* ---------------------------------------------------------------------------------------- */
 /* Candidates                                                                                */
@@ -217,6 +220,12 @@ void rescan(Trainer *t, int start) {
     table_free(&t->table);
     blocks_free(&t->blocks);
     t->heap.n = 0;
+#if defined(__GLIBC__)
+    /* What was freed goes back to the OS before the recount takes its own: glibc keeps freed
+       blocks below its (rising) mmap threshold in the heap, and the recount's peak would come
+       on top of them. */
+    malloc_trim(0);
+#endif
     table_rehash(&t->status, &t->table, 1024);
     if (start) count_byte_pairs(t);
     else count_pairs(t);
