@@ -72,6 +72,9 @@ class ChunkTables(Mapping[str, ChunkCounts]):
             raise KeyError(lang)
         return self._load(lang)
 
+    def __contains__(self, lang: object) -> bool:  # without reading it (Mapping's would)
+        return lang in self._languages
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._languages)
 
