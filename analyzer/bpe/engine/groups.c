@@ -94,7 +94,7 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
         return "out of memory";
     for (int32_t g = 0; parity && g < groups->n; g++) groups->heap_floor[g] = FIRST_HEAP_FLOOR;
     /* Without dev texts a text's multiplicity is its weight (its chunk's count): then the
-       trainer's per-position weight gives it, and the runs need only follow the groups, a
+       trainer's weight of the text gives it, and the runs need only follow the groups, a
        few dozen, instead of one per distinct chunk (a search over millions of runs). */
     groups->multiplicity_is_weight = multiplicities != NULL;
     for (size_t k = 0; k < n_texts && groups->multiplicity_is_weight; k++) {

@@ -21,7 +21,11 @@
  *    is exact, and the many pairs that occur a handful of times cost nothing until the end.
  *  - Positions live in blocks: a pair's list is contiguous inside one block, a block is freed
  *    when the last list in it is dead (its pair merged or forgotten), and large dead lists in
- *    the first block (the byte pairs) are handed back to the OS page by page.
+ *    a block that lives on are handed back to the OS page by page. A list holds its positions
+ *    as LEB128 deltas (engine.h): one or two bytes each for a frequent pair, not four.
+ *  - A weight per text, not per position: a position's text is found through a window index
+ *    (text_at), so weighted texts (a source's distinct chunks) cost 4 bytes each, not 4 per
+ *    byte. Issue 54 measured the whole: benchmarks/bench_sources.py, analyzer/runs/memory.py.
  *
  * Nothing here touches Python: module.c runs it without the GIL, a block of merges at a time.
  * Texts in groups (languages, parity-aware training) are groups.c's.
