@@ -10,7 +10,11 @@ measurement runs in a fresh process, so its peak memory (VmHWM) is its own.
   distinct chunks. Target: at least 50 MB/s per core.
 - flat: the same counting over one language's file and over ten shards that are that file ten
   times (links): ten times the text, the same distinct chunks. Target: the same peak memory.
-- train: a shared vocabulary to `--vocab` (131,072) from the counted tables.
+- train: a shared vocabulary to `--vocab` (131,072) from the counted tables. Issue 54 (the lean
+  engine: a weight per text, LEB128 position lists, a compact recount, the tables laid out a
+  language at a time), 1 GB of textgen text, 14.0M distinct chunks, 282.5 MB of chunk bytes:
+  peak 5,544 MB -> 3,112 MB, 92 s -> 90 s; its first quarter (4.51M chunks, 82.2 MB): 1,921 MB
+  -> 1,250 MB, the same time. `analyzer.runs.memory.BPE_COST` holds the rates fitted to these.
 - peers: HF `tokenizers` (`train_from_iterator`, BPE, o200k's regex then byte-level) and rustbpe
   (`train_from_iterator`, o200k's regex), each fed every line of every file. Targets at 1 GB:
   ours (count + train) at most 0.3x rustbpe's time, our peak memory at most half of HF's.
@@ -19,7 +23,7 @@ measurement runs in a fresh process, so its peak memory (VmHWM) is its own.
     python benchmarks/bench_sources.py /tmp/text1g              # everything
     python benchmarks/bench_sources.py /tmp/text10g --no-peers --no-train --flat none
                                         # the counting pass at 10 GB (training from its 82M
-                                        # distinct chunks needs more than 24 GB)
+                                        # distinct chunks: about 19.6 GB predicted, BPE_COST)
 """
 
 from __future__ import annotations

@@ -39,7 +39,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from . import reference
-from .by_language import ChunkCounts, LanguageTraining, encoded_by, train_by_language, train_parity
+from .by_language import (
+    ChunkCounts,
+    ChunkTables,
+    LanguageTraining,
+    encoded_by,
+    train_by_language,
+    train_parity,
+)
 from .contract import (
     MAX_VOCAB_SIZE,
     BaseVocabulary,
@@ -185,6 +192,7 @@ def count_tokens(texts: str | Iterable[str], merges: Sequence[Merge], sizes: Ite
 
 __all__ = [
     "ChunkCounts",
+    "ChunkTables",
     "BaseVocabulary",
     "ENGINE",
     "ENGINES",

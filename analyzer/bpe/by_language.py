@@ -20,10 +20,10 @@ how often it occurs there (so a chunk two languages share still counts in each).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 from .contract import MAX_WEIGHT, Progress, TokenIds
 from .engines import engine
@@ -51,6 +51,35 @@ class ChunkCounts:
 
     chunks: Sequence[str]
     counts: Sequence[int]
+
+
+class ChunkTables(Mapping[str, ChunkCounts]):
+    """Languages' `ChunkCounts`, each read (`load(lang)`) when asked for and not kept: a
+    training source's tables, which `train_by_language` lays out for the engine one language
+    at a time, so that no language's chunks are held twice (a gigabyte of them, at scale).
+
+    >>> tables = ChunkTables(["eng"], lambda lang: ChunkCounts(["ab"], [3]))
+    >>> list(tables), tables["eng"].counts
+    (['eng'], [3])
+    """
+
+    def __init__(self, languages: Sequence[str], load: Callable[[str], ChunkCounts]):
+        self._languages = list(languages)
+        self._load = load
+
+    def __getitem__(self, lang: str) -> ChunkCounts:
+        if lang not in self._languages:
+            raise KeyError(lang)
+        return self._load(lang)
+
+    def __contains__(self, lang: object) -> bool:  # without reading it (Mapping's would)
+        return lang in self._languages
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._languages)
+
+    def __len__(self) -> int:
+        return len(self._languages)
 
 
 @dataclass(frozen=True)
@@ -100,46 +129,31 @@ def train_by_language(
     """
     languages = sorted(texts) if parity else list(texts)
     _check(texts, dev, weights, parity, global_merges)
-    split = splitter(pretokenizer)
-    parts = [(texts[lang], group, (weights or {}).get(lang, 1), dev is None, True)
-             for group, lang in enumerate(languages)]
-    if dev is not None:  # each language's dev texts after its own, measured and not trained
-        parts = [part for group, lang in enumerate(languages)
-                 for part in (parts[group], (dev[lang], group, 0, True, False))]
-    split_parts = _split_each([items for items, *_ in parts], split)
-    # One entry per chunk (hundreds of thousands; millions from a training source): each
-    # array made whole at once, then filled a language at a time (appending would copy it
-    # again and again as it grows).
-    total = sum(len(chunks) for chunks, _ in split_parts)
-    # A source's tables go to the engine as laid-out bytes, without a str per chunk.
-    lean = isinstance(base, Sequence) and not base and \
-        any(isinstance(chunks, PackedChunks) for chunks, _ in split_parts)
-    flat: list[str] = [] if lean else [""] * total
-    groups, train_weights, multiplicities = (array("q", bytes(8 * total)) for _ in range(3))
-    at = 0
-    for (_, group, weight, measured, trained), (chunks, counts) in zip(parts, split_parts):
-        n = len(chunks)
-        if not lean:
-            flat[at:at + n] = chunks
-        groups[at:at + n] = array("q", [group]) * n
-        counted = array("q", counts)  # from an int64 array: one copy
-        if trained:
-            train_weights[at:at + n] = counted if weight == 1 else array(
-                "q", [weight * count for count in counted])
-        if measured:
-            multiplicities[at:at + n] = counted
-        at += n
-    plain = set(train_weights) <= {1}  # every weight 1 (or none): the engine's default
-    start: list[str] | TokenIds | Packed = flat
-    if lean:
-        start = join_packed([chunks.packed() if isinstance(chunks, PackedChunks)
-                             else pack(chunks) for chunks, _ in split_parts])
-    del split_parts  # each language's chunks: all in `flat` (or `start`) now
+    flat: list[str] = []
+    start: list[str] | TokenIds | Packed
+    if dev is None and isinstance(base, Sequence) and not base and \
+            (isinstance(texts, ChunkTables) or all(isinstance(texts[lang], ChunkCounts)
+                                                    for lang in languages)):
+        # Chunks counted already (a training source's tables): laid out as bytes, a language
+        # at a time, without a str per chunk.
+        counted = cast(Mapping[str, ChunkCounts], texts)  # every value, just checked
+        start, groups, train_weights, multiplicities = _laid_out(counted, languages,
+                                                                 weights or {}, parity)
+    else:
+        parts = [(texts[lang], group, (weights or {}).get(lang, 1), dev is None, True)
+                 for group, lang in enumerate(languages)]
+        if dev is not None:  # each language's dev texts after its own, measured, not trained
+            parts = [part for group, lang in enumerate(languages)
+                     for part in (parts[group], (dev[lang], group, 0, True, False))]
+        flat, groups, train_weights, multiplicities = _flat(parts, splitter(pretokenizer))
+        start = flat
+        del parts
     if isinstance(base, Sequence):
         if base:
             start = encoded_by(base, flat)
     else:
         start = TokenIds(base.encode_chunks(flat), base.size)
+    plain = set(train_weights) <= {1}  # every weight 1 (or none): the engine's default
     result = engine.train_grouped(
         start, groups, vocab_size, weights=None if plain else train_weights,
         multiplicities=multiplicities if parity else None, parity=parity,
@@ -149,6 +163,59 @@ def train_by_language(
         result.merges, result.counts, result.replaced, result.n_bytes, result.stop_reason,
         languages, [languages[g] if g >= 0 else None for g in result.chosen],
         dict(zip(languages, result.replaced_by_group)))
+
+
+def _flat(parts: list, split: Splitter | None) -> tuple[list[str], array, array, array]:
+    """Every part's distinct chunks, one list (a str each), with each one's group, training
+    weight and multiplicity."""
+    split_parts = _split_each([items for items, *_ in parts], split)
+    # One entry per chunk (hundreds of thousands; millions from a training source): each
+    # array made whole at once, then filled a language at a time (appending would copy it
+    # again and again as it grows).
+    total = sum(len(chunks) for chunks, _ in split_parts)
+    flat: list[str] = [""] * total
+    groups, train_weights, multiplicities = (array("q", bytes(8 * total)) for _ in range(3))
+    at = 0
+    for (_, group, weight, measured, trained), (chunks, counts) in zip(parts, split_parts):
+        n = len(chunks)
+        flat[at:at + n] = chunks
+        groups[at:at + n] = array("q", [group]) * n
+        counted = array("q", counts)  # from an int64 array: one copy
+        if trained:
+            train_weights[at:at + n] = counted if weight == 1 else array(
+                "q", [weight * count for count in counted])
+        if measured:
+            multiplicities[at:at + n] = counted
+        at += n
+    return flat, groups, train_weights, multiplicities
+
+
+def _laid_out(texts: Mapping[str, ChunkCounts], languages: list[str], weights: Mapping[str, int],
+              parity: bool) -> tuple[Packed, array, array, array | None]:
+    """Languages' counted chunks laid out for the engine (`join_packed`), read one language at
+    a time and let go (with `ChunkTables`, nothing holds them but this loop), with each
+    chunk's group and training weight, and, parity-aware, its multiplicity (its count: the
+    training texts are the measured ones)."""
+    parts: list[Packed] = []
+    groups, train_weights = array("q"), array("q")
+    multiplicities = array("q") if parity else None
+    for group, lang in enumerate(languages):
+        table = texts[lang]
+        chunks, counts = table.chunks, table.counts
+        if len(chunks) != len(counts):
+            raise ValueError(f"{lang}: {len(chunks):,} chunks but {len(counts):,} counts: give "
+                             "one count per chunk")
+        parts.append(chunks.packed() if isinstance(chunks, PackedChunks) else pack(chunks))
+        counted = counts if isinstance(counts, array) and counts.typecode == "q" \
+            else array("q", counts)
+        del table, chunks, counts
+        groups.extend(array("q", [group]) * len(counted))
+        weight = weights.get(lang, 1)
+        train_weights.extend(counted if weight == 1 else array("q", [weight * c for c in counted]))
+        if multiplicities is not None:
+            multiplicities.extend(counted)
+        del counted
+    return join_packed(parts), groups, train_weights, multiplicities
 
 
 def _split_each(parts: list[Sequence[str] | ChunkCounts],

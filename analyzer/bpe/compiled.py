@@ -95,11 +95,10 @@ def train_grouped(
     start = _start(texts)
     check_arguments(vocab_size, min_pair_count, tie_break, start.first_id)
     n_groups = check_groups(start.starts, groups, weights, multiplicities, check_order=False)
-    weight_array = array("q", weights) if weights is not None else None
     result = _engine.train(
-        start.buffer, start.starts, weight_array, vocab_size, min_pair_count,
-        tie_break == "first", progress, PROGRESS_EVERY, groups=array("q", groups),
-        multiplicities=array("q", multiplicities) if multiplicities is not None else None,
+        start.buffer, start.starts, _int64s(weights), vocab_size, min_pair_count,
+        tie_break == "first", progress, PROGRESS_EVERY, groups=_int64s(groups),
+        multiplicities=_int64s(multiplicities),
         parity=parity, global_merges=global_merges, floor=floor, ids=start.ids,
         first_id=start.first_id)
     merges, pair_counts, replaced = _merges(result, start.first_id)
@@ -110,6 +109,14 @@ def train_grouped(
     replaced_by_group = [by_group[g::n_groups].tolist() for g in range(n_groups)]  # merge-major
     return GroupedTraining(merges, pair_counts, replaced, result.n_tokens, result.stop_reason,
                            chosen.tolist(), replaced_by_group)
+
+
+def _int64s(values: Sequence[int] | None) -> array | None:
+    """Values as the engine reads them, an int64 array: as they are when they are one (a
+    copy of one per chunk would cost 8 bytes a chunk while training runs)."""
+    if values is None or (isinstance(values, array) and values.typecode == "q"):
+        return values
+    return array("q", values)
 
 
 @dataclass(frozen=True)

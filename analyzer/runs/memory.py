@@ -51,8 +51,21 @@ class EngineCost:
         return int(self.fixed + self.per_byte * n_bytes + self.per_chunk * chunks)
 
 
-BPE_COST = EngineCost(per_byte=12.0, per_chunk=72.0, fixed=200_000_000)
-"""The compiled BPE engine trained from tables, whole process (see the module's docstring)."""
+BPE_COST = EngineCost(per_byte=8.2, per_chunk=34.0, fixed=500_000_000)
+"""The compiled BPE engine trained from tables, whole process (see the module's docstring).
+
+Measured (issue 54, the lean engine) on text from `benchmarks/textgen.py`, 58 languages, o200k's
+split, a shared vocabulary to 131,072, VmHWM of a fresh process training from the cached
+tables: 1 GB of text (14.0M distinct chunks, 282.5 MB of distinct chunk bytes) peaks at
+3,112 MB; its first quarter (4.51M chunks, 82.2 MB) at 1,250 MB. The two sizes have nearly
+the same bytes per chunk, so they cannot tell the two rates apart: `per_chunk` is the engine's
+own (each chunk's start, group and training weight in int64 on the Python side, its weight in
+uint32 in the engine, and its separator's slot: 34 bytes), and `per_byte` and `fixed` are
+fitted to the two peaks. Per byte: `tok` (4), the LEB128 position lists (about 1.5 at the
+start), the laid-out bytes (1), and the lists, pair table and heap that the merges and the
+late rescans add. Before (the engine of issue 39): 15.5 per byte and 72 per chunk (5,544 MB
+and 1,921 MB at those sizes); the 10 GB source's 82M chunks and 2 GB of chunk bytes come to
+about 19.6 GB now, 37 GB then."""
 
 
 @dataclass(frozen=True)

@@ -127,15 +127,17 @@ class SourceTables:
         """The same tables, of some languages."""
         return replace(self, order=list(languages))
 
-    def _counts(self, pretokenizer) -> dict[str, bpe.ChunkCounts]:
+    def _counts(self, pretokenizer) -> bpe.ChunkTables:
+        """Each language's chunks and counts, read from its table when asked for (not kept:
+        training lays them out one language at a time)."""
         from .chunk_cache import table_chunks  # pyarrow: loaded where a table is read
 
         key = pretokenizer_name(pretokenizer)
-        found = {}
-        for lang in self.order:
-            chunks, counts = table_chunks(Path(self.tables[(lang, key)]), self.min_count)
-            found[lang] = bpe.ChunkCounts(chunks, counts)
-        return found
+
+        def load(lang: str) -> bpe.ChunkCounts:
+            return bpe.ChunkCounts(*table_chunks(Path(self.tables[(lang, key)]), self.min_count))
+
+        return bpe.ChunkTables(self.order, load)
 
     def train_bpe(self, vocab_size: int, **options) -> bpe.LanguageTraining:
         pretokenizer = options.pop("pretokenizer", NONE)

@@ -83,10 +83,13 @@ static inline void *grow(Status *status, void *data, size_t *capacity, size_t ne
     return needed <= *capacity ? data : grow_to(status, data, capacity, needed, item);
 }
 
-/* A pair's recorded positions are a list, contiguous inside one block. */
+/* A pair's recorded positions are a list, contiguous inside one block: ascending, each
+   written as its distance from the one before (from 0 for the first) in LEB128 (7 bits a
+   byte, the high bit set on all but the last byte). They are only ever read in order, and a
+   frequent pair's occurrences are near each other: one or two bytes each instead of four. */
 typedef struct {
-    uint32_t *data;
-    size_t used, capacity;
+    uint8_t *data;
+    size_t used, capacity; /* bytes */
     size_t live; /* lists in this block not yet dead */
     int closed;  /* no more lists will be added */
 } Block;
@@ -94,7 +97,7 @@ typedef struct {
 typedef struct {
     Block *blocks;
     size_t n, capacity;
-    size_t block_items; /* the usual size of a new block */
+    size_t block_bytes; /* the usual size of a new block */
 } Blocks;
 
 uint32_t blocks_reserve(Status *status, Blocks *blocks, size_t count, size_t *offset);
@@ -109,9 +112,12 @@ typedef struct {
     uint32_t n_groups; /* and how many there are */
     int64_t group_sum; /* parity: a merge's lost occurrences in the current group (groups.c) */
     uint32_t block;    /* where its positions are (NO_LIST: none recorded) */
-    uint32_t n;        /* how many positions are recorded */
-    uint32_t offset;   /* first recorded position inside the block (a block holds < 2^32) */
-    uint32_t head;     /* "first" mode: index of the first recorded position that may be valid */
+    uint32_t bytes;    /* the bytes of its list (< 2^32: fewer than 2^31 positions, ascending) */
+    uint32_t offset;   /* where its list starts inside the block (a block holds < 2^32 bytes) */
+    uint32_t head;     /* "first" mode: where in its list the first position that may be valid
+                          is; while the list is written: the bytes written */
+    uint32_t head_at;  /* the position just before `head` (what its delta adds to); while the
+                          list is written: the last position written */
 } Pair;
 
 typedef struct {
@@ -168,7 +174,9 @@ typedef struct {
 typedef struct {
     Key key;
     int64_t count;
-    uint32_t n, filled;
+    size_t bytes;      /* of its list, when stored */
+    uint32_t last;     /* its last record's position (while `bytes` is summed, then written) */
+    uint32_t filled;   /* bytes of its list written */
     int32_t pair; /* the entry it became, or -1 when below the floor */
     int64_t group_sum;  /* parity: its records in the current group, summed (groups.c) */
     int32_t last_group; /* parity: the group of its last record seen (-1: none yet) */
@@ -192,6 +200,8 @@ typedef struct {
 
 struct Groups;
 
+#define TEXT_WINDOW_SHIFT 5 /* text_index: a text per 32 slots */
+
 typedef struct {
     Status status;
     int32_t *tok;
@@ -199,7 +209,13 @@ typedef struct {
     const uint8_t *buffer;   /* the packed buffer (owned by the caller, kept alive), or NULL */
     const int32_t *ids;      /* or: texts already in tokens, one slot per id, GAP between
                                 texts (continued training); NULL for bytes */
-    uint32_t *weight;        /* per position (NULL: every text weighs 1) */
+    uint32_t *text_weight;   /* per text (NULL: every text weighs 1): a position's is its
+                                text's, found by text_at (a per-position array cost 4 bytes
+                                per byte of text; this and text_index cost 4 per text and
+                                1/8 per byte) */
+    uint32_t *text_index;    /* by window of TEXT_WINDOW slots: the text of its first slot */
+    const int64_t *starts;   /* each text's first position (the caller's, kept alive) */
+    size_t n_texts;
     int32_t *length;         /* slots of each id (bytes, when training starts from bytes) */
     size_t n_ids, length_capacity;
     int64_t min_count, floor;
@@ -218,12 +234,65 @@ static inline size_t text_slots(const int64_t *starts, size_t n, size_t k, size_
     return end - (size_t)starts[k];
 }
 
-static inline uint32_t weight_at(const Trainer *t, size_t position) {
-    return t->weight ? t->weight[position] : 1;
+/* The text holding `position` (a position inside a text): the last text starting at or
+   before it. `text_index` gives the text holding the first slot of each window of
+   TEXT_WINDOW slots; from there a few steps forward through the starts (a window holds a
+   couple of texts: chunks are short). Two reads, both near the last ones when the positions
+   ascend, and prefetchable when they do not (replace_occurrences). */
+static inline size_t text_at(const Trainer *t, size_t position) {
+    size_t k = t->text_index[position >> TEXT_WINDOW_SHIFT];
+    while (k + 1 < t->n_texts && (size_t)t->starts[k + 1] <= position) k++;
+    return k;
 }
 
-static inline const uint32_t *pair_positions(const Trainer *t, const Pair *pair) {
-    return t->blocks.blocks[pair->block].data + pair->offset;
+static inline uint32_t weight_at(const Trainer *t, size_t position) {
+    return t->text_weight ? t->text_weight[text_at(t, position)] : 1;
+}
+
+/* The bytes a position takes in a list, `delta` after the one before. */
+static inline uint32_t delta_size(uint32_t delta) {
+    return delta < (1u << 7) ? 1 : delta < (1u << 14) ? 2 : delta < (1u << 21) ? 3 : delta < (1u << 28) ? 4 : 5;
+}
+
+/* Write `position` at list[*written], after *last; both advanced. */
+static inline void put_position(uint8_t *list, uint32_t *written, uint32_t *last, uint32_t position) {
+    uint32_t delta = position - *last;
+    uint8_t *at = list + *written;
+    while (delta >= 0x80) {
+        *at++ = (uint8_t)(delta | 0x80);
+        delta >>= 7;
+    }
+    *at++ = (uint8_t)delta;
+    *written = (uint32_t)(at - list);
+    *last = position;
+}
+
+/* A pair's positions, read in order:
+       Positions p = pair_positions(t, pair);
+       while (next_position(&p)) { ... p.position ... }  */
+typedef struct {
+    const uint8_t *at, *end;
+    uint32_t position; /* the last one read (0 before the first) */
+} Positions;
+
+static inline Positions pair_positions(const Trainer *t, const Pair *pair) {
+    if (pair->block == NO_LIST) return (Positions){NULL, NULL, 0};
+    const uint8_t *list = t->blocks.blocks[pair->block].data + pair->offset;
+    return (Positions){list, list + pair->bytes, 0};
+}
+
+static inline int next_position(Positions *p) {
+    if (p->at >= p->end) return 0;
+    uint32_t delta = 0;
+    unsigned shift = 0;
+    uint8_t byte;
+    do {
+        byte = *p->at++;
+        delta |= (uint32_t)(byte & 0x7F) << shift;
+        shift += 7;
+    } while (byte & 0x80);
+    p->position += delta;
+    return 1;
 }
 
 /* Every adjacent pair of the current tokens, left to right, inside texts:

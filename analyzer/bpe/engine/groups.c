@@ -94,11 +94,11 @@ const char *groups_init(Groups *groups, const Trainer *t, const int64_t *starts,
         return "out of memory";
     for (int32_t g = 0; parity && g < groups->n; g++) groups->heap_floor[g] = FIRST_HEAP_FLOOR;
     /* Without dev texts a text's multiplicity is its weight (its chunk's count): then the
-       trainer's per-position weight gives it, and the runs need only follow the groups, a
+       trainer's weight of the text gives it, and the runs need only follow the groups, a
        few dozen, instead of one per distinct chunk (a search over millions of runs). */
     groups->multiplicity_is_weight = multiplicities != NULL;
     for (size_t k = 0; k < n_texts && groups->multiplicity_is_weight; k++) {
-        uint32_t weight = t->weight ? t->weight[starts[k]] : 1;
+        uint32_t weight = t->text_weight ? t->text_weight[k] : 1;
         if ((uint64_t)multiplicities[k] != weight) groups->multiplicity_is_weight = 0;
     }
     for (size_t k = 0; k < n_texts; k++) {
@@ -138,9 +138,11 @@ void groups_free(Groups *groups) {
    only needed in "first" mode with groups). */
 uint32_t group_first_occurrence(Trainer *t, Pair *pair, uint16_t group) {
     int32_t left = key_left(pair->key), right = key_right(pair->key);
-    const uint32_t *positions = pair_positions(t, pair);
-    for (uint32_t k = pair->head; k < pair->n; k++) {
-        uint32_t i = positions[k];
+    Positions p = pair_positions(t, pair);
+    p.at += pair->head;
+    p.position = pair->head_at;
+    while (next_position(&p)) {
+        uint32_t i = p.position;
         if (group_at(t->groups, i) == group && t->tok[i] == left && t->tok[i + t->length[left]] == right
             && weight_at(t, i))
             return i;
@@ -301,13 +303,13 @@ static void recount_stored(Trainer *t) {
         Pair *pair = &t->table.pairs[index];
         if (pair->count < 0 || pair->block == NO_LIST) continue;
         pair->groups_at = (uint32_t)groups->counts.n; /* < UINT32_MAX: see reserve_counts */
-        const uint32_t *positions = pair_positions(t, pair);
+        Positions p = pair_positions(t, pair);
         int32_t current = -1;
         int64_t sum = 0;
-        for (uint32_t k = 0; k < pair->n; k++) {
-            uint32_t w = weight_at(t, positions[k]);
+        while (next_position(&p)) {
+            uint32_t w = weight_at(t, p.position);
             if (!w) continue; /* measured-only texts count for nothing */
-            uint16_t g = group_at(groups, positions[k]);
+            uint16_t g = group_at(groups, p.position);
             if (g != current) {
                 if (current >= 0) append_count(t, pair, (uint32_t)current, sum);
                 current = g;

@@ -31,7 +31,7 @@ void *grow_to(Status *status, void *data, size_t *capacity, size_t needed, size_
 /* ---------------------------------------------------------------------------------------- */
 /* Position blocks                                                                           */
 
-/* Room for `count` positions; returns the block index and fills *offset. The caller adds one
+/* Room for `count` bytes of lists; returns the block index and fills *offset. The caller adds one
    to the block's `live` for each list it puts there. */
 uint32_t blocks_reserve(Status *status, Blocks *blocks, size_t count, size_t *offset) {
     Block *last = blocks->n ? &blocks->blocks[blocks->n - 1] : NULL;
@@ -42,9 +42,9 @@ uint32_t blocks_reserve(Status *status, Blocks *blocks, size_t count, size_t *of
         }
         blocks->blocks = grow(status, blocks->blocks, &blocks->capacity, blocks->n + 1, sizeof(Block));
         if (status->failed) return NO_LIST;
-        size_t capacity = count > blocks->block_items ? count : blocks->block_items;
+        size_t capacity = count > blocks->block_bytes ? count : blocks->block_bytes;
         Block *block = &blocks->blocks[blocks->n];
-        block->data = malloc(capacity * sizeof(uint32_t) + 1);
+        block->data = malloc(capacity + 1);
         if (!block->data) { status->failed = 1; return NO_LIST; }
         block->used = 0;
         block->capacity = capacity;
@@ -58,7 +58,7 @@ uint32_t blocks_reserve(Status *status, Blocks *blocks, size_t count, size_t *of
     return (uint32_t)(blocks->n - 1);
 }
 
-/* A list is dead: give its memory back when it can be. */
+/* A list (of `count` bytes) is dead: give its memory back when it can be. */
 void blocks_release(Blocks *blocks, uint32_t block_index, size_t offset, size_t count) {
     Block *block = &blocks->blocks[block_index];
     if (--block->live == 0 && block->closed) {
@@ -69,7 +69,7 @@ void blocks_release(Blocks *blocks, uint32_t block_index, size_t offset, size_t 
 #if defined(__linux__)
     /* A large dead list in a block that lives on (the byte pairs' block): hand its whole pages
        back to the OS. Those positions are never read again. */
-    size_t bytes = count * sizeof(uint32_t);
+    size_t bytes = count;
     long page = sysconf(_SC_PAGESIZE);
     if (page > 0 && bytes >= (size_t)(4 * page)) {
         uintptr_t from = (uintptr_t)(block->data + offset);
@@ -124,9 +124,10 @@ int32_t table_add(Status *status, PairTable *table, Key key, int64_t count) {
     pair->n_groups = 0;
     pair->group_sum = 0;
     pair->block = NO_LIST;
-    pair->n = 0;
+    pair->bytes = 0;
     pair->offset = 0;
     pair->head = 0;
+    pair->head_at = 0;
     size_t mask = table->n_slots - 1;
     size_t slot = hash_key(key) & mask;
     while (table->slots[slot] >= 0) slot = (slot + 1) & mask;

@@ -21,7 +21,11 @@
  *    is exact, and the many pairs that occur a handful of times cost nothing until the end.
  *  - Positions live in blocks: a pair's list is contiguous inside one block, a block is freed
  *    when the last list in it is dead (its pair merged or forgotten), and large dead lists in
- *    the first block (the byte pairs) are handed back to the OS page by page.
+ *    a block that lives on are handed back to the OS page by page. A list holds its positions
+ *    as LEB128 deltas (engine.h): one or two bytes each for a frequent pair, not four.
+ *  - A weight per text, not per position: a position's text is found through a window index
+ *    (text_at), so weighted texts (a source's distinct chunks) cost 4 bytes each, not 4 per
+ *    byte. Issue 54 measured the whole: benchmarks/bench_sources.py, analyzer/runs/memory.py.
  *
  * Nothing here touches Python: module.c runs it without the GIL, a block of merges at a time.
  * Texts in groups (languages, parity-aware training) are groups.c's.
@@ -31,6 +35,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h> /* malloc_trim */
+#endif
 
 /* ---------------------------------------------------------------------------------------- */
 /* Candidates                                                                                */
@@ -38,15 +45,23 @@
 /* The first current occurrence of a pair ("first" mode rank); positions only move right. */
 static uint32_t first_occurrence(Trainer *t, Pair *pair) {
     int32_t left = key_left(pair->key), right = key_right(pair->key);
-    const uint32_t *positions = pair_positions(t, pair);
-    for (uint32_t k = pair->head; k < pair->n; k++) {
-        uint32_t i = positions[k];
+    Positions p = pair_positions(t, pair);
+    const uint8_t *list = p.at;
+    p.at += pair->head;
+    p.position = pair->head_at;
+    for (;;) {
+        const uint8_t *here = p.at;
+        uint32_t before = p.position;
+        if (!next_position(&p)) break;
+        uint32_t i = p.position;
         if (t->tok[i] == left && t->tok[i + t->length[left]] == right && weight_at(t, i)) {
-            pair->head = k;
+            pair->head = (uint32_t)(here - list);
+            pair->head_at = before;
             return i;
         }
     }
-    pair->head = pair->n;
+    pair->head = pair->bytes;
+    pair->head_at = p.position;
     return UINT32_MAX; /* none left: its count is 0 */
 }
 
@@ -59,7 +74,7 @@ void push_pair(Trainer *t, int32_t index) {
 
 /* A pair that will never be merged (merged already, or forgotten): its positions go. */
 void retire(Trainer *t, Pair *pair) {
-    if (pair->block != NO_LIST) blocks_release(&t->blocks, pair->block, pair->offset, pair->n);
+    if (pair->block != NO_LIST) blocks_release(&t->blocks, pair->block, pair->offset, pair->bytes);
     pair->block = NO_LIST;
     pair->count = -1;
 }
@@ -67,119 +82,138 @@ void retire(Trainer *t, Pair *pair) {
 /* ---------------------------------------------------------------------------------------- */
 /* Counting every pair: at the start, and whenever the floor is lowered                      */
 
-/* Store the pairs of `keys[0..n)` whose count reaches the floor: an entry each, room for their
-   positions in one block (offsets set, lists still empty), and `stored[i]`, the entry of pair
-   i (UINT32_MAX: not stored). */
-static void store_counted(Trainer *t, size_t n, const Key *keys, const int64_t *counts,
-                          const uint32_t *occurrences, uint32_t *stored) {
+/* A pair as counted (at the start, and by each rescan): its weighted count, the bytes its
+   list would take, and the last position seen (then, once stored, its entry). 24 bytes: a
+   rescan late in a training counts millions of distinct pairs, most of them rare, and this
+   table was its peak. */
+typedef struct {
+    Key key;
+    int64_t count;
+    uint32_t bytes;
+    uint32_t last; /* while counting: its last position; then its entry (UINT32_MAX: none) */
+} Counted;
+
+static inline void count_one(Counted *counted, uint32_t position, uint32_t weight) {
+    counted->count += weight;
+    counted->bytes += delta_size(position - counted->last);
+    counted->last = position;
+}
+
+/* Store the pairs of `counted[0..n)` whose count reaches the floor: an entry each, room for
+   their lists (offsets set, lists still empty); each one's `last` becomes its entry
+   (UINT32_MAX: not stored). */
+static void store_counted(Trainer *t, size_t n, Counted *counted) {
     Status *status = &t->status;
-    size_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        if (counts[i] >= t->floor) total += occurrences[i];
-    }
-    size_t offset = 0;
-    uint32_t block = total ? blocks_reserve(status, &t->blocks, total, &offset) : NO_LIST;
-    for (size_t i = 0; i < n; i++) {
-        stored[i] = UINT32_MAX;
-        if (counts[i] < t->floor || status->failed) continue;
-        int32_t index = table_add(status, &t->table, keys[i], counts[i]);
+        Counted *c = &counted[i];
+        c->last = UINT32_MAX;
+        if (c->count < t->floor || !c->bytes || status->failed) continue;
+        size_t offset = 0;
+        uint32_t block = blocks_reserve(status, &t->blocks, c->bytes, &offset);
+        int32_t index = status->failed ? -1 : table_add(status, &t->table, c->key, c->count);
         if (index < 0) return;
         Pair *pair = &t->table.pairs[index];
         pair->block = block;
         pair->offset = (uint32_t)offset;
-        offset += occurrences[i];
+        pair->bytes = c->bytes;
         t->blocks.blocks[block].live++;
-        stored[i] = (uint32_t)index;
+        c->last = (uint32_t)index;
     }
 }
 
+/* The next position of a stored pair's list, while it is written (`head` and `head_at` hold
+   where the writing is; finish_lists resets them). */
 static inline void add_position(Trainer *t, uint32_t index, size_t position) {
     Pair *pair = &t->table.pairs[index];
-    t->blocks.blocks[pair->block].data[pair->offset + pair->n++] = (uint32_t)position;
+    put_position(t->blocks.blocks[pair->block].data + pair->offset, &pair->head, &pair->head_at,
+                 (uint32_t)position);
 }
 
-/* The start: every pair is a byte pair, counted in direct arrays (no hashing). */
+static void finish_lists(Trainer *t) {
+    for (size_t i = 0; i < t->table.n; i++) t->table.pairs[i].head = t->table.pairs[i].head_at = 0;
+}
+
+/* The start: every pair is a byte pair, counted in a direct array (no hashing). */
 static void count_byte_pairs(Trainer *t) {
     Status *status = &t->status;
     const size_t n = 1 << 16;
-    Key *keys = malloc(n * sizeof(Key));
-    int64_t *counts = calloc(n, sizeof(int64_t));
-    uint32_t *occurrences = calloc(n, sizeof(uint32_t));
-    uint32_t *stored = malloc(n * sizeof(uint32_t));
-    if (!keys || !counts || !occurrences || !stored) {
+    Counted *counted = calloc(n, sizeof(Counted));
+    if (!counted) {
         status->failed = 1;
-    } else {
-        for (size_t i = 0; i + 1 < t->size; i++) {
-            if (t->tok[i] < 0 || t->tok[i + 1] < 0) continue;
-            size_t pair = (size_t)t->tok[i] << 8 | (size_t)t->tok[i + 1];
-            counts[pair] += weight_at(t, i);
-            occurrences[pair]++;
-        }
-        for (size_t pair = 0; pair < n; pair++)
-            keys[pair] = pair_key((int32_t)(pair >> 8), (int32_t)(pair & 0xFF));
-        store_counted(t, n, keys, counts, occurrences, stored);
-        for (size_t i = 0; i + 1 < t->size && !status->failed; i++) {
-            if (t->tok[i] < 0 || t->tok[i + 1] < 0) continue;
-            uint32_t index = stored[(size_t)t->tok[i] << 8 | (size_t)t->tok[i + 1]];
-            if (index != UINT32_MAX) add_position(t, index, i);
-        }
+        return;
     }
-    free(keys);
-    free(counts);
-    free(occurrences);
-    free(stored);
+    for (size_t pair = 0; pair < n; pair++)
+        counted[pair].key = pair_key((int32_t)(pair >> 8), (int32_t)(pair & 0xFF));
+    for (size_t i = 0; i + 1 < t->size; i++) {
+        if (t->tok[i] < 0 || t->tok[i + 1] < 0) continue;
+        count_one(&counted[(size_t)t->tok[i] << 8 | (size_t)t->tok[i + 1]], (uint32_t)i, weight_at(t, i));
+    }
+    store_counted(t, n, counted);
+    for (size_t i = 0; i + 1 < t->size && !status->failed; i++) {
+        if (t->tok[i] < 0 || t->tok[i + 1] < 0) continue;
+        uint32_t index = counted[(size_t)t->tok[i] << 8 | (size_t)t->tok[i + 1]].last;
+        if (index != UINT32_MAX) add_position(t, index, i);
+    }
+    finish_lists(t);
+    free(counted);
 }
 
-/* Later: the pairs of the current tokens, counted in a temporary table in one hashing pass
-   that also notes each occurrence's pair; the second pass (positions) needs no lookups. */
+/* Later: the pairs of the current tokens, counted in a temporary table (Counted entries, and
+   slots of 4 bytes) in one hashing pass that also notes each occurrence's pair; the slots go
+   before the stored pairs are made, and the second pass (positions) needs no lookups. */
 static void count_pairs(Trainer *t) {
     Status *status = &t->status;
-    PairTable all = {0};
-    size_t n_pairs = 0, capacity = 0;
+    Counted *counted = NULL;
+    size_t n = 0, counted_capacity = 0, n_pairs = 0, capacity = 0;
+    size_t n_slots = 1 << 16;
+    uint32_t *slots = calloc(n_slots, sizeof(uint32_t)); /* an entry's index + 1; 0: empty */
     uint32_t *pair_of = NULL; /* the pair of each adjacent pair occurrence, in walk order */
-    uint32_t *stored = NULL;
-    Key *keys = NULL;
-    int64_t *counts = NULL;
-    uint32_t *occurrences = NULL;
-    table_rehash(status, &all, 1 << 16);
+    if (!slots) status->failed = 1;
     PairWalk walk = pair_walk(t);
     while (!status->failed && next_pair(&walk)) {
         Key key = pair_key(walk.left, walk.right);
-        int32_t index = table_find(&all, key);
-        if (index < 0) index = table_add(status, &all, key, 0);
-        pair_of = grow(status, pair_of, &capacity, n_pairs + 1, sizeof(uint32_t));
-        if (index < 0 || status->failed) break;
-        all.pairs[index].count += weight_at(t, walk.left_start);
-        all.pairs[index].n++;
-        pair_of[n_pairs++] = (uint32_t)index;
-    }
-    keys = malloc((all.n + 1) * sizeof(Key));
-    counts = malloc((all.n + 1) * sizeof(int64_t));
-    occurrences = malloc((all.n + 1) * sizeof(uint32_t));
-    stored = malloc((all.n + 1) * sizeof(uint32_t));
-    if (!keys || !counts || !occurrences || !stored) status->failed = 1;
-    if (!status->failed) {
-        size_t distinct = all.n;
-        for (size_t i = 0; i < distinct; i++) {
-            keys[i] = all.pairs[i].key;
-            counts[i] = all.pairs[i].count;
-            occurrences[i] = all.pairs[i].n;
+        size_t mask = n_slots - 1, slot = hash_key(key) & mask;
+        while (slots[slot] && counted[slots[slot] - 1].key != key) slot = (slot + 1) & mask;
+        if (!slots[slot]) {
+            if (2 * (n + 1) > n_slots) { /* grow: the entries rehashed into twice the slots */
+                uint32_t *wider = calloc(2 * n_slots, sizeof(uint32_t));
+                if (!wider) { status->failed = 1; break; }
+                free(slots);
+                slots = wider;
+                n_slots *= 2;
+                mask = n_slots - 1;
+                for (size_t e = 0; e < n; e++) {
+                    size_t at = hash_key(counted[e].key) & mask;
+                    while (slots[at]) at = (at + 1) & mask;
+                    slots[at] = (uint32_t)(e + 1);
+                }
+                slot = hash_key(key) & mask;
+                while (slots[slot]) slot = (slot + 1) & mask;
+            }
+            counted = grow(status, counted, &counted_capacity, n + 1, sizeof(Counted));
+            if (status->failed) break;
+            counted[n] = (Counted){key, 0, 0, 0};
+            slots[slot] = (uint32_t)++n;
         }
-        table_free(&all); /* its memory goes before the stored pairs' is taken */
-        store_counted(t, distinct, keys, counts, occurrences, stored);
+        uint32_t index = slots[slot] - 1;
+        pair_of = grow(status, pair_of, &capacity, n_pairs + 1, sizeof(uint32_t));
+        if (status->failed) break;
+        count_one(&counted[index], (uint32_t)walk.left_start, weight_at(t, walk.left_start));
+        pair_of[n_pairs++] = index;
+    }
+    free(slots); /* its memory goes before the stored pairs' is taken */
+    if (!status->failed) {
+        store_counted(t, n, counted);
         size_t k = 0;
         walk = pair_walk(t);
         while (!status->failed && next_pair(&walk)) {
-            uint32_t index = stored[pair_of[k++]];
+            uint32_t index = counted[pair_of[k++]].last;
             if (index != UINT32_MAX) add_position(t, index, walk.left_start);
         }
+        finish_lists(t);
     }
-    table_free(&all);
     free(pair_of);
-    free(keys);
-    free(counts);
-    free(occurrences);
-    free(stored);
+    free(counted);
 }
 
 /* Count every adjacent pair of the current tokens and store those at or above the floor:
@@ -190,6 +224,12 @@ void rescan(Trainer *t, int start) {
     table_free(&t->table);
     blocks_free(&t->blocks);
     t->heap.n = 0;
+#if defined(__GLIBC__)
+    /* What was freed goes back to the OS before the recount takes its own: glibc keeps freed
+       blocks below its (rising) mmap threshold in the heap, and the recount's peak would come
+       on top of them. */
+    malloc_trim(0);
+#endif
     table_rehash(&t->status, &t->table, 1024);
     if (start) count_byte_pairs(t);
     else count_pairs(t);
@@ -219,7 +259,7 @@ void trainer_start(Trainer *t, int64_t forced_floor) {
         const uint8_t *bytes = t->buffer;
         for (size_t p = 0; p < t->size; p++) t->tok[p] = bytes[p] == SEPARATOR ? GAP : bytes[p];
     }
-    t->floor = initial_floor(t->size, t->min_count, t->weight);
+    t->floor = initial_floor(t->size, t->min_count, t->text_weight);
     if (t->groups && t->groups->parity) {
         /* A group's counts are a share of the whole: a floor from the whole text would be
            above most of them, and each group's heap would soon run dry and ask for a rescan.
@@ -229,7 +269,7 @@ void trainer_start(Trainer *t, int64_t forced_floor) {
             size_t share = (size_t)t->groups->tokens[g];
             if (share && share < smallest) smallest = share;
         }
-        t->floor = initial_floor(smallest, t->min_count, t->weight);
+        t->floor = initial_floor(smallest, t->min_count, t->text_weight);
     }
     if (forced_floor > t->min_count) t->floor = forced_floor;
     rescan(t, t->ids == NULL); /* bytes: the direct-array count of byte pairs */
@@ -285,7 +325,8 @@ static Made *scratch_made(Trainer *t, Key key) {
     Made *made = &s->made[s->n_made++];
     made->key = key;
     made->count = 0;
-    made->n = made->filled = 0;
+    made->bytes = 0;
+    made->last = made->filled = 0;
     made->pair = -1;
     made->group_sum = 0;
     made->last_group = -1;
@@ -361,19 +402,27 @@ static int64_t replace_occurrences(Trainer *t, Pair *pair, int32_t z) {
     Groups *groups = t->groups;
     int parity = groups && groups->parity;
     int64_t replaced = 0;
-    const uint32_t *positions = pair_positions(t, pair);
-    /* Fetch the tokens (and weights) of later occurrences while this one is done. */
+    /* Fetch the tokens of later occurrences while this one is done, and their texts' weights
+       (text_at's window, then the text's start and weight, in two steps): the list is read
+       three times over, `ahead` and `ahead / 2` positions in front of the one replaced. */
     const uint32_t ahead = 16;
-    for (uint32_t k = 0; k < pair->n && k < ahead; k++) {
-        __builtin_prefetch(&tok[positions[k]]);
-        if (t->weight) __builtin_prefetch(&t->weight[positions[k]]);
+    Positions p = pair_positions(t, pair), fetch = p, soon = p;
+    for (uint32_t k = 0; k < ahead && next_position(&fetch); k++) {
+        __builtin_prefetch(&tok[fetch.position]);
+        if (t->text_weight) __builtin_prefetch(&t->text_index[fetch.position >> TEXT_WINDOW_SHIFT]);
     }
-    for (uint32_t k = 0; k < pair->n; k++) {
-        if (k + ahead < pair->n) {
-            __builtin_prefetch(&tok[positions[k + ahead]]);
-            if (t->weight) __builtin_prefetch(&t->weight[positions[k + ahead]]);
+    for (uint32_t k = 0; t->text_weight && k < ahead / 2; k++) next_position(&soon);
+    while (next_position(&p)) {
+        if (next_position(&fetch)) {
+            __builtin_prefetch(&tok[fetch.position]);
+            if (t->text_weight) __builtin_prefetch(&t->text_index[fetch.position >> TEXT_WINDOW_SHIFT]);
         }
-        size_t i = positions[k];
+        if (t->text_weight && next_position(&soon)) {
+            uint32_t text = t->text_index[soon.position >> TEXT_WINDOW_SHIFT];
+            __builtin_prefetch(&t->starts[text]);
+            __builtin_prefetch(&t->text_weight[text]);
+        }
+        size_t i = p.position;
         size_t end = replace_at(tok, i, a, la, b, lb, z);
         if (!end) continue; /* stale */
         uint32_t w = weight_at(t, i);
@@ -437,35 +486,33 @@ static void store_made(Trainer *t) {
         Made *made = scratch_made(t, s->records[r].key);
         if (!made) return;
         made->count += s->records[r].weight;
-        made->n++;
+        made->bytes += delta_size(s->records[r].position - made->last); /* ascending by pair */
+        made->last = s->records[r].position;
         s->record_made[r] = (int32_t)(made - s->made);
         /* parity: summed by group here, where each record's pair is found (groups.c) */
         if (parity && s->records[r].weight) group_made_record(t, made, s->record_group[r], s->records[r].weight);
     }
-    size_t kept = 0;
-    for (size_t m = 0; m < s->n_made; m++) {
-        if (s->made[m].count >= t->floor) kept += s->made[m].n;
-    }
-    size_t offset = 0;
-    uint32_t block = kept ? blocks_reserve(&t->status, &t->blocks, kept, &offset) : NO_LIST;
     for (size_t m = 0; m < s->n_made && !t->status.failed; m++) {
         Made *made = &s->made[m];
         if (made->count < t->floor) continue;
-        int32_t created = table_add(&t->status, &t->table, made->key, made->count);
+        size_t offset = 0;
+        uint32_t block = blocks_reserve(&t->status, &t->blocks, made->bytes, &offset);
+        int32_t created = t->status.failed ? -1 : table_add(&t->status, &t->table, made->key, made->count);
         if (created < 0) return;
         Pair *stored = &t->table.pairs[created];
         stored->block = block;
         stored->offset = (uint32_t)offset;
-        stored->n = made->n;
-        offset += made->n;
+        stored->bytes = (uint32_t)made->bytes;
         t->blocks.blocks[block].live++;
         made->pair = created;
+        made->last = 0; /* now: the last position written */
     }
     for (size_t r = 0; r < s->n && !t->status.failed; r++) {
         Made *made = &s->made[s->record_made[r]];
         if (made->pair < 0) continue;
         Pair *stored = &t->table.pairs[made->pair];
-        t->blocks.blocks[block].data[stored->offset + made->filled++] = s->records[r].position;
+        put_position(t->blocks.blocks[stored->block].data + stored->offset, &made->filled,
+                     &made->last, s->records[r].position);
     }
     Groups *groups = t->groups;
     int global_heap = !groups || !groups->parity || groups->global_phase;
@@ -504,7 +551,8 @@ int64_t trainer_merge(Trainer *t, int32_t index, int32_t z) {
 
 void trainer_free(Trainer *t) {
     free(t->tok);
-    free(t->weight);
+    free(t->text_weight);
+    free(t->text_index);
     free(t->length);
     table_free(&t->table);
     free(t->heap.items);
@@ -522,8 +570,7 @@ void trainer_free(Trainer *t) {
 /* A training session: set up from its input, then one merge at a time (the binding runs the
    steps without the GIL, a block at a time, reporting progress between blocks). */
 
-/* Each position's weight (that of its text), when some text weighs other than 1; NULL, or why
-   not. */
+/* Each text's weight, when some text weighs other than 1; NULL, or why not. */
 static const char *set_weights(const TrainInput *in, Trainer *t) {
     int64_t lowest = in->groups ? 0 : 1; /* weight 0 (measured only) needs groups */
     int heavy = 0;
@@ -533,13 +580,16 @@ static const char *set_weights(const TrainInput *in, Trainer *t) {
         heavy |= in->weights[k] != 1;
     }
     if (!heavy) return NULL;
-    t->weight = malloc(t->size * sizeof(uint32_t));
-    if (!t->weight) return "out of memory";
-    for (size_t k = 0; k < in->n_texts; k++) {
-        size_t from = (size_t)in->starts[k];
-        size_t to = k + 1 < in->n_texts ? (size_t)in->starts[k + 1] : t->size;
-        /* a text's first pair starts at the slot before it (its separator's): weighed as it */
-        for (size_t p = from ? from - 1 : 0; p < to; p++) t->weight[p] = (uint32_t)in->weights[k];
+    size_t windows = (t->size >> TEXT_WINDOW_SHIFT) + 1;
+    t->text_weight = malloc(in->n_texts * sizeof(uint32_t));
+    t->text_index = malloc(windows * sizeof(uint32_t));
+    if (!t->text_weight || !t->text_index) return "out of memory";
+    for (size_t k = 0; k < in->n_texts; k++) t->text_weight[k] = (uint32_t)in->weights[k];
+    size_t k = 0; /* the last text starting at or before the window's first slot (or 0) */
+    for (size_t w = 0; w < windows; w++) {
+        size_t first = w << TEXT_WINDOW_SHIFT;
+        while (k + 1 < in->n_texts && (size_t)in->starts[k + 1] <= first) k++;
+        t->text_index[w] = (uint32_t)k;
     }
     return NULL;
 }
@@ -557,6 +607,8 @@ const char *training_setup(const TrainInput *in, Trainer *t, Groups *groups, Lea
     size_t n = (size_t)in->n_merges + 1;
     t->size = in->n_slots;
     t->buffer = in->buffer;
+    t->starts = in->starts;
+    t->n_texts = in->n_texts;
     t->ids = in->ids;
     t->min_count = in->min_pair_count;
     t->first_mode = in->first;
@@ -589,8 +641,8 @@ const char *training_setup(const TrainInput *in, Trainer *t, Groups *groups, Lea
     }
     t->n_ids = (size_t)in->first_id;
     for (int32_t id = 0; id < in->first_id; id++) t->length[id] = 1;
-    size_t block_items = t->size / 64;
-    t->blocks.block_items = block_items > 4096 ? block_items : 4096;
+    size_t block_bytes = t->size / 32;
+    t->blocks.block_bytes = block_bytes > 16384 ? block_bytes : 16384;
     return NULL;
 }
 
