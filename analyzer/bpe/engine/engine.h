@@ -651,4 +651,40 @@ size_t utf8_of(const SplitText *t, size_t start, size_t length, uint8_t *out);
 int counter_add_gathered(ChunkCounter *c, const Gathered *gathered, const SplitText *texts,
                          int64_t first);
 
+
+/* A chunk counter in parts, which several threads count into at once (the counting pass over
+   a training source): each distinct chunk lives in the part its hash picks, so the parts hold
+   no chunk twice and are never merged; a part is locked while a thread adds to it. */
+typedef struct {
+    ChunkCounter *parts;
+    void *locks; /* a mutex per part */
+    int n;
+} PartedCounter;
+
+/* 0, or -1 when memory ran out (nothing to free then). At most MAX_SPLIT_THREADS parts. */
+int parted_init(PartedCounter *p, int n_parts);
+void parted_free(PartedCounter *p);
+/* counter_add, into the chunk's part (locked). */
+int parted_add(PartedCounter *p, const uint8_t *data, size_t length, int64_t count,
+               int64_t first);
+/* counter_add_gathered, each chunk into its part, the parts taken from `start` on (callers
+   start at different parts, so that they seldom wait for each other). */
+int parted_add_gathered(PartedCounter *p, const Gathered *gathered, const SplitText *texts,
+                        int64_t first, int start);
+size_t parted_len(const PartedCounter *p);
+/* With every part sorted (counter_sort) and at[k] the next chunk of part k: the part whose
+   next chunk came first, or -1 when every part is done. */
+int parted_next(const PartedCounter *p, const size_t *at);
+
+/* lines.c: lines of UTF-8 read in compiled code                                             */
+
+/* The documents of a block of whole lines (streams._plain_lines's): their number, each its
+   bytes [starts[k], ends[k]) (room for one per line break), and their code points in all;
+   -1 when the block is not strict UTF-8. */
+ptrdiff_t utf8_lines(const uint8_t *data, size_t n, int64_t *starts, int64_t *ends,
+                     size_t *characters);
+/* The code points of strict UTF-8 bytes, written to `out` unless it is NULL: their number,
+   or SIZE_MAX when the bytes are not UTF-8. */
+size_t utf8_decode(const uint8_t *data, size_t n, uint32_t *out);
+
 #endif
