@@ -91,13 +91,13 @@ static void forget_listing(Parted *self) {
 /* The gathering of a batch counted (without the GIL): None, or the error set. */
 static PyObject *count_gathered(Parted *self, int pattern, const SplitTables *tables,
                                 const SplitText *views, size_t n_texts, long long first,
-                                Py_ssize_t *lost) {
+                                int threads, Py_ssize_t *lost) {
     Gathered gathered = {.lost = -1};
     int failed = 0;
     forget_listing(self);
     self->busy++;
     Py_BEGIN_ALLOW_THREADS
-    failed = chunk_gather(pattern, tables, views, n_texts, NULL, 1, &gathered);
+    failed = chunk_gather(pattern, tables, views, n_texts, NULL, threads, &gathered);
     /* a batch's place picks the part its adds start at: threads on other batches seldom meet */
     if (!failed && gathered.lost < 0)
         failed = parted_add_gathered(&self->counter, &gathered, views, first,
@@ -112,16 +112,16 @@ static PyObject *count_gathered(Parted *self, int pattern, const SplitTables *ta
     return failed ? NULL : Py_None;
 }
 
-/* count_texts(texts, pattern, classes, folds, first=0) -> lost: as ChunkCounter.count_texts
-   (on the calling thread; other threads may count into it at the same time). */
+/* count_texts(texts, pattern, classes, folds, first=0, threads=1) -> lost: as
+   ChunkCounter.count_texts (other threads may count into it at the same time). */
 static PyObject *Parted_count_texts(Parted *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"texts", "pattern", "classes", "folds", "first", NULL};
+    static char *keywords[] = {"texts", "pattern", "classes", "folds", "first", "threads", NULL};
     PyObject *sequence, *texts = NULL, *result = NULL;
-    int pattern;
+    int pattern, threads = 1;
     long long first = 0;
     Py_buffer classes, folds;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oiy*y*|L", keywords, &sequence, &pattern,
-                                     &classes, &folds, &first))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oiy*y*|Li", keywords, &sequence, &pattern,
+                                     &classes, &folds, &first, &threads))
         return NULL;
     uint32_t fold_store[64];
     SplitText *views = NULL;
@@ -129,7 +129,7 @@ static PyObject *Parted_count_texts(Parted *self, PyObject *args, PyObject *kwar
     Py_ssize_t lost = -1;
     if (split_input(sequence, pattern, &classes, &folds, fold_store, &tables, &texts, &views) == 0
         && count_gathered(self, pattern, &tables, views, (size_t)PyTuple_GET_SIZE(texts), first,
-                          &lost))
+                          threads, &lost))
         result = PyLong_FromSsize_t(lost);
     free(views);
     Py_XDECREF(texts);
@@ -221,7 +221,7 @@ static PyObject *Parted_count_utf8(Parted *self, PyObject *args, PyObject *kwarg
     if (read_tables(&classes, &folds, fold_store, &tables) < 0
         || utf8_views(data.buf, (size_t)data.len, starts.buf, ends.buf, n, views, &wide) < 0)
         goto done;
-    if (count_gathered(self, pattern, &tables, views, n, first, &lost))
+    if (count_gathered(self, pattern, &tables, views, n, first, 1, &lost))
         result = PyLong_FromSsize_t(lost);
 done:
     free(views);
@@ -361,7 +361,7 @@ static PyObject *Parted_parts(Parted *self, void *Py_UNUSED(closure)) {
 
 static PyMethodDef Parted_methods[] = {
     {"count_texts", (PyCFunction)(void (*)(void))Parted_count_texts, METH_VARARGS | METH_KEYWORDS,
-     "count_texts(texts, pattern, classes, folds, first=0) -> lost: the texts split and their "
+     "count_texts(texts, pattern, classes, folds, first=0, threads=1) -> lost: the texts split and their "
      "distinct chunks counted, without the GIL (other threads may count at once)"},
     {"count_utf8", (PyCFunction)(void (*)(void))Parted_count_utf8, METH_VARARGS | METH_KEYWORDS,
      "count_utf8(data, starts, ends, pattern, classes, folds, first=0) -> lost: count_texts of "

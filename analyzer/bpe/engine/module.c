@@ -43,7 +43,9 @@
 
 int read_int64s(PyObject *object, Py_buffer *view, const char *name) {
     if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    if (view->itemsize != 8 || !view->format || (view->format[0] != 'q' && view->format[0] != 'Q')) {
+    /* 'q' (array, bytes cast) or, where long is 64 bits, 'l' (numpy's int64) */
+    const char *format = view->format ? view->format + (view->format[0] == '<' || view->format[0] == '=') : NULL;
+    if (view->itemsize != 8 || !format || !strchr("qQlL", format[0]) || !format[0]) {
         PyBuffer_Release(view);
         PyErr_Format(PyExc_TypeError, "%s must be an array of 64-bit ints", name);
         return -1;
