@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from analyzer.errors import SETTING
 from analyzer.store import SourceDetail
 from analyzer.store.models import SourceFile
 
-from .chunk_cache import ChunkCache, DamagedEntry, cache_key
+from .chunk_cache import ChunkCache, DamagedEntry, Listed, cache_key
 from .errors import RunError
 from .sample import ALL, selected
 
@@ -186,7 +187,8 @@ def count_file_into(counters: dict[str, Counter], plan: SourcePlan, lang: str, i
     # to be skipped; what is unreadable only now (changed in place) is refused here, alike.
     batches = read_documents(Path(item.path), kind, documents=plan.source.documents,
                              text_field=plan.source.text_field, skip_invalid=plan.skip_invalid,
-                             utf8_lines=engine.utf8_lines if as_bytes else None)
+                             utf8_lines=engine.utf8_lines if engine is not None and as_bytes
+                             else None)
 
     def count(number: int, batch: Batch) -> Taken:
         if number >= 1 << ORDER_BITS:
@@ -472,9 +474,12 @@ def _save_language(cache: ChunkCache, keys: dict[str, str], counters: dict[str, 
     given back before the next is written)."""
     paths = {}
     for key, entry in keys.items():
-        table = ChunkTable.of(counters.pop(key))
+        counter = counters.pop(key)
+        # A counter that lists its chunks a slice at a time is written so, never whole twice.
+        table = cast(Listed, counter) if hasattr(counter, "rewind") else ChunkTable.of(counter)
         paths[(lang, key)] = save_table(cache, entry, table, plan, lang, key, splitters[key],
                                         taken)
+        del counter, table  # its memory given back before the next is written
     return paths
 
 
@@ -514,8 +519,8 @@ class _Saver:
             raise error
 
 
-def save_table(cache: ChunkCache, entry: str, table: ChunkTable, plan: SourcePlan, lang: str,
-               name: str, splitter: Splitter | None, taken: dict) -> Path:
+def save_table(cache: ChunkCache, entry: str, table: ChunkTable | Listed, plan: SourcePlan,
+               lang: str, name: str, splitter: Splitter | None, taken: dict) -> Path:
     return cache.save(entry, table, {"source": plan.source.name,
                                      "fingerprint": plan.source.fingerprint, "lang": lang,
                                      "pretokenizer": name,

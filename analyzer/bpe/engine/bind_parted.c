@@ -46,6 +46,8 @@ typedef struct {
     PyObject_HEAD
     PartedCounter counter;
     int busy;       /* calls counting into it without the GIL now */
+    int listed;     /* items(limit) was called: its slots are gone, it counts no more */
+    int ordered;    /* its parts are in order of first occurrence (nothing counted since) */
     size_t *at;     /* items(limit): the next chunk of each part, or NULL before the first call */
     size_t at_byte; /* and the bytes given so far */
 } Parted;
@@ -53,6 +55,14 @@ typedef struct {
 static int parted_in_use(Parted *self) {
     if (!self->busy) return 0;
     PyErr_SetString(PyExc_RuntimeError, "the counter is counting on another thread");
+    return -1;
+}
+
+/* -1 with the error set when the counter was listed a slice at a time (it counts no more). */
+static int parted_listed(Parted *self) {
+    if (!self->listed) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "the counter was listed a slice at a time (items(limit)): "
+                                        "it counts no more");
     return -1;
 }
 
@@ -81,7 +91,7 @@ static PyObject *Parted_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return (PyObject *)self;
 }
 
-/* Counting into it again after items(limit) starts the listing over. */
+/* The next items(limit) lists from the first chunk. */
 static void forget_listing(Parted *self) {
     free(self->at);
     self->at = NULL;
@@ -94,7 +104,8 @@ static PyObject *count_gathered(Parted *self, int pattern, const SplitTables *ta
                                 int threads, Py_ssize_t *lost) {
     Gathered gathered = {.lost = -1};
     int failed = 0;
-    forget_listing(self);
+    if (parted_listed(self) < 0) return NULL;
+    self->ordered = 0;
     self->busy++;
     Py_BEGIN_ALLOW_THREADS
     failed = chunk_gather(pattern, tables, views, n_texts, NULL, threads, &gathered);
@@ -241,9 +252,10 @@ static PyObject *Parted_add(Parted *self, PyObject *args, PyObject *kwargs) {
     long long first = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OL", keywords, &chunks, &counts_object, &first))
         return NULL;
+    if (parted_listed(self) < 0) return NULL;
+    self->ordered = 0;
     PyObject *list = PySequence_Fast(chunks, "chunks must be a sequence of str");
     if (!list) return NULL;
-    forget_listing(self);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(list);
     Py_buffer counts = {0};
     int has_counts = counts_object != Py_None;
@@ -282,16 +294,24 @@ done:
 /* items(limit=-1) -> (data, offsets, counts, firsts): the chunks in order of first occurrence
    (every part's, merged by their order keys), as ChunkCounter.items gives them. With a limit,
    the next `limit` chunks at most, call after call (their offsets counted from the first
-   chunk's byte: they go on where the last call's ended), an empty listing at the end; without
-   one, every chunk, from the first. */
+   chunk's byte: they go on where the last call's ended), an empty listing at the end, and
+   the counter's slots given back (what a counter to be written and dropped needs): it counts
+   no more. Without one, every chunk, from the first. */
 static PyObject *Parted_items(Parted *self, PyObject *args) {
     Py_ssize_t limit = -1;
     if (!PyArg_ParseTuple(args, "|n", &limit) || parted_in_use(self) < 0) return NULL;
     PartedCounter *p = &self->counter;
     if (limit < 0) forget_listing(self);
     if (!self->at) { /* a listing begins: every part in order of first occurrence */
-        for (int k = 0; k < p->n; k++)
-            if (counter_sort(&p->parts[k]) < 0) return PyErr_NoMemory();
+        for (int k = 0; k < p->n && !(self->ordered && (self->listed || limit < 0)); k++) {
+            if (limit < 0 && !self->listed) {
+                if (counter_sort(&p->parts[k]) < 0) return PyErr_NoMemory();
+            } else { /* listed a slice at a time to be written: its slots given back */
+                counter_order(&p->parts[k]);
+            }
+        }
+        self->listed |= limit >= 0;
+        self->ordered = 1;
         self->at = calloc((size_t)p->n, sizeof *self->at);
         if (!self->at) return PyErr_NoMemory();
     }

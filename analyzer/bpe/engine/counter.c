@@ -354,6 +354,13 @@ int counter_sort(ChunkCounter *c) {
     return c->n_slots ? rehash(c, c->n_slots) : 0; /* the slots pointed at the old places */
 }
 
+void counter_order(ChunkCounter *c) {
+    qsort(c->chunks, c->n, sizeof(CountedChunk), by_first);
+    free(c->slots); /* pointing at the old places, and not needed to list the chunks */
+    c->slots = NULL;
+    c->n_slots = 0;
+}
+
 void counter_free(ChunkCounter *c) {
     free(c->bytes);
     free(c->chunks);

@@ -439,6 +439,9 @@ static inline const uint8_t *counted_bytes(const ChunkCounter *c, const CountedC
 int counter_add(ChunkCounter *c, const uint8_t *data, size_t length, int64_t count, int64_t first);
 /* The chunks put in order of their first occurrence; 0, or -1 when memory ran out. */
 int counter_sort(ChunkCounter *c);
+/* The chunks put in order of their first occurrence, and the slots freed: to be listed only,
+   never counted into again (its memory then is about its table's). */
+void counter_order(ChunkCounter *c);
 void counter_free(ChunkCounter *c);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -672,7 +675,7 @@ int parted_add(PartedCounter *p, const uint8_t *data, size_t length, int64_t cou
 int parted_add_gathered(PartedCounter *p, const Gathered *gathered, const SplitText *texts,
                         int64_t first, int start);
 size_t parted_len(const PartedCounter *p);
-/* With every part sorted (counter_sort) and at[k] the next chunk of part k: the part whose
+/* With every part sorted (counter_sort or counter_order) and at[k] the next chunk of part k: the part whose
    next chunk came first, or -1 when every part is done. */
 int parted_next(const PartedCounter *p, const size_t *at);
 
