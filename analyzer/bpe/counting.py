@@ -51,6 +51,12 @@ class PureCounter:
         self.found: dict[bytes, list[int]] = {}
         self.lock = threading.Lock()  # threads may count into one counter (`parted_counter`)
 
+    def __getstate__(self) -> dict:  # pickled (sent to or from a worker) without its lock
+        return {"found": self.found}
+
+    def __setstate__(self, state: dict) -> None:
+        self.found, self.lock = state["found"], threading.Lock()
+
     def _add(self, chunk: bytes, count: int, first: int) -> None:
         entry = self.found.get(chunk)
         if entry is None:

@@ -9,8 +9,12 @@
 
 #include "engine.h"
 
+#include <string.h>
+
 /* One code point of strict UTF-8 at data[*i] (no overlong form, no surrogate, at most
    U+10FFFF), *i moved past it; UINT32_MAX when the bytes there are not UTF-8. */
+static inline int continues(uint8_t b) { return (b & 0xC0) == 0x80; }
+
 static inline uint32_t next_code_point(const uint8_t *data, size_t n, size_t *i) {
     size_t k = *i;
     uint32_t b = data[k];
@@ -18,26 +22,26 @@ static inline uint32_t next_code_point(const uint8_t *data, size_t n, size_t *i)
         *i = k + 1;
         return b;
     }
-    uint32_t c;
-    size_t more;
-    uint8_t low = 0x80, high = 0xBF; /* the second byte's range, narrowed to refuse overlong forms */
-    if (b >= 0xC2 && b <= 0xDF) c = b & 0x1F, more = 1;
-    else if (b >= 0xE0 && b <= 0xEF) {
-        c = b & 0x0F, more = 2;
-        if (b == 0xE0) low = 0xA0;
-        if (b == 0xED) high = 0x9F; /* U+D800..U+DFFF: surrogates */
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        c = b & 0x07, more = 3;
-        if (b == 0xF0) low = 0x90;
-        if (b == 0xF4) high = 0x8F; /* above U+10FFFF */
-    } else return UINT32_MAX;
-    if (k + more >= n) return UINT32_MAX; /* cut short */
-    for (size_t m = 1; m <= more; m++) {
-        uint8_t next = data[k + m];
-        if (next < (m == 1 ? low : 0x80) || next > (m == 1 ? high : 0xBF)) return UINT32_MAX;
-        c = c << 6 | (next & 0x3F);
+    if (b < 0xC2) return UINT32_MAX; /* a byte that continues, or an overlong lead */
+    if (b < 0xE0) {
+        if (k + 1 >= n || !continues(data[k + 1])) return UINT32_MAX;
+        *i = k + 2;
+        return (b & 0x1F) << 6 | (data[k + 1] & 0x3F);
     }
-    *i = k + more + 1;
+    if (b < 0xF0) {
+        if (k + 2 >= n || !continues(data[k + 1]) || !continues(data[k + 2])) return UINT32_MAX;
+        uint32_t c = (b & 0x0F) << 12 | (uint32_t)(data[k + 1] & 0x3F) << 6 | (data[k + 2] & 0x3F);
+        if (c < 0x800 || (c >= 0xD800 && c < 0xE000)) return UINT32_MAX; /* overlong, surrogate */
+        *i = k + 3;
+        return c;
+    }
+    if (b > 0xF4 || k + 3 >= n || !continues(data[k + 1]) || !continues(data[k + 2])
+        || !continues(data[k + 3]))
+        return UINT32_MAX;
+    uint32_t c = (b & 0x07) << 18 | (uint32_t)(data[k + 1] & 0x3F) << 12
+                 | (uint32_t)(data[k + 2] & 0x3F) << 6 | (data[k + 3] & 0x3F);
+    if (c < 0x10000 || c > 0x10FFFF) return UINT32_MAX; /* overlong, beyond Unicode */
+    *i = k + 4;
     return c;
 }
 
@@ -49,29 +53,45 @@ static inline int is_space(uint32_t c) {
            || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
+/* Whether [i, end) is strict UTF-8 (a code point may not run past `end`): eight ASCII bytes
+   at a time, the rest one code point at a time. */
+static int valid(const uint8_t *data, size_t i, size_t end) {
+    while (i < end) {
+        if (i + 8 <= end) {
+            uint64_t word;
+            memcpy(&word, data + i, 8);
+            if (!(word & 0x8080808080808080ull)) {
+                i += 8;
+                continue;
+            }
+        }
+        if (data[i] < 0x80) i++;
+        else if (next_code_point(data, end, &i) == UINT32_MAX) return 0;
+    }
+    return 1;
+}
+
 ptrdiff_t utf8_lines(const uint8_t *data, size_t n, int64_t *starts, int64_t *ends,
                      size_t *characters) {
-    size_t n_docs = 0, i = 0;
-    *characters = 0;
+    size_t n_docs = 0, i = 0, kept = 0; /* kept: bytes of the documents */
+    size_t continuations = 0;           /* of their bytes, those that continue a code point */
     while (i < n) {
-        size_t start = i, length = 0;
-        int blank = 1;
-        while (i < n && data[i] != '\n') {
-            uint32_t c = next_code_point(data, n, &i);
-            if (c == UINT32_MAX) return -1;
-            if (blank && !is_space(c)) blank = 0;
-            length++;
-        }
-        size_t end = i;
-        if (i == n) break; /* not a whole line: the caller gives whole lines only */
-        i++;
-        if (end > start && data[end - 1] == '\r') end--, length--;
-        if (blank) continue; /* empty, or whitespace only (a dropped '\r' is whitespace too) */
+        const uint8_t *line_break = memchr(data + i, '\n', n - i);
+        if (!line_break) break; /* not a whole line: the caller gives whole lines only */
+        size_t start = i, end = (size_t)(line_break - data);
+        i = end + 1;
+        if (!valid(data, start, end)) return -1;
+        if (end > start && data[end - 1] == '\r') end--;
+        int blank = 1; /* nothing but whitespace (most lines are found not blank at once) */
+        for (size_t k = start; blank && k < end;) blank = is_space(next_code_point(data, end, &k));
+        if (blank) continue;
         starts[n_docs] = (int64_t)start;
         ends[n_docs] = (int64_t)end;
         n_docs++;
-        *characters += length;
+        kept += end - start;
+        for (size_t k = start; k < end; k++) continuations += (data[k] & 0xC0) == 0x80;
     }
+    *characters = kept - continuations;
     return (ptrdiff_t)n_docs;
 }
 
