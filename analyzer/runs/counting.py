@@ -2,8 +2,12 @@
 documents chosen (`sample.selected`), cut by each pre-tokenizer the run trains with, and the
 distinct chunks counted (`bpe.counting`), a batch of documents per core at a time (the
 compiled splitter and counter give up the GIL): memory goes with the distinct chunks, not with
-the text. Each language's tables are kept in the chunk-count cache, and a language whose
-tables are all there is not read at all.
+the text. Plain text reaches the compiled counter as UTF-8 bytes, checked there (no Python
+string per document), and every thread counts into one `PartedCounter` per pre-tokenizer, a
+part per thread, each distinct chunk in the one part its hash picks: no chunk is held twice
+and nothing is merged at the end. Each language's tables are kept in the chunk-count cache
+(written a slice at a time from the counter), and a language whose tables are all there is
+not read at all.
 
 The same pass runs on a Dask cluster (`DaskExecutor.count` in `analyzer.runs.cluster`): a task
 per file, the counters merged two by two; the tables are the same, chunk for chunk, as here.
