@@ -150,11 +150,13 @@ static PyObject *Parted_count_texts(Parted *self, PyObject *args, PyObject *kwar
 }
 
 /* The documents [starts[k], ends[k]) of `data` as texts to split: an ASCII one read in place
-   (as Latin-1, whose code points it shares), any other decoded into `*wide`. 0, or -1 with the
-   error set (bytes that are not UTF-8, a document of 2**32 code points or more). */
+   (as Latin-1, whose code points it shares), any other decoded into `*wide` at the width its
+   widest code point needs (1, 2 or 4 bytes, as Python's str: no more memory than the str
+   was). 0, or -1 with the error set (bytes that are not UTF-8, a document of 2**32 code
+   points or more). */
 static int utf8_views(const uint8_t *data, size_t size, const int64_t *starts,
-                      const int64_t *ends, size_t n, SplitText *views, uint32_t **wide) {
-    size_t total = 0;
+                      const int64_t *ends, size_t n, SplitText *views, uint8_t **wide) {
+    size_t total = 0; /* bytes of the decoded documents, each kept aligned to its width */
     for (size_t k = 0; k < n; k++) {
         if (starts[k] < 0 || ends[k] < starts[k] || (size_t)ends[k] > size) {
             PyErr_Format(PyExc_ValueError, "document %zu is not within the data", k);
@@ -167,29 +169,34 @@ static int utf8_views(const uint8_t *data, size_t size, const int64_t *starts,
             views[k] = (SplitText){1, text, length};
             continue;
         }
-        size_t points = utf8_decode(text, length, NULL);
-        if (points == SIZE_MAX) {
+        size_t points;
+        uint32_t widest = utf8_widest(text, length, &points);
+        if (widest == UINT32_MAX) {
             PyErr_Format(PyExc_ValueError, "document %zu is not UTF-8", k);
             return -1;
         }
-        views[k] = (SplitText){4, NULL, points};
-        total += points;
-    }
-    for (size_t k = 0; k < n; k++)
-        if (views[k].length >= UINT32_MAX) {
+        if (points >= UINT32_MAX) {
             PyErr_SetString(PyExc_ValueError, "a text of 2**32 characters or more");
             return -1;
         }
-    *wide = malloc((total + 1) * sizeof **wide);
+        int kind = widest < 0x100 ? 1 : widest < 0x10000 ? 2 : 4;
+        total = (total + 3) & ~(size_t)3;
+        /* where it goes, until the buffer is there */
+        views[k] = (SplitText){kind, (const void *)(uintptr_t)(total + 1), points};
+        total += points * (size_t)kind;
+    }
+    *wide = malloc(total + 4);
     if (!*wide) {
         PyErr_NoMemory();
         return -1;
     }
-    for (size_t k = 0, used = 0; k < n; k++)
-        if (views[k].kind == 4) {
-            views[k].data = *wide + used;
-            used += utf8_decode(data + starts[k], (size_t)(ends[k] - starts[k]), *wide + used);
-        }
+    for (size_t k = 0; k < n; k++) {
+        const uint8_t *text = data + starts[k];
+        if (views[k].data == text) continue; /* ASCII, read in place */
+        uint8_t *out = *wide + ((uintptr_t)views[k].data - 1);
+        utf8_decode_kind(text, (size_t)(ends[k] - starts[k]), views[k].kind, out);
+        views[k].data = out;
+    }
     return 0;
 }
 
@@ -206,7 +213,8 @@ static PyObject *Parted_count_utf8(Parted *self, PyObject *args, PyObject *kwarg
                                      &starts_object, &ends_object, &pattern, &classes, &folds,
                                      &first))
         return NULL;
-    uint32_t fold_store[64], *wide = NULL;
+    uint32_t fold_store[64];
+    uint8_t *wide = NULL;
     SplitText *views = NULL;
     SplitTables tables;
     Py_ssize_t lost = -1;

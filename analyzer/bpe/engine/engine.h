@@ -686,8 +686,11 @@ int parted_next(const PartedCounter *p, const size_t *at);
    -1 when the block is not strict UTF-8. */
 ptrdiff_t utf8_lines(const uint8_t *data, size_t n, int64_t *starts, int64_t *ends,
                      size_t *characters);
-/* The code points of strict UTF-8 bytes, written to `out` unless it is NULL: their number,
-   or SIZE_MAX when the bytes are not UTF-8. */
-size_t utf8_decode(const uint8_t *data, size_t n, uint32_t *out);
+/* The widest code point of strict UTF-8 bytes, and their number (`points`); UINT32_MAX when
+   the bytes are not UTF-8. */
+uint32_t utf8_widest(const uint8_t *data, size_t n, size_t *points);
+/* Bytes utf8_widest found UTF-8 decoded into `out`, `kind` (1, 2 or 4) bytes a code point,
+   wide enough for the widest. */
+void utf8_decode_kind(const uint8_t *data, size_t n, int kind, void *out);
 
 #endif

@@ -95,13 +95,24 @@ ptrdiff_t utf8_lines(const uint8_t *data, size_t n, int64_t *starts, int64_t *en
     return (ptrdiff_t)n_docs;
 }
 
-size_t utf8_decode(const uint8_t *data, size_t n, uint32_t *out) {
+uint32_t utf8_widest(const uint8_t *data, size_t n, size_t *points) {
     size_t i = 0, m = 0;
+    uint32_t widest = 0;
     while (i < n) {
         uint32_t c = next_code_point(data, n, &i);
-        if (c == UINT32_MAX) return SIZE_MAX;
-        if (out) out[m] = c;
+        if (c == UINT32_MAX) return UINT32_MAX;
+        if (c > widest) widest = c;
         m++;
     }
-    return m;
+    *points = m;
+    return widest;
+}
+
+void utf8_decode_kind(const uint8_t *data, size_t n, int kind, void *out) {
+    for (size_t i = 0, m = 0; i < n; m++) {
+        uint32_t c = next_code_point(data, n, &i);
+        if (kind == 1) ((uint8_t *)out)[m] = (uint8_t)c;
+        else if (kind == 2) ((uint16_t *)out)[m] = (uint16_t)c;
+        else ((uint32_t *)out)[m] = c;
+    }
 }
