@@ -76,11 +76,12 @@ def phase_count(db: str, cache: str) -> dict:
     start = time.perf_counter()
     tables, taken = count_locally(resolved.source, run_splitters(resolved), ChunkCache(Path(cache)))
     seconds = time.perf_counter() - start
+    peak = peak_mb()  # the counting pass's, before the tables are read back below to count them
     from analyzer.runs.chunk_cache import load_table
 
     distinct = sum(len(load_table(path) or []) for path in tables.values())
     return {"seconds": seconds, "bytes": sum(t["bytes"] for t in taken.values()),
-            "peak_mb": peak_mb(), "distinct": distinct,
+            "peak_mb": peak, "distinct": distinct,
             "cache_mb": sum(path.stat().st_size for path in tables.values()) / 1e6}
 
 

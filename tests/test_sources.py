@@ -511,7 +511,7 @@ def test_the_cli_registers_lists_shows_and_removes_a_source(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pause_at, whole_entries", [
-    ("analyzer.runs.counting.count_texts", 0),  # mid-read: the first batch not yet counted
+    ("analyzer.runs.counting.count_utf8", 0),  # mid-read: the first batch not yet counted
     ("analyzer.runs.chunk_cache.write_atomically", 1),  # the second language's entry next
 ])
 def test_sigterm_while_counting_leaves_no_half_entry(tmp_path, pause_at, whole_entries):

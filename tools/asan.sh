@@ -34,8 +34,8 @@ status=0
 LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
     tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py \
     tests/test_bpe_parity.py tests/test_bpe_continue.py tests/test_bpe_native_split.py \
-    tests/test_bpe_pretokenize.py tests/test_sources.py tests/test_unigram.py tests/test_bpe_lean.py \
-    -n 0 "$@" || status=$?
+    tests/test_bpe_pretokenize.py tests/test_sources.py tests/test_counting_parted.py \
+    tests/test_unigram.py tests/test_bpe_lean.py -n 0 "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*
     echo "AddressSanitizer: errors reported (above)"

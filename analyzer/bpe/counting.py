@@ -16,6 +16,7 @@ thread or machine, give the chunks in the order one pass over the text would.
 
 from __future__ import annotations
 
+import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ from typing import Protocol
 from . import choice, native_split
 from .pretokenize import Pretokenizer, Splitter, distinct_chunks, resolve
 
-__all__ = ["ChunkTable", "Counter", "chunk_counter", "count_texts", "resolve"]
+__all__ = ["ChunkTable", "Counter", "chunk_counter", "count_texts", "count_utf8",
+           "parted_counter", "resolve"]
 
 
 class Counter(Protocol):
@@ -47,6 +49,13 @@ class PureCounter:
 
     def __init__(self) -> None:
         self.found: dict[bytes, list[int]] = {}
+        self.lock = threading.Lock()  # threads may count into one counter (`parted_counter`)
+
+    def __getstate__(self) -> dict:  # pickled (sent to or from a worker) without its lock
+        return {"found": self.found}
+
+    def __setstate__(self, state: dict) -> None:
+        self.found, self.lock = state["found"], threading.Lock()
 
     def _add(self, chunk: bytes, count: int, first: int) -> None:
         entry = self.found.get(chunk)
@@ -58,13 +67,16 @@ class PureCounter:
 
     def add(self, chunks: Sequence[str], counts: Sequence[int] | None = None,
             first: int = 0) -> None:
-        for index, chunk in enumerate(chunks):
-            self._add(chunk.encode("utf-8"), 1 if counts is None else counts[index], first + index)
+        with self.lock:
+            for index, chunk in enumerate(chunks):
+                self._add(chunk.encode("utf-8"), 1 if counts is None else counts[index],
+                          first + index)
 
     def add_items(self, data: bytes, offsets, counts, firsts) -> None:
         offsets, counts, firsts = (_int64s(values) for values in (offsets, counts, firsts))
-        for index in range(len(counts)):
-            self._add(data[offsets[index]:offsets[index + 1]], counts[index], firsts[index])
+        with self.lock:
+            for index in range(len(counts)):
+                self._add(data[offsets[index]:offsets[index + 1]], counts[index], firsts[index])
 
     def merge(self, other) -> None:
         self.add_items(*other.items())
@@ -98,6 +110,26 @@ def chunk_counter() -> Counter:
     """A new, empty counter: the compiled one where it is built."""
     engine = choice.extension()
     return engine.ChunkCounter() if engine is not None else PureCounter()
+
+
+def parted_counter(parts: int) -> Counter:
+    """A new, empty counter that `parts` threads count into at once: the compiled
+    `PartedCounter` (each distinct chunk in the one part its hash picks, so no two threads'
+    tables repeat a chunk and none is merged), or one `PureCounter`, locked."""
+    engine = choice.extension()
+    return engine.PartedCounter(min(max(1, parts), 64)) if engine is not None else PureCounter()
+
+
+def count_utf8(counter: Counter, data: bytes, starts, ends, splitter: Splitter | None,
+               first: int = 0) -> bool:
+    """`count_texts` of the documents `data[starts[k]:ends[k]]` (UTF-8; int64 offsets) into a
+    `parted_counter`, with no Python string made per document; False, with nothing counted,
+    where it cannot (a pre-tokenizer that is not compiled, no compiled counter, or a pattern
+    that would lose a character): the caller counts the decoded texts with `count_texts`."""
+    if not (isinstance(splitter, Pretokenizer) and splitter.native
+            and hasattr(counter, "count_utf8") and native_split.available()):
+        return False
+    return native_split.count_utf8_into(counter, data, starts, ends, splitter.name, first)
 
 
 def count_texts(counter: Counter, texts: Sequence[str], splitter: Splitter | None,

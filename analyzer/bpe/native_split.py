@@ -161,3 +161,12 @@ def count_into(counter, texts: Sequence[str], name: str, first: int = 0,
                                first, threads or default_threads(text_list))
     return lost < 0
 
+
+
+def count_utf8_into(counter, data: bytes, starts, ends, name: str, first: int = 0) -> bool:
+    """`count_into` for documents given as UTF-8 bytes, the k-th `data[starts[k]:ends[k]]`
+    (int64 offsets), into a compiled `PartedCounter`: no Python string per document either."""
+    tables = unicode_tables()
+    lost = counter.count_utf8(data, starts, ends, PATTERN_NUMBERS[name], tables.classes,
+                              tables.folds, first)
+    return lost < 0

@@ -24,10 +24,12 @@ import lzma
 import shutil
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, cast
+
+import numpy as np
 
 from .errors import CorpusError
 from .files import lone_surrogate
@@ -65,11 +67,82 @@ class Batch:
     """What was skipped while reading this batch (with `skip_invalid`)."""
     notes: list[str] = field(default_factory=list)
     """What was skipped, in words (for the run to report)."""
+    utf8: Utf8Documents | None = None
+    """Its documents as UTF-8 bytes, in place of `texts` (read with `utf8_lines`)."""
+
+    @property
+    def documents(self) -> int:
+        return len(self.utf8) if self.utf8 is not None else len(self.texts)
 
     @property
     def n_bytes(self) -> int:
         """The UTF-8 bytes of its documents."""
-        return utf8_bytes(self.texts)
+        return self.utf8.n_bytes if self.utf8 is not None else utf8_bytes(self.texts)
+
+    def decoded(self) -> list[str]:
+        """Its documents as text (made from `utf8` when it has it)."""
+        return self.utf8.texts() if self.utf8 is not None else self.texts
+
+
+@dataclass
+class Utf8Documents:
+    """Documents as UTF-8 bytes, the k-th `data[starts[k]:ends[k]]`: what the compiled counter
+    reads, with no Python string per document.
+
+    >>> documents = Utf8Documents(b"ab\\ncd", np.array([0, 3]), np.array([2, 5]))
+    >>> len(documents), documents.n_bytes, documents.texts()
+    (2, 4, ['ab', 'cd'])
+    """
+
+    data: bytes
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @property
+    def n_bytes(self) -> int:
+        return int((self.ends - self.starts).sum())
+
+    def texts(self) -> list[str]:
+        data = self.data
+        return [data[start:end].decode("utf-8") for start, end in zip(self.starts.tolist(),
+                                                                      self.ends.tolist())]
+
+    def taken(self, chosen: np.ndarray) -> Utf8Documents:
+        """The documents where `chosen` is true."""
+        return Utf8Documents(self.data, self.starts[chosen], self.ends[chosen])
+
+
+class _Utf8Batch:
+    """A batch's documents gathered as UTF-8 in file order: whole blocks of lines as they were
+    read, and a document decoded on its own (a block with a line that is not UTF-8, read line
+    by line) encoded again."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.starts: list[np.ndarray] = []
+        self.ends: list[np.ndarray] = []
+        self.used = 0
+
+    def add_block(self, block: bytes, starts: bytes, ends: bytes) -> None:
+        self.pieces.append(block)
+        self.starts.append(np.frombuffer(starts, np.int64) + self.used)
+        self.ends.append(np.frombuffer(ends, np.int64) + self.used)
+        self.used += len(block)
+
+    def add_text(self, text: str) -> None:
+        data = text.encode("utf-8")
+        self.pieces.append(data)
+        self.starts.append(np.array([self.used], np.int64))
+        self.ends.append(np.array([self.used + len(data)], np.int64))
+        self.used += len(data)
+
+    def documents(self) -> Utf8Documents:
+        empty = np.zeros(0, np.int64)
+        return Utf8Documents(b"".join(self.pieces), np.concatenate([empty, *self.starts]),
+                             np.concatenate([empty, *self.ends]))
 
 
 def utf8_bytes(texts: list[str]) -> int:
@@ -242,23 +315,34 @@ def file_kind(path: Path, format: str | None = None) -> FileKind:
     return FileKind(compression, "jsonl" if start.lstrip()[:1] == b"{" else "text")
 
 
+Utf8Lines = Callable[[bytes], "tuple[bytes, bytes, int] | None"]
+"""What finds the documents of a block of whole lines of plain text as UTF-8 bytes, the
+compiled engine's `utf8_lines`: `(starts, ends, characters)`, int64 byte offsets of each
+document and their code points in all, as `_plain_lines` would make them; None when the
+block is not UTF-8."""
+
+
 def read_documents(path: Path, kind: FileKind | None = None, *, documents: str = "lines",
                    text_field: str = DEFAULT_TEXT_FIELD, skip_invalid: bool = False,
-                   batch_bytes: int = BATCH_BYTES) -> Iterator[Batch]:
-    """The file's documents in batches, in file order."""
+                   batch_bytes: int = BATCH_BYTES, utf8_lines: Utf8Lines | None = None
+                   ) -> Iterator[Batch]:
+    """The file's documents in batches, in file order. With `utf8_lines`, plain text's lines
+    come as UTF-8 bytes (`Batch.utf8`), the same documents in the same batches."""
     kind = kind or file_kind(path)
     if documents not in DOCUMENT_KINDS:
         raise StreamError(f"documents are lines or paragraphs, not {documents!r}")
     if kind.format == "parquet":
         yield from _parquet(path, kind, text_field, skip_invalid, batch_bytes)
     else:
-        yield from _lines(path, kind, documents, text_field, skip_invalid, batch_bytes)
+        as_utf8 = utf8_lines if kind.format == "text" and documents == "lines" else None
+        yield from _lines(path, kind, documents, text_field, skip_invalid, batch_bytes, as_utf8)
 
 
 def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_invalid: bool,
-           batch_bytes: int) -> Iterator[Batch]:
+           batch_bytes: int, utf8_lines: Utf8Lines | None = None) -> Iterator[Batch]:
     """Text and JSON Lines: read in blocks, cut after the last line break of each block, each
-    block's complete lines decoded and made documents."""
+    block's complete lines decoded and made documents (or, with `utf8_lines`, found in the
+    block's bytes: a block that is not all UTF-8 is decoded line by line, as without)."""
     place = 0  # documents so far
     offset = 0  # decompressed bytes before the block being read
     line_number = 0  # lines before it
@@ -266,7 +350,21 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
     long_line: list[bytes] = []  # the blocks after it, while no line break comes
     pending: list[str] = []  # a paragraph's lines so far
     batch = Batch([], 0)
-    size = 0
+    size = 0  # characters of the batch's documents
+    gathered = _Utf8Batch() if utf8_lines is not None else None
+
+    def keep(text: str) -> None:
+        if gathered is not None:
+            gathered.add_text(text)
+        else:
+            batch.texts.append(text)
+
+    def sealed() -> Batch:
+        nonlocal gathered
+        if gathered is not None:
+            batch.utf8 = gathered.documents()
+            gathered = _Utf8Batch()
+        return batch
     try:
         stream = _open(path, kind.compression)
     except OSError as error:
@@ -301,7 +399,20 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
             else:
                 complete = carry + block[:cut]
             carry = block[cut:]
-            if kind.format == "text" and documents == "lines":
+            if gathered is not None and utf8_lines is not None:
+                found = utf8_lines(complete)
+                if found is not None:  # all of it UTF-8: the documents at once, as bytes
+                    starts, ends, characters = found
+                    line_number += complete.count(b"\n")
+                    offset += len(complete)
+                    gathered.add_block(complete, starts, ends)
+                    size += characters
+                    place += len(starts) // 8
+                    if size >= batch_bytes:
+                        yield sealed()
+                        batch, size = Batch([], place), 0
+                    continue
+            elif kind.format == "text" and documents == "lines":
                 found_texts = _plain_lines(complete)
                 if found_texts is not None:  # all of it UTF-8: the documents at once
                     line_number += complete.count(b"\n")
@@ -323,11 +434,11 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
                                  batch, skip_invalid, pending)
                 if made is None:
                     continue
-                batch.texts.append(made)
+                keep(made)
                 size += len(made)
                 place += 1
                 if size >= batch_bytes:
-                    yield batch
+                    yield sealed()
                     batch, size = Batch([], place), 0
     if long_line:
         carry += b"".join(long_line)
@@ -338,12 +449,13 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
             made = _document(text, kind.format, documents, text_field, path, line_number, batch,
                              skip_invalid, pending)
             if made is not None:
-                batch.texts.append(made)
+                keep(made)
                 place += 1
     if documents == "paragraphs" and kind.format == "text" and pending:
         batch.texts.append("\n".join(pending))
         place += 1
-    if batch.texts or batch.skipped_documents or batch.skipped_bytes or batch.notes:
+    sealed()
+    if batch.documents or batch.skipped_documents or batch.skipped_bytes or batch.notes:
         yield batch
 
 

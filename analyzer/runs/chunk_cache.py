@@ -18,13 +18,16 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import shutil
 import tempfile
 from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, cast
 
 import numpy as np
 import pyarrow as pa
@@ -104,21 +107,24 @@ class ChunkCache:
                           file=str(path))
         return os.path.isfile(path) and not os.path.islink(path)
 
-    def save(self, key: str, table: ChunkTable, about: dict) -> Path:
-        """Write the entry (atomically); its path."""
+    def save(self, key: str, table: ChunkTable | Listed, about: dict) -> Path:
+        """Write the entry (atomically); its path. A counter that lists its chunks a slice at a
+        time (`Listed`: the compiled `PartedCounter`) is written slice by slice, so that its
+        table is never whole in memory beside it: read once for the checksum, once to write."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        n = len(table)
-        # The arrays as Arrow buffers, uncopied (an int64 column from numpy, not item by item).
-        chunks = pa.LargeStringArray.from_buffers(n, pa.py_buffer(table.offsets),
-                                                  pa.py_buffer(table.data))
+        slices = _slices_of(table)
         about = {"format": FORMAT, "key": key, **about}
-        about["checksum"] = checksum(table, about)
-        arrow = pa.table({"chunk": chunks, "count": pa.array(np.frombuffer(table.counts, np.int64)),
-                          "first": pa.array(np.frombuffer(table.firsts, np.int64))},
-                         metadata={"analyzer": json.dumps(about)})
-        def write(file) -> None:  # straight into the file: no copy of the table in memory
-            with ipc.new_file(pa.PythonFile(file, mode="w"), arrow.schema) as writer:
-                writer.write_table(arrow)
+        about["checksum"] = checksum(slices, about)
+        schema = pa.schema(list(COLUMNS.items()), metadata={"analyzer": json.dumps(about)})
+
+        def write(file) -> None:  # straight into the file, a slice at a time
+            with ipc.new_file(pa.PythonFile(file, mode="w"), schema) as writer:
+                for data, offsets, counts, firsts in slices():
+                    # The arrays as Arrow buffers, uncopied but the offsets (from 0 in each).
+                    chunks = pa.LargeStringArray.from_buffers(
+                        len(counts), pa.py_buffer(offsets - offsets[0]), pa.py_buffer(data))
+                    writer.write_batch(pa.record_batch([chunks, pa.array(counts),
+                                                        pa.array(firsts)], schema=schema))
 
         path = self.path(key)
         if os.path.lexists(path) and not self.has(key):
@@ -220,15 +226,67 @@ def read_about(path: Path) -> dict | None:
     return about if about.get("format") == FORMAT else None
 
 
-def checksum(table: ChunkTable, about: dict) -> str:
+class Listed(Protocol):
+    """A counter that lists its chunks in order of first occurrence a slice at a time
+    (`items(limit)` call after call, `rewind()` to begin again): the compiled
+    `PartedCounter`."""
+
+    def items(self, limit: int = -1) -> tuple[bytes, bytes, bytes, bytes]: ...
+
+    def rewind(self) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+SLICE_CHUNKS = 1 << 20
+"""Chunks listed at a time from a counter written to the cache (a record batch each)."""
+
+Slice = tuple[bytes, np.ndarray, np.ndarray, np.ndarray]
+"""Chunks in order: their bytes end to end, int64 offsets (one more than the chunks; counted
+from the table's first byte), counts and first occurrences."""
+
+
+def _slices_of(table: ChunkTable | Listed) -> Callable[[], Iterator[Slice]]:
+    """What lists a table's slices, from the first, each time it is called: a ChunkTable in one
+    slice, a counter `SLICE_CHUNKS` at a time."""
+    def whole() -> Iterator[Slice]:
+        assert isinstance(table, ChunkTable)
+        yield (table.data, np.frombuffer(table.offsets, np.int64),
+               np.frombuffer(table.counts, np.int64), np.frombuffer(table.firsts, np.int64))
+
+    def listed() -> Iterator[Slice]:
+        assert not isinstance(table, ChunkTable)
+        table.rewind()
+        for number in itertools.count():
+            data, *parts = table.items(SLICE_CHUNKS)
+            offsets, counts, firsts = (np.frombuffer(part, np.int64) for part in parts)
+            if len(counts) or not number:  # an empty table is one empty slice
+                yield data, offsets, counts, firsts
+            if not len(counts):
+                return
+
+    return whole if isinstance(table, ChunkTable) else listed
+
+
+def checksum(table: ChunkTable | Callable[[], Iterator[Slice]], about: dict) -> str:
     """SHA-256 of an entry's table (its chunks' bytes and offsets, counts and first occurrences)
-    and metadata (all but the checksum itself)."""
+    and metadata (all but the checksum itself); the table may be given as its slices
+    (`_slices_of`), read once per column."""
     digest = hashlib.sha256(json.dumps({name: value for name, value in about.items()
                                         if name != "checksum"}, sort_keys=True).encode())
-    for part in (table.offsets, table.counts, table.firsts):
-        digest.update(len(part).to_bytes(8, "little"))
-        digest.update(memoryview(part).cast("B"))
-    digest.update(table.data)
+    slices = _slices_of(table) if isinstance(table, ChunkTable) else table
+    n = sum(len(counts) for _, _, counts, _ in slices())
+    for column, length in ((1, n + 1), (2, n), (3, n)):
+        digest.update(length.to_bytes(8, "little"))
+        end = b""
+        for piece in slices():
+            values = cast(np.ndarray, piece[column])
+            if column == 1:  # a slice's offsets end where the next one's begin: given once
+                values, end = values[:-1], values[-1:].tobytes()
+            digest.update(values.data.cast("B"))
+        digest.update(end)
+    for data, _, _, _ in slices():
+        digest.update(data)
     return digest.hexdigest()
 
 

@@ -2,8 +2,12 @@
 documents chosen (`sample.selected`), cut by each pre-tokenizer the run trains with, and the
 distinct chunks counted (`bpe.counting`), a batch of documents per core at a time (the
 compiled splitter and counter give up the GIL): memory goes with the distinct chunks, not with
-the text. Each language's tables are kept in the chunk-count cache, and a language whose
-tables are all there is not read at all.
+the text. Plain text reaches the compiled counter as UTF-8 bytes, checked there (no Python
+string per document), and every thread counts into one `PartedCounter` per pre-tokenizer, a
+part per thread, each distinct chunk in the one part its hash picks: no chunk is held twice
+and nothing is merged at the end. Each language's tables are kept in the chunk-count cache
+(written a slice at a time from the counter), and a language whose tables are all there is
+not read at all.
 
 The same pass runs on a Dask cluster (`DaskExecutor.count` in `analyzer.runs.cluster`): a task
 per file, the counters merged two by two; the tables are the same, chunk for chunk, as here.
@@ -19,18 +23,20 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
-from analyzer.bpe.counting import ChunkTable, Counter, chunk_counter, count_texts
-from analyzer.bpe.pretokenize import PretokenizerError, Splitter
+from analyzer.bpe import choice
+from analyzer.bpe.counting import ChunkTable, Counter, chunk_counter, count_texts, count_utf8, parted_counter
+from analyzer.bpe.pretokenize import Pretokenizer, PretokenizerError, Splitter
 from analyzer.bpe.threads import available_cores
 from analyzer.corpus.streams import Batch, FileKind, read_documents, utf8_bytes
 from analyzer.errors import SETTING
 from analyzer.store import SourceDetail
 from analyzer.store.models import SourceFile
 
-from .chunk_cache import ChunkCache, DamagedEntry, cache_key
+from .chunk_cache import ChunkCache, DamagedEntry, Listed, cache_key
 from .errors import RunError
 from .sample import ALL, selected
 
@@ -141,55 +147,78 @@ def count_file(plan: SourcePlan, lang: str, index: int, splitters: Splitters,
     """The sampled documents of the language's `index`-th file, counted under each
     pre-tokenizer (a task of `DaskExecutor.count`); what was taken.
 
-    One thread reads (decompresses, decodes) batches of documents while `threads` (default:
-    every core) count them, each batch whole on one thread into counters of its own (the
-    compiled splitter and counter give up the GIL); the threads' counters are then merged.
-    A chunk's order key is its batch's place, so the tables are the same for any number."""
-    own = [new_counters(splitters) for _ in range(max(1, threads or available_cores()))]
-    taken = count_file_into(own, plan, lang, index, splitters)
-    return merge_counters(own), taken
+    One thread reads (decompresses, finds the documents) batches of documents while `threads`
+    (default: every core) count them, each batch whole on one thread, into one counter per
+    pre-tokenizer that they share (`new_counters`). A chunk's order key is its batch's place,
+    so the tables are the same for any number. Given as counters that merge and pickle
+    (`chunk_counter`), for the cluster to merge file by file."""
+    counters = new_counters(splitters, max(1, threads or available_cores()))
+    taken = count_file_into(counters, plan, lang, index, splitters)
+    return {key: mergeable(counter) for key, counter in counters.items()}, taken
 
 
-def new_counters(splitters: Splitters) -> dict[str, Counter]:
-    return {key: chunk_counter() for key in splitters}
+def new_counters(splitters: Splitters, threads: int) -> dict[str, Counter]:
+    """A counter per pre-tokenizer that `threads` threads count into at once (`parted_counter`:
+    a part each, a chunk in one part only, so nothing is held twice or merged)."""
+    return {key: parted_counter(threads) for key in splitters}
 
 
-def merge_counters(own: list[dict[str, Counter]]) -> dict[str, Counter]:
-    """The threads' counters merged into the first's (the others emptied)."""
-    for other in own[1:]:
-        for key, counter in other.items():
-            own[0][key].merge(counter)
-        other.clear()  # their memory given back
-    return own[0]
+def mergeable(counter: Counter) -> Counter:
+    """The counter as one that merges and pickles (`chunk_counter`)."""
+    if hasattr(counter, "merge"):
+        return counter
+    whole = chunk_counter()
+    whole.add_items(*counter.items())
+    return whole
 
 
-def count_file_into(own: list[dict[str, Counter]], plan: SourcePlan, lang: str, index: int,
-               splitters: Splitters, progress: Progress | None = None) -> Taken:
-    """`count_file`'s work, a counting thread per counters dict of `own`, left unmerged."""
+def count_file_into(counters: dict[str, Counter], plan: SourcePlan, lang: str, index: int,
+                    splitters: Splitters, progress: Progress | None = None,
+                    threads: int | None = None) -> Taken:
+    """`count_file`'s work into `counters` (`new_counters`), on `threads` counting threads
+    (default: every core)."""
     language = plan.languages[lang]
     item = language.files[index]
     base = language.bases()[index]
     kind = FileKind(item.compression, item.format)
     before = as_registered(plan.source.name, item)
+    # Plain text's lines read as UTF-8 bytes and counted in compiled code, no str made per
+    # document, when every pre-tokenizer is compiled.
+    engine = choice.extension()
+    as_bytes = engine is not None and all(isinstance(splitter, Pretokenizer) and splitter.native
+                                          for splitter in splitters.values())
     # What registration found unreadable was refused before (`check_readable`) unless it is
     # to be skipped; what is unreadable only now (changed in place) is refused here, alike.
     batches = read_documents(Path(item.path), kind, documents=plan.source.documents,
-                             text_field=plan.source.text_field, skip_invalid=plan.skip_invalid)
+                             text_field=plan.source.text_field, skip_invalid=plan.skip_invalid,
+                             utf8_lines=engine.utf8_lines if engine is not None and as_bytes
+                             else None)
 
-    def count(number: int, batch: Batch, mine: dict[str, Counter]) -> Taken:
+    def count(number: int, batch: Batch) -> Taken:
         if number >= 1 << ORDER_BITS:
             raise RunError(f"{item.path}: more than {1 << ORDER_BITS:,} batches of text in one "
                            "file; cut it into shards")
-        texts = batch.texts
-        kept = np.arange(len(texts))  # the places in the batch of the texts counted
+        documents = batch.documents
+        kept = np.arange(documents)  # the places in the batch of the texts counted
+        utf8 = batch.utf8
+        texts = batch.texts if utf8 is None else None
         if language.threshold < ALL:
             places = base + batch.first + kept
             chosen = selected(plan.seed, lang, places, language.threshold)
-            texts, kept = list(itertools.compress(texts, chosen)), kept[chosen]
+            kept = kept[chosen]
+            if utf8 is not None:
+                utf8 = utf8.taken(chosen)
+            else:
+                texts = list(itertools.compress(batch.texts, chosen))
         first = ((index << ORDER_BITS) + number) << ORDER_BITS
         for key, splitter in splitters.items():
+            if utf8 is not None and count_utf8(counters[key], utf8.data, utf8.starts, utf8.ends,
+                                               splitter, first):
+                continue
+            if texts is None:  # a pattern that loses a character: `regex` says where
+                texts = utf8.texts() if utf8 is not None else batch.texts
             try:
-                count_texts(mine[key], texts, splitter, first, threads=1)
+                count_texts(counters[key], texts, splitter, first, threads=1)
             except PretokenizerError as error:  # a pattern of the user's, on this source's text
                 if error.text_index is None:
                     raise
@@ -199,15 +228,19 @@ def count_file_into(own: list[dict[str, Counter]], plan: SourcePlan, lang: str, 
                                f"{document:,}, {error.detail}; nothing was stored",
                                setting="pretokenizers", value=error.name, language=lang,
                                file=item.path) from None
-        found = Taken(lang, documents=len(texts), skipped_documents=batch.skipped_documents,
+        found = Taken(lang, documents=len(kept), skipped_documents=batch.skipped_documents,
                       skipped_bytes=batch.skipped_bytes, notes=batch.notes)
-        found.bytes = batch.n_bytes if len(texts) == len(batch.texts) else utf8_bytes(texts)
+        if len(kept) == documents:
+            found.bytes = batch.n_bytes
+        else:
+            found.bytes = utf8.n_bytes if utf8 is not None else utf8_bytes(texts or [])
         return found
 
     taken = Taken(lang)
     notes: list[tuple[int, list[str]]] = []
     try:
-        for number, read, found in _in_parallel(batches, count, own):
+        for number, read, found in _in_parallel(batches, count,
+                                                max(1, threads or available_cores())):
             taken.add(found)
             notes.append((number, found.notes))
             if progress:
@@ -281,13 +314,13 @@ def unchanged_while_read(source: str, item: SourceFile, before: Stamp) -> None:
                        setting="train_on", value=source, file=item.path)
 
 
-def _in_parallel(batches: Iterator[Batch], count: Callable[[int, Batch, dict], Taken],
-                 own: list[dict[str, Counter]]) -> Iterator[tuple[int, int, Taken]]:
+def _in_parallel(batches: Iterator[Batch], count: Callable[[int, Batch], Taken],
+                 threads: int) -> Iterator[tuple[int, int, Taken]]:
     """`(number, bytes read, what count took)` of each batch as it is counted: a thread reads
-    the batches, a thread per counters dict of `own` counts them. An error of the reading or
+    the batches, `threads` threads count them. An error of the reading or
     the counting stops them all and is raised here; so is Ctrl-C or SIGTERM, which lands here
     (the main thread) while it waits."""
-    todo: queue.Queue = queue.Queue(maxsize=len(own) + 1)
+    todo: queue.Queue = queue.Queue(maxsize=threads + 1)
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
     end = object()
@@ -312,10 +345,10 @@ def _in_parallel(batches: Iterator[Batch], count: Callable[[int, Batch, dict], T
             close = getattr(batches, "close", None)
             if close is not None:
                 close()  # the file closed here, in the thread that read it
-        for _ in own:
+        for _ in range(threads):
             put(todo, end)
 
-    def work(mine: dict[str, Counter]) -> None:
+    def work() -> None:
         try:
             while not stop.is_set():
                 try:
@@ -325,18 +358,18 @@ def _in_parallel(batches: Iterator[Batch], count: Callable[[int, Batch, dict], T
                 if item is end:
                     break
                 number, batch = item
-                done.put((number, batch.n_bytes, count(number, batch, mine)))
+                done.put((number, batch.n_bytes, count(number, batch)))
         except BaseException as error:
             done.put(error)
         done.put(end)
 
     running = [threading.Thread(target=read, daemon=True)]
-    running += [threading.Thread(target=work, args=(mine,), daemon=True) for mine in own]
+    running += [threading.Thread(target=work, daemon=True) for _ in range(threads)]
     for thread in running:
         thread.start()
     try:
         finished = 0
-        while finished < len(own):
+        while finished < threads:
             item = done.get()
             if item is end:
                 finished += 1
@@ -404,8 +437,8 @@ def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
     """Every language's tables (in the cache: `{(lang, pre-tokenizer name): path}`) and what
     each took; a language already in the cache is not read.
 
-    A language's counters are merged and its tables written by a thread of their own while
-    the next language is counted (so at most two languages' counters are held at once)."""
+    A language's tables are written by a thread of their own while the next language is
+    counted (so at most two languages' counters are held at once)."""
     check_readable(plan)
     cached, damaged = cached_languages(plan, splitters, cache)
     threads = max(1, threads or available_cores())
@@ -426,29 +459,31 @@ def count_locally(plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
             for note in damaged.get(lang, []):
                 stage(note)
             stage(f"counting {lang}")
-        own = [new_counters(splitters) for _ in range(threads)]
+        counters = new_counters(splitters, threads)
         taken = Taken(lang)
         for index in range(len(language.files)):
-            taken.add(count_file_into(own, plan, lang, index, splitters, progress))
+            taken.add(count_file_into(counters, plan, lang, index, splitters, progress, threads))
         taken_by_language[lang] = recounted(taken.document(language), damaged.get(lang, []))
-        saver.submit(_save_language, cache, keys, own, plan, lang, splitters,
+        saver.submit(_save_language, cache, keys, counters, plan, lang, splitters,
                      taken_by_language[lang])
     for paths in saver.results():
         tables.update(paths)
     return tables, taken_by_language
 
 
-def _save_language(cache: ChunkCache, keys: dict[str, str], own: list[dict[str, Counter]],
+def _save_language(cache: ChunkCache, keys: dict[str, str], counters: dict[str, Counter],
                    plan: SourcePlan, lang: str, splitters: Splitters, taken: dict
                    ) -> dict[tuple[str, str], Path]:
-    """A language's counters merged and written to the cache, one table at a time (each
-    counter's memory given back before the next is written)."""
-    counters = merge_counters(own)
+    """A language's counters written to the cache, one table at a time (each counter's memory
+    given back before the next is written)."""
     paths = {}
     for key, entry in keys.items():
-        table = ChunkTable.of(counters.pop(key))
+        counter = counters.pop(key)
+        # A counter that lists its chunks a slice at a time is written so, never whole twice.
+        table = cast(Listed, counter) if hasattr(counter, "rewind") else ChunkTable.of(counter)
         paths[(lang, key)] = save_table(cache, entry, table, plan, lang, key, splitters[key],
                                         taken)
+        del counter, table  # its memory given back before the next is written
     return paths
 
 
@@ -488,8 +523,8 @@ class _Saver:
             raise error
 
 
-def save_table(cache: ChunkCache, entry: str, table: ChunkTable, plan: SourcePlan, lang: str,
-               name: str, splitter: Splitter | None, taken: dict) -> Path:
+def save_table(cache: ChunkCache, entry: str, table: ChunkTable | Listed, plan: SourcePlan,
+               lang: str, name: str, splitter: Splitter | None, taken: dict) -> Path:
     return cache.save(entry, table, {"source": plan.source.name,
                                      "fingerprint": plan.source.fingerprint, "lang": lang,
                                      "pretokenizer": name,

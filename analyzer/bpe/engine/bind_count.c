@@ -17,7 +17,7 @@
 
 /* The tables from their bytes: `classes` one byte per code point, `folds` uint32 pairs (code
    point, letter). 0, or -1 with an exception; `fold_store` holds up to 64 pairs. */
-static int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store,
+int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store,
                        SplitTables *tables) {
     if (classes->len != CODE_POINTS || folds->len % 8 || folds->len / 8 > 32) {
         PyErr_SetString(PyExc_ValueError, "split tables: classes must hold one byte per code "
@@ -92,7 +92,7 @@ done:
 /* What splitting texts under a built-in pattern starts from: the pattern checked, the tables
    read, the texts held as a tuple (no other thread can drop one meanwhile) and viewed in place.
    -1 with the error set on failure; the caller frees `*texts` and `*views` either way. */
-static int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
+int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
                        uint32_t *fold_store, SplitTables *tables, PyObject **texts,
                        SplitText **views) {
     if (pattern < 0 || pattern >= SPLIT_PATTERNS) {

@@ -36,5 +36,12 @@ PyObject *engine_split_text(PyObject *self, PyObject *args);
 PyObject *engine_chunk_texts(PyObject *self, PyObject *args, PyObject *kwargs);
 extern PyTypeObject CounterType;
 PyObject *counter_from_items(PyObject *self, PyObject *args);
+int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store, SplitTables *tables);
+int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
+                uint32_t *fold_store, SplitTables *tables, PyObject **texts, SplitText **views);
+
+/* bind_parted.c: the PartedCounter type and utf8_lines(). */
+extern PyTypeObject PartedType;
+PyObject *engine_utf8_lines(PyObject *self, PyObject *args);
 
 #endif

@@ -15,10 +15,16 @@
  * Python object per chunk.
  */
 
+#define _DEFAULT_SOURCE /* POSIX threads, with -std=c11 */
+
 #include "engine.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#if ENGINE_THREADS
+#include <pthread.h>
+#endif
 
 /* A 64-bit hash of a byte string: eight bytes at a time, mixed as hash_key mixes. */
 static uint64_t chunk_bytes_hash(const uint8_t *data, size_t length) {
@@ -145,44 +151,196 @@ size_t utf8_of(const SplitText *t, size_t start, size_t length, uint8_t *out) {
 #define SLOT_AHEAD 16
 #define ENTRY_AHEAD 8
 
-int counter_add_gathered(ChunkCounter *c, const Gathered *gathered, const SplitText *texts,
-                         int64_t first) {
+/* A gathering's chunks in UTF-8, end to end (`at`: where each starts, n + 1 of them), with
+   their hashes (chunk_bytes_hash). */
+typedef struct {
+    uint8_t *utf8;
+    size_t *at;
+    uint64_t *hashes;
+} Encoded;
+
+static void encoded_free(Encoded *e) {
+    free(e->utf8);
+    free(e->at);
+    free(e->hashes);
+}
+
+/* 0; -1 when memory ran out; -2 when a chunk holds a lone surrogate (nothing encoded). */
+static int encode_gathered(const Gathered *gathered, const SplitText *texts, Encoded *e) {
     const ChunkTable *table = &gathered->table;
     size_t n = table->n, total = 0;
+    *e = (Encoded){0};
     for (size_t id = 0; id < n; id++) { /* refused whole, before anything is counted */
         const ChunkEntry *entry = &table->entries[id];
         size_t length = utf8_of(&texts[entry->text], entry->start, entry->length, NULL);
         if (length == SIZE_MAX) return -2;
         total += length;
     }
-    /* Every chunk in UTF-8 and hashed first, so that the adds can fetch ahead. */
-    uint8_t *utf8 = malloc(total + 1);
-    size_t *at = malloc((n + 1) * sizeof *at);
-    uint32_t *hashes = malloc((n + 1) * sizeof *hashes);
-    int failed = !utf8 || !at || !hashes ? -1 : 0;
-    for (size_t id = 0, used = 0; id < n && !failed; id++) {
+    e->utf8 = malloc(total + 1);
+    e->at = malloc((n + 1) * sizeof *e->at);
+    e->hashes = malloc((n + 1) * sizeof *e->hashes);
+    if (!e->utf8 || !e->at || !e->hashes) return -1;
+    e->at[0] = 0;
+    for (size_t id = 0, used = 0; id < n; id++) {
         const ChunkEntry *entry = &table->entries[id];
-        at[id] = used;
-        used += utf8_of(&texts[entry->text], entry->start, entry->length, utf8 + used);
-        at[id + 1] = used;
-        hashes[id] = (uint32_t)chunk_bytes_hash(utf8 + at[id], used - at[id]);
+        used += utf8_of(&texts[entry->text], entry->start, entry->length, e->utf8 + used);
+        e->at[id + 1] = used;
+        e->hashes[id] = chunk_bytes_hash(e->utf8 + e->at[id], used - e->at[id]);
     }
-    for (size_t id = 0; id < n && !failed; id++) {
+    return 0;
+}
+
+/* The chunks `ids` (all n_ids of them; NULL: 0 to n_ids - 1) of an encoded gathering added,
+   the n-th distinct chunk's order key first + n. */
+static int add_encoded(ChunkCounter *c, const Encoded *e, const ChunkTable *table,
+                       const uint32_t *ids, size_t n_ids, int64_t first) {
+    for (size_t k = 0; k < n_ids; k++) {
         if (c->n_slots) {
             size_t mask = c->n_slots - 1;
-            if (id + SLOT_AHEAD < n) __builtin_prefetch(&c->slots[hashes[id + SLOT_AHEAD] & mask]);
-            if (id + ENTRY_AHEAD < n) {
-                uint32_t slot = c->slots[hashes[id + ENTRY_AHEAD] & mask];
+            if (k + SLOT_AHEAD < n_ids) {
+                size_t ahead = ids ? ids[k + SLOT_AHEAD] : k + SLOT_AHEAD;
+                __builtin_prefetch(&c->slots[(uint32_t)e->hashes[ahead] & mask]);
+            }
+            if (k + ENTRY_AHEAD < n_ids) {
+                size_t ahead = ids ? ids[k + ENTRY_AHEAD] : k + ENTRY_AHEAD;
+                uint32_t slot = c->slots[(uint32_t)e->hashes[ahead] & mask];
                 if (slot) __builtin_prefetch(&c->chunks[slot - 1]);
             }
         }
-        failed = add_hashed(c, utf8 + at[id], at[id + 1] - at[id], hashes[id],
-                            table->entries[id].count, first + (int64_t)id) < 0 ? -1 : 0;
+        size_t id = ids ? ids[k] : k;
+        if (add_hashed(c, e->utf8 + e->at[id], e->at[id + 1] - e->at[id], (uint32_t)e->hashes[id],
+                       table->entries[id].count, first + (int64_t)id) < 0)
+            return -1;
     }
-    free(utf8);
-    free(at);
-    free(hashes);
+    return 0;
+}
+
+int counter_add_gathered(ChunkCounter *c, const Gathered *gathered, const SplitText *texts,
+                         int64_t first) {
+    Encoded e;
+    int failed = encode_gathered(gathered, texts, &e);
+    if (!failed) failed = add_encoded(c, &e, &gathered->table, NULL, gathered->table.n, first);
+    encoded_free(&e);
     return failed;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* A counter in parts, one per counting thread                                               */
+
+/* Which part a chunk lives in: from the hash's high bits (the low ones pick its slot). */
+static inline int part_of(uint64_t hash, int n_parts) {
+    return (int)((hash >> 32) % (uint64_t)n_parts);
+}
+
+#if ENGINE_THREADS
+#define LOCK(p, k) pthread_mutex_lock(&((pthread_mutex_t *)(p)->locks)[k])
+#define TRY_LOCK(p, k) (pthread_mutex_trylock(&((pthread_mutex_t *)(p)->locks)[k]) == 0)
+#define UNLOCK(p, k) pthread_mutex_unlock(&((pthread_mutex_t *)(p)->locks)[k])
+#else
+#define LOCK(p, k) ((void)0)
+#define TRY_LOCK(p, k) 1
+#define UNLOCK(p, k) ((void)0)
+#endif
+
+int parted_init(PartedCounter *p, int n_parts) {
+    if (n_parts < 1) n_parts = 1;
+    if (n_parts > MAX_SPLIT_THREADS) n_parts = MAX_SPLIT_THREADS;
+    *p = (PartedCounter){0};
+    p->parts = calloc((size_t)n_parts, sizeof *p->parts);
+#if ENGINE_THREADS
+    p->locks = calloc((size_t)n_parts, sizeof(pthread_mutex_t));
+    if (p->locks)
+        for (int k = 0; k < n_parts; k++) pthread_mutex_init(&((pthread_mutex_t *)p->locks)[k], NULL);
+#else
+    p->locks = calloc(1, 1);
+#endif
+    p->n = n_parts;
+    if (!p->parts || !p->locks) {
+        parted_free(p);
+        return -1;
+    }
+    return 0;
+}
+
+void parted_free(PartedCounter *p) {
+    if (p->parts)
+        for (int k = 0; k < p->n; k++) counter_free(&p->parts[k]);
+#if ENGINE_THREADS
+    if (p->locks)
+        for (int k = 0; k < p->n; k++) pthread_mutex_destroy(&((pthread_mutex_t *)p->locks)[k]);
+#endif
+    free(p->parts);
+    free(p->locks);
+    *p = (PartedCounter){0};
+}
+
+int parted_add(PartedCounter *p, const uint8_t *data, size_t length, int64_t count,
+               int64_t first) {
+    uint64_t hash = chunk_bytes_hash(data, length);
+    int k = part_of(hash, p->n);
+    LOCK(p, k);
+    int failed = add_hashed(&p->parts[k], data, length, (uint32_t)hash, count, first);
+    UNLOCK(p, k);
+    return failed;
+}
+
+int parted_add_gathered(PartedCounter *p, const Gathered *gathered, const SplitText *texts,
+                        int64_t first, int start) {
+    const ChunkTable *table = &gathered->table;
+    size_t n = table->n;
+    Encoded e;
+    int failed = encode_gathered(gathered, texts, &e);
+    /* The ids by part (each part's in ascending order): `order`, part k's from begin[k]. */
+    size_t begin[MAX_SPLIT_THREADS + 1] = {0};
+    uint32_t *order = failed ? NULL : malloc((n + 1) * sizeof *order);
+    if (!failed && !order) failed = -1;
+    if (!failed) {
+        size_t fill[MAX_SPLIT_THREADS] = {0};
+        for (size_t id = 0; id < n; id++) begin[part_of(e.hashes[id], p->n) + 1]++;
+        for (int k = 0; k < p->n; k++) begin[k + 1] += begin[k], fill[k] = begin[k];
+        for (size_t id = 0; id < n; id++) order[fill[part_of(e.hashes[id], p->n)]++] = (uint32_t)id;
+    }
+    /* Each part's chunks added under its lock: a part another thread holds is passed over
+       while one is free, and waited for only when none is. */
+    uint8_t done[MAX_SPLIT_THREADS] = {0};
+    for (int left = p->n; !failed && left > 0;) {
+        int took = 0;
+        for (int m = 0; m < p->n && !failed; m++) {
+            int k = (start + m) % p->n;
+            if (done[k] || !TRY_LOCK(p, k)) continue;
+            failed = add_encoded(&p->parts[k], &e, table, order + begin[k], begin[k + 1] - begin[k],
+                                 first);
+            UNLOCK(p, k);
+            done[k] = 1, left--, took = 1;
+        }
+        if (!took && !failed) { /* every part left is busy: wait for the first of them */
+            int k = start % p->n;
+            while (done[k]) k = (k + 1) % p->n;
+            LOCK(p, k);
+            failed = add_encoded(&p->parts[k], &e, table, order + begin[k], begin[k + 1] - begin[k],
+                                 first);
+            UNLOCK(p, k);
+            done[k] = 1, left--;
+        }
+    }
+    free(order);
+    encoded_free(&e);
+    return failed;
+}
+
+size_t parted_len(const PartedCounter *p) {
+    size_t n = 0;
+    for (int k = 0; k < p->n; k++) n += p->parts[k].n;
+    return n;
+}
+
+int parted_next(const PartedCounter *p, const size_t *at) {
+    int best = -1;
+    for (int k = 0; k < p->n; k++)
+        if (at[k] < p->parts[k].n
+            && (best < 0 || p->parts[k].chunks[at[k]].first < p->parts[best].chunks[at[best]].first))
+            best = k;
+    return best;
 }
 
 static int by_first(const void *a, const void *b) {
@@ -194,6 +352,13 @@ int counter_sort(ChunkCounter *c) {
     /* Firsts are distinct (each occurrence has its own key), so the order is total. */
     qsort(c->chunks, c->n, sizeof(CountedChunk), by_first);
     return c->n_slots ? rehash(c, c->n_slots) : 0; /* the slots pointed at the old places */
+}
+
+void counter_order(ChunkCounter *c) {
+    qsort(c->chunks, c->n, sizeof(CountedChunk), by_first);
+    free(c->slots); /* pointing at the old places, and not needed to list the chunks */
+    c->slots = NULL;
+    c->n_slots = 0;
 }
 
 void counter_free(ChunkCounter *c) {

@@ -508,6 +508,9 @@ static inline const uint8_t *counted_bytes(const ChunkCounter *c, const CountedC
 int counter_add(ChunkCounter *c, const uint8_t *data, size_t length, int64_t count, int64_t first);
 /* The chunks put in order of their first occurrence; 0, or -1 when memory ran out. */
 int counter_sort(ChunkCounter *c);
+/* The chunks put in order of their first occurrence, and the slots freed: to be listed only,
+   never counted into again (its memory then is about its table's). */
+void counter_order(ChunkCounter *c);
 void counter_free(ChunkCounter *c);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -719,5 +722,44 @@ size_t utf8_of(const SplitText *t, size_t start, size_t length, uint8_t *out);
    0; -1 when memory ran out; -2 when a chunk holds a lone surrogate (nothing is counted). */
 int counter_add_gathered(ChunkCounter *c, const Gathered *gathered, const SplitText *texts,
                          int64_t first);
+
+
+/* A chunk counter in parts, which several threads count into at once (the counting pass over
+   a training source): each distinct chunk lives in the part its hash picks, so the parts hold
+   no chunk twice and are never merged; a part is locked while a thread adds to it. */
+typedef struct {
+    ChunkCounter *parts;
+    void *locks; /* a mutex per part */
+    int n;
+} PartedCounter;
+
+/* 0, or -1 when memory ran out (nothing to free then). At most MAX_SPLIT_THREADS parts. */
+int parted_init(PartedCounter *p, int n_parts);
+void parted_free(PartedCounter *p);
+/* counter_add, into the chunk's part (locked). */
+int parted_add(PartedCounter *p, const uint8_t *data, size_t length, int64_t count,
+               int64_t first);
+/* counter_add_gathered, each chunk into its part, the parts taken from `start` on (callers
+   start at different parts, so that they seldom wait for each other). */
+int parted_add_gathered(PartedCounter *p, const Gathered *gathered, const SplitText *texts,
+                        int64_t first, int start);
+size_t parted_len(const PartedCounter *p);
+/* With every part sorted (counter_sort or counter_order) and at[k] the next chunk of part k: the part whose
+   next chunk came first, or -1 when every part is done. */
+int parted_next(const PartedCounter *p, const size_t *at);
+
+/* lines.c: lines of UTF-8 read in compiled code                                             */
+
+/* The documents of a block of whole lines (streams._plain_lines's): their number, each its
+   bytes [starts[k], ends[k]) (room for one per line break), and their code points in all;
+   -1 when the block is not strict UTF-8. */
+ptrdiff_t utf8_lines(const uint8_t *data, size_t n, int64_t *starts, int64_t *ends,
+                     size_t *characters);
+/* The widest code point of strict UTF-8 bytes, and their number (`points`); UINT32_MAX when
+   the bytes are not UTF-8. */
+uint32_t utf8_widest(const uint8_t *data, size_t n, size_t *points);
+/* Bytes utf8_widest found UTF-8 decoded into `out`, `kind` (1, 2 or 4) bytes a code point,
+   wide enough for the widest. */
+void utf8_decode_kind(const uint8_t *data, size_t n, int kind, void *out);
 
 #endif

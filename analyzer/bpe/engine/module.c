@@ -23,6 +23,10 @@
  *   ChunkCounter(): .add(chunks, counts=None, first=0); .add_items(data, offsets, counts,
  *         firsts); .merge(other); .items() -> (data, offsets, counts, firsts); .nbytes;
  *         .count_texts(texts, pattern, classes, folds, first=0, threads=1) -> lost
+ *   PartedCounter(parts): .count_texts(texts, pattern, classes, folds, first=0) -> lost;
+ *         .count_utf8(data, starts, ends, pattern, classes, folds, first=0) -> lost; .add;
+ *         .items(limit=-1); .rewind() (bind_parted.c: one part per counting thread)
+ *   utf8_lines(block) -> (starts, ends, characters) or None   (lines.c)
  *         (counter.c: distinct chunks with their counts, gathered from batches)
  */
 
@@ -39,7 +43,9 @@
 
 int read_int64s(PyObject *object, Py_buffer *view, const char *name) {
     if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    if (view->itemsize != 8 || !view->format || (view->format[0] != 'q' && view->format[0] != 'Q')) {
+    /* 'q' (array, bytes cast) or, where long is 64 bits, 'l' (numpy's int64) */
+    const char *format = view->format ? view->format + (view->format[0] == '<' || view->format[0] == '=') : NULL;
+    if (view->itemsize != 8 || !format || !strchr("qQlL", format[0]) || !format[0]) {
         PyBuffer_Release(view);
         PyErr_Format(PyExc_TypeError, "%s must be an array of 64-bit ints", name);
         return -1;
@@ -181,6 +187,9 @@ static PyMethodDef engine_methods[] = {
      "text's first position (int64)"},
     {"sum_by_text", sum_by_text, METH_VARARGS,
      "sum_by_text(counts, chunk_ids, offsets) -> bytes: each text's total from its chunks' counts"},
+    {"utf8_lines", engine_utf8_lines, METH_VARARGS,
+     "utf8_lines(block) -> (starts, ends, characters) or None: the documents of whole lines of "
+     "UTF-8 (None: not UTF-8)"},
     {"_counter_from_items", counter_from_items, METH_VARARGS,
      "_counter_from_items(data, offsets, counts, firsts) -> ChunkCounter (for pickling)"},
     {NULL, NULL, 0, NULL},
@@ -192,7 +201,8 @@ static struct PyModuleDef engine_module = {
 };
 
 PyMODINIT_FUNC PyInit__engine(void) {
-    if (PyType_Ready(&ReplayerType) < 0 || PyType_Ready(&CounterType) < 0) return NULL;
+    if (PyType_Ready(&ReplayerType) < 0 || PyType_Ready(&CounterType) < 0
+        || PyType_Ready(&PartedType) < 0) return NULL;
     TrainResult = PyStructSequence_NewType(&train_desc);
     CountResult = PyStructSequence_NewType(&count_desc);
     if (!TrainResult || !CountResult) return NULL;
@@ -202,6 +212,7 @@ PyMODINIT_FUNC PyInit__engine(void) {
     Py_INCREF(&CounterType);
     if (PyModule_AddObject(module, "Replayer", (PyObject *)&ReplayerType) < 0
         || PyModule_AddObject(module, "ChunkCounter", (PyObject *)&CounterType) < 0
+        || PyModule_AddObject(module, "PartedCounter", Py_NewRef((PyObject *)&PartedType)) < 0
         || PyModule_AddObject(module, "TrainResult", Py_NewRef((PyObject *)TrainResult)) < 0
         || PyModule_AddObject(module, "CountResult", Py_NewRef((PyObject *)CountResult)) < 0) {
         Py_DECREF(module);
