@@ -155,6 +155,10 @@ def test_a_run_that_cannot_fit_is_refused_before_training_with_the_figure(tmp_pa
     assert message.startswith("Training needs about ") and f"more than 1.0 kB: {MEMORY_ENV}=1k" \
         in message
     assert "Refused before training" in message and "a machine with" in message
+    assert "the counted chunks are cached" in message
+    with pytest.raises(TooLittleMemory, match=r"nothing is lost \(with --no-cache, a rerun reads "
+                       r"the text again\)"):
+        execute_run(db, RunSettings(**SOURCE_RUN, chunk_cache=False))
     assert not trained
     run = list_runs(db)[-1]
     assert run.status == "failed" and "TooLittleMemory" in (run.error or "")

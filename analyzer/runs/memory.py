@@ -226,10 +226,11 @@ class TooLittleMemory(Invalid):
 
 
 def check_memory(plans: list[JobPlan], workers: int, limit: MemoryLimit | None,
-                 stage=None) -> list[JobMemory]:
+                 stage=None, cached: bool = True) -> list[JobMemory]:
     """Say the predicted peak (`stage`), and refuse the run (TooLittleMemory) before any training
     when it is more than `limit`, with the figure and the ways out: the least count floor that
-    fits (computed from the tables), a smaller sample, fewer jobs at once, a bigger machine."""
+    fits (computed from the tables), a smaller sample, fewer jobs at once, a bigger machine.
+    `cached`: the counted chunks are kept in the cache (else a rerun reads the text again)."""
     read: dict[str, dict[int, TableStats]] = {}
     jobs = predict_jobs(plans, read=read)
     if not jobs:
@@ -247,8 +248,10 @@ def check_memory(plans: list[JobPlan], workers: int, limit: MemoryLimit | None,
         return jobs
     raise TooLittleMemory(
         f"{said[0].upper()}{said[1:]}, more than {byte_size(limit.n_bytes)}: {limit.what}. "
-        "Refused before training, so nothing is lost: the counted chunks are cached, and a run "
-        "with a count floor does not read the text again. Ways out: "
+        "Refused before training, so nothing is lost"
+        + (": the counted chunks are cached, and a run with a count floor does not read the text "
+           "again" if cached else " (with --no-cache, a rerun reads the text again)")
+        + ". Ways out: "
         + "; ".join(_ways_out(plans, jobs, workers, limit.n_bytes, read)) + ".")
 
 
