@@ -70,7 +70,7 @@ def test_a_file_that_changes_while_it_is_read_fails_the_run_and_caches_nothing(
     changed = []
 
     def change_after_the_first_batch(path, *args, **kwargs):
-        for number, batch in enumerate(reading(path, *args, **kwargs, batch_bytes=64)):
+        for number, batch in enumerate(reading(path, *args, **{**kwargs, "batch_bytes": 64})):
             yield batch
             if number == 0 and Path(path) == target and not changed:
                 changed.append(change)
