@@ -46,12 +46,15 @@ class EngineCost:
     per_byte: float
     per_chunk: float
     fixed: int
+    least: int = 0
+    """What a run takes whatever it trains (the interpreter, the corpus measured): a small
+    training's peak is the run's own."""
 
     def peak(self, chunks: int, n_bytes: int) -> int:
-        return int(self.fixed + self.per_byte * n_bytes + self.per_chunk * chunks)
+        return max(self.least, int(self.fixed + self.per_byte * n_bytes + self.per_chunk * chunks))
 
 
-BPE_COST = EngineCost(per_byte=8.2, per_chunk=34.0, fixed=500_000_000)
+BPE_COST = EngineCost(per_byte=8.2, per_chunk=34.0, fixed=500_000_000, least=800_000_000)
 """The compiled BPE engine trained from tables, whole process (see the module's docstring).
 
 Measured (issue 54, the lean engine) on text from `benchmarks/textgen.py`, 58 languages, o200k's
@@ -65,7 +68,13 @@ fitted to the two peaks. Per byte: `tok` (4), the LEB128 position lists (about 1
 start), the laid-out bytes (1), and the lists, pair table and heap that the merges and the
 late rescans add. Before (the engine of issue 39): 15.5 per byte and 72 per chunk (5,544 MB
 and 1,921 MB at those sizes); the 10 GB source's 82M chunks and 2 GB of chunk bytes come to
-about 19.6 GB now, 37 GB then."""
+about 19.6 GB now, 37 GB then.
+
+Checked against whole runs (`benchmarks/bench_memory.py`: a run in a fresh process, the
+counting pass cached, measured on NTREX-128): 256 MB predicted 1.36 GB, peaked 1.33 (+2%);
+1 GB 3.29 and 3.18 (+4%); 10 GB (82,299,206 chunks, 2.05 GB of their text) 20.1 and 21.2 (-5%);
+1 GB under count floors 2 and 5 (3.0M and 0.8M chunks), 0.84 and 0.82 GB: the run's own
+(`least`)."""
 
 
 @dataclass(frozen=True)
