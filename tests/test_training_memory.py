@@ -189,3 +189,14 @@ def test_the_refusal_offers_the_least_floor_that_fits_and_that_run_reads_no_text
     assert any("counted before" in line for line in said), said
     assert any(line.startswith("training needs about") and f"{chunks[3]:,} distinct chunks" in line
                for line in said), said
+
+
+@pytest.mark.parametrize("cgroup", ["garbage\n", "0::/\n\n", "\n0::/x\n"])
+def test_odd_cgroup_and_meminfo_files_are_no_limits_and_no_crash(tmp_path, monkeypatch, cgroup):
+    """A blank or malformed line of /proc/self/cgroup, a negative memory.max or MemAvailable:
+    not limits (a negative one would refuse every run), and never a ValueError."""
+    monkeypatch.setattr(memory.resource, "getrlimit", lambda _: (memory.resource.RLIM_INFINITY,) * 2)
+    proc = fake_proc(tmp_path, cgroup, -3)
+    (tmp_path / "cg" / "x").mkdir(parents=True)
+    (tmp_path / "cg" / "x" / "memory.max").write_text("-5\n")
+    assert memory_limit({}, proc, tmp_path / "cg") is None
