@@ -200,3 +200,14 @@ def test_odd_cgroup_and_meminfo_files_are_no_limits_and_no_crash(tmp_path, monke
     (tmp_path / "cg" / "x").mkdir(parents=True)
     (tmp_path / "cg" / "x" / "memory.max").write_text("-5\n")
     assert memory_limit({}, proc, tmp_path / "cg") is None
+
+
+@pytest.mark.parametrize("extra", [{}, {"per_language": True}, {"parity": True}])
+def test_a_floor_that_keeps_no_chunk_of_a_language_is_refused_not_trained_on_bytes(tmp_path,
+                                                                                  extra):
+    """Before: the run completed with vocabularies of no merges (trained on 0 bytes)."""
+    db = source_db(tmp_path)
+    with pytest.raises(RunError, match=r"min_chunk_count 1,000,000 keeps none of the chunks of "
+                                       r"eng_Latn \[words\], fra_Latn \[words\]"):
+        execute_run(db, RunSettings(**{**SOURCE_RUN, **extra}, min_chunk_count=1_000_000))
+    assert list_runs(db)[-1].status == "failed"
