@@ -211,3 +211,12 @@ def test_a_floor_that_keeps_no_chunk_of_a_language_is_refused_not_trained_on_byt
                                        r"eng_Latn \[words\], fra_Latn \[words\]"):
         execute_run(db, RunSettings(**{**SOURCE_RUN, **extra}, min_chunk_count=1_000_000))
     assert list_runs(db)[-1].status == "failed"
+
+
+def test_a_bad_memory_setting_is_refused_before_the_run_is_recorded(tmp_path, monkeypatch):
+    """Before: refused only after the counting pass (hours on a large source), a failed run."""
+    db = source_db(tmp_path)
+    monkeypatch.setenv(MEMORY_ENV, "lots")
+    with pytest.raises(memory.Invalid, match=f"{MEMORY_ENV}='lots'"):
+        execute_run(db, RunSettings(**SOURCE_RUN))
+    assert list_runs(db) == []

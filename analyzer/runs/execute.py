@@ -67,6 +67,8 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
     stage("loading texts")
     texts = load_texts(db, resolved.corpus.id, resolved.languages)
     check_lossless(resolved, texts)
+    if resolved.source is not None:
+        memory_limit()  # a bad ANALYZER_MEMORY refused now, not after the counting pass
     with contextlib.ExitStack() as stack:
         cluster = None
         if settings.executor == "dask" and resolved.sizes:
