@@ -220,3 +220,12 @@ def test_a_bad_memory_setting_is_refused_before_the_run_is_recorded(tmp_path, mo
     with pytest.raises(memory.Invalid, match=f"{MEMORY_ENV}='lots'"):
         execute_run(db, RunSettings(**SOURCE_RUN))
     assert list_runs(db) == []
+
+
+def test_under_a_run_s_own_memory_no_smaller_sample_is_offered(tmp_path, monkeypatch):
+    """Below `BPE_COST.least` (what any run takes) a smaller sample would be refused again."""
+    db = source_db(tmp_path)
+    monkeypatch.setenv(MEMORY_ENV, "700M")
+    with pytest.raises(TooLittleMemory) as refused:
+        execute_run(db, RunSettings(**SOURCE_RUN))
+    assert "--train-bytes" not in str(refused.value) and "a machine with" in str(refused.value)

@@ -283,7 +283,7 @@ def _ways_out(plans: list[JobPlan], jobs: list[JobMemory], workers: int, room: i
     share = (room - BPE_COST.fixed) / max(1, needed - BPE_COST.fixed)
     source = next(plan.source for plan in plans if plan.source is not None)
     sample = sum(source.bytes_by_language.values())
-    if 0 < share < 1 and sample:
+    if 0 < share < 1 and sample and room >= BPE_COST.least:  # below `least`, no sample fits
         ways.append(f"a smaller sample (--train-bytes {byte_size(sample * share * 0.8).replace(' ', '')} or "
                     "less: distinct chunks grow more slowly than the text, so read the "
                     "prediction that run prints)")
