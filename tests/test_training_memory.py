@@ -189,3 +189,43 @@ def test_the_refusal_offers_the_least_floor_that_fits_and_that_run_reads_no_text
     assert any("counted before" in line for line in said), said
     assert any(line.startswith("training needs about") and f"{chunks[3]:,} distinct chunks" in line
                for line in said), said
+
+
+@pytest.mark.parametrize("cgroup", ["garbage\n", "0::/\n\n", "\n0::/x\n"])
+def test_odd_cgroup_and_meminfo_files_are_no_limits_and_no_crash(tmp_path, monkeypatch, cgroup):
+    """A blank or malformed line of /proc/self/cgroup, a negative memory.max or MemAvailable:
+    not limits (a negative one would refuse every run), and never a ValueError."""
+    monkeypatch.setattr(memory.resource, "getrlimit", lambda _: (memory.resource.RLIM_INFINITY,) * 2)
+    proc = fake_proc(tmp_path, cgroup, -3)
+    (tmp_path / "cg" / "x").mkdir(parents=True)
+    (tmp_path / "cg" / "x" / "memory.max").write_text("-5\n")
+    assert memory_limit({}, proc, tmp_path / "cg") is None
+
+
+@pytest.mark.parametrize("extra", [{}, {"per_language": True}, {"parity": True}])
+def test_a_floor_that_keeps_no_chunk_of_a_language_is_refused_not_trained_on_bytes(tmp_path,
+                                                                                  extra):
+    """Before: the run completed with vocabularies of no merges (trained on 0 bytes)."""
+    db = source_db(tmp_path)
+    with pytest.raises(RunError, match=r"min_chunk_count 1,000,000 keeps none of the chunks of "
+                                       r"eng_Latn \[words\], fra_Latn \[words\]"):
+        execute_run(db, RunSettings(**{**SOURCE_RUN, **extra}, min_chunk_count=1_000_000))
+    assert list_runs(db)[-1].status == "failed"
+
+
+def test_a_bad_memory_setting_is_refused_before_the_run_is_recorded(tmp_path, monkeypatch):
+    """Before: refused only after the counting pass (hours on a large source), a failed run."""
+    db = source_db(tmp_path)
+    monkeypatch.setenv(MEMORY_ENV, "lots")
+    with pytest.raises(memory.Invalid, match=f"{MEMORY_ENV}='lots'"):
+        execute_run(db, RunSettings(**SOURCE_RUN))
+    assert list_runs(db) == []
+
+
+def test_under_a_run_s_own_memory_no_smaller_sample_is_offered(tmp_path, monkeypatch):
+    """Below `BPE_COST.least` (what any run takes) a smaller sample would be refused again."""
+    db = source_db(tmp_path)
+    monkeypatch.setenv(MEMORY_ENV, "700M")
+    with pytest.raises(TooLittleMemory) as refused:
+        execute_run(db, RunSettings(**SOURCE_RUN))
+    assert "--train-bytes" not in str(refused.value) and "a machine with" in str(refused.value)

@@ -80,9 +80,13 @@ def shard_of(path: str, size: int) -> Shard | None:
     Shard(path='data/rus_Cyrl/train/000_00000.parquet', size=7, config='rus_Cyrl', split='train')
     >>> shard_of("ru/ru_part_00000.parquet", 7).config, shard_of("README.md", 7)
     ('ru', None)
+    >>> shard_of("/etc/x.parquet", 7), shard_of("ru//x.parquet", 7), shard_of("../x.parquet", 7)
+    (None, None, None)
     """
     parts = path.split("/")
-    if not path.endswith(".parquet") or any(passed_over(part) for part in parts):
+    # An empty part (an absolute path, `a//b`) is no repository file: joined to the cache's
+    # folder it could name a place outside it. `..` is refused as a hidden name is.
+    if not path.endswith(".parquet") or any(not part or passed_over(part) for part in parts):
         return None
     if parts[0] == DATA_FOLDER and len(parts) > 2:
         parts = parts[1:]

@@ -32,6 +32,7 @@ from analyzer.store import (
 from .builders import combine, local_records, make_plans, run_splitters
 from .chunk_cache import ChunkCache
 from .counting import count_locally
+from .errors import RunError
 from .memory import check_memory, memory_limit, table_stats
 from .plan import Report, SourceTables
 from .pool import run_jobs
@@ -66,6 +67,8 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
     stage("loading texts")
     texts = load_texts(db, resolved.corpus.id, resolved.languages)
     check_lossless(resolved, texts)
+    if resolved.source is not None:
+        memory_limit()  # a bad ANALYZER_MEMORY refused now, not after the counting pass
     with contextlib.ExitStack() as stack:
         cluster = None
         if settings.executor == "dask" and resolved.sizes:
@@ -154,12 +157,20 @@ def count_sample(db: AnalyzerDatabase, run_id: int, resolved: ResolvedRun, clust
     if report:
         report(label, "done", total, total)
     floor = resolved.settings.min_chunk_count
+    stats = {(lang, name): table_stats(tables[(lang, name)], floor)
+             for lang in plan.languages for name in splitters}
+    # A floor that keeps nothing of a language would train bytes alone and call it a result.
+    emptied = [f"{lang} [{name}]" for (lang, name), found in stats.items()
+               if found.chunks and not found.kept_chunks]
+    if emptied:
+        raise RunError(f"min_chunk_count {floor:,} keeps none of the chunks of "
+                       f"{', '.join(emptied)}: no chunk is counted that often in the sample; "
+                       "give a smaller floor")
     record_training(db, run_id, {
         "source": plan.source.name, "fingerprint": plan.source.fingerprint, "seed": plan.seed,
         "mix": plan.mix, "train_bytes": resolved.settings.train_bytes, "min_chunk_count": floor,
         "languages": [{**taken[lang], "chunks": {
-            name: dataclasses.asdict(table_stats(tables[(lang, name)], floor))
-            for name in splitters}}
+            name: dataclasses.asdict(stats[(lang, name)]) for name in splitters}}
             for lang in plan.languages]})
     return SourceTables({key: str(path) for key, path in tables.items()},
                         {lang: taken[lang]["bytes"] for lang in plan.languages},

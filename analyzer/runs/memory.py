@@ -154,7 +154,8 @@ def _meminfo(path: Path, field: str) -> int | None:
         for line in path.read_text().splitlines():
             name, _, value = line.partition(":")
             if name == field:
-                return int(value.split()[0]) * 1024
+                kib = int(value.split()[0])
+                return kib * 1024 if kib >= 0 else None
     except (OSError, ValueError, IndexError):
         pass
     return None
@@ -168,7 +169,10 @@ def _cgroup_room(proc: Path, cgroups: Path) -> MemoryLimit | None:
     except OSError:
         return None
     for line in lines:
-        _, controllers, where = line.split(":", 2)
+        parts = line.split(":", 2)
+        if len(parts) != 3:  # a blank or unknown line: not one of a cgroup's
+            continue
+        _, controllers, where = parts
         if controllers == "":  # v2: one hierarchy
             folder = cgroups / where.lstrip("/")
             limit, used = _read_int(folder / "memory.max"), _read_int(folder / "memory.current")
@@ -178,7 +182,7 @@ def _cgroup_room(proc: Path, cgroups: Path) -> MemoryLimit | None:
             used = _read_int(folder / "memory.usage_in_bytes")
         else:
             continue
-        if limit is not None and limit < 2**60:  # v1 writes "no limit" as a huge number
+        if limit is not None and 0 <= limit < 2**60:  # v1 writes "no limit" as a huge number
             return MemoryLimit(max(0, limit - (used or 0)),
                                f"the cgroup's memory limit ({byte_size(limit)}, "
                                f"{byte_size(used or 0)} in use)")
@@ -279,7 +283,7 @@ def _ways_out(plans: list[JobPlan], jobs: list[JobMemory], workers: int, room: i
     share = (room - BPE_COST.fixed) / max(1, needed - BPE_COST.fixed)
     source = next(plan.source for plan in plans if plan.source is not None)
     sample = sum(source.bytes_by_language.values())
-    if 0 < share < 1 and sample:
+    if 0 < share < 1 and sample and room >= BPE_COST.least:  # below `least`, no sample fits
         ways.append(f"a smaller sample (--train-bytes {byte_size(sample * share * 0.8).replace(' ', '')} or "
                     "less: distinct chunks grow more slowly than the text, so read the "
                     "prediction that run prints)")
