@@ -262,8 +262,9 @@ def check_memory(plans: list[JobPlan], workers: int, limit: MemoryLimit | None,
     raise TooLittleMemory(
         f"{said[0].upper()}{said[1:]}, more than {byte_size(limit.n_bytes)}: {limit.what}. "
         "Refused before training, so nothing is lost"
-        + (": the counted chunks are cached, and a run with a count floor does not read the text "
-           "again" if cached else " (with --no-cache, a rerun reads the text again)")
+        + (": the counted chunks are cached, and a rerun with other settings of training "
+           "(a count floor, fewer jobs) does not read the text again" if cached
+           else " (with --no-cache, a rerun reads the text again)")
         + ". Ways out: "
         + "; ".join(_ways_out(plans, jobs, workers, limit.n_bytes, read)) + ".")
 
