@@ -47,11 +47,11 @@ class EngineCost:
     per_chunk: float
     fixed: int
     least: int = 0
-    """What a run takes whatever it trains (the interpreter, the corpus measured): a small
-    training's peak is the run's own."""
+    """What a run takes whatever it trains (the interpreter, the corpus measured): small
+    trainings need no more than the run itself (`at_once`)."""
 
     def peak(self, chunks: int, n_bytes: int) -> int:
-        return max(self.least, int(self.fixed + self.per_byte * n_bytes + self.per_chunk * chunks))
+        return int(self.fixed + self.per_byte * n_bytes + self.per_chunk * chunks)
 
 
 BPE_COST = EngineCost(per_byte=8.2, per_chunk=34.0, fixed=500_000_000, least=800_000_000)
@@ -231,7 +231,8 @@ def predict_jobs(plans: list[JobPlan], floor: int | None = None,
 def at_once(jobs: list[JobMemory], workers: int) -> int:
     """The most memory the jobs need together: the pool runs the biggest first, `workers` at a
     time, so at worst the `workers` biggest run side by side."""
-    return sum(sorted((job.predicted for job in jobs), reverse=True)[:max(1, workers)])
+    biggest = sorted((job.predicted for job in jobs), reverse=True)[:max(1, workers)]
+    return max(BPE_COST.least, sum(biggest))
 
 
 class TooLittleMemory(Invalid):
