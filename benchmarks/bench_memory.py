@@ -30,7 +30,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_sources import peak_mb, register  # noqa: E402  (the benchmarks' own helpers)
+from bench_sources import in_fresh_process, peak_mb, register  # noqa: E402  (the benchmarks' own helpers)
 
 
 def settings_of(budget: str, floor: int, vocab: int, languages: list[str]):
@@ -90,14 +90,6 @@ def phase_count(db: str, budget: str, vocab: str) -> dict:
 PHASES = {"run": phase_run, "count": phase_count}
 
 
-def fresh(phase: str, *args: object) -> dict:
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--phase", phase,
-                           *map(str, args)], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{phase} failed: {done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def floors_compared(db: Path, runs: dict[int, int]) -> None:
     """What a count floor changes, against the run without one: the merges (the same first
     ones, and the tokens in common) and each language's premium on the corpus."""
@@ -155,9 +147,10 @@ def main() -> None:
         register(args.folder, db)
         run_ids = {}
         for budget in budgets:
-            fresh("count", db, budget, args.vocab)
+            in_fresh_process("count", db, budget, args.vocab, script=Path(__file__))
             for floor in floors if budget == budgets[-1] else floors[:1]:
-                row = fresh("run", db, budget, floor, args.vocab)
+                row = in_fresh_process("run", db, budget, floor, args.vocab,
+                                       script=Path(__file__))
                 error = row["predicted_mb"] / row["peak_mb"] - 1
                 print(f"budget {budget:>5} floor {floor:>3}: {row['chunks']:>11,} of "
                       f"{row['all_chunks']:>11,} chunks, {row['bytes'] / 1e6:8.1f} MB of text; "

@@ -150,10 +150,11 @@ def lines(folder: Path):
 PHASES = {"count": phase_count, "train": phase_train, "hf": phase_hf, "rustbpe": phase_rustbpe}
 
 
-def in_fresh_process(phase: str, *args: object, cores: int | None = None) -> dict:
-    """A phase in a new process (on `cores` cores, where given); its JSON line."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--phase", phase,
-               *map(str, args)]
+def in_fresh_process(phase: str, *args: object, cores: int | None = None,
+                     script: Path = Path(__file__)) -> dict:
+    """A phase of `script` (this one, or another benchmark's) in a new process (on `cores`
+    cores, where given); its JSON line."""
+    command = [sys.executable, str(script.resolve()), "--phase", phase, *map(str, args)]
     env = dict(os.environ)
     if cores is not None:
         command = ["taskset", "-c", ",".join(map(str, range(cores))), *command]

@@ -229,3 +229,23 @@ def test_under_a_run_s_own_memory_no_smaller_sample_is_offered(tmp_path, monkeyp
     with pytest.raises(TooLittleMemory) as refused:
         execute_run(db, RunSettings(**SOURCE_RUN))
     assert "--train-bytes" not in str(refused.value) and "a machine with" in str(refused.value)
+
+
+def test_on_dask_a_job_must_fit_the_smallest_worker():
+    """The cluster's limit is its smallest worker's memory_limit, and a worker runs as many
+    jobs at once as it has threads; a cluster that says no limit gives none."""
+    from analyzer.runs.cluster import DaskExecutor
+
+    class Client:
+        def __init__(self, workers):
+            self.workers = workers
+
+        def scheduler_info(self):
+            return {"workers": self.workers}
+
+    limit, threads = DaskExecutor(Client({
+        "tcp://a": {"memory_limit": 8_000_000_000, "nthreads": 1},
+        "tcp://b": {"memory_limit": 4_000_000_000, "nthreads": 2}})).memory()
+    assert limit is not None and limit.n_bytes == 4_000_000_000 and "Dask worker" in limit.what
+    assert threads == 2
+    assert DaskExecutor(Client({"tcp://a": {"memory_limit": 0, "nthreads": 1}})).memory() == (None, 1)
