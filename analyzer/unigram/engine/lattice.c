@@ -13,18 +13,19 @@ static uint64_t key_hash(uint64_t hi, uint64_t lo, uint32_t len) {
     return h ^ (h >> 32);
 }
 
-static Slot *index_find(const PieceIndex *index, Key key) {
+static const Slot *index_find(const PieceIndex *index, Key key) {
     size_t at = key_hash(key.hi, key.lo, key.len) & index->mask;
     for (;;) {
-        Slot *slot = &index->slots[at];
+        const Slot *slot = &index->slots[at];
         if (slot->len == 0) return NULL;
         if (slot->hi == key.hi && slot->lo == key.lo && slot->len == key.len) return slot;
         at = (at + 1) & index->mask;
     }
 }
 
-/* Insert a key (its id, or -1 for a prefix), keeping an id that is already there. */
-static void index_put(PieceIndex *index, Key key, int32_t id) {
+/* Insert a key of 3 bytes or more (its id, or -1 for a prefix), keeping an id that is already
+   there; 1 when it took a new slot. */
+static int index_put(PieceIndex *index, Key key, int32_t id) {
     size_t at = key_hash(key.hi, key.lo, key.len) & index->mask;
     for (;;) {
         Slot *slot = &index->slots[at];
@@ -33,30 +34,77 @@ static void index_put(PieceIndex *index, Key key, int32_t id) {
             slot->lo = key.lo;
             slot->len = key.len;
             slot->id = id;
-            return;
+            return 1;
         }
         if (slot->hi == key.hi && slot->lo == key.lo && slot->len == key.len) {
             if (id >= 0) slot->id = id;
-            return;
+            return 0;
         }
         at = (at + 1) & index->mask;
     }
 }
 
-const char *index_build(PieceIndex *index, const Model *model) {
-    size_t prefixes = 0;
-    for (size_t i = 0; i < model->n; i++) prefixes += model->keys[i].len;
-    size_t size = 64;
-    while (size < 2 * prefixes) size *= 2;  /* at most half full */
-    index_free(index);
+/* The hash table twice as big, its keys moved over; -1 when out of memory. */
+static int index_grow(PieceIndex *index) {
+    const size_t old_size = index->mask + 1, size = 2 * old_size;
+    Slot *old = index->slots;
     index->slots = calloc(size, sizeof(Slot));
-    if (!index->slots) return "out of memory";
+    if (!index->slots) {
+        index->slots = old;
+        return -1;
+    }
     index->mask = size - 1;
+    for (size_t i = 0; i < old_size; i++)
+        if (old[i].len) {
+            Key key = {old[i].hi, old[i].lo, old[i].len};
+            index_put(index, key, old[i].id);
+        }
+    free(old);
+    return 0;
+}
+
+/* A code of the first table (one byte) or the second (two) and the id there: -2 begins no
+   piece, -1 a prefix only, else the piece's id (kept once set). */
+static inline void mark(int32_t *code, int32_t id) {
+    if (id >= 0) *code = id;
+    else if (*code == -2) *code = -1;
+}
+
+const char *index_build(PieceIndex *index, const Model *model) {
+    index_free(index);
+    /* One and two bytes in direct tables (every lookup begins there, the cache keeps them);
+       longer prefixes in a hash table kept at most half full, grown as they come (prefixes
+       shared by many pieces are stored once, so their number is not known before). */
+    index->bytes = malloc(256 * sizeof(int32_t));
+    index->pairs = malloc(65536 * sizeof(int32_t));
+    size_t size = 64;
+    while (size < model->n) size *= 2;
+    index->slots = calloc(size, sizeof(Slot));
+    if (!index->bytes || !index->pairs || !index->slots) {
+        index_free(index);
+        return "out of memory";
+    }
+    for (int i = 0; i < 256; i++) index->bytes[i] = -2;
+    for (int i = 0; i < 65536; i++) index->pairs[i] = -2;
+    index->mask = size - 1;
+    size_t used = 0;
     for (size_t i = 0; i < model->n; i++) {
-        Key whole = model->keys[i], prefix = {0, 0, 0};
-        for (uint32_t l = 0; l < whole.len; l++) {
+        const Key whole = model->keys[i];
+        const int32_t id = (int32_t)i;
+        if (whole.len == 0) continue;
+        const uint8_t first = key_byte(whole, 0);
+        mark(&index->bytes[first], whole.len == 1 ? id : -1);
+        if (whole.len < 2) continue;
+        mark(&index->pairs[first << 8 | key_byte(whole, 1)], whole.len == 2 ? id : -1);
+        Key prefix = {0, 0, 0};
+        prefix = key_push(key_push(prefix, first), key_byte(whole, 1));
+        for (uint32_t l = 2; l < whole.len; l++) {
             prefix = key_push(prefix, key_byte(whole, l));
-            index_put(index, prefix, l + 1 == whole.len ? (int32_t)i : -1);
+            used += (size_t)index_put(index, prefix, l + 1 == whole.len ? id : -1);
+            if (2 * used > index->mask + 1 && index_grow(index) < 0) {
+                index_free(index);
+                return "out of memory";
+            }
         }
     }
     return NULL;
@@ -64,7 +112,10 @@ const char *index_build(PieceIndex *index, const Model *model) {
 
 void index_free(PieceIndex *index) {
     free(index->slots);
+    free(index->bytes);
+    free(index->pairs);
     index->slots = NULL;
+    index->bytes = index->pairs = NULL;
     index->mask = 0;
 }
 
@@ -130,27 +181,21 @@ void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text
     for (size_t s = 0; s < n; s++) {
         int32_t *row = &lattice->node[s * (size_t)max];
         for (int l = 0; l < max; l++) row[l] = -2;
+        /* -2 below: no piece begins with these bytes, nor with any longer run from s */
+        const int32_t one = index->bytes[text[s]];
+        row[0] = one >= 0 ? one : -1;  /* no one-byte piece: an unknown node */
+        if (one == -2 || s + 1 >= n || max < 2) continue;
+        const int32_t two = index->pairs[(size_t)text[s] << 8 | text[s + 1]];
+        if (two >= 0) row[1] = two;
+        if (two == -2) continue;
         Key key = {0, 0, 0};
-        for (size_t e = s; e < n && key.len < (uint32_t)max; e++) {
+        key = key_push(key_push(key, text[s]), text[s + 1]);
+        for (size_t e = s + 2; e < n && key.len < (uint32_t)max; e++) {
             key = key_push(key, text[e]);
             const Slot *slot = index_find(index, key);
-            if (!slot) break;  /* no piece begins with these bytes */
+            if (!slot) break;
             if (slot->id >= 0) row[key.len - 1] = slot->id;
         }
-        if (row[0] == -2) row[0] = -1;
-    }
-}
-
-/* Chunk k's lattice from the nodes found before (the model has not changed since). */
-void lattice_load(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, size_t k) {
-    const int max = lattice->max;
-    const int64_t begin = chunks->offsets[k], n = chunks->offsets[k + 1] - begin;
-    int64_t node = nodes->first[k];
-    for (int64_t s = 0; s < n; s++) {
-        int32_t *row = &lattice->node[s * max];
-        for (int l = 0; l < max; l++) row[l] = -2;
-        for (int j = 0; j < nodes->at[begin + s]; j++, node++) row[nodes->lengths[node] - 1] = nodes->ids[node];
-        if (row[0] == -2) row[0] = -1;
     }
 }
 
@@ -212,16 +257,15 @@ static inline void normalized(double total, int exponent, double *value, int *po
     }
 }
 
-
-/* The E-step on one chunk of n bytes from its nodes (at[s] of them begin at s, their lengths
-   and ids in order of position and length; reference: Trainer.expected): forward-
+/* The E-step on one chunk, the general way (reference: Trainer.expected), every sum
+   renormalized where it leaves [2^-512, 2^512): forward-
    backward in probabilities (`probability[id]`, `unknown` for an unknown node), adding count x
    marginal (in units of 1/FIXED) to each piece's expected count. The nodes are listed by start
    (lengths ascending, an unknown node where a position has no one-byte piece) and by end
    through a counting sort that keeps starts ascending: the reference's orders of summation. */
-void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, const int32_t *ids,
-                  size_t n, const double *probability, double unknown, int64_t count,
-                  int64_t *expected) {
+static void chunk_expect_scaled(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
+                                const int32_t *ids, size_t n, const double *probability,
+                                double unknown, int64_t count, int64_t *expected) {
     int32_t *start = lattice->list_start, *length = lattice->list_length, *id = lattice->list_id;
     int32_t *by_end = lattice->list_by_end, *end_first = lattice->end_first;
     double *p = lattice->list_probability;
@@ -280,6 +324,111 @@ void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, c
                                  alpha_exp[start[j]] + beta_exp[e] - alpha_exp[n]);
         expected[id[j]] += (int64_t)floor((double)count * marginal * FIXED_SCALE + 0.5);
     }
+}
+
+/* In range: a forward or backward sum the general path keeps as it is (exponent 0). */
+static inline int plain(double total) {
+    return total == 0.0 || (total >= RESCALE_BELOW && total < RESCALE_FROM);
+}
+
+/* chunk_expect without renormalizing: 0 (and nothing added) when some forward or backward sum
+   leaves [2^-512, 2^512), where the general path would rescale. Otherwise every exponent of
+   the general path is 0 and this computes its very floats: the forward sums are pushed from
+   each start in ascending order, so each end adds its nodes in start order as the general
+   path (and the reference) do; the backward sums take a start's nodes in list order (the
+   unknown node first, then lengths ascending). Each node's probability is looked up once. */
+static int chunk_expect_plain(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
+                              const int32_t *ids, size_t n, const double *probability,
+                              double unknown, int64_t count, int64_t *expected) {
+    double *alpha = lattice->alpha, *beta = lattice->beta, *p = lattice->list_probability;
+    size_t m = 0;  /* nodes of the chunk (unknown ones not included) */
+    for (size_t s = 0; s < n; s++) m += at[s];
+    for (size_t j = 0; j < m; j++) p[j] = probability[ids[j]];
+    for (size_t e = 0; e <= n; e++) alpha[e] = 0.0;
+    alpha[0] = 1.0;
+    for (size_t s = 0, node = 0; s < n; s++) {
+        const double a = alpha[s];  /* complete: every node ending at s starts before it */
+        if (!plain(a)) return 0;
+        const int here = at[s];
+        if (here == 0 || lengths[node] != 1) alpha[s + 1] += a * unknown;
+        for (int j = 0; j < here; j++, node++) alpha[s + lengths[node]] += a * p[node];
+    }
+    if (!plain(alpha[n])) return 0;
+    beta[n] = 1.0;
+    for (size_t s = n, end = m; s-- > 0;) {
+        const size_t first = end - at[s];
+        double total = 0.0;
+        if (first == end || lengths[first] != 1) total += beta[s + 1] * unknown;
+        for (size_t j = first; j < end; j++) total += beta[s + lengths[j]] * p[j];
+        if (!plain(total)) return 0;
+        beta[s] = total;
+        end = first;
+    }
+    if (alpha[n] == 0.0) return 1;  /* every path underflowed: the chunk adds nothing */
+    for (size_t s = 0, node = 0; s < n; s++)
+        for (int j = 0; j < at[s]; j++, node++) {
+            const double marginal = alpha[s] * p[node] * beta[s + lengths[node]] / alpha[n];
+            expected[ids[node]] += (int64_t)floor((double)count * marginal * FIXED_SCALE + 0.5);
+        }
+    return 1;
+}
+
+/* The E-step on one chunk of n bytes from its nodes (at[s] of them begin at s, their lengths
+   and ids in order of position and length): count x each node's marginal added to its piece's
+   expected count (in units of 1/FIXED). Most chunks take the plain path; one whose sums leave
+   the doubles' comfortable range, the general one. */
+void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, const int32_t *ids,
+                  size_t n, const double *probability, double unknown, int64_t count,
+                  int64_t *expected) {
+    if (!chunk_expect_plain(lattice, at, lengths, ids, n, probability, unknown, count, expected))
+        chunk_expect_scaled(lattice, at, lengths, ids, n, probability, unknown, count, expected);
+}
+
+/* The best path from a chunk's nodes (as chunk_expect takes them; ids into `path`, at most n,
+   their number; 0 when there is none), scored by `scores` (`unknown` for an unknown node).
+   The same path as lattice_viterbi's: pushing from each reached start in ascending order,
+   each end meets its nodes in start order and keeps the first with the strictly highest
+   score. */
+size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
+                     const int32_t *ids, size_t n, const double *scores, double unknown,
+                     int32_t *path) {
+    double *best = lattice->best;
+    int64_t *back = lattice->back;  /* start * 2^32 + (id + 2); 0: not reached */
+    for (size_t e = 0; e <= n; e++) {
+        back[e] = 0;
+        best[e] = 0.0;
+    }
+    back[0] = 1;
+    for (size_t s = 0, node = 0; s < n; s++) {
+        const int here = at[s];
+        if (back[s] == 0) {  /* not reached: its nodes lead nowhere */
+            node += (size_t)here;
+            continue;
+        }
+        const double from = best[s];
+        if (here == 0 || lengths[node] != 1) {
+            const double value = from + unknown;
+            if (back[s + 1] == 0 || value > best[s + 1]) {
+                best[s + 1] = value;
+                back[s + 1] = ((int64_t)s << 32) | 1;  /* id -1 */
+            }
+        }
+        for (int j = 0; j < here; j++, node++) {
+            const size_t e = s + lengths[node];
+            const double value = from + scores[ids[node]];
+            if (back[e] == 0 || value > best[e]) {
+                best[e] = value;
+                back[e] = ((int64_t)s << 32) | (int64_t)(ids[node] + 2);
+            }
+        }
+    }
+    if (back[n] == 0) return 0;
+    size_t length = 0;
+    for (size_t e = n; e > 0; e = (size_t)(back[e] >> 32)) length++;
+    size_t at_path = length;
+    for (size_t e = n; e > 0; e = (size_t)(back[e] >> 32))
+        path[--at_path] = (int32_t)(back[e] & 0xFFFFFFFF) - 2;
+    return length;
 }
 
 /* The best path's ids into `path` (at most n), their number; 0 when there is none. Each end

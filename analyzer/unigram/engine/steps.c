@@ -153,24 +153,26 @@ static void *work(void *arg) {
             if (find_nodes(share, &lattice, k) < 0) { share->failed = 1; break; }
             continue;
         }
-        if (t->nodes.valid && share->job == EXPECT) {
-            const int64_t first = t->nodes.first[k];
-            chunk_expect(&lattice, t->nodes.at + c->offsets[k], t->nodes.lengths + first,
-                         t->nodes.ids + first, n, share->probability, share->unknown_probability,
-                         c->counts[k], share->sums);
-            continue;
-        }
+        /* The chunk's nodes: from the cache, or (without it) looked up as FIND_NODES does. */
+        const uint8_t *at, *lengths;
+        const int32_t *ids;
         if (t->nodes.valid) {
-            lattice_load(&lattice, &t->nodes, c, k);
-        } else {  /* no cache: look the pieces up, as FIND_NODES does */
+            const int64_t first = t->nodes.first[k];
+            at = t->nodes.at + c->offsets[k];
+            lengths = t->nodes.lengths + first;
+            ids = t->nodes.ids + first;
+        } else {
             lattice_fill(&lattice, share->index, text, n);
-            if (share->job == EXPECT) {
-                share->n_nodes = 0;
-                if (local_nodes(share, &lattice, n) < 0) { share->failed = 1; break; }
-                chunk_expect(&lattice, share->at, share->lengths, share->ids, n, share->probability,
-                             share->unknown_probability, c->counts[k], share->sums);
-                continue;
-            }
+            share->n_nodes = 0;
+            if (local_nodes(share, &lattice, n) < 0) { share->failed = 1; break; }
+            at = share->at;
+            lengths = share->lengths;
+            ids = share->ids;
+        }
+        if (share->job == EXPECT) {
+            chunk_expect(&lattice, at, lengths, ids, n, share->probability,
+                         share->unknown_probability, c->counts[k], share->sums);
+            continue;
         }
         if (n > chunk_path_cap) {
             free(chunk_path);
@@ -178,7 +180,8 @@ static void *work(void *arg) {
             chunk_path = malloc(chunk_path_cap * sizeof *chunk_path);
             if (!chunk_path) { share->failed = 1; break; }
         }
-        size_t length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 0, chunk_path);
+        size_t length = nodes_viterbi(&lattice, at, lengths, ids, n, t->model.scores, share->unknown,
+                                      chunk_path);
         for (size_t i = 0; i < length; i++)
             if (chunk_path[i] >= 0) share->sums[chunk_path[i]] += c->counts[k];
     }
@@ -331,12 +334,14 @@ static const char *keep_pieces(Training *t, const size_t *kept, size_t n_kept, c
         return "out of memory";
     }
     for (size_t i = 0; i < t->model.n; i++) renumber[i] = -1;
+    int same = n_kept == t->model.n;  /* every piece kept in its place: the nodes stand */
     for (size_t j = 0; j < n_kept; j++) {
         renumber[kept[j]] = (int32_t)j;
+        same &= kept[j] == j;
         keys[j] = t->model.keys[kept[j]];
         kept_scores[j] = scores ? scores[j] : t->model.scores[kept[j]];
     }
-    if (t->nodes.valid) nodes_keep(&t->nodes, &t->chunks, renumber);
+    if (t->nodes.valid && !same) nodes_keep(&t->nodes, &t->chunks, renumber);
     free(renumber);
     model_free(&t->model);
     t->model.keys = keys;

@@ -78,7 +78,9 @@ typedef struct {
 } Model;
 
 /* The pieces and all their prefixes, for the lattice: a prefix that is no piece has id -1, so a
-   lookup can stop at the first byte string that begins no piece. Open addressing. */
+   lookup can stop at the first byte string that begins no piece. Prefixes of one and two bytes
+   are in direct tables (`bytes`, `pairs`: -2 for none), longer ones in a hash table (open
+   addressing). */
 typedef struct {
     uint64_t hi, lo;
     int32_t id;      /* the piece's place in the model, -1: a prefix only */
@@ -88,6 +90,8 @@ typedef struct {
 typedef struct {
     Slot *slots;
     size_t mask;
+    int32_t *bytes;  /* 256 */
+    int32_t *pairs;  /* 65536, by first byte x 256 + second */
 } PieceIndex;
 
 /* One chunk's lattice, reused from chunk to chunk: node[s * max + l - 1] is the id of the
@@ -141,13 +145,15 @@ void index_free(PieceIndex *index);
 int lattice_reserve(Lattice *lattice, size_t n, int max);
 void lattice_free(Lattice *lattice);
 void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text, size_t n);
-void lattice_load(Lattice *lattice, const Nodes *nodes, const Chunks *chunks, size_t k);
 void nodes_free(Nodes *nodes);
 void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, const int32_t *ids,
                   size_t n, const double *probability, double unknown, int64_t count,
                   int64_t *expected);
 const char *nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber);
 double min_score(const Model *model);
+size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
+                     const int32_t *ids, size_t n, const double *scores, double unknown,
+                     int32_t *path);
 size_t lattice_viterbi(Lattice *lattice, const double *scores, double unknown, size_t n,
                        int skip_whole, int32_t *path);
 
