@@ -69,6 +69,22 @@ def test_compiled_training_equals_the_reference(chunks, threads):
     assert train(chunks, 256 + 8, seed_size=200, engine="compiled", threads=threads) == expected
 
 
+@needs_compiled
+@settings(max_examples=15, deadline=None)
+@given(long=st.lists(st.binary(min_size=700, max_size=1000), min_size=1, max_size=3),
+       short=st.dictionaries(chunk_bytes, st.integers(1, 9), max_size=20),
+       threads=st.integers(1, 2), cache=st.booleans())
+def test_long_chunks_whose_sums_leave_the_range_are_renormalized_as_the_reference_does(
+        long, short, threads, cache):
+    # Several hundred random bytes of sixteen letters have a probability below 2^-512: their
+    # forward and backward sums are renormalized (the engine's general path), beside short
+    # chunks that stay in range (its plain path), in one E-step.
+    chunks = dict(short)
+    for text in long:
+        chunks[bytes(x % 16 + 97 for x in text)] = 2
+    assert_same_steps(chunks, 16, 300, [(40, 0.75), (30, 0.5)], 270, threads, cache)
+
+
 def sample_chunks(languages: list[str], lines: int) -> dict[str, int]:
     from analyzer.bpe.pretokenize import distinct_chunks, resolve
     texts = []

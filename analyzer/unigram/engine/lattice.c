@@ -207,10 +207,15 @@ void nodes_free(Nodes *nodes) {
     memset(nodes, 0, sizeof *nodes);
 }
 
-/* Keep the nodes whose piece stays (renumber[id] >= 0), renumbered, in place. */
-const char *nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber) {
-    size_t kept = 0, read = 0;
-    for (size_t k = 0; k < chunks->n; k++) {
+/* Keep the nodes of chunks [first, last) whose piece stays (renumber[id] >= 0), renumbered, in
+   place from the first of them on; their number. first[k] of those chunks follows (where
+   their nodes now begin); first[last] is the next range's to set. */
+size_t nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber, size_t first,
+                  size_t last) {
+    if (first >= last) return 0;
+    const size_t begin = (size_t)nodes->first[first];
+    size_t kept = begin, read = begin;
+    for (size_t k = first; k < last; k++) {
         nodes->first[k] = (int64_t)kept;
         for (int64_t p = chunks->offsets[k]; p < chunks->offsets[k + 1]; p++) {
             int count = nodes->at[p], left = 0;
@@ -225,9 +230,7 @@ const char *nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumb
             nodes->at[p] = (uint8_t)left;
         }
     }
-    nodes->first[chunks->n] = (int64_t)kept;
-    nodes->n = kept;
-    return NULL;
+    return kept - begin;
 }
 
 double min_score(const Model *model) {

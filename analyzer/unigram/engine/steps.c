@@ -34,7 +34,7 @@ void model_free(Model *model) {
 /* ---------------------------------------------------------------------------------------- */
 /* Work shared among threads                                                                */
 
-typedef enum { FIND_NODES, EXPECT, CHUNK_VITERBI, PIECE_ALTERNATIVES } Job;
+typedef enum { FIND_NODES, EXPECT, CHUNK_VITERBI, PIECE_ALTERNATIVES, KEEP_NODES } Job;
 
 typedef struct {
     const Training *t;
@@ -52,6 +52,8 @@ typedef struct {
     size_t n_nodes, capacity;
     uint8_t *at;          /* without the cache: how many of a chunk's nodes begin at each byte */
     size_t at_capacity;
+    const int32_t *renumber; /* KEEP_NODES: each piece's new id, -1 gone */
+    size_t kept;          /* ... and how many of this share's nodes stay (moved to its front) */
     double node_budget;   /* FIND_NODES: the bytes this share's nodes may take */
     int over;             /* ... and it found more */
     int failed;
@@ -124,6 +126,10 @@ static void *work(void *arg) {
     int32_t path[MAX_PIECE];
     int32_t *chunk_path = NULL;
     size_t chunk_path_cap = 0;
+    if (share->job == KEEP_NODES) {
+        share->kept = nodes_keep(&((Training *)t)->nodes, c, share->renumber, share->first, share->last);
+        return NULL;
+    }
     for (size_t k = share->first; k < share->last && !share->failed && !share->over; k++) {
         if (share->job == PIECE_ALTERNATIVES) {
             Key key = t->model.keys[k];
@@ -192,7 +198,7 @@ static void *work(void *arg) {
 
 static const char *run_shared(const Training *t, const PieceIndex *index, Job job, size_t n,
                               int64_t *sums, int32_t *alternatives, uint8_t *removable,
-                              const double *probability);
+                              const double *probability, const int32_t *renumber);
 
 /* FIND_NODES's shares joined into t->nodes: the counts summed into places, the nodes copied. */
 static const char *gather_nodes(Training *t, Share *shares, int threads) {
@@ -223,6 +229,26 @@ static const char *gather_nodes(Training *t, Share *shares, int threads) {
     return NULL;
 }
 
+/* KEEP_NODES's shares joined: each share's kept nodes (at the front of its own part) moved
+   down after the previous share's, its chunks' first nodes moved with them. */
+static void join_kept(Training *t, const Share *shares, int threads) {
+    Nodes *nodes = &t->nodes;
+    size_t to = 0;
+    for (int i = 0; i < threads; i++) {
+        const Share *s = &shares[i];
+        if (s->first >= s->last) continue;
+        const size_t from = (size_t)nodes->first[s->first];
+        if (from != to) {
+            memmove(nodes->ids + to, nodes->ids + from, s->kept * sizeof *nodes->ids);
+            memmove(nodes->lengths + to, nodes->lengths + from, s->kept);
+            for (size_t k = s->first; k < s->last; k++) nodes->first[k] -= (int64_t)(from - to);
+        }
+        to += s->kept;
+    }
+    nodes->first[t->chunks.n] = (int64_t)to;
+    nodes->n = to;
+}
+
 /* The nodes under the model as it stands, found once (their pieces looked up in `index`). */
 static const char *ensure_nodes(Training *t, const PieceIndex *index) {
     if (t->nodes.valid || t->nodes.off) return NULL;
@@ -240,7 +266,7 @@ static const char *ensure_nodes(Training *t, const PieceIndex *index) {
         nodes_free(&t->nodes);
         return "out of memory";
     }
-    const char *problem = run_shared(t, index, FIND_NODES, c->n, NULL, NULL, NULL, NULL);
+    const char *problem = run_shared(t, index, FIND_NODES, c->n, NULL, NULL, NULL, NULL, NULL);
     if (problem) nodes_free(&t->nodes);
     return problem;
 }
@@ -249,7 +275,7 @@ static const char *ensure_nodes(Training *t, const PieceIndex *index) {
    by their bytes; each share's per-piece sums summed into `sums` (when given). */
 static const char *run_shared(const Training *t, const PieceIndex *index, Job job, size_t n,
                               int64_t *sums, int32_t *alternatives, uint8_t *removable,
-                              const double *probability) {
+                              const double *probability, const int32_t *renumber) {
     int threads = t->threads < 1 ? 1 : t->threads;
     if ((size_t)threads > n) threads = n ? (int)n : 1;
     Share *shares = calloc((size_t)threads, sizeof *shares);
@@ -275,6 +301,7 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
         s->node_budget = ((double)t->cache_limit - (n ? (double)c->offsets[c->n] : 0.0)) / threads;
         s->alternatives = alternatives;
         s->removable = removable;
+        s->renumber = renumber;
         s->first = first;
         if (i == threads - 1) s->last = n;
         else {  /* the first item past this share's part of the bytes (or pieces) */
@@ -303,6 +330,7 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
     }
     for (int i = 1; i < started; i++) pthread_join(ids[i], NULL);
     if (job == FIND_NODES && !problem) problem = gather_nodes((Training *)t, shares, threads);
+    if (job == KEEP_NODES && !problem) join_kept((Training *)t, shares, threads);
     for (int i = 0; i < threads; i++) {
         free(shares[i].ids);
         free(shares[i].lengths);
@@ -341,8 +369,16 @@ static const char *keep_pieces(Training *t, const size_t *kept, size_t n_kept, c
         keys[j] = t->model.keys[kept[j]];
         kept_scores[j] = scores ? scores[j] : t->model.scores[kept[j]];
     }
-    if (t->nodes.valid && !same) nodes_keep(&t->nodes, &t->chunks, renumber);
+    const char *problem = NULL;
+    if (t->nodes.valid && !same)
+        problem = run_shared(t, NULL, KEEP_NODES, t->chunks.n, NULL, NULL, NULL, NULL, renumber);
     free(renumber);
+    if (problem) {
+        free(keys);
+        free(kept_scores);
+        nodes_free(&t->nodes);  /* half renumbered: found again at the next step */
+        return problem;
+    }
     model_free(&t->model);
     t->model.keys = keys;
     t->model.scores = kept_scores;
@@ -360,7 +396,7 @@ const char *em_step(Training *t) {
     if (!problem && !probability) problem = "out of memory";
     if (!problem) {
         for (size_t i = 0; i < t->model.n; i++) probability[i] = exp(t->model.scores[i]);
-        problem = run_shared(t, &index, EXPECT, t->chunks.n, expected, NULL, NULL, probability);
+        problem = run_shared(t, &index, EXPECT, t->chunks.n, expected, NULL, NULL, probability, NULL);
     }
     free(probability);
     index_free(&index);
@@ -419,9 +455,11 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
         for (size_t i = 0; i < n * max; i++) alternatives[i] = -1;
         problem = index_build(&index, &t->model);
     }
-    if (!problem) problem = run_shared(t, &index, PIECE_ALTERNATIVES, n, NULL, alternatives, removable, NULL);
+    if (!problem) problem = run_shared(t, &index, PIECE_ALTERNATIVES, n, NULL, alternatives, removable, NULL,
+                                          NULL);
     if (!problem) problem = ensure_nodes(t, &index);
-    if (!problem) problem = run_shared(t, &index, CHUNK_VITERBI, t->chunks.n, frequency, NULL, NULL, NULL);
+    if (!problem) problem = run_shared(t, &index, CHUNK_VITERBI, t->chunks.n, frequency, NULL, NULL, NULL,
+                                          NULL);
     index_free(&index);
     if (problem) goto done;
     int64_t total_count = 0, total = 0;

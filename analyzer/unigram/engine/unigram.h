@@ -149,7 +149,8 @@ void nodes_free(Nodes *nodes);
 void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, const int32_t *ids,
                   size_t n, const double *probability, double unknown, int64_t count,
                   int64_t *expected);
-const char *nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber);
+size_t nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber, size_t first,
+                  size_t last);
 double min_score(const Model *model);
 size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
                      const int32_t *ids, size_t n, const double *scores, double unknown,
