@@ -14,13 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sources import make_source, tiny_corpus
 
+from analyzer import unigram
 from analyzer.bpe import reference
 from analyzer.bpe.counting import ChunkTable
 from analyzer.corpus import read_corpus
 from analyzer.runs import RunError, RunSettings, execute_run, memory
 from analyzer.runs.chunk_cache import ChunkCache
 from analyzer.runs.memory import MEMORY_ENV, EngineCost, TooLittleMemory, memory_limit
-from analyzer.runs.plan import SourceTables
+from analyzer.runs.plan import SourceTables, TrainingTexts
 from analyzer.store import get_run, list_runs, open_db, save_corpus, vocabularies
 
 # The count floor: exact on the rest of the table.
@@ -52,6 +53,34 @@ def test_a_count_floor_trains_exactly_on_the_chunks_it_keeps(tmp_path_factory, t
             for _ in range(count)]
     trained = source.train_bpe(400, pretokenizer="none", min_pair_count=1, tie_break=tie_break)
     assert trained.merges == reference.train_many(kept, 400, min_pair_count=1, tie_break=tie_break)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tables=st.lists(TABLE, min_size=1, max_size=3), floor=st.integers(1, 3))
+def test_library_training_takes_the_tables_merged_packed_as_the_dict_would_be(
+        tmp_path_factory, tables, floor):
+    """Unigram and WordPiece train on the languages' tables merged into one packed table (no
+    Python str per chunk): each distinct chunk once, in order of first appearance, its counts
+    summed over the languages, the floor applied per language: what a dict made them."""
+    cache = ChunkCache(tmp_path_factory.mktemp("cache"))
+    languages = [f"l{index}" for index in range(len(tables))]
+    paths = {(lang, "none"): cached(cache, lang, rows) for lang, rows in zip(languages, tables)}
+    source = SourceTables(paths, dict.fromkeys(languages, 0), languages, floor)
+    expected: dict[str, int] = {}
+    for rows in tables:
+        for chunk, count in rows:
+            if count >= floor:
+                expected[chunk] = expected.get(chunk, 0) + count
+    table = source.chunk_table("none")
+    assert list(table.items()) == list(expected.items())
+    if expected:
+        assert unigram.train(table, 260, seed_size=100) == unigram.train(expected, 260, seed_size=100)
+
+
+def test_texts_give_the_library_their_chunks_packed_weights_applied():
+    texts = TrainingTexts({"a": ["x y", "y"], "b": ["y", "z"]}, weights={"b": 3})
+    assert list(texts.chunk_table("words").items()) == [("x", 1), (" y", 1), ("y", 4), ("z", 3)]
+    assert list(texts.chunk_table("none").items()) == [("x y", 1), ("y", 4), ("z", 3)]
 
 
 def source_db(tmp_path: Path):

@@ -38,6 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer import unigram
+from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.pretokenize import NONE, Pretokenizer, resolve
 from analyzer.identity import Algorithm
 from analyzer.unigram.trainer import Progress as UnigramProgress
@@ -159,11 +160,11 @@ class LibraryModel:
         return b"".join(piece for _, piece in self.spell(chunk_ids))
 
 
-def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int], size: int,
+def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int] | ChunkTable, size: int,
                 pretokenizer: str, progress: UnigramProgress | None = None) -> LibraryModel:
     """Train `algorithm` on chunks and how often each occurs (the run's pre-tokenizer's chunks,
-    weights applied) to `size` entries (fewer where the text has no more pieces); `progress`
-    hears of Unigram's rounds."""
+    weights applied: a dict, or packed, as a run gives them) to `size` entries (fewer where the
+    text has no more pieces); `progress` hears of Unigram's rounds."""
     tokenizers = library()
     if size < min_size(algorithm):
         raise ValueError(f"{algorithm} needs a size of {min_size(algorithm)} or more (its byte "
@@ -190,7 +191,7 @@ def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int], size: int
     return model_from_document(algorithm, _with_pipeline(document, pretokenizer), pretokenizer)
 
 
-def _sequences(chunk_counts: Mapping[str, int]) -> Iterator[list[str]]:
+def _sequences(chunk_counts: Mapping[str, int] | ChunkTable) -> Iterator[list[str]]:
     """Batches of chunks in byte symbols, each chunk repeated as often as it occurs (the
     library's trainers take sequences, not counts)."""
     batch: list[str] = []

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from analyzer import bpe
+from analyzer.bpe.counting import ChunkTable, merged, table_of
+from analyzer.bpe.packing import PackedChunks
 from analyzer.bpe.pretokenize import NONE, distinct_chunks, resolve
 from analyzer.corpus.joined import join_units
 from analyzer.identity import VocabKind, VocabularyId
@@ -41,9 +43,10 @@ class TrainingInput(Protocol):
         """`bpe.train_by_language` over this input (the options are its own)."""
         ...
 
-    def chunk_counts(self, pretokenizer: str) -> dict[str, int]:
+    def chunk_table(self, pretokenizer: str) -> ChunkTable:
         """Every distinct chunk the pre-tokenizer cuts, with how often it occurs (training
-        weights applied); with `none`, each text is one chunk."""
+        weights applied), packed (no Python object per chunk); with `none`, each text is one
+        chunk."""
         ...
 
     def n_bytes(self) -> int:
@@ -77,15 +80,10 @@ class TrainingTexts:
             weights.extend([self.weights.get(lang, 1)] * len(units))
         return texts, weights
 
-    def chunk_counts(self, pretokenizer: str) -> dict[str, int]:
+    def chunk_table(self, pretokenizer: str) -> ChunkTable:
         texts, weights = self._weighted()
         splitter = resolve(pretokenizer)
-        if splitter is not None:
-            return dict(zip(*distinct_chunks(texts, splitter, weights)))
-        counts: dict[str, int] = {}
-        for text, weight in zip(texts, weights):
-            counts[text] = counts.get(text, 0) + weight
-        return counts
+        return table_of(*distinct_chunks(texts, splitter, weights) if splitter else (texts, weights))
 
     def n_bytes(self) -> int:
         texts, weights = self._weighted()
@@ -144,12 +142,11 @@ class SourceTables:
         return bpe.train_by_language(self._counts(pretokenizer), vocab_size,
                                      pretokenizer=pretokenizer, **options)
 
-    def chunk_counts(self, pretokenizer: str) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for table in self._counts(pretokenizer).values():
-            for chunk, count in zip(table.chunks, table.counts):
-                counts[chunk] = counts.get(chunk, 0) + count
-        return counts
+    def chunk_table(self, pretokenizer: str) -> ChunkTable:
+        # The languages' tables merged one at a time (each read, then let go).
+        return merged((chunks.data, chunks.offsets, table.counts)
+                      for table in self._counts(pretokenizer).values()
+                      for chunks in [cast(PackedChunks, table.chunks)])
 
     def n_bytes(self) -> int:
         return self.work

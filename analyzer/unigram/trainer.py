@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from analyzer.bpe import choice
+from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.threads import available_cores
 
 from . import reference
@@ -64,15 +65,29 @@ def as_bytes(chunk: str | bytes) -> bytes:
     return chunk.encode("utf-8", errors="surrogateescape") if isinstance(chunk, str) else chunk
 
 
-def make_trainer(chunk_counts: Mapping[str, int] | Mapping[bytes, int],
-                 max_piece_bytes: int = MAX_PIECE_BYTES, engine: str | None = None,
-                 threads: int | None = None, cache_limit: int = CACHE_LIMIT):
+Chunks = Mapping[str, int] | Mapping[bytes, int] | ChunkTable
+"""Distinct chunks with how often each occurs: a dict (str or bytes), or packed (a
+`ChunkTable`: their UTF-8 end to end, offsets and counts, as a training source's tables are
+merged; the compiled engine reads its buffers as they are)."""
+
+
+def make_trainer(chunk_counts: Chunks, max_piece_bytes: int = MAX_PIECE_BYTES,
+                 engine: str | None = None, threads: int | None = None,
+                 cache_limit: int = CACHE_LIMIT):
     """A Trainer of the engine asked for ("python", "compiled"; None: the compiled one when
-    built) over distinct chunks (str or bytes) with their counts; the compiled one keeps each
-    chunk's lattice nodes between steps when they may take at most `cache_limit` bytes."""
+    built) over distinct chunks (str or bytes, or a ChunkTable) with their counts; the compiled
+    one keeps each chunk's lattice nodes between steps when they may take at most
+    `cache_limit` bytes."""
     compiled = compiled_engine() if engine != "python" else None
     if engine == "compiled" and compiled is None:
         raise ImportError("the compiled Unigram engine is not built; reinstall with a C compiler")
+    if isinstance(chunk_counts, ChunkTable):
+        table = chunk_counts
+        if compiled is not None:
+            return compiled(table.data, table.offsets, table.counts, max_piece_bytes,
+                            threads or available_cores(), cache_limit)
+        at = table.offsets
+        chunk_counts = {table.data[at[k]:at[k + 1]]: count for k, count in enumerate(table.counts)}
     if compiled is None:
         return reference.Trainer({as_bytes(chunk): count for chunk, count in chunk_counts.items()},
                                  max_piece_bytes)
@@ -100,13 +115,14 @@ def expected_rounds(pieces: int, size: int, shrink: float = SHRINK) -> int:
     return math.ceil(math.log(desired / pieces) / math.log(shrink))
 
 
-def train(chunk_counts: Mapping[str, int] | Mapping[bytes, int], size: int, *,
+def train(chunk_counts: Chunks, size: int, *,
           max_piece_bytes: int = MAX_PIECE_BYTES, seed_size: int = SEED_SIZE,
           shrink: float = SHRINK, sub_iterations: int = SUB_ITERATIONS,
           progress: Progress | None = None, engine: str | None = None,
           threads: int | None = None, cache_limit: int = CACHE_LIMIT) -> Trained:
     """A Unigram vocabulary of `size` entries (fewer where the text has no more pieces) from
-    distinct chunks (str, taken as UTF-8, or bytes) and how often each occurs."""
+    distinct chunks (str, taken as UTF-8, or bytes, or a ChunkTable) and how often each
+    occurs."""
     if size < 256:
         raise ValueError(f"a Unigram vocabulary needs a size of 256 or more (its bytes), not {size}")
     trainer = make_trainer(chunk_counts, max_piece_bytes, engine, threads, cache_limit)

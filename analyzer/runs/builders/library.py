@@ -101,7 +101,7 @@ def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
     report = report or (lambda *args: None)
     report(job.label, "train", 0, 1)
     start = time.perf_counter()
-    model = train_model(algorithm, job.training.chunk_counts(job.pretokenizer), size,
+    model = train_model(algorithm, job.training.chunk_table(job.pretokenizer), size,
                         job.pretokenizer, progress=lambda done, rounds, _pieces: report(
                             job.label, "train", done, max(rounds, 1)))
     seconds = time.perf_counter() - start
