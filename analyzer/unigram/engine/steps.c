@@ -62,8 +62,10 @@ typedef struct {
 /* Room in the share's node arrays for n more bytes' nodes; -1 when out of memory. */
 static int reserve_nodes(Share *share, size_t n, int max) {
     if (share->n_nodes + n * (size_t)max <= share->capacity) return 0;
+    /* Small arrays double; large ones grow by a quarter (a large block grows in place, so
+       growing often costs little, and the room left unused stays small). */
     size_t cap = share->capacity ? share->capacity : 1 << 16;
-    while (cap < share->n_nodes + n * (size_t)max) cap *= 2;
+    while (cap < share->n_nodes + n * (size_t)max) cap += cap < (1 << 24) ? cap : cap / 4;
     int32_t *ids = realloc(share->ids, cap * sizeof *ids);
     if (ids) share->ids = ids;
     uint8_t *lengths = realloc(share->lengths, cap);
@@ -213,16 +215,39 @@ static const char *gather_nodes(Training *t, Share *shares, int threads) {
         }
     size_t total = 0;
     for (int i = 0; i < threads; i++) total += shares[i].n_nodes;
-    nodes->ids = malloc((total ? total : 1) * sizeof *nodes->ids);
-    nodes->lengths = malloc(total ? total : 1);
-    if (!nodes->ids || !nodes->lengths) return "out of memory";
+    /* The first share's arrays grown to hold every node (a large block grows in place) and
+       the others' appended, each freed once copied: the nodes are never all held twice. */
+    int32_t *ids = realloc(shares[0].ids, (total ? total : 1) * sizeof *ids);
+    if (ids) shares[0].ids = ids;
+    uint8_t *lengths = realloc(shares[0].lengths, total ? total : 1);
+    if (lengths) shares[0].lengths = lengths;
+    if (!ids || !lengths) return "out of memory";
+    shares[0].ids = NULL;  /* the cache's now */
+    shares[0].lengths = NULL;
+    nodes->ids = ids;
+    nodes->lengths = lengths;
     nodes->first[0] = 0;
     for (size_t k = 0; k < t->chunks.n; k++) nodes->first[k + 1] += nodes->first[k];
-    for (int i = 0; i < threads; i++) {
-        if (!shares[i].n_nodes) continue;
-        size_t at = (size_t)nodes->first[shares[i].first];
-        memcpy(nodes->ids + at, shares[i].ids, shares[i].n_nodes * sizeof *nodes->ids);
-        memcpy(nodes->lengths + at, shares[i].lengths, shares[i].n_nodes);
+    for (int i = 1; i < threads; i++) {
+        /* Copied from the end a block at a time, the share's arrays shrunk behind the copy
+           (a large block gives its tail back), so at most a block is held twice. */
+        const size_t at = shares[i].n_nodes ? (size_t)nodes->first[shares[i].first] : 0;
+        for (size_t left = shares[i].n_nodes; left > 0;) {
+            const size_t block = left < ((size_t)1 << 22) ? left : (size_t)1 << 22;
+            left -= block;
+            memcpy(nodes->ids + at + left, shares[i].ids + left, block * sizeof *nodes->ids);
+            memcpy(nodes->lengths + at + left, shares[i].lengths + left, block);
+            if (left) {  /* smaller: realloc cannot fail, and would keep the block if it did */
+                int32_t *fewer_ids = realloc(shares[i].ids, left * sizeof *fewer_ids);
+                if (fewer_ids) shares[i].ids = fewer_ids;
+                uint8_t *fewer_lengths = realloc(shares[i].lengths, left);
+                if (fewer_lengths) shares[i].lengths = fewer_lengths;
+            }
+        }
+        free(shares[i].ids);
+        free(shares[i].lengths);
+        shares[i].ids = NULL;
+        shares[i].lengths = NULL;
     }
     nodes->n = total;
     nodes->valid = 1;
