@@ -85,6 +85,36 @@ def test_long_chunks_whose_sums_leave_the_range_are_renormalized_as_the_referenc
     assert_same_steps(chunks, 16, 300, [(40, 0.75), (30, 0.5)], 270, threads, cache)
 
 
+@needs_compiled
+@settings(max_examples=60, deadline=None)
+@given(chunks=st.dictionaries(st.binary(min_size=1, max_size=40).map(
+           lambda b: bytes((0, 1, 97)[x % 3] for x in b)), st.integers(1, 5), min_size=1,
+           max_size=30),
+       seed_size=st.sampled_from([3, 30, 10_000]), threads=st.integers(1, 3))
+def test_the_seeds_sort_keys_with_zero_bytes_and_prefixes_as_the_reference_ranks_them(
+        chunks, seed_size, threads):
+    # The seeding sorts every position's key byte by byte (bins: the key ends, then each
+    # byte); zero bytes tie with a key's padding and only its length tells a prefix apart.
+    # Few letters make long shared runs (buckets sorted by bins, not by insertion) and many
+    # equal scores, ranked by bytes as the reference ranks them.
+    ours, theirs = both(chunks, 16, threads)
+    ours.seed(seed_size)
+    theirs.seed(seed_size)
+    assert theirs.model() == ours.model()
+    for batch in (1, 50):
+        batched = compiled_engine()(*packed(chunks), 16, threads, 1 << 32, batch)
+        batched.seed(seed_size)
+        assert batched.model() == ours.model()
+
+
+def packed(chunks: dict[bytes, int]):
+    from array import array
+    offsets = array("q", [0])
+    for chunk in chunks:
+        offsets.append(offsets[-1] + len(chunk))
+    return b"".join(chunks), offsets, array("q", chunks.values())
+
+
 def sample_chunks(languages: list[str], lines: int) -> dict[str, int]:
     from analyzer.bpe.pretokenize import distinct_chunks, resolve
     texts = []
