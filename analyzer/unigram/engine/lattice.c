@@ -260,6 +260,12 @@ static inline void normalized(double total, int exponent, double *value, int *po
     }
 }
 
+/* A non-negative expected count in units of 1/FIXED, rounded half up (the reference's
+   to_fixed): floor(x + 0.5), which for x >= 0 the conversion's truncation gives. */
+static inline int64_t to_fixed(double value) {
+    return (int64_t)(value * FIXED_SCALE + 0.5);
+}
+
 /* The E-step on one chunk, the general way (reference: Trainer.expected), every sum
    renormalized where it leaves [2^-512, 2^512): forward-
    backward in probabilities (`probability[id]`, `unknown` for an unknown node), adding count x
@@ -325,7 +331,7 @@ static void chunk_expect_scaled(Lattice *lattice, const uint8_t *at, const uint8
         const size_t e = (size_t)start[j] + (size_t)length[j];
         double marginal = scaled(alpha[start[j]] * p[j] * beta[e] / alpha[n],
                                  alpha_exp[start[j]] + beta_exp[e] - alpha_exp[n]);
-        expected[id[j]] += (int64_t)floor((double)count * marginal * FIXED_SCALE + 0.5);
+        expected[id[j]] += to_fixed((double)count * marginal);
     }
 }
 
@@ -371,7 +377,7 @@ static int chunk_expect_plain(Lattice *lattice, const uint8_t *at, const uint8_t
     for (size_t s = 0, node = 0; s < n; s++)
         for (int j = 0; j < at[s]; j++, node++) {
             const double marginal = alpha[s] * p[node] * beta[s + lengths[node]] / alpha[n];
-            expected[ids[node]] += (int64_t)floor((double)count * marginal * FIXED_SCALE + 0.5);
+            expected[ids[node]] += to_fixed((double)count * marginal);
         }
     return 1;
 }
