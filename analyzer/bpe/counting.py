@@ -159,7 +159,11 @@ class ChunkTable:
 
     @classmethod
     def of(cls, counter: Counter) -> ChunkTable:
-        data, offsets, counts, firsts = counter.items()
+        return cls.of_items(*counter.items())
+
+    @classmethod
+    def of_items(cls, data: bytes, offsets, counts, firsts) -> ChunkTable:
+        """A table of a counter's `items()`."""
         return cls(data, _int64s(offsets), _int64s(counts), _int64s(firsts))
 
     def __len__(self) -> int:
@@ -204,7 +208,9 @@ def merged(tables: Iterable[tuple[bytes, Sequence[int], Sequence[int]]]) -> Chun
         n = len(counts)
         counter.add_items(data, offsets, counts, array("q", range(first, first + n)))
         first += n
-    return ChunkTable.of(counter)
+    items = counter.items()
+    del counter  # let go before the table is made of its items
+    return ChunkTable.of_items(*items)
 
 
 def table_of(chunks: Sequence[str], counts: Sequence[int]) -> ChunkTable:
