@@ -35,8 +35,9 @@ of each trainer side by side; docs/explanation/unigram.md has the table):
     cl100k 32768: ours 14.3 s 0.45 GB, HF 307.2 s 1.8 GB, SP 111.7 s 0.7 GB: 1/21, 0.13
     words  32768: ours 15.9 s 0.69 GB, HF 579.7 s 2.1 GB, SP 135.0 s 0.7 GB: 1/36, 0.12
 
-On a quiet machine ours takes 6.3 s (cl100k, 4096) and 5.0 s (32768), medians of 3; a side-by-side run at 4096 begun at load 1.5: ours 8.5 s, HF 337.7 s,
-SP 119.3 s (1/40, 0.07). Before this engine's latest changes: ours 31.1 s, 1.2 GB at 4096 (1/17).
+On a quiet machine ours takes 6.3 s (cl100k, 4096) and 5.0 s (32768), medians of 3; a
+side-by-side run at 4096 begun at load 1.5: ours 8.5 s, HF 337.7 s, SP 119.3 s (1/40, 0.07).
+Before this engine's latest changes: ours 31.1 s, 1.2 GB at 4096 (1/17).
 """
 
 from __future__ import annotations
