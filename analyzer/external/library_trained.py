@@ -36,6 +36,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from analyzer import unigram
 from analyzer.bpe.pretokenize import NONE, Pretokenizer, resolve
@@ -112,14 +113,22 @@ class LibraryModel:
     def sha256(self) -> str:
         return sha256(self.document)
 
+    @cached_property
+    def _spelled(self) -> tuple[list[bytes], list[bytes]]:
+        """Each id's bytes as a chunk's first token, and inside a chunk (a WordPiece `##`
+        piece's without its mark: the bytes it adds there)."""
+        whole = [bytes([CHAR_BYTES[char] for char in piece]) for piece in self.pieces_of]
+        if self.algorithm != Algorithm.WORDPIECE:
+            return whole, whole
+        inner = [bytes([CHAR_BYTES[char] for char in piece[len(CONTINUING):]])
+                 if piece.startswith(CONTINUING) and len(piece) > len(CONTINUING) else spelled
+                 for piece, spelled in zip(self.pieces_of, whole)]
+        return whole, inner
+
     def token_bytes(self, token: int) -> bytes:
         """An id's bytes; a WordPiece `##` piece's without its mark (the bytes it adds inside a
         chunk)."""
-        piece = self.pieces_of[token]
-        if self.algorithm == Algorithm.WORDPIECE and piece.startswith(CONTINUING) \
-                and len(piece) > len(CONTINUING):
-            piece = piece[len(CONTINUING):]
-        return bytes(CHAR_BYTES[char] for char in piece)
+        return self._spelled[1][token]
 
     def chunks(self, text: str, index: int = 0) -> list[str]:
         return [text] if self.splitter is None else self.splitter.split(text, index)
@@ -145,13 +154,11 @@ class LibraryModel:
     def spell(self, chunk_ids: Sequence[Sequence[int]]) -> list[tuple[int, bytes]]:
         """Each chunk's ids as (id, bytes), its first token whole: a WordPiece piece that
         begins a chunk is never a `##` one, even where its bytes begin with `##`."""
+        whole, inner = self._spelled
         found = []
         for ids in chunk_ids:
             for position, token in enumerate(ids):
-                if position == 0:
-                    found.append((token, bytes(CHAR_BYTES[char] for char in self.pieces_of[token])))
-                else:
-                    found.append((token, self.token_bytes(token)))
+                found.append((token, whole[token] if position == 0 else inner[token]))
         return found
 
     def decode(self, chunk_ids: Sequence[Sequence[int]]) -> bytes:
