@@ -154,7 +154,8 @@ def test_a_run_that_cannot_fit_is_refused_before_training_with_the_figure(tmp_pa
     message = str(refused.value)
     assert message.startswith("Training needs about ") and f"more than 1.0 kB: {MEMORY_ENV}=1k" \
         in message
-    assert "Refused before training" in message and "a machine with" in message
+    assert "Refused before training" in message
+    assert f"a higher limit of your own ({MEMORY_ENV}=" in message  # the limit is the user's own
     assert "the counted chunks are cached" in message
     with pytest.raises(TooLittleMemory, match=r"nothing is lost \(with --no-cache, a rerun reads "
                        r"the text again\)"):
@@ -228,7 +229,41 @@ def test_under_a_run_s_own_memory_no_smaller_sample_is_offered(tmp_path, monkeyp
     monkeypatch.setenv(MEMORY_ENV, "700M")
     with pytest.raises(TooLittleMemory) as refused:
         execute_run(db, RunSettings(**SOURCE_RUN))
-    assert "--train-bytes" not in str(refused.value) and "a machine with" in str(refused.value)
+    assert "--train-bytes" not in str(refused.value) and "--jobs 1" not in str(refused.value)
+    assert "about 800.0 MB at its peak (what any run takes, whatever it trains;" \
+        in str(refused.value)
+    assert f"{MEMORY_ENV}=920.0MB or more" in str(refused.value)
+
+
+def refusal(db, monkeypatch, cost: EngineCost, limit: float, **settings) -> str:
+    monkeypatch.setattr(memory, "BPE_COST", cost)
+    monkeypatch.setenv(MEMORY_ENV, str(int(limit)))
+    with pytest.raises(TooLittleMemory) as refused:
+        execute_run(db, RunSettings(**{**SOURCE_RUN, **settings}))
+    return str(refused.value)
+
+
+def test_one_job_at_a_time_is_offered_only_when_it_fits_and_then_runs(tmp_path, monkeypatch):
+    """Before: --jobs 1 was offered whenever it needed less than the jobs together, even when
+    one job alone was more than the limit (a rerun that followed it was refused again)."""
+    db = source_db(tmp_path)
+    cost = EngineCost(per_byte=0.0, per_chunk=1e6, fixed=0)
+    shared = kept_chunks(db, 1) * 1e6  # the largest job: the shared vocabulary, every chunk
+    two_jobs = dict(per_language=True, jobs=2)
+    assert "--jobs 1" not in refusal(db, monkeypatch, cost, shared - 1, **two_jobs)
+    assert f"--jobs 1: about {memory.byte_size(shared)}" in refusal(db, monkeypatch, cost,
+                                                                     shared + 1, **two_jobs)
+    execute_run(db, RunSettings(**{**SOURCE_RUN, **two_jobs, "jobs": 1}))  # as offered: it runs
+
+
+def test_a_smaller_sample_is_not_offered_when_the_jobs_fixed_parts_alone_do_not_fit(
+        tmp_path, monkeypatch):
+    """Each job at once is a process with its own fixed part; before, the sample's share was
+    reckoned with one fixed part for all (a sample offered that was refused again)."""
+    db = source_db(tmp_path)
+    cost = EngineCost(per_byte=0.0, per_chunk=1e3, fixed=10**9)
+    said = refusal(db, monkeypatch, cost, 2e9 - 1, per_language=True, jobs=2)
+    assert "--train-bytes" not in said and "--jobs 1" in said
 
 
 def test_on_dask_a_job_must_fit_the_smallest_worker():
