@@ -222,12 +222,14 @@ class RunSettings:
         description="With train_on: the bytes of text to train on, shared out between the "
                     "languages by the mix (default: all of the source).")] = None
     min_chunk_count: Annotated[int, Field(
-        title="Chunks seen at least",
+        title="Count floor",
         ge=1, le=MAX_STORED_INT,
-        description="With train_on: train only on the chunks that a language's sample has at "
-                    "least this many times, exactly (as Hugging Face's min_frequency and "
-                    "SentencePiece's sampling let one train on less): training needs less "
-                    "memory; the corpus is still measured whole (default 1: every "
+        description="With train_on: train only on the chunks (the pieces the pre-tokenizer "
+                    "cuts, such as words) that a language's sample has at least this many "
+                    "times; the rarer ones are left out of training, so it needs less memory "
+                    "(a refusal for memory says which floor fits). The corpus is still "
+                    "measured whole. Languages written without spaces (Thai, Chinese, Japanese) "
+                    "keep little: their chunks are mostly seen once (default 1: every "
                     "chunk).")] = 1
     mix: Annotated[str, Field(
         title="Training mix",

@@ -284,3 +284,13 @@ def test_on_dask_a_job_must_fit_the_smallest_worker():
     assert limit is not None and limit.n_bytes == 4_000_000_000 and "Dask worker" in limit.what
     assert threads == 2
     assert DaskExecutor(Client({"tcp://a": {"memory_limit": 0, "nthreads": 1}})).memory() == (None, 1)
+
+
+def test_the_count_floor_is_called_as_the_report_calls_it_and_its_help_says_what_a_chunk_is():
+    """The run form's label and `--min-chunk-count`'s help (both from the setting's definition).
+    Before: labelled "Chunks seen at least", and likened to Hugging Face's min_frequency, which
+    is a floor on the pairs merged (ours: min_pair_count), not on the chunks trained on."""
+    info = RunSettings.__pydantic_fields__["min_chunk_count"]  # type: ignore[attr-defined]
+    assert info.title == "Count floor"  # as show, export and the report say it: "Count floor 2"
+    assert "the pieces the pre-tokenizer cuts" in info.description
+    assert "min_frequency" not in info.description and "exactly" not in info.description
