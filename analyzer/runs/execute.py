@@ -119,7 +119,7 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
     except KeyboardInterrupt as error:
         _mark(db, run_id, RunStatus.INTERRUPTED, f"stopped by {error.args[0] if error.args else 'Ctrl-C'}")
         raise
-    except ResultsNotStored as error:
+    except (ResultsNotStored, AnalyzerError) as error:  # a message written for the user: as it is
         _mark(db, run_id, RunStatus.FAILED, str(error))
         raise
     except BaseException as error:
