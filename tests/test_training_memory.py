@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from array import array
 from pathlib import Path
 
@@ -295,3 +296,24 @@ def test_the_count_floor_is_called_as_the_report_calls_it_and_its_help_says_what
     assert info.title == "Count floor"  # as show, export and the report say it: "Count floor 2"
     assert "the pieces the pre-tokenizer cuts" in info.description
     assert "min_frequency" not in info.description and "exactly" not in info.description
+
+
+def test_training_bytes_are_taken_as_written_as_the_refusal_writes_them(tmp_path, monkeypatch):
+    """The service's form and API take `train_bytes` as the command line does ("19.1MB", the
+    way a refusal writes its smaller sample); before, the page refused it: "Input should be a
+    valid integer"."""
+    from analyzer.settings import SettingsError
+
+    assert RunSettings(train_bytes="19.1MB").train_bytes == 19_100_000
+    assert RunSettings(train_bytes="2Gi").train_bytes == 2 * 1024**3
+    assert RunSettings(train_bytes=5).train_bytes == 5
+    with pytest.raises(SettingsError, match=r"^train_bytes: write a number of bytes, e\.g\. 2G, "
+                                            r"500M or 1000000 \(not 'lots'\)$"):
+        RunSettings(train_bytes="lots")
+    with pytest.raises(SettingsError, match="train_bytes must be from 1 to"):
+        RunSettings(train_bytes="9e99G")
+    db = source_db(tmp_path)
+    said = refusal(db, monkeypatch, EngineCost(per_byte=0.0, per_chunk=1e6, fixed=0),
+                   kept_chunks(db, 1) * 1e6 - 1)
+    written = re.search(r"--train-bytes (\S+) or less", said)
+    assert written and RunSettings(train_bytes=written.group(1)).train_bytes

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from analyzer.errors import Invalid
-from analyzer.settings import amount, byte_size
+from analyzer.settings import byte_size, bytes_written
 
 from .plan import JobPlan, pretokenizer_name
 
@@ -131,7 +131,7 @@ def memory_limit(env: Mapping[str, str] | None = None, proc: Path = Path("/proc"
     env = os.environ if env is None else env
     found: list[MemoryLimit] = []
     if env.get(MEMORY_ENV):
-        number = amount(env[MEMORY_ENV].strip().upper().removesuffix("B"))
+        number = bytes_written(env[MEMORY_ENV])
         if number is None or not 1 <= number < 2**63:
             raise Invalid(f"{MEMORY_ENV}={env[MEMORY_ENV]!r}: write a number of bytes, e.g. 16G, "
                           "500M or 1000000")
