@@ -315,5 +315,6 @@ def test_training_bytes_are_taken_as_written_as_the_refusal_writes_them(tmp_path
     db = source_db(tmp_path)
     said = refusal(db, monkeypatch, EngineCost(per_byte=0.0, per_chunk=1e6, fixed=0),
                    kept_chunks(db, 1) * 1e6 - 1)
-    written = re.search(r"--train-bytes (\S+) or less", said)
+    written = re.search(r"--train-bytes (\S+) or less, a sample counted afresh, so that run reads "
+                        r"the text again", said)
     assert written and RunSettings(train_bytes=written.group(1)).train_bytes

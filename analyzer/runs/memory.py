@@ -316,8 +316,8 @@ def _ways_out(plans: list[JobPlan], jobs: list[JobMemory], workers: int, limit: 
     sample = sum(source.bytes_by_language.values())
     if 0 < share < 1 and sample and room >= BPE_COST.least:  # below `least`, no sample fits
         ways.append(f"a smaller sample (--train-bytes {byte_size(sample * share * 0.8).replace(' ', '')} or "
-                    "less: distinct chunks grow more slowly than the text, so read the "
-                    "prediction that run prints)")
+                    "less, a sample counted afresh, so that run reads the text again: distinct "
+                    "chunks grow more slowly than the text, so read the prediction it prints)")
     if workers > 1 and len(jobs) > 1 and at_once(jobs, 1) < needed and at_once(jobs, 1) <= room:
         ways.append(f"one job at a time (--jobs 1: about {byte_size(at_once(jobs, 1))})")
     more = byte_size(needed * 1.15)
