@@ -318,3 +318,24 @@ def test_training_bytes_are_taken_as_written_as_the_refusal_writes_them(tmp_path
     written = re.search(r"--train-bytes (\S+) or less, a sample counted afresh, so that run reads "
                         r"the text again", said)
     assert written and RunSettings(train_bytes=written.group(1)).train_bytes
+
+
+def test_on_dask_one_job_at_a_time_is_a_worker_of_one_thread_not_jobs_1(tmp_path, monkeypatch):
+    """On a cluster a worker runs as many jobs at once as it has threads, which --jobs does not
+    change (it sizes a local cluster only): before, the refusal offered --jobs 1 there, and a
+    rerun that followed it was refused again."""
+    db = source_db(tmp_path)
+    plans = []
+    monkeypatch.setattr("analyzer.runs.execute.check_memory",
+                        lambda found, *args, **kwargs: plans.extend(found))
+    execute_run(db, RunSettings(**{**SOURCE_RUN, "per_language": True}))
+    monkeypatch.setattr(memory, "BPE_COST", EngineCost(per_byte=0.0, per_chunk=1e6, fixed=0))
+    one = memory.at_once(memory.predict_jobs(plans), 1)
+    limit = memory.MemoryLimit(one, "the smallest Dask worker's memory limit")
+    with pytest.raises(TooLittleMemory) as refused:
+        memory.check_memory(plans, 2, limit, cluster=True)
+    assert "--jobs 1" not in str(refused.value)
+    assert f"workers of one thread, dask worker --nthreads 1: about {memory.byte_size(one)}" \
+        in str(refused.value)
+    with pytest.raises(TooLittleMemory, match="--jobs 1: about"):
+        memory.check_memory(plans, 2, limit)

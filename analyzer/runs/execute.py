@@ -107,7 +107,8 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         if source is not None:  # refused now, if it cannot fit, rather than killed halfway
             limit, workers_at_once = cluster.memory() if cluster is not None \
                 else (memory_limit(), workers)
-            check_memory(plans, workers_at_once, limit, stage, cached=settings.chunk_cache)
+            check_memory(plans, workers_at_once, limit, stage, cached=settings.chunk_cache,
+                         cluster=cluster is not None)
         if cluster is not None:
             records = cluster.run(plans, texts, report)
         else:

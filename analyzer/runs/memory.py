@@ -240,11 +240,13 @@ class TooLittleMemory(Invalid):
 
 
 def check_memory(plans: list[JobPlan], workers: int, limit: MemoryLimit | None,
-                 stage=None, cached: bool = True) -> list[JobMemory]:
+                 stage=None, cached: bool = True, cluster: bool = False) -> list[JobMemory]:
     """Say the predicted peak (`stage`), and refuse the run (TooLittleMemory) before any training
     when it is more than `limit`, with the figure and the ways out: the least count floor that
     fits (computed from the tables), a smaller sample, fewer jobs at once, a bigger machine.
-    `cached`: the counted chunks are kept in the cache (else a rerun reads the text again)."""
+    `cached`: the counted chunks are kept in the cache (else a rerun reads the text again).
+    `cluster`: the jobs run on Dask workers, `workers` at once on each (its threads), which
+    --jobs does not change."""
     read: dict[str, dict[int, TableStats]] = {}
     jobs = predict_jobs(plans, read=read)
     if not jobs:
@@ -271,7 +273,7 @@ def check_memory(plans: list[JobPlan], workers: int, limit: MemoryLimit | None,
            "(a count floor, fewer jobs) does not read the text again" if cached
            else " (with --no-cache, a rerun reads the text again)")
         + ". Ways out: "
-        + "; ".join(_ways_out(plans, jobs, workers, limit, read)) + ".")
+        + "; ".join(_ways_out(plans, jobs, workers, limit, read, cluster)) + ".")
 
 
 def _apart(need: int, room: int) -> tuple[str, str]:
@@ -295,7 +297,7 @@ def _apart(need: int, room: int) -> tuple[str, str]:
 
 
 def _ways_out(plans: list[JobPlan], jobs: list[JobMemory], workers: int, limit: MemoryLimit,
-              read: dict[str, dict[int, TableStats]]) -> list[str]:
+              read: dict[str, dict[int, TableStats]], cluster: bool = False) -> list[str]:
     """What would bring a run's trainings under `limit`, each with its figure: only ways that
     fit (a rerun that follows one is not refused again), but for the last, more memory."""
     ways = []
@@ -319,7 +321,9 @@ def _ways_out(plans: list[JobPlan], jobs: list[JobMemory], workers: int, limit: 
                     "less, a sample counted afresh, so that run reads the text again: distinct "
                     "chunks grow more slowly than the text, so read the prediction it prints)")
     if workers > 1 and len(jobs) > 1 and at_once(jobs, 1) < needed and at_once(jobs, 1) <= room:
-        ways.append(f"one job at a time (--jobs 1: about {byte_size(at_once(jobs, 1))})")
+        ways.append(f"one job at a time on each worker (workers of one thread, dask worker "
+                    f"--nthreads 1: about {byte_size(at_once(jobs, 1))})" if cluster else
+                    f"one job at a time (--jobs 1: about {byte_size(at_once(jobs, 1))})")
     more = byte_size(needed * 1.15)
     if limit.what.startswith(MEMORY_ENV):
         ways.append(f"a higher limit of your own ({MEMORY_ENV}={more.replace(' ', '')} or more), "
