@@ -1,0 +1,250 @@
+/* The vocabulary, the pair table and the queue (see wordpiece.h). */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wordpiece.h"
+
+/* FNV-1a, then a final mix: the strings are short, and few (one a merge). */
+uint64_t hash_bytes(const uint8_t *s, size_t length) {
+    uint64_t h = 0xcbf29ce484222325u;
+    for (size_t i = 0; i < length; i++) h = (h ^ s[i]) * 0x100000001b3u;
+    return h ^ (h >> 29);
+}
+
+/* A pair key's home slot: Fibonacci hashing of both ids. */
+static inline size_t pair_home(uint64_t key, size_t mask) {
+    return (size_t)((key * 0x9e3779b97f4a7c15u) >> 20) & mask;
+}
+
+/* --- the vocabulary ---------------------------------------------------------------------- */
+
+int vocab_init(Vocab *v) {
+    memset(v, 0, sizeof *v);
+    v->room = 4096;
+    v->ids_room = 1024;
+    v->mask = 2047;
+    v->bytes = malloc(v->room);
+    v->start = malloc(v->ids_room * sizeof *v->start);
+    v->length = malloc(v->ids_room * sizeof *v->length);
+    v->hash = malloc(v->ids_room * sizeof *v->hash);
+    v->slots = malloc((v->mask + 1) * sizeof *v->slots);
+    if (!v->bytes || !v->start || !v->length || !v->hash || !v->slots) return -1;
+    memset(v->slots, 0xff, (v->mask + 1) * sizeof *v->slots);  /* all NO_SLOT */
+    return 0;
+}
+
+void vocab_free(Vocab *v) {
+    free(v->bytes);
+    free(v->start);
+    free(v->length);
+    free(v->hash);
+    free(v->slots);
+    memset(v, 0, sizeof *v);
+}
+
+uint32_t vocab_find(const Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash) {
+    for (size_t i = hash & v->mask;; i = (i + 1) & v->mask) {
+        uint32_t id = v->slots[i];
+        if (id == NO_SLOT) return NO_SLOT;
+        if (v->hash[id] == hash && v->length[id] == length
+            && memcmp(v->bytes + v->start[id], s, length) == 0)
+            return id;
+    }
+}
+
+static void vocab_place(Vocab *v, uint32_t id) {
+    size_t i = v->hash[id] & v->mask;
+    while (v->slots[i] != NO_SLOT) i = (i + 1) & v->mask;
+    v->slots[i] = id;
+}
+
+int vocab_add(Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash) {
+    if (v->used + length > v->room) {
+        size_t room = v->room;
+        while (v->used + length > room) room *= 2;
+        uint8_t *bytes = realloc(v->bytes, room);
+        if (!bytes) return -1;
+        v->bytes = bytes;
+        v->room = room;
+    }
+    if (v->n == v->ids_room) {
+        uint32_t room = v->ids_room * 2;
+        size_t *start = realloc(v->start, room * sizeof *start);
+        if (!start) return -1;
+        v->start = start;
+        uint32_t *lengths = realloc(v->length, room * sizeof *lengths);
+        if (!lengths) return -1;
+        v->length = lengths;
+        uint64_t *hashes = realloc(v->hash, room * sizeof *hashes);
+        if (!hashes) return -1;
+        v->hash = hashes;
+        v->ids_room = room;
+    }
+    if (2 * ((size_t)v->n + 1) > v->mask + 1) {  /* keep the map at most half full */
+        size_t slots = 2 * (v->mask + 1);
+        uint32_t *fresh = malloc(slots * sizeof *fresh);
+        if (!fresh) return -1;
+        memset(fresh, 0xff, slots * sizeof *fresh);
+        free(v->slots);
+        v->slots = fresh;
+        v->mask = slots - 1;
+        for (uint32_t id = 0; id < v->n; id++) vocab_place(v, id);
+    }
+    /* (s is never inside v->bytes, which the realloc above may have moved: train.c builds a
+       new string in a buffer of its own.) */
+    memcpy(v->bytes + v->used, s, length);
+    v->start[v->n] = v->used;
+    v->length[v->n] = length;
+    v->hash[v->n] = hash;
+    v->used += length;
+    vocab_place(v, v->n++);
+    return 0;
+}
+
+/* --- the pair table ---------------------------------------------------------------------- */
+
+static int pairs_grow_map(Pairs *p, size_t slots) {
+    uint64_t *keys = malloc(slots * sizeof *keys);
+    uint32_t *where = malloc(slots * sizeof *where);
+    if (!keys || !where) {
+        free(keys);
+        free(where);
+        return -1;
+    }
+    memset(where, 0xff, slots * sizeof *where);
+    size_t mask = slots - 1;
+    for (uint32_t pair = 0; pair < p->n; pair++) {
+        size_t i = pair_home(p->key[pair], mask);
+        while (where[i] != NO_SLOT) i = (i + 1) & mask;
+        keys[i] = p->key[pair];
+        where[i] = pair;
+    }
+    free(p->keys);
+    free(p->where);
+    p->keys = keys;
+    p->where = where;
+    p->mask = mask;
+    return 0;
+}
+
+static int pairs_grow(Pairs *p, uint32_t room) {
+    uint64_t *key = realloc(p->key, room * sizeof *key);
+    if (!key) return -1;
+    p->key = key;
+    int64_t *count = realloc(p->count, room * sizeof *count);
+    if (!count) return -1;
+    p->count = count;
+    uint64_t *step = realloc(p->step, room * sizeof *step);
+    if (!step) return -1;
+    p->step = step;
+    uint32_t *chunk = realloc(p->chunk, room * sizeof *chunk);
+    if (!chunk) return -1;
+    p->chunk = chunk;
+    uint32_t *noted = realloc(p->noted, room * sizeof *noted);
+    if (!noted) return -1;
+    p->noted = noted;
+    p->room = room;
+    return 0;
+}
+
+int pairs_init(Pairs *p, size_t expected) {
+    memset(p, 0, sizeof *p);
+    uint32_t room = 1024;
+    while (room < expected && room < (UINT32_MAX >> 1)) room *= 2;
+    size_t slots = 2048;
+    while (slots < 2 * (size_t)room) slots *= 2;
+    if (pairs_grow(p, room) < 0 || pairs_grow_map(p, slots) < 0) return -1;
+    return 0;
+}
+
+void pairs_free(Pairs *p) {
+    free(p->keys);
+    free(p->where);
+    free(p->key);
+    free(p->count);
+    free(p->step);
+    free(p->chunk);
+    free(p->noted);
+    memset(p, 0, sizeof *p);
+}
+
+uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right) {
+    uint64_t key = (uint64_t)left << 32 | right;
+    size_t i = pair_home(key, p->mask);
+    for (;; i = (i + 1) & p->mask) {
+        uint32_t pair = p->where[i];
+        if (pair == NO_SLOT) break;
+        if (p->keys[i] == key) return pair;
+    }
+    if (p->n == NO_SLOT - 1) return NO_SLOT;
+    if (p->n == p->room && pairs_grow(p, p->room * 2) < 0) return NO_SLOT;
+    uint32_t pair = p->n++;
+    p->key[pair] = key;
+    p->count[pair] = 0;
+    p->step[pair] = 0;  /* steps count from 1: never noted */
+    p->chunk[pair] = 0;
+    p->noted[pair] = 0;
+    if (2 * (size_t)p->n > p->mask + 1) {  /* at most half full; the new pair is placed too */
+        if (pairs_grow_map(p, 2 * (p->mask + 1)) < 0) {
+            p->n--;
+            return NO_SLOT;
+        }
+    } else {
+        p->keys[i] = key;
+        p->where[i] = pair;
+    }
+    return pair;
+}
+
+/* --- the queue --------------------------------------------------------------------------- */
+
+/* Whether a comes out before b: the larger count, then the smaller pair, then pushed first. */
+static inline int before(const Entry *a, const Entry *b) {
+    if (a->count != b->count) return a->count > b->count;
+    if (a->left != b->left) return a->left < b->left;
+    if (a->right != b->right) return a->right < b->right;
+    return a->push < b->push;
+}
+
+void queue_free(Queue *q) {
+    for (size_t i = 0; i < q->n; i++) free(q->entries[i].chunks);
+    free(q->entries);
+    memset(q, 0, sizeof *q);
+}
+
+int queue_push(Queue *q, Entry e) {
+    if (q->n == q->room) {
+        size_t room = q->room ? 2 * q->room : 4096;
+        Entry *entries = realloc(q->entries, room * sizeof *entries);
+        if (!entries) return -1;
+        q->entries = entries;
+        q->room = room;
+    }
+    e.push = q->pushes++;
+    size_t i = q->n++;
+    while (i > 0) {  /* sift up */
+        size_t parent = (i - 1) / 2;
+        if (!before(&e, &q->entries[parent])) break;
+        q->entries[i] = q->entries[parent];
+        i = parent;
+    }
+    q->entries[i] = e;
+    return 0;
+}
+
+Entry queue_pop(Queue *q) {
+    Entry top = q->entries[0];
+    Entry last = q->entries[--q->n];
+    size_t i = 0, n = q->n;
+    for (;;) {  /* sift the last entry down from the root */
+        size_t child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && before(&q->entries[child + 1], &q->entries[child])) child++;
+        if (!before(&q->entries[child], &last)) break;
+        q->entries[i] = q->entries[child];
+        i = child;
+    }
+    if (n > 0) q->entries[i] = last;
+    return top;
+}

@@ -1,0 +1,316 @@
+/* The training: analyzer/wordpiece/reference.py's `train`, step for step.
+
+   The chunks become ids in one flat array (chunk k's symbols where its bytes are, shrinking
+   in place as merges join them, its length in `length[k]`); the first pair counts are taken
+   in a dense 512 x 512 table (every first id is a byte symbol), then kept in the pair table.
+   A queue entry's chunks are an array of chunk numbers, each once. */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wordpiece.h"
+
+#define OUT_OF_MEMORY "out of memory"
+
+/* A growable array of uint32. */
+typedef struct {
+    uint32_t *at;
+    size_t n, room;
+} List;
+
+static int list_add(List *l, uint32_t value) {
+    if (l->n == l->room) {
+        size_t room = l->room ? 2 * l->room : 1024;
+        uint32_t *at = realloc(l->at, room * sizeof *at);
+        if (!at) return -1;
+        l->at = at;
+        l->room = room;
+    }
+    l->at[l->n++] = value;
+    return 0;
+}
+
+/* The state of one training. */
+typedef struct {
+    const Chunks *chunks;
+    uint32_t *symbols;   /* every chunk's ids, each where its bytes are */
+    uint32_t *length;    /* each chunk's ids now */
+    Vocab *vocab;
+    Pairs pairs;
+    Queue queue;
+    uint64_t step;       /* steps that merged, from 1: a pair's notes belong to one */
+    List touched;        /* the pairs that gained in this step, in the order they first did */
+    List note_pair, note_chunk;  /* this step's notes: (pair, chunk), each chunk once a pair */
+    uint32_t **arrays;   /* per touched pair: the chunks array of the entry it will push */
+    uint32_t *filled;
+    size_t arrays_room;
+} Training;
+
+static inline uint32_t *chunk_symbols(const Training *t, uint32_t k) {
+    return t->symbols + (t->chunks->offsets[k] - t->chunks->offsets[0]);
+}
+
+/* The 512 byte symbols: byte b is id b, and "##" b is 256 + b. */
+static int byte_symbols(Vocab *v) {
+    uint8_t s[3] = {'#', '#', 0};
+    for (int byte = 0; byte < BYTE_SYMBOLS; byte++) {
+        s[0] = (uint8_t)byte;
+        if (vocab_add(v, s, 1, hash_bytes(s, 1)) < 0) return -1;
+    }
+    s[0] = '#';
+    for (int byte = 0; byte < BYTE_SYMBOLS; byte++) {
+        s[2] = (uint8_t)byte;
+        if (vocab_add(v, s, 3, hash_bytes(s, 3)) < 0) return -1;
+    }
+    return 0;
+}
+
+/* The chunks as ids, every adjacent pair counted and queued with the chunks it occurs in. */
+static const char *first_pairs(Training *t) {
+    const Chunks *c = t->chunks;
+    size_t cells = (size_t)ALPHABET * ALPHABET;
+    int64_t *count = calloc(cells, sizeof *count);
+    uint32_t *holders = calloc(cells, sizeof *holders);  /* chunks holding the pair */
+    uint32_t *last = malloc(cells * sizeof *last);        /* the last chunk counted in */
+    uint32_t **arrays = calloc(cells, sizeof *arrays);
+    const char *problem = OUT_OF_MEMORY;
+    size_t distinct = 0;
+    if (!count || !holders || !last || !arrays) goto done;
+    memset(last, 0xff, cells * sizeof *last);
+    for (uint32_t k = 0; k < c->n; k++) {
+        const uint8_t *bytes = c->data + c->offsets[k];
+        uint32_t n = (uint32_t)(c->offsets[k + 1] - c->offsets[k]);
+        uint32_t *s = chunk_symbols(t, k);
+        t->length[k] = n;
+        for (uint32_t i = 0; i < n; i++) s[i] = i == 0 ? bytes[0] : BYTE_SYMBOLS + bytes[i];
+        for (uint32_t i = 0; i + 1 < n; i++) {
+            size_t cell = (size_t)s[i] * ALPHABET + s[i + 1];
+            count[cell] += c->counts[k];
+            if (last[cell] != k) {
+                last[cell] = k;
+                distinct += holders[cell]++ == 0;
+            }
+        }
+    }
+    for (size_t cell = 0; cell < cells; cell++)
+        if (holders[cell] && !(arrays[cell] = malloc(holders[cell] * sizeof **arrays))) goto done;
+    /* Again, to fill each pair's chunks (in chunk order, each once). */
+    memset(holders, 0, cells * sizeof *holders);
+    memset(last, 0xff, cells * sizeof *last);
+    for (uint32_t k = 0; k < c->n; k++) {
+        const uint32_t *s = chunk_symbols(t, k);
+        for (uint32_t i = 0; i + 1 < t->length[k]; i++) {
+            size_t cell = (size_t)s[i] * ALPHABET + s[i + 1];
+            if (last[cell] != k) {
+                last[cell] = k;
+                arrays[cell][holders[cell]++] = k;
+            }
+        }
+    }
+    if (pairs_init(&t->pairs, 4 * distinct) < 0) goto done;
+    for (size_t cell = 0; cell < cells; cell++) {
+        if (!holders[cell]) continue;
+        uint32_t left = (uint32_t)(cell / ALPHABET), right = (uint32_t)(cell % ALPHABET);
+        uint32_t pair = pairs_slot(&t->pairs, left, right);
+        if (pair == NO_SLOT) goto done;
+        t->pairs.count[pair] = count[cell];
+        /* Every count is positive (a chunk's count is at least 1). */
+        Entry e = {count[cell], left, right, 0, arrays[cell], holders[cell]};
+        if (queue_push(&t->queue, e) < 0) goto done;
+        arrays[cell] = NULL;  /* the queue's now */
+    }
+    problem = NULL;
+done:
+    if (arrays)
+        for (size_t cell = 0; cell < cells; cell++) free(arrays[cell]);
+    free(arrays);
+    free(count);
+    free(holders);
+    free(last);
+    return problem;
+}
+
+/* The pair (left, right) gains (`gain`) or loses `amount`; a gain notes `chunk`. */
+static int change(Training *t, uint32_t left, uint32_t right, int64_t amount, int gain,
+                  uint32_t chunk) {
+    Pairs *p = &t->pairs;
+    uint32_t pair = pairs_slot(p, left, right);
+    if (pair == NO_SLOT) return -1;
+    p->count[pair] += gain ? amount : -amount;
+    if (!gain) return 0;
+    if (p->step[pair] != t->step) {  /* its first gain in this step */
+        p->step[pair] = t->step;
+        p->noted[pair] = 0;
+        p->chunk[pair] = NO_SLOT;
+        if (list_add(&t->touched, pair) < 0) return -1;
+    }
+    if (p->chunk[pair] != chunk) {  /* a chunk's changes come together: noted once */
+        p->chunk[pair] = chunk;
+        p->noted[pair]++;
+        if (list_add(&t->note_pair, pair) < 0 || list_add(&t->note_chunk, chunk) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Merge (left, right) into `token` in chunk k, as Hugging Face's Word::merge does: left to
+   right, not overlapping, the symbol before being the output so far (a token merged just
+   before counts as the token), the one after the next symbol not yet read. */
+static int merge_chunk(Training *t, uint32_t k, uint32_t left, uint32_t right, uint32_t token) {
+    uint32_t *s = chunk_symbols(t, k);
+    uint32_t n = t->length[k], read = 0, out = 0;
+    int64_t amount = t->chunks->counts[k];
+    while (read < n) {
+        if (s[read] == left && read + 1 < n && s[read + 1] == right) {
+            if (out > 0) {
+                if (change(t, s[out - 1], left, amount, 0, k) < 0
+                    || change(t, s[out - 1], token, amount, 1, k) < 0) return -1;
+            }
+            if (read + 2 < n) {
+                if (change(t, right, s[read + 2], amount, 0, k) < 0
+                    || change(t, token, s[read + 2], amount, 1, k) < 0) return -1;
+            }
+            s[out++] = token;
+            read += 2;
+        } else {
+            s[out++] = s[read++];
+        }
+    }
+    t->length[k] = out;
+    return 0;
+}
+
+/* After a step: each pair that gained, if its count is positive, is pushed as a new entry
+   holding the chunks it was noted in (in the order they were merged). */
+static int push_noted(Training *t) {
+    Pairs *p = &t->pairs;
+    size_t n = t->touched.n;
+    if (n > t->arrays_room) {
+        uint32_t **arrays = realloc(t->arrays, n * sizeof *arrays);
+        if (!arrays) return -1;
+        t->arrays = arrays;
+        uint32_t *filled = realloc(t->filled, n * sizeof *filled);
+        if (!filled) return -1;
+        t->filled = filled;
+        t->arrays_room = n;
+    }
+    for (size_t j = 0; j < n; j++) {
+        uint32_t pair = t->touched.at[j];
+        t->filled[j] = 0;
+        t->arrays[j] = NULL;
+        p->chunk[pair] = (uint32_t)j;  /* from here on: the pair's place in `touched` */
+        if (p->count[pair] > 0 && !(t->arrays[j] = malloc(p->noted[pair] * sizeof **t->arrays)))
+            goto fail;
+    }
+    for (size_t i = 0; i < t->note_pair.n; i++) {
+        uint32_t j = p->chunk[t->note_pair.at[i]];
+        if (t->arrays[j]) t->arrays[j][t->filled[j]++] = t->note_chunk.at[i];
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (!t->arrays[j]) continue;
+        uint32_t pair = t->touched.at[j];
+        Entry e = {p->count[pair], (uint32_t)(p->key[pair] >> 32), (uint32_t)p->key[pair], 0,
+                   t->arrays[j], t->filled[j]};
+        if (queue_push(&t->queue, e) < 0) goto fail;
+        t->arrays[j] = NULL;
+    }
+    t->touched.n = t->note_pair.n = t->note_chunk.n = 0;
+    return 0;
+fail:
+    for (size_t j = 0; j < n; j++) free(t->arrays[j]);
+    return -1;
+}
+
+/* The string a merge makes: the left's, then the right's without its leading "##", into a
+   buffer of the caller's (grown as needed); its length, or -1 when out of memory. */
+static int64_t joined(const Vocab *v, uint32_t left, uint32_t right, uint8_t **buffer,
+                      size_t *room) {
+    const uint8_t *a = v->bytes + v->start[left], *b = v->bytes + v->start[right];
+    size_t na = v->length[left], nb = v->length[right];
+    if (nb >= 2 && b[0] == '#' && b[1] == '#') {
+        b += 2;
+        nb -= 2;
+    }
+    if (na + nb > UINT32_MAX) return -1;
+    if (na + nb > *room) {
+        size_t fresh = 2 * (na + nb);
+        uint8_t *grown = realloc(*buffer, fresh);
+        if (!grown) return -1;
+        *buffer = grown;
+        *room = fresh;
+    }
+    memcpy(*buffer, a, na);
+    memcpy(*buffer + na, b, nb);
+    return (int64_t)(na + nb);
+}
+
+const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
+    Training t = {0};
+    t.chunks = chunks;
+    t.vocab = vocab;
+    uint8_t *piece = NULL;
+    size_t piece_room = 0;
+    const char *problem = OUT_OF_MEMORY;
+    size_t n_symbols = chunks->n ? (size_t)(chunks->offsets[chunks->n] - chunks->offsets[0]) : 0;
+    if (vocab_init(vocab) < 0 || byte_symbols(vocab) < 0) goto done;
+    t.symbols = malloc((n_symbols ? n_symbols : 1) * sizeof *t.symbols);
+    t.length = malloc((chunks->n ? chunks->n : 1) * sizeof *t.length);
+    if (!t.symbols || !t.length) goto done;
+    if ((problem = first_pairs(&t))) goto done;
+    problem = OUT_OF_MEMORY;
+    while (vocab->n < size && t.queue.n > 0) {
+        Entry top = queue_pop(&t.queue);
+        uint32_t pair = pairs_slot(&t.pairs, top.left, top.right);  /* there: it was counted */
+        if (pair == NO_SLOT) {
+            free(top.chunks);
+            goto done;
+        }
+        int64_t now = t.pairs.count[pair];
+        if (top.count != now) {  /* stale: back with today's count, as a new push */
+            top.count = now;
+            if (queue_push(&t.queue, top) < 0) {
+                free(top.chunks);
+                goto done;
+            }
+            continue;
+        }
+        if (now < 1) {
+            free(top.chunks);
+            break;
+        }
+        int64_t length = joined(vocab, top.left, top.right, &piece, &piece_room);
+        if (length < 0) {
+            free(top.chunks);
+            goto done;
+        }
+        uint64_t hash = hash_bytes(piece, (size_t)length);
+        uint32_t token = vocab_find(vocab, piece, (uint32_t)length, hash);
+        if (token == NO_SLOT) {  /* else a collision: the string's id again, no new entry */
+            token = vocab->n;
+            if (vocab_add(vocab, piece, (uint32_t)length, hash) < 0) {
+                free(top.chunks);
+                goto done;
+            }
+        }
+        t.step++;
+        for (uint32_t i = 0; i < top.n; i++)
+            if (merge_chunk(&t, top.chunks[i], top.left, top.right, token) < 0) {
+                free(top.chunks);
+                goto done;
+            }
+        free(top.chunks);
+        if (push_noted(&t) < 0) goto done;
+    }
+    problem = NULL;
+done:
+    free(piece);
+    free(t.symbols);
+    free(t.length);
+    free(t.touched.at);
+    free(t.note_pair.at);
+    free(t.note_chunk.at);
+    free(t.arrays);
+    free(t.filled);
+    pairs_free(&t.pairs);
+    queue_free(&t.queue);
+    return problem;
+}

@@ -1,0 +1,98 @@
+/* The compiled WordPiece trainer: the steps of analyzer/wordpiece/reference.py, exactly.
+
+   Layout:
+     wordpiece.h  the shared types: the chunks, the vocabulary, the pair table, the queue
+     tables.c     the vocabulary (strings and an open-addressing map to their ids), the pair
+                  table (an open-addressing map of (left, right) to a pair's slot) and the
+                  queue (a binary heap of entries, each with its chunks as an array)
+     train.c      the training: the chunks as ids, the first pair counts, the steps
+     module.c     the Python face: pack(chunks) and train(data, offsets, counts, size)
+
+   Exactness: the reference's order everywhere it matters (the queue's order: count, pair,
+   push order; a step's notes of the chunks each pair gained in); counts are int64 (Hugging
+   Face's are int32: the reference says where they would wrap). Nothing here is random. */
+
+#ifndef ANALYZER_WORDPIECE_H
+#define ANALYZER_WORDPIECE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BYTE_SYMBOLS 256
+#define ALPHABET (2 * BYTE_SYMBOLS) /* ids 0..255 begin a chunk, 256..511 continue one */
+#define NO_SLOT UINT32_MAX
+
+/* The distinct chunks: chunk k is data[offsets[k] .. offsets[k + 1]), occurring counts[k] times. */
+typedef struct {
+    const uint8_t *data;
+    const int64_t *offsets;
+    const int64_t *counts;
+    size_t n;
+} Chunks;
+
+/* Every token's string and id (ids 0..n-1), and a map from string to id. */
+typedef struct {
+    uint8_t *bytes;    /* the strings end to end */
+    size_t used, room;
+    size_t *start;     /* id -> its string's first byte in `bytes` */
+    uint32_t *length;  /* id -> its string's length */
+    uint64_t *hash;    /* id -> its string's hash (to grow the map without hashing again) */
+    uint32_t n, ids_room;
+    uint32_t *slots;   /* open addressing: an id, or NO_SLOT */
+    size_t mask;       /* slots - 1, a power of two less one */
+} Vocab;
+
+/* Every pair ever counted: a map from (left, right) to its slot, and per slot its count and
+   this step's notes. Pairs are never removed (the reference keeps stale counts too). */
+typedef struct {
+    uint64_t *keys;     /* per map slot: left << 32 | right */
+    uint32_t *where;    /* per map slot: the pair's slot, or NO_SLOT */
+    size_t mask;
+    uint32_t n, room;   /* pairs, and room for them */
+    uint64_t *key;      /* per pair: its key */
+    int64_t *count;     /* per pair: its count (chunk counts applied, stale ones included) */
+    uint64_t *step;     /* per pair: the last step it gained in */
+    uint32_t *chunk;    /* per pair: the last chunk it was noted in during that step */
+    uint32_t *noted;    /* per pair: chunks noted in that step */
+} Pairs;
+
+/* A queue entry: a pair, the count it was pushed with, and the chunks to merge it in. */
+typedef struct {
+    int64_t count;
+    uint32_t left, right;
+    uint64_t push;      /* push order: the tie-breaker among equal count and pair */
+    uint32_t *chunks;   /* its own malloc'd array */
+    uint32_t n;
+} Entry;
+
+typedef struct {
+    Entry *entries;
+    size_t n, room;
+    uint64_t pushes;
+} Queue;
+
+/* tables.c. Each allocating function returns 0, or -1 when out of memory (nothing changed). */
+int vocab_init(Vocab *v);
+void vocab_free(Vocab *v);
+/* The id of a string, or NO_SLOT. */
+uint32_t vocab_find(const Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash);
+/* Append a string as the next id (it must not be in the vocabulary). */
+int vocab_add(Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash);
+uint64_t hash_bytes(const uint8_t *s, size_t length);
+
+int pairs_init(Pairs *p, size_t expected);
+void pairs_free(Pairs *p);
+/* The slot of (left, right), made with count 0 when it is new; NO_SLOT when out of memory. */
+uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right);
+
+void queue_free(Queue *q);
+/* Push an entry (its `push` is set here); its chunks become the queue's. */
+int queue_push(Queue *q, Entry e);
+/* Take the first entry (the queue must not be empty); its chunks become the caller's. */
+Entry queue_pop(Queue *q);
+
+/* train.c. The vocabulary of at most `size` entries, into *out (initialized here; the caller
+   frees it with vocab_free, also on failure); NULL, or what went wrong. */
+const char *train(const Chunks *chunks, uint32_t size, Vocab *out);
+
+#endif
