@@ -105,46 +105,19 @@ int vocab_add(Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash) {
 /* --- the pair table ---------------------------------------------------------------------- */
 
 static int pairs_grow_map(Pairs *p, size_t slots) {
-    uint64_t *keys = malloc(slots * sizeof *keys);
-    uint32_t *where = malloc(slots * sizeof *where);
-    if (!keys || !where) {
-        free(keys);
-        free(where);
-        return -1;
-    }
-    memset(where, 0xff, slots * sizeof *where);
+    Slot *fresh = malloc(slots * sizeof *fresh);
+    if (!fresh) return -1;
+    for (size_t i = 0; i < slots; i++) fresh[i].pair = NO_SLOT;
     size_t mask = slots - 1;
     for (uint32_t pair = 0; pair < p->n; pair++) {
-        size_t i = pair_home(p->key[pair], mask);
-        while (where[i] != NO_SLOT) i = (i + 1) & mask;
-        keys[i] = p->key[pair];
-        where[i] = pair;
+        size_t i = pair_home(p->at[pair].key, mask);
+        while (fresh[i].pair != NO_SLOT) i = (i + 1) & mask;
+        fresh[i].key = p->at[pair].key;
+        fresh[i].pair = pair;
     }
-    free(p->keys);
-    free(p->where);
-    p->keys = keys;
-    p->where = where;
+    free(p->slots);
+    p->slots = fresh;
     p->mask = mask;
-    return 0;
-}
-
-static int pairs_grow(Pairs *p, uint32_t room) {
-    uint64_t *key = realloc(p->key, room * sizeof *key);
-    if (!key) return -1;
-    p->key = key;
-    int64_t *count = realloc(p->count, room * sizeof *count);
-    if (!count) return -1;
-    p->count = count;
-    uint64_t *step = realloc(p->step, room * sizeof *step);
-    if (!step) return -1;
-    p->step = step;
-    uint32_t *chunk = realloc(p->chunk, room * sizeof *chunk);
-    if (!chunk) return -1;
-    p->chunk = chunk;
-    uint32_t *noted = realloc(p->noted, room * sizeof *noted);
-    if (!noted) return -1;
-    p->noted = noted;
-    p->room = room;
     return 0;
 }
 
@@ -154,50 +127,47 @@ int pairs_init(Pairs *p, size_t expected) {
     while (room < expected && room < (UINT32_MAX >> 1)) room *= 2;
     size_t slots = 2048;
     while (slots < 2 * (size_t)room) slots *= 2;
-    if (pairs_grow(p, room) < 0 || pairs_grow_map(p, slots) < 0) return -1;
-    return 0;
+    p->at = malloc(room * sizeof *p->at);
+    if (!p->at) return -1;
+    p->room = room;
+    return pairs_grow_map(p, slots);
 }
 
 void pairs_free(Pairs *p) {
-    free(p->keys);
-    free(p->where);
-    free(p->key);
-    free(p->count);
-    free(p->step);
-    free(p->chunk);
-    free(p->noted);
+    free(p->slots);
+    free(p->at);
     memset(p, 0, sizeof *p);
 }
 
 uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right) {
     uint64_t key = (uint64_t)left << 32 | right;
     size_t i = pair_home(key, p->mask);
-    for (;; i = (i + 1) & p->mask) {
-        uint32_t pair = p->where[i];
-        if (pair == NO_SLOT) break;
-        if (p->keys[i] == key) return pair;
-    }
+    for (; p->slots[i].pair != NO_SLOT; i = (i + 1) & p->mask)
+        if (p->slots[i].key == key) return p->slots[i].pair;
     if (p->n == NO_SLOT - 1) return NO_SLOT;
-    if (p->n == p->room && pairs_grow(p, p->room * 2) < 0) return NO_SLOT;
+    if (p->n == p->room) {
+        Pair *at = realloc(p->at, 2 * (size_t)p->room * sizeof *at);
+        if (!at) return NO_SLOT;
+        p->at = at;
+        p->room *= 2;
+    }
     uint32_t pair = p->n++;
-    p->key[pair] = key;
-    p->count[pair] = 0;
-    p->step[pair] = 0;  /* steps count from 1: never noted */
-    p->chunk[pair] = 0;
-    p->noted[pair] = 0;
+    p->at[pair] = (Pair){key, 0, 0, 0, 0};  /* step 0: never noted */
     if (2 * (size_t)p->n > p->mask + 1) {  /* at most half full; the new pair is placed too */
         if (pairs_grow_map(p, 2 * (p->mask + 1)) < 0) {
             p->n--;
             return NO_SLOT;
         }
     } else {
-        p->keys[i] = key;
-        p->where[i] = pair;
+        p->slots[i].key = key;
+        p->slots[i].pair = pair;
     }
     return pair;
 }
 
 /* --- the queue --------------------------------------------------------------------------- */
+
+#define ARITY 4  /* children a node: a shallower heap than a binary one, fewer cache misses */
 
 /* Whether a comes out before b: the larger count, then the smaller pair, then pushed first. */
 static inline int before(const Entry *a, const Entry *b) {
@@ -224,7 +194,7 @@ int queue_push(Queue *q, Entry e) {
     e.push = q->pushes++;
     size_t i = q->n++;
     while (i > 0) {  /* sift up */
-        size_t parent = (i - 1) / 2;
+        size_t parent = (i - 1) / ARITY;
         if (!before(&e, &q->entries[parent])) break;
         q->entries[i] = q->entries[parent];
         i = parent;
@@ -238,9 +208,10 @@ Entry queue_pop(Queue *q) {
     Entry last = q->entries[--q->n];
     size_t i = 0, n = q->n;
     for (;;) {  /* sift the last entry down from the root */
-        size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && before(&q->entries[child + 1], &q->entries[child])) child++;
+        size_t first = ARITY * i + 1, child = first;
+        if (first >= n) break;
+        for (size_t c = first + 1; c < first + ARITY && c < n; c++)
+            if (before(&q->entries[c], &q->entries[child])) child = c;
         if (!before(&q->entries[child], &last)) break;
         q->entries[i] = q->entries[child];
         i = child;

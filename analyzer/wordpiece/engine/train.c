@@ -3,7 +3,14 @@
    The chunks become ids in one flat array (chunk k's symbols where its bytes are, shrinking
    in place as merges join them, its length in `length[k]`); the first pair counts are taken
    in a dense 512 x 512 table (every first id is a byte symbol), then kept in the pair table.
-   A queue entry's chunks are an array of chunk numbers, each once. */
+   A queue entry's chunks are an array of chunk numbers, each once.
+
+   A step merging (left, right) into `token` changes four kinds of pairs only: (x, left) and
+   (right, y) lose, (x, token) and (token, y) gain, x the symbol before an occurrence, y the
+   one after. So the step sums each kind's changes in a dense table by x or y (`Side`) and
+   looks each pair up once at the end, not once an occurrence (tens of thousands of them in
+   the first steps). The sums are the same in any order; the notes (which chunks each gaining
+   pair gained in) are kept in the order made, every chunk's together, as the reference's. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +37,18 @@ static int list_add(List *l, uint32_t value) {
     return 0;
 }
 
+/* One kind of change in a step: per id (the x or y of the pair), the amount so far, and for
+   gains the last chunk noted and, at the end, the pair's number; the ids changed, in order. */
+typedef struct {
+    int64_t *amount;  /* 0: not changed in this step (every amount is a positive count) */
+    uint32_t *last;
+    uint32_t *pair;
+    List ids;
+} Side;
+
+enum { LOSE_BEFORE, GAIN_BEFORE, LOSE_AFTER, GAIN_AFTER, SIDES };
+#define AFTER_BIT 0x80000000u  /* a note's id with this bit: a (token, y) gain, else (x, token) */
+
 /* The state of one training. */
 typedef struct {
     const Chunks *chunks;
@@ -39,8 +58,10 @@ typedef struct {
     Pairs pairs;
     Queue queue;
     uint64_t step;       /* steps that merged, from 1: a pair's notes belong to one */
+    Side side[SIDES];
+    size_t side_room;    /* ids each side has room for */
     List touched;        /* the pairs that gained in this step, in the order they first did */
-    List note_pair, note_chunk;  /* this step's notes: (pair, chunk), each chunk once a pair */
+    List note_id, note_chunk;  /* this step's notes: (side's id, chunk), each once */
     uint32_t **arrays;   /* per touched pair: the chunks array of the entry it will push */
     uint32_t *filled;
     size_t arrays_room;
@@ -113,7 +134,7 @@ static const char *first_pairs(Training *t) {
         uint32_t left = (uint32_t)(cell / ALPHABET), right = (uint32_t)(cell % ALPHABET);
         uint32_t pair = pairs_slot(&t->pairs, left, right);
         if (pair == NO_SLOT) goto done;
-        t->pairs.count[pair] = count[cell];
+        t->pairs.at[pair].count = count[cell];
         /* Every count is positive (a chunk's count is at least 1). */
         Entry e = {count[cell], left, right, 0, arrays[cell], holders[cell]};
         if (queue_push(&t->queue, e) < 0) goto done;
@@ -130,24 +151,72 @@ done:
     return problem;
 }
 
-/* The pair (left, right) gains (`gain`) or loses `amount`; a gain notes `chunk`. */
-static int change(Training *t, uint32_t left, uint32_t right, int64_t amount, int gain,
-                  uint32_t chunk) {
-    Pairs *p = &t->pairs;
-    uint32_t pair = pairs_slot(p, left, right);
-    if (pair == NO_SLOT) return -1;
-    p->count[pair] += gain ? amount : -amount;
-    if (!gain) return 0;
-    if (p->step[pair] != t->step) {  /* its first gain in this step */
-        p->step[pair] = t->step;
-        p->noted[pair] = 0;
-        p->chunk[pair] = NO_SLOT;
-        if (list_add(&t->touched, pair) < 0) return -1;
+/* Room in every side for the ids 0..n-1. */
+static int sides_fit(Training *t, size_t n) {
+    if (n <= t->side_room) return 0;
+    size_t room = t->side_room ? t->side_room : 1024;
+    while (room < n) room *= 2;
+    for (int kind = 0; kind < SIDES; kind++) {
+        Side *side = &t->side[kind];
+        int64_t *amount = realloc(side->amount, room * sizeof *amount);
+        if (!amount) return -1;
+        side->amount = amount;
+        uint32_t *last = realloc(side->last, room * sizeof *last);
+        if (!last) return -1;
+        side->last = last;
+        uint32_t *pair = realloc(side->pair, room * sizeof *pair);
+        if (!pair) return -1;
+        side->pair = pair;
+        memset(amount + t->side_room, 0, (room - t->side_room) * sizeof *amount);
+        memset(last + t->side_room, 0xff, (room - t->side_room) * sizeof *last);
     }
-    if (p->chunk[pair] != chunk) {  /* a chunk's changes come together: noted once */
-        p->chunk[pair] = chunk;
-        p->noted[pair]++;
-        if (list_add(&t->note_pair, pair) < 0 || list_add(&t->note_chunk, chunk) < 0) return -1;
+    t->side_room = room;
+    return 0;
+}
+
+/* A change of `amount` on one side, at id; a gain notes `chunk` (once). */
+static inline int change(Training *t, int kind, uint32_t id, int64_t amount, uint32_t chunk) {
+    Side *side = &t->side[kind];
+    if (side->amount[id] == 0 && list_add(&side->ids, id) < 0) return -1;
+    side->amount[id] += amount;
+    if ((kind == GAIN_BEFORE || kind == GAIN_AFTER) && side->last[id] != chunk) {
+        side->last[id] = chunk;
+        uint32_t note = kind == GAIN_AFTER ? id | AFTER_BIT : id;
+        if (list_add(&t->note_id, note) < 0 || list_add(&t->note_chunk, chunk) < 0) return -1;
+    }
+    return 0;
+}
+
+/* The step's sums into the pair table; each gaining pair into `touched` (once). */
+static int apply_sides(Training *t, uint32_t left, uint32_t right, uint32_t token) {
+    Pairs *p = &t->pairs;
+    for (int kind = 0; kind < SIDES; kind++) {
+        Side *side = &t->side[kind];
+        int gain = kind == GAIN_BEFORE || kind == GAIN_AFTER;
+        for (size_t i = 0; i < side->ids.n; i++) {
+            uint32_t id = side->ids.at[i];
+            uint32_t pair = kind == LOSE_BEFORE ? pairs_slot(p, id, left)
+                            : kind == GAIN_BEFORE ? pairs_slot(p, id, token)
+                            : kind == LOSE_AFTER ? pairs_slot(p, right, id)
+                            : pairs_slot(p, token, id);
+            if (pair == NO_SLOT) return -1;
+            Pair *at = &p->at[pair];
+            if (!gain) {
+                at->count -= side->amount[id];
+            } else {
+                at->count += side->amount[id];
+                side->pair[id] = pair;
+                side->last[id] = NO_SLOT;
+                if (at->step != t->step) {  /* its first gain in this step */
+                    at->step = t->step;
+                    at->noted = 0;
+                    at->chunk = NO_SLOT;
+                    if (list_add(&t->touched, pair) < 0) return -1;
+                }
+            }
+            side->amount[id] = 0;
+        }
+        side->ids.n = 0;
     }
     return 0;
 }
@@ -161,13 +230,13 @@ static int merge_chunk(Training *t, uint32_t k, uint32_t left, uint32_t right, u
     int64_t amount = t->chunks->counts[k];
     while (read < n) {
         if (s[read] == left && read + 1 < n && s[read + 1] == right) {
-            if (out > 0) {
-                if (change(t, s[out - 1], left, amount, 0, k) < 0
-                    || change(t, s[out - 1], token, amount, 1, k) < 0) return -1;
+            if (out > 0) {  /* (x, left) loses, (x, token) gains */
+                if (change(t, LOSE_BEFORE, s[out - 1], amount, k) < 0
+                    || change(t, GAIN_BEFORE, s[out - 1], amount, k) < 0) return -1;
             }
-            if (read + 2 < n) {
-                if (change(t, right, s[read + 2], amount, 0, k) < 0
-                    || change(t, token, s[read + 2], amount, 1, k) < 0) return -1;
+            if (read + 2 < n) {  /* (right, y) loses, (token, y) gains */
+                if (change(t, LOSE_AFTER, s[read + 2], amount, k) < 0
+                    || change(t, GAIN_AFTER, s[read + 2], amount, k) < 0) return -1;
             }
             s[out++] = token;
             read += 2;
@@ -180,10 +249,25 @@ static int merge_chunk(Training *t, uint32_t k, uint32_t left, uint32_t right, u
 }
 
 /* After a step: each pair that gained, if its count is positive, is pushed as a new entry
-   holding the chunks it was noted in (in the order they were merged). */
+   holding the chunks it was noted in (in the order they were merged). A pair can be noted
+   from two sides for one chunk ((token, token) is both (x, token) and (token, y)): the
+   chunk's notes are together, so the pair's last chunk says whether it has it already. */
 static int push_noted(Training *t) {
     Pairs *p = &t->pairs;
     size_t n = t->touched.n;
+    for (size_t i = 0; i < t->note_id.n; i++) {  /* each note's pair, or NO_SLOT: a repeat */
+        uint32_t id = t->note_id.at[i], chunk = t->note_chunk.at[i];
+        uint32_t pair = id & AFTER_BIT ? t->side[GAIN_AFTER].pair[id & ~AFTER_BIT]
+                                       : t->side[GAIN_BEFORE].pair[id];
+        Pair *at = &p->at[pair];
+        if (at->chunk == chunk) {
+            t->note_id.at[i] = NO_SLOT;
+        } else {
+            at->chunk = chunk;
+            at->noted++;
+            t->note_id.at[i] = pair;
+        }
+    }
     if (n > t->arrays_room) {
         uint32_t **arrays = realloc(t->arrays, n * sizeof *arrays);
         if (!arrays) return -1;
@@ -194,26 +278,27 @@ static int push_noted(Training *t) {
         t->arrays_room = n;
     }
     for (size_t j = 0; j < n; j++) {
-        uint32_t pair = t->touched.at[j];
+        Pair *at = &p->at[t->touched.at[j]];
         t->filled[j] = 0;
         t->arrays[j] = NULL;
-        p->chunk[pair] = (uint32_t)j;  /* from here on: the pair's place in `touched` */
-        if (p->count[pair] > 0 && !(t->arrays[j] = malloc(p->noted[pair] * sizeof **t->arrays)))
+        at->chunk = (uint32_t)j;  /* from here on: the pair's place in `touched` */
+        if (at->count > 0 && !(t->arrays[j] = malloc(at->noted * sizeof **t->arrays)))
             goto fail;
     }
-    for (size_t i = 0; i < t->note_pair.n; i++) {
-        uint32_t j = p->chunk[t->note_pair.at[i]];
+    for (size_t i = 0; i < t->note_id.n; i++) {
+        if (t->note_id.at[i] == NO_SLOT) continue;
+        uint32_t j = p->at[t->note_id.at[i]].chunk;
         if (t->arrays[j]) t->arrays[j][t->filled[j]++] = t->note_chunk.at[i];
     }
     for (size_t j = 0; j < n; j++) {
         if (!t->arrays[j]) continue;
-        uint32_t pair = t->touched.at[j];
-        Entry e = {p->count[pair], (uint32_t)(p->key[pair] >> 32), (uint32_t)p->key[pair], 0,
-                   t->arrays[j], t->filled[j]};
+        const Pair *at = &p->at[t->touched.at[j]];
+        Entry e = {at->count, (uint32_t)(at->key >> 32), (uint32_t)at->key, 0, t->arrays[j],
+                   t->filled[j]};
         if (queue_push(&t->queue, e) < 0) goto fail;
         t->arrays[j] = NULL;
     }
-    t->touched.n = t->note_pair.n = t->note_chunk.n = 0;
+    t->touched.n = t->note_id.n = t->note_chunk.n = 0;
     return 0;
 fail:
     for (size_t j = 0; j < n; j++) free(t->arrays[j]);
@@ -264,7 +349,7 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
             free(top.chunks);
             goto done;
         }
-        int64_t now = t.pairs.count[pair];
+        int64_t now = t.pairs.at[pair].count;
         if (top.count != now) {  /* stale: back with today's count, as a new push */
             top.count = now;
             if (queue_push(&t.queue, top) < 0) {
@@ -292,21 +377,31 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
             }
         }
         t.step++;
+        if (sides_fit(&t, vocab->n) < 0) {
+            free(top.chunks);
+            goto done;
+        }
         for (uint32_t i = 0; i < top.n; i++)
             if (merge_chunk(&t, top.chunks[i], top.left, top.right, token) < 0) {
                 free(top.chunks);
                 goto done;
             }
         free(top.chunks);
-        if (push_noted(&t) < 0) goto done;
+        if (apply_sides(&t, top.left, top.right, token) < 0 || push_noted(&t) < 0) goto done;
     }
     problem = NULL;
 done:
     free(piece);
     free(t.symbols);
     free(t.length);
+    for (int kind = 0; kind < SIDES; kind++) {
+        free(t.side[kind].amount);
+        free(t.side[kind].last);
+        free(t.side[kind].pair);
+        free(t.side[kind].ids.at);
+    }
     free(t.touched.at);
-    free(t.note_pair.at);
+    free(t.note_id.at);
     free(t.note_chunk.at);
     free(t.arrays);
     free(t.filled);

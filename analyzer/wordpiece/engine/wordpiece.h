@@ -3,8 +3,8 @@
    Layout:
      wordpiece.h  the shared types: the chunks, the vocabulary, the pair table, the queue
      tables.c     the vocabulary (strings and an open-addressing map to their ids), the pair
-                  table (an open-addressing map of (left, right) to a pair's slot) and the
-                  queue (a binary heap of entries, each with its chunks as an array)
+                  table (an open-addressing map of (left, right) to a pair's number) and the
+                  queue (a 4-ary heap of entries, each with its chunks as an array)
      train.c      the training: the chunks as ids, the first pair counts, the steps
      module.c     the Python face: pack(chunks) and train(data, offsets, counts, size)
 
@@ -42,18 +42,30 @@ typedef struct {
     size_t mask;       /* slots - 1, a power of two less one */
 } Vocab;
 
-/* Every pair ever counted: a map from (left, right) to its slot, and per slot its count and
-   this step's notes. Pairs are never removed (the reference keeps stale counts too). */
+/* A pair: its ids as left << 32 | right, its count (chunk counts applied, stale ones
+   included), and its notes of the step it last gained in. */
 typedef struct {
-    uint64_t *keys;     /* per map slot: left << 32 | right */
-    uint32_t *where;    /* per map slot: the pair's slot, or NO_SLOT */
-    size_t mask;
-    uint32_t n, room;   /* pairs, and room for them */
-    uint64_t *key;      /* per pair: its key */
-    int64_t *count;     /* per pair: its count (chunk counts applied, stale ones included) */
-    uint64_t *step;     /* per pair: the last step it gained in */
-    uint32_t *chunk;    /* per pair: the last chunk it was noted in during that step */
-    uint32_t *noted;    /* per pair: chunks noted in that step */
+    uint64_t key;
+    int64_t count;
+    uint64_t step;   /* the last step it gained in (steps count from 1) */
+    uint32_t chunk;  /* in that step: the last chunk noted for it (then its place among the
+                        step's pairs, train.c's push_noted) */
+    uint32_t noted;  /* in that step: the chunks noted */
+} Pair;
+
+/* A slot of the pair map: a key, and its pair's number (NO_SLOT: empty). */
+typedef struct {
+    uint64_t key;
+    uint32_t pair;
+} Slot;
+
+/* Every pair ever counted, numbered in order of appearance, and an open-addressing map from
+   key to number. Pairs are never removed (the reference keeps stale counts too). */
+typedef struct {
+    Slot *slots;
+    size_t mask;     /* slots - 1 (a power of two less one) */
+    Pair *at;
+    uint32_t n, room;
 } Pairs;
 
 /* A queue entry: a pair, the count it was pushed with, and the chunks to merge it in. */
@@ -82,7 +94,7 @@ uint64_t hash_bytes(const uint8_t *s, size_t length);
 
 int pairs_init(Pairs *p, size_t expected);
 void pairs_free(Pairs *p);
-/* The slot of (left, right), made with count 0 when it is new; NO_SLOT when out of memory. */
+/* The number of (left, right), made with count 0 when it is new; NO_SLOT when out of memory. */
 uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right);
 
 void queue_free(Queue *q);
