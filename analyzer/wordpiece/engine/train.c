@@ -1,9 +1,11 @@
 /* The training: analyzer/wordpiece/reference.py's `train`, step for step.
 
-   The chunks become ids in one flat array (chunk k's symbols where its bytes are, shrinking
-   in place as merges join them, its length in `length[k]`); the first pair counts are taken
-   in a dense 512 x 512 table (every first id is a byte symbol), then kept in the pair table.
-   A queue entry's chunks are an array of chunk numbers, each once.
+   The chunks become ids in one flat array, each chunk a record: its length now, its count
+   (two words), then its ids, shrinking in place as merges join them. A chunk is known by
+   where its record starts (a queue entry's chunks are an array of those, each once): a visit
+   reads one place in memory, not an offset, a length and a count in three tables. The first
+   pair counts are taken in a dense 512 x 512 table (every first id is a byte symbol), then
+   kept in the pair table.
 
    A step merging (left, right) into `token` changes four kinds of pairs only: (x, left) and
    (right, y) lose, (x, token) and (token, y) gain, x the symbol before an occurrence, y the
@@ -52,8 +54,7 @@ enum { LOSE_BEFORE, GAIN_BEFORE, LOSE_AFTER, GAIN_AFTER, SIDES };
 /* The state of one training. */
 typedef struct {
     const Chunks *chunks;
-    uint32_t *symbols;   /* every chunk's ids, each where its bytes are */
-    uint32_t *length;    /* each chunk's ids now */
+    uint32_t *records;   /* every chunk's record: length, count (2 words), ids */
     Vocab *vocab;
     Pairs pairs;
     Queue queue;
@@ -67,8 +68,13 @@ typedef struct {
     size_t arrays_room;
 } Training;
 
-static inline uint32_t *chunk_symbols(const Training *t, uint32_t k) {
-    return t->symbols + (t->chunks->offsets[k] - t->chunks->offsets[0]);
+#define HEADER 3     /* a record's words before its ids */
+#define PREFETCH 16  /* visits ahead a chunk's record is asked for */
+
+static inline int64_t record_count(const uint32_t *record) {
+    int64_t count;
+    memcpy(&count, record + 1, sizeof count);
+    return count;
 }
 
 /* The 512 byte symbols: byte b is id b, and "##" b is 256 + b. */
@@ -98,35 +104,40 @@ static const char *first_pairs(Training *t) {
     size_t distinct = 0;
     if (!count || !holders || !last || !arrays) goto done;
     memset(last, 0xff, cells * sizeof *last);
-    for (uint32_t k = 0; k < c->n; k++) {
+    uint32_t at = 0;  /* the record's start */
+    for (size_t k = 0; k < c->n; k++) {
         const uint8_t *bytes = c->data + c->offsets[k];
         uint32_t n = (uint32_t)(c->offsets[k + 1] - c->offsets[k]);
-        uint32_t *s = chunk_symbols(t, k);
-        t->length[k] = n;
+        uint32_t *record = t->records + at, *s = record + HEADER;
+        record[0] = n;
+        memcpy(record + 1, &c->counts[k], sizeof c->counts[k]);
         for (uint32_t i = 0; i < n; i++) s[i] = i == 0 ? bytes[0] : BYTE_SYMBOLS + bytes[i];
         for (uint32_t i = 0; i + 1 < n; i++) {
             size_t cell = (size_t)s[i] * ALPHABET + s[i + 1];
             count[cell] += c->counts[k];
-            if (last[cell] != k) {
-                last[cell] = k;
+            if (last[cell] != at) {
+                last[cell] = at;
                 distinct += holders[cell]++ == 0;
             }
         }
+        at += HEADER + n;
     }
     for (size_t cell = 0; cell < cells; cell++)
         if (holders[cell] && !(arrays[cell] = malloc(holders[cell] * sizeof **arrays))) goto done;
     /* Again, to fill each pair's chunks (in chunk order, each once). */
     memset(holders, 0, cells * sizeof *holders);
     memset(last, 0xff, cells * sizeof *last);
-    for (uint32_t k = 0; k < c->n; k++) {
-        const uint32_t *s = chunk_symbols(t, k);
-        for (uint32_t i = 0; i + 1 < t->length[k]; i++) {
+    at = 0;
+    for (size_t k = 0; k < c->n; k++) {
+        const uint32_t *record = t->records + at, *s = record + HEADER;
+        for (uint32_t i = 0; i + 1 < record[0]; i++) {
             size_t cell = (size_t)s[i] * ALPHABET + s[i + 1];
-            if (last[cell] != k) {
-                last[cell] = k;
-                arrays[cell][holders[cell]++] = k;
+            if (last[cell] != at) {
+                last[cell] = at;
+                arrays[cell][holders[cell]++] = at;
             }
         }
+        at += HEADER + record[0];
     }
     if (pairs_init(&t->pairs, 4 * distinct) < 0) goto done;
     for (size_t cell = 0; cell < cells; cell++) {
@@ -221,13 +232,13 @@ static int apply_sides(Training *t, uint32_t left, uint32_t right, uint32_t toke
     return 0;
 }
 
-/* Merge (left, right) into `token` in chunk k, as Hugging Face's Word::merge does: left to
+/* Merge (left, right) into `token` in the chunk whose record starts at k, as Hugging Face's Word::merge does: left to
    right, not overlapping, the symbol before being the output so far (a token merged just
    before counts as the token), the one after the next symbol not yet read. */
 static int merge_chunk(Training *t, uint32_t k, uint32_t left, uint32_t right, uint32_t token) {
-    uint32_t *s = chunk_symbols(t, k);
-    uint32_t n = t->length[k], read = 0, out = 0;
-    int64_t amount = t->chunks->counts[k];
+    uint32_t *record = t->records + k, *s = record + HEADER;
+    uint32_t n = record[0], read = 0, out = 0;
+    int64_t amount = record_count(record);
     while (read < n) {
         if (s[read] == left && read + 1 < n && s[read + 1] == right) {
             if (out > 0) {  /* (x, left) loses, (x, token) gains */
@@ -244,7 +255,7 @@ static int merge_chunk(Training *t, uint32_t k, uint32_t left, uint32_t right, u
             s[out++] = s[read++];
         }
     }
-    t->length[k] = out;
+    record[0] = out;
     return 0;
 }
 
@@ -336,10 +347,15 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
     size_t piece_room = 0;
     const char *problem = OUT_OF_MEMORY;
     size_t n_symbols = chunks->n ? (size_t)(chunks->offsets[chunks->n] - chunks->offsets[0]) : 0;
+    size_t words = n_symbols + HEADER * chunks->n;  /* the records' */
     if (vocab_init(vocab) < 0 || byte_symbols(vocab) < 0) goto done;
-    t.symbols = malloc((n_symbols ? n_symbols : 1) * sizeof *t.symbols);
-    t.length = malloc((chunks->n ? chunks->n : 1) * sizeof *t.length);
-    if (!t.symbols || !t.length) goto done;
+    if (words >= NO_SLOT) {  /* a record's start is a uint32, and NO_SLOT means none */
+        problem = "the chunks are too many or too long: their bytes and 3 a chunk must stay "
+                  "under 2^32";
+        goto done;
+    }
+    t.records = malloc((words ? words : 1) * sizeof *t.records);
+    if (!t.records) goto done;
     if ((problem = first_pairs(&t))) goto done;
     problem = OUT_OF_MEMORY;
     while (vocab->n < size && t.queue.n > 0) {
@@ -381,19 +397,22 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
             free(top.chunks);
             goto done;
         }
-        for (uint32_t i = 0; i < top.n; i++)
+        for (uint32_t i = 0; i < top.n; i++) {
+            /* The chunks are all over memory: ask for one a few visits ahead, so that its
+               record is there when its turn comes (each visit is short). */
+            if (i + PREFETCH < top.n) __builtin_prefetch(t.records + top.chunks[i + PREFETCH]);
             if (merge_chunk(&t, top.chunks[i], top.left, top.right, token) < 0) {
                 free(top.chunks);
                 goto done;
             }
+        }
         free(top.chunks);
         if (apply_sides(&t, top.left, top.right, token) < 0 || push_noted(&t) < 0) goto done;
     }
     problem = NULL;
 done:
     free(piece);
-    free(t.symbols);
-    free(t.length);
+    free(t.records);
     for (int kind = 0; kind < SIDES; kind++) {
         free(t.side[kind].amount);
         free(t.side[kind].last);
