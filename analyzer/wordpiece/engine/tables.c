@@ -104,37 +104,37 @@ int vocab_add(Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash) {
 
 /* --- the pair table ---------------------------------------------------------------------- */
 
-static int pairs_grow_map(Pairs *p, size_t slots) {
-    Slot *fresh = malloc(slots * sizeof *fresh);
+/* The table at `slots` slots, every pair placed again. */
+static int pairs_rehash(Pairs *p, size_t slots) {
+    Pair *fresh = malloc(slots * sizeof *fresh);
     if (!fresh) return -1;
-    for (size_t i = 0; i < slots; i++) fresh[i].pair = NO_SLOT;
+    for (size_t i = 0; i < slots; i++) fresh[i].key = EMPTY_PAIR;
     size_t mask = slots - 1;
-    for (uint32_t pair = 0; pair < p->n; pair++) {
-        size_t i = pair_home(p->at[pair].key, mask);
-        while (fresh[i].pair != NO_SLOT) i = (i + 1) & mask;
-        fresh[i].key = p->at[pair].key;
-        fresh[i].pair = pair;
+    for (size_t j = 0; p->at && j <= p->mask; j++) {
+        if (p->at[j].key == EMPTY_PAIR) continue;
+        size_t i = pair_home(p->at[j].key, mask);
+        while (fresh[i].key != EMPTY_PAIR) i = (i + 1) & mask;
+        fresh[i] = p->at[j];
     }
-    free(p->slots);
-    p->slots = fresh;
+    free(p->at);
+    p->at = fresh;
     p->mask = mask;
     return 0;
 }
 
 int pairs_init(Pairs *p, size_t expected) {
     memset(p, 0, sizeof *p);
-    uint32_t room = 1024;
-    while (room < expected && room < (UINT32_MAX >> 1)) room *= 2;
-    size_t slots = 2048;
-    while (slots < 2 * (size_t)room) slots *= 2;
-    p->at = malloc(room * sizeof *p->at);
-    if (!p->at) return -1;
-    p->room = room;
-    return pairs_grow_map(p, slots);
+    return pairs_reserve(p, expected);
+}
+
+int pairs_reserve(Pairs *p, size_t more) {
+    size_t slots = p->at ? p->mask + 1 : 1024;
+    while (2 * (p->n + more) > slots) slots *= 2;  /* at most half full */
+    if (slots > ((size_t)1 << 31)) return -1;      /* numbers are uint32, NO_SLOT excluded */
+    return p->at && slots == p->mask + 1 ? 0 : pairs_rehash(p, slots);
 }
 
 void pairs_free(Pairs *p) {
-    free(p->slots);
     free(p->at);
     memset(p, 0, sizeof *p);
 }
@@ -142,27 +142,12 @@ void pairs_free(Pairs *p) {
 uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right) {
     uint64_t key = (uint64_t)left << 32 | right;
     size_t i = pair_home(key, p->mask);
-    for (; p->slots[i].pair != NO_SLOT; i = (i + 1) & p->mask)
-        if (p->slots[i].key == key) return p->slots[i].pair;
-    if (p->n == NO_SLOT - 1) return NO_SLOT;
-    if (p->n == p->room) {
-        Pair *at = realloc(p->at, 2 * (size_t)p->room * sizeof *at);
-        if (!at) return NO_SLOT;
-        p->at = at;
-        p->room *= 2;
-    }
-    uint32_t pair = p->n++;
-    p->at[pair] = (Pair){key, 0, 0, 0, 0};  /* step 0: never noted */
-    if (2 * (size_t)p->n > p->mask + 1) {  /* at most half full; the new pair is placed too */
-        if (pairs_grow_map(p, 2 * (p->mask + 1)) < 0) {
-            p->n--;
-            return NO_SLOT;
-        }
-    } else {
-        p->slots[i].key = key;
-        p->slots[i].pair = pair;
-    }
-    return pair;
+    for (; p->at[i].key != EMPTY_PAIR; i = (i + 1) & p->mask)
+        if (p->at[i].key == key) return (uint32_t)i;
+    if (2 * (p->n + 1) > p->mask + 1) return NO_SLOT;  /* not reserved */
+    p->at[i] = (Pair){key, 0, 0, 0, 0};  /* step 0: never noted */
+    p->n++;
+    return (uint32_t)i;
 }
 
 /* --- the queue --------------------------------------------------------------------------- */

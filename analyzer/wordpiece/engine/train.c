@@ -201,6 +201,9 @@ static inline int change(Training *t, int kind, uint32_t id, int64_t amount, uin
 /* The step's sums into the pair table; each gaining pair into `touched` (once). */
 static int apply_sides(Training *t, uint32_t left, uint32_t right, uint32_t token) {
     Pairs *p = &t->pairs;
+    size_t more = 0;  /* pairs this step may add */
+    for (int kind = 0; kind < SIDES; kind++) more += t->side[kind].ids.n;
+    if (pairs_reserve(p, more) < 0) return -1;
     for (int kind = 0; kind < SIDES; kind++) {
         Side *side = &t->side[kind];
         int gain = kind == GAIN_BEFORE || kind == GAIN_AFTER;

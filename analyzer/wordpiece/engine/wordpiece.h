@@ -42,8 +42,8 @@ typedef struct {
     size_t mask;       /* slots - 1, a power of two less one */
 } Vocab;
 
-/* A pair: its ids as left << 32 | right, its count (chunk counts applied, stale ones
-   included), and its notes of the step it last gained in. */
+/* A pair: its ids as left << 32 | right (EMPTY_PAIR: a free slot), its count (chunk counts
+   applied, stale ones included), and its notes of the step it last gained in. */
 typedef struct {
     uint64_t key;
     int64_t count;
@@ -53,19 +53,16 @@ typedef struct {
     uint32_t noted;  /* in that step: the chunks noted */
 } Pair;
 
-/* A slot of the pair map: a key, and its pair's number (NO_SLOT: empty). */
-typedef struct {
-    uint64_t key;
-    uint32_t pair;
-} Slot;
+#define EMPTY_PAIR UINT64_MAX  /* no pair has it: ids are below 2^31 */
 
-/* Every pair ever counted, numbered in order of appearance, and an open-addressing map from
-   key to number. Pairs are never removed (the reference keeps stale counts too). */
+/* Every pair ever counted, in an open-addressing table of the pairs themselves (a lookup is
+   one place in memory). A pair's number is its slot: it holds until the table grows, which
+   happens only in pairs_reserve (train.c reserves before a step takes any number). Pairs are
+   never removed (the reference keeps stale counts too). */
 typedef struct {
-    Slot *slots;
-    size_t mask;     /* slots - 1 (a power of two less one) */
     Pair *at;
-    uint32_t n, room;
+    size_t mask;     /* slots - 1 (a power of two less one) */
+    size_t n;
 } Pairs;
 
 /* A queue entry: a pair, the count it was pushed with, and the chunks to merge it in. */
@@ -94,7 +91,10 @@ uint64_t hash_bytes(const uint8_t *s, size_t length);
 
 int pairs_init(Pairs *p, size_t expected);
 void pairs_free(Pairs *p);
-/* The number of (left, right), made with count 0 when it is new; NO_SLOT when out of memory. */
+/* Room for `more` new pairs without growing (pair numbers change if it grows now). */
+int pairs_reserve(Pairs *p, size_t more);
+/* The number of (left, right), made with count 0 when it is new (room reserved); NO_SLOT
+   when there is no room. */
 uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right);
 
 void queue_free(Queue *q);
