@@ -122,8 +122,8 @@ static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObjec
     PyObject *result = NULL;
     Chunks chunks;
     Vocab vocab = {0};
-    if (size < 0 || size >= (Py_ssize_t)UINT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "size must be 0..2^32 - 2");
+    if (size < 0 || size > INT32_MAX) {  /* ids below 2^31: train.c's notes flag a bit above */
+        PyErr_SetString(PyExc_ValueError, "size must be 0..2^31 - 1");
         goto done;
     }
     if (check_layout(&data, &offsets, &counts, &chunks) < 0) goto done;
