@@ -154,53 +154,92 @@ uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right) {
 
 #define ARITY 4  /* children a node: a shallower heap than a binary one, fewer cache misses */
 
-/* Whether a comes out before b: the larger count, then the smaller pair, then pushed first. */
-static inline int before(const Entry *a, const Entry *b) {
+/* Whether item a comes out before item b (pushes are all different: a strict order). */
+static inline int before(const Queue *q, const Item *a, const Item *b) {
     if (a->count != b->count) return a->count > b->count;
-    if (a->left != b->left) return a->left < b->left;
-    if (a->right != b->right) return a->right < b->right;
-    return a->push < b->push;
+    if (a->key != b->key) return a->key < b->key;
+    return q->held[a->ref].push < q->held[b->ref].push;
 }
 
 void queue_free(Queue *q) {
-    for (size_t i = 0; i < q->n; i++) free(q->entries[i].chunks);
-    free(q->entries);
+    for (size_t i = 0; i < q->n; i++) free(q->held[q->items[i].ref].chunks);
+    free(q->items);
+    free(q->held);
+    free(q->spare);
     memset(q, 0, sizeof *q);
 }
 
-int queue_push(Queue *q, Entry e) {
-    if (q->n == q->room) {
-        size_t room = q->room ? 2 * q->room : 4096;
-        Entry *entries = realloc(q->entries, room * sizeof *entries);
-        if (!entries) return -1;
-        q->entries = entries;
-        q->room = room;
-    }
-    e.push = q->pushes++;
-    size_t i = q->n++;
-    while (i > 0) {  /* sift up */
-        size_t parent = (i - 1) / ARITY;
-        if (!before(&e, &q->entries[parent])) break;
-        q->entries[i] = q->entries[parent];
-        i = parent;
-    }
-    q->entries[i] = e;
-    return 0;
-}
-
-Entry queue_pop(Queue *q) {
-    Entry top = q->entries[0];
-    Entry last = q->entries[--q->n];
-    size_t i = 0, n = q->n;
-    for (;;) {  /* sift the last entry down from the root */
+/* Place `item` at or below slot i, moving smaller children up. */
+static void sift_down(Queue *q, size_t i, Item item) {
+    size_t n = q->n;
+    for (;;) {
         size_t first = ARITY * i + 1, child = first;
         if (first >= n) break;
         for (size_t c = first + 1; c < first + ARITY && c < n; c++)
-            if (before(&q->entries[c], &q->entries[child])) child = c;
-        if (!before(&q->entries[child], &last)) break;
-        q->entries[i] = q->entries[child];
+            if (before(q, &q->items[c], &q->items[child])) child = c;
+        if (!before(q, &q->items[child], &item)) break;
+        q->items[i] = q->items[child];
         i = child;
     }
-    if (n > 0) q->entries[i] = last;
-    return top;
+    q->items[i] = item;
+}
+
+int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, uint32_t n) {
+    if (q->n == q->room) {
+        size_t room = q->room ? 2 * q->room : 4096;
+        Item *items = realloc(q->items, room * sizeof *items);
+        if (!items) return -1;
+        q->items = items;
+        q->room = room;
+    }
+    uint32_t ref;
+    if (q->spare_n) {
+        ref = q->spare[--q->spare_n];
+    } else {
+        if (q->held_n == q->held_room) {
+            if (q->held_room >= UINT32_MAX / 2) return -1;
+            uint32_t room = q->held_room ? 2 * q->held_room : 4096;
+            Held *held = realloc(q->held, room * sizeof *held);
+            if (!held) return -1;
+            q->held = held;
+            q->held_room = room;
+        }
+        ref = q->held_n++;
+    }
+    q->held[ref] = (Held){q->pushes++, chunks, n};
+    Item item = {count, key, ref};
+    size_t i = q->n++;
+    while (i > 0) {  /* sift up */
+        size_t parent = (i - 1) / ARITY;
+        if (!before(q, &item, &q->items[parent])) break;
+        q->items[i] = q->items[parent];
+        i = parent;
+    }
+    q->items[i] = item;
+    return 0;
+}
+
+void queue_renew_top(Queue *q, int64_t count) {
+    Item top = q->items[0];
+    top.count = count;
+    q->held[top.ref].push = q->pushes++;
+    sift_down(q, 0, top);
+}
+
+void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, uint32_t *n) {
+    Item top = q->items[0];
+    *key = top.key;
+    *chunks = q->held[top.ref].chunks;
+    *n = q->held[top.ref].n;
+    if (q->spare_n == q->spare_room) {  /* a ref not kept for reuse is only memory unused */
+        uint32_t room = q->spare_room ? 2 * q->spare_room : 4096;
+        uint32_t *spare = realloc(q->spare, room * sizeof *spare);
+        if (spare) {
+            q->spare = spare;
+            q->spare_room = room;
+        }
+    }
+    if (q->spare_n < q->spare_room) q->spare[q->spare_n++] = top.ref;
+    Item last = q->items[--q->n];
+    if (q->n > 0) sift_down(q, 0, last);
 }

@@ -147,8 +147,8 @@ static const char *first_pairs(Training *t) {
         if (pair == NO_SLOT) goto done;
         t->pairs.at[pair].count = count[cell];
         /* Every count is positive (a chunk's count is at least 1). */
-        Entry e = {count[cell], left, right, 0, arrays[cell], holders[cell]};
-        if (queue_push(&t->queue, e) < 0) goto done;
+        if (queue_push(&t->queue, count[cell], (uint64_t)left << 32 | right, arrays[cell],
+                       holders[cell]) < 0) goto done;
         arrays[cell] = NULL;  /* the queue's now */
     }
     problem = NULL;
@@ -307,9 +307,7 @@ static int push_noted(Training *t) {
     for (size_t j = 0; j < n; j++) {
         if (!t->arrays[j]) continue;
         const Pair *at = &p->at[t->touched.at[j]];
-        Entry e = {at->count, (uint32_t)(at->key >> 32), (uint32_t)at->key, 0, t->arrays[j],
-                   t->filled[j]};
-        if (queue_push(&t->queue, e) < 0) goto fail;
+        if (queue_push(&t->queue, at->count, at->key, t->arrays[j], t->filled[j]) < 0) goto fail;
         t->arrays[j] = NULL;
     }
     t->touched.n = t->note_id.n = t->note_chunk.n = 0;
@@ -362,28 +360,22 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
     if ((problem = first_pairs(&t))) goto done;
     problem = OUT_OF_MEMORY;
     while (vocab->n < size && t.queue.n > 0) {
-        Entry top = queue_pop(&t.queue);
-        uint32_t pair = pairs_slot(&t.pairs, top.left, top.right);  /* there: it was counted */
-        if (pair == NO_SLOT) {
-            free(top.chunks);
-            goto done;
-        }
+        const Item *top = &t.queue.items[0];
+        uint32_t left = (uint32_t)(top->key >> 32), right = (uint32_t)top->key;
+        uint32_t pair = pairs_slot(&t.pairs, left, right);  /* there: it was counted */
+        if (pair == NO_SLOT) goto done;
         int64_t now = t.pairs.at[pair].count;
-        if (top.count != now) {  /* stale: back with today's count, as a new push */
-            top.count = now;
-            if (queue_push(&t.queue, top) < 0) {
-                free(top.chunks);
-                goto done;
-            }
+        if (top->count != now) {  /* stale: back with today's count, as a new push */
+            queue_renew_top(&t.queue, now);
             continue;
         }
-        if (now < 1) {
-            free(top.chunks);
-            break;
-        }
-        int64_t length = joined(vocab, top.left, top.right, &piece, &piece_room);
+        if (now < 1) break;
+        uint64_t key;
+        uint32_t *merge_in, n_merge_in;
+        queue_take(&t.queue, &key, &merge_in, &n_merge_in);
+        int64_t length = joined(vocab, left, right, &piece, &piece_room);
         if (length < 0) {
-            free(top.chunks);
+            free(merge_in);
             goto done;
         }
         uint64_t hash = hash_bytes(piece, (size_t)length);
@@ -391,26 +383,26 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
         if (token == NO_SLOT) {  /* else a collision: the string's id again, no new entry */
             token = vocab->n;
             if (vocab_add(vocab, piece, (uint32_t)length, hash) < 0) {
-                free(top.chunks);
+                free(merge_in);
                 goto done;
             }
         }
         t.step++;
         if (sides_fit(&t, vocab->n) < 0) {
-            free(top.chunks);
+            free(merge_in);
             goto done;
         }
-        for (uint32_t i = 0; i < top.n; i++) {
+        for (uint32_t i = 0; i < n_merge_in; i++) {
             /* The chunks are all over memory: ask for one a few visits ahead, so that its
                record is there when its turn comes (each visit is short). */
-            if (i + PREFETCH < top.n) __builtin_prefetch(t.records + top.chunks[i + PREFETCH]);
-            if (merge_chunk(&t, top.chunks[i], top.left, top.right, token) < 0) {
-                free(top.chunks);
+            if (i + PREFETCH < n_merge_in) __builtin_prefetch(t.records + merge_in[i + PREFETCH]);
+            if (merge_chunk(&t, merge_in[i], left, right, token) < 0) {
+                free(merge_in);
                 goto done;
             }
         }
-        free(top.chunks);
-        if (apply_sides(&t, top.left, top.right, token) < 0 || push_noted(&t) < 0) goto done;
+        free(merge_in);
+        if (apply_sides(&t, left, right, token) < 0 || push_noted(&t) < 0) goto done;
     }
     problem = NULL;
 done:

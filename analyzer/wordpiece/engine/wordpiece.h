@@ -65,18 +65,29 @@ typedef struct {
     size_t n;
 } Pairs;
 
-/* A queue entry: a pair, the count it was pushed with, and the chunks to merge it in. */
+/* The queue: a 4-ary heap of small items (count, pair key, and a reference to the rest), so
+   that a sift touches few cache lines; the rest of each entry (its push order, its chunks)
+   is held aside. The order: the larger count, then the smaller pair (left id, then right id:
+   the key's order), then the earlier push. */
 typedef struct {
     int64_t count;
-    uint32_t left, right;
-    uint64_t push;      /* push order: the tie-breaker among equal count and pair */
-    uint32_t *chunks;   /* its own malloc'd array */
-    uint32_t n;
-} Entry;
+    uint64_t key;   /* left << 32 | right */
+    uint32_t ref;   /* its Held */
+} Item;
 
 typedef struct {
-    Entry *entries;
+    uint64_t push;     /* push order: the tie-breaker among equal count and pair */
+    uint32_t *chunks;  /* its own malloc'd array */
+    uint32_t n;
+} Held;
+
+typedef struct {
+    Item *items;
     size_t n, room;
+    Held *held;
+    uint32_t held_n, held_room;
+    uint32_t *spare;   /* refs free again */
+    uint32_t spare_n, spare_room;
     uint64_t pushes;
 } Queue;
 
@@ -98,10 +109,13 @@ int pairs_reserve(Pairs *p, size_t more);
 uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right);
 
 void queue_free(Queue *q);
-/* Push an entry (its `push` is set here); its chunks become the queue's. */
-int queue_push(Queue *q, Entry e);
-/* Take the first entry (the queue must not be empty); its chunks become the caller's. */
-Entry queue_pop(Queue *q);
+/* Push an entry; its chunks become the queue's. */
+int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, uint32_t n);
+/* The first entry pushed again with another count: as taking it and pushing it anew (its
+   push order the latest), in one sift (the queue must not be empty). */
+void queue_renew_top(Queue *q, int64_t count);
+/* Take the first entry out (the queue must not be empty); its chunks become the caller's. */
+void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, uint32_t *n);
 
 /* train.c. The vocabulary of at most `size` entries, into *out (initialized here; the caller
    frees it with vocab_free, also on failure); NULL, or what went wrong. */
