@@ -145,7 +145,7 @@ uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right) {
     for (; p->at[i].key != EMPTY_PAIR; i = (i + 1) & p->mask)
         if (p->at[i].key == key) return (uint32_t)i;
     if (2 * (p->n + 1) > p->mask + 1) return NO_SLOT;  /* not reserved */
-    p->at[i] = (Pair){key, 0, 0, 0, 0};  /* step 0: never noted */
+    p->at[i] = (Pair){key, 0, 0, 0};  /* step 0: never gained */
     p->n++;
     return (uint32_t)i;
 }

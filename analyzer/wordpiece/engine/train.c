@@ -40,7 +40,8 @@ static int list_add(List *l, uint32_t value) {
 }
 
 /* One kind of change in a step: per id (the x or y of the pair), the amount so far, and for
-   gains the last chunk noted and, at the end, the pair's number; the ids changed, in order. */
+   gains the last chunk noted and, at the end, the pair's place in `touched`; the ids changed,
+   in order. */
 typedef struct {
     int64_t *amount;  /* 0: not changed in this step (every amount is a positive count) */
     uint32_t *last;
@@ -58,14 +59,15 @@ typedef struct {
     Vocab *vocab;
     Pairs pairs;
     Queue queue;
-    uint64_t step;       /* steps that merged, from 1: a pair's notes belong to one */
+    uint32_t step;       /* steps that merged, from 1 */
     Side side[SIDES];
     size_t side_room;    /* ids each side has room for */
     List touched;        /* the pairs that gained in this step, in the order they first did */
     List note_id, note_chunk;  /* this step's notes: (side's id, chunk), each once */
-    uint32_t **arrays;   /* per touched pair: the chunks array of the entry it will push */
-    uint32_t *filled;
-    size_t arrays_room;
+    /* Per pair in `touched`: the last chunk noted for it, the chunks noted, the chunks array
+       of the entry it will push, and how much of it is filled. */
+    uint32_t *last, *noted, **arrays, *filled;
+    size_t touched_room;
 } Training;
 
 #define HEADER 3     /* a record's words before its ids */
@@ -198,12 +200,35 @@ static inline int change(Training *t, int kind, uint32_t id, int64_t amount, uin
     return 0;
 }
 
+/* Room for n pairs in `touched`'s tables. */
+static int touched_fit(Training *t, size_t n) {
+    if (n <= t->touched_room) return 0;
+    size_t room = t->touched_room ? t->touched_room : 1024;
+    while (room < n) room *= 2;
+    uint32_t *last = realloc(t->last, room * sizeof *last);
+    if (!last) return -1;
+    t->last = last;
+    uint32_t *noted = realloc(t->noted, room * sizeof *noted);
+    if (!noted) return -1;
+    t->noted = noted;
+    uint32_t **arrays = realloc(t->arrays, room * sizeof *arrays);
+    if (!arrays) return -1;
+    t->arrays = arrays;
+    uint32_t *filled = realloc(t->filled, room * sizeof *filled);
+    if (!filled) return -1;
+    t->filled = filled;
+    t->touched_room = room;
+    return 0;
+}
+
 /* The step's sums into the pair table; each gaining pair into `touched` (once). */
 static int apply_sides(Training *t, uint32_t left, uint32_t right, uint32_t token) {
     Pairs *p = &t->pairs;
     size_t more = 0;  /* pairs this step may add */
     for (int kind = 0; kind < SIDES; kind++) more += t->side[kind].ids.n;
-    if (pairs_reserve(p, more) < 0) return -1;
+    if (pairs_reserve(p, more) < 0
+        || touched_fit(t, t->side[GAIN_BEFORE].ids.n + t->side[GAIN_AFTER].ids.n) < 0)
+        return -1;
     for (int kind = 0; kind < SIDES; kind++) {
         Side *side = &t->side[kind];
         int gain = kind == GAIN_BEFORE || kind == GAIN_AFTER;
@@ -219,14 +244,15 @@ static int apply_sides(Training *t, uint32_t left, uint32_t right, uint32_t toke
                 at->count -= side->amount[id];
             } else {
                 at->count += side->amount[id];
-                side->pair[id] = pair;
-                side->last[id] = NO_SLOT;
                 if (at->step != t->step) {  /* its first gain in this step */
                     at->step = t->step;
-                    at->noted = 0;
-                    at->chunk = NO_SLOT;
+                    at->mark = (uint32_t)t->touched.n;
+                    t->last[at->mark] = NO_SLOT;
+                    t->noted[at->mark] = 0;
                     if (list_add(&t->touched, pair) < 0) return -1;
                 }
+                side->pair[id] = at->mark;
+                side->last[id] = NO_SLOT;
             }
             side->amount[id] = 0;
         }
@@ -271,38 +297,26 @@ static int push_noted(Training *t) {
     size_t n = t->touched.n;
     for (size_t i = 0; i < t->note_id.n; i++) {  /* each note's pair, or NO_SLOT: a repeat */
         uint32_t id = t->note_id.at[i], chunk = t->note_chunk.at[i];
-        uint32_t pair = id & AFTER_BIT ? t->side[GAIN_AFTER].pair[id & ~AFTER_BIT]
-                                       : t->side[GAIN_BEFORE].pair[id];
-        Pair *at = &p->at[pair];
-        if (at->chunk == chunk) {
+        uint32_t j = id & AFTER_BIT ? t->side[GAIN_AFTER].pair[id & ~AFTER_BIT]
+                                    : t->side[GAIN_BEFORE].pair[id];
+        if (t->last[j] == chunk) {
             t->note_id.at[i] = NO_SLOT;
         } else {
-            at->chunk = chunk;
-            at->noted++;
-            t->note_id.at[i] = pair;
+            t->last[j] = chunk;
+            t->noted[j]++;
+            t->note_id.at[i] = j;
         }
     }
-    if (n > t->arrays_room) {
-        uint32_t **arrays = realloc(t->arrays, n * sizeof *arrays);
-        if (!arrays) return -1;
-        t->arrays = arrays;
-        uint32_t *filled = realloc(t->filled, n * sizeof *filled);
-        if (!filled) return -1;
-        t->filled = filled;
-        t->arrays_room = n;
-    }
     for (size_t j = 0; j < n; j++) {
-        Pair *at = &p->at[t->touched.at[j]];
         t->filled[j] = 0;
         t->arrays[j] = NULL;
-        at->chunk = (uint32_t)j;  /* from here on: the pair's place in `touched` */
-        if (at->count > 0 && !(t->arrays[j] = malloc(at->noted * sizeof **t->arrays)))
+        if (p->at[t->touched.at[j]].count > 0
+            && !(t->arrays[j] = malloc(t->noted[j] * sizeof **t->arrays)))
             goto fail;
     }
     for (size_t i = 0; i < t->note_id.n; i++) {
-        if (t->note_id.at[i] == NO_SLOT) continue;
-        uint32_t j = p->at[t->note_id.at[i]].chunk;
-        if (t->arrays[j]) t->arrays[j][t->filled[j]++] = t->note_chunk.at[i];
+        uint32_t j = t->note_id.at[i];
+        if (j != NO_SLOT && t->arrays[j]) t->arrays[j][t->filled[j]++] = t->note_chunk.at[i];
     }
     for (size_t j = 0; j < n; j++) {
         if (!t->arrays[j]) continue;
@@ -417,6 +431,8 @@ done:
     free(t.touched.at);
     free(t.note_id.at);
     free(t.note_chunk.at);
+    free(t.last);
+    free(t.noted);
     free(t.arrays);
     free(t.filled);
     pairs_free(&t.pairs);
