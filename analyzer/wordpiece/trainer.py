@@ -60,8 +60,8 @@ def pack(chunk_counts: Mapping[str, int] | Mapping[bytes, int]) -> Packed:
     for the engine (in C when it is built: hundreds of thousands of chunks)."""
     counts = array("q", chunk_counts.values())
     if counts and min(counts) < 1:
-        chunk = next(chunk for chunk, count in chunk_counts.items() if count < 1)
-        raise ValueError(f"chunk {chunk!r} has count {chunk_counts[chunk]}; counts are at least 1")
+        chunk, count = next((chunk, count) for chunk, count in chunk_counts.items() if count < 1)
+        raise ValueError(f"chunk {chunk!r} has count {count}; counts are at least 1")
     compiled = compiled_engine()
     if compiled is not None:
         data, offset_bytes = compiled.pack(list(chunk_counts))
