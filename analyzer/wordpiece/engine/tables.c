@@ -167,6 +167,18 @@ uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right) {
     return (uint32_t)i;
 }
 
+/* --- the queue's blocks ------------------------------------------------------------------ */
+
+Block *block_new(size_t chunks) {
+    Block *b = malloc(sizeof *b + chunks * sizeof b->chunks[0]);
+    if (b) b->refs = 1;
+    return b;
+}
+
+void block_release(Block *b) {
+    if (b && --b->refs == 0) free(b);
+}
+
 /* --- the queue --------------------------------------------------------------------------- */
 
 #define ARITY 4  /* children a node: a shallower heap than a binary one, fewer cache misses */
@@ -179,7 +191,7 @@ static inline int before(const Queue *q, const Item *a, const Item *b) {
 }
 
 void queue_free(Queue *q) {
-    for (size_t i = 0; i < q->n; i++) free(q->held[q->items[i].ref].chunks);
+    for (size_t i = 0; i < q->n; i++) block_release(q->held[q->items[i].ref].block);
     free(q->items);
     free(q->held);
     free(q->spare);
@@ -201,7 +213,7 @@ static void sift_down(Queue *q, size_t i, Item item) {
     q->items[i] = item;
 }
 
-int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, uint32_t n) {
+int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, Block *block, uint32_t n) {
     if (q->n == q->room) {
         size_t room = q->room ? 2 * q->room : 4096;
         Item *items = big_alloc(room * sizeof *items);
@@ -225,7 +237,8 @@ int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, uint32_t
         }
         ref = q->held_n++;
     }
-    q->held[ref] = (Held){q->pushes++, chunks, n};
+    q->held[ref] = (Held){q->pushes++, chunks, block, n};
+    block->refs++;
     Item item = {count, key, ref};
     size_t i = q->n++;
     while (i > 0) {  /* sift up */
@@ -245,10 +258,11 @@ void queue_renew_top(Queue *q, int64_t count) {
     sift_down(q, 0, top);
 }
 
-void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, uint32_t *n) {
+void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, Block **block, uint32_t *n) {
     Item top = q->items[0];
     *key = top.key;
     *chunks = q->held[top.ref].chunks;
+    *block = q->held[top.ref].block;
     *n = q->held[top.ref].n;
     if (q->spare_n == q->spare_room) {  /* a ref not kept for reuse is only memory unused */
         uint32_t room = q->spare_room ? 2 * q->spare_room : 4096;

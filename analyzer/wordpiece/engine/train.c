@@ -50,6 +50,7 @@ typedef struct {
 } Side;
 
 enum { LOSE_BEFORE, GAIN_BEFORE, LOSE_AFTER, GAIN_AFTER, SIDES };
+#define NOT_PUSHED SIZE_MAX
 #define AFTER_BIT 0x80000000u  /* a note's id with this bit: a (token, y) gain, else (x, token) */
 
 /* The state of one training. */
@@ -64,9 +65,10 @@ typedef struct {
     size_t side_room;    /* ids each side has room for */
     List touched;        /* the pairs that gained in this step, in the order they first did */
     List note_id, note_chunk;  /* this step's notes: (side's id, chunk), each once */
-    /* Per pair in `touched`: the last chunk noted for it, the chunks noted, the chunks array
-       of the entry it will push, and how much of it is filled. */
-    uint32_t *last, *noted, **arrays, *filled;
+    /* Per pair in `touched`: the last chunk noted for it, the chunks noted, and its part of
+       the step's block (from begin, filled up to fill; NOT_PUSHED: none). */
+    uint32_t *last, *noted;
+    size_t *begin, *fill;
     size_t touched_room;
 } Training;
 
@@ -101,10 +103,11 @@ static const char *first_pairs(Training *t) {
     int64_t *count = calloc(cells, sizeof *count);
     uint32_t *holders = calloc(cells, sizeof *holders);  /* chunks holding the pair */
     uint32_t *last = malloc(cells * sizeof *last);        /* the last chunk counted in */
-    uint32_t **arrays = calloc(cells, sizeof *arrays);
+    size_t *start = malloc(cells * sizeof *start);  /* each pair's part of the block */
+    Block *block = NULL;
     const char *problem = OUT_OF_MEMORY;
     size_t distinct = 0;
-    if (!count || !holders || !last || !arrays) goto done;
+    if (!count || !holders || !last || !start) goto done;
     memset(last, 0xff, cells * sizeof *last);
     uint32_t at = 0;  /* the record's start */
     for (size_t k = 0; k < c->n; k++) {
@@ -124,8 +127,12 @@ static const char *first_pairs(Training *t) {
         }
         at += HEADER + n;
     }
-    for (size_t cell = 0; cell < cells; cell++)
-        if (holders[cell] && !(arrays[cell] = malloc(holders[cell] * sizeof **arrays))) goto done;
+    size_t total = 0;
+    for (size_t cell = 0; cell < cells; cell++) {
+        start[cell] = total;
+        total += holders[cell];
+    }
+    if (!(block = block_new(total))) goto done;
     /* Again, to fill each pair's chunks (in chunk order, each once). */
     memset(holders, 0, cells * sizeof *holders);
     memset(last, 0xff, cells * sizeof *last);
@@ -136,7 +143,7 @@ static const char *first_pairs(Training *t) {
             size_t cell = (size_t)s[i] * ALPHABET + s[i + 1];
             if (last[cell] != at) {
                 last[cell] = at;
-                arrays[cell][holders[cell]++] = at;
+                block->chunks[start[cell] + holders[cell]++] = at;
             }
         }
         at += HEADER + record[0];
@@ -149,15 +156,13 @@ static const char *first_pairs(Training *t) {
         if (pair == NO_SLOT) goto done;
         t->pairs.at[pair].count = count[cell];
         /* Every count is positive (a chunk's count is at least 1). */
-        if (queue_push(&t->queue, count[cell], (uint64_t)left << 32 | right, arrays[cell],
-                       holders[cell]) < 0) goto done;
-        arrays[cell] = NULL;  /* the queue's now */
+        if (queue_push(&t->queue, count[cell], (uint64_t)left << 32 | right,
+                       block->chunks + start[cell], block, holders[cell]) < 0) goto done;
     }
     problem = NULL;
 done:
-    if (arrays)
-        for (size_t cell = 0; cell < cells; cell++) free(arrays[cell]);
-    free(arrays);
+    block_release(block);  /* the queue's entries hold it now */
+    free(start);
     free(count);
     free(holders);
     free(last);
@@ -211,12 +216,12 @@ static int touched_fit(Training *t, size_t n) {
     uint32_t *noted = realloc(t->noted, room * sizeof *noted);
     if (!noted) return -1;
     t->noted = noted;
-    uint32_t **arrays = realloc(t->arrays, room * sizeof *arrays);
-    if (!arrays) return -1;
-    t->arrays = arrays;
-    uint32_t *filled = realloc(t->filled, room * sizeof *filled);
-    if (!filled) return -1;
-    t->filled = filled;
+    size_t *begin = realloc(t->begin, room * sizeof *begin);
+    if (!begin) return -1;
+    t->begin = begin;
+    size_t *fill = realloc(t->fill, room * sizeof *fill);
+    if (!fill) return -1;
+    t->fill = fill;
     t->touched_room = room;
     return 0;
 }
@@ -307,28 +312,33 @@ static int push_noted(Training *t) {
             t->note_id.at[i] = j;
         }
     }
+    size_t total = 0;  /* chunks noted for the pairs that will be pushed */
     for (size_t j = 0; j < n; j++) {
-        t->filled[j] = 0;
-        t->arrays[j] = NULL;
-        if (p->at[t->touched.at[j]].count > 0
-            && !(t->arrays[j] = malloc(t->noted[j] * sizeof **t->arrays)))
-            goto fail;
+        int pushed = p->at[t->touched.at[j]].count > 0;
+        t->begin[j] = pushed ? total : NOT_PUSHED;
+        t->fill[j] = total;
+        if (pushed) total += t->noted[j];
     }
-    for (size_t i = 0; i < t->note_id.n; i++) {
-        uint32_t j = t->note_id.at[i];
-        if (j != NO_SLOT && t->arrays[j]) t->arrays[j][t->filled[j]++] = t->note_chunk.at[i];
-    }
-    for (size_t j = 0; j < n; j++) {
-        if (!t->arrays[j]) continue;
-        const Pair *at = &p->at[t->touched.at[j]];
-        if (queue_push(&t->queue, at->count, at->key, t->arrays[j], t->filled[j]) < 0) goto fail;
-        t->arrays[j] = NULL;
+    if (total > 0) {
+        Block *block = block_new(total);
+        if (!block) return -1;
+        for (size_t i = 0; i < t->note_id.n; i++) {
+            uint32_t j = t->note_id.at[i];
+            if (j != NO_SLOT && t->begin[j] != NOT_PUSHED)
+                block->chunks[t->fill[j]++] = t->note_chunk.at[i];
+        }
+        int failed = 0;
+        for (size_t j = 0; j < n && !failed; j++) {
+            if (t->begin[j] == NOT_PUSHED) continue;
+            const Pair *at = &p->at[t->touched.at[j]];
+            failed = queue_push(&t->queue, at->count, at->key, block->chunks + t->begin[j], block,
+                                (uint32_t)(t->fill[j] - t->begin[j])) < 0;
+        }
+        block_release(block);  /* the entries' now */
+        if (failed) return -1;
     }
     t->touched.n = t->note_id.n = t->note_chunk.n = 0;
     return 0;
-fail:
-    for (size_t j = 0; j < n; j++) free(t->arrays[j]);
-    return -1;
 }
 
 /* The string a merge makes: the left's, then the right's without its leading "##", into a
@@ -386,10 +396,11 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
         if (now < 1) break;
         uint64_t key;
         uint32_t *merge_in, n_merge_in;
-        queue_take(&t.queue, &key, &merge_in, &n_merge_in);
+        Block *block;
+        queue_take(&t.queue, &key, &merge_in, &block, &n_merge_in);
         int64_t length = joined(vocab, left, right, &piece, &piece_room);
         if (length < 0) {
-            free(merge_in);
+            block_release(block);
             goto done;
         }
         uint64_t hash = hash_bytes(piece, (size_t)length);
@@ -397,13 +408,13 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
         if (token == NO_SLOT) {  /* else a collision: the string's id again, no new entry */
             token = vocab->n;
             if (vocab_add(vocab, piece, (uint32_t)length, hash) < 0) {
-                free(merge_in);
+                block_release(block);
                 goto done;
             }
         }
         t.step++;
         if (sides_fit(&t, vocab->n) < 0) {
-            free(merge_in);
+            block_release(block);
             goto done;
         }
         for (uint32_t i = 0; i < n_merge_in; i++) {
@@ -411,11 +422,11 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
                record is there when its turn comes (each visit is short). */
             if (i + PREFETCH < n_merge_in) __builtin_prefetch(t.records + merge_in[i + PREFETCH]);
             if (merge_chunk(&t, merge_in[i], left, right, token) < 0) {
-                free(merge_in);
+                block_release(block);
                 goto done;
             }
         }
-        free(merge_in);
+        block_release(block);
         if (apply_sides(&t, left, right, token) < 0 || push_noted(&t) < 0) goto done;
     }
     problem = NULL;
@@ -433,8 +444,8 @@ done:
     free(t.note_chunk.at);
     free(t.last);
     free(t.noted);
-    free(t.arrays);
-    free(t.filled);
+    free(t.begin);
+    free(t.fill);
     pairs_free(&t.pairs);
     queue_free(&t.queue);
     return problem;

@@ -74,9 +74,20 @@ typedef struct {
     uint32_t ref;   /* its Held */
 } Item;
 
+/* The chunks arrays of the entries one step (or the start) pushes, in one allocation: freed
+   when the last entry holding a part of it is taken (a malloc an entry would be millions). */
+typedef struct {
+    size_t refs;
+    uint32_t chunks[];
+} Block;
+
+Block *block_new(size_t chunks);  /* with one reference, the caller's */
+void block_release(Block *b);
+
 typedef struct {
     uint64_t push;     /* push order: the tie-breaker among equal count and pair */
-    uint32_t *chunks;  /* its own malloc'd array */
+    uint32_t *chunks;  /* its part of `block` */
+    Block *block;
     uint32_t n;
 } Held;
 
@@ -112,13 +123,14 @@ int pairs_reserve(Pairs *p, size_t more);
 uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right);
 
 void queue_free(Queue *q);
-/* Push an entry; its chunks become the queue's. */
-int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, uint32_t n);
+/* Push an entry, its chunks a part of `block` (which gains a reference). */
+int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, Block *block, uint32_t n);
 /* The first entry pushed again with another count: as taking it and pushing it anew (its
    push order the latest), in one sift (the queue must not be empty). */
 void queue_renew_top(Queue *q, int64_t count);
-/* Take the first entry out (the queue must not be empty); its chunks become the caller's. */
-void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, uint32_t *n);
+/* Take the first entry out (the queue must not be empty); its block's reference becomes the
+   caller's. */
+void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, Block **block, uint32_t *n);
 
 /* train.c. The vocabulary of at most `size` entries, into *out (initialized here; the caller
    frees it with vocab_free, also on failure); NULL, or what went wrong. */
