@@ -1,6 +1,6 @@
 """The WordPiece trainer: the literal reference equals Hugging Face's `WordPieceTrainer` (the
 vocabulary in id order) on small alphabets full of `#` (its collisions and stale counts) and
-on real multilingual text; the compiled engine equals the reference on the same and more;
+on real multilingual text, or, where Hugging Face differs from itself, is one of its outcomes; the compiled engine equals the reference on the same and more;
 `ANALYZER_ENGINE=python` and a missing extension train by the reference; bad input is
 refused."""
 
@@ -41,11 +41,37 @@ hash_chunks = st.dictionaries(  # "#" and "a" only: the most collisions
     st.integers(1, 4), min_size=1, max_size=20)
 
 
+def assert_one_of_hugging_faces(chunks: dict[bytes, int], size: int, runs: int = 40) -> None:
+    """The reference's vocabulary is Hugging Face's, or, where Hugging Face differs from itself
+    from run to run (entries tied exactly in its queue: reference.py), one of those it makes."""
+    ours = reference.train(chunks, size)
+    if huggingface(chunks, size) != ours:
+        assert any(huggingface(chunks, size) == ours for _ in range(runs)), \
+            f"none of {runs + 1} of Hugging Face's trainings made ours on {chunks!r}, {size}"
+
+
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(chunks=st.one_of(small_chunks, hash_chunks), size=st.integers(512, 560))
 def test_the_reference_is_hugging_faces_trainer(chunks, size):
-    assert reference.train(chunks, size) == huggingface(chunks, size)
+    assert_one_of_hugging_faces(chunks, size)
+
+
+# Two queue entries for (###, ##aa) tie at count 5: one holding chunks 6 and 8, one holding 8
+# alone (queued later). Ours takes the older first; Hugging Face either, by the random seeds of
+# its hash maps, and the vocabulary differs (##aaa## learned or not before the size is reached).
+TIED = {b"####": 4, b"#aa": 1, b"a": 1, b"aa": 2, b"aaa##a#": 3, b"aaa#": 1, b"a#aaaa#a": 1,
+        b"aaaa#####": 1, b"###aaaaa##": 4}
+
+
+def test_where_hugging_face_differs_from_itself_ours_is_one_of_its_vocabularies():
+    theirs = {tuple(huggingface(TIED, 552)) for _ in range(40)}
+    assert len(theirs) == 2  # (about half the runs each: 2^-39 that 40 agree)
+    ours = reference.train(TIED, 552)
+    assert tuple(ours) in theirs and ours[517:519] == [b"###aaaa", b"###aaaaa##"]
+    assert {vocab[518] for vocab in theirs} == {b"###aaaaa##", b"##aaa##"}
+    if compiled_engine() is not None:
+        assert train(TIED, 552, engine="compiled") == ours
 
 
 @pytest.mark.parametrize("chunks, size, learned", [
@@ -61,7 +87,7 @@ def test_collisions_reuse_an_id_as_hugging_face_does(chunks, size, learned):
     vocab = reference.train(chunks, size)
     assert vocab[512:] == learned
     assert len(set(vocab)) == len(vocab)
-    assert vocab == huggingface(chunks, size)
+    assert_one_of_hugging_faces(chunks, size)
 
 
 def test_the_byte_symbols_come_first_in_byte_order():
@@ -88,7 +114,7 @@ def ntrex() -> dict[str, dict[bytes, int]]:
 @pytest.mark.corpora
 @pytest.mark.parametrize("split, size", [("cl100k", 1500), ("words", 900)])
 def test_the_reference_is_hugging_faces_trainer_on_ntrex(ntrex, split, size):
-    assert reference.train(ntrex[split], size) == huggingface(ntrex[split], size)
+    assert_one_of_hugging_faces(ntrex[split], size, runs=3)
 
 
 @pytest.mark.slow

@@ -35,11 +35,12 @@ operation below is the same on bytes), both byte alphabets given first. Read it 
 
 Ties: entries with the same count and pair are taken in push order here (a stale entry
 pushed again is pushed anew). Hugging Face takes them in the order of its heap
-(`OctonaryHeap`), which it fills from hash maps that are seeded at random in each process
-(ahash): two such entries exist only when a pair's chunks were queued in two steps, and
-which goes first changes the vocabulary only when a step between the two (one that the first
-one's merging queued) outranks the second. There Hugging Face can differ from itself from
-run to run; everywhere else the order changes nothing and both trainers agree.
+(`OctonaryHeap`), which it fills from hash maps seeded at random in each process (ahash): two
+such entries exist only when a pair's chunks were queued in two steps, and which goes first
+changes the vocabulary only when a step between the two (one that the first one's merging
+queued) outranks the second. There Hugging Face differs from itself from run to run, and ours
+is one of its outcomes (tests/test_wordpiece.py has a 9-chunk example: two vocabularies, about
+half the runs each); everywhere else the order changes nothing and both trainers agree.
 
 Counts: Hugging Face sums pair counts in 32-bit signed integers (`i32`, and a chunk's count
 cast to it): a pair occurring more than 2**31 - 1 times in all, counts applied, or a chunk
