@@ -1,11 +1,7 @@
 /* The vocabulary, the pair table and the queue (see wordpiece.h). */
 
-#define _DEFAULT_SOURCE  /* madvise */
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "wordpiece.h"
 
@@ -19,19 +15,6 @@ uint64_t hash_bytes(const uint8_t *s, size_t length) {
 /* A pair key's home slot: Fibonacci hashing of both ids. */
 static inline size_t pair_home(uint64_t key, size_t mask) {
     return (size_t)((key * 0x9e3779b97f4a7c15u) >> 20) & mask;
-}
-
-void *big_alloc(size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    enum { HUGE_PAGE = 2 << 20 };
-    if (bytes >= HUGE_PAGE) {
-        void *p;
-        if (posix_memalign(&p, HUGE_PAGE, bytes) != 0) return NULL;
-        madvise(p, bytes, MADV_HUGEPAGE);  /* a hint: where refused, plain pages serve */
-        return p;
-    }
-#endif
-    return malloc(bytes);
 }
 
 /* --- the vocabulary ---------------------------------------------------------------------- */
@@ -123,7 +106,7 @@ int vocab_add(Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash) {
 
 /* The table at `slots` slots, every pair placed again. */
 static int pairs_rehash(Pairs *p, size_t slots) {
-    Pair *fresh = big_alloc(slots * sizeof *fresh);
+    Pair *fresh = malloc(slots * sizeof *fresh);
     if (!fresh) return -1;
     for (size_t i = 0; i < slots; i++) fresh[i].key = EMPTY_PAIR;
     size_t mask = slots - 1;
@@ -216,10 +199,8 @@ static void sift_down(Queue *q, size_t i, Item item) {
 int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, Block *block, uint32_t n) {
     if (q->n == q->room) {
         size_t room = q->room ? 2 * q->room : 4096;
-        Item *items = big_alloc(room * sizeof *items);
+        Item *items = realloc(q->items, room * sizeof *items);
         if (!items) return -1;
-        if (q->n) memcpy(items, q->items, q->n * sizeof *items);
-        free(q->items);
         q->items = items;
         q->room = room;
     }

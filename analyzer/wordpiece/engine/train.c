@@ -379,7 +379,7 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
                   "under 2^32";
         goto done;
     }
-    t.records = big_alloc((words ? words : 1) * sizeof *t.records);
+    t.records = malloc((words ? words : 1) * sizeof *t.records);
     if (!t.records) goto done;
     if ((problem = first_pairs(&t))) goto done;
     problem = OUT_OF_MEMORY;

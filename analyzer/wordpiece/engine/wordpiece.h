@@ -101,11 +101,7 @@ typedef struct {
     uint64_t pushes;
 } Queue;
 
-/* tables.c. A large array that is read all over (the chunks' records, the pair table, the
-   queue), on huge pages where the system has them: far fewer TLB misses; freed with free. */
-void *big_alloc(size_t bytes);
-
-/* Each allocating function returns 0, or -1 when out of memory (nothing changed). */
+/* tables.c. Each allocating function returns 0, or -1 when out of memory (nothing changed). */
 int vocab_init(Vocab *v);
 void vocab_free(Vocab *v);
 /* The id of a string, or NO_SLOT. */
