@@ -271,7 +271,11 @@ static int apply_sides(Training *t, uint32_t left, uint32_t right, uint32_t toke
    before counts as the token), the one after the next symbol not yet read. */
 static int merge_chunk(Training *t, uint32_t k, uint32_t left, uint32_t right, uint32_t token) {
     uint32_t *record = t->records + k, *s = record + HEADER;
-    uint32_t n = record[0], read = 0, out = 0;
+    uint32_t n = record[0], read = 0;
+    /* Up to the first occurrence nothing moves (and a chunk visited may hold none by now). */
+    while (read + 1 < n && !(s[read] == left && s[read + 1] == right)) read++;
+    if (read + 1 >= n) return 0;
+    uint32_t out = read;
     int64_t amount = record_count(record);
     while (read < n) {
         if (s[read] == left && read + 1 < n && s[read + 1] == right) {
