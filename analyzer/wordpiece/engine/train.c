@@ -7,11 +7,11 @@
    pair counts are taken in a dense 512 x 512 table (every first id is a byte symbol), then
    kept in the pair table.
 
-   A step merging (left, right) into `token` changes four kinds of pairs only: (x, left) and
-   (right, y) lose, (x, token) and (token, y) gain, x the symbol before an occurrence, y the
-   one after. So the step sums each kind's changes in a dense table by x or y (`Side`) and
-   looks each pair up once at the end, not once an occurrence (tens of thousands of them in
-   the first steps). The sums are the same in any order; the notes (which chunks each gaining
+   A step merging (left, right) into `token` changes four kinds of pairs only: (x, left) loses
+   what (x, token) gains, x the symbol before an occurrence, and (right, y) loses what
+   (token, y) gains, y the one after. So the step sums the amounts by x and by y in two dense
+   tables (`Side`) and looks each pair up once at the end, not once an occurrence (tens of
+   thousands of them in the first steps). The sums are the same in any order; the notes (which chunks each gaining
    pair gained in) are kept in the order made, every chunk's together, as the reference's. */
 
 #include <stdlib.h>
@@ -39,9 +39,10 @@ static int list_add(List *l, uint32_t value) {
     return 0;
 }
 
-/* One kind of change in a step: per id (the x or y of the pair), the amount so far, and for
-   gains the last chunk noted and, at the end, the pair's place in `touched`; the ids changed,
-   in order. */
+/* One side's changes in a step: per id (the x before, or the y after), the amount so far
+   (lost by (x, left) and gained by (x, token), or lost by (right, y) and gained by (token, y)),
+   the last chunk noted, and, at the end, the gaining pair's place in `touched`; the ids
+   changed, in order. */
 typedef struct {
     int64_t *amount;  /* 0: not changed in this step (every amount is a positive count) */
     uint32_t *last;
@@ -49,9 +50,9 @@ typedef struct {
     List ids;
 } Side;
 
-enum { LOSE_BEFORE, GAIN_BEFORE, LOSE_AFTER, GAIN_AFTER, SIDES };
+enum { BEFORE, AFTER, SIDES };
 #define NOT_PUSHED SIZE_MAX
-#define AFTER_BIT 0x80000000u  /* a note's id with this bit: a (token, y) gain, else (x, token) */
+#define AFTER_BIT 0x80000000u  /* a note's id with this bit: a y after, else an x before */
 
 /* The state of one training. */
 typedef struct {
@@ -192,14 +193,14 @@ static int sides_fit(Training *t, size_t n) {
     return 0;
 }
 
-/* A change of `amount` on one side, at id; a gain notes `chunk` (once). */
+/* A change of `amount` on one side, at id, in `chunk` (noted once). */
 static inline int change(Training *t, int kind, uint32_t id, int64_t amount, uint32_t chunk) {
     Side *side = &t->side[kind];
     if (side->amount[id] == 0 && list_add(&side->ids, id) < 0) return -1;
     side->amount[id] += amount;
-    if ((kind == GAIN_BEFORE || kind == GAIN_AFTER) && side->last[id] != chunk) {
+    if (side->last[id] != chunk) {
         side->last[id] = chunk;
-        uint32_t note = kind == GAIN_AFTER ? id | AFTER_BIT : id;
+        uint32_t note = kind == AFTER ? id | AFTER_BIT : id;
         if (list_add(&t->note_id, note) < 0 || list_add(&t->note_chunk, chunk) < 0) return -1;
     }
     return 0;
@@ -229,36 +230,29 @@ static int touched_fit(Training *t, size_t n) {
 /* The step's sums into the pair table; each gaining pair into `touched` (once). */
 static int apply_sides(Training *t, uint32_t left, uint32_t right, uint32_t token) {
     Pairs *p = &t->pairs;
-    size_t more = 0;  /* pairs this step may add */
-    for (int kind = 0; kind < SIDES; kind++) more += t->side[kind].ids.n;
+    size_t more = 2 * (t->side[BEFORE].ids.n + t->side[AFTER].ids.n);  /* pairs it may add */
     if (pairs_reserve(p, more) < 0
-        || touched_fit(t, t->side[GAIN_BEFORE].ids.n + t->side[GAIN_AFTER].ids.n) < 0)
+        || touched_fit(t, t->side[BEFORE].ids.n + t->side[AFTER].ids.n) < 0)
         return -1;
     for (int kind = 0; kind < SIDES; kind++) {
         Side *side = &t->side[kind];
-        int gain = kind == GAIN_BEFORE || kind == GAIN_AFTER;
         for (size_t i = 0; i < side->ids.n; i++) {
             uint32_t id = side->ids.at[i];
-            uint32_t pair = kind == LOSE_BEFORE ? pairs_slot(p, id, left)
-                            : kind == GAIN_BEFORE ? pairs_slot(p, id, token)
-                            : kind == LOSE_AFTER ? pairs_slot(p, right, id)
-                            : pairs_slot(p, token, id);
-            if (pair == NO_SLOT) return -1;
-            Pair *at = &p->at[pair];
-            if (!gain) {
-                at->count -= side->amount[id];
-            } else {
-                at->count += side->amount[id];
-                if (at->step != t->step) {  /* its first gain in this step */
-                    at->step = t->step;
-                    at->mark = (uint32_t)t->touched.n;
-                    t->last[at->mark] = NO_SLOT;
-                    t->noted[at->mark] = 0;
-                    if (list_add(&t->touched, pair) < 0) return -1;
-                }
-                side->pair[id] = at->mark;
-                side->last[id] = NO_SLOT;
+            uint32_t lose = kind == BEFORE ? pairs_slot(p, id, left) : pairs_slot(p, right, id);
+            uint32_t gain = kind == BEFORE ? pairs_slot(p, id, token) : pairs_slot(p, token, id);
+            if (lose == NO_SLOT || gain == NO_SLOT) return -1;
+            p->at[lose].count -= side->amount[id];
+            Pair *at = &p->at[gain];
+            at->count += side->amount[id];
+            if (at->step != t->step) {  /* its first gain in this step */
+                at->step = t->step;
+                at->mark = (uint32_t)t->touched.n;
+                t->last[at->mark] = NO_SLOT;
+                t->noted[at->mark] = 0;
+                if (list_add(&t->touched, gain) < 0) return -1;
             }
+            side->pair[id] = at->mark;
+            side->last[id] = NO_SLOT;
             side->amount[id] = 0;
         }
         side->ids.n = 0;
@@ -279,14 +273,9 @@ static int merge_chunk(Training *t, uint32_t k, uint32_t left, uint32_t right, u
     int64_t amount = record_count(record);
     while (read < n) {
         if (s[read] == left && read + 1 < n && s[read + 1] == right) {
-            if (out > 0) {  /* (x, left) loses, (x, token) gains */
-                if (change(t, LOSE_BEFORE, s[out - 1], amount, k) < 0
-                    || change(t, GAIN_BEFORE, s[out - 1], amount, k) < 0) return -1;
-            }
-            if (read + 2 < n) {  /* (right, y) loses, (token, y) gains */
-                if (change(t, LOSE_AFTER, s[read + 2], amount, k) < 0
-                    || change(t, GAIN_AFTER, s[read + 2], amount, k) < 0) return -1;
-            }
+            /* (x, left) loses, (x, token) gains; (right, y) loses, (token, y) gains */
+            if (out > 0 && change(t, BEFORE, s[out - 1], amount, k) < 0) return -1;
+            if (read + 2 < n && change(t, AFTER, s[read + 2], amount, k) < 0) return -1;
             s[out++] = token;
             read += 2;
         } else {
@@ -306,8 +295,7 @@ static int push_noted(Training *t) {
     size_t n = t->touched.n;
     for (size_t i = 0; i < t->note_id.n; i++) {  /* each note's pair, or NO_SLOT: a repeat */
         uint32_t id = t->note_id.at[i], chunk = t->note_chunk.at[i];
-        uint32_t j = id & AFTER_BIT ? t->side[GAIN_AFTER].pair[id & ~AFTER_BIT]
-                                    : t->side[GAIN_BEFORE].pair[id];
+        uint32_t j = id & AFTER_BIT ? t->side[AFTER].pair[id & ~AFTER_BIT] : t->side[BEFORE].pair[id];
         if (t->last[j] == chunk) {
             t->note_id.at[i] = NO_SLOT;
         } else {
