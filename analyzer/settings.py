@@ -209,7 +209,8 @@ class RunSettings:
         max_length=len(ALGORITHMS), json_schema_extra={"items": {"enum": list(ALGORITHMS)}},
         description="Training algorithms: bpe (the analyzer's exact engine, always trained: "
                     "every cost is relative to it), unigram (the analyzer's own engine, "
-                    "SentencePiece's algorithm) and wordpiece (Hugging Face tokenizers), both "
+                    "SentencePiece's algorithm) and wordpiece (the analyzer's own engine, Hugging "
+                    "Face's WordPieceTrainer token for token), both "
                     "counted by Hugging Face tokenizers, on the same byte-level alphabet, "
                     "pre-tokenizer and sizes; each size its own training. Parity, SuperBPE and "
                     "extensions are BPE's.")] = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
