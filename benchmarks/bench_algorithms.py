@@ -12,6 +12,8 @@ cache, then every job reads the cached tables as a run does).
     python benchmarks/bench_algorithms.py --split words --repeat 3
     python benchmarks/bench_algorithms.py --source /work/data/text1g --size 32768 --repeat 1 \
         --work /tmp/bench1g          # the source counted once, kept for the next invocation
+    python benchmarks/bench_algorithms.py --source /work/data/text1g --size 32768 --repeat 1 \
+        --work /tmp/bench1g --peers  # and Hugging Face's trainers and SentencePiece beside
 
 Times are medians of `--repeat` runs, the algorithms alternated (a slow spell hits all).
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -99,6 +102,57 @@ def job(db_path: str, algorithm: str, split: str, size: str, source: str) -> dic
             "tokens": {lang: sum(units) for lang, units in counts.items()}}
 
 
+PEERS = ("hf-wordpiece", "hf-unigram", "sentencepiece")
+
+
+def source_counts(db_path: str, split: str) -> dict[str, int]:
+    """The source's sample as a run counted it (`prepare`), every language's chunks merged."""
+    from analyzer.runs import RunSettings
+    from analyzer.runs.builders import run_splitters
+    from analyzer.runs.chunk_cache import ChunkCache
+    from analyzer.runs.counting import count_locally
+    from analyzer.runs.plan import SourceTables
+    from analyzer.runs.resolution import resolve
+    from analyzer.store import open_db
+
+    db = open_db(Path(db_path))
+    resolved = resolve(db, RunSettings(corpus="ntrex", pretokenizers=[split], sizes=[512],
+                                       per_language=False, train_on="bench"))
+    assert resolved.source is not None
+    plan = resolved.source
+    paths, taken = count_locally(plan, run_splitters(resolved), ChunkCache.beside(db.path))
+    tables = SourceTables({key: str(path) for key, path in paths.items()},
+                          {lang: taken[lang]["bytes"] for lang in plan.languages},
+                          list(plan.languages))
+    return tables.chunk_counts(split)
+
+
+def peer(db_path: str, trainer: str, split: str, size: str, out: str) -> dict:
+    """A peer's training on the source's chunks, in this (fresh) process: Hugging Face's
+    WordPieceTrainer (its vocabulary checked against ours on the same chunks), Hugging Face's
+    UnigramTrainer or SentencePiece's Unigram (`bench_unigram`'s settings), then the tokens
+    its model gives NTREX."""
+    import bench_unigram
+
+    counts = source_counts(db_path, split)
+    reset_peak()
+    if trainer == "hf-wordpiece":
+        from analyzer.external.library_trained import huggingface_wordpiece, spell
+        from analyzer.wordpiece import train as train_wordpiece
+
+        start = time.perf_counter()
+        theirs = huggingface_wordpiece(counts, int(size))
+        seconds = time.perf_counter() - start
+        peak = peak_rss_mb()
+        same = theirs == [spell(piece) for piece in train_wordpiece(counts, int(size))]
+        return {"train": seconds, "peak_mb": peak, "same_as_ours": same}
+    found = bench_unigram.train(trainer.removeprefix("hf-").replace("unigram", "huggingface"),
+                                split, int(size), Path(out), counts)
+    tokens = bench_unigram.count(trainer.removeprefix("hf-").replace("unigram", "huggingface"),
+                                 split, Path(out))
+    return {"train": found["seconds"], "peak_mb": peak_rss_mb(), "tokens": tokens}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--phase", help=argparse.SUPPRESS)
@@ -109,12 +163,19 @@ def main() -> None:
                         help="default: all three")
     parser.add_argument("--source", type=Path, help="train on this folder of text (a training "
                         "source) instead of NTREX itself")
+    parser.add_argument("--peers", action="store_true", help="with --source: also Hugging "
+                        "Face's WordPiece and Unigram trainers and SentencePiece on the same chunks")
+    parser.add_argument("--timeout", type=float, default=1800,
+                        help="seconds a peer may train (default 1800)")
     parser.add_argument("--work", type=Path, help="keep the database (and the source's "
                         "counts) in this folder, and use it again next time")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each (default 3)")
     args, rest = parser.parse_known_args()
     if args.phase == "job":
         print(json.dumps(job(*rest)))
+        return
+    if args.phase == "peer":
+        print(json.dumps(peer(*rest)))
         return
     if not (CORPORA / "ntrex128" / "text").is_dir():
         sys.exit("this benchmark needs ../shared/corpora/ntrex128")
@@ -154,6 +215,24 @@ def main() -> None:
                                 f"{statistics.median(ratios.values()):>+11.1%} "
                                 f"{widest:>9} {ratios[widest]:>+7.1%}")
                     print(row, flush=True)
+                if args.peers and args.source:
+                    for name in PEERS:
+                        try:
+                            theirs = in_fresh_process("peer", db_path, name, split, size,
+                                                      Path(tmp) / f"{name}.model",
+                                                      script=Path(__file__), timeout=args.timeout)
+                        except subprocess.TimeoutExpired:
+                            print(f"{split:<7} {size:>6} {name:<13} did not finish in "
+                                  f"{args.timeout:.0f} s", flush=True)
+                            continue
+                        row = (f"{split:<7} {size:>6} {name:<13} {theirs['train']:>5.1f} "
+                               f"{'':>7} {theirs['peak_mb']:>8.0f}")
+                        if "same_as_ours" in theirs:
+                            row += f"   vocabulary {'equal to' if theirs['same_as_ours'] else 'NOT'} ours"
+                        elif base is not None:
+                            total = sum(theirs["tokens"].values())
+                            row += f" {total:>11,} {total / sum(base['tokens'].values()) - 1:>+7.1%}"
+                        print(row, flush=True)
 
 
 if __name__ == "__main__":
