@@ -21,7 +21,7 @@ import functools
 import typing
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 from pydantic.dataclasses import dataclass
 
 from analyzer.bpe import MAX_VOCAB_SIZE, PRETOKENIZERS
@@ -65,6 +65,18 @@ default), or all its measured units joined into one text and counted once, as Pe
 
 Sizes = Annotated[int, Field(ge=MIN_SIZE, le=MAX_SIZE)]
 """A vocabulary size: the 256 bytes alone, up to the most ids the engine numbers."""
+
+
+def _bytes_as_written(value: Any) -> Any:
+    """A number of bytes written with its unit (a form's text, a request's string: "2G",
+    "19.1MB") as the integer, as the command line reads it; anything else as it is, for the
+    field's own checks (a huge number past its bound)."""
+    if not isinstance(value, str):
+        return value
+    number = bytes_written(value)
+    if number is None:
+        raise ValueError("write a number of bytes, e.g. 2G, 500M or 1000000")
+    return MAX_STORED_INT + 1 if number > MAX_STORED_INT else int(number)
 
 
 @dataclass(config=ConfigDict(extra="forbid"))
@@ -197,7 +209,8 @@ class RunSettings:
         max_length=len(ALGORITHMS), json_schema_extra={"items": {"enum": list(ALGORITHMS)}},
         description="Training algorithms: bpe (the analyzer's exact engine, always trained: "
                     "every cost is relative to it), unigram (the analyzer's own engine, "
-                    "SentencePiece's algorithm) and wordpiece (Hugging Face tokenizers), both "
+                    "SentencePiece's algorithm) and wordpiece (the analyzer's own engine, Hugging "
+                    "Face's WordPieceTrainer token for token), both "
                     "counted by Hugging Face tokenizers, on the same byte-level alphabet, "
                     "pre-tokenizer and sizes; each size its own training. Parity, SuperBPE and "
                     "extensions are BPE's.")] = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
@@ -216,18 +229,21 @@ class RunSettings:
         description="A training source (analyzer sources add) that every trained vocabulary "
                     "learns from; every measurement stays on the corpus (default: train on "
                     "the corpus).")] = None
-    train_bytes: Annotated[int | None, Field(
+    train_bytes: Annotated[Annotated[int, BeforeValidator(_bytes_as_written)] | None, Field(
         title="Training bytes",
         ge=1, le=MAX_STORED_INT,
         description="With train_on: the bytes of text to train on, shared out between the "
-                    "languages by the mix (default: all of the source).")] = None
+                    "languages by the mix (default: all of the source). E.g. 2G, 500M, "
+                    "1000000.")] = None
     min_chunk_count: Annotated[int, Field(
-        title="Chunks seen at least",
+        title="Count floor",
         ge=1, le=MAX_STORED_INT,
-        description="With train_on: train only on the chunks that a language's sample has at "
-                    "least this many times, exactly (as Hugging Face's min_frequency and "
-                    "SentencePiece's sampling let one train on less): training needs less "
-                    "memory; the corpus is still measured whole (default 1: every "
+        description="With train_on: train only on the chunks (the pieces the pre-tokenizer "
+                    "cuts, such as words) that a language's sample has at least this many "
+                    "times; the rarer ones are left out of training, so it needs less memory "
+                    "(a refusal for memory says which floor fits). The corpus is still "
+                    "measured whole. Languages written without spaces (Thai, Chinese, Japanese) "
+                    "keep little: their chunks are mostly seen once (default 1: every "
                     "chunk).")] = 1
     mix: Annotated[str, Field(
         title="Training mix",
@@ -327,6 +343,8 @@ def _said(error: Any, prefix: tuple) -> SettingsError:
     if kind == "extra_forbidden":
         return SettingsError(f"there is no setting {name}; the settings are "
                              f"{', '.join(setting_names())}", value=name)
+    if kind == "value_error":  # a check of ours: its own words, without pydantic's "Value error, "
+        error = {**error, "msg": str(error.get("ctx", {}).get("error", error.get("msg")))}
     return SettingsError(f"{shown}: {error.get('msg', kind)} (not {value!r})", setting=name,
                          value=value if isinstance(value, str | int | float) else None)
 
@@ -437,6 +455,16 @@ def amount(value: str) -> decimal.Decimal | None:
         return decimal.Decimal("Infinity")
     # exact: 1.0000000000000000000000000001k is not 1000 (the default context keeps 28 digits)
     return decimal.Context(prec=120).multiply(number, UNITS[unit])
+
+
+def bytes_written(value: str) -> decimal.Decimal | None:
+    """A number of bytes as a person writes it, with a unit or not (2G, 500M, 1.5GB, 4Gi,
+    1000000); None when it is not a number.
+
+    >>> bytes_written("1.5GB"), bytes_written("2g"), bytes_written("lots")
+    (Decimal('1500000000.0'), Decimal('2000000000'), None)
+    """
+    return amount(value.strip().upper().removesuffix("B"))
 
 
 def byte_size(n_bytes: float) -> str:

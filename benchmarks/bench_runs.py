@@ -15,6 +15,14 @@ Target (issue 16): the NTREX per-language run (58 languages, shared + 58 own voc
 sizes 512..8192) on a two-worker loopback Dask cluster within 15 % of the local pool of two
 processes; and, from the measured per-job times, what a 200-language x 4-pre-tokenizer x 8-size
 study would take on 1, 8 and 64 two-core workers.
+
+    python benchmarks/bench_runs.py --algorithms-study   # BPE, Unigram and WordPiece on NTREX
+
+Target (issue 55): `analyzer run --algorithm bpe,unigram,wordpiece --pretokenize words,cl100k
+--parity --vocab 4096,32768` on NTREX (356 vocabularies, each language's own included) under
+5 minutes on two cores. Prints its wall time and peak, and where the time goes: per algorithm,
+the jobs, their training and their counting (each job's wall time from the progress it
+reports, two jobs at a time), beside the stored training seconds.
 """
 
 from __future__ import annotations
@@ -148,6 +156,57 @@ def cl100k_study() -> None:
           f"cl100k_base {theirs['gini'].iloc[0]:.3f}")
 
 
+def algorithms_study() -> None:
+    """The three-algorithm NTREX study, and where its time goes."""
+    folder = CORPORA / "ntrex128" / "text"
+    if not folder.is_dir():
+        sys.exit(f"{folder} is absent: this benchmark needs ../shared/corpora")
+    settings = RunSettings(algorithms=["bpe", "unigram", "wordpiece"],
+                           pretokenizers=["words", "cl100k"], parity=True, sizes=[4096, 32768])
+    # Each job's phases as it reports them: the first "train", the first "count", "done".
+    seen: dict[str, dict[str, float]] = {}
+
+    def report(label: str, phase: str, _done: int, _total: int) -> None:
+        seen.setdefault(label, {}).setdefault(phase, time.perf_counter())
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = open_db(Path(tmp) / "study.db")
+        save_corpus(db, read_corpus(folder), "ntrex128")
+        start = time.perf_counter()
+        run_id = execute_run(db, settings, report=report)
+        seconds = time.perf_counter() - start
+        found = vocabularies(db, run_id)
+    own, worker = peak_mb()
+    print(f"NTREX study, bpe+unigram+wordpiece x words,cl100k x parity x 4096,32768: "
+          f"{seconds:.0f} s wall ({seconds / 60:.1f} min; target under 5 min), {len(found)} "
+          f"vocabularies; peak RSS {own:.0f} MB here, {worker:.0f} MB largest worker")
+    def algorithm_of(name: str) -> str:
+        return next((algorithm for algorithm in ("unigram", "wordpiece", "parity")
+                     if name.startswith(algorithm) or name.endswith(algorithm)), "bpe")
+
+    groups: dict[str, list[float]] = {}
+    for label, phases in seen.items():
+        algorithm = algorithm_of(label)
+        ends = [phases.get(key) for key in ("train", "count", "done")]
+        if ends[0] is None or ends[2] is None:
+            continue
+        counted = ends[1] if ends[1] is not None else ends[2]
+        totals = groups.setdefault(algorithm, [0, 0.0, 0.0])
+        totals[0] += 1
+        totals[1] += counted - ends[0]
+        totals[2] += ends[2] - counted
+    stored: dict[str, float] = {}
+    for vocabulary in found:
+        name = algorithm_of(str(vocabulary.kind))
+        stored[name] = stored.get(name, 0.0) + (vocabulary.seconds or 0.0)
+    print(f"{'jobs of':<10} {'jobs':>5} {'training, s':>12} {'counting, s':>12}   "
+          "(job wall times, two at a time)")
+    for algorithm, (jobs, train, count) in sorted(groups.items()):
+        print(f"{algorithm:<10} {jobs:>5} {train:>12.1f} {count:>12.1f}")
+    print("stored training seconds by kind: " + ", ".join(
+        f"{name} {total:.1f}" for name, total in sorted(stored.items())))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--udhr", action="store_true", help="only the UDHR run")
@@ -158,7 +217,12 @@ def main() -> None:
                         help="only an NTREX run with every per-language vocabulary and --cross")
     parser.add_argument("--executors", action="store_true",
                         help="the NTREX per-language run on the local pool and on Dask")
+    parser.add_argument("--algorithms-study", action="store_true",
+                        help="the three-algorithm NTREX study (issue 55) and where its time goes")
     args = parser.parse_args()
+    if args.algorithms_study:
+        algorithms_study()
+        return
     if args.executors:
         executors()
         return

@@ -151,15 +151,16 @@ PHASES = {"count": phase_count, "train": phase_train, "hf": phase_hf, "rustbpe":
 
 
 def in_fresh_process(phase: str, *args: object, cores: int | None = None,
-                     script: Path = Path(__file__)) -> dict:
+                     script: Path = Path(__file__), timeout: float | None = None) -> dict:
     """A phase of `script` (this one, or another benchmark's) in a new process (on `cores`
-    cores, where given); its JSON line."""
+    cores, where given; stopped after `timeout` seconds: subprocess.TimeoutExpired); its JSON
+    line."""
     command = [sys.executable, str(script.resolve()), "--phase", phase, *map(str, args)]
     env = dict(os.environ)
     if cores is not None:
         command = ["taskset", "-c", ",".join(map(str, range(cores))), *command]
         env["ANALYZER_THREADS"] = str(cores)
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"{phase} failed: {done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

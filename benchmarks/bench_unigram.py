@@ -73,10 +73,12 @@ def chunk_counts(split: str, lines: dict[str, list[str]]) -> dict[str, int]:
     return dict(zip(chunks, numbers))
 
 
-def train(trainer: str, split: str, size: int, out: Path) -> dict:
-    """Train in this process; write the model to `out`; the seconds and peak memory."""
-    lines = ntrex_lines(100, f"{trainer}, {split}, {size}")
-    counts = chunk_counts(split, lines)
+def train(trainer: str, split: str, size: int, out: Path,
+          counts: dict[str, int] | None = None) -> dict:
+    """Train in this process on NTREX's chunks (or on `counts`, another text's); write the
+    model to `out`; the seconds and peak memory."""
+    if counts is None:
+        counts = chunk_counts(split, ntrex_lines(100, f"{trainer}, {split}, {size}"))
     from analyzer.external.library_trained import BYTE_CHARS, to_byte_chars
     cores = len(os.sched_getaffinity(0))
     if trainer == "ours":

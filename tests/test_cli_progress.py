@@ -61,6 +61,18 @@ def test_vocabularies_trained_side_by_side_each_get_their_own_pace():
     assert len(lines) == 8  # each at its start, then at 5, 10 and 15 seconds
 
 
+def test_unigram_says_its_rounds_not_merges():
+    now = [0.0]
+    tracker, out = plain_bars(lambda: now[0])
+    tracker.report("unigram [words] size 4096", "train", 0, 1)
+    for step in range(3):
+        now[0] = step * PLAIN_EVERY
+        tracker.report("unigram [words] size 4096", "rounds", step, 15)
+    assert out.getvalue().splitlines() == ["unigram [words] size 4096: training",
+                                           "unigram [words] size 4096: 1 of 15 rounds",
+                                           "unigram [words] size 4096: 2 of 15 rounds"]
+
+
 def test_a_source_read_says_its_bytes_and_rate_not_its_time_left_twice():
     now = [0.0]
     tracker, out = plain_bars(lambda: now[0])

@@ -1,8 +1,8 @@
-"""Unigram models trained by the analyzer's engine and WordPiece models trained by Hugging
-Face tokenizers, both counted by the library: byte-level and lossless on
-any text, sized exactly as the README defines a size, counted by the library from the model
-(also when the stored file is loaded whole, its pre-tokenizer included), and WordPiece's
-training the same in every process."""
+"""Unigram and WordPiece models trained by the analyzer's engines, both counted by Hugging Face
+tokenizers: byte-level and lossless on any text, sized exactly as the README defines a size,
+counted by the library from the model (also when the stored file is loaded whole, its
+pre-tokenizer included), and WordPiece's training the same in every process and the one Hugging
+Face's WordPieceTrainer makes, to the stored file's last byte."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from analyzer.bpe.pretokenize import resolve
 from analyzer.external.library_trained import (
     BYTE_CHARS,
     CONTINUING,
+    huggingface_wordpiece,
     min_size,
     model_from_document,
     to_byte_chars,
@@ -111,6 +112,14 @@ def test_wordpiece_training_is_the_same_every_time():
     documents = {train_model(Algorithm.WORDPIECE, counts, 900, "words").document
                  for _ in range(3)}
     assert len(documents) == 1
+
+
+def test_wordpiece_is_what_hugging_faces_trainer_makes(models):
+    model = models[Algorithm.WORDPIECE]
+    assert model.pieces_of == huggingface_wordpiece(chunk_counts(sample_texts(), "words"), 1500)
+    # The stored tokenizer.json, byte for byte the one train_model wrote when Hugging Face's
+    # WordPieceTrainer trained it (tokenizers 0.23.3): runs made before read the same.
+    assert model.sha256 == "158c0e7dd7b6e4d8143c2bebe2133c6f53f48115e591de6518ae601889e04db9"
 
 
 def test_a_chunk_is_written_in_byte_symbols_as_the_library_writes_it():

@@ -67,6 +67,17 @@ def test_the_unigram_engine_imports_only_the_standard_library_and_the_bpe_core()
                 assert name.startswith(("analyzer.bpe", "analyzer.unigram")), f"{path.name}: {name}"
 
 
+def test_the_wordpiece_engine_imports_only_the_standard_library_and_the_engines_before_it():
+    for path in (ROOT / "analyzer" / "wordpiece").glob("*.py"):
+        for name in imports_of(path):
+            top = name.split(".")[0]
+            assert top in sys.stdlib_module_names or top in ("__future__", "analyzer"), \
+                f"{path.name}: {name}"
+            if top == "analyzer":
+                assert name.startswith(("analyzer.bpe", "analyzer.unigram", "analyzer.wordpiece")), \
+                    f"{path.name}: {name}"
+
+
 def declared(extra: str | None = None) -> set[str]:
     """The distributions pyproject.toml declares for the core (None) or an extra, with the
     extras an extra includes (`analyzer[serve,dask]`), normalised as PyPI names are."""
@@ -116,10 +127,10 @@ def test_the_tests_and_benchmarks_import_only_what_their_extra_declares(folder, 
     assert undeclared == {}, f"imported by {folder}/ but not declared in [{extra}]: {undeclared}"
 
 
-LAYERS = ["bpe", "unigram", "errors", "files", "interrupts", "settings", "identity", "corpus", "limits", "store", "external", "runs",
+LAYERS = ["bpe", "unigram", "wordpiece", "errors", "files", "interrupts", "settings", "identity", "corpus", "limits", "store", "external", "runs",
           "metrics", "queries", "export", "report", "cli", "serve"]
-"""Each layer may import only from the layers before it (DESIGN.md's order, the Unigram engine
-beside the BPE core; `errors`, `files`,
+"""Each layer may import only from the layers before it (DESIGN.md's order, the Unigram and
+WordPiece engines beside the BPE core; `errors`, `files`,
 `settings` and `identity` are the ground every layer after the core stands on; `limits` the
 service's, which both faces read; `queries` is
 what the faces ask of stored runs, above the metrics)."""

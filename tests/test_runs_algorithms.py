@@ -198,3 +198,31 @@ def test_an_export_its_library_counts_otherwise_keeps_nothing(algorithm_run, tmp
     assert caught.value.language == "rus_Cyrl" and caught.value.unit == 3
     assert list(out.iterdir()) == []
     assert export_tokenizer(db, run_id, "unigram", 600, out).files[0].is_file()
+
+
+class _Stub:
+    """A model that spells each chunk as one token per character, and loses the `x`s."""
+
+    def __init__(self, lossless_split: bool = True):
+        self.lossless_split = lossless_split
+
+    def chunks(self, text, index=0):
+        found = [chunk for chunk in re.split("( )", text) if chunk]
+        return found if self.lossless_split else [chunk for chunk in found if chunk != " "]
+
+    def encode_chunks(self, chunks):
+        return [[ord(char) for char in chunk] for chunk in chunks]
+
+    def decode(self, chunk_ids):
+        return "".join(chr(token) for ids in chunk_ids for token in ids
+                       if chr(token) != "x").encode()
+
+
+def test_counting_encodes_each_distinct_chunk_once_and_checks_the_round_trip_per_chunk():
+    from analyzer.runs.builders.library import _count
+
+    counts, histograms, ok = _count(_Stub(), {"eng": ["ab ab", "abc"], "fra": ["a"]})
+    assert counts == {"eng": [5, 3], "fra": [1]} and ok
+    assert histograms["eng"] == {ord("a"): 3, ord("b"): 3, ord("c"): 1, ord(" "): 1}
+    assert _count(_Stub(), {"eng": ["ab", "axb"]})[2] is False  # a chunk that loses a byte
+    assert _count(_Stub(lossless_split=False), {"eng": ["a  b"]})[2] is False  # chunks != text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from array import array
 from pathlib import Path
 
@@ -183,14 +184,16 @@ def test_a_run_that_cannot_fit_is_refused_before_training_with_the_figure(tmp_pa
     message = str(refused.value)
     assert message.startswith("Training needs about ") and f"more than 1.0 kB: {MEMORY_ENV}=1k" \
         in message
-    assert "Refused before training" in message and "a machine with" in message
+    assert "Refused before training" in message
+    assert f"a higher limit of your own ({MEMORY_ENV}=" in message  # the limit is the user's own
     assert "the counted chunks are cached" in message
     with pytest.raises(TooLittleMemory, match=r"nothing is lost \(with --no-cache, a rerun reads "
                        r"the text again\)"):
         execute_run(db, RunSettings(**SOURCE_RUN, chunk_cache=False))
     assert not trained
     run = list_runs(db)[-1]
-    assert run.status == "failed" and "TooLittleMemory" in (run.error or "")
+    # as the user reads it on the run's page and in `analyzer runs`: no class name before it
+    assert run.status == "failed" and (run.error or "").startswith("Training needs about ")
     assert not vocabularies(db, run.id)
 
 
@@ -257,7 +260,41 @@ def test_under_a_run_s_own_memory_no_smaller_sample_is_offered(tmp_path, monkeyp
     monkeypatch.setenv(MEMORY_ENV, "700M")
     with pytest.raises(TooLittleMemory) as refused:
         execute_run(db, RunSettings(**SOURCE_RUN))
-    assert "--train-bytes" not in str(refused.value) and "a machine with" in str(refused.value)
+    assert "--train-bytes" not in str(refused.value) and "--jobs 1" not in str(refused.value)
+    assert "about 800.0 MB at its peak (what any run takes, whatever it trains;" \
+        in str(refused.value)
+    assert f"{MEMORY_ENV}=920.0MB or more" in str(refused.value)
+
+
+def refusal(db, monkeypatch, cost: EngineCost, limit: float, **settings) -> str:
+    monkeypatch.setattr(memory, "BPE_COST", cost)
+    monkeypatch.setenv(MEMORY_ENV, str(int(limit)))
+    with pytest.raises(TooLittleMemory) as refused:
+        execute_run(db, RunSettings(**{**SOURCE_RUN, **settings}))
+    return str(refused.value)
+
+
+def test_one_job_at_a_time_is_offered_only_when_it_fits_and_then_runs(tmp_path, monkeypatch):
+    """Before: --jobs 1 was offered whenever it needed less than the jobs together, even when
+    one job alone was more than the limit (a rerun that followed it was refused again)."""
+    db = source_db(tmp_path)
+    cost = EngineCost(per_byte=0.0, per_chunk=1e6, fixed=0)
+    shared = kept_chunks(db, 1) * 1e6  # the largest job: the shared vocabulary, every chunk
+    two_jobs = dict(per_language=True, jobs=2)
+    assert "--jobs 1" not in refusal(db, monkeypatch, cost, shared - 1, **two_jobs)
+    assert f"--jobs 1: about {memory.byte_size(shared)}" in refusal(db, monkeypatch, cost,
+                                                                     shared + 1, **two_jobs)
+    execute_run(db, RunSettings(**{**SOURCE_RUN, **two_jobs, "jobs": 1}))  # as offered: it runs
+
+
+def test_a_smaller_sample_is_not_offered_when_the_jobs_fixed_parts_alone_do_not_fit(
+        tmp_path, monkeypatch):
+    """Each job at once is a process with its own fixed part; before, the sample's share was
+    reckoned with one fixed part for all (a sample offered that was refused again)."""
+    db = source_db(tmp_path)
+    cost = EngineCost(per_byte=0.0, per_chunk=1e3, fixed=10**9)
+    said = refusal(db, monkeypatch, cost, 2e9 - 1, per_language=True, jobs=2)
+    assert "--train-bytes" not in said and "--jobs 1" in said
 
 
 def test_on_dask_a_job_must_fit_the_smallest_worker():
@@ -278,3 +315,56 @@ def test_on_dask_a_job_must_fit_the_smallest_worker():
     assert limit is not None and limit.n_bytes == 4_000_000_000 and "Dask worker" in limit.what
     assert threads == 2
     assert DaskExecutor(Client({"tcp://a": {"memory_limit": 0, "nthreads": 1}})).memory() == (None, 1)
+
+
+def test_the_count_floor_is_called_as_the_report_calls_it_and_its_help_says_what_a_chunk_is():
+    """The run form's label and `--min-chunk-count`'s help (both from the setting's definition).
+    Before: labelled "Chunks seen at least", and likened to Hugging Face's min_frequency, which
+    is a floor on the pairs merged (ours: min_pair_count), not on the chunks trained on."""
+    info = RunSettings.__pydantic_fields__["min_chunk_count"]  # type: ignore[attr-defined]
+    assert info.title == "Count floor"  # as show, export and the report say it: "Count floor 2"
+    assert "the pieces the pre-tokenizer cuts" in info.description
+    assert "min_frequency" not in info.description and "exactly" not in info.description
+
+
+def test_training_bytes_are_taken_as_written_as_the_refusal_writes_them(tmp_path, monkeypatch):
+    """The service's form and API take `train_bytes` as the command line does ("19.1MB", the
+    way a refusal writes its smaller sample); before, the page refused it: "Input should be a
+    valid integer"."""
+    from analyzer.settings import SettingsError
+
+    assert RunSettings(train_bytes="19.1MB").train_bytes == 19_100_000
+    assert RunSettings(train_bytes="2Gi").train_bytes == 2 * 1024**3
+    assert RunSettings(train_bytes=5).train_bytes == 5
+    with pytest.raises(SettingsError, match=r"^train_bytes: write a number of bytes, e\.g\. 2G, "
+                                            r"500M or 1000000 \(not 'lots'\)$"):
+        RunSettings(train_bytes="lots")
+    with pytest.raises(SettingsError, match="train_bytes must be from 1 to"):
+        RunSettings(train_bytes="9e99G")
+    db = source_db(tmp_path)
+    said = refusal(db, monkeypatch, EngineCost(per_byte=0.0, per_chunk=1e6, fixed=0),
+                   kept_chunks(db, 1) * 1e6 - 1)
+    written = re.search(r"--train-bytes (\S+) or less, a sample counted afresh, so that run reads "
+                        r"the text again", said)
+    assert written and RunSettings(train_bytes=written.group(1)).train_bytes
+
+
+def test_on_dask_one_job_at_a_time_is_a_worker_of_one_thread_not_jobs_1(tmp_path, monkeypatch):
+    """On a cluster a worker runs as many jobs at once as it has threads, which --jobs does not
+    change (it sizes a local cluster only): before, the refusal offered --jobs 1 there, and a
+    rerun that followed it was refused again."""
+    db = source_db(tmp_path)
+    plans = []
+    monkeypatch.setattr("analyzer.runs.execute.check_memory",
+                        lambda found, *args, **kwargs: plans.extend(found))
+    execute_run(db, RunSettings(**{**SOURCE_RUN, "per_language": True}))
+    monkeypatch.setattr(memory, "BPE_COST", EngineCost(per_byte=0.0, per_chunk=1e6, fixed=0))
+    one = memory.at_once(memory.predict_jobs(plans), 1)
+    limit = memory.MemoryLimit(one, "the smallest Dask worker's memory limit")
+    with pytest.raises(TooLittleMemory) as refused:
+        memory.check_memory(plans, 2, limit, cluster=True)
+    assert "--jobs 1" not in str(refused.value)
+    assert f"workers of one thread, dask worker --nthreads 1: about {memory.byte_size(one)}" \
+        in str(refused.value)
+    with pytest.raises(TooLittleMemory, match="--jobs 1: about"):
+        memory.check_memory(plans, 2, limit)

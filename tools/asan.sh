@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the engines' property tests (BPE's, the training sources' for the chunk counter, and Unigram's) against the compiled engines built with AddressSanitizer.
+# Run the engines' property tests (BPE's, the training sources' for the chunk counter, Unigram's and WordPiece's) against the compiled engines built with AddressSanitizer.
 #
 #     bash tools/asan.sh                 # the engine tests (a few minutes)
 #     bash tools/asan.sh -k weighted     # extra pytest arguments are passed on
@@ -12,12 +12,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 module="$(python -c 'import analyzer.bpe._engine as e; print(e.__file__)')"
 unigram="$(python -c 'import analyzer.unigram._engine as e; print(e.__file__)')"
+wordpiece="$(python -c 'import analyzer.wordpiece._engine as e; print(e.__file__)')"
 backup="$(mktemp)"
 backup_unigram="$(mktemp)"
+backup_wordpiece="$(mktemp)"
 reports="$(mktemp -d)"
 cp "$module" "$backup"
 cp "$unigram" "$backup_unigram"
-trap 'cp "$backup" "$module"; cp "$backup_unigram" "$unigram"; rm -rf "$backup" "$backup_unigram" "$reports"' EXIT
+cp "$wordpiece" "$backup_wordpiece"
+trap 'cp "$backup" "$module"; cp "$backup_unigram" "$unigram"; cp "$backup_wordpiece" "$wordpiece"; rm -rf "$backup" "$backup_unigram" "$backup_wordpiece" "$reports"' EXIT
 include="$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
 gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wshadow \
     -pthread -shared -fPIC -I"$include" -Ianalyzer/bpe/engine \
@@ -25,6 +28,9 @@ gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Ws
 gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wshadow \
     -ffp-contract=off -pthread -shared -fPIC -I"$include" -Ianalyzer/unigram/engine \
     analyzer/unigram/engine/*.c -o "$unigram" -lm
+gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wshadow \
+    -shared -fPIC -I"$include" -Ianalyzer/wordpiece/engine \
+    analyzer/wordpiece/engine/*.c -o "$wordpiece"
 libasan="$(gcc -print-file-name=libasan.so)"
 export ANALYZER_ENGINE=compiled
 # Reports go to files (pytest captures the test's stderr), and are shown below.
@@ -35,7 +41,7 @@ LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
     tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py \
     tests/test_bpe_parity.py tests/test_bpe_continue.py tests/test_bpe_native_split.py \
     tests/test_bpe_pretokenize.py tests/test_sources.py tests/test_counting_parted.py \
-    tests/test_unigram.py tests/test_bpe_lean.py -n 0 "$@" || status=$?
+    tests/test_unigram.py tests/test_bpe_lean.py tests/test_wordpiece.py -n 0 "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*
     echo "AddressSanitizer: errors reported (above)"

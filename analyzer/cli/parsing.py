@@ -12,7 +12,7 @@ from ..external import (
     expand_all_available,
 )
 from ..files import is_special
-from ..settings import amount
+from ..settings import amount, bytes_written
 from .app import Console, fail
 from .formats import plain
 
@@ -158,7 +158,7 @@ def parse_bytes(value: str | None, name: str) -> int | None:
     """
     if value is None:
         return None
-    number = amount(value.strip().upper().removesuffix("B"))
+    number = bytes_written(value)
     if number is not None and number.is_infinite():
         raise fail(f"{name} {value!r} is more bytes than any bound allows")
     if number is None or not number >= 1:

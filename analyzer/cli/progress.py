@@ -23,9 +23,13 @@ PLAIN_EVERY = 5.0
 """Seconds between two plain lines of one vocabulary's (or source's) progress: a log of a
 minute's run is a few lines, however many merges it learns."""
 
+STEPS = {"train": "merges", "rounds": "rounds"}
+"""A training's steps, by the phase it reports: BPE's and WordPiece's merges, Unigram's rounds
+of EM and pruning."""
+
 
 class MergesColumn(ProgressColumn):
-    """`120/744` for a bar of merges; nothing for others (a source's bar says its bytes in
+    """`120/744` for a bar of merges (or rounds); nothing for others (a source's bar says its bytes in
     its description)."""
 
     def render(self, task: Task) -> Text:
@@ -91,22 +95,23 @@ class VocabularyBars:
         if phase == "read":
             self._read(scope, done, total)
             return
+        steps = STEPS.get(phase)  # what a training counts: BPE's merges, Unigram's rounds
         if self.plain_lines:
             due = self._due(scope)
             if due is None:  # its first line: what it starts
-                self._line((f"{scope}: training, {total:,} merges" if total > 1 else
-                            f"{scope}: training") if phase == "train"
+                self._line((f"{scope}: training, {total:,} {steps}" if total > 1 else
+                            f"{scope}: training") if steps
                            else f"{scope}: counting" if phase == "count" else f"{scope}: done")
-            elif due and phase == "train" and total > 1:
-                self._line(f"{scope}: {done:,} of {total:,} merges")
+            elif due and steps and total > 1:
+                self._line(f"{scope}: {done:,} of {total:,} {steps}")
             elif due:
                 self._line(f"{scope}: {'counting' if phase == 'count' else 'done'}")
             return
         task = self.tasks.get(scope)
         if task is None:
             task = self.tasks[scope] = self.bars.add_task(plain(scope), total=total)
-        if phase == "train":
-            self.bars.update(task, description=f"{plain(scope)}: merges", completed=done,
+        if steps:
+            self.bars.update(task, description=f"{plain(scope)}: {steps}", completed=done,
                              total=total, merges=True)
         elif phase == "count":
             self.bars.update(task, description=f"{plain(scope)}: counting", merges=False)

@@ -128,7 +128,7 @@ RUN_OPTIONS = [
               extra=(("envvar", "ANALYZER_DASK_SCHEDULER"), ("show_envvar", True))),
     RunOption("train_on", ("--train-on",), metavar="SOURCE"),
     RunOption("train_bytes", ("--train-bytes",), str,
-              lambda v, _: parse_bytes(v, "--train-bytes"), "BYTES", "E.g. 2G, 500M, 1000000.",
+              lambda v, _: parse_bytes(v, "--train-bytes"), "BYTES",
               default=None),
     RunOption("min_chunk_count", ("--min-chunk-count",), int, metavar="K"),
     RunOption("mix", ("--mix",), metavar="MIX"),

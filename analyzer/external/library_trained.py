@@ -1,10 +1,10 @@
 """Unigram and WordPiece vocabularies: trained, then counted by Hugging Face `tokenizers`.
 
-Unigram is trained by the analyzer's own engine (`analyzer.unigram`: SentencePiece's
-algorithm, exact and on every core); WordPiece by Hugging Face's `WordPieceTrainer`. Both are
-stored as a whole tokenizer.json and counted by Hugging Face `tokenizers` from that file, and
-both run on the same byte-level alphabet as the analyzer's BPE, so their premiums compare like
-with like:
+Both are trained by the analyzer's own engines: Unigram by `analyzer.unigram` (SentencePiece's
+algorithm, exact and on every core), WordPiece by `analyzer.wordpiece` (Hugging Face's
+`WordPieceTrainer`, token for token, in a fraction of its time). Both are stored as a whole
+tokenizer.json and counted by Hugging Face `tokenizers` from that file, and both run on the
+same byte-level alphabet as the analyzer's BPE, so their premiums compare like with like:
 
 - every chunk is written in GPT-2's byte-level alphabet (each UTF-8 byte one character, as
   Hugging Face's `ByteLevel` writes it), and all 256 byte symbols are in every vocabulary, so
@@ -22,8 +22,11 @@ How a size is counted, so that "size 4096" is 4096 entries for every algorithm:
 
 Neither is prefix-consistent: each size is its own training. Both trainings are deterministic:
 Unigram's pieces, scores and ids are the same on any number of threads (its engine sums in
-integers), WordPiece's as `train_model` says. Runs before the analyzer had its own Unigram
-engine stored models Hugging Face's `UnigramTrainer` made; they are read and counted as stored.
+integers); WordPiece's vocabulary is the one Hugging Face's trainer makes with both byte
+alphabets given first (`huggingface_wordpiece`, kept to check it), where that trainer is
+deterministic itself (`analyzer.wordpiece.reference` says where it is not). Runs before the
+analyzer had its own engines stored models Hugging Face's `UnigramTrainer` and
+`WordPieceTrainer` made; they are read and counted as stored.
 
     model = train_model(Algorithm.UNIGRAM, chunked_counts, 1024, "cl100k")
     model.encode("Hello world")       # ids, the library's own encoding of each chunk
@@ -36,8 +39,9 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from analyzer import unigram
+from analyzer import unigram, wordpiece
 from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.pretokenize import NONE, Pretokenizer, resolve
 from analyzer.identity import Algorithm
@@ -74,6 +78,15 @@ def to_byte_chars(chunk: str) -> str:
     'Ã©Ġ'
     """
     return "".join([BYTE_CHARS[byte] for byte in chunk.encode("utf-8", errors="surrogateescape")])
+
+
+def spell(piece: bytes) -> str:
+    """A piece's bytes in the byte-level alphabet.
+
+    >>> spell(b"##\\xc3\\xa9")
+    '##Ã©'
+    """
+    return "".join([BYTE_CHARS[byte] for byte in piece])
 
 
 def sha256(document: bytes) -> str:
@@ -113,14 +126,22 @@ class LibraryModel:
     def sha256(self) -> str:
         return sha256(self.document)
 
+    @cached_property
+    def _spelled(self) -> tuple[list[bytes], list[bytes]]:
+        """Each id's bytes as a chunk's first token, and inside a chunk (a WordPiece `##`
+        piece's without its mark: the bytes it adds there)."""
+        whole = [bytes([CHAR_BYTES[char] for char in piece]) for piece in self.pieces_of]
+        if self.algorithm != Algorithm.WORDPIECE:
+            return whole, whole
+        inner = [bytes([CHAR_BYTES[char] for char in piece[len(CONTINUING):]])
+                 if piece.startswith(CONTINUING) and len(piece) > len(CONTINUING) else spelled
+                 for piece, spelled in zip(self.pieces_of, whole)]
+        return whole, inner
+
     def token_bytes(self, token: int) -> bytes:
         """An id's bytes; a WordPiece `##` piece's without its mark (the bytes it adds inside a
         chunk)."""
-        piece = self.pieces_of[token]
-        if self.algorithm == Algorithm.WORDPIECE and piece.startswith(CONTINUING) \
-                and len(piece) > len(CONTINUING):
-            piece = piece[len(CONTINUING):]
-        return bytes(CHAR_BYTES[char] for char in piece)
+        return self._spelled[1][token]
 
     def chunks(self, text: str, index: int = 0) -> list[str]:
         return [text] if self.splitter is None else self.splitter.split(text, index)
@@ -146,13 +167,11 @@ class LibraryModel:
     def spell(self, chunk_ids: Sequence[Sequence[int]]) -> list[tuple[int, bytes]]:
         """Each chunk's ids as (id, bytes), its first token whole: a WordPiece piece that
         begins a chunk is never a `##` one, even where its bytes begin with `##`."""
+        whole, inner = self._spelled
         found = []
         for ids in chunk_ids:
             for position, token in enumerate(ids):
-                if position == 0:
-                    found.append((token, bytes(CHAR_BYTES[char] for char in self.pieces_of[token])))
-                else:
-                    found.append((token, self.token_bytes(token)))
+                found.append((token, whole[token] if position == 0 else inner[token]))
         return found
 
     def decode(self, chunk_ids: Sequence[Sequence[int]]) -> bytes:
@@ -169,29 +188,49 @@ def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int] | ChunkTab
     if size < min_size(algorithm):
         raise ValueError(f"{algorithm} needs a size of {min_size(algorithm)} or more (its byte "
                          f"symbols), not {size}")
-    alphabet = list(BYTE_CHARS.values())
     if algorithm == Algorithm.UNIGRAM:
         trained = unigram.train(chunk_counts, size, progress=progress)
-        vocab = [("".join([BYTE_CHARS[byte] for byte in piece]), score)
-                 for piece, score in zip(trained.pieces, trained.scores)]
+        vocab = [(spell(piece), score) for piece, score in zip(trained.pieces, trained.scores)]
         tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, None, False))
     else:
+        # Ids 0..511 are the two byte alphabets in byte order (a byte's id is the byte, "##"
+        # and the byte is 256 more), as Hugging Face's trainer numbers them when they are given
+        # first as its "special tokens"; the pieces learned follow.
+        pieces = (wordpiece.train_packed(wordpiece.Packed(
+            chunk_counts.data, chunk_counts.offsets, chunk_counts.counts), size)
+            if isinstance(chunk_counts, ChunkTable) else wordpiece.train(chunk_counts, size))
         tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece(
-            unk_token="[UNK]", max_input_chars_per_word=UNLIMITED))
-        # Both byte alphabets go in first, in byte order, as the trainer's "special tokens"
-        # (they are plain entries of the model; the file written has no special tokens): so
-        # every chunk can be spelled, and every symbol has the same id in every training. The
-        # trainer breaks ties between equal pair counts by those ids, and would otherwise
-        # number the symbols in the order of a hash map that differs from process to process.
-        trainer = tokenizers.trainers.WordPieceTrainer(
-            vocab_size=size, special_tokens=[*alphabet, *(CONTINUING + c for c in alphabet)],
-            show_progress=False, continuing_subword_prefix=CONTINUING)
-        tokenizer.train_from_iterator(_sequences(chunk_counts), trainer, length=len(chunk_counts))
+            {spell(piece): token for token, piece in enumerate(pieces)}, unk_token="[UNK]",
+            max_input_chars_per_word=UNLIMITED, continuing_subword_prefix=CONTINUING))
     document = json.loads(tokenizer.to_str())
     return model_from_document(algorithm, _with_pipeline(document, pretokenizer), pretokenizer)
 
 
-def _sequences(chunk_counts: Mapping[str, int] | ChunkTable) -> Iterator[list[str]]:
+def huggingface_wordpiece(chunk_counts: Mapping[str, int], size: int) -> list[str]:
+    """Each id's piece (in byte symbols) as Hugging Face's own `WordPieceTrainer` trains them
+    on the same chunks: what `train_model` ran before the analyzer had its own engine, kept to
+    check `analyzer.wordpiece` against it (the tests, benchmarks/bench_wordpiece.py). Slow: the
+    trainer takes no counts, each chunk goes in as often as it occurs."""
+    tokenizers = library()
+    if size < min_size(Algorithm.WORDPIECE):
+        raise ValueError(f"wordpiece needs a size of 512 or more, not {size}")
+    alphabet = list(BYTE_CHARS.values())
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece(
+        unk_token="[UNK]", max_input_chars_per_word=UNLIMITED))
+    # Both byte alphabets go in first, in byte order, as the trainer's "special tokens" (plain
+    # entries of the model): so every chunk can be spelled, and every symbol has the same id in
+    # every training. The trainer breaks ties between equal pair counts by those ids, and would
+    # otherwise number the symbols in the order of a hash map that differs from process to
+    # process.
+    trainer = tokenizers.trainers.WordPieceTrainer(
+        vocab_size=size, special_tokens=[*alphabet, *(CONTINUING + c for c in alphabet)],
+        show_progress=False, continuing_subword_prefix=CONTINUING)
+    tokenizer.train_from_iterator(_sequences(chunk_counts), trainer, length=len(chunk_counts))
+    vocab = tokenizer.get_vocab()
+    return sorted(vocab, key=vocab.__getitem__)
+
+
+def _sequences(chunk_counts: Mapping[str, int]) -> Iterator[list[str]]:
     """Batches of chunks in byte symbols, each chunk repeated as often as it occurs (the
     library's trainers take sequences, not counts)."""
     batch: list[str] = []

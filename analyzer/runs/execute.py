@@ -107,7 +107,8 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         if source is not None:  # refused now, if it cannot fit, rather than killed halfway
             limit, workers_at_once = cluster.memory() if cluster is not None \
                 else (memory_limit(), workers)
-            check_memory(plans, workers_at_once, limit, stage, cached=settings.chunk_cache)
+            check_memory(plans, workers_at_once, limit, stage, cached=settings.chunk_cache,
+                         cluster=cluster is not None)
         if cluster is not None:
             records = cluster.run(plans, texts, report)
         else:
@@ -119,7 +120,7 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
     except KeyboardInterrupt as error:
         _mark(db, run_id, RunStatus.INTERRUPTED, f"stopped by {error.args[0] if error.args else 'Ctrl-C'}")
         raise
-    except ResultsNotStored as error:
+    except (ResultsNotStored, AnalyzerError) as error:  # a message written for the user: as it is
         _mark(db, run_id, RunStatus.FAILED, str(error))
         raise
     except BaseException as error:

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from analyzer.errors import Invalid
-from analyzer.settings import amount, byte_size
+from analyzer.settings import byte_size, bytes_written
 
 from .plan import JobPlan, pretokenizer_name
 
@@ -131,7 +131,7 @@ def memory_limit(env: Mapping[str, str] | None = None, proc: Path = Path("/proc"
     env = os.environ if env is None else env
     found: list[MemoryLimit] = []
     if env.get(MEMORY_ENV):
-        number = amount(env[MEMORY_ENV].strip().upper().removesuffix("B"))
+        number = bytes_written(env[MEMORY_ENV])
         if number is None or not 1 <= number < 2**63:
             raise Invalid(f"{MEMORY_ENV}={env[MEMORY_ENV]!r}: write a number of bytes, e.g. 16G, "
                           "500M or 1000000")
@@ -240,11 +240,13 @@ class TooLittleMemory(Invalid):
 
 
 def check_memory(plans: list[JobPlan], workers: int, limit: MemoryLimit | None,
-                 stage=None, cached: bool = True) -> list[JobMemory]:
+                 stage=None, cached: bool = True, cluster: bool = False) -> list[JobMemory]:
     """Say the predicted peak (`stage`), and refuse the run (TooLittleMemory) before any training
     when it is more than `limit`, with the figure and the ways out: the least count floor that
     fits (computed from the tables), a smaller sample, fewer jobs at once, a bigger machine.
-    `cached`: the counted chunks are kept in the cache (else a rerun reads the text again)."""
+    `cached`: the counted chunks are kept in the cache (else a rerun reads the text again).
+    `cluster`: the jobs run on Dask workers, `workers` at once on each (its threads), which
+    --jobs does not change."""
     read: dict[str, dict[int, TableStats]] = {}
     jobs = predict_jobs(plans, read=read)
     if not jobs:
@@ -252,28 +254,54 @@ def check_memory(plans: list[JobPlan], workers: int, limit: MemoryLimit | None,
     needed = at_once(jobs, workers)
     together = min(workers, len(jobs))
     biggest = max(jobs, key=lambda job: job.predicted)
-    said = (f"training needs about {byte_size(needed)} at its peak ("
+    need, room = _apart(needed, limit.n_bytes if limit else needed)
+    said = (f"training needs about {need} at its peak ("
+            + ("what any run takes, whatever it trains; "
+               if needed > sum(sorted((job.predicted for job in jobs), reverse=True)[:together])
+               else "")
             + (f"{together} jobs at once; " if together > 1 else "")
             + f"the largest, {biggest.label}, trains on {biggest.stats.kept_chunks:,} distinct "
             f"chunks, {byte_size(biggest.stats.kept_bytes)} of text)")
     if limit is None or needed <= limit.n_bytes:
         if stage is not None:
-            stage(said + (f", of {byte_size(limit.n_bytes)} it may have" if limit else ""))
+            stage(said + (f", of {room} it may have" if limit else ""))
         return jobs
     raise TooLittleMemory(
-        f"{said[0].upper()}{said[1:]}, more than {byte_size(limit.n_bytes)}: {limit.what}. "
+        f"{said[0].upper()}{said[1:]}, more than {room}: {limit.what}. "
         "Refused before training, so nothing is lost"
         + (": the counted chunks are cached, and a rerun with other settings of training "
            "(a count floor, fewer jobs) does not read the text again" if cached
            else " (with --no-cache, a rerun reads the text again)")
         + ". Ways out: "
-        + "; ".join(_ways_out(plans, jobs, workers, limit.n_bytes, read)) + ".")
+        + "; ".join(_ways_out(plans, jobs, workers, limit, read, cluster)) + ".")
 
 
-def _ways_out(plans: list[JobPlan], jobs: list[JobMemory], workers: int, room: int,
-              read: dict[str, dict[int, TableStats]]) -> list[str]:
-    """What would bring a run's trainings under `room`, each with its figure."""
+def _apart(need: int, room: int) -> tuple[str, str]:
+    """Two sizes written with enough digits that a need above the room does not read as the
+    same figure ("1.1 GB, more than 1.1 GB").
+
+    >>> _apart(1_150_000_000, 1_100_000_000), _apart(1_200_000_000, 500_000_000)
+    (('1.15 GB', '1.10 GB'), ('1.2 GB', '500.0 MB'))
+    """
+    said = byte_size(need), byte_size(room)
+    if said[0] != said[1] or need == room:
+        return said
+    unit, scale = next((unit, scale) for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6),
+                                                         ("kB", 1e3), ("B", 1))
+                       if max(need, room) >= scale)
+    for digits in (2, 3):
+        said = f"{need / scale:.{digits}f} {unit}", f"{room / scale:.{digits}f} {unit}"
+        if said[0] != said[1]:
+            break
+    return said
+
+
+def _ways_out(plans: list[JobPlan], jobs: list[JobMemory], workers: int, limit: MemoryLimit,
+              read: dict[str, dict[int, TableStats]], cluster: bool = False) -> list[str]:
+    """What would bring a run's trainings under `limit`, each with its figure: only ways that
+    fit (a rerun that follows one is not refused again), but for the last, more memory."""
     ways = []
+    room = limit.n_bytes
     current = max(plan.source.min_count for plan in plans if plan.source is not None)
     fitting = [(floor, need) for floor in FLOORS if floor > current
                for need in [at_once(predict_jobs(plans, floor, read), workers)] if need <= room]
@@ -282,15 +310,25 @@ def _ways_out(plans: list[JobPlan], jobs: list[JobMemory], workers: int, room: i
         ways.append(f"train on the chunks seen at least {floor} times (--min-chunk-count "
                     f"{floor}: about {byte_size(need)})")
     needed = at_once(jobs, workers)
-    share = (room - BPE_COST.fixed) / max(1, needed - BPE_COST.fixed)
+    # each job at once is a process of its own, with its own fixed part: only the rest shrinks
+    # with the sample
+    fixed = BPE_COST.fixed * min(workers, len(jobs))
+    share = (room - fixed) / max(1, needed - fixed)
     source = next(plan.source for plan in plans if plan.source is not None)
     sample = sum(source.bytes_by_language.values())
     if 0 < share < 1 and sample and room >= BPE_COST.least:  # below `least`, no sample fits
         ways.append(f"a smaller sample (--train-bytes {byte_size(sample * share * 0.8).replace(' ', '')} or "
-                    "less: distinct chunks grow more slowly than the text, so read the "
-                    "prediction that run prints)")
-    if workers > 1 and len(jobs) > 1 and at_once(jobs, 1) < needed:
-        ways.append(f"one job at a time (--jobs 1: about {byte_size(at_once(jobs, 1))})")
-    ways.append(f"a machine with {byte_size(needed * 1.15)} or more (with --scheduler, the "
-                "Dask worker that trains)")
+                    "less, a sample counted afresh, so that run reads the text again: distinct "
+                    "chunks grow more slowly than the text, so read the prediction it prints)")
+    if workers > 1 and len(jobs) > 1 and at_once(jobs, 1) < needed and at_once(jobs, 1) <= room:
+        ways.append(f"one job at a time on each worker (workers of one thread, dask worker "
+                    f"--nthreads 1: about {byte_size(at_once(jobs, 1))})" if cluster else
+                    f"one job at a time (--jobs 1: about {byte_size(at_once(jobs, 1))})")
+    more = byte_size(needed * 1.15)
+    if limit.what.startswith(MEMORY_ENV):
+        ways.append(f"a higher limit of your own ({MEMORY_ENV}={more.replace(' ', '')} or more), "
+                    "on a machine that has it")
+    else:
+        ways.append(f"a machine with {more} or more (with --scheduler, the Dask worker that "
+                    "trains)")
     return ways

@@ -23,7 +23,8 @@ from analyzer.corpus.joined import join_units
 from analyzer.identity import VocabKind, VocabularyId
 
 Report = Callable[[str, str, int, int], None]
-"""report(label, phase, done, total); phase is "train", "count" or "done"."""
+"""report(label, phase, done, total); phase is "train" (done of total merges), "rounds"
+(Unigram's rounds of EM and pruning), "count" or "done"."""
 
 
 class TrainingInput(Protocol):

@@ -103,7 +103,7 @@ def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
     start = time.perf_counter()
     model = train_model(algorithm, job.training.chunk_table(job.pretokenizer), size,
                         job.pretokenizer, progress=lambda done, rounds, _pieces: report(
-                            job.label, "train", done, max(rounds, 1)))
+                            job.label, "rounds", done, max(rounds, 1)))
     seconds = time.perf_counter() - start
     report(job.label, "train", 1, 1)
     report(job.label, "count", 0, 1)
@@ -125,23 +125,32 @@ def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
 def _count(model: LibraryModel, measure: dict[str, list[str]]
            ) -> tuple[dict[str, list[int]], dict[str, dict[int, int]], bool]:
     """Each language's tokens per unit, its token histogram, and whether every unit's tokens
-    give its bytes back."""
+    give its bytes back.
+
+    Each distinct chunk is encoded once (a language's new chunks in one batch), its tokens
+    counted as often as it occurs, and its round trip checked once: a unit's tokens are its
+    chunks' tokens, so it gives its bytes back when its chunks join to it and each chunk does.
+    """
     counts: dict[str, list[int]] = {}
     histograms: dict[str, dict[int, int]] = {}
     roundtrip_ok = True
+    checked: set[str] = set()
     for lang, texts in measure.items():
+        chunked = [model.chunks(text, index) for index, text in enumerate(texts)]
+        occurrences = Counter(chunk for chunks in chunked for chunk in chunks)
+        ids = dict(zip(occurrences, model.encode_chunks(list(occurrences))))
+        lengths = {chunk: len(chunk_ids) for chunk, chunk_ids in ids.items()}
+        counts[lang] = [sum([lengths[chunk] for chunk in chunks]) for chunks in chunked]
         histogram: Counter[int] = Counter()
-        units = []
-        for index, text in enumerate(texts):
-            chunks = model.chunks(text, index)
-            ids = model.encode_chunks(chunks)
-            units.append(sum(map(len, ids)))
-            for chunk_ids in ids:
-                histogram.update(chunk_ids)
-            if roundtrip_ok and model.decode(ids) != text.encode("utf-8", errors="surrogateescape"):
-                roundtrip_ok = False
-        counts[lang] = units
+        for chunk, times in occurrences.items():
+            for token in ids[chunk]:
+                histogram[token] += times
         histograms[lang] = dict(histogram)
+        if roundtrip_ok:
+            roundtrip_ok = all("".join(chunks) == text for chunks, text in zip(chunked, texts)) \
+                and all(model.decode([ids[chunk]]) == chunk.encode("utf-8", errors="surrogateescape")
+                        for chunk in ids if chunk not in checked)
+            checked.update(ids)
     return counts, histograms, roundtrip_ok
 
 

@@ -1,0 +1,135 @@
+/* The compiled WordPiece trainer: the steps of analyzer/wordpiece/reference.py, exactly.
+
+   Layout:
+     wordpiece.h  the shared types: the chunks, the vocabulary, the pair table, the queue
+     tables.c     the vocabulary (strings and an open-addressing map to their ids), the pair
+                  table (an open-addressing map of (left, right) to a pair's number) and the
+                  queue (a 4-ary heap of entries, each with its chunks as an array)
+     train.c      the training: the chunks as ids, the first pair counts, the steps
+     module.c     the Python face: pack(chunks) and train(data, offsets, counts, size)
+
+   Exactness: the reference's order everywhere it matters (the queue's order: count, pair,
+   push order; a step's notes of the chunks each pair gained in); counts are int64 (Hugging
+   Face's are int32: the reference says where they would wrap). Nothing here is random. */
+
+#ifndef ANALYZER_WORDPIECE_H
+#define ANALYZER_WORDPIECE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BYTE_SYMBOLS 256
+#define ALPHABET (2 * BYTE_SYMBOLS) /* ids 0..255 begin a chunk, 256..511 continue one */
+#define NO_SLOT UINT32_MAX
+
+/* The distinct chunks: chunk k is data[offsets[k] .. offsets[k + 1]), occurring counts[k] times. */
+typedef struct {
+    const uint8_t *data;
+    const int64_t *offsets;
+    const int64_t *counts;
+    size_t n;
+} Chunks;
+
+/* Every token's string and id (ids 0..n-1), and a map from string to id. */
+typedef struct {
+    uint8_t *bytes;    /* the strings end to end */
+    size_t used, room;
+    size_t *start;     /* id -> its string's first byte in `bytes` */
+    uint32_t *length;  /* id -> its string's length */
+    uint64_t *hash;    /* id -> its string's hash (to grow the map without hashing again) */
+    uint32_t n, ids_room;
+    uint32_t *slots;   /* open addressing: an id, or NO_SLOT */
+    size_t mask;       /* slots - 1, a power of two less one */
+} Vocab;
+
+/* A pair: its ids as left << 32 | right (EMPTY_PAIR: a free slot), its count (chunk counts
+   applied, stale ones included), and where it is among the pairs of the step it last gained
+   in. 24 bytes: the table is large, and every lookup a cache miss. */
+typedef struct {
+    uint64_t key;
+    int64_t count;
+    uint32_t step;   /* the last step it gained in (steps count from 1) */
+    uint32_t mark;   /* in that step: its place among the pairs that gained (train.c) */
+} Pair;
+
+#define EMPTY_PAIR UINT64_MAX  /* no pair has it: ids are below 2^31 */
+
+/* Every pair ever counted, in an open-addressing table of the pairs themselves (a lookup is
+   one place in memory). A pair's number is its slot: it holds until the table grows, which
+   happens only in pairs_reserve (train.c reserves before a step takes any number). Pairs are
+   never removed (the reference keeps stale counts too). */
+typedef struct {
+    Pair *at;
+    size_t mask;     /* slots - 1 (a power of two less one) */
+    size_t n;
+} Pairs;
+
+/* The queue: a 4-ary heap of small items (count, pair key, and a reference to the rest), so
+   that a sift touches few cache lines; the rest of each entry (its push order, its chunks)
+   is held aside. The order: the larger count, then the smaller pair (left id, then right id:
+   the key's order), then the earlier push. */
+typedef struct {
+    int64_t count;
+    uint64_t key;   /* left << 32 | right */
+    uint32_t ref;   /* its Held */
+} Item;
+
+/* The chunks arrays of the entries one step (or the start) pushes, in one allocation: freed
+   when the last entry holding a part of it is taken (a malloc an entry would be millions). */
+typedef struct {
+    size_t refs;
+    uint32_t chunks[];
+} Block;
+
+Block *block_new(size_t chunks);  /* with one reference, the caller's */
+void block_release(Block *b);
+
+typedef struct {
+    uint64_t push;     /* push order: the tie-breaker among equal count and pair */
+    uint32_t *chunks;  /* its part of `block` */
+    Block *block;
+    uint32_t n;
+} Held;
+
+typedef struct {
+    Item *items;
+    size_t n, room;
+    Held *held;
+    uint32_t held_n, held_room;
+    uint32_t *spare;   /* refs free again */
+    uint32_t spare_n, spare_room;
+    uint64_t pushes;
+} Queue;
+
+/* tables.c. Each allocating function returns 0, or -1 when out of memory (nothing changed). */
+int vocab_init(Vocab *v);
+void vocab_free(Vocab *v);
+/* The id of a string, or NO_SLOT. */
+uint32_t vocab_find(const Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash);
+/* Append a string as the next id (it must not be in the vocabulary). */
+int vocab_add(Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash);
+uint64_t hash_bytes(const uint8_t *s, size_t length);
+
+int pairs_init(Pairs *p, size_t expected);
+void pairs_free(Pairs *p);
+/* Room for `more` new pairs without growing (pair numbers change if it grows now). */
+int pairs_reserve(Pairs *p, size_t more);
+/* The number of (left, right), made with count 0 when it is new (room reserved); NO_SLOT
+   when there is no room. */
+uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right);
+
+void queue_free(Queue *q);
+/* Push an entry, its chunks a part of `block` (which gains a reference). */
+int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, Block *block, uint32_t n);
+/* The first entry pushed again with another count: as taking it and pushing it anew (its
+   push order the latest), in one sift (the queue must not be empty). */
+void queue_renew_top(Queue *q, int64_t count);
+/* Take the first entry out (the queue must not be empty); its block's reference becomes the
+   caller's. */
+void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, Block **block, uint32_t *n);
+
+/* train.c. The vocabulary of at most `size` entries, into *out (initialized here; the caller
+   frees it with vocab_free, also on failure); NULL, or what went wrong. */
+const char *train(const Chunks *chunks, uint32_t size, Vocab *out);
+
+#endif
