@@ -196,9 +196,8 @@ def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int] | ChunkTab
         # Ids 0..511 are the two byte alphabets in byte order (a byte's id is the byte, "##"
         # and the byte is 256 more), as Hugging Face's trainer numbers them when they are given
         # first as its "special tokens"; the pieces learned follow.
-        pieces = (wordpiece.train_packed(wordpiece.Packed(
-            chunk_counts.data, chunk_counts.offsets, chunk_counts.counts), size)
-            if isinstance(chunk_counts, ChunkTable) else wordpiece.train(chunk_counts, size))
+        pieces = (wordpiece.train_packed(chunk_counts, size) if isinstance(chunk_counts, ChunkTable)
+                  else wordpiece.train(chunk_counts, size))
         tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece(
             {spell(piece): token for token, piece in enumerate(pieces)}, unk_token="[UNK]",
             max_input_chars_per_word=UNLIMITED, continuing_subword_prefix=CONTINUING))

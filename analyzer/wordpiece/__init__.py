@@ -10,6 +10,6 @@ runs either.
 (520, [b'##es', b'##est'])
 """
 
-from .trainer import Packed, pack, train, train_packed
+from .trainer import pack, train, train_packed
 
-__all__ = ["Packed", "pack", "train", "train_packed"]
+__all__ = ["pack", "train", "train_packed"]

@@ -3,7 +3,7 @@
 Both engines take the same steps (`analyzer.wordpiece.reference`, the definition, and the
 compiled `analyzer.wordpiece._engine`) and give the same vocabulary; the compiled one is used
 when it was built (`ANALYZER_ENGINE` decides as for BPE). The input is the chunks' bytes end to
-end with offsets and counts (`Packed`), as a training source's tables hold them; `train` packs
+end with offsets and counts (a `ChunkTable`), as a run's training input gives them; `train` packs
 a dict of chunks and counts first.
 
 >>> train({"hug": 10, "pug": 5, "hugs": 5}, 516)[512:]
@@ -14,32 +14,23 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from analyzer.bpe import choice
+from analyzer.bpe.counting import ChunkTable
 from analyzer.unigram.trainer import as_bytes
 
 from . import reference
 from .reference import ALPHABET
 
 
-@dataclass(frozen=True)
-class Packed:
-    """Distinct chunks end to end: chunk k is data[offsets[k]:offsets[k + 1]] (int64 offsets,
-    one more than the chunks), occurring counts[k] times (int64, at least 1)."""
+def chunks_of(table: ChunkTable) -> dict[bytes, int]:
+    """A table's chunks (as bytes) with their counts, for the reference.
 
-    data: bytes
-    offsets: array
-    counts: array
-
-    def items(self) -> list[tuple[bytes, int]]:
-        """Each chunk with its count.
-
-        >>> pack({"ab": 2, "c": 1}).items()
-        [(b'ab', 2), (b'c', 1)]
-        """
-        offsets = self.offsets
-        return [(self.data[offsets[k]:offsets[k + 1]], count) for k, count in enumerate(self.counts)]
+    >>> chunks_of(pack({"ab": 2, "c": 1}))
+    {b'ab': 2, b'c': 1}
+    """
+    offsets = table.offsets
+    return {table.data[offsets[k]:offsets[k + 1]]: count for k, count in enumerate(table.counts)}
 
 
 def compiled_engine():
@@ -55,9 +46,10 @@ def compiled_engine():
     return _engine
 
 
-def pack(chunk_counts: Mapping[str, int] | Mapping[bytes, int]) -> Packed:
-    """Chunks (str, taken as UTF-8 with surrogate escapes, or bytes) and their counts, laid out
-    for the engine (in C when it is built: hundreds of thousands of chunks)."""
+def pack(chunk_counts: Mapping[str, int] | Mapping[bytes, int]) -> ChunkTable:
+    """Distinct chunks (str, taken as UTF-8 with surrogate escapes, or bytes) and their counts
+    as the table a run's training input gives (`analyzer.bpe.counting.ChunkTable`), laid out in
+    C when the engine is built (hundreds of thousands of chunks)."""
     counts = array("q", chunk_counts.values())
     if counts and min(counts) < 1:
         chunk, count = next((chunk, count) for chunk, count in chunk_counts.items() if count < 1)
@@ -67,17 +59,17 @@ def pack(chunk_counts: Mapping[str, int] | Mapping[bytes, int]) -> Packed:
         data, offset_bytes = compiled.pack(list(chunk_counts))
         offsets = array("q")
         offsets.frombytes(offset_bytes)
-        return Packed(data, offsets, counts)
+        return ChunkTable(data, offsets, counts, array("q", range(len(counts))))
     pieces = [as_bytes(chunk) for chunk in chunk_counts]
     offsets = array("q", [0])
     total = 0
     for piece in pieces:
         total += len(piece)
         offsets.append(total)
-    return Packed(b"".join(pieces), offsets, counts)
+    return ChunkTable(b"".join(pieces), offsets, counts, array("q", range(len(counts))))
 
 
-def train_packed(packed: Packed, size: int, engine: str | None = None) -> list[bytes]:
+def train_packed(packed: ChunkTable, size: int, engine: str | None = None) -> list[bytes]:
     """The vocabulary (each id's string, `##` before a piece inside a chunk) of at most `size`
     entries; `engine` "python" or "compiled" (None: the compiled one when built)."""
     if size < ALPHABET:
@@ -87,7 +79,7 @@ def train_packed(packed: Packed, size: int, engine: str | None = None) -> list[b
     if engine == "compiled" and compiled is None:
         raise ImportError("the compiled WordPiece engine is not built; reinstall with a C compiler")
     if compiled is None:
-        return reference.train(dict(packed.items()), size)
+        return reference.train(chunks_of(packed), size)
     return compiled.train(packed.data, packed.offsets, packed.counts, size)
 
 
