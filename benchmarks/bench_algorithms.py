@@ -124,7 +124,7 @@ def source_counts(db_path: str, split: str) -> dict[str, int]:
     tables = SourceTables({key: str(path) for key, path in paths.items()},
                           {lang: taken[lang]["bytes"] for lang in plan.languages},
                           list(plan.languages))
-    return tables.chunk_counts(split)
+    return dict(tables.chunk_table(split).items())
 
 
 def peer(db_path: str, trainer: str, split: str, size: str, out: str) -> dict:
@@ -163,8 +163,9 @@ def main() -> None:
                         help="default: all three")
     parser.add_argument("--source", type=Path, help="train on this folder of text (a training "
                         "source) instead of NTREX itself")
-    parser.add_argument("--peers", action="store_true", help="with --source: also Hugging "
-                        "Face's WordPiece and Unigram trainers and SentencePiece on the same chunks")
+    parser.add_argument("--peer", action="append", choices=PEERS, help="with --source: also "
+                        "this peer on the same chunks (repeatable; default: none)")
+    parser.add_argument("--peers", action="store_true", help="with --source: every peer")
     parser.add_argument("--timeout", type=float, default=1800,
                         help="seconds a peer may train (default 1800)")
     parser.add_argument("--work", type=Path, help="keep the database (and the source's "
@@ -215,8 +216,9 @@ def main() -> None:
                                 f"{statistics.median(ratios.values()):>+11.1%} "
                                 f"{widest:>9} {ratios[widest]:>+7.1%}")
                     print(row, flush=True)
-                if args.peers and args.source:
-                    for name in PEERS:
+                peers = PEERS if args.peers else args.peer or []
+                if args.source:
+                    for name in peers:
                         try:
                             theirs = in_fresh_process("peer", db_path, name, split, size,
                                                       Path(tmp) / f"{name}.model",
