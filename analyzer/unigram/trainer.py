@@ -87,9 +87,11 @@ def make_trainer(chunk_counts: Chunks, max_piece_bytes: int = MAX_PIECE_BYTES,
             return compiled(table.data, table.offsets, table.counts, max_piece_bytes,
                             threads or available_cores(), cache_limit)
         at = table.offsets
-        chunk_counts = {table.data[at[k]:at[k + 1]]: count for k, count in enumerate(table.counts)}
-    if compiled is None:
-        return reference.Trainer({as_bytes(chunk): count for chunk, count in chunk_counts.items()},
+        return reference.Trainer([(table.data[at[k]:at[k + 1]], count)
+                                  for k, count in enumerate(table.counts)], max_piece_bytes)
+    if compiled is None:  # pairs, not a dict: two str with the same UTF-8 stay two chunks, as
+        # the compiled engine gets them (one with surrogate escapes, "\udcc3\udca9", and "é")
+        return reference.Trainer([(as_bytes(chunk), count) for chunk, count in chunk_counts.items()],
                                  max_piece_bytes)
     # The chunks end to end, as the engine reads them (no second dict on a gigabyte's chunks).
     offsets = array("q", [0])
