@@ -84,8 +84,11 @@ def make_trainer(chunk_counts: Chunks, max_piece_bytes: int = MAX_PIECE_BYTES,
     if isinstance(chunk_counts, ChunkTable):
         table = chunk_counts
         if compiled is not None:
-            return compiled(table.data, table.offsets, table.counts, max_piece_bytes,
-                            threads or available_cores(), cache_limit)
+            try:
+                return compiled(table.data, table.offsets, table.counts, max_piece_bytes,
+                                threads or available_cores(), cache_limit)
+            except OverflowError:  # counts whose sums could pass 2^63: the reference's do not
+                pass
         at = table.offsets
         return reference.Trainer([(table.data[at[k]:at[k + 1]], count)
                                   for k, count in enumerate(table.counts)], max_piece_bytes)
@@ -101,8 +104,12 @@ def make_trainer(chunk_counts: Chunks, max_piece_bytes: int = MAX_PIECE_BYTES,
         data += as_bytes(chunk)
         offsets.append(len(data))
         counts.append(count)
-    return compiled(data, offsets, counts, max_piece_bytes, threads or available_cores(),
-                    cache_limit)
+    try:
+        return compiled(data, offsets, counts, max_piece_bytes, threads or available_cores(),
+                        cache_limit)
+    except OverflowError:  # counts whose sums could pass 2^63: the reference's do not
+        return reference.Trainer([(bytes(data[offsets[k]:offsets[k + 1]]), count)
+                                  for k, count in enumerate(counts)], max_piece_bytes)
 
 
 def expected_rounds(pieces: int, size: int, shrink: float = SHRINK) -> int:
