@@ -211,6 +211,31 @@ def test_expected_rounds():
     assert expected_rounds(100, 32_768) == 0
 
 
+@needs_compiled
+def test_two_str_with_the_same_utf8_train_as_two_chunks_on_both_engines():
+    # "é" and its UTF-8 as surrogate escapes: the compiled engine gets both; the reference
+    # used to keep one of them (a dict of bytes), and pruned differently.
+    from analyzer.wordpiece import pack
+    chunks = {"é": 3, "\udcc3\udca9": 3, "cd": 5, "ab": 4, "abcd": 2}
+    expected = train(chunks, 258, engine="compiled", threads=1)
+    assert expected.pieces[:2] == [b"cd", b"\xc3\xa9"]
+    assert train(chunks, 258, engine="python") == expected
+    assert train(pack(chunks), 258, engine="python") == expected
+
+
+def test_counts_whose_sums_pass_63_bits_train_as_the_reference():
+    # "ab" occurs 2**63 times (a seed's frequency, then times its length): int64 sums would
+    # wrap, so the compiled engine refuses them and the reference (whose do not) trains them.
+    chunks = {b"xab": 2**62, b"yab": 2**62, b"cdc": 2**62 - 1}
+    expected = train(chunks, 260, engine="python")
+    assert expected.pieces[:4] == [b"cdc", b"xab", b"yab", b"ab"]
+    assert train(chunks, 260) == expected
+    if compiled_engine() is not None:
+        from array import array
+        with pytest.raises(OverflowError, match="too large to sum in 64 bits"):
+            compiled_engine()(b"ab", array("q", [0, 2]), array("q", [2**62]))
+
+
 def test_a_size_below_the_bytes_is_refused():
     with pytest.raises(ValueError, match="256 or more"):
         train({"a": 1}, 255)

@@ -166,6 +166,36 @@ def test_counts_past_32_bits_are_summed_in_64():
         assert train(chunks, 514, engine="compiled")[512:] == [b"ab", b"cd"]
 
 
+def test_counts_whose_sums_pass_63_bits_train_as_the_reference():
+    # (##a, ##b) occurs 2**63 times: int64 sums would wrap (the engine refuses, the reference
+    # trains them); Python's do not.
+    chunks = {b"xab": 2**62, b"yab": 2**62, b"cdc": 2**62 - 1}
+    assert train(chunks, 516, engine="python")[512:] == [b"##ab", b"xab", b"yab", b"cd"]
+    assert train(chunks, 516) == train(chunks, 516, engine="python")
+    assert train({b"aaaa": 2**62, b"cdc": 5}, 516) == train({b"aaaa": 2**62, b"cdc": 5}, 516,
+                                                             engine="python")
+
+
+@needs_compiled
+def test_the_engine_refuses_counts_whose_sums_could_wrap():
+    with pytest.raises(OverflowError, match="too large to sum in 64 bits"):
+        compiled_engine().train(b"ab", array("q", [0, 2]), array("q", [2**62]), 600)
+
+
+def test_a_chunk_twice_in_a_table_trains_as_its_counts_summed():
+    # "é" and its UTF-8 as surrogate escapes are two str, the same bytes: the table holds
+    # them twice, and both engines count them as one chunk (3 + 3 > 5: é first).
+    chunks = {"é": 3, "\udcc3\udca9": 3, "cd": 5}
+    assert chunks_of(pack(chunks)) == {b"\xc3\xa9": 6, b"cd": 5}
+    assert train(chunks, 513) == train(chunks, 513, engine="python")
+    assert train(chunks, 513)[512:] == [b"\xc3\xa9"]
+
+
+def test_a_size_past_2_to_the_31_trains_as_any_large_size():
+    chunks = {b"hug": 10, b"pug": 5}
+    assert train(chunks, 2**31) == train(chunks, 2**31, engine="python") == train(chunks, 600)
+
+
 def test_a_packed_layout_trains_as_its_dict():
     chunks = {"low": 5, "lower": 2, "newest": 6, "widest": 3, "é\udcff": 1}
     packed = pack(chunks)

@@ -48,7 +48,7 @@ until at most size x 1.1 pieces remain, as SentencePiece does.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 MAX_PIECE_BYTES = 16
 """The longest piece, in bytes (SentencePiece's and Hugging Face's default, in their symbols)."""
@@ -127,8 +127,12 @@ class Trainer:
     """The training state: the chunks with their counts, and the model (pieces in order, each
     with its score). Its methods are the steps; `analyzer.unigram.trainer.train` runs them."""
 
-    def __init__(self, chunk_counts: Mapping[bytes, int], max_piece_bytes: int = MAX_PIECE_BYTES):
-        self.chunks = list(chunk_counts.items())
+    def __init__(self, chunk_counts: Mapping[bytes, int] | Iterable[tuple[bytes, int]],
+                 max_piece_bytes: int = MAX_PIECE_BYTES):
+        # (chunk, count) pairs are taken as they come, a chunk twice included: as the compiled
+        # engine reads a packed table (summing them first would change the float sums' order)
+        pairs = chunk_counts.items() if isinstance(chunk_counts, Mapping) else chunk_counts
+        self.chunks = list(pairs)
         self.max_piece_bytes = max_piece_bytes
         self.pieces: list[bytes] = []
         self.scores: list[float] = []

@@ -84,12 +84,17 @@ def make_trainer(chunk_counts: Chunks, max_piece_bytes: int = MAX_PIECE_BYTES,
     if isinstance(chunk_counts, ChunkTable):
         table = chunk_counts
         if compiled is not None:
-            return compiled(table.data, table.offsets, table.counts, max_piece_bytes,
-                            threads or available_cores(), cache_limit)
+            try:
+                return compiled(table.data, table.offsets, table.counts, max_piece_bytes,
+                                threads or available_cores(), cache_limit)
+            except OverflowError:  # counts whose sums could pass 2^63: the reference's do not
+                pass
         at = table.offsets
-        chunk_counts = {table.data[at[k]:at[k + 1]]: count for k, count in enumerate(table.counts)}
-    if compiled is None:
-        return reference.Trainer({as_bytes(chunk): count for chunk, count in chunk_counts.items()},
+        return reference.Trainer([(table.data[at[k]:at[k + 1]], count)
+                                  for k, count in enumerate(table.counts)], max_piece_bytes)
+    if compiled is None:  # pairs, not a dict: two str with the same UTF-8 stay two chunks, as
+        # the compiled engine gets them (one with surrogate escapes, "\udcc3\udca9", and "é")
+        return reference.Trainer([(as_bytes(chunk), count) for chunk, count in chunk_counts.items()],
                                  max_piece_bytes)
     # The chunks end to end, as the engine reads them (no second dict on a gigabyte's chunks).
     offsets = array("q", [0])
@@ -99,8 +104,12 @@ def make_trainer(chunk_counts: Chunks, max_piece_bytes: int = MAX_PIECE_BYTES,
         data += as_bytes(chunk)
         offsets.append(len(data))
         counts.append(count)
-    return compiled(data, offsets, counts, max_piece_bytes, threads or available_cores(),
-                    cache_limit)
+    try:
+        return compiled(data, offsets, counts, max_piece_bytes, threads or available_cores(),
+                        cache_limit)
+    except OverflowError:  # counts whose sums could pass 2^63: the reference's do not
+        return reference.Trainer([(bytes(data[offsets[k]:offsets[k + 1]]), count)
+                                  for k, count in enumerate(counts)], max_piece_bytes)
 
 
 def expected_rounds(pieces: int, size: int, shrink: float = SHRINK) -> int:

@@ -24,13 +24,18 @@ from .reference import ALPHABET
 
 
 def chunks_of(table: ChunkTable) -> dict[bytes, int]:
-    """A table's chunks (as bytes) with their counts, for the reference.
+    """A table's chunks (as bytes) with their counts (a chunk there twice: summed), for the
+    reference.
 
     >>> chunks_of(pack({"ab": 2, "c": 1}))
     {b'ab': 2, b'c': 1}
     """
     offsets = table.offsets
-    return {table.data[offsets[k]:offsets[k + 1]]: count for k, count in enumerate(table.counts)}
+    chunks: dict[bytes, int] = {}
+    for k, count in enumerate(table.counts):  # a chunk twice (two str with the same UTF-8,
+        chunk = table.data[offsets[k]:offsets[k + 1]]  # one with surrogate escapes) is summed,
+        chunks[chunk] = chunks.get(chunk, 0) + count   # as the engine's pair counts sum it
+    return chunks
 
 
 def compiled_engine():
@@ -80,7 +85,10 @@ def train_packed(packed: ChunkTable, size: int, engine: str | None = None) -> li
         raise ImportError("the compiled WordPiece engine is not built; reinstall with a C compiler")
     if compiled is None:
         return reference.train(chunks_of(packed), size)
-    return compiled.train(packed.data, packed.offsets, packed.counts, size)
+    try:  # ids are below 2^31, so a larger size asks for nothing more
+        return compiled.train(packed.data, packed.offsets, packed.counts, min(size, 2**31 - 1))
+    except OverflowError:  # counts whose sums could pass 2^63: Python's integers do not wrap
+        return reference.train(chunks_of(packed), size)
 
 
 def train(chunk_counts: Mapping[str, int] | Mapping[bytes, int], size: int,

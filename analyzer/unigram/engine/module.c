@@ -59,6 +59,20 @@ static int Trainer_init(Trainer *self, PyObject *args, PyObject *kwargs) {
                          k, (long long)offsets[k], (long long)offsets[k + 1], (long long)counts[k]);
             return -1;
         }
+    /* The int64 sums (a seed's frequency times its length, a pruning's total and frequencies)
+       stay within 16 times the chunks' bytes weighted by their counts: kept below 2^63, none
+       wraps (the caller trains such counts on the reference, whose integers do not). */
+    uint64_t weight = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t part;
+        if (__builtin_mul_overflow((uint64_t)(offsets[k + 1] - offsets[k]), (uint64_t)counts[k],
+                                   &part)
+            || __builtin_add_overflow(weight, part, &weight) || weight > INT64_MAX / 32) {
+            PyErr_SetString(PyExc_OverflowError, "the counts are too large to sum in 64 bits: "
+                            "their chunks' bytes times their counts reach 2^63 / 32");
+            return -1;
+        }
+    }
     if (max_piece < 1 || max_piece > MAX_PIECE || threads < 1 || seed_batch < 1) {
         PyErr_Format(PyExc_ValueError, "max_piece_bytes must be 1..%d, threads and seed_batch at least 1",
                      MAX_PIECE);

@@ -100,6 +100,19 @@ static int check_layout(const Py_buffer *data, const Py_buffer *offsets, const P
                          k, (long long)at[k], (long long)at[k + 1], (long long)count[k]);
             return -1;
         }
+    /* Every pair count stays within 3 times the chunks' bytes weighted by their counts (the
+       first counts, plus at most two gains an occurrence merged, each a chunk's count): kept
+       below 2^63, no int64 sum wraps (the caller trains such counts on the reference). */
+    uint64_t weight = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t bytes = (uint64_t)(at[k + 1] - at[k]), part;
+        if (__builtin_mul_overflow(bytes, (uint64_t)count[k], &part)
+            || __builtin_add_overflow(weight, part, &weight) || weight > INT64_MAX / 3) {
+            PyErr_SetString(PyExc_OverflowError, "the counts are too large to sum in 64 bits: "
+                            "their chunks' bytes times their counts reach 2^63 / 3");
+            return -1;
+        }
+    }
     if (n == 0 && offsets->len == 8 && (((const int64_t *)offsets->buf)[0] < 0
                                         || ((const int64_t *)offsets->buf)[0] > data->len)) {
         PyErr_SetString(PyExc_ValueError, "offsets out of range");
