@@ -109,3 +109,21 @@ def test_a_reader_that_goes_away_never_fails_the_run():
     tracker.stage("loading texts")
     tracker.report("shared", "train", 1, 10)
     assert tracker.gone
+
+
+def test_a_bar_says_training_until_it_counts_steps():
+    """In a terminal, a Unigram or WordPiece bar said `merges 0/1` before (or, WordPiece's,
+    instead of) any count: a training whose steps are not counted says `training`, Unigram's
+    says its rounds once it counts them."""
+    console = Console(file=io.StringIO(), force_terminal=True, width=120)
+    bars = progress_bars(console, disable=True)
+    tracker = VocabularyBars(bars)
+    tracker.report("wordpiece size 1024", "train", 0, 1)
+    tracker.report("unigram size 1024", "train", 0, 1)
+    tasks = {task.description: task for task in bars.tasks}
+    assert "wordpiece size 1024: training" in tasks
+    assert not tasks["unigram size 1024: training"].fields["merges"]
+    tracker.report("unigram size 1024", "rounds", 2, 9)
+    rounds = next(task for task in bars.tasks if task.description.startswith("unigram"))
+    assert rounds.description == "unigram size 1024: rounds"
+    assert rounds.fields["merges"] and (rounds.completed, rounds.total) == (2, 9)

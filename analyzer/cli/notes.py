@@ -96,8 +96,8 @@ def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[st
             f" and {len(short) - SHORT_LISTED} more (export lists every model's entries)"
             if len(short) > SHORT_LISTED else "")
         notes.append(f"{len(short)} Unigram or WordPiece vocabularies have fewer entries than "
-                     "their size at some size, the library finding no more pieces in their "
-                     f"training text: {shown}")
+                     "their size at some size, their training finding no more pieces in the "
+                     f"text: {shown}")
     return notes
 
 

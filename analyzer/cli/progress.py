@@ -110,9 +110,12 @@ class VocabularyBars:
         task = self.tasks.get(scope)
         if task is None:
             task = self.tasks[scope] = self.bars.add_task(plain(scope), total=total)
-        if steps:
+        if steps and total > 1:
             self.bars.update(task, description=f"{plain(scope)}: {steps}", completed=done,
                              total=total, merges=True)
+        elif steps:  # a training that counts no steps (yet): no "merges 0/1"
+            self.bars.update(task, description=f"{plain(scope)}: training", completed=done,
+                             total=total, merges=False)
         elif phase == "count":
             self.bars.update(task, description=f"{plain(scope)}: counting", merges=False)
         else:

@@ -202,7 +202,8 @@ def merges(
 def tokenize(
     run_id: int = typer.Argument(..., metavar="RUN", help="Run id."),
     text: str = typer.Argument(..., metavar="TEXT", help="The text to tokenize."),
-    vocab: str = typer.Option(SHARED_SCOPE, help="shared, a language code, or an "
+    vocab: str = typer.Option(SHARED_SCOPE, help="shared, a language code, unigram or "
+                              "wordpiece (unigram:LANG for a language's own), or an "
                               "extension (extend:o200k_base)."),
     size: str = typer.Option(None, help="Vocabulary size (default: the run's largest); for an "
                              "extension, +N: N tokens added to the base."),
