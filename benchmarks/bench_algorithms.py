@@ -28,9 +28,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_sources import in_fresh_process, register  # noqa: E402  (the benchmarks folder is not a package)
+
+if TYPE_CHECKING:
+    from analyzer.runs.plan import SourceTables
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 ALGORITHMS = ("bpe", "unigram", "wordpiece")
@@ -67,10 +71,7 @@ def prepare(db_path: Path, source: Path | None) -> None:
 def job(db_path: str, algorithm: str, split: str, size: str, source: str) -> dict:
     """One vocabulary's job, in this (fresh) process."""
     from analyzer.runs import RunSettings
-    from analyzer.runs.builders import make_plans, run_splitters
-    from analyzer.runs.chunk_cache import ChunkCache
-    from analyzer.runs.counting import count_locally
-    from analyzer.runs.plan import SourceTables
+    from analyzer.runs.builders import make_plans
     from analyzer.runs.registry import builder_of
     from analyzer.runs.resolution import resolve
     from analyzer.store import load_texts, open_db
@@ -81,50 +82,46 @@ def job(db_path: str, algorithm: str, split: str, size: str, source: str) -> dic
                            train_on=source if source != "-" else None)
     resolved = resolve(db, settings)
     texts = load_texts(db, resolved.corpus.id, resolved.languages)
-    tables = None
-    if resolved.source is not None:  # counted by `prepare`: read from the cache, as a rerun does
-        plan = resolved.source
-        paths, taken = count_locally(plan, run_splitters(resolved), ChunkCache.beside(db.path))
-        tables = SourceTables({key: str(path) for key, path in paths.items()},
-                              {lang: taken[lang]["bytes"] for lang in plan.languages},
-                              list(plan.languages))
+    tables = cached_tables(db, resolved) if resolved.source is not None else None
     wanted = "shared" if algorithm == "bpe" else algorithm
     (chosen,) = [plan for plan in make_plans(resolved, tables) if str(plan.kind) == wanted]
     work = chosen.job(texts)
     reset_peak()
-    before = peak_rss_mb()
     start = time.perf_counter()
     record = builder_of(work.kind).build(work)
     seconds = time.perf_counter() - start
     counts = record.counts[int(size)]
     return {"train": record.seconds, "job": seconds, "peak_mb": peak_rss_mb(),
-            "held_mb": before, "entries": int(size) if record.stop_reason is None else None,
             "tokens": {lang: sum(units) for lang, units in counts.items()}}
 
 
 PEERS = ("hf-wordpiece", "hf-unigram", "sentencepiece")
 
 
-def source_counts(db_path: str, split: str) -> dict[str, int]:
-    """The source's sample as a run counted it (`prepare`), every language's chunks merged."""
-    from analyzer.runs import RunSettings
+def cached_tables(db, resolved) -> SourceTables:
+    """The source's sample as `prepare` counted it, read from the chunk-count cache (as a rerun
+    reads it: no text)."""
     from analyzer.runs.builders import run_splitters
     from analyzer.runs.chunk_cache import ChunkCache
     from analyzer.runs.counting import count_locally
-    from analyzer.runs.plan import SourceTables
+
+    plan = resolved.source
+    paths, taken = count_locally(plan, run_splitters(resolved), ChunkCache.beside(db.path))
+    return SourceTables({key: str(path) for key, path in paths.items()},
+                        {lang: taken[lang]["bytes"] for lang in plan.languages},
+                        list(plan.languages))
+
+
+def source_counts(db_path: str, split: str) -> dict[str, int]:
+    """The source's sample, every language's chunks merged (what a peer takes)."""
+    from analyzer.runs import RunSettings
     from analyzer.runs.resolution import resolve
     from analyzer.store import open_db
 
     db = open_db(Path(db_path))
     resolved = resolve(db, RunSettings(corpus="ntrex", pretokenizers=[split], sizes=[512],
                                        per_language=False, train_on="bench"))
-    assert resolved.source is not None
-    plan = resolved.source
-    paths, taken = count_locally(plan, run_splitters(resolved), ChunkCache.beside(db.path))
-    tables = SourceTables({key: str(path) for key, path in paths.items()},
-                          {lang: taken[lang]["bytes"] for lang in plan.languages},
-                          list(plan.languages))
-    return dict(tables.chunk_table(split).items())
+    return dict(cached_tables(db, resolved).chunk_table(split).items())
 
 
 def peer(db_path: str, trainer: str, split: str, size: str, out: str) -> dict:

@@ -5,6 +5,7 @@ the pre-tokenizers' compiled splitter (`native_split`) asks it too."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from functools import lru_cache
@@ -37,3 +38,17 @@ def extension() -> ModuleType | None:
     except ImportError:
         return None
     return _engine
+
+
+def compiled_module(package: str) -> ModuleType | None:
+    """A package's compiled engine (`<package>._engine`, e.g. "analyzer.unigram"), or None
+    when it is not built or the pure engine was asked for; with `ANALYZER_ENGINE=compiled`, a
+    missing one is an ImportError."""
+    if wanted() == "python":
+        return None
+    try:
+        return importlib.import_module(f"{package}._engine")
+    except ImportError:
+        if wanted() == "compiled":
+            raise
+        return None

@@ -45,15 +45,8 @@ class Trained:
 
 def compiled_engine():
     """The compiled Trainer type, or None (not built, or `ANALYZER_ENGINE=python`)."""
-    if choice.wanted() == "python":
-        return None
-    try:
-        from . import _engine
-    except ImportError:
-        if choice.wanted() == "compiled":
-            raise
-        return None
-    return _engine.Trainer
+    module = choice.compiled_module(__package__)
+    return None if module is None else module.Trainer
 
 
 def as_bytes(chunk: str | bytes) -> bytes:

@@ -40,15 +40,7 @@ def chunks_of(table: ChunkTable) -> dict[bytes, int]:
 
 def compiled_engine():
     """The compiled module, or None (not built, or `ANALYZER_ENGINE=python`)."""
-    if choice.wanted() == "python":
-        return None
-    try:
-        from . import _engine
-    except ImportError:
-        if choice.wanted() == "compiled":
-            raise
-        return None
-    return _engine
+    return choice.compiled_module(__package__)
 
 
 def pack(chunk_counts: Mapping[str, int] | Mapping[bytes, int]) -> ChunkTable:
