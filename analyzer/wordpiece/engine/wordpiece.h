@@ -67,7 +67,12 @@ typedef struct {
 /* The queue: a 4-ary heap of small items (count, pair key, and a reference to the rest), so
    that a sift touches few cache lines; the rest of each entry (its push order, its chunks)
    is held aside. The order: the larger count, then the smaller pair (left id, then right id:
-   the key's order), then the earlier push. */
+   the key's order), then the earlier push.
+   Most entries never come out (a training ends long before the small counts' turn), so only
+   those of count `floor` or more are in the heap, the rest set aside unordered; when the heap
+   is empty, a lower floor lets the largest of them in. The heap stays small (in cache), and
+   the first entry is still the first of all: every one set aside counts less than any in the
+   heap. */
 typedef struct {
     int64_t count;
     uint64_t key;   /* left << 32 | right */
@@ -92,8 +97,18 @@ typedef struct {
 } Held;
 
 typedef struct {
-    Item *items;
+    Item *at;
+    uint32_t n, room;
+} Bucket;
+
+#define BUCKETS 65536  /* counts set aside: 1..65535 each its own, 0 and less in the first */
+
+typedef struct {
+    Item *items;       /* the heap: the entries of count `floor` or more */
     size_t n, room;
+    Bucket *aside;     /* the entries of a count below `floor` (<= BUCKETS), by count */
+    size_t aside_n;
+    int64_t floor;
     Held *held;
     uint32_t held_n, held_room;
     uint32_t *spare;   /* refs free again */
@@ -110,6 +125,16 @@ uint32_t vocab_find(const Vocab *v, const uint8_t *s, uint32_t length, uint64_t 
 int vocab_add(Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash);
 uint64_t hash_bytes(const uint8_t *s, size_t length);
 
+/* A pair key's home slot: Fibonacci hashing of both ids. */
+static inline size_t pair_home(uint64_t key, size_t mask) {
+    return (size_t)((key * 0x9e3779b97f4a7c15u) >> 20) & mask;
+}
+
+/* Ask for (left, right)'s home slot ahead of a lookup (the table is far larger than cache). */
+static inline void pairs_prefetch(const Pairs *p, uint32_t left, uint32_t right) {
+    __builtin_prefetch(p->at + pair_home((uint64_t)left << 32 | right, p->mask));
+}
+
 int pairs_init(Pairs *p, size_t expected);
 void pairs_free(Pairs *p);
 /* Room for `more` new pairs without growing (pair numbers change if it grows now). */
@@ -118,13 +143,18 @@ int pairs_reserve(Pairs *p, size_t more);
    when there is no room. */
 uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right);
 
+int queue_init(Queue *q);  /* 0, or -1 when out of memory */
 void queue_free(Queue *q);
+/* The first entry of all, or NULL when the queue is empty (may let entries into the heap:
+   out of memory is NULL too, with *failed set). */
+const Item *queue_top(Queue *q, int *failed);
 /* Push an entry, its chunks a part of `block` (which gains a reference). */
 int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, Block *block, uint32_t n);
 /* The first entry pushed again with another count: as taking it and pushing it anew (its
-   push order the latest), in one sift (the queue must not be empty). */
-void queue_renew_top(Queue *q, int64_t count);
-/* Take the first entry out (the queue must not be empty); its block's reference becomes the
+   push order the latest), in one sift (queue_top must have given it); -1 when out of
+   memory. */
+int queue_renew_top(Queue *q, int64_t count);
+/* Take the first entry out (queue_top must have given it); its block's reference becomes the
    caller's. */
 void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, Block **block, uint32_t *n);
 
