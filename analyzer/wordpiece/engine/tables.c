@@ -221,13 +221,11 @@ static void heap_add(Queue *q, Item item) {
     q->items[i] = item;
 }
 
-#define LET_IN 4096  /* entries (at least, while there are) a lower floor lets in at once */
-
-/* The heap is empty: lower the floor, a count at a time, until LET_IN entries or more are in
-   the heap (or none is left aside). */
+/* The heap is empty: lower the floor, a count at a time, until `let_in` entries or more are
+   in the heap (or none is left aside). */
 static int let_in(Queue *q) {
     size_t moved = 0;
-    while (q->floor > INT64_MIN && moved < LET_IN) {
+    while (q->floor > INT64_MIN && moved < q->let_in) {
         Bucket *b = &q->aside[q->floor > 0 ? q->floor - 1 : 0];
         q->floor = q->floor > 1 ? q->floor - 1 : INT64_MIN;  /* bucket 0: counts 0 and less */
         if (b->n == 0) continue;
@@ -282,8 +280,9 @@ const Item *queue_top(Queue *q, int *failed) {
     return q->n ? &q->items[0] : NULL;
 }
 
-int queue_init(Queue *q) {
+int queue_init(Queue *q, size_t let_in) {
     memset(q, 0, sizeof *q);
+    q->let_in = let_in;
     q->floor = BUCKETS;
     q->aside = calloc(BUCKETS, sizeof *q->aside);
     return q->aside ? 0 : -1;

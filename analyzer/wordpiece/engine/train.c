@@ -4,15 +4,20 @@
    (two words), then its ids, shrinking in place as merges join them. A chunk is known by
    where its record starts (a queue entry's chunks are an array of those, each once): a visit
    reads one place in memory, not an offset, a length and a count in three tables. The first
-   pair counts are taken in a dense 512 x 512 table (every first id is a byte symbol), then
-   kept in the pair table.
+   pair counts are taken in a dense 512 x 512 table (every first id is a byte symbol), on two
+   threads when the chunks are many, then kept in the pair table.
 
    A step merging (left, right) into `token` changes four kinds of pairs only: (x, left) loses
    what (x, token) gains, x the symbol before an occurrence, and (right, y) loses what
    (token, y) gains, y the one after. So the step sums the amounts by x and by y in two dense
    tables (`Side`) and looks each pair up once at the end, not once an occurrence (tens of
-   thousands of them in the first steps). The sums are the same in any order; the notes (which chunks each gaining
-   pair gained in) are kept in the order made, every chunk's together, as the reference's. */
+   thousands of them in the first steps). The sums are the same in any order; the notes
+   (which chunks each gaining pair gained in) are kept in the order made, every chunk's
+   together, as the reference's.
+
+   Where the time goes (NTREX, 32,768): visiting chunks, most of it waiting for memory (a
+   record is asked for a few visits ahead, and searched four places at a time); then the
+   pair lookups and the queue. */
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,18 +28,6 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#ifdef WP_PROFILE
-#include <stdio.h>
-#include <time.h>
-double g_rehash; size_t g_side, g_len, g_none, g_occ; static double T[8]; static double now_s(void){struct timespec a; clock_gettime(CLOCK_MONOTONIC,&a); return a.tv_sec+a.tv_nsec/1e9;}
-#ifndef BIGV
-#define BIGV 512
-#endif
-#define TICK(i) do { double _n = now_s(); T[i] += _n - _t; _t = _n; } while (0)
-#else
-#define TICK(i) (void)0
-#endif
-
 #define OUT_OF_MEMORY "out of memory"
 
 /* A growable array of uint32. */
@@ -91,10 +84,7 @@ typedef struct {
 
 #define HEADER 3     /* a record's words before its ids */
 #define PREFETCH 16  /* visits ahead a chunk's record is asked for */
-#ifndef LOOKAHEAD
-#define LOOKAHEAD 4
-#endif
- /* side ids ahead their pairs are asked for */
+#define LOOKAHEAD 4  /* side ids ahead their pairs are asked for */
 
 static inline int64_t record_count(const uint32_t *record) {
     int64_t count;
@@ -323,17 +313,8 @@ static int touched_fit(Training *t, size_t n) {
 static int apply_sides(Training *t, uint32_t left, uint32_t right, uint32_t token) {
     Pairs *p = &t->pairs;
     size_t more = 2 * (t->side[BEFORE].ids.n + t->side[AFTER].ids.n);  /* pairs it may add */
-#ifdef WP_PROFILE
-    extern size_t g_side; g_side += t->side[BEFORE].ids.n + t->side[AFTER].ids.n;
-#endif
-#ifdef WP_PROFILE
-    double r0 = now_s(); size_t m0 = p->mask;
-#endif
-    if (pairs_reserve(p, more) < 0) return -1;
-#ifdef WP_PROFILE
-    extern double g_rehash; if (p->mask != m0) { g_rehash += now_s() - r0; fprintf(stderr, "rehash to %zu at step %u n=%zu more=%zu\n", p->mask + 1, t->step, p->n, more); }
-#endif
-    if (touched_fit(t, t->side[BEFORE].ids.n + t->side[AFTER].ids.n) < 0)
+    if (pairs_reserve(p, more) < 0
+        || touched_fit(t, t->side[BEFORE].ids.n + t->side[AFTER].ids.n) < 0)
         return -1;
     for (int kind = 0; kind < SIDES; kind++) {
         Side *side = &t->side[kind];
@@ -483,7 +464,7 @@ static int64_t joined(const Vocab *v, uint32_t left, uint32_t right, uint8_t **b
     return (int64_t)(na + nb);
 }
 
-const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
+const char *train(const Chunks *chunks, uint32_t size, size_t let_in, Vocab *vocab) {
     Training t = {0};
     int failed = 0;  /* the queue could not let entries into its heap */
     t.chunks = chunks;
@@ -493,7 +474,8 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
     const char *problem = OUT_OF_MEMORY;
     size_t n_symbols = chunks->n ? (size_t)(chunks->offsets[chunks->n] - chunks->offsets[0]) : 0;
     size_t words = n_symbols + HEADER * chunks->n;  /* the records' */
-    if (queue_init(&t.queue) < 0 || vocab_init(vocab) < 0 || byte_symbols(vocab) < 0) goto done;
+    if (queue_init(&t.queue, let_in) < 0 || vocab_init(vocab) < 0 || byte_symbols(vocab) < 0)
+        goto done;
     if (words >= NO_SLOT) {  /* a record's start is a uint32, and NO_SLOT means none */
         problem = "the chunks are too many or too long: their bytes and 3 a chunk must stay "
                   "under 2^32";
@@ -501,12 +483,7 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
     }
     t.records = malloc((words ? words : 1) * sizeof *t.records);
     if (!t.records) goto done;
-#ifdef WP_PROFILE
-    size_t bigsteps = 0, renews = 0, visits = 0, steps_n = 0, small = 0;
-    double _t = now_s();
-#endif
     if ((problem = first_pairs(&t))) goto done;
-    TICK(0);
     problem = OUT_OF_MEMORY;
     const Item *top;
     while (vocab->n < size && (top = queue_top(&t.queue, &failed))) {
@@ -516,10 +493,6 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
         int64_t now = t.pairs.at[pair].count;
         if (top->count != now) {  /* stale: back with today's count, as a new push */
             if (queue_renew_top(&t.queue, now) < 0) goto done;
-#ifdef WP_PROFILE
-            renews++;
-#endif
-            TICK(1);
             continue;
         }
         if (now < 1) break;
@@ -527,7 +500,6 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
         uint32_t *merge_in, n_merge_in;
         Block *block;
         queue_take(&t.queue, &key, &merge_in, &block, &n_merge_in);
-        TICK(1);
         int64_t length = joined(vocab, left, right, &piece, &piece_room);
         if (length < 0) {
             block_release(block);
@@ -543,9 +515,6 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
             }
         }
         t.step++;
-#ifdef WP_PROFILE
-        visits += n_merge_in; steps_n++; if (n_merge_in < 16) small += n_merge_in;
-#endif
         if (sides_fit(&t, vocab->n) < 0) {
             block_release(block);
             goto done;
@@ -563,19 +532,10 @@ const char *train(const Chunks *chunks, uint32_t size, Vocab *vocab) {
             }
         }
         block_release(block);
-#ifdef WP_PROFILE
-        if (n_merge_in >= BIGV) { TICK(5); bigsteps++; } else TICK(2);
-#endif
-        if (apply_sides(&t, left, right, token) < 0) goto done;
-        TICK(3);
-        if (push_noted(&t) < 0) goto done;
-        TICK(4);
+        if (apply_sides(&t, left, right, token) < 0 || push_noted(&t) < 0) goto done;
     }
     if (failed) goto done;
     problem = NULL;
-#ifdef WP_PROFILE
-    fprintf(stderr, "rehash %.3f side %zu ", g_rehash, g_side); fprintf(stderr, "bigsteps %zu len %zu none %zu occ %zu ", bigsteps, g_len, g_none, g_occ); fprintf(stderr, "visits %zu steps %zu small %zu renew %zu bigvisit %.3f ", visits, steps_n, small, renews, T[5]); fprintf(stderr, "first %.3f queue %.3f visit %.3f apply %.3f push %.3f pairs=%zu slots=%zu queue=%zu pending=%zu floor=%lld\n", T[0],T[1],T[2],T[3],T[4], t.pairs.n, t.pairs.mask+1, t.queue.n, t.queue.aside_n, (long long)t.queue.floor);
-#endif
 done:
     free(piece);
     free(t.records);

@@ -4,9 +4,10 @@
      wordpiece.h  the shared types: the chunks, the vocabulary, the pair table, the queue
      tables.c     the vocabulary (strings and an open-addressing map to their ids), the pair
                   table (an open-addressing map of (left, right) to a pair's number) and the
-                  queue (a 4-ary heap of entries, each with its chunks as an array)
+                  queue (a 4-ary heap of the larger counts' entries, the others aside by
+                  count, each entry with its chunks as an array)
      train.c      the training: the chunks as ids, the first pair counts, the steps
-     module.c     the Python face: pack(chunks) and train(data, offsets, counts, size)
+     module.c     the Python face: pack(chunk_counts) and train(data, offsets, counts, size)
 
    Exactness: the reference's order everywhere it matters (the queue's order: count, pair,
    push order; a step's notes of the chunks each pair gained in); counts are int64 (Hugging
@@ -109,6 +110,7 @@ typedef struct {
     Bucket *aside;     /* the entries of a count below `floor` (<= BUCKETS), by count */
     size_t aside_n;
     int64_t floor;
+    size_t let_in;     /* entries (at least, while there are) a lower floor lets in at once */
     Held *held;
     uint32_t held_n, held_room;
     uint32_t *spare;   /* refs free again */
@@ -143,7 +145,9 @@ int pairs_reserve(Pairs *p, size_t more);
    when there is no room. */
 uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right);
 
-int queue_init(Queue *q);  /* 0, or -1 when out of memory */
+/* An empty queue; 0, or -1 when out of memory. `let_in` changes only the speed (4096: a heap
+   in cache, a few thousand entries a time). */
+int queue_init(Queue *q, size_t let_in);
 void queue_free(Queue *q);
 /* The first entry of all, or NULL when the queue is empty (may let entries into the heap:
    out of memory is NULL too, with *failed set). */
@@ -159,7 +163,8 @@ int queue_renew_top(Queue *q, int64_t count);
 void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, Block **block, uint32_t *n);
 
 /* train.c. The vocabulary of at most `size` entries, into *out (initialized here; the caller
-   frees it with vocab_free, also on failure); NULL, or what went wrong. */
-const char *train(const Chunks *chunks, uint32_t size, Vocab *out);
+   frees it with vocab_free, also on failure); NULL, or what went wrong. `let_in`: the
+   queue's (queue_init). */
+const char *train(const Chunks *chunks, uint32_t size, size_t let_in, Vocab *out);
 
 #endif
