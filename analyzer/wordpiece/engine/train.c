@@ -182,7 +182,7 @@ static void on_each(void *(*work)(void *), Part *parts, int n) {
 }
 
 /* The chunks as ids, every adjacent pair counted and queued with the chunks it occurs in. */
-static const char *first_pairs(Training *t) {
+static const char *first_pairs(Training *t, uint32_t size) {
     const Chunks *c = t->chunks;
     Part parts[2] = {{0}};
     int n_parts = c->n >= TWO_PARTS ? 2 : 1;
@@ -223,9 +223,10 @@ static const char *first_pairs(Training *t) {
     for (int i = 0; i < n_parts; i++) parts[i].listed = block->chunks;
     on_each(part_list, parts, n_parts);
     /* The pair table grows as merges make pairs (each growth a pass over all of it): start it
-       where trainings of tens of thousands of merges end, about a pair every 10 bytes of
-       distinct chunks (NTREX: 0.7 to 1 million), up to 2^20 pairs (48 MB). */
-    size_t expected = bytes / 10 < ((size_t)1 << 20) ? bytes / 10 : (size_t)1 << 20;
+       where a training usually ends, 30 to 70 pairs a merge and not past a pair every 10
+       bytes of distinct chunks (NTREX at 32,768: 0.7 to 1 million), up to 2^20 pairs (48 MB). */
+    size_t expected = bytes / 10 < 64 * (size_t)size ? bytes / 10 : 64 * (size_t)size;
+    if (expected > (size_t)1 << 20) expected = (size_t)1 << 20;
     if (pairs_init(&t->pairs, expected > 4 * distinct ? expected : 4 * distinct) < 0) goto done;
     for (size_t cell = 0; cell < CELLS; cell++) {
         int64_t count = parts[0].count[cell] + (n_parts == 2 ? parts[1].count[cell] : 0);
@@ -483,7 +484,7 @@ const char *train(const Chunks *chunks, uint32_t size, size_t let_in, Vocab *voc
     }
     t.records = malloc((words ? words : 1) * sizeof *t.records);
     if (!t.records) goto done;
-    if ((problem = first_pairs(&t))) goto done;
+    if ((problem = first_pairs(&t, size))) goto done;
     problem = OUT_OF_MEMORY;
     const Item *top;
     while (vocab->n < size && (top = queue_top(&t.queue, &failed))) {
