@@ -15,8 +15,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping
 
-import numpy as np
-
 from analyzer.bpe import choice
 from analyzer.bpe.counting import ChunkTable
 from analyzer.unigram.trainer import as_bytes
@@ -53,7 +51,7 @@ def pack(chunk_counts: Mapping[str, int] | Mapping[bytes, int]) -> ChunkTable:
     >>> pack({"ab": 2, "c": 1}).offsets.tolist()
     [0, 2, 3]
     """
-    firsts = array("q", np.arange(len(chunk_counts), dtype=np.int64).tobytes())
+    firsts = array("q", range(len(chunk_counts)))  # each chunk's order: as given
     compiled = compiled_engine()
     if compiled is not None:
         data, offset_bytes, count_bytes = compiled.pack(
