@@ -104,6 +104,7 @@ def cached_tables(db, resolved) -> SourceTables:
     from analyzer.runs.builders import run_splitters
     from analyzer.runs.chunk_cache import ChunkCache
     from analyzer.runs.counting import count_locally
+    from analyzer.runs.plan import SourceTables
 
     plan = resolved.source
     paths, taken = count_locally(plan, run_splitters(resolved), ChunkCache.beside(db.path))

@@ -7,6 +7,7 @@ refused."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from array import array
@@ -126,6 +127,9 @@ def test_the_engine_is_the_reference_on_ntrex(ntrex, split):
     assert train(ntrex[split], 3000, engine="compiled") == expected
     for size in (512, 700, 1111):  # every prefix of the training: the same steps
         assert train(ntrex[split], size, engine="compiled") == expected[:size]
+    table = pack(ntrex[split])  # the queue letting entries into its heap one count at a time
+    assert compiled_engine().train(table.data, table.offsets, table.counts, 3000,
+                                   let_in=1) == expected
 
 
 @pytest.mark.slow
@@ -149,6 +153,26 @@ def test_the_engine_is_the_reference(chunks, size):
     assert train(chunks, size, engine="compiled") == train(chunks, size, engine="python")
 
 
+# Counts on both sides of the queue's buckets (counts of 65536 and more go straight to its heap).
+wide_counts = st.dictionaries(
+    st.text(st.sampled_from(["a", "b", "#", "é"]), min_size=1, max_size=10).map(str.encode),
+    st.one_of(st.integers(1, 6), st.integers(65530, 65540), st.integers(1, 2**20)),
+    min_size=1, max_size=30)
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(chunks=st.one_of(small_chunks, hash_chunks, any_chunks, wide_counts),
+       size=st.integers(512, 600), let_in=st.integers(1, 4))
+def test_the_queue_letting_entries_in_a_few_at_a_time_trains_the_same(chunks, size, let_in):
+    # The engine's queue keeps only the larger counts in its heap and the rest aside by count,
+    # letting them in as the heap empties (`let_in` at a time): the order must stay the
+    # reference's, whether entries are let in one at a time or all at once.
+    table = pack(chunks)
+    assert compiled_engine().train(table.data, table.offsets, table.counts, size,
+                                   let_in=let_in) == train(chunks, size, engine="python")
+
+
 @needs_compiled
 @settings(max_examples=60, deadline=None)
 @given(chunks=any_chunks, size=st.integers(512, 560))
@@ -156,6 +180,20 @@ def test_str_chunks_train_as_their_utf8_with_surrogate_escapes(chunks, size):
     text = {chunk.decode("utf-8", errors="surrogateescape"): count for chunk, count in chunks.items()}
     assert train(text, size, engine="compiled") == train(chunks, size, engine="python")
     assert train(text, size, engine="python") == train(chunks, size, engine="python")
+
+
+@pytest.mark.slow
+@needs_compiled
+def test_many_chunks_counted_on_two_threads_train_as_the_reference():
+    # From 65,536 chunks the engine counts the first pairs in two halves on two threads, and
+    # joins their lists of chunks in chunk order.
+    rng = random.Random(5)
+    letters = [*"abcdefgh#", "é", "ш", "字"]
+    chunks: dict[bytes, int] = {}
+    while len(chunks) < 70_000:
+        chunk = "".join(rng.choice(letters) for _ in range(rng.randint(1, 12))).encode()
+        chunks[chunk] = rng.randint(1, 9)
+    assert train(chunks, 700, engine="compiled") == train(chunks, 700, engine="python")
 
 
 def test_counts_past_32_bits_are_summed_in_64():
@@ -222,8 +260,18 @@ def test_the_engine_refuses_a_bad_layout():
         engine.train(b"abcd", array("q", [0, 2]), array("q", [1, 1]), 600)
     with pytest.raises(ValueError, match="size"):
         engine.train(b"ab", array("q", [0, 2]), array("q", [1]), 2**31)
+    with pytest.raises(ValueError, match="let_in must be 1 or more"):
+        engine.train(b"ab", array("q", [0, 2]), array("q", [1]), 600, let_in=0)
     with pytest.raises(TypeError, match="chunk 1 is int"):
-        engine.pack(["a", 3])
+        engine.pack({"a": 1, 3: 1})
+    with pytest.raises(ValueError, match="chunk 'b' has count 0; counts are at least 1"):
+        engine.pack({"a": 1, "b": 0})
+    with pytest.raises(ValueError, match="chunk b'b' has count 2.5"):
+        engine.pack({"a": 1, b"b": 2.5})
+    with pytest.raises(OverflowError):
+        engine.pack({"a": 2**63})
+    with pytest.raises(TypeError, match="dict"):
+        engine.pack(["a"])
 
 
 def test_the_compiled_wordpiece_engine_is_built_wherever_there_is_a_compiler():

@@ -29,7 +29,7 @@ gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Ws
     -ffp-contract=off -pthread -shared -fPIC -I"$include" -Ianalyzer/unigram/engine \
     analyzer/unigram/engine/*.c -o "$unigram" -lm
 gcc -O1 -g -fsanitize=address -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wshadow \
-    -shared -fPIC -I"$include" -Ianalyzer/wordpiece/engine \
+    -pthread -shared -fPIC -I"$include" -Ianalyzer/wordpiece/engine \
     analyzer/wordpiece/engine/*.c -o "$wordpiece"
 libasan="$(gcc -print-file-name=libasan.so)"
 export ANALYZER_ENGINE=compiled

@@ -46,24 +46,31 @@ def compiled_engine():
 def pack(chunk_counts: Mapping[str, int] | Mapping[bytes, int]) -> ChunkTable:
     """Distinct chunks (str, taken as UTF-8 with surrogate escapes, or bytes) and their counts
     as the table a run's training input gives (`analyzer.bpe.counting.ChunkTable`), laid out in
-    C when the engine is built (hundreds of thousands of chunks)."""
+    C when the engine is built (hundreds of thousands of chunks).
+
+    >>> pack({"ab": 2, "c": 1}).offsets.tolist()
+    [0, 2, 3]
+    """
+    firsts = array("q", range(len(chunk_counts)))  # each chunk's order: as given
+    compiled = compiled_engine()
+    if compiled is not None:
+        data, offset_bytes, count_bytes = compiled.pack(
+            chunk_counts if isinstance(chunk_counts, dict) else dict(chunk_counts))
+        offsets, counts = array("q"), array("q")
+        offsets.frombytes(offset_bytes)
+        counts.frombytes(count_bytes)
+        return ChunkTable(data, offsets, counts, firsts)
     counts = array("q", chunk_counts.values())
     if counts and min(counts) < 1:
         chunk, count = next((chunk, count) for chunk, count in chunk_counts.items() if count < 1)
         raise ValueError(f"chunk {chunk!r} has count {count}; counts are at least 1")
-    compiled = compiled_engine()
-    if compiled is not None:
-        data, offset_bytes = compiled.pack(list(chunk_counts))
-        offsets = array("q")
-        offsets.frombytes(offset_bytes)
-        return ChunkTable(data, offsets, counts, array("q", range(len(counts))))
     pieces = [as_bytes(chunk) for chunk in chunk_counts]
     offsets = array("q", [0])
     total = 0
     for piece in pieces:
         total += len(piece)
         offsets.append(total)
-    return ChunkTable(b"".join(pieces), offsets, counts, array("q", range(len(counts))))
+    return ChunkTable(b"".join(pieces), offsets, counts, firsts)
 
 
 def train_packed(packed: ChunkTable, size: int, engine: str | None = None) -> list[bytes]:

@@ -1,7 +1,7 @@
 /* analyzer.wordpiece._engine: the Python face of the compiled WordPiece trainer.
 
-   pack(chunks) lays out chunks (str, taken as UTF-8 with surrogate escapes, or bytes) end to
-   end with their offsets; train(data, offsets, counts, size) trains on such a layout (views
+   pack(chunk_counts) lays out chunks (str, taken as UTF-8 with surrogate escapes, or bytes)
+   end to end with their offsets and counts; train(data, offsets, counts, size) trains on such a layout (views
    of the caller's buffers, without the GIL) and gives each id's string. */
 
 #define PY_SSIZE_T_CLEAN
@@ -9,26 +9,29 @@
 
 #include "wordpiece.h"
 
-/* pack(chunks) -> (data, offsets): the chunks' bytes end to end, and int64 offsets, one more
-   than the chunks (chunk k is data[offsets[k]:offsets[k + 1]]). A run's chunks are hundreds of
-   thousands of str, which Python would encode and join one by one. */
-static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunks) {
-    if (!PyList_Check(chunks)) {
-        PyErr_SetString(PyExc_TypeError, "pack: chunks must be a list of str or bytes");
+/* pack(chunk_counts) -> (data, offsets, counts): the chunks' bytes end to end, int64 offsets
+   (one more than the chunks: chunk k is data[offsets[k]:offsets[k + 1]]) and int64 counts. A
+   run's chunks are hundreds of thousands of str, which Python would encode and join one by
+   one. */
+static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunk_counts) {
+    if (!PyDict_Check(chunk_counts)) {
+        PyErr_SetString(PyExc_TypeError, "pack: chunk_counts must be a dict of str or bytes to int");
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(chunks);
+    Py_ssize_t n = PyDict_GET_SIZE(chunk_counts);
     PyObject *offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * (Py_ssize_t)sizeof(int64_t));
-    if (!offsets) return NULL;
-    int64_t *at = (int64_t *)PyBytes_AS_STRING(offsets);
+    PyObject *counts = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     size_t used = 0, room = 1024;
     char *data = malloc(room);
-    if (!data) {
-        Py_DECREF(offsets);
-        return PyErr_NoMemory();
+    if (!offsets || !counts || !data) {
+        if (offsets && counts) PyErr_NoMemory();
+        goto fail;
     }
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *chunk = PyList_GET_ITEM(chunks, k), *escaped = NULL;
+    int64_t *at = (int64_t *)PyBytes_AS_STRING(offsets), *count = (int64_t *)PyBytes_AS_STRING(counts);
+    PyObject *chunk, *value;
+    Py_ssize_t position = 0, k = 0;
+    while (PyDict_Next(chunk_counts, &position, &chunk, &value)) {
+        PyObject *escaped = NULL;
         const char *bytes;
         Py_ssize_t length;
         if (PyUnicode_Check(chunk)) {
@@ -48,6 +51,14 @@ static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunks) {
                          Py_TYPE(chunk)->tp_name);
             goto fail;
         }
+        long long number = PyLong_Check(value) ? PyLong_AsLongLong(value) : -1;
+        if (number < 1) {  /* (a count past int64 is an OverflowError already) */
+            Py_XDECREF(escaped);
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "chunk %R has count %R; counts are at least 1",
+                             chunk, value);
+            goto fail;
+        }
         if (used + (size_t)length > room) {
             while (used + (size_t)length > room) room *= 2;
             char *grown = realloc(data, room);
@@ -60,6 +71,7 @@ static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunks) {
         }
         memcpy(data + used, bytes, (size_t)length);
         at[k] = (int64_t)used;
+        count[k++] = number;
         used += (size_t)length;
         Py_XDECREF(escaped);
     }
@@ -68,15 +80,18 @@ static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunks) {
     free(data);
     if (!packed) {
         Py_DECREF(offsets);
+        Py_DECREF(counts);
         return NULL;
     }
-    PyObject *both = PyTuple_Pack(2, packed, offsets);
+    PyObject *all = PyTuple_Pack(3, packed, offsets, counts);
     Py_DECREF(packed);
     Py_DECREF(offsets);
-    return both;
+    Py_DECREF(counts);
+    return all;
 fail:
     free(data);
-    Py_DECREF(offsets);
+    Py_XDECREF(offsets);
+    Py_XDECREF(counts);
     return NULL;
 }
 
@@ -126,11 +141,11 @@ static int check_layout(const Py_buffer *data, const Py_buffer *offsets, const P
 }
 
 static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"data", "offsets", "counts", "size", NULL};
+    static char *keywords[] = {"data", "offsets", "counts", "size", "let_in", NULL};
     Py_buffer data, offsets, counts;
-    Py_ssize_t size;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*y*n", keywords, &data, &offsets, &counts,
-                                     &size))
+    Py_ssize_t size, let_in = 4096;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*y*n|$n", keywords, &data, &offsets,
+                                     &counts, &size, &let_in))
         return NULL;
     PyObject *result = NULL;
     Chunks chunks;
@@ -139,10 +154,14 @@ static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObjec
         PyErr_SetString(PyExc_ValueError, "size must be 0..2^31 - 1");
         goto done;
     }
+    if (let_in < 1) {
+        PyErr_SetString(PyExc_ValueError, "let_in must be 1 or more");
+        goto done;
+    }
     if (check_layout(&data, &offsets, &counts, &chunks) < 0) goto done;
     const char *problem;
     Py_BEGIN_ALLOW_THREADS
-    problem = train(&chunks, (uint32_t)size, &vocab);
+    problem = train(&chunks, (uint32_t)size, (size_t)let_in, &vocab);
     Py_END_ALLOW_THREADS
     if (problem) {
         if (strcmp(problem, "out of memory") == 0) PyErr_NoMemory();
@@ -170,10 +189,13 @@ done:
 
 static PyMethodDef engine_methods[] = {
     {"pack", engine_pack, METH_O,
-     "pack(chunks) -> (data, offsets): str (UTF-8, surrogate escapes as their bytes) or bytes "
-     "end to end, and int64 offsets, one more than the chunks"},
+     "pack(chunk_counts) -> (data, offsets, counts): the chunks, str (UTF-8, surrogate escapes "
+     "as their bytes) or bytes, end to end, int64 offsets (one more than the chunks) and int64 "
+     "counts (each at least 1)"},
     {"train", (PyCFunction)(void (*)(void))engine_train, METH_VARARGS | METH_KEYWORDS,
-     "train(data, offsets, counts, size) -> list[bytes]: each id's string ('##' inside a chunk)"},
+     "train(data, offsets, counts, size, *, let_in=4096) -> list[bytes]: each id's string ('##' "
+     "inside a chunk); let_in changes only the speed (entries the queue lets into its heap at "
+     "once)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,11 +12,6 @@ uint64_t hash_bytes(const uint8_t *s, size_t length) {
     return h ^ (h >> 29);
 }
 
-/* A pair key's home slot: Fibonacci hashing of both ids. */
-static inline size_t pair_home(uint64_t key, size_t mask) {
-    return (size_t)((key * 0x9e3779b97f4a7c15u) >> 20) & mask;
-}
-
 /* --- the vocabulary ---------------------------------------------------------------------- */
 
 int vocab_init(Vocab *v) {
@@ -175,7 +170,13 @@ static inline int before(const Queue *q, const Item *a, const Item *b) {
 
 void queue_free(Queue *q) {
     for (size_t i = 0; i < q->n; i++) block_release(q->held[q->items[i].ref].block);
+    for (size_t c = 0; q->aside && c < BUCKETS; c++) {
+        for (size_t i = 0; i < q->aside[c].n; i++)
+            block_release(q->held[q->aside[c].at[i].ref].block);
+        free(q->aside[c].at);
+    }
     free(q->items);
+    free(q->aside);
     free(q->held);
     free(q->spare);
     memset(q, 0, sizeof *q);
@@ -196,14 +197,99 @@ static void sift_down(Queue *q, size_t i, Item item) {
     q->items[i] = item;
 }
 
-int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, Block *block, uint32_t n) {
-    if (q->n == q->room) {
-        size_t room = q->room ? 2 * q->room : 4096;
-        Item *items = realloc(q->items, room * sizeof *items);
-        if (!items) return -1;
-        q->items = items;
-        q->room = room;
+/* Room for `more` items in an array of them. */
+static int items_fit(Item **items, size_t *room, size_t n, size_t more) {
+    if (n + more <= *room) return 0;
+    size_t fresh = *room ? 2 * *room : 4096;
+    while (fresh < n + more) fresh *= 2;
+    Item *grown = realloc(*items, fresh * sizeof *grown);
+    if (!grown) return -1;
+    *items = grown;
+    *room = fresh;
+    return 0;
+}
+
+/* Into the heap (room made). */
+static void heap_add(Queue *q, Item item) {
+    size_t i = q->n++;
+    while (i > 0) {  /* sift up */
+        size_t parent = (i - 1) / ARITY;
+        if (!before(q, &item, &q->items[parent])) break;
+        q->items[i] = q->items[parent];
+        i = parent;
     }
+    q->items[i] = item;
+}
+
+/* The heap is empty: lower the floor, a count at a time, until `let_in` entries or more are
+   in the heap (or none is left aside). */
+static int let_in(Queue *q) {
+    size_t moved = 0;
+    while (q->floor > INT64_MIN && moved < q->let_in) {
+        Bucket *b = &q->aside[q->floor > 0 ? q->floor - 1 : 0];
+        q->floor = q->floor > 1 ? q->floor - 1 : INT64_MIN;  /* bucket 0: counts 0 and less */
+        if (b->n == 0) continue;
+        if (items_fit(&q->items, &q->room, q->n, b->n) < 0) return -1;
+        memcpy(q->items + q->n, b->at, b->n * sizeof *b->at);
+        q->n += b->n;
+        q->aside_n -= b->n;
+        moved += b->n;
+        free(b->at);
+        *b = (Bucket){0};
+    }
+    for (size_t i = q->n / ARITY + 1; i-- > 0;)  /* heapify, bottom up */
+        if (i < q->n) sift_down(q, i, q->items[i]);
+    return 0;
+}
+
+/* The bucket an entry of `count` below the floor is set aside in. */
+static inline Bucket *bucket_of(Queue *q, int64_t count) {
+    return &q->aside[count > 0 ? count : 0];
+}
+
+/* Room for one more entry of `count`: in the heap, or aside. */
+static int room_for(Queue *q, int64_t count) {
+    if (count >= q->floor) return items_fit(&q->items, &q->room, q->n, 1);
+    Bucket *b = bucket_of(q, count);
+    if (b->n < b->room) return 0;
+    uint32_t room = b->room ? 2 * b->room : 16;
+    Item *at = realloc(b->at, room * sizeof *at);
+    if (!at) return -1;
+    b->at = at;
+    b->room = room;
+    return 0;
+}
+
+/* Into the heap, or aside below the floor (room made). */
+static void place(Queue *q, Item item) {
+    if (item.count >= q->floor) {
+        heap_add(q, item);
+    } else {
+        Bucket *b = bucket_of(q, item.count);
+        b->at[b->n++] = item;
+        q->aside_n++;
+    }
+}
+
+const Item *queue_top(Queue *q, int *failed) {
+    *failed = 0;
+    if (q->n == 0 && q->aside_n > 0 && let_in(q) < 0) {
+        *failed = 1;
+        return NULL;
+    }
+    return q->n ? &q->items[0] : NULL;
+}
+
+int queue_init(Queue *q, size_t let_in) {
+    memset(q, 0, sizeof *q);
+    q->let_in = let_in;
+    q->floor = BUCKETS;
+    q->aside = calloc(BUCKETS, sizeof *q->aside);
+    return q->aside ? 0 : -1;
+}
+
+int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, Block *block, uint32_t n) {
+    if (room_for(q, count) < 0) return -1;
     uint32_t ref;
     if (q->spare_n) {
         ref = q->spare[--q->spare_n];
@@ -220,23 +306,23 @@ int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, Block *b
     }
     q->held[ref] = (Held){q->pushes++, chunks, block, n};
     block->refs++;
-    Item item = {count, key, ref};
-    size_t i = q->n++;
-    while (i > 0) {  /* sift up */
-        size_t parent = (i - 1) / ARITY;
-        if (!before(q, &item, &q->items[parent])) break;
-        q->items[i] = q->items[parent];
-        i = parent;
-    }
-    q->items[i] = item;
+    place(q, (Item){count, key, ref});
     return 0;
 }
 
-void queue_renew_top(Queue *q, int64_t count) {
+int queue_renew_top(Queue *q, int64_t count) {
+    if (room_for(q, count) < 0) return -1;
     Item top = q->items[0];
     top.count = count;
     q->held[top.ref].push = q->pushes++;
-    sift_down(q, 0, top);
+    if (count >= q->floor) {
+        sift_down(q, 0, top);
+        return 0;
+    }
+    Item last = q->items[--q->n];  /* out of the heap, aside */
+    if (q->n > 0) sift_down(q, 0, last);
+    place(q, top);
+    return 0;
 }
 
 void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, Block **block, uint32_t *n) {

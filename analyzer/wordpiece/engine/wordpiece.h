@@ -4,9 +4,10 @@
      wordpiece.h  the shared types: the chunks, the vocabulary, the pair table, the queue
      tables.c     the vocabulary (strings and an open-addressing map to their ids), the pair
                   table (an open-addressing map of (left, right) to a pair's number) and the
-                  queue (a 4-ary heap of entries, each with its chunks as an array)
+                  queue (a 4-ary heap of the larger counts' entries, the others aside by
+                  count, each entry with its chunks as an array)
      train.c      the training: the chunks as ids, the first pair counts, the steps
-     module.c     the Python face: pack(chunks) and train(data, offsets, counts, size)
+     module.c     the Python face: pack(chunk_counts) and train(data, offsets, counts, size)
 
    Exactness: the reference's order everywhere it matters (the queue's order: count, pair,
    push order; a step's notes of the chunks each pair gained in); counts are int64 (Hugging
@@ -67,7 +68,12 @@ typedef struct {
 /* The queue: a 4-ary heap of small items (count, pair key, and a reference to the rest), so
    that a sift touches few cache lines; the rest of each entry (its push order, its chunks)
    is held aside. The order: the larger count, then the smaller pair (left id, then right id:
-   the key's order), then the earlier push. */
+   the key's order), then the earlier push.
+   Most entries never come out (a training ends long before the small counts' turn), so only
+   those of count `floor` or more are in the heap, the rest set aside unordered; when the heap
+   is empty, a lower floor lets the largest of them in. The heap stays small (in cache), and
+   the first entry is still the first of all: every one set aside counts less than any in the
+   heap. */
 typedef struct {
     int64_t count;
     uint64_t key;   /* left << 32 | right */
@@ -92,8 +98,19 @@ typedef struct {
 } Held;
 
 typedef struct {
-    Item *items;
+    Item *at;
+    uint32_t n, room;
+} Bucket;
+
+#define BUCKETS 65536  /* counts set aside: 1..65535 each its own, 0 and less in the first */
+
+typedef struct {
+    Item *items;       /* the heap: the entries of count `floor` or more */
     size_t n, room;
+    Bucket *aside;     /* the entries of a count below `floor` (<= BUCKETS), by count */
+    size_t aside_n;
+    int64_t floor;
+    size_t let_in;     /* entries (at least, while there are) a lower floor lets in at once */
     Held *held;
     uint32_t held_n, held_room;
     uint32_t *spare;   /* refs free again */
@@ -110,6 +127,16 @@ uint32_t vocab_find(const Vocab *v, const uint8_t *s, uint32_t length, uint64_t 
 int vocab_add(Vocab *v, const uint8_t *s, uint32_t length, uint64_t hash);
 uint64_t hash_bytes(const uint8_t *s, size_t length);
 
+/* A pair key's home slot: Fibonacci hashing of both ids. */
+static inline size_t pair_home(uint64_t key, size_t mask) {
+    return (size_t)((key * 0x9e3779b97f4a7c15u) >> 20) & mask;
+}
+
+/* Ask for (left, right)'s home slot ahead of a lookup (the table is far larger than cache). */
+static inline void pairs_prefetch(const Pairs *p, uint32_t left, uint32_t right) {
+    __builtin_prefetch(p->at + pair_home((uint64_t)left << 32 | right, p->mask));
+}
+
 int pairs_init(Pairs *p, size_t expected);
 void pairs_free(Pairs *p);
 /* Room for `more` new pairs without growing (pair numbers change if it grows now). */
@@ -118,18 +145,26 @@ int pairs_reserve(Pairs *p, size_t more);
    when there is no room. */
 uint32_t pairs_slot(Pairs *p, uint32_t left, uint32_t right);
 
+/* An empty queue; 0, or -1 when out of memory. `let_in` changes only the speed (4096: a heap
+   in cache, a few thousand entries a time). */
+int queue_init(Queue *q, size_t let_in);
 void queue_free(Queue *q);
+/* The first entry of all, or NULL when the queue is empty (may let entries into the heap:
+   out of memory is NULL too, with *failed set). */
+const Item *queue_top(Queue *q, int *failed);
 /* Push an entry, its chunks a part of `block` (which gains a reference). */
 int queue_push(Queue *q, int64_t count, uint64_t key, uint32_t *chunks, Block *block, uint32_t n);
 /* The first entry pushed again with another count: as taking it and pushing it anew (its
-   push order the latest), in one sift (the queue must not be empty). */
-void queue_renew_top(Queue *q, int64_t count);
-/* Take the first entry out (the queue must not be empty); its block's reference becomes the
+   push order the latest), in one sift (queue_top must have given it); -1 when out of
+   memory. */
+int queue_renew_top(Queue *q, int64_t count);
+/* Take the first entry out (queue_top must have given it); its block's reference becomes the
    caller's. */
 void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, Block **block, uint32_t *n);
 
 /* train.c. The vocabulary of at most `size` entries, into *out (initialized here; the caller
-   frees it with vocab_free, also on failure); NULL, or what went wrong. */
-const char *train(const Chunks *chunks, uint32_t size, Vocab *out);
+   frees it with vocab_free, also on failure); NULL, or what went wrong. `let_in`: the
+   queue's (queue_init). */
+const char *train(const Chunks *chunks, uint32_t size, size_t let_in, Vocab *out);
 
 #endif
