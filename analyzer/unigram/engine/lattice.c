@@ -204,6 +204,7 @@ void nodes_free(Nodes *nodes) {
     free(nodes->at);
     free(nodes->lengths);
     free(nodes->ids);
+    free(nodes->where);
     memset(nodes, 0, sizeof *nodes);
 }
 
@@ -397,10 +398,11 @@ void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, c
    their number; 0 when there is none), scored by `scores` (`unknown` for an unknown node).
    The same path as lattice_viterbi's: pushing from each reached start in ascending order,
    each end meets its nodes in start order and keeps the first with the strictly highest
-   score. */
+   score. The n bytes may be a window of a chunk: nodes ending past it are left out, and
+   `skip_whole` leaves out the node spanning all of it. */
 size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
                      const int32_t *ids, size_t n, const double *scores, double unknown,
-                     int32_t *path) {
+                     int skip_whole, int32_t *path) {
     double *best = lattice->best;
     int64_t *back = lattice->back;  /* start * 2^32 + (id + 2); 0: not reached */
     for (size_t e = 0; e <= n; e++) {
@@ -424,6 +426,7 @@ size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths
         }
         for (int j = 0; j < here; j++, node++) {
             const size_t e = s + lengths[node];
+            if (e > n || (skip_whole && s == 0 && e == n)) continue;
             const double value = from + scores[ids[node]];
             if (back[e] == 0 || value > best[e]) {
                 best[e] = value;

@@ -54,6 +54,7 @@ typedef struct {
     size_t at_capacity;
     const int32_t *renumber; /* KEEP_NODES: each piece's new id, -1 gone */
     size_t kept;          /* ... and how many of this share's nodes stay (moved to its front) */
+    Place *seen;          /* FIND_NODES: per piece, the first place this share found it */
     double node_budget;   /* FIND_NODES: the bytes this share's nodes may take */
     int over;             /* ... and it found more */
     int failed;
@@ -75,15 +76,18 @@ static int reserve_nodes(Share *share, size_t n, int max) {
     return 0;
 }
 
-/* A filled lattice's nodes appended to the share's arrays, by position then length; how many
-   begin at each position into `at`. */
-static void append_nodes(Share *share, const Lattice *lattice, size_t n, uint8_t *at) {
+/* A filled lattice's nodes (chunk k's) appended to the share's arrays, by position then
+   length; how many begin at each position into `at`; where each piece is first seen into
+   the share's `seen` (when it keeps them). */
+static void append_nodes(Share *share, const Lattice *lattice, size_t n, uint8_t *at, size_t k) {
     const int max = lattice->max;
     for (size_t s = 0; s < n; s++) {
         const int32_t *row = &lattice->node[s * (size_t)max];
         int here = 0;
         for (int l = 1; l <= max; l++)
             if (row[l - 1] >= 0) {
+                if (share->seen && share->seen[row[l - 1]].chunk == UINT32_MAX)
+                    share->seen[row[l - 1]] = (Place){(uint32_t)k, (uint32_t)s};
                 share->ids[share->n_nodes] = row[l - 1];
                 share->lengths[share->n_nodes] = (uint8_t)l;
                 share->n_nodes++;
@@ -100,14 +104,14 @@ static int find_nodes(Share *share, Lattice *lattice, size_t k) {
     Nodes *nodes = (Nodes *)&share->t->nodes;
     size_t before = share->n_nodes;
     if (reserve_nodes(share, n, lattice->max) < 0) return -1;
-    append_nodes(share, lattice, n, nodes->at + c->offsets[k]);
+    append_nodes(share, lattice, n, nodes->at + c->offsets[k], k);
     nodes->first[k + 1] = (int64_t)(share->n_nodes - before);  /* a count until summed */
     if ((double)share->n_nodes * 5 > share->node_budget) share->over = 1;
     return 0;
 }
 
 /* Without the cache: one chunk's nodes, in the share's arrays alone. */
-static int local_nodes(Share *share, Lattice *lattice, size_t n) {
+static int local_nodes(Share *share, Lattice *lattice, size_t n, size_t k) {
     if (n > share->at_capacity) {
         uint8_t *at = realloc(share->at, lattice->capacity);
         if (!at) return -1;
@@ -115,7 +119,7 @@ static int local_nodes(Share *share, Lattice *lattice, size_t n) {
         share->at_capacity = lattice->capacity;
     }
     if (reserve_nodes(share, n, lattice->max) < 0) return -1;
-    append_nodes(share, lattice, n, share->at);
+    append_nodes(share, lattice, n, share->at, k);
     return 0;
 }
 
@@ -136,15 +140,36 @@ static void *work(void *arg) {
         if (share->job == PIECE_ALTERNATIVES) {
             Key key = t->model.keys[k];
             uint8_t text[MAX_PIECE];
-            size_t n = key_spell(key, text);
+            size_t n = key_spell(key, text), length;
+            if (n < 2) continue;  /* a byte: its own best path, and no other (kept as it is) */
             if (lattice_reserve(&lattice, n, max) < 0) { share->failed = 1; break; }
-            lattice_fill(&lattice, share->index, text, n);
-            size_t length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 0, path);
-            if (length >= 2) {
-                share->removable[k] = 1;
-                continue;
+            const Place where = t->nodes.where ? t->nodes.where[k] : (Place){UINT32_MAX, 0};
+            if (t->nodes.valid && where.chunk != UINT32_MAX) {
+                /* The piece's lattice: the cached nodes at one of its places that end within
+                   it (its substrings that are pieces, and unknown bytes as a lattice has). */
+                const int64_t byte = c->offsets[where.chunk];
+                int64_t node = t->nodes.first[where.chunk];
+                for (uint32_t i = 0; i < where.at; i++) node += t->nodes.at[byte + i];
+                const uint8_t *at = t->nodes.at + byte + where.at;
+                const uint8_t *lengths = t->nodes.lengths + node;
+                const int32_t *ids = t->nodes.ids + node;
+                length = nodes_viterbi(&lattice, at, lengths, ids, n, t->model.scores,
+                                       share->unknown, 0, path);
+                if (length >= 2) {
+                    share->removable[k] = 1;
+                    continue;
+                }
+                length = nodes_viterbi(&lattice, at, lengths, ids, n, t->model.scores,
+                                       share->unknown, 1, path);
+            } else {
+                lattice_fill(&lattice, share->index, text, n);
+                length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 0, path);
+                if (length >= 2) {
+                    share->removable[k] = 1;
+                    continue;
+                }
+                length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 1, path);
             }
-            length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 1, path);
             int has_unknown = 0;
             for (size_t i = 0; i < length; i++) has_unknown |= path[i] < 0;
             if (length && !has_unknown)
@@ -172,7 +197,7 @@ static void *work(void *arg) {
         } else {
             lattice_fill(&lattice, share->index, text, n);
             share->n_nodes = 0;
-            if (local_nodes(share, &lattice, n) < 0) { share->failed = 1; break; }
+            if (local_nodes(share, &lattice, n, k) < 0) { share->failed = 1; break; }
             at = share->at;
             lengths = share->lengths;
             ids = share->ids;
@@ -189,7 +214,7 @@ static void *work(void *arg) {
             if (!chunk_path) { share->failed = 1; break; }
         }
         size_t length = nodes_viterbi(&lattice, at, lengths, ids, n, t->model.scores, share->unknown,
-                                      chunk_path);
+                                      0, chunk_path);
         for (size_t i = 0; i < length; i++)
             if (chunk_path[i] >= 0) share->sums[chunk_path[i]] += c->counts[k];
     }
@@ -251,6 +276,14 @@ static const char *gather_nodes(Training *t, Share *shares, int threads) {
     }
     nodes->n = total;
     nodes->valid = 1;
+    /* Each piece's place: the first share's find, else a later one's. */
+    if (shares[0].seen) {
+        nodes->where = shares[0].seen;
+        shares[0].seen = NULL;
+        for (int i = 1; i < threads; i++)
+            for (size_t p = 0; p < t->model.n; p++)
+                if (nodes->where[p].chunk == UINT32_MAX) nodes->where[p] = shares[i].seen[p];
+    }
     return NULL;
 }
 
@@ -343,6 +376,12 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
         } else {
             s->sums = sums;
         }
+        if (job == FIND_NODES && c->n < UINT32_MAX) {  /* (a chunk's number is a uint32) */
+            s->seen = malloc((t->model.n ? t->model.n : 1) * sizeof *s->seen);
+            if (!s->seen) problem = "out of memory";
+            else
+                for (size_t p = 0; p < t->model.n; p++) s->seen[p] = (Place){UINT32_MAX, 0};
+        }
     }
     int started = 1;  /* the calling thread takes the first share */
     if (!problem) {
@@ -360,6 +399,7 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
         free(shares[i].ids);
         free(shares[i].lengths);
         free(shares[i].at);
+        free(shares[i].seen);
         if (shares[i].failed && !problem) problem = "out of memory";
         if (i > 0 && sums && shares[i].sums) {
             for (size_t p = 0; p < t->model.n; p++) sums[p] += shares[i].sums[p];
@@ -398,6 +438,15 @@ static const char *keep_pieces(Training *t, const size_t *kept, size_t n_kept, c
     if (t->nodes.valid && !same)
         problem = run_shared(t, NULL, KEEP_NODES, t->chunks.n, NULL, NULL, NULL, NULL, renumber);
     free(renumber);
+    if (!problem && t->nodes.valid && !same && t->nodes.where) {  /* each kept piece's place */
+        Place *where = malloc((n_kept ? n_kept : 1) * sizeof *where);
+        if (!where) problem = "out of memory";
+        else {
+            for (size_t j = 0; j < n_kept; j++) where[j] = t->nodes.where[kept[j]];
+            free(t->nodes.where);
+            t->nodes.where = where;
+        }
+    }
     if (problem) {
         free(keys);
         free(kept_scores);
@@ -478,11 +527,18 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     if (!alternatives || !removable || !frequency || !candidates || !kept) problem = "out of memory";
     if (!problem) {
         for (size_t i = 0; i < n * max; i++) alternatives[i] = -1;
-        problem = index_build(&index, &t->model);
+        /* The cached nodes give each piece's lattice and each chunk's: the index only finds
+           them when the cache has not got them (yet, or at all). */
+        if (!t->nodes.valid) problem = index_build(&index, &t->model);
+    }
+    if (!problem) problem = ensure_nodes(t, &index);
+    if (!problem && t->nodes.valid && !index.slots) {  /* a piece of no known place: looked up */
+        for (size_t i = 0; i < n && !index.slots && !problem; i++)
+            if (t->model.keys[i].len >= 2 && (!t->nodes.where || t->nodes.where[i].chunk == UINT32_MAX))
+                problem = index_build(&index, &t->model);
     }
     if (!problem) problem = run_shared(t, &index, PIECE_ALTERNATIVES, n, NULL, alternatives, removable, NULL,
                                           NULL);
-    if (!problem) problem = ensure_nodes(t, &index);
     if (!problem) problem = run_shared(t, &index, CHUNK_VITERBI, t->chunks.n, frequency, NULL, NULL, NULL,
                                           NULL);
     index_free(&index);

@@ -110,12 +110,20 @@ typedef struct {
 /* Every chunk's lattice nodes, found once with the seed model and then only filtered: the
    model only loses pieces, so a chunk's nodes under a later model are its earlier nodes whose
    piece is still there (renumbered). at[p] is how many nodes begin at byte p of the chunks'
-   data; chunk k's nodes are first[k] .. first[k + 1], by position then length. */
+   data; chunk k's nodes are first[k] .. first[k + 1], by position then length.
+   `where` holds, per piece, one place it occurs: the nodes there that end within it are the
+   piece's own lattice (every piece is a substring of the chunks), so pruning reads a piece's
+   alternatives from the cache, without looking its substrings up. */
+typedef struct {
+    uint32_t chunk, at;  /* chunk k, from its byte `at`; chunk UINT32_MAX: none found */
+} Place;
+
 typedef struct {
     int64_t *first;
     uint8_t *at;
     uint8_t *lengths;
     int32_t *ids;
+    Place *where;  /* per piece (NULL: not kept, when the chunks are 2^32 or more) */
     size_t n;
     int valid;
     int off;  /* the chunks are too many to keep their nodes: every step looks them up */
@@ -154,7 +162,7 @@ size_t nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber, s
 double min_score(const Model *model);
 size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
                      const int32_t *ids, size_t n, const double *scores, double unknown,
-                     int32_t *path);
+                     int skip_whole, int32_t *path);
 size_t lattice_viterbi(Lattice *lattice, const double *scores, double unknown, size_t n,
                        int skip_whole, int32_t *path);
 
