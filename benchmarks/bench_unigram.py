@@ -23,6 +23,8 @@ SentencePiece's: the largest difference and the median.
     python benchmarks/bench_unigram.py --split words --split none --size 32768
     python benchmarks/bench_unigram.py --skip huggingface    # ours and SentencePiece only
     python benchmarks/bench_unigram.py --timeout 1800        # a trainer still running is stopped
+    python benchmarks/bench_unigram.py --size 4096 --runs 3  # medians of 3 (a trainer of a
+                                                             # minute or more runs once)
 
 Targets: with the cl100k split at 4096, ours at most 1/50 of Hugging Face's time and at most
 0.2 of SentencePiece's (and no slower than SentencePiece anywhere); tokens per language within
@@ -182,13 +184,19 @@ def in_fresh_process(trainer: str, split: str, size: int, model: Path, timeout: 
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+ONCE_FROM = 60.0
+"""Seconds from which a trainer is not run again (Hugging Face's trainer takes minutes)."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", nargs=4, metavar=("TRAINER", "SPLIT", "SIZE", "MODEL"))
     parser.add_argument("--split", action="append", help="cl100k (default), words, none")
     parser.add_argument("--size", action="append", type=int, help="4096 and 32768 by default")
     parser.add_argument("--skip", action="append", default=[], choices=TRAINERS)
-    parser.add_argument("--runs", type=int, default=1, help="trainings per trainer (median)")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="trainings per trainer (median); a trainer whose first training "
+                             f"took {ONCE_FROM:.0f} s or more is not run again")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds a training may take")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
@@ -205,6 +213,11 @@ def main() -> None:
                 trainers = [t for t in TRAINERS if t not in args.skip]
                 for run in range(args.runs):  # alternate the trainers run by run
                     for trainer in trainers if run % 2 == 0 else trainers[::-1]:
+                        first = results.get(trainer, [None])[0]
+                        if first is None and trainer in results:
+                            continue  # it did not finish: not again
+                        if first and first["seconds"] >= ONCE_FROM:
+                            continue  # a long training varies less than a short one
                         model = Path(tmp) / f"{trainer}-{split}-{size}"
                         result = in_fresh_process(trainer, split, size, model, args.timeout)
                         results.setdefault(trainer, []).append(result)
