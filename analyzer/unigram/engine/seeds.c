@@ -345,6 +345,7 @@ static const char *best_substrings(const Training *t, Best *best) {
         free(next);
         return "out of memory";
     }
+    const int64_t data_end = c->n ? c->offsets[c->n] : 0;
     for (size_t lo = 0, hi; lo < N_BUCKETS; lo = hi) {
         hi = lo + 1;
         while (hi < N_BUCKETS && bounds[hi + 1] - bounds[lo] <= largest) hi++;
@@ -356,7 +357,15 @@ static const char *best_substrings(const Training *t, Best *best) {
                 size_t b = bucket_at(c->data, p);
                 if (b < lo || b >= hi) continue;
                 Key key = {0, 0, 0};
-                for (int64_t q = p; q < end && key.len < max; q++) key = key_push(key, c->data[q]);
+                if (p + MAX_PIECE <= data_end) {  /* 16 bytes at once, cut to the key's length */
+                    uint64_t words[2];
+                    memcpy(words, c->data + p, sizeof words);
+                    const uint32_t len = end - p < (int64_t)max ? (uint32_t)(end - p) : max;
+                    const Key whole = {__builtin_bswap64(words[0]), __builtin_bswap64(words[1]), MAX_PIECE};
+                    key = key_prefix(whole, len);
+                } else {
+                    for (int64_t q = p; q < end && key.len < max; q++) key = key_push(key, c->data[q]);
+                }
                 Position *at = &positions[next[b]++];
                 at->hi = key.hi;
                 at->lo = key.lo;
