@@ -77,8 +77,12 @@ const char *index_build(PieceIndex *index, const Model *model) {
        shared by many pieces are stored once, so their number is not known before). */
     index->bytes = malloc(256 * sizeof(int32_t));
     index->pairs = malloc(65536 * sizeof(int32_t));
+    /* Every piece of 3 bytes or more is a key of its own: room for them at most half full
+       from the start (growing rehashes every key so far). */
+    size_t longer = 0;
+    for (size_t i = 0; i < model->n; i++) longer += model->keys[i].len >= 3;
     size_t size = 64;
-    while (size < model->n) size *= 2;
+    while (size < 2 * longer + 2) size *= 2;
     index->slots = calloc(size, sizeof(Slot));
     if (!index->bytes || !index->pairs || !index->slots) {
         index_free(index);

@@ -13,7 +13,8 @@
    Memory stays bounded on a gigabyte of chunks: the keys are sorted in batches of buckets (by
    their first two bytes, which every run of two bytes or more shares, so no run spans two
    buckets), each batch filled by a pass over the chunks, at most t->seed_batch keys at a time (or one
-   bucket, if bigger); and the best seed_size candidates are kept in a heap, not all of them. */
+   bucket, if bigger); and the best seed_size candidates are kept (with at most half as many
+   again waiting to be selected among), not all of them. */
 
 #include <math.h>
 #include <pthread.h>
@@ -54,40 +55,109 @@ static int compare_candidates(const void *a, const void *b) {
     return key_compare(&x->key, &y->key);
 }
 
-/* The best `cap` candidates: a heap whose root is the worst of them. */
-typedef struct {
-    Candidate *items;
-    size_t n, cap;
-} Best;
+/* Candidates a[0..n) sorted by compare_candidates: a quicksort (median of three, the smaller
+   side by a call) with the comparison inlined, insertion sort for a few. The order is the
+   keys' own (no two candidates have the same bytes), so any sort gives the same. */
+static inline void swap_candidates(Candidate *a, Candidate *b) {
+    Candidate swap = *a;
+    *a = *b;
+    *b = swap;
+}
 
-static void best_sift_down(Best *best, size_t i) {
+/* a[0..n) reordered so that a[lo .. n) holds no candidate better than any of a[0 .. lo) and
+   a[lo] is the pivot's place: Hoare's partition around the median of three; the pivot's
+   final index. */
+static size_t partition_candidates(Candidate *a, size_t n) {
+    const size_t mid = n / 2;
+    if (compare_candidates(&a[mid], &a[0]) < 0) swap_candidates(&a[mid], &a[0]);
+    if (compare_candidates(&a[n - 1], &a[mid]) < 0) {
+        swap_candidates(&a[n - 1], &a[mid]);
+        if (compare_candidates(&a[mid], &a[0]) < 0) swap_candidates(&a[mid], &a[0]);
+    }
+    swap_candidates(&a[0], &a[mid]);  /* the pivot at the front; a[n - 1] is not better */
+    const Candidate pivot = a[0];
+    size_t i = 0, j = n;
     for (;;) {
-        size_t worst = i, l = 2 * i + 1, r = l + 1;
-        if (l < best->n && compare_candidates(&best->items[l], &best->items[worst]) > 0) worst = l;
-        if (r < best->n && compare_candidates(&best->items[r], &best->items[worst]) > 0) worst = r;
-        if (worst == i) return;
-        Candidate swap = best->items[i];
-        best->items[i] = best->items[worst];
-        best->items[worst] = swap;
-        i = worst;
+        do i++; while (i < n && compare_candidates(&a[i], &pivot) < 0);
+        do j--; while (compare_candidates(&a[j], &pivot) > 0);
+        if (i >= j) break;
+        swap_candidates(&a[i], &a[j]);
+    }
+    swap_candidates(&a[0], &a[j]);
+    return j;
+}
+
+static void insertion_sort_candidates(Candidate *a, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        Candidate x = a[i];
+        size_t j = i;
+        for (; j > 0 && compare_candidates(&a[j - 1], &x) > 0; j--) a[j] = a[j - 1];
+        a[j] = x;
     }
 }
 
-static void best_offer(Best *best, const Candidate *c) {
-    if (best->cap == 0) return;
-    if (best->n < best->cap) {
-        size_t i = best->n++;
-        best->items[i] = *c;
-        while (i > 0 && compare_candidates(&best->items[(i - 1) / 2], &best->items[i]) < 0) {
-            Candidate swap = best->items[i];
-            best->items[i] = best->items[(i - 1) / 2];
-            best->items[(i - 1) / 2] = swap;
-            i = (i - 1) / 2;
+static void sort_candidates(Candidate *a, size_t n, int depth) {
+    while (n > 24) {
+        if (depth-- == 0) {  /* unlucky pivots: the library's sort, n log n */
+            qsort(a, n, sizeof *a, compare_candidates);
+            return;
         }
-    } else if (compare_candidates(c, &best->items[0]) < 0) {
-        best->items[0] = *c;
-        best_sift_down(best, 0);
+        const size_t p = partition_candidates(a, n);
+        if (p < n - 1 - p) {
+            sort_candidates(a, p, depth);
+            a += p + 1;
+            n -= p + 1;
+        } else {
+            sort_candidates(a + p + 1, n - 1 - p, depth);
+            n = p;
+        }
     }
+    insertion_sort_candidates(a, n);
+}
+
+/* a[0..n) reordered so that a[0..k) are the best k (in any order), a[k - 1] the worst of
+   them (quickselect; 0 < k < n). */
+static void select_candidates(Candidate *a, size_t n, size_t k) {
+    int depth = 64;
+    while (n > 24) {
+        if (depth-- == 0) break;  /* unlucky pivots: sort what is left */
+        const size_t p = partition_candidates(a, n);
+        if (p + 1 == k) return;
+        if (p + 1 < k) {
+            a += p + 1;
+            n -= p + 1;
+            k -= p + 1;
+        } else {
+            n = p;  /* k <= p: the k best are among a[0..p) */
+        }
+    }
+    sort_candidates(a, n, 128);
+}
+
+/* The best `cap` candidates. Offers are appended to a buffer of `room` > cap; when it is full,
+   the best cap are selected, and from then on an offer that ranks after the worst of them
+   (`bar`) is refused: cap better ones are held already, so it could never be kept. Every
+   step is sequential through memory, where a heap of a million candidates misses the cache
+   at every level of every offer. */
+typedef struct {
+    Candidate *items;
+    size_t n, cap, room;
+    int barred;
+    Candidate bar;
+} Best;
+
+static void best_trim(Best *best) {
+    if (best->n <= best->cap) return;
+    select_candidates(best->items, best->n, best->cap);
+    best->n = best->cap;
+    best->bar = best->items[best->cap - 1];
+    best->barred = 1;
+}
+
+static inline void best_offer(Best *best, const Candidate *c) {
+    if (best->cap == 0 || (best->barred && compare_candidates(c, &best->bar) > 0)) return;
+    best->items[best->n++] = *c;
+    if (best->n == best->room) best_trim(best);
 }
 
 /* The first `len` bytes of a key. */
@@ -275,6 +345,7 @@ static const char *best_substrings(const Training *t, Best *best) {
         free(next);
         return "out of memory";
     }
+    const int64_t data_end = c->n ? c->offsets[c->n] : 0;
     for (size_t lo = 0, hi; lo < N_BUCKETS; lo = hi) {
         hi = lo + 1;
         while (hi < N_BUCKETS && bounds[hi + 1] - bounds[lo] <= largest) hi++;
@@ -286,7 +357,15 @@ static const char *best_substrings(const Training *t, Best *best) {
                 size_t b = bucket_at(c->data, p);
                 if (b < lo || b >= hi) continue;
                 Key key = {0, 0, 0};
-                for (int64_t q = p; q < end && key.len < max; q++) key = key_push(key, c->data[q]);
+                if (p + MAX_PIECE <= data_end) {  /* 16 bytes at once, cut to the key's length */
+                    uint64_t words[2];
+                    memcpy(words, c->data + p, sizeof words);
+                    const uint32_t len = end - p < (int64_t)max ? (uint32_t)(end - p) : max;
+                    const Key whole = {__builtin_bswap64(words[0]), __builtin_bswap64(words[1]), MAX_PIECE};
+                    key = key_prefix(whole, len);
+                } else {
+                    for (int64_t q = p; q < end && key.len < max; q++) key = key_push(key, c->data[q]);
+                }
                 Position *at = &positions[next[b]++];
                 at->hi = key.hi;
                 at->lo = key.lo;
@@ -313,15 +392,18 @@ const char *seed_model(Training *t, size_t seed_size) {
         if (c->offsets[k + 1] - c->offsets[k] >= 2) keys += (size_t)(c->offsets[k + 1] - c->offsets[k] - 1);
     }
     if (seed_size > keys * (MAX_PIECE - 1)) seed_size = keys * (MAX_PIECE - 1);  /* more cannot be */
-    Best best = {NULL, 0, seed_size};
-    best.items = malloc((seed_size ? seed_size : 1) * sizeof *best.items);
+    /* room for half as many again (16 more: a small seed size, as the tests ask, is trimmed
+       often, so every path is taken) */
+    Best best = {NULL, 0, seed_size, seed_size + seed_size / 2 + 16, 0, {0, {0, 0, 0}}};
+    best.items = malloc(best.room * sizeof *best.items);
     if (!best.items) return "out of memory";
     const char *problem = best_substrings(t, &best);
     if (problem) {
         free(best.items);
         return problem;
     }
-    qsort(best.items, best.n, sizeof *best.items, compare_candidates);
+    best_trim(&best);
+    sort_candidates(best.items, best.n, 128);
     const size_t n_candidates = best.n;
     Candidate *candidates = best.items;
 
