@@ -293,3 +293,45 @@ def test_the_reference_trains_without_the_compiled_engine(how):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env=env)
     assert done.stdout.strip() == "None [b'##ug', b'hug', b'pug', b'hugs']"
+
+
+def long_training_input() -> tuple[bytearray, array, array]:
+    """A packed layout whose training to 2^31 takes seconds (a million merges and more)."""
+    rng = random.Random(3)
+    letters = "abcdefghijklmnopqrstuvwxyz#"
+    chunks: dict[bytes, int] = {}
+    while len(chunks) < 200_000:
+        chunks["".join(rng.choice(letters) for _ in range(rng.randint(1, 60))).encode()] = \
+            rng.randint(1, 50)
+    table = pack(chunks)
+    return bytearray(table.data), table.offsets, table.counts
+
+
+@pytest.mark.slow
+@needs_compiled
+def test_a_signal_during_a_training_is_handled_there_and_stops_it():
+    # Ctrl-C must stop a long training, not wait for its end: the engine lets Python's signal
+    # handlers run as it trains. Seen from a handler: the engine holds a view of the data (a
+    # bytearray cannot be resized then), and the handler's exception ends the training.
+    import signal
+    data, offsets, counts = long_training_input()
+    seen: list[str] = []
+
+    def handler(signum, frame):
+        try:
+            data.append(0)
+        except BufferError:  # the training holds it: handled inside
+            seen.append("inside")
+            raise KeyboardInterrupt from None
+        data.pop()
+        seen.append("outside")
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.2, 0.2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            compiled_engine().train(data, offsets, counts, 2**31 - 1)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert seen[-1:] == ["inside"]
