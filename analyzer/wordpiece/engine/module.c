@@ -7,6 +7,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <time.h>
+
 #include "wordpiece.h"
 
 /* pack(chunk_counts) -> (data, offsets, counts): the chunks' bytes end to end, int64 offsets
@@ -140,6 +142,37 @@ static int check_layout(const Py_buffer *data, const Py_buffer *offsets, const P
     return 0;
 }
 
+/* A training without the GIL lets Python's signal handlers run (Ctrl-C's KeyboardInterrupt)
+   every POLL_NS of it: the GIL taken back for a moment, never more often (another thread
+   busy in Python keeps it up to its switch interval, 5 ms), the clock read every 16 steps
+   (later steps take microseconds, the first ones milliseconds). */
+#define POLL_NS 50000000  /* 50 ms */
+
+typedef struct {
+    PyThreadState *thread;  /* the caller's, while the GIL is released */
+    int64_t last;           /* when handlers last ran (ns) */
+    unsigned steps;
+} Poll;
+
+static int64_t now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* Interrupt's test: nonzero when a handler raised (its exception is then set). */
+static int handlers_raised(void *context) {
+    Poll *poll = context;
+    if (++poll->steps % 16) return 0;
+    int64_t now = now_ns();
+    if (now - poll->last < POLL_NS) return 0;
+    poll->last = now;
+    PyEval_RestoreThread(poll->thread);
+    int raised = PyErr_CheckSignals() < 0;
+    poll->thread = PyEval_SaveThread();
+    return raised;
+}
+
 static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"data", "offsets", "counts", "size", "let_in", NULL};
     Py_buffer data, offsets, counts;
@@ -159,11 +192,13 @@ static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObjec
         goto done;
     }
     if (check_layout(&data, &offsets, &counts, &chunks) < 0) goto done;
-    const char *problem;
-    Py_BEGIN_ALLOW_THREADS
-    problem = train(&chunks, (uint32_t)size, (size_t)let_in, &vocab);
-    Py_END_ALLOW_THREADS
+    Poll poll = {NULL, now_ns(), 0};
+    Interrupt interrupt = {handlers_raised, &poll};
+    poll.thread = PyEval_SaveThread();
+    const char *problem = train(&chunks, (uint32_t)size, (size_t)let_in, &interrupt, &vocab);
+    PyEval_RestoreThread(poll.thread);
     if (problem) {
+        if (strcmp(problem, INTERRUPTED) == 0) goto done;  /* the handler's exception is set */
         if (strcmp(problem, "out of memory") == 0) PyErr_NoMemory();
         else PyErr_SetString(PyExc_RuntimeError, problem);
         goto done;

@@ -465,7 +465,8 @@ static int64_t joined(const Vocab *v, uint32_t left, uint32_t right, uint8_t **b
     return (int64_t)(na + nb);
 }
 
-const char *train(const Chunks *chunks, uint32_t size, size_t let_in, Vocab *vocab) {
+const char *train(const Chunks *chunks, uint32_t size, size_t let_in, const Interrupt *interrupt,
+                  Vocab *vocab) {
     Training t = {0};
     int failed = 0;  /* the queue could not let entries into its heap */
     t.chunks = chunks;
@@ -534,6 +535,10 @@ const char *train(const Chunks *chunks, uint32_t size, size_t let_in, Vocab *voc
         }
         block_release(block);
         if (apply_sides(&t, left, right, token) < 0 || push_noted(&t) < 0) goto done;
+        if (interrupt->stop(interrupt->context)) {
+            problem = INTERRUPTED;
+            goto done;
+        }
     }
     if (failed) goto done;
     problem = NULL;

@@ -162,9 +162,19 @@ int queue_renew_top(Queue *q, int64_t count);
    caller's. */
 void queue_take(Queue *q, uint64_t *key, uint32_t **chunks, Block **block, uint32_t *n);
 
+/* Asked after every step whether to stop (the caller's own test: module.c lets Python's
+   signal handlers run, so that Ctrl-C ends a long training); nonzero stops it. */
+typedef struct {
+    int (*stop)(void *context);
+    void *context;
+} Interrupt;
+
+#define INTERRUPTED "interrupted"
+
 /* train.c. The vocabulary of at most `size` entries, into *out (initialized here; the caller
-   frees it with vocab_free, also on failure); NULL, or what went wrong. `let_in`: the
-   queue's (queue_init). */
-const char *train(const Chunks *chunks, uint32_t size, size_t let_in, Vocab *out);
+   frees it with vocab_free, also on failure); NULL, or what went wrong (INTERRUPTED: the
+   interrupt said stop). `let_in`: the queue's (queue_init). */
+const char *train(const Chunks *chunks, uint32_t size, size_t let_in, const Interrupt *interrupt,
+                  Vocab *out);
 
 #endif
