@@ -51,19 +51,17 @@ def pack(chunk_counts: Mapping[str, int] | Mapping[bytes, int]) -> ChunkTable:
     >>> pack({"ab": 2, "c": 1}).offsets.tolist()
     [0, 2, 3]
     """
-    firsts = array("q", range(len(chunk_counts)))  # each chunk's order: as given
-    compiled = compiled_engine()
-    if compiled is not None:
-        data, offset_bytes, count_bytes = compiled.pack(
-            chunk_counts if isinstance(chunk_counts, dict) else dict(chunk_counts))
-        offsets, counts = array("q"), array("q")
-        offsets.frombytes(offset_bytes)
-        counts.frombytes(count_bytes)
-        return ChunkTable(data, offsets, counts, firsts)
-    counts = array("q", chunk_counts.values())
+    counts = array("q", chunk_counts.values())  # (another library's integers: their __index__)
     if counts and min(counts) < 1:
         chunk, count = next((chunk, count) for chunk, count in chunk_counts.items() if count < 1)
         raise ValueError(f"chunk {chunk!r} has count {count}; counts are at least 1")
+    firsts = array("q", range(len(counts)))  # each chunk's order: as given
+    compiled = compiled_engine()
+    if compiled is not None:
+        data, offset_bytes = compiled.pack(list(chunk_counts))
+        offsets = array("q")
+        offsets.frombytes(offset_bytes)
+        return ChunkTable(data, offsets, counts, firsts)
     pieces = [as_bytes(chunk) for chunk in chunk_counts]
     offsets = array("q", [0])
     total = 0

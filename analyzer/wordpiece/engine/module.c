@@ -1,7 +1,7 @@
 /* analyzer.wordpiece._engine: the Python face of the compiled WordPiece trainer.
 
-   pack(chunk_counts) lays out chunks (str, taken as UTF-8 with surrogate escapes, or bytes)
-   end to end with their offsets and counts; train(data, offsets, counts, size) trains on such a layout (views
+   pack(chunks) lays out chunks (str, taken as UTF-8 with surrogate escapes, or bytes) end to
+   end with their offsets; train(data, offsets, counts, size) trains on such a layout (views
    of the caller's buffers, without the GIL) and gives each id's string. */
 
 #define PY_SSIZE_T_CLEAN
@@ -11,29 +11,26 @@
 
 #include "wordpiece.h"
 
-/* pack(chunk_counts) -> (data, offsets, counts): the chunks' bytes end to end, int64 offsets
-   (one more than the chunks: chunk k is data[offsets[k]:offsets[k + 1]]) and int64 counts. A
-   run's chunks are hundreds of thousands of str, which Python would encode and join one by
-   one. */
-static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunk_counts) {
-    if (!PyDict_Check(chunk_counts)) {
-        PyErr_SetString(PyExc_TypeError, "pack: chunk_counts must be a dict of str or bytes to int");
+/* pack(chunks) -> (data, offsets): the chunks' bytes end to end, and int64 offsets, one more
+   than the chunks (chunk k is data[offsets[k]:offsets[k + 1]]). A run's chunks are hundreds of
+   thousands of str, which Python would encode and join one by one. */
+static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunks) {
+    if (!PyList_Check(chunks)) {
+        PyErr_SetString(PyExc_TypeError, "pack: chunks must be a list of str or bytes");
         return NULL;
     }
-    Py_ssize_t n = PyDict_GET_SIZE(chunk_counts);
+    Py_ssize_t n = PyList_GET_SIZE(chunks);
     PyObject *offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * (Py_ssize_t)sizeof(int64_t));
-    PyObject *counts = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (!offsets) return NULL;
+    int64_t *at = (int64_t *)PyBytes_AS_STRING(offsets);
     size_t used = 0, room = 1024;
     char *data = malloc(room);
-    if (!offsets || !counts || !data) {
-        if (offsets && counts) PyErr_NoMemory();
-        goto fail;
+    if (!data) {
+        Py_DECREF(offsets);
+        return PyErr_NoMemory();
     }
-    int64_t *at = (int64_t *)PyBytes_AS_STRING(offsets), *count = (int64_t *)PyBytes_AS_STRING(counts);
-    PyObject *chunk, *value;
-    Py_ssize_t position = 0, k = 0;
-    while (PyDict_Next(chunk_counts, &position, &chunk, &value)) {
-        PyObject *escaped = NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *chunk = PyList_GET_ITEM(chunks, k), *escaped = NULL;
         const char *bytes;
         Py_ssize_t length;
         if (PyUnicode_Check(chunk)) {
@@ -53,14 +50,6 @@ static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunk_counts) 
                          Py_TYPE(chunk)->tp_name);
             goto fail;
         }
-        long long number = PyLong_Check(value) ? PyLong_AsLongLong(value) : -1;
-        if (number < 1) {  /* (a count past int64 is an OverflowError already) */
-            Py_XDECREF(escaped);
-            if (!PyErr_Occurred())
-                PyErr_Format(PyExc_ValueError, "chunk %R has count %R; counts are at least 1",
-                             chunk, value);
-            goto fail;
-        }
         if (used + (size_t)length > room) {
             while (used + (size_t)length > room) room *= 2;
             char *grown = realloc(data, room);
@@ -73,7 +62,6 @@ static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunk_counts) 
         }
         memcpy(data + used, bytes, (size_t)length);
         at[k] = (int64_t)used;
-        count[k++] = number;
         used += (size_t)length;
         Py_XDECREF(escaped);
     }
@@ -82,18 +70,15 @@ static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunk_counts) 
     free(data);
     if (!packed) {
         Py_DECREF(offsets);
-        Py_DECREF(counts);
         return NULL;
     }
-    PyObject *all = PyTuple_Pack(3, packed, offsets, counts);
+    PyObject *both = PyTuple_Pack(2, packed, offsets);
     Py_DECREF(packed);
     Py_DECREF(offsets);
-    Py_DECREF(counts);
-    return all;
+    return both;
 fail:
     free(data);
-    Py_XDECREF(offsets);
-    Py_XDECREF(counts);
+    Py_DECREF(offsets);
     return NULL;
 }
 
@@ -224,9 +209,8 @@ done:
 
 static PyMethodDef engine_methods[] = {
     {"pack", engine_pack, METH_O,
-     "pack(chunk_counts) -> (data, offsets, counts): the chunks, str (UTF-8, surrogate escapes "
-     "as their bytes) or bytes, end to end, int64 offsets (one more than the chunks) and int64 "
-     "counts (each at least 1)"},
+     "pack(chunks) -> (data, offsets): str (UTF-8, surrogate escapes as their bytes) or bytes "
+     "end to end, and int64 offsets, one more than the chunks"},
     {"train", (PyCFunction)(void (*)(void))engine_train, METH_VARARGS | METH_KEYWORDS,
      "train(data, offsets, counts, size, *, let_in=4096) -> list[bytes]: each id's string ('##' "
      "inside a chunk); let_in changes only the speed (entries the queue lets into its heap at "

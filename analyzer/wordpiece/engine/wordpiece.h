@@ -7,7 +7,7 @@
                   queue (a 4-ary heap of the larger counts' entries, the others aside by
                   count, each entry with its chunks as an array)
      train.c      the training: the chunks as ids, the first pair counts, the steps
-     module.c     the Python face: pack(chunk_counts) and train(data, offsets, counts, size)
+     module.c     the Python face: pack(chunks) and train(data, offsets, counts, size)
 
    Exactness: the reference's order everywhere it matters (the queue's order: count, pair,
    push order; a step's notes of the chunks each pair gained in); counts are int64 (Hugging
@@ -70,8 +70,8 @@ typedef struct {
    is held aside. The order: the larger count, then the smaller pair (left id, then right id:
    the key's order), then the earlier push.
    Most entries never come out (a training ends long before the small counts' turn), so only
-   those of count `floor` or more are in the heap, the rest set aside unordered; when the heap
-   is empty, a lower floor lets the largest of them in. The heap stays small (in cache), and
+   those of count `floor` or more are in the heap, the rest set aside in buckets by count; when
+   the heap is empty, a lower floor lets the largest of them in. The heap stays small (in cache), and
    the first entry is still the first of all: every one set aside counts less than any in the
    heap. */
 typedef struct {
