@@ -64,6 +64,35 @@ def test_bring_a_corpus_start_a_run_watch_it_and_read_its_report(browser, tmp_pa
 
 
 @pytest.mark.slow
+def test_a_form_cannot_be_sent_before_its_script_runs(browser, tmp_path):
+    """A click on "Bring it" before the page's script had attached its handler submitted the
+    form natively (the page reloaded, the file lost, nothing stored): a CI run waited 120 s
+    for the result. Each script-driven button comes disabled and the script enables it; here
+    the script is held back until the button has been seen disabled."""
+    server = Server(tmp_path / "new.db")
+    try:
+        page, problems = watched(browser, server.url)
+        page.set_default_timeout(WAIT_MS)
+        held = []
+        page.route("**/static/workflow.js", lambda route: held.append(route))  # released below
+        page.goto(server.url + "/corpora/new", wait_until="commit")
+        button = page.locator("#upload button[type=submit]")
+        button.wait_for(state="attached")
+        assert button.is_disabled()
+        while not held:  # the script asked for (the parser reaches it after the form)
+            page.wait_for_timeout(10)
+        held[0].continue_()
+        page.set_input_files("#upload-file", str(corpus_zip(tmp_path / "animals.zip")))
+        button.click()  # waits for the button to be enabled: the handler is attached
+        page.wait_for_selector("#stored:not([hidden])")
+        assert "Stored corpus animals" in page.inner_text("#stored")
+        page.close()
+        assert problems == []
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
 def test_refusals_are_shown_in_the_page_where_they_can_be_acted_on(browser, tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db)

@@ -178,5 +178,5 @@ def settings_form(model: type[BaseModel], *, corpora: list[str], corpus: str | N
     return (f"<form id='new-run' data-patterns='{prefixes}' novalidate>"
             f"<p class='error' id='form-error' role='alert' hidden></p>{first}"
             f"<details><summary>More settings</summary>{rest}</details>"
-            "<p><button type='submit'>Start the run</button> <span id='form-status' "
+            "<p><button type='submit' disabled>Start the run</button> <span id='form-status' "
             "class='muted' role='status'></span></p></form>")

@@ -77,7 +77,7 @@ def bring_corpus(request: Request):
         "Drop units empty in any language</label></div>"
         "<div class='setting'><label><input type='checkbox' name='replace' value='true'> Replace "
         "a corpus of the same name</label></div></details>"
-        "<p><button type='submit'>Bring it</button> <span id='form-status' class='muted' "
+        "<p><button type='submit' disabled>Bring it</button> <span id='form-status' class='muted' "
         "role='status'></span></p></form><div id='stored' hidden></div>")
     return page(layout("Bring a corpus", body, SCRIPT))
 
@@ -113,7 +113,8 @@ def run_progress_page(found: RunRead):
         f"{escape(found.error or '')}</p>"
         "<table id='progress'><thead><tr><th>vocabulary</th><th>stage</th><th>done</th>"
         "<th></th></tr></thead><tbody></tbody></table>"
-        + ("<p><button id='interrupt' type='button'>Interrupt the run</button></p>" if running else "")
+        + ("<p><button id='interrupt' type='button' disabled>Interrupt the run</button></p>"
+           if running else "")
         + "</div>")
     return page(layout(f"Run {found.id}", body, SCRIPT))
 
@@ -133,7 +134,7 @@ def queued_page(db: Database, queued_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
         f"<p id='queue-status' role='status'>{escape(_place(entry.status, entry.position))}</p>"
         f"<p class='error' id='queue-error' role='alert'{'' if entry.error else ' hidden'}>"
         f"{escape(entry.error or '')}</p>"
-        + ("<p><button id='cancel' type='button'>Cancel it</button></p>"
+        + ("<p><button id='cancel' type='button' disabled>Cancel it</button></p>"
            if entry.status == "waiting" else "")
         + "</div>")
     return page(layout(f"Queued run {entry.id}", body, SCRIPT))

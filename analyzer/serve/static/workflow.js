@@ -14,6 +14,10 @@
     node.hidden = !text;
   }
 
+  // The page's buttons come disabled: one is enabled once its handler is attached, so a click
+  // before the script ran is not lost (nor a native submission of a script-only form).
+  function ready(button) { button.disabled = false; }
+
   function busy(form, text) {
     var button = form.querySelector('button[type=submit]');
     if (button) button.disabled = !!text;
@@ -42,6 +46,7 @@
         .then(function (answer) { busy(form, ''); stored(answer.data); })
         .catch(function (error) { busy(form, ''); show($('form-error'), error.message); });
     });
+    ready(form.querySelector('button[type=submit]'));
   }
 
   function stored(answer) {
@@ -190,6 +195,7 @@
           refused(form, error);
         });
     });
+    ready(form.querySelector('button[type=submit]'));
   }
 
   // ---- Watching ------------------------------------------------------------------------
@@ -239,6 +245,7 @@
           stop.disabled = false;
         });
       });
+      ready(stop);
     }
     if (holder.getAttribute('data-status') !== 'running') return;
     follow('/api/runs/' + run, function (data, error) {
@@ -266,6 +273,7 @@
           cancel.hidden = true;
         }).catch(function (error) { show($('queue-error'), error.message); cancel.disabled = false; });
       });
+      ready(cancel);
     }
     follow('/api/queue/' + id, function (data, error) {
       if (error) { status.textContent = 'The server did not answer; trying again…'; return true; }
