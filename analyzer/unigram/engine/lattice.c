@@ -142,11 +142,12 @@ int lattice_reserve(Lattice *lattice, size_t n, int max) {
     lattice->list_id = malloc(list * sizeof(int32_t));
     lattice->list_by_end = malloc(list * sizeof(int32_t));
     lattice->list_probability = malloc(list * sizeof(double));
+    lattice->list_fixed = malloc(list * sizeof(int64_t));
     lattice->end_first = malloc((cap + 2) * sizeof(int32_t));
     if (!lattice->node || !lattice->alpha || !lattice->beta || !lattice->best || !lattice->back
         || !lattice->alpha_exp || !lattice->beta_exp || !lattice->list_start
         || !lattice->list_length || !lattice->list_id || !lattice->list_by_end
-        || !lattice->list_probability || !lattice->end_first) {
+        || !lattice->list_probability || !lattice->list_fixed || !lattice->end_first) {
         lattice_free(lattice);
         return -1;
     }
@@ -167,11 +168,13 @@ void lattice_free(Lattice *lattice) {
     free(lattice->list_id);
     free(lattice->list_by_end);
     free(lattice->list_probability);
+    free(lattice->list_fixed);
     free(lattice->end_first);
     lattice->alpha_exp = lattice->beta_exp = NULL;
     lattice->list_start = lattice->list_length = lattice->list_id = lattice->list_by_end = NULL;
     lattice->end_first = NULL;
     lattice->list_probability = NULL;
+    lattice->list_fixed = NULL;
     lattice->node = NULL;
     lattice->alpha = lattice->beta = lattice->best = NULL;
     lattice->back = NULL;
@@ -350,24 +353,31 @@ static inline int plain(double total) {
    the general path is 0 and this computes its very floats: the forward sums are pushed from
    each start in ascending order, so each end adds its nodes in start order as the general
    path (and the reference) do; the backward sums take a start's nodes in list order (the
-   unknown node first, then lengths ascending). Each node's probability is looked up once. */
+   unknown node first, then lengths ascending). Two passes over the nodes: the forward one
+   looks each node's probability up once; the backward one adds the marginals of a start's
+   nodes as soon as its ends' backward sums are known (the expected counts are integers, so
+   the order of the additions does not matter). */
 static int chunk_expect_plain(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
                               const int32_t *ids, size_t n, const double *probability,
                               double unknown, int64_t count, int64_t *expected) {
     double *alpha = lattice->alpha, *beta = lattice->beta, *p = lattice->list_probability;
-    size_t m = 0;  /* nodes of the chunk (unknown ones not included) */
-    for (size_t s = 0; s < n; s++) m += at[s];
-    for (size_t j = 0; j < m; j++) p[j] = probability[ids[j]];
+    int64_t *fixed = lattice->list_fixed;
     for (size_t e = 0; e <= n; e++) alpha[e] = 0.0;
     alpha[0] = 1.0;
-    for (size_t s = 0, node = 0; s < n; s++) {
+    size_t m = 0;  /* nodes of the chunk (unknown ones not included) */
+    for (size_t s = 0; s < n; s++) {
         const double a = alpha[s];  /* complete: every node ending at s starts before it */
         if (!plain(a)) return 0;
         const int here = at[s];
-        if (here == 0 || lengths[node] != 1) alpha[s + 1] += a * unknown;
-        for (int j = 0; j < here; j++, node++) alpha[s + lengths[node]] += a * p[node];
+        if (here == 0 || lengths[m] != 1) alpha[s + 1] += a * unknown;
+        for (int j = 0; j < here; j++, m++) {
+            const double q = probability[ids[m]];
+            p[m] = q;
+            alpha[s + lengths[m]] += a * q;
+        }
     }
     if (!plain(alpha[n])) return 0;
+    const int adds = alpha[n] != 0.0;  /* 0: every path underflowed, the chunk adds nothing */
     beta[n] = 1.0;
     for (size_t s = n, end = m; s-- > 0;) {
         const size_t first = end - at[s];
@@ -376,14 +386,15 @@ static int chunk_expect_plain(Lattice *lattice, const uint8_t *at, const uint8_t
         for (size_t j = first; j < end; j++) total += beta[s + lengths[j]] * p[j];
         if (!plain(total)) return 0;
         beta[s] = total;
+        if (adds)
+            for (size_t j = first; j < end; j++) {
+                const double marginal = alpha[s] * p[j] * beta[s + lengths[j]] / alpha[n];
+                fixed[j] = to_fixed((double)count * marginal);
+            }
         end = first;
     }
-    if (alpha[n] == 0.0) return 1;  /* every path underflowed: the chunk adds nothing */
-    for (size_t s = 0, node = 0; s < n; s++)
-        for (int j = 0; j < at[s]; j++, node++) {
-            const double marginal = alpha[s] * p[node] * beta[s + lengths[node]] / alpha[n];
-            expected[ids[node]] += to_fixed((double)count * marginal);
-        }
+    if (adds)
+        for (size_t j = 0; j < m; j++) expected[ids[j]] += fixed[j];
     return 1;
 }
 

@@ -102,6 +102,7 @@ typedef struct {
     int *alpha_exp, *beta_exp;  /* alpha[i] x 2^alpha_exp[i] is the forward probability */
     int32_t *list_start, *list_length, *list_id, *list_by_end, *end_first;  /* chunk_expect */
     double *list_probability;
+    int64_t *list_fixed;  /* chunk_expect: each node's count x marginal, until they are added */
     int64_t *back;
     size_t capacity;   /* bytes of chunk the arrays hold */
     int max;           /* the longest piece */
