@@ -206,6 +206,63 @@ void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text
     }
 }
 
+/* The hash slot a key of text[0..len) would be looked up at first, fetched into the cache
+   ahead of its lookup. */
+static inline void prefetch_key(const PieceIndex *index, const uint8_t *text, uint32_t len) {
+    Key key = {0, 0, 0};
+    for (uint32_t i = 0; i < len; i++) key = key_push(key, text[i]);
+    __builtin_prefetch(&index->slots[key_hash(key.hi, key.lo, key.len) & index->mask]);
+}
+
+#define PREFETCH_AHEAD 8  /* positions: about the lookups of one position's worth of time */
+
+/* lattice_fill's nodes of text[0..n) written straight as the node cache keeps them: the ids
+   and lengths of the pieces found (no unknown nodes), by position then length, from ids[0]
+   and lengths[0] (room for n x max), and how many begin at each position into at[0..n);
+   their number. `seen[piece]`, when given and still unset, gets (chunk, position) where the
+   piece is first found. The text lies in a buffer that goes on to `end`: the slots of the
+   positions PREFETCH_AHEAD on (next chunks' too) are fetched while these are looked up. */
+size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, const uint8_t *end,
+                  int max, int32_t *ids, uint8_t *lengths, uint8_t *at, Place *seen,
+                  uint32_t chunk) {
+    size_t m = 0;
+    for (size_t s = 0; s < n; s++) {
+        const uint8_t *ahead = text + s + PREFETCH_AHEAD;
+        if (max >= 3 && ahead + 3 <= end) prefetch_key(index, ahead, 3);
+        const size_t before = m;
+        const int32_t one = index->bytes[text[s]];
+        if (one >= 0) {
+            ids[m] = one;
+            lengths[m++] = 1;
+        }
+        if (one != -2 && s + 1 < n && max >= 2) {
+            const int32_t two = index->pairs[(size_t)text[s] << 8 | text[s + 1]];
+            if (two >= 0) {
+                ids[m] = two;
+                lengths[m++] = 2;
+            }
+            if (two != -2) {
+                Key key = {0, 0, 0};
+                key = key_push(key_push(key, text[s]), text[s + 1]);
+                for (size_t e = s + 2; e < n && key.len < (uint32_t)max; e++) {
+                    key = key_push(key, text[e]);
+                    const Slot *slot = index_find(index, key);
+                    if (!slot) break;
+                    if (slot->id >= 0) {
+                        ids[m] = slot->id;
+                        lengths[m++] = (uint8_t)key.len;
+                    }
+                }
+            }
+        }
+        at[s] = (uint8_t)(m - before);
+        if (seen)
+            for (size_t j = before; j < m; j++)
+                if (seen[ids[j]].chunk == UINT32_MAX) seen[ids[j]] = (Place){chunk, (uint32_t)s};
+    }
+    return m;
+}
+
 void nodes_free(Nodes *nodes) {
     free(nodes->first);
     free(nodes->at);

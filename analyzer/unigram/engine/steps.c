@@ -76,50 +76,34 @@ static int reserve_nodes(Share *share, size_t n, int max) {
     return 0;
 }
 
-/* A filled lattice's nodes (chunk k's) appended to the share's arrays, by position then
-   length; how many begin at each position into `at`; where each piece is first seen into
-   the share's `seen` (when it keeps them). */
-static void append_nodes(Share *share, const Lattice *lattice, size_t n, uint8_t *at, size_t k) {
-    const int max = lattice->max;
-    for (size_t s = 0; s < n; s++) {
-        const int32_t *row = &lattice->node[s * (size_t)max];
-        int here = 0;
-        for (int l = 1; l <= max; l++)
-            if (row[l - 1] >= 0) {
-                if (share->seen && share->seen[row[l - 1]].chunk == UINT32_MAX)
-                    share->seen[row[l - 1]] = (Place){(uint32_t)k, (uint32_t)s};
-                share->ids[share->n_nodes] = row[l - 1];
-                share->lengths[share->n_nodes] = (uint8_t)l;
-                share->n_nodes++;
-                here++;
-            }
-        at[s] = (uint8_t)here;
-    }
-}
-
 /* FIND_NODES: chunk k's nodes appended to the share's (the cache is joined from them). */
-static int find_nodes(Share *share, Lattice *lattice, size_t k) {
+static int find_nodes(Share *share, int max, size_t k) {
     const Chunks *c = &share->t->chunks;
     const size_t n = (size_t)(c->offsets[k + 1] - c->offsets[k]);
     Nodes *nodes = (Nodes *)&share->t->nodes;
-    size_t before = share->n_nodes;
-    if (reserve_nodes(share, n, lattice->max) < 0) return -1;
-    append_nodes(share, lattice, n, nodes->at + c->offsets[k], k);
-    nodes->first[k + 1] = (int64_t)(share->n_nodes - before);  /* a count until summed */
+    if (reserve_nodes(share, n, max) < 0) return -1;
+    const size_t found = text_nodes(share->index, c->data + c->offsets[k], n, c->data + c->offsets[c->n],
+                                    max, share->ids + share->n_nodes, share->lengths + share->n_nodes,
+                                    nodes->at + c->offsets[k], share->seen, (uint32_t)k);
+    share->n_nodes += found;
+    nodes->first[k + 1] = (int64_t)found;  /* a count until summed */
     if ((double)share->n_nodes * 5 > share->node_budget) share->over = 1;
     return 0;
 }
 
 /* Without the cache: one chunk's nodes, in the share's arrays alone. */
-static int local_nodes(Share *share, Lattice *lattice, size_t n, size_t k) {
+static int local_nodes(Share *share, size_t n, int max, size_t k) {
+    const Chunks *c = &share->t->chunks;
     if (n > share->at_capacity) {
-        uint8_t *at = realloc(share->at, lattice->capacity);
+        uint8_t *at = realloc(share->at, n);
         if (!at) return -1;
         share->at = at;
-        share->at_capacity = lattice->capacity;
+        share->at_capacity = n;
     }
-    if (reserve_nodes(share, n, lattice->max) < 0) return -1;
-    append_nodes(share, lattice, n, share->at, k);
+    share->n_nodes = 0;
+    if (reserve_nodes(share, n, max) < 0) return -1;
+    share->n_nodes = text_nodes(share->index, c->data + c->offsets[k], n, c->data + c->offsets[c->n],
+                                max, share->ids, share->lengths, share->at, NULL, 0);
     return 0;
 }
 
@@ -176,16 +160,14 @@ static void *work(void *arg) {
                 for (size_t i = 0; i < length; i++) share->alternatives[k * (size_t)max + i] = path[i];
             continue;
         }
-        const uint8_t *text = c->data + c->offsets[k];
         size_t n = (size_t)(c->offsets[k + 1] - c->offsets[k]);
         if (share->job == FIND_NODES) t->nodes.first[k + 1] = 0;
         if (n == 0) continue;
-        if (lattice_reserve(&lattice, n, max) < 0) { share->failed = 1; break; }
         if (share->job == FIND_NODES) {
-            lattice_fill(&lattice, share->index, text, n);
-            if (find_nodes(share, &lattice, k) < 0) { share->failed = 1; break; }
+            if (find_nodes(share, max, k) < 0) { share->failed = 1; break; }
             continue;
         }
+        if (lattice_reserve(&lattice, n, max) < 0) { share->failed = 1; break; }
         /* The chunk's nodes: from the cache, or (without it) looked up as FIND_NODES does. */
         const uint8_t *at, *lengths;
         const int32_t *ids;
@@ -195,9 +177,7 @@ static void *work(void *arg) {
             lengths = t->nodes.lengths + first;
             ids = t->nodes.ids + first;
         } else {
-            lattice_fill(&lattice, share->index, text, n);
-            share->n_nodes = 0;
-            if (local_nodes(share, &lattice, n, k) < 0) { share->failed = 1; break; }
+            if (local_nodes(share, n, max, k) < 0) { share->failed = 1; break; }
             at = share->at;
             lengths = share->lengths;
             ids = share->ids;

@@ -154,6 +154,9 @@ void index_free(PieceIndex *index);
 int lattice_reserve(Lattice *lattice, size_t n, int max);
 void lattice_free(Lattice *lattice);
 void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text, size_t n);
+size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, const uint8_t *end,
+                  int max, int32_t *ids, uint8_t *lengths, uint8_t *at, Place *seen,
+                  uint32_t chunk);
 void nodes_free(Nodes *nodes);
 void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, const int32_t *ids,
                   size_t n, const double *probability, double unknown, int64_t count,
