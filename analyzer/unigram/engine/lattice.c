@@ -80,7 +80,7 @@ const char *index_build(PieceIndex *index, const Model *model) {
     /* Every piece of 3 bytes or more is a key of its own: room for them at most half full
        from the start (growing rehashes every key so far). */
     size_t longer = 0;
-    for (size_t i = 0; i < model->n; i++) longer += model->keys[i].len >= 3;
+    for (size_t i = 0; i < model->n; i++) longer += model->keys[i].len >= 3 && !is_dead(model, i);
     size_t size = 64;
     while (size < 2 * longer + 2) size *= 2;
     index->slots = calloc(size, sizeof(Slot));
@@ -95,7 +95,7 @@ const char *index_build(PieceIndex *index, const Model *model) {
     for (size_t i = 0; i < model->n; i++) {
         const Key whole = model->keys[i];
         const int32_t id = (int32_t)i;
-        if (whole.len == 0) continue;
+        if (whole.len == 0 || is_dead(model, i)) continue;
         const uint8_t first = key_byte(whole, 0);
         mark(&index->bytes[first], whole.len == 1 ? id : -1);
         if (whole.len < 2) continue;
@@ -298,10 +298,14 @@ size_t nodes_keep(Nodes *nodes, const Chunks *chunks, const int32_t *renumber, s
     return kept - begin;
 }
 
-double min_score(const Model *model) {
+double min_score(const Model *model) {  /* of the live pieces; 0 when there is none */
     double low = 0.0;
+    int first = 1;
     for (size_t i = 0; i < model->n; i++)
-        if (i == 0 || model->scores[i] < low) low = model->scores[i];
+        if (!is_dead(model, i) && (first || model->scores[i] < low)) {
+            low = model->scores[i];
+            first = 0;
+        }
     return low;
 }
 
@@ -471,7 +475,7 @@ void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, c
    The same path as lattice_viterbi's: pushing from each reached start in ascending order,
    each end meets its nodes in start order and keeps the first with the strictly highest
    score. The n bytes may be a window of a chunk: nodes ending past it are left out, and
-   `skip_whole` leaves out the node spanning all of it. */
+   `skip_whole` leaves out the node spanning all of it; a dead piece's node is no node. */
 size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
                      const int32_t *ids, size_t n, const double *scores, double unknown,
                      int skip_whole, int32_t *path) {
@@ -498,8 +502,9 @@ size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths
         }
         for (int j = 0; j < here; j++, node++) {
             const size_t e = s + lengths[node];
-            if (e > n || (skip_whole && s == 0 && e == n)) continue;
-            const double value = from + scores[ids[node]];
+            const double score = scores[ids[node]];
+            if (e > n || (skip_whole && s == 0 && e == n) || score == DEAD) continue;
+            const double value = from + score;
             if (back[e] == 0 || value > best[e]) {
                 best[e] = value;
                 back[e] = ((int64_t)s << 32) | (int64_t)(ids[node] + 2);

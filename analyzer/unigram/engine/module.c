@@ -152,11 +152,12 @@ static PyObject *Trainer_prune(Trainer *self, PyObject *args) {
     return outcome(self, problem);
 }
 
-/* A model as (list of bytes, list of float). */
+/* A model's live pieces as (list of bytes, list of float). */
 static PyObject *as_lists(const Model *m) {
-    PyObject *pieces = PyList_New((Py_ssize_t)m->n), *scores = PyList_New((Py_ssize_t)m->n);
+    PyObject *pieces = PyList_New((Py_ssize_t)m->live), *scores = PyList_New((Py_ssize_t)m->live);
     if (!pieces || !scores) goto fail;
-    for (size_t i = 0; i < m->n; i++) {
+    for (size_t i = 0, at = 0; i < m->n; i++) {
+        if (is_dead(m, i)) continue;
         uint8_t bytes[MAX_PIECE];
         uint32_t length = key_spell(m->keys[i], bytes);
         PyObject *piece = PyBytes_FromStringAndSize((const char *)bytes, length);
@@ -166,8 +167,9 @@ static PyObject *as_lists(const Model *m) {
             Py_XDECREF(score);
             goto fail;
         }
-        PyList_SET_ITEM(pieces, (Py_ssize_t)i, piece);
-        PyList_SET_ITEM(scores, (Py_ssize_t)i, score);
+        PyList_SET_ITEM(pieces, (Py_ssize_t)at, piece);
+        PyList_SET_ITEM(scores, (Py_ssize_t)at, score);
+        at++;
     }
     PyObject *both = PyTuple_Pack(2, pieces, scores);
     Py_DECREF(pieces);
@@ -202,12 +204,12 @@ static PyObject *Trainer_finalize(Trainer *self, PyObject *args) {
 static PyObject *Trainer_model(Trainer *self, PyObject *Py_UNUSED(ignored)) {
     PyObject *lists = as_lists(&self->t.model);
     if (!lists) return NULL;
-    PyObject *pairs = PyList_New((Py_ssize_t)self->t.model.n);
+    PyObject *pairs = PyList_New((Py_ssize_t)self->t.model.live);
     if (!pairs) {
         Py_DECREF(lists);
         return NULL;
     }
-    for (size_t i = 0; i < self->t.model.n; i++) {
+    for (size_t i = 0; i < self->t.model.live; i++) {
         PyObject *pair = PyTuple_Pack(2, PyList_GET_ITEM(PyTuple_GET_ITEM(lists, 0), i),
                                       PyList_GET_ITEM(PyTuple_GET_ITEM(lists, 1), i));
         if (!pair) {
@@ -221,7 +223,7 @@ static PyObject *Trainer_model(Trainer *self, PyObject *Py_UNUSED(ignored)) {
     return pairs;
 }
 
-static Py_ssize_t Trainer_length(Trainer *self) { return (Py_ssize_t)self->t.model.n; }
+static Py_ssize_t Trainer_length(Trainer *self) { return (Py_ssize_t)self->t.model.live; }
 
 static PyMethodDef Trainer_methods[] = {
     {"seed", (PyCFunction)Trainer_seed, METH_VARARGS,

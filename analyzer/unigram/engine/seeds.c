@@ -436,6 +436,6 @@ const char *seed_model(Training *t, size_t seed_size) {
     free(candidates);
     double log_total = n ? log((double)total) : 0.0;
     for (size_t i = 0; i < n; i++) t->model.scores[i] = log(t->model.scores[i]) - log_total;
-    t->model.n = n;
+    t->model.n = t->model.live = n;
     return NULL;
 }

@@ -28,7 +28,7 @@ void model_free(Model *model) {
     free(model->scores);
     model->keys = NULL;
     model->scores = NULL;
-    model->n = 0;
+    model->n = model->live = 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -125,7 +125,8 @@ static void *work(void *arg) {
             Key key = t->model.keys[k];
             uint8_t text[MAX_PIECE];
             size_t n = key_spell(key, text), length;
-            if (n < 2) continue;  /* a byte: its own best path, and no other (kept as it is) */
+            if (n < 2 || is_dead(&t->model, k)) continue;  /* a byte: its own best path, and no
+                                                             other (kept as it is); dead: gone */
             if (lattice_reserve(&lattice, n, max) < 0) { share->failed = 1; break; }
             const Place where = t->nodes.where ? t->nodes.where[k] : (Place){UINT32_MAX, 0};
             if (t->nodes.valid && where.chunk != UINT32_MAX) {
@@ -436,7 +437,27 @@ static const char *keep_pieces(Training *t, const size_t *kept, size_t n_kept, c
     model_free(&t->model);
     t->model.keys = keys;
     t->model.scores = kept_scores;
-    t->model.n = n_kept;
+    t->model.n = t->model.live = n_kept;
+    return NULL;
+}
+
+/* The M-step's outcome when it drops few pieces, none of them a byte, and the node cache is
+   valid: the dropped ones stay in place, dead, and the kept ones take their new `scores`
+   (kept[j] in order), so the cache stands as it is (no pass over every node for a handful of
+   pieces). Otherwise keep_pieces. A dead byte would not do: a position whose byte's piece is
+   gone gets an unknown node, which the cache's nodes could no longer tell. */
+static const char *keep_or_mark(Training *t, const size_t *kept, size_t n_kept, const double *scores) {
+    Model *m = &t->model;
+    int marks = t->nodes.valid && (m->live - n_kept) * 4 <= m->live;  /* a quarter at most */
+    for (size_t i = 0, j = 0; i < m->n && marks; i++) {
+        const int stays = j < n_kept && kept[j] == i;
+        j += stays;
+        if (!stays && !is_dead(m, i) && m->keys[i].len == 1) marks = 0;
+    }
+    if (!marks) return keep_pieces(t, kept, n_kept, scores);
+    for (size_t i = 0; i < m->n; i++) m->scores[i] = DEAD;
+    for (size_t j = 0; j < n_kept; j++) m->scores[kept[j]] = scores[j];
+    m->live = n_kept;
     return NULL;
 }
 
@@ -466,14 +487,14 @@ const char *em_step(Training *t) {
     if (!kept || !scores) problem = "out of memory";
     else {
         for (size_t i = 0; i < t->model.n; i++)
-            if ((double)expected[i] / FIXED_SCALE >= MIN_EXPECTED) {
+            if (!is_dead(&t->model, i) && (double)expected[i] / FIXED_SCALE >= MIN_EXPECTED) {
                 kept[n_kept++] = i;
                 total += expected[i];
             }
         const double log_sum = total ? digamma((double)total / FIXED_SCALE) : 0.0;  /* none kept */
         for (size_t j = 0; j < n_kept; j++)
             scores[j] = digamma((double)expected[kept[j]] / FIXED_SCALE) - log_sum;
-        problem = keep_pieces(t, kept, n_kept, scores);
+        problem = keep_or_mark(t, kept, n_kept, scores);
     }
     free(kept);
     free(scores);
@@ -514,7 +535,8 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     if (!problem) problem = ensure_nodes(t, &index);
     if (!problem && t->nodes.valid && !index.slots) {  /* a piece of no known place: looked up */
         for (size_t i = 0; i < n && !index.slots && !problem; i++)
-            if (t->model.keys[i].len >= 2 && (!t->nodes.where || t->nodes.where[i].chunk == UINT32_MAX))
+            if (t->model.keys[i].len >= 2 && !is_dead(&t->model, i)
+                && (!t->nodes.where || t->nodes.where[i].chunk == UINT32_MAX))
                 problem = index_build(&index, &t->model);
     }
     if (!problem) problem = run_shared(t, &index, PIECE_ALTERNATIVES, n, NULL, alternatives, removable, NULL,
@@ -547,7 +569,7 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
         candidates[n_candidates].id = i;
         n_candidates++;
     }
-    size_t target = (size_t)(shrink * (double)n);
+    size_t target = (size_t)(shrink * (double)t->model.live);
     if (target < desired) target = desired;
     qsort(candidates, n_candidates, sizeof *candidates, compare_losses);
     for (size_t j = 0; j < n_candidates && n_kept < target; j++) kept[n_kept++] = candidates[j].id;
@@ -584,7 +606,7 @@ const char *finalize(Training *t, size_t size, Model *out) {
     double byte_score[256];
     int in_model[256] = {0};
     for (size_t i = 0; i < m->n; i++)
-        if (m->keys[i].len == 1) {
+        if (m->keys[i].len == 1 && !is_dead(m, i)) {
             in_model[key_byte(m->keys[i], 0)] = 1;
             byte_score[key_byte(m->keys[i], 0)] = m->scores[i];
         }
@@ -607,7 +629,7 @@ const char *finalize(Training *t, size_t size, Model *out) {
     /* The longer pieces by score, up to the size. */
     size_t first_longer = n;
     for (size_t i = 0; i < m->n; i++)
-        if (m->keys[i].len > 1) {
+        if (m->keys[i].len > 1 && !is_dead(m, i)) {
             entries[n].key = m->keys[i];
             entries[n].score = m->scores[i];
             n++;
@@ -626,7 +648,7 @@ const char *finalize(Training *t, size_t size, Model *out) {
         out->keys[i] = entries[i].key;
         out->scores[i] = entries[i].score;
     }
-    out->n = n;
+    out->n = out->live = n;
     free(entries);
     return NULL;
 }

@@ -17,6 +17,7 @@
 #ifndef ANALYZER_UNIGRAM_H
 #define ANALYZER_UNIGRAM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,12 +71,19 @@ static inline int key_compare(const Key *a, const Key *b) {
     return (a->len > b->len) - (a->len < b->len);
 }
 
-/* The model: its pieces in order, each with its score. */
+/* The model: its pieces in order, each with its score. A piece an M-step dropped may stay in
+   its place, dead (score DEAD), until pruning compacts the model: the node cache keeps its ids
+   meanwhile, and the live pieces' order is the model's. */
 typedef struct {
     Key *keys;
     double *scores;
-    size_t n;
+    size_t n;     /* places, dead ones included */
+    size_t live;  /* pieces */
 } Model;
+
+#define DEAD (-INFINITY)  /* a dead piece's score: its probability exp(DEAD) is exactly 0 */
+
+static inline int is_dead(const Model *model, size_t i) { return model->scores[i] == DEAD; }
 
 /* The pieces and all their prefixes, for the lattice: a prefix that is no piece has id -1, so a
    lookup can stop at the first byte string that begins no piece. Prefixes of one and two bytes
