@@ -77,12 +77,13 @@ const char *index_build(PieceIndex *index, const Model *model) {
        shared by many pieces are stored once, so their number is not known before). */
     index->bytes = malloc(256 * sizeof(int32_t));
     index->pairs = malloc(65536 * sizeof(int32_t));
-    /* Every piece of 3 bytes or more is a key of its own: room for them at most half full
-       from the start (growing rehashes every key so far). */
+    /* Every piece of 3 bytes or more is a key of its own, and their prefixes that are no piece
+       about as many again (1.9M keys for NTREX's 1M seeds): room for twice the pieces at most
+       half full from the start (growing rehashes every key so far). */
     size_t longer = 0;
     for (size_t i = 0; i < model->n; i++) longer += model->keys[i].len >= 3 && !is_dead(model, i);
     size_t size = 64;
-    while (size < 2 * longer + 2) size *= 2;
+    while (size < 4 * longer + 2) size *= 2;
     index->slots = calloc(size, sizeof(Slot));
     if (!index->bytes || !index->pairs || !index->slots) {
         index_free(index);
@@ -479,39 +480,37 @@ void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, c
 size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
                      const int32_t *ids, size_t n, const double *scores, double unknown,
                      int skip_whole, int32_t *path) {
+    /* best[e] = -inf: e not reached. Every live path's score is finite, so the first node to
+       reach an end is taken as the reference takes it, and a dead piece's (-inf) never is. */
     double *best = lattice->best;
-    int64_t *back = lattice->back;  /* start * 2^32 + (id + 2); 0: not reached */
-    for (size_t e = 0; e <= n; e++) {
-        back[e] = 0;
-        best[e] = 0.0;
-    }
-    back[0] = 1;
+    int64_t *back = lattice->back;  /* start * 2^32 + (id + 2), where reached */
+    best[0] = 0.0;
+    for (size_t e = 1; e <= n; e++) best[e] = -INFINITY;
     for (size_t s = 0, node = 0; s < n; s++) {
         const int here = at[s];
-        if (back[s] == 0) {  /* not reached: its nodes lead nowhere */
+        const double from = best[s];
+        if (from == -INFINITY) {  /* not reached: its nodes lead nowhere */
             node += (size_t)here;
             continue;
         }
-        const double from = best[s];
         if (here == 0 || lengths[node] != 1) {
             const double value = from + unknown;
-            if (back[s + 1] == 0 || value > best[s + 1]) {
+            if (value > best[s + 1]) {
                 best[s + 1] = value;
                 back[s + 1] = ((int64_t)s << 32) | 1;  /* id -1 */
             }
         }
         for (int j = 0; j < here; j++, node++) {
             const size_t e = s + lengths[node];
-            const double score = scores[ids[node]];
-            if (e > n || (skip_whole && s == 0 && e == n) || score == DEAD) continue;
-            const double value = from + score;
-            if (back[e] == 0 || value > best[e]) {
+            if (e > n || (skip_whole && s == 0 && e == n)) continue;
+            const double value = from + scores[ids[node]];
+            if (value > best[e]) {
                 best[e] = value;
                 back[e] = ((int64_t)s << 32) | (int64_t)(ids[node] + 2);
             }
         }
     }
-    if (back[n] == 0) return 0;
+    if (best[n] == -INFINITY) return 0;
     size_t length = 0;
     for (size_t e = n; e > 0; e = (size_t)(back[e] >> 32)) length++;
     size_t at_path = length;
