@@ -70,6 +70,8 @@ static inline void mark(int32_t *code, int32_t id) {
     else if (*code == -2) *code = -1;
 }
 
+#define BUILD_AHEAD 4  /* pieces */
+
 const char *index_build(PieceIndex *index, const Model *model) {
     index_free(index);
     /* One and two bytes in direct tables (every lookup begins there, the cache keeps them);
@@ -94,6 +96,13 @@ const char *index_build(PieceIndex *index, const Model *model) {
     index->mask = size - 1;
     size_t used = 0;
     for (size_t i = 0; i < model->n; i++) {
+        if (i + BUILD_AHEAD < model->n) {  /* the slots of a later piece's prefixes fetched */
+            const Key later = model->keys[i + BUILD_AHEAD];
+            for (uint32_t l = 3; l <= later.len; l++) {
+                const Key prefix = key_prefix(later, l);
+                __builtin_prefetch(&index->slots[key_hash(prefix.hi, prefix.lo, l) & index->mask]);
+            }
+        }
         const Key whole = model->keys[i];
         const int32_t id = (int32_t)i;
         if (whole.len == 0 || is_dead(model, i)) continue;
@@ -207,29 +216,27 @@ void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text
     }
 }
 
-/* The hash slot a key of text[0..len) would be looked up at first, fetched into the cache
-   ahead of its lookup. */
-static inline void prefetch_key(const PieceIndex *index, const uint8_t *text, uint32_t len) {
-    Key key = {0, 0, 0};
-    for (uint32_t i = 0; i < len; i++) key = key_push(key, text[i]);
-    __builtin_prefetch(&index->slots[key_hash(key.hi, key.lo, key.len) & index->mask]);
-}
-
-#define PREFETCH_AHEAD 8  /* positions: about the lookups of one position's worth of time */
+#define PREFETCH_AHEAD 4  /* positions */
 
 /* lattice_fill's nodes of text[0..n) written straight as the node cache keeps them: the ids
    and lengths of the pieces found (no unknown nodes), by position then length, from ids[0]
    and lengths[0] (room for n x max), and how many begin at each position into at[0..n);
-   their number. `seen[piece]`, when given and still unset, gets (chunk, position) where the
-   piece is first found. The text lies in a buffer that goes on to `end`: the slots of the
-   positions PREFETCH_AHEAD on (next chunks' too) are fetched while these are looked up. */
-size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, const uint8_t *end,
-                  int max, int32_t *ids, uint8_t *lengths, uint8_t *at, Place *seen,
-                  uint32_t chunk) {
+   their number. `seen`, when given, learns where each piece of two bytes or more is first
+   found (chunk, position). The slots of every key PREFETCH_AHEAD positions on are fetched
+   while these are looked up. */
+size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, int max,
+                  int32_t *ids, uint8_t *lengths, uint8_t *at, Seen *seen, uint32_t chunk) {
     size_t m = 0;
     for (size_t s = 0; s < n; s++) {
-        const uint8_t *ahead = text + s + PREFETCH_AHEAD;
-        if (max >= 3 && ahead + 3 <= end) prefetch_key(index, ahead, 3);
+        if (s + PREFETCH_AHEAD + 3 <= n) {
+            const size_t a = s + PREFETCH_AHEAD;
+            Key key = {0, 0, 0};
+            key = key_push(key_push(key, text[a]), text[a + 1]);
+            for (size_t e = a + 2; e < n && key.len < (uint32_t)max; e++) {
+                key = key_push(key, text[e]);
+                __builtin_prefetch(&index->slots[key_hash(key.hi, key.lo, key.len) & index->mask]);
+            }
+        }
         const size_t before = m;
         const int32_t one = index->bytes[text[s]];
         if (one >= 0) {
@@ -258,8 +265,12 @@ size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, const 
         }
         at[s] = (uint8_t)(m - before);
         if (seen)
-            for (size_t j = before; j < m; j++)
-                if (seen[ids[j]].chunk == UINT32_MAX) seen[ids[j]] = (Place){chunk, (uint32_t)s};
+            for (size_t j = before; j < m; j++) {
+                const uint32_t id = (uint32_t)ids[j];
+                if (lengths[j] < 2 || seen->found[id >> 6] >> (id & 63) & 1) continue;
+                seen->found[id >> 6] |= (uint64_t)1 << (id & 63);
+                seen->place[id] = (Place){chunk, (uint32_t)s};
+            }
     }
     return m;
 }

@@ -160,14 +160,6 @@ static inline void best_offer(Best *best, const Candidate *c) {
     if (best->n == best->room) best_trim(best);
 }
 
-/* The first `len` bytes of a key. */
-static Key key_prefix(Key k, uint32_t len) {
-    Key p = {0, 0, len};
-    p.hi = len >= 8 ? k.hi : len == 0 ? 0 : k.hi & ~(~(uint64_t)0 >> (8 * len));
-    p.lo = len <= 8 ? 0 : len >= 16 ? k.lo : k.lo & ~(~(uint64_t)0 >> (8 * (len - 8)));
-    return p;
-}
-
 /* How many leading bytes two keys share. */
 static uint32_t common_prefix(const Position *a, const Position *b) {
     uint32_t shared;

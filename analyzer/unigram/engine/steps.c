@@ -54,7 +54,7 @@ typedef struct {
     size_t at_capacity;
     const int32_t *renumber; /* KEEP_NODES: each piece's new id, -1 gone */
     size_t kept;          /* ... and how many of this share's nodes stay (moved to its front) */
-    Place *seen;          /* FIND_NODES: per piece, the first place this share found it */
+    Seen seen;            /* FIND_NODES: per piece, the first place this share found it */
     double node_budget;   /* FIND_NODES: the bytes this share's nodes may take */
     int over;             /* ... and it found more */
     int failed;
@@ -82,9 +82,10 @@ static int find_nodes(Share *share, int max, size_t k) {
     const size_t n = (size_t)(c->offsets[k + 1] - c->offsets[k]);
     Nodes *nodes = (Nodes *)&share->t->nodes;
     if (reserve_nodes(share, n, max) < 0) return -1;
-    const size_t found = text_nodes(share->index, c->data + c->offsets[k], n, c->data + c->offsets[c->n],
-                                    max, share->ids + share->n_nodes, share->lengths + share->n_nodes,
-                                    nodes->at + c->offsets[k], share->seen, (uint32_t)k);
+    const size_t found = text_nodes(share->index, c->data + c->offsets[k], n, max,
+                                    share->ids + share->n_nodes, share->lengths + share->n_nodes,
+                                    nodes->at + c->offsets[k], share->seen.place ? &share->seen : NULL,
+                                    (uint32_t)k);
     share->n_nodes += found;
     nodes->first[k + 1] = (int64_t)found;  /* a count until summed */
     if ((double)share->n_nodes * 5 > share->node_budget) share->over = 1;
@@ -102,8 +103,8 @@ static int local_nodes(Share *share, size_t n, int max, size_t k) {
     }
     share->n_nodes = 0;
     if (reserve_nodes(share, n, max) < 0) return -1;
-    share->n_nodes = text_nodes(share->index, c->data + c->offsets[k], n, c->data + c->offsets[c->n],
-                                max, share->ids, share->lengths, share->at, NULL, 0);
+    share->n_nodes = text_nodes(share->index, c->data + c->offsets[k], n, max, share->ids,
+                                share->lengths, share->at, NULL, 0);
     return 0;
 }
 
@@ -258,12 +259,12 @@ static const char *gather_nodes(Training *t, Share *shares, int threads) {
     nodes->n = total;
     nodes->valid = 1;
     /* Each piece's place: the first share's find, else a later one's. */
-    if (shares[0].seen) {
-        nodes->where = shares[0].seen;
-        shares[0].seen = NULL;
+    if (shares[0].seen.place) {
+        nodes->where = shares[0].seen.place;
+        shares[0].seen.place = NULL;
         for (int i = 1; i < threads; i++)
             for (size_t p = 0; p < t->model.n; p++)
-                if (nodes->where[p].chunk == UINT32_MAX) nodes->where[p] = shares[i].seen[p];
+                if (nodes->where[p].chunk == UINT32_MAX) nodes->where[p] = shares[i].seen.place[p];
     }
     return NULL;
 }
@@ -358,10 +359,11 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
             s->sums = sums;
         }
         if (job == FIND_NODES && c->n < UINT32_MAX) {  /* (a chunk's number is a uint32) */
-            s->seen = malloc((t->model.n ? t->model.n : 1) * sizeof *s->seen);
-            if (!s->seen) problem = "out of memory";
+            s->seen.place = malloc((t->model.n ? t->model.n : 1) * sizeof *s->seen.place);
+            s->seen.found = calloc(t->model.n / 64 + 1, sizeof *s->seen.found);
+            if (!s->seen.place || !s->seen.found) problem = "out of memory";
             else
-                for (size_t p = 0; p < t->model.n; p++) s->seen[p] = (Place){UINT32_MAX, 0};
+                for (size_t p = 0; p < t->model.n; p++) s->seen.place[p] = (Place){UINT32_MAX, 0};
         }
     }
     int started = 1;  /* the calling thread takes the first share */
@@ -380,7 +382,8 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
         free(shares[i].ids);
         free(shares[i].lengths);
         free(shares[i].at);
-        free(shares[i].seen);
+        free(shares[i].seen.place);
+        free(shares[i].seen.found);
         if (shares[i].failed && !problem) problem = "out of memory";
         if (i > 0 && sums && shares[i].sums) {
             for (size_t p = 0; p < t->model.n; p++) sums[p] += shares[i].sums[p];

@@ -52,6 +52,14 @@ static inline Key key_push(Key k, uint8_t byte) {
     return k;
 }
 
+/* The first `len` bytes of a key (len <= its length). */
+static inline Key key_prefix(Key k, uint32_t len) {
+    Key p = {0, 0, len};
+    p.hi = len >= 8 ? k.hi : len == 0 ? 0 : k.hi & ~(~(uint64_t)0 >> (8 * len));
+    p.lo = len <= 8 ? 0 : len >= 16 ? k.lo : k.lo & ~(~(uint64_t)0 >> (8 * (len - 8)));
+    return p;
+}
+
 /* The byte at index i of a key (i < len). */
 static inline uint8_t key_byte(Key k, uint32_t i) {
     return (uint8_t)(i < 8 ? k.hi >> (56 - 8 * i) : k.lo >> (56 - 8 * (i - 8)));
@@ -162,9 +170,15 @@ void index_free(PieceIndex *index);
 int lattice_reserve(Lattice *lattice, size_t n, int max);
 void lattice_free(Lattice *lattice);
 void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text, size_t n);
-size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, const uint8_t *end,
-                  int max, int32_t *ids, uint8_t *lengths, uint8_t *at, Place *seen,
-                  uint32_t chunk);
+/* Where each piece was first found: place[piece], set once found[piece] (a bit) is. The bits
+   (128 KB for a million pieces) are what every node checks; the places are written once. */
+typedef struct {
+    Place *place;
+    uint64_t *found;
+} Seen;
+
+size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, int max,
+                  int32_t *ids, uint8_t *lengths, uint8_t *at, Seen *seen, uint32_t chunk);
 void nodes_free(Nodes *nodes);
 void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, const int32_t *ids,
                   size_t n, const double *probability, double unknown, int64_t count,
