@@ -487,7 +487,8 @@ void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, c
    The same path as lattice_viterbi's: pushing from each reached start in ascending order,
    each end meets its nodes in start order and keeps the first with the strictly highest
    score. The n bytes may be a window of a chunk: nodes ending past it are left out, and
-   `skip_whole` leaves out the node spanning all of it; a dead piece's node is no node. */
+   `skip_whole` leaves out the node spanning all of it; a dead piece's node is no node.
+   lattice->best[e] is left the best path's score to each end (-inf: not reached). */
 size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
                      const int32_t *ids, size_t n, const double *scores, double unknown,
                      int skip_whole, int32_t *path) {

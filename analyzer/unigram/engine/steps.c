@@ -139,14 +139,15 @@ static void *work(void *arg) {
                 const uint8_t *at = t->nodes.at + byte + where.at;
                 const uint8_t *lengths = t->nodes.lengths + node;
                 const int32_t *ids = t->nodes.ids + node;
-                length = nodes_viterbi(&lattice, at, lengths, ids, n, t->model.scores,
-                                       share->unknown, 0, path);
-                if (length >= 2) {
-                    share->removable[k] = 1;
-                    continue;
-                }
+                /* One pass for both paths: without the piece's own node, the lattice is the
+                   same but at the end, where the whole node comes first (it starts at 0) and
+                   stays best unless a later start scores strictly more. */
                 length = nodes_viterbi(&lattice, at, lengths, ids, n, t->model.scores,
                                        share->unknown, 1, path);
+                if (lattice.best[n] > 0.0 + t->model.scores[k]) {  /* -inf: not reached */
+                    share->removable[k] = 1;  /* segmented otherwise already */
+                    continue;
+                }
             } else {
                 lattice_fill(&lattice, share->index, text, n);
                 length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 0, path);
