@@ -14,7 +14,9 @@
    their first two bytes, which every run of two bytes or more shares, so no run spans two
    buckets), each batch filled by a pass over the chunks, at most t->seed_batch keys at a time (or one
    bucket, if bigger); and the best seed_size candidates are kept (with at most half as many
-   again waiting to be selected among), not all of them. */
+   again waiting to be selected among), not all of them. The threads share a batch by its
+   buckets: each sorts and scans its own into its own best candidates (one more buffer of
+   those per thread), offered to the first's at the end. */
 
 #include <math.h>
 #include <pthread.h>
@@ -24,6 +26,7 @@
 #include "unigram.h"
 
 #define N_BUCKETS 65536
+#define MAX_SEED_THREADS 64
 
 /* A position's key, its length and its chunk (24 bytes). */
 typedef struct {
@@ -176,11 +179,17 @@ static inline size_t bucket_at(const uint8_t *data, int64_t p) {
     return ((size_t)data[p] << 8) | data[p + 1];
 }
 
-/* Sorting a batch's buckets apart, on several threads (the order is the keys' alone). */
+static void scan_batch(const Position *positions, size_t n, const Chunks *c, uint32_t max, Best *best);
+
+/* Sorting a batch's buckets apart and scanning them, on several threads, each share into its
+   own best candidates (the order of the keys is theirs alone, and no run spans two buckets). */
 typedef struct {
     Position *positions;
     const size_t *bounds;  /* bucket b is positions[bounds[b] - base .. bounds[b + 1] - base) */
     size_t base, first, last;
+    const Chunks *chunks;
+    uint32_t max;
+    Best *best;
 } Buckets;
 
 /* The bin of a key at byte `depth` (its first `depth` bytes known equal to its neighbours'):
@@ -248,20 +257,25 @@ static void *sort_buckets(void *arg) {
     for (size_t k = b->first; k < b->last; k++)
         if (b->bounds[k + 1] - b->bounds[k] > 1)
             radix_sort(b->positions + (b->bounds[k] - b->base), b->bounds[k + 1] - b->bounds[k], 2);
+    scan_batch(b->positions + (b->bounds[b->first] - b->base), b->bounds[b->last] - b->bounds[b->first],
+               b->chunks, b->max, b->best);
     return NULL;
 }
 
-static void sort_batch(Position *positions, const size_t *bounds, size_t lo, size_t hi, int threads) {
-    if (threads < 1) threads = 1;
-    if (threads > 64) threads = 64;
-    Buckets shares[64];
-    pthread_t ids[64];
+/* The batch's buckets [lo, hi) sorted and scanned, share i's candidates offered to bests[i]. */
+static void sort_batch(Position *positions, const size_t *bounds, size_t lo, size_t hi, int threads,
+                       const Chunks *c, uint32_t max, Best *bests) {
+    Buckets shares[MAX_SEED_THREADS];
+    pthread_t ids[MAX_SEED_THREADS];
     const size_t n = bounds[hi] - bounds[lo];
     size_t bucket = lo;
     for (int i = 0; i < threads; i++) {  /* about n / threads keys each */
         shares[i].positions = positions;
         shares[i].bounds = bounds;
         shares[i].base = bounds[lo];
+        shares[i].chunks = c;
+        shares[i].max = max;
+        shares[i].best = &bests[i];
         shares[i].first = bucket;
         size_t goal = bounds[lo] + n * (size_t)(i + 1) / (size_t)threads;
         while (bucket < hi && (i == threads - 1 || bounds[bucket + 1] <= goal)) bucket++;
@@ -313,10 +327,8 @@ void bytes_by_count(const int64_t counts[256], int order[256]) {
         }
 }
 
-/* The best substrings into `best`, batch by batch. */
-static const char *best_substrings(const Training *t, Best *best) {
-    const Chunks *c = &t->chunks;
-    const uint32_t max = (uint32_t)t->max_piece;
+/* Every key of two bytes or more, sorted and scanned batch by batch into bests[thread]. */
+static const char *batches(const Training *t, const Chunks *c, uint32_t max, int threads, Best *bests) {
     size_t *bounds = calloc(N_BUCKETS + 1, sizeof *bounds), *next = malloc(N_BUCKETS * sizeof *next);
     if (!bounds || !next) {
         free(bounds);
@@ -365,13 +377,38 @@ static const char *best_substrings(const Training *t, Best *best) {
                 at->chunk = (uint32_t)k;
             }
         }
-        sort_batch(positions, bounds, lo, hi, t->threads);
-        scan_batch(positions, bounds[hi] - bounds[lo], c, max, best);
+        sort_batch(positions, bounds, lo, hi, threads, c, max, bests);
     }
     free(positions);
     free(bounds);
     free(next);
     return NULL;
+}
+
+/* The best substrings into `best`, batch by batch: each thread's share of a batch into its own
+   best candidates, offered to `best` at the end (the best are the same in any order: no two
+   candidates rank equal). */
+static const char *best_substrings(const Training *t, Best *best) {
+    const Chunks *c = &t->chunks;
+    const uint32_t max = (uint32_t)t->max_piece;
+    const int threads = t->threads < 1 ? 1 : t->threads > MAX_SEED_THREADS ? MAX_SEED_THREADS : t->threads;
+    Best bests[MAX_SEED_THREADS];
+    bests[0] = *best;
+    for (int i = 1; i < threads; i++) {
+        bests[i] = *best;
+        bests[i].items = malloc(best->room * sizeof *best->items);
+        if (!bests[i].items) {
+            for (int j = 1; j < i; j++) free(bests[j].items);
+            return "out of memory";
+        }
+    }
+    const char *problem = batches(t, c, max, threads, bests);
+    *best = bests[0];
+    for (int i = 1; i < threads; i++) {
+        for (size_t j = 0; j < bests[i].n && !problem; j++) best_offer(best, &bests[i].items[j]);
+        free(bests[i].items);
+    }
+    return problem;
 }
 
 const char *seed_model(Training *t, size_t seed_size) {
