@@ -93,6 +93,21 @@ def test_a_form_cannot_be_sent_before_its_script_runs(browser, tmp_path):
 
 
 @pytest.mark.slow
+def test_without_javascript_the_page_says_it_needs_it(browser, tmp_path):
+    """The buttons stay disabled without the script: the page says why, beside them."""
+    server = Server(tmp_path / "new.db")
+    try:
+        context = browser.new_context(java_script_enabled=False)
+        page = context.new_page()
+        page.goto(server.url + "/corpora/new", wait_until="load")
+        assert page.locator("#upload button[type=submit]").is_disabled()
+        assert "allow JavaScript" in page.inner_text("body")
+        context.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
 def test_refusals_are_shown_in_the_page_where_they_can_be_acted_on(browser, tmp_path):
     db = make_served_db(tmp_path, run=False)
     server = Server(db)

@@ -40,6 +40,11 @@ def scripts(name: str) -> str:
     return f"<script src='/static/common.js'></script><script src='/static/{name}'></script>"
 
 
+NO_SCRIPT = ("<noscript><p class='error'>This page's buttons and forms work through its script: "
+             "allow JavaScript for this server (the reports need it too).</p></noscript>")
+"""Said where a page has a script and the browser runs none (its buttons stay disabled)."""
+
+
 def layout(title: str, body: str, scripts: str = "") -> str:
     """A whole page: the shared head and navigation, `title`, `body` (already escaped HTML) and
     the `scripts` that drive it (from /static: the policy allows no other)."""
@@ -48,5 +53,5 @@ def layout(title: str, body: str, scripts: str = "") -> str:
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{escape(title)}</title><style>{STYLE}</style>"
             f"<link rel='stylesheet' href='/static/playground.css'></head><body>"
-            f"<nav class='muted'>{links}</nav><h1>{escape(title)}</h1>{body}"
+            f"<nav class='muted'>{links}</nav><h1>{escape(title)}</h1>{NO_SCRIPT if scripts else ''}{body}"
             f"<p class='muted'>analyzer {escape(__version__)}</p>{scripts}</body></html>")
