@@ -514,10 +514,30 @@ typedef struct {
     size_t id;
 } Loss;
 
-static int compare_losses(const void *a, const void *b) {  /* loss descending, then id */
-    const Loss *x = a, *y = b;
-    if (x->loss != y->loss) return x->loss > y->loss ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+/* A loss as a key whose ascending order is the losses' descending one: a double's bits with
+   the sign bit set (positive) or all flipped (negative) order as the doubles do, and the
+   complement reverses that (a loss is never -0.0 nor NaN: a positive share times a
+   difference). */
+static inline uint64_t descending(double loss) {
+    uint64_t bits;
+    memcpy(&bits, &loss, sizeof bits);
+    bits = bits >> 63 ? ~bits : bits | (uint64_t)1 << 63;
+    return ~bits;
+}
+
+/* losses[0..n), given in id order, sorted by loss descending, then id (the reference's
+   order): a stable radix sort of the keys, eight bits a pass from the lowest, keeps equal
+   losses in id order. `spare` holds n. */
+static void sort_losses(Loss *losses, Loss *spare, size_t n) {
+    if (n < 2) return;
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) count[(descending(losses[i].loss) >> shift & 0xFF) + 1]++;
+        if (count[(descending(losses[0].loss) >> shift & 0xFF) + 1] == n) continue;  /* one bin */
+        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++) spare[count[descending(losses[i].loss) >> shift & 0xFF]++] = losses[i];
+        memcpy(losses, spare, n * sizeof *losses);
+    }
 }
 
 const char *prune_step(Training *t, size_t desired, double shrink) {
@@ -527,9 +547,11 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     uint8_t *removable = calloc(n ? n : 1, 1);
     int64_t *frequency = calloc(n ? n : 1, sizeof *frequency);
     Loss *candidates = malloc((n ? n : 1) * sizeof *candidates);
+    Loss *spare = malloc((n ? n : 1) * sizeof *spare);
     size_t *kept = malloc((n ? n : 1) * sizeof *kept);
     const char *problem = NULL;
-    if (!alternatives || !removable || !frequency || !candidates || !kept) problem = "out of memory";
+    if (!alternatives || !removable || !frequency || !candidates || !spare || !kept)
+        problem = "out of memory";
     if (!problem) {
         for (size_t i = 0; i < n * max; i++) alternatives[i] = -1;
         /* The cached nodes give each piece's lattice and each chunk's: the index only finds
@@ -575,7 +597,7 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     }
     size_t target = (size_t)(shrink * (double)t->model.live);
     if (target < desired) target = desired;
-    qsort(candidates, n_candidates, sizeof *candidates, compare_losses);
+    sort_losses(candidates, spare, n_candidates);
     for (size_t j = 0; j < n_candidates && n_kept < target; j++) kept[n_kept++] = candidates[j].id;
     /* The kept pieces, in the order kept: those without an alternative, then by loss. */
     problem = keep_pieces(t, kept, n_kept, NULL);
@@ -584,6 +606,7 @@ done:
     free(removable);
     free(frequency);
     free(candidates);
+    free(spare);
     free(kept);
     return problem;
 }
