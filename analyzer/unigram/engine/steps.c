@@ -516,10 +516,11 @@ typedef struct {
 
 /* A loss as a key whose ascending order is the losses' descending one: a double's bits with
    the sign bit set (positive) or all flipped (negative) order as the doubles do, and the
-   complement reverses that (a loss is never -0.0 nor NaN: a positive share times a
-   difference). */
+   complement reverses that. -0.0 is made 0.0, which it equals (a loss is never NaN: a
+   positive share times a difference of finite logs). */
 static inline uint64_t descending(double loss) {
     uint64_t bits;
+    if (loss == 0.0) loss = 0.0;
     memcpy(&bits, &loss, sizeof bits);
     bits = bits >> 63 ? ~bits : bits | (uint64_t)1 << 63;
     return ~bits;
