@@ -44,25 +44,6 @@ static int index_put(PieceIndex *index, Key key, int32_t id) {
     }
 }
 
-/* The hash table twice as big, its keys moved over; -1 when out of memory. */
-static int index_grow(PieceIndex *index) {
-    const size_t old_size = index->mask + 1, size = 2 * old_size;
-    Slot *old = index->slots;
-    index->slots = calloc(size, sizeof(Slot));
-    if (!index->slots) {
-        index->slots = old;
-        return -1;
-    }
-    index->mask = size - 1;
-    for (size_t i = 0; i < old_size; i++)
-        if (old[i].len) {
-            Key key = {old[i].hi, old[i].lo, old[i].len};
-            index_put(index, key, old[i].id);
-        }
-    free(old);
-    return 0;
-}
-
 /* A code of the first table (one byte) or the second (two) and the id there: -2 begins no
    piece, -1 a prefix only, else the piece's id (kept once set). */
 static inline void mark(int32_t *code, int32_t id) {
@@ -70,57 +51,71 @@ static inline void mark(int32_t *code, int32_t id) {
     else if (*code == -2) *code = -1;
 }
 
-#define BUILD_AHEAD 4  /* pieces */
+#define BUILD_AHEAD 8  /* keys */
 
 const char *index_build(PieceIndex *index, const Model *model) {
     index_free(index);
-    /* One and two bytes in direct tables (every lookup begins there, the cache keeps them);
-       longer prefixes in a hash table kept at most half full, grown as they come (prefixes
-       shared by many pieces are stored once, so their number is not known before). */
+    /* One and two bytes in direct tables (every lookup begins there, the cache keeps them). */
     index->bytes = malloc(256 * sizeof(int32_t));
     index->pairs = malloc(65536 * sizeof(int32_t));
-    /* Every piece of 3 bytes or more is a key of its own, and their prefixes that are no piece
-       about as many again (1.9M keys for NTREX's 1M seeds): room for twice the pieces at most
-       half full from the start (growing rehashes every key so far). */
+    /* The pieces of 3 bytes or more sorted by their bytes: a piece's prefixes up to what it
+       shares with the one before were put by that one (or earlier), and the rest are keys no
+       piece has put yet (those that share more sort between them). So each key is put once,
+       their number known before, and the hash table sized for them (at most half full). */
     size_t longer = 0;
     for (size_t i = 0; i < model->n; i++) longer += model->keys[i].len >= 3 && !is_dead(model, i);
-    size_t size = 64;
-    while (size < 4 * longer + 2) size *= 2;
-    index->slots = calloc(size, sizeof(Slot));
-    if (!index->bytes || !index->pairs || !index->slots) {
+    Position *sorted = malloc((longer ? longer : 1) * sizeof *sorted);
+    uint8_t *shared = malloc(longer ? longer : 1);
+    if (!index->bytes || !index->pairs || !sorted || !shared) {
+        free(sorted);
+        free(shared);
         index_free(index);
         return "out of memory";
     }
     for (int i = 0; i < 256; i++) index->bytes[i] = -2;
     for (int i = 0; i < 65536; i++) index->pairs[i] = -2;
-    index->mask = size - 1;
-    size_t used = 0;
+    size_t m = 0;
     for (size_t i = 0; i < model->n; i++) {
-        if (i + BUILD_AHEAD < model->n) {  /* the slots of a later piece's prefixes fetched */
-            const Key later = model->keys[i + BUILD_AHEAD];
-            for (uint32_t l = 3; l <= later.len; l++) {
-                const Key prefix = key_prefix(later, l);
+        const Key whole = model->keys[i];
+        if (whole.len == 0 || is_dead(model, i)) continue;
+        const uint8_t first = key_byte(whole, 0);
+        mark(&index->bytes[first], whole.len == 1 ? (int32_t)i : -1);
+        if (whole.len < 2) continue;
+        mark(&index->pairs[first << 8 | key_byte(whole, 1)], whole.len == 2 ? (int32_t)i : -1);
+        if (whole.len >= 3) sorted[m++] = (Position){whole.hi, whole.lo, whole.len, (uint32_t)i};
+    }
+    sort_positions(sorted, m);
+    size_t keys = 0;
+    for (size_t j = 0; j < m; j++) {  /* the bytes each shares with the one before, at least 2 */
+        const uint32_t c = j ? common_prefix(&sorted[j - 1], &sorted[j]) : 0;
+        shared[j] = (uint8_t)(c > 2 ? c : 2);
+        keys += sorted[j].len - shared[j];
+    }
+    size_t size = 64;
+    while (size < 2 * keys + 2) size *= 2;
+    index->slots = calloc(size, sizeof(Slot));
+    if (!index->slots) {
+        free(sorted);
+        free(shared);
+        index_free(index);
+        return "out of memory";
+    }
+    index->mask = size - 1;
+    for (size_t j = 0; j < m; j++) {
+        if (j + BUILD_AHEAD < m) {  /* a later piece's new keys' slots fetched */
+            const Position *later = &sorted[j + BUILD_AHEAD];
+            const Key whole = {later->hi, later->lo, later->len};
+            for (uint32_t l = shared[j + BUILD_AHEAD] + 1u; l <= later->len; l++) {
+                const Key prefix = key_prefix(whole, l);
                 __builtin_prefetch(&index->slots[key_hash(prefix.hi, prefix.lo, l) & index->mask]);
             }
         }
-        const Key whole = model->keys[i];
-        const int32_t id = (int32_t)i;
-        if (whole.len == 0 || is_dead(model, i)) continue;
-        const uint8_t first = key_byte(whole, 0);
-        mark(&index->bytes[first], whole.len == 1 ? id : -1);
-        if (whole.len < 2) continue;
-        mark(&index->pairs[first << 8 | key_byte(whole, 1)], whole.len == 2 ? id : -1);
-        Key prefix = {0, 0, 0};
-        prefix = key_push(key_push(prefix, first), key_byte(whole, 1));
-        for (uint32_t l = 2; l < whole.len; l++) {
-            prefix = key_push(prefix, key_byte(whole, l));
-            used += (size_t)index_put(index, prefix, l + 1 == whole.len ? id : -1);
-            if (2 * used > index->mask + 1 && index_grow(index) < 0) {
-                index_free(index);
-                return "out of memory";
-            }
-        }
+        const Key whole = {sorted[j].hi, sorted[j].lo, sorted[j].len};
+        for (uint32_t l = shared[j] + 1u; l <= whole.len; l++)
+            index_put(index, key_prefix(whole, l), l == whole.len ? (int32_t)sorted[j].chunk : -1);
     }
+    free(sorted);
+    free(shared);
     return NULL;
 }
 

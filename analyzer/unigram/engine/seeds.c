@@ -28,12 +28,6 @@
 #define N_BUCKETS 65536
 #define MAX_SEED_THREADS 64
 
-/* A position's key, its length and its chunk (24 bytes). */
-typedef struct {
-    uint64_t hi, lo;
-    uint32_t len, chunk;
-} Position;
-
 typedef struct {
     int64_t score;
     Key key;
@@ -163,17 +157,6 @@ static inline void best_offer(Best *best, const Candidate *c) {
     if (best->n == best->room) best_trim(best);
 }
 
-/* How many leading bytes two keys share. */
-static uint32_t common_prefix(const Position *a, const Position *b) {
-    uint32_t shared;
-    uint64_t x = a->hi ^ b->hi;
-    if (x) shared = (uint32_t)__builtin_clzll(x) / 8;
-    else if ((x = a->lo ^ b->lo)) shared = 8 + (uint32_t)__builtin_clzll(x) / 8;
-    else shared = 16;
-    uint32_t shorter = a->len < b->len ? a->len : b->len;
-    return shared < shorter ? shared : shorter;
-}
-
 /* The bucket of the key at data[p] (two bytes or more): its first two bytes. */
 static inline size_t bucket_at(const uint8_t *data, int64_t p) {
     return ((size_t)data[p] << 8) | data[p + 1];
@@ -250,6 +233,8 @@ static void radix_sort(Position *positions, size_t n, uint32_t depth) {
         depth++;
     }
 }
+
+void sort_positions(Position *positions, size_t n) { radix_sort(positions, n, 0); }
 
 static void *sort_buckets(void *arg) {
     Buckets *b = arg;

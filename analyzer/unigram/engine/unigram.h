@@ -79,6 +79,24 @@ static inline int key_compare(const Key *a, const Key *b) {
     return (a->len > b->len) - (a->len < b->len);
 }
 
+/* A key (its bytes and length) and a number: a position's chunk when seeding, a piece's id
+   when indexing (24 bytes). */
+typedef struct {
+    uint64_t hi, lo;
+    uint32_t len, chunk;
+} Position;
+
+/* How many leading bytes two keys share. */
+static inline uint32_t common_prefix(const Position *a, const Position *b) {
+    uint32_t shared;
+    uint64_t x = a->hi ^ b->hi;
+    if (x) shared = (uint32_t)__builtin_clzll(x) / 8;
+    else if ((x = a->lo ^ b->lo)) shared = 8 + (uint32_t)__builtin_clzll(x) / 8;
+    else shared = 16;
+    uint32_t shorter = a->len < b->len ? a->len : b->len;
+    return shared < shorter ? shared : shorter;
+}
+
 /* The model: its pieces in order, each with its score. A piece an M-step dropped may stay in
    its place, dead (score DEAD), until pruning compacts the model: the node cache keeps its ids
    meanwhile, and the live pieces' order is the model's. */
@@ -160,6 +178,8 @@ typedef struct {
 
 /* seeds.c */
 const char *seed_model(Training *t, size_t seed_size);
+/* positions[0..n) sorted by their keys' bytes (a prefix first; equal keys in any order). */
+void sort_positions(Position *positions, size_t n);
 /* All 256 bytes by count descending, then byte: the order of the seeds' bytes and of those
    finalize puts back. */
 void bytes_by_count(const int64_t counts[256], int order[256]);
