@@ -14,9 +14,10 @@
    their first two bytes, which every run of two bytes or more shares, so no run spans two
    buckets), each batch filled by a pass over the chunks, at most t->seed_batch keys at a time (or one
    bucket, if bigger); and the best seed_size candidates are kept (with at most half as many
-   again waiting to be selected among), not all of them. The threads share a batch by its
-   buckets: each sorts and scans its own into its own best candidates (one more buffer of
-   those per thread), offered to the first's at the end. */
+   again waiting to be selected among), not all of them. Every step runs on every thread:
+   each counts and lays out the keys of its share of the chunks, then sorts and scans its
+   share of a batch's buckets into its own best candidates (one more buffer of those per
+   thread), offered to the first's at the end. */
 
 #include <math.h>
 #include <pthread.h>
@@ -247,33 +248,6 @@ static void *sort_buckets(void *arg) {
     return NULL;
 }
 
-/* The batch's buckets [lo, hi) sorted and scanned, share i's candidates offered to bests[i]. */
-static void sort_batch(Position *positions, const size_t *bounds, size_t lo, size_t hi, int threads,
-                       const Chunks *c, uint32_t max, Best *bests) {
-    Buckets shares[MAX_SEED_THREADS];
-    pthread_t ids[MAX_SEED_THREADS];
-    const size_t n = bounds[hi] - bounds[lo];
-    size_t bucket = lo;
-    for (int i = 0; i < threads; i++) {  /* about n / threads keys each */
-        shares[i].positions = positions;
-        shares[i].bounds = bounds;
-        shares[i].base = bounds[lo];
-        shares[i].chunks = c;
-        shares[i].max = max;
-        shares[i].best = &bests[i];
-        shares[i].first = bucket;
-        size_t goal = bounds[lo] + n * (size_t)(i + 1) / (size_t)threads;
-        while (bucket < hi && (i == threads - 1 || bounds[bucket + 1] <= goal)) bucket++;
-        shares[i].last = bucket;
-    }
-    int started = 0;
-    for (int i = 1; i < threads; i++, started++)
-        if (pthread_create(&ids[i], NULL, sort_buckets, &shares[i]) != 0) break;
-    sort_buckets(&shares[0]);
-    for (int i = 1; i <= started; i++) pthread_join(ids[i], NULL);
-    for (int i = started + 1; i < threads; i++) sort_buckets(&shares[i]);  /* not started: here */
-}
-
 /* One pass over a sorted batch closes every run: start[l] and sum[l] are the open run of depth
    l. Each right-maximal substring seen twice or more is offered to `best`. */
 static void scan_batch(const Position *positions, size_t n, const Chunks *c, uint32_t max, Best *best) {
@@ -312,17 +286,107 @@ void bytes_by_count(const int64_t counts[256], int order[256]) {
         }
 }
 
-/* Every key of two bytes or more, sorted and scanned batch by batch into bests[thread]. */
+/* A thread's chunks [first, last) while the keys are laid out: how many keys of each bucket
+   they have (`count`), then where the next of each goes in the batch (`next`). */
+typedef struct {
+    const Chunks *c;
+    size_t first, last;
+    uint32_t max;
+    size_t *count, *next;
+    Position *positions;  /* the batch's, buckets [lo, hi) */
+    size_t lo, hi;
+} Layout;
+
+static void *count_keys(void *arg) {
+    Layout *l = arg;
+    const Chunks *c = l->c;
+    for (size_t k = l->first; k < l->last; k++)
+        for (int64_t p = c->offsets[k]; p + 2 <= c->offsets[k + 1]; p++) l->count[bucket_at(c->data, p)]++;
+    return NULL;
+}
+
+/* The keys of the thread's chunks that fall in the batch's buckets, each at its bucket's
+   next place (the threads' places in a bucket follow one another, in chunk order). */
+static void *place_keys(void *arg) {
+    Layout *l = arg;
+    const Chunks *c = l->c;
+    const int64_t data_end = c->n ? c->offsets[c->n] : 0;
+    for (size_t k = l->first; k < l->last; k++) {
+        const int64_t end = c->offsets[k + 1];
+        for (int64_t p = c->offsets[k]; p + 2 <= end; p++) {
+            size_t b = bucket_at(c->data, p);
+            if (b < l->lo || b >= l->hi) continue;
+            Key key = {0, 0, 0};
+            if (p + MAX_PIECE <= data_end) {  /* 16 bytes at once, cut to the key's length */
+                uint64_t words[2];
+                memcpy(words, c->data + p, sizeof words);
+                const uint32_t len = end - p < (int64_t)l->max ? (uint32_t)(end - p) : l->max;
+                const Key whole = {__builtin_bswap64(words[0]), __builtin_bswap64(words[1]), MAX_PIECE};
+                key = key_prefix(whole, len);
+            } else {
+                for (int64_t q = p; q < end && key.len < l->max; q++) key = key_push(key, c->data[q]);
+            }
+            l->positions[l->next[b]++] = (Position){key.hi, key.lo, key.len, (uint32_t)k};
+        }
+    }
+    return NULL;
+}
+
+/* job(&items[i]) for each of n items, item 0 on this thread and the others on their own. */
+static void on_threads(void *(*job)(void *), void *items, size_t size, int n) {
+    pthread_t ids[MAX_SEED_THREADS];
+    int started = 1;
+    for (; started < n; started++)
+        if (pthread_create(&ids[started], NULL, job, (char *)items + (size_t)started * size) != 0) break;
+    job(items);
+    for (int i = 1; i < started; i++) pthread_join(ids[i], NULL);
+    for (int i = started; i < n; i++) job((char *)items + (size_t)i * size);  /* not started: here */
+}
+
+/* The batch's buckets [lo, hi) sorted and scanned, share i's candidates offered to bests[i]. */
+static void sort_batch(Position *positions, const size_t *bounds, size_t lo, size_t hi, int threads,
+                       const Chunks *c, uint32_t max, Best *bests) {
+    Buckets shares[MAX_SEED_THREADS];
+    const size_t n = bounds[hi] - bounds[lo];
+    size_t bucket = lo;
+    for (int i = 0; i < threads; i++) {  /* about n / threads keys each */
+        shares[i] = (Buckets){positions, bounds, bounds[lo], bucket, bucket, c, max, &bests[i]};
+        size_t goal = bounds[lo] + n * (size_t)(i + 1) / (size_t)threads;
+        while (bucket < hi && (i == threads - 1 || bounds[bucket + 1] <= goal)) bucket++;
+        shares[i].last = bucket;
+    }
+    on_threads(sort_buckets, shares, sizeof *shares, threads);
+}
+
+/* Every key of two bytes or more, sorted and scanned batch by batch into bests[thread]; the
+   keys counted and laid out on every thread too, each its share of the chunks (by bytes). */
 static const char *batches(const Training *t, const Chunks *c, uint32_t max, int threads, Best *bests) {
-    size_t *bounds = calloc(N_BUCKETS + 1, sizeof *bounds), *next = malloc(N_BUCKETS * sizeof *next);
-    if (!bounds || !next) {
+    size_t *bounds = calloc(N_BUCKETS + 1, sizeof *bounds);
+    size_t *tables = calloc((size_t)threads * 2 * N_BUCKETS, sizeof *tables);
+    if (!bounds || !tables) {
         free(bounds);
-        free(next);
+        free(tables);
         return "out of memory";
     }
-    for (size_t k = 0; k < c->n; k++)  /* every key of two bytes or more, by bucket */
-        for (int64_t p = c->offsets[k]; p + 2 <= c->offsets[k + 1]; p++) bounds[bucket_at(c->data, p) + 1]++;
-    for (size_t b = 0; b < N_BUCKETS; b++) bounds[b + 1] += bounds[b];
+    Layout layouts[MAX_SEED_THREADS];
+    const int64_t bytes = c->n ? c->offsets[c->n] - c->offsets[0] : 0;
+    size_t first = 0;
+    for (int i = 0; i < threads; i++) {
+        layouts[i] = (Layout){c, first, c->n, max, tables + (size_t)i * 2 * N_BUCKETS,
+                              tables + ((size_t)i * 2 + 1) * N_BUCKETS, NULL, 0, 0};
+        if (i < threads - 1) {  /* about bytes / threads each */
+            const int64_t goal = c->offsets[0] + bytes * (i + 1) / threads;
+            size_t last = first;
+            while (last < c->n && c->offsets[last] < goal) last++;
+            layouts[i].last = last;
+        }
+        first = layouts[i].last;
+    }
+    on_threads(count_keys, layouts, sizeof *layouts, threads);
+    for (size_t b = 0; b < N_BUCKETS; b++) {
+        bounds[b + 1] = bounds[b];
+        for (int i = 0; i < threads; i++) bounds[b + 1] += layouts[i].count[b];
+    }
     const size_t batch = t->seed_batch > 0 ? (size_t)t->seed_batch : 1;
     size_t largest = 0;  /* the largest batch: `batch` keys, or one bucket bigger than that */
     for (size_t b = 0; b < N_BUCKETS; b++)
@@ -331,42 +395,31 @@ static const char *batches(const Training *t, const Chunks *c, uint32_t max, int
     Position *positions = malloc((largest ? largest : 1) * sizeof *positions);
     if (!positions) {
         free(bounds);
-        free(next);
+        free(tables);
         return "out of memory";
     }
-    const int64_t data_end = c->n ? c->offsets[c->n] : 0;
     for (size_t lo = 0, hi; lo < N_BUCKETS; lo = hi) {
         hi = lo + 1;
         while (hi < N_BUCKETS && bounds[hi + 1] - bounds[lo] <= largest) hi++;
         if (bounds[hi] == bounds[lo]) continue;
-        for (size_t b = lo; b < hi; b++) next[b] = bounds[b] - bounds[lo];
-        for (size_t k = 0; k < c->n; k++) {
-            const int64_t end = c->offsets[k + 1];
-            for (int64_t p = c->offsets[k]; p + 2 <= end; p++) {
-                size_t b = bucket_at(c->data, p);
-                if (b < lo || b >= hi) continue;
-                Key key = {0, 0, 0};
-                if (p + MAX_PIECE <= data_end) {  /* 16 bytes at once, cut to the key's length */
-                    uint64_t words[2];
-                    memcpy(words, c->data + p, sizeof words);
-                    const uint32_t len = end - p < (int64_t)max ? (uint32_t)(end - p) : max;
-                    const Key whole = {__builtin_bswap64(words[0]), __builtin_bswap64(words[1]), MAX_PIECE};
-                    key = key_prefix(whole, len);
-                } else {
-                    for (int64_t q = p; q < end && key.len < max; q++) key = key_push(key, c->data[q]);
-                }
-                Position *at = &positions[next[b]++];
-                at->hi = key.hi;
-                at->lo = key.lo;
-                at->len = key.len;
-                at->chunk = (uint32_t)k;
+        for (size_t b = lo; b < hi; b++) {
+            size_t at = bounds[b] - bounds[lo];
+            for (int i = 0; i < threads; i++) {
+                layouts[i].next[b] = at;
+                at += layouts[i].count[b];
             }
         }
+        for (int i = 0; i < threads; i++) {
+            layouts[i].positions = positions;
+            layouts[i].lo = lo;
+            layouts[i].hi = hi;
+        }
+        on_threads(place_keys, layouts, sizeof *layouts, threads);
         sort_batch(positions, bounds, lo, hi, threads, c, max, bests);
     }
     free(positions);
     free(bounds);
-    free(next);
+    free(tables);
     return NULL;
 }
 
