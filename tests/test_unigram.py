@@ -301,3 +301,17 @@ def test_without_the_extension_the_reference_trains_the_same_vocabulary():
                           env=env)
     expected = train({"hug": 10, "pug": 5, "hugs": 5}, 260)
     assert done.stdout.strip() == f"{expected.pieces[:3]} {expected.scores[0]}"
+
+
+@needs_compiled
+def test_counts_whose_expected_counts_pass_63_bits_in_fixed_units_are_refused():
+    # The E-step sums count x marginal in units of 2^-24 in int64: "ab" 2^39 times is expected
+    # 2^63 units, and the sums wrapped (wrong scores; with "ba" beside it, the M-step's total
+    # went negative and digamma's loop ran for hours, GIL released). The engine refuses such
+    # counts (the caller trains them on the reference); just below its limit, both agree.
+    from array import array
+    with pytest.raises(OverflowError, match="too large to sum in 64 bits"):
+        compiled_engine()(b"abba", array("q", [0, 2, 4]), array("q", [2**39, 5]))
+    assert_same_steps({b"ab": 2**35, b"ba": 5, b"abab": 3}, 16, 100, [(0, 0.75)], 260, 2)
+    expected = train({b"ab": 2**39, b"ba": 5}, 260, engine="python")
+    assert train({b"ab": 2**39, b"ba": 5}, 260) == expected

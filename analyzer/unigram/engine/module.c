@@ -60,16 +60,18 @@ static int Trainer_init(Trainer *self, PyObject *args, PyObject *kwargs) {
             return -1;
         }
     /* The int64 sums (a seed's frequency times its length, a pruning's total and frequencies)
-       stay within 16 times the chunks' bytes weighted by their counts: kept below 2^63, none
+       stay within 16 times the chunks' bytes weighted by their counts, and the E-step's
+       expected counts, in units of 2^-24, within 2^24 times them (a chunk's marginals sum to
+       its expected number of pieces, at most its bytes): that weight kept below 2^37, none
        wraps (the caller trains such counts on the reference, whose integers do not). */
     uint64_t weight = 0;
     for (size_t k = 0; k < n; k++) {
         uint64_t part;
         if (__builtin_mul_overflow((uint64_t)(offsets[k + 1] - offsets[k]), (uint64_t)counts[k],
                                    &part)
-            || __builtin_add_overflow(weight, part, &weight) || weight > INT64_MAX / 32) {
+            || __builtin_add_overflow(weight, part, &weight) || weight > INT64_MAX >> 26) {
             PyErr_SetString(PyExc_OverflowError, "the counts are too large to sum in 64 bits: "
-                            "their chunks' bytes times their counts reach 2^63 / 32");
+                            "their chunks' bytes times their counts reach 2^37");
             return -1;
         }
     }
