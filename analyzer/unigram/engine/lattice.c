@@ -23,25 +23,12 @@ static const Slot *index_find(const PieceIndex *index, Key key) {
     }
 }
 
-/* Insert a key of 3 bytes or more (its id, or -1 for a prefix), keeping an id that is already
-   there; 1 when it took a new slot. */
-static int index_put(PieceIndex *index, Key key, int32_t id) {
+/* Insert a key of 3 bytes or more that is not there yet (index_build puts each once): its
+   id, or -1 for a prefix that is no piece. */
+static void index_put(PieceIndex *index, Key key, int32_t id) {
     size_t at = key_hash(key.hi, key.lo, key.len) & index->mask;
-    for (;;) {
-        Slot *slot = &index->slots[at];
-        if (slot->len == 0) {
-            slot->hi = key.hi;
-            slot->lo = key.lo;
-            slot->len = key.len;
-            slot->id = id;
-            return 1;
-        }
-        if (slot->hi == key.hi && slot->lo == key.lo && slot->len == key.len) {
-            if (id >= 0) slot->id = id;
-            return 0;
-        }
-        at = (at + 1) & index->mask;
-    }
+    while (index->slots[at].len) at = (at + 1) & index->mask;
+    index->slots[at] = (Slot){key.hi, key.lo, id, key.len};
 }
 
 /* A code of the first table (one byte) or the second (two) and the id there: -2 begins no
@@ -130,11 +117,10 @@ void index_free(PieceIndex *index) {
 
 int lattice_reserve(Lattice *lattice, size_t n, int max) {
     lattice->max = max;
-    if (n <= lattice->capacity && lattice->node) return 0;
+    if (n <= lattice->capacity && lattice->alpha) return 0;
     size_t cap = lattice->capacity ? lattice->capacity : 64;
     while (cap < n) cap *= 2;
     lattice_free(lattice);
-    lattice->node = malloc(cap * (size_t)max * sizeof(int32_t));
     lattice->alpha = malloc((cap + 1) * sizeof(double));
     lattice->beta = malloc((cap + 1) * sizeof(double));
     lattice->best = malloc((cap + 1) * sizeof(double));
@@ -149,7 +135,7 @@ int lattice_reserve(Lattice *lattice, size_t n, int max) {
     lattice->list_probability = malloc(list * sizeof(double));
     lattice->list_fixed = malloc(list * sizeof(int64_t));
     lattice->end_first = malloc((cap + 2) * sizeof(int32_t));
-    if (!lattice->node || !lattice->alpha || !lattice->beta || !lattice->best || !lattice->back
+    if (!lattice->alpha || !lattice->beta || !lattice->best || !lattice->back
         || !lattice->alpha_exp || !lattice->beta_exp || !lattice->list_start
         || !lattice->list_length || !lattice->list_id || !lattice->list_by_end
         || !lattice->list_probability || !lattice->list_fixed || !lattice->end_first) {
@@ -161,7 +147,6 @@ int lattice_reserve(Lattice *lattice, size_t n, int max) {
 }
 
 void lattice_free(Lattice *lattice) {
-    free(lattice->node);
     free(lattice->alpha);
     free(lattice->beta);
     free(lattice->best);
@@ -180,40 +165,14 @@ void lattice_free(Lattice *lattice) {
     lattice->end_first = NULL;
     lattice->list_probability = NULL;
     lattice->list_fixed = NULL;
-    lattice->node = NULL;
     lattice->alpha = lattice->beta = lattice->best = NULL;
     lattice->back = NULL;
     lattice->capacity = 0;
 }
 
-/* Every piece at every position of text[0..n); a position without a one-byte piece gets an
-   unknown node. Capacity must be reserved. */
-void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text, size_t n) {
-    const int max = lattice->max;
-    for (size_t s = 0; s < n; s++) {
-        int32_t *row = &lattice->node[s * (size_t)max];
-        for (int l = 0; l < max; l++) row[l] = -2;
-        /* -2 below: no piece begins with these bytes, nor with any longer run from s */
-        const int32_t one = index->bytes[text[s]];
-        row[0] = one >= 0 ? one : -1;  /* no one-byte piece: an unknown node */
-        if (one == -2 || s + 1 >= n || max < 2) continue;
-        const int32_t two = index->pairs[(size_t)text[s] << 8 | text[s + 1]];
-        if (two >= 0) row[1] = two;
-        if (two == -2) continue;
-        Key key = {0, 0, 0};
-        key = key_push(key_push(key, text[s]), text[s + 1]);
-        for (size_t e = s + 2; e < n && key.len < (uint32_t)max; e++) {
-            key = key_push(key, text[e]);
-            const Slot *slot = index_find(index, key);
-            if (!slot) break;
-            if (slot->id >= 0) row[key.len - 1] = slot->id;
-        }
-    }
-}
-
 #define PREFETCH_AHEAD 4  /* positions */
 
-/* lattice_fill's nodes of text[0..n) written straight as the node cache keeps them: the ids
+/* Every piece at every position of text[0..n), as the node cache keeps them: the ids
    and lengths of the pieces found (no unknown nodes), by position then length, from ids[0]
    and lengths[0] (room for n x max), and how many begin at each position into at[0..n);
    their number. `seen`, when given, learns where each piece of two bytes or more is first
@@ -315,9 +274,6 @@ double min_score(const Model *model) {  /* of the live pieces; 0 when there is n
         }
     return low;
 }
-
-#define NODE(s, l) lattice->node[(size_t)(s) * (size_t)max + (size_t)(l) - 1]
-#define SCORE(id) ((id) >= 0 ? scores[id] : unknown)
 
 /* value x 2^exponent, as the reference's `scaled`. */
 static inline double scaled(double value, int exponent) {
@@ -422,9 +378,9 @@ static inline int plain(double total) {
    each start in ascending order, so each end adds its nodes in start order as the general
    path (and the reference) do; the backward sums take a start's nodes in list order (the
    unknown node first, then lengths ascending). Two passes over the nodes: the forward one
-   looks each node's probability up once; the backward one adds the marginals of a start's
-   nodes as soon as its ends' backward sums are known (the expected counts are integers, so
-   the order of the additions does not matter). */
+   looks each node's probability up once; the backward one works out a start's marginals as
+   soon as its ends' backward sums are known, and they are added once it finished in range
+   (the expected counts are integers, so the order of the additions does not matter). */
 static int chunk_expect_plain(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
                               const int32_t *ids, size_t n, const double *probability,
                               double unknown, int64_t count, int64_t *expected) {
@@ -479,7 +435,7 @@ void chunk_expect(Lattice *lattice, const uint8_t *at, const uint8_t *lengths, c
 
 /* The best path from a chunk's nodes (as chunk_expect takes them; ids into `path`, at most n,
    their number; 0 when there is none), scored by `scores` (`unknown` for an unknown node).
-   The same path as lattice_viterbi's: pushing from each reached start in ascending order,
+   The reference's path: pushing from each reached start in ascending order,
    each end meets its nodes in start order and keeps the first with the strictly highest
    score. The n bytes may be a window of a chunk: nodes ending past it are left out, and
    `skip_whole` leaves out the node spanning all of it; a dead piece's node is no node.
@@ -523,37 +479,5 @@ size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths
     size_t at_path = length;
     for (size_t e = n; e > 0; e = (size_t)(back[e] >> 32))
         path[--at_path] = (int32_t)(back[e] & 0xFFFFFFFF) - 2;
-    return length;
-}
-
-/* The best path's ids into `path` (at most n), their number; 0 when there is none. Each end
-   takes the first node (starts ascending) with the strictly highest score; `skip_whole` leaves
-   out the node spanning the whole text. */
-size_t lattice_viterbi(Lattice *lattice, const double *scores, double unknown, size_t n,
-                       int skip_whole, int32_t *path) {
-    const int max = lattice->max;
-    double *best = lattice->best;
-    int64_t *back = lattice->back;  /* start * 2^32 + (id + 2); 0: not reached */
-    back[0] = 1;
-    best[0] = 0.0;
-    for (size_t e = 1; e <= n; e++) {
-        back[e] = 0;
-        best[e] = 0.0;
-        for (size_t s = e > (size_t)max ? e - (size_t)max : 0; s < e; s++) {
-            int32_t id = NODE(s, e - s);
-            if (id == -2 || (skip_whole && s == 0 && e == n) || back[s] == 0) continue;
-            double value = best[s] + SCORE(id);
-            if (back[e] == 0 || value > best[e]) {
-                best[e] = value;
-                back[e] = ((int64_t)s << 32) | (int64_t)(id + 2);
-            }
-        }
-    }
-    if (back[n] == 0) return 0;
-    size_t length = 0;
-    for (size_t e = n; e > 0; e = (size_t)(back[e] >> 32)) length++;
-    size_t at = length;
-    for (size_t e = n; e > 0; e = (size_t)(back[e] >> 32))
-        path[--at] = (int32_t)(back[e] & 0xFFFFFFFF) - 2;
     return length;
 }

@@ -115,6 +115,8 @@ static void *work(void *arg) {
     const int max = t->max_piece;
     Lattice lattice = {0};
     int32_t path[MAX_PIECE];
+    uint8_t own_at[MAX_PIECE], own_lengths[MAX_PIECE * MAX_PIECE];  /* a piece's looked-up */
+    int32_t own_ids[MAX_PIECE * MAX_PIECE];                            /* lattice */
     int32_t *chunk_path = NULL;
     size_t chunk_path_cap = 0;
     if (share->job == KEEP_NODES) {
@@ -130,32 +132,29 @@ static void *work(void *arg) {
                                                              other (kept as it is); dead: gone */
             if (lattice_reserve(&lattice, n, max) < 0) { share->failed = 1; break; }
             const Place where = t->nodes.where ? t->nodes.where[k] : (Place){UINT32_MAX, 0};
+            /* The piece's lattice: the cached nodes at one of its places that end within it
+               (its substrings that are pieces, and unknown bytes as a lattice has), or, with
+               no place known, its substrings looked up. */
+            const uint8_t *at = own_at, *lengths = own_lengths;
+            const int32_t *ids = own_ids;
             if (t->nodes.valid && where.chunk != UINT32_MAX) {
-                /* The piece's lattice: the cached nodes at one of its places that end within
-                   it (its substrings that are pieces, and unknown bytes as a lattice has). */
                 const int64_t byte = c->offsets[where.chunk];
                 int64_t node = t->nodes.first[where.chunk];
                 for (uint32_t i = 0; i < where.at; i++) node += t->nodes.at[byte + i];
-                const uint8_t *at = t->nodes.at + byte + where.at;
-                const uint8_t *lengths = t->nodes.lengths + node;
-                const int32_t *ids = t->nodes.ids + node;
-                /* One pass for both paths: without the piece's own node, the lattice is the
-                   same but at the end, where the whole node comes first (it starts at 0) and
-                   stays best unless a later start scores strictly more. */
-                length = nodes_viterbi(&lattice, at, lengths, ids, n, t->model.scores,
-                                       share->unknown, 1, path);
-                if (lattice.best[n] > 0.0 + t->model.scores[k]) {  /* -inf: not reached */
-                    share->removable[k] = 1;  /* segmented otherwise already */
-                    continue;
-                }
+                at = t->nodes.at + byte + where.at;
+                lengths = t->nodes.lengths + node;
+                ids = t->nodes.ids + node;
             } else {
-                lattice_fill(&lattice, share->index, text, n);
-                length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 0, path);
-                if (length >= 2) {
-                    share->removable[k] = 1;
-                    continue;
-                }
-                length = lattice_viterbi(&lattice, t->model.scores, share->unknown, n, 1, path);
+                text_nodes(share->index, text, n, max, own_ids, own_lengths, own_at, NULL, 0);
+            }
+            /* One pass for both paths: without the piece's own node, the lattice is the same
+               but at the end, where the whole node comes first (it starts at 0) and stays best
+               unless a later start scores strictly more. */
+            length = nodes_viterbi(&lattice, at, lengths, ids, n, t->model.scores, share->unknown,
+                                   1, path);
+            if (lattice.best[n] > 0.0 + t->model.scores[k]) {  /* -inf: not reached */
+                share->removable[k] = 1;  /* segmented otherwise already */
+                continue;
             }
             int has_unknown = 0;
             for (size_t i = 0; i < length; i++) has_unknown |= path[i] < 0;

@@ -128,10 +128,9 @@ typedef struct {
     int32_t *pairs;  /* 65536, by first byte x 256 + second */
 } PieceIndex;
 
-/* One chunk's lattice, reused from chunk to chunk: node[s * max + l - 1] is the id of the
-   piece of length l at s, -1 an unknown byte, -2 none. */
+/* The work arrays of one chunk's lattice (its nodes as the cache keeps them), reused from
+   chunk to chunk. */
 typedef struct {
-    int32_t *node;
     double *alpha, *beta, *best;
     int *alpha_exp, *beta_exp;  /* alpha[i] x 2^alpha_exp[i] is the forward probability */
     int32_t *list_start, *list_length, *list_id, *list_by_end, *end_first;  /* chunk_expect */
@@ -189,7 +188,6 @@ const char *index_build(PieceIndex *index, const Model *model);
 void index_free(PieceIndex *index);
 int lattice_reserve(Lattice *lattice, size_t n, int max);
 void lattice_free(Lattice *lattice);
-void lattice_fill(Lattice *lattice, const PieceIndex *index, const uint8_t *text, size_t n);
 /* Where each piece was first found: place[piece], set once found[piece] (a bit) is. The bits
    (128 KB for a million pieces) are what every node checks; the places are written once. */
 typedef struct {
@@ -209,8 +207,6 @@ double min_score(const Model *model);
 size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths,
                      const int32_t *ids, size_t n, const double *scores, double unknown,
                      int skip_whole, int32_t *path);
-size_t lattice_viterbi(Lattice *lattice, const double *scores, double unknown, size_t n,
-                       int skip_whole, int32_t *path);
 
 /* steps.c */
 const char *em_step(Training *t);
