@@ -387,31 +387,46 @@ static int chunk_expect_plain(Lattice *lattice, const uint8_t *at, const uint8_t
     double *alpha = lattice->alpha, *beta = lattice->beta, *p = lattice->list_probability;
     int64_t *fixed = lattice->list_fixed;
     for (size_t e = 0; e <= n; e++) alpha[e] = 0.0;
-    alpha[0] = 1.0;
+    /* Each start has exactly one node of one byte (its piece's, or else the unknown one), the
+       last node to end at the next position: that sum is carried in a register (`a`), not
+       stored and read back, which is the whole pass's critical path. */
+    double a = 1.0;
     size_t m = 0;  /* nodes of the chunk (unknown ones not included) */
     for (size_t s = 0; s < n; s++) {
-        const double a = alpha[s];  /* complete: every node ending at s starts before it */
-        if (!plain(a)) return 0;
-        const int here = at[s];
-        if (here == 0 || lengths[m] != 1) alpha[s + 1] += a * unknown;
-        for (int j = 0; j < here; j++, m++) {
-            const double q = probability[ids[m]];
-            p[m] = q;
-            alpha[s + lengths[m]] += a * q;
+        if (!plain(a)) return 0;  /* a = alpha[s], complete: every node ending at s starts before */
+        alpha[s] = a;
+        const size_t end = m + at[s];
+        double q = unknown;
+        if (m < end && lengths[m] == 1) {
+            q = probability[ids[m]];
+            p[m++] = q;
         }
+        const double next = alpha[s + 1] + a * q;
+        for (; m < end; m++) {
+            const double longer = probability[ids[m]];
+            p[m] = longer;
+            alpha[s + lengths[m]] += a * longer;
+        }
+        a = next;
     }
-    if (!plain(alpha[n])) return 0;
-    const int adds = alpha[n] != 0.0;  /* 0: every path underflowed, the chunk adds nothing */
+    if (!plain(a)) return 0;
+    alpha[n] = a;
+    const int adds = a != 0.0;  /* 0: every path underflowed, the chunk adds nothing */
+    /* Backward, the one-byte node first in each start's sum (0.0 + x is x, for x >= 0), its end's
+       sum in a register. */
     beta[n] = 1.0;
+    double b = 1.0;
     for (size_t s = n, end = m; s-- > 0;) {
         const size_t first = end - at[s];
-        double total = 0.0;
-        if (first == end || lengths[first] != 1) total += beta[s + 1] * unknown;
-        for (size_t j = first; j < end; j++) total += beta[s + lengths[j]] * p[j];
+        size_t j = first;
+        double total;
+        if (first < end && lengths[first] == 1) total = b * p[j++];
+        else total = b * unknown;
+        for (; j < end; j++) total += beta[s + lengths[j]] * p[j];
         if (!plain(total)) return 0;
-        beta[s] = total;
+        beta[s] = b = total;
         if (adds)
-            for (size_t j = first; j < end; j++) {
+            for (j = first; j < end; j++) {
                 const double marginal = alpha[s] * p[j] * beta[s + lengths[j]] / alpha[n];
                 fixed[j] = to_fixed((double)count * marginal);
             }
@@ -444,35 +459,42 @@ size_t nodes_viterbi(Lattice *lattice, const uint8_t *at, const uint8_t *lengths
                      const int32_t *ids, size_t n, const double *scores, double unknown,
                      int skip_whole, int32_t *path) {
     /* best[e] = -inf: e not reached. Every live path's score is finite, so the first node to
-       reach an end is taken as the reference takes it, and a dead piece's (-inf) never is. */
+       reach an end is taken as the reference takes it, and a dead piece's (-inf) never is; a
+       node from an end not reached scores -inf too, so it needs no test of its own. As in
+       chunk_expect, each start's one-byte node (its piece's, or the unknown one) is the last
+       to end at the next position, whose best is carried in a register; the updates are
+       branch-free (which node wins is as good as random). */
     double *best = lattice->best;
     int64_t *back = lattice->back;  /* start * 2^32 + (id + 2), where reached */
-    best[0] = 0.0;
     for (size_t e = 1; e <= n; e++) best[e] = -INFINITY;
+    double from = 0.0;  /* best[s] */
     for (size_t s = 0, node = 0; s < n; s++) {
-        const int here = at[s];
-        const double from = best[s];
-        if (from == -INFINITY) {  /* not reached: its nodes lead nowhere */
-            node += (size_t)here;
-            continue;
+        best[s] = from;
+        const size_t end = node + at[s];
+        double score = unknown;
+        int64_t id = -1;
+        if (node < end && lengths[node] == 1) {
+            id = ids[node++];
+            score = scores[id];
         }
-        if (here == 0 || lengths[node] != 1) {
-            const double value = from + unknown;
-            if (value > best[s + 1]) {
-                best[s + 1] = value;
-                back[s + 1] = ((int64_t)s << 32) | 1;  /* id -1 */
-            }
+        double next = best[s + 1];
+        if (!(skip_whole && n == 1)) {
+            const double value = from + score;
+            const int64_t take = -(int64_t)(value > next);
+            next = value > next ? value : next;
+            back[s + 1] = ((((int64_t)s << 32) | (id + 2)) & take) | (back[s + 1] & ~take);
         }
-        for (int j = 0; j < here; j++, node++) {
+        for (; node < end; node++) {
             const size_t e = s + lengths[node];
             if (e > n || (skip_whole && s == 0 && e == n)) continue;
-            const double value = from + scores[ids[node]];
-            if (value > best[e]) {
-                best[e] = value;
-                back[e] = ((int64_t)s << 32) | (int64_t)(ids[node] + 2);
-            }
+            const double value = from + scores[ids[node]], current = best[e];
+            const int64_t take = -(int64_t)(value > current);
+            best[e] = value > current ? value : current;
+            back[e] = ((((int64_t)s << 32) | (int64_t)(ids[node] + 2)) & take) | (back[e] & ~take);
         }
+        from = next;
     }
+    best[n] = from;
     if (best[n] == -INFINITY) return 0;
     size_t length = 0;
     for (size_t e = n; e > 0; e = (size_t)(back[e] >> 32)) length++;
