@@ -13,22 +13,37 @@ static uint64_t key_hash(uint64_t hi, uint64_t lo, uint32_t len) {
     return h ^ (h >> 32);
 }
 
-static const Slot *index_find(const PieceIndex *index, Key key) {
-    size_t at = key_hash(key.hi, key.lo, key.len) & index->mask;
+/* The block of keys that begin with the bytes of `pair` (first x 256 + second), and where in
+   it a key's probe begins. */
+static inline const Slot *probe_start(const PieceIndex *index, size_t pair, Key key, size_t *at) {
+    const Block block = index->blocks[pair];
+    *at = key_hash(key.hi, key.lo, key.len) & block.mask;
+    return index->slots + block.first;
+}
+
+static const Slot *index_find(const PieceIndex *index, size_t pair, Key key) {
+    size_t at;
+    const Slot *block = probe_start(index, pair, key, &at);
+    const uint32_t mask = index->blocks[pair].mask;
     for (;;) {
-        const Slot *slot = &index->slots[at];
+        const Slot *slot = &block[at];
         if (slot->len == 0) return NULL;
         if (slot->hi == key.hi && slot->lo == key.lo && slot->len == key.len) return slot;
-        at = (at + 1) & index->mask;
+        at = (at + 1) & mask;
     }
 }
+
+/* The pair (first two bytes) of a key of two bytes or more. */
+static inline size_t key_pair(Key key) { return (size_t)(key.hi >> 48); }
 
 /* Insert a key of 3 bytes or more that is not there yet (index_build puts each once): its
    id, or -1 for a prefix that is no piece. */
 static void index_put(PieceIndex *index, Key key, int32_t id) {
-    size_t at = key_hash(key.hi, key.lo, key.len) & index->mask;
-    while (index->slots[at].len) at = (at + 1) & index->mask;
-    index->slots[at] = (Slot){key.hi, key.lo, id, key.len};
+    const size_t pair = key_pair(key);
+    size_t at;
+    Slot *block = (Slot *)probe_start(index, pair, key, &at);
+    while (block[at].len) at = (at + 1) & index->blocks[pair].mask;
+    block[at] = (Slot){key.hi, key.lo, id, key.len};
 }
 
 /* A code of the first table (one byte) or the second (two) and the id there: -2 begins no
@@ -45,17 +60,21 @@ const char *index_build(PieceIndex *index, const Model *model) {
     /* One and two bytes in direct tables (every lookup begins there, the cache keeps them). */
     index->bytes = malloc(256 * sizeof(int32_t));
     index->pairs = malloc(65536 * sizeof(int32_t));
+    index->blocks = calloc(65536, sizeof(Block));
     /* The pieces of 3 bytes or more sorted by their bytes: a piece's prefixes up to what it
        shares with the one before were put by that one (or earlier), and the rest are keys no
        piece has put yet (those that share more sort between them). So each key is put once,
-       their number known before, and the hash table sized for them (at most half full). */
+       each pair's number of keys known before, and its block sized for them (at most half
+       full); the blocks are filled in order. */
     size_t longer = 0;
     for (size_t i = 0; i < model->n; i++) longer += model->keys[i].len >= 3 && !is_dead(model, i);
     Position *sorted = malloc((longer ? longer : 1) * sizeof *sorted);
     uint8_t *shared = malloc(longer ? longer : 1);
-    if (!index->bytes || !index->pairs || !sorted || !shared) {
+    size_t *keys = calloc(65536, sizeof *keys);
+    if (!index->bytes || !index->pairs || !index->blocks || !sorted || !shared || !keys) {
         free(sorted);
         free(shared);
+        free(keys);
         index_free(index);
         return "out of memory";
     }
@@ -72,29 +91,36 @@ const char *index_build(PieceIndex *index, const Model *model) {
         if (whole.len >= 3) sorted[m++] = (Position){whole.hi, whole.lo, whole.len, (uint32_t)i};
     }
     sort_positions(sorted, m);
-    size_t keys = 0;
     for (size_t j = 0; j < m; j++) {  /* the bytes each shares with the one before, at least 2 */
         const uint32_t c = j ? common_prefix(&sorted[j - 1], &sorted[j]) : 0;
         shared[j] = (uint8_t)(c > 2 ? c : 2);
-        keys += sorted[j].len - shared[j];
+        keys[sorted[j].hi >> 48] += sorted[j].len - shared[j];
     }
-    size_t size = 64;
-    while (size < 2 * keys + 2) size *= 2;
-    index->slots = calloc(size, sizeof(Slot));
+    size_t total = 1;  /* slot 0 stays empty: the block of a pair without keys */
+    for (size_t pair = 0; pair < 65536; pair++) {
+        if (!keys[pair]) continue;
+        size_t size = 2;
+        while (size < 2 * keys[pair]) size *= 2;
+        index->blocks[pair] = (Block){(uint32_t)total, (uint32_t)(size - 1)};
+        total += size;
+        if (total > UINT32_MAX) break;
+    }
+    free(keys);
+    index->slots = total > UINT32_MAX ? NULL : calloc(total, sizeof(Slot));
     if (!index->slots) {
         free(sorted);
         free(shared);
         index_free(index);
         return "out of memory";
     }
-    index->mask = size - 1;
     for (size_t j = 0; j < m; j++) {
         if (j + BUILD_AHEAD < m) {  /* a later piece's new keys' slots fetched */
             const Position *later = &sorted[j + BUILD_AHEAD];
             const Key whole = {later->hi, later->lo, later->len};
             for (uint32_t l = shared[j + BUILD_AHEAD] + 1u; l <= later->len; l++) {
-                const Key prefix = key_prefix(whole, l);
-                __builtin_prefetch(&index->slots[key_hash(prefix.hi, prefix.lo, l) & index->mask]);
+                size_t at;
+                const Slot *block = probe_start(index, key_pair(whole), key_prefix(whole, l), &at);
+                __builtin_prefetch(&block[at]);
             }
         }
         const Key whole = {sorted[j].hi, sorted[j].lo, sorted[j].len};
@@ -108,11 +134,12 @@ const char *index_build(PieceIndex *index, const Model *model) {
 
 void index_free(PieceIndex *index) {
     free(index->slots);
+    free(index->blocks);
     free(index->bytes);
     free(index->pairs);
     index->slots = NULL;
+    index->blocks = NULL;
     index->bytes = index->pairs = NULL;
-    index->mask = 0;
 }
 
 int lattice_reserve(Lattice *lattice, size_t n, int max) {
@@ -183,12 +210,13 @@ size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, int ma
     size_t m = 0;
     for (size_t s = 0; s < n; s++) {
         if (s + PREFETCH_AHEAD + 3 <= n) {
-            const size_t a = s + PREFETCH_AHEAD;
+            const size_t a = s + PREFETCH_AHEAD, pair = (size_t)text[a] << 8 | text[a + 1];
+            const Block block = index->blocks[pair];
             Key key = {0, 0, 0};
             key = key_push(key_push(key, text[a]), text[a + 1]);
-            for (size_t e = a + 2; e < n && key.len < (uint32_t)max; e++) {
+            for (size_t e = a + 2; e < n && key.len < (uint32_t)max && block.mask; e++) {
                 key = key_push(key, text[e]);
-                __builtin_prefetch(&index->slots[key_hash(key.hi, key.lo, key.len) & index->mask]);
+                __builtin_prefetch(&index->slots[block.first + (key_hash(key.hi, key.lo, key.len) & block.mask)]);
             }
         }
         const size_t before = m;
@@ -198,7 +226,8 @@ size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, int ma
             lengths[m++] = 1;
         }
         if (one != -2 && s + 1 < n && max >= 2) {
-            const int32_t two = index->pairs[(size_t)text[s] << 8 | text[s + 1]];
+            const size_t pair = (size_t)text[s] << 8 | text[s + 1];
+            const int32_t two = index->pairs[pair];
             if (two >= 0) {
                 ids[m] = two;
                 lengths[m++] = 2;
@@ -208,7 +237,7 @@ size_t text_nodes(const PieceIndex *index, const uint8_t *text, size_t n, int ma
                 key = key_push(key_push(key, text[s]), text[s + 1]);
                 for (size_t e = s + 2; e < n && key.len < (uint32_t)max; e++) {
                     key = key_push(key, text[e]);
-                    const Slot *slot = index_find(index, key);
+                    const Slot *slot = index_find(index, pair, key);
                     if (!slot) break;
                     if (slot->id >= 0) {
                         ids[m] = slot->id;

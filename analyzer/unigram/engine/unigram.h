@@ -113,8 +113,9 @@ static inline int is_dead(const Model *model, size_t i) { return model->scores[i
 
 /* The pieces and all their prefixes, for the lattice: a prefix that is no piece has id -1, so a
    lookup can stop at the first byte string that begins no piece. Prefixes of one and two bytes
-   are in direct tables (`bytes`, `pairs`: -2 for none), longer ones in a hash table (open
-   addressing). */
+   are in direct tables (`bytes`, `pairs`: -2 for none), longer ones in hash tables (open
+   addressing), one block of slots per first two bytes: a position's lookups of 3, 4, 5 ...
+   bytes all probe one block, and a frequent pair's block stays in the cache. */
 typedef struct {
     uint64_t hi, lo;
     int32_t id;      /* the piece's place in the model, -1: a prefix only */
@@ -122,8 +123,12 @@ typedef struct {
 } Slot;
 
 typedef struct {
+    uint32_t first, mask;  /* slots[first .. first + mask] (slot 0: empty, for a pair with none) */
+} Block;
+
+typedef struct {
     Slot *slots;
-    size_t mask;
+    Block *blocks;   /* 65536, by first byte x 256 + second */
     int32_t *bytes;  /* 256 */
     int32_t *pairs;  /* 65536, by first byte x 256 + second */
 } PieceIndex;
