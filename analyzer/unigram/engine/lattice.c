@@ -1,10 +1,25 @@
 /* The piece index, and one text's lattice (reference: Trainer._nodes, _viterbi, expected). */
 
+#define _DEFAULT_SOURCE  /* madvise */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "unigram.h"
+
+void populate(void *block, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t from = ((uintptr_t)block + page - 1) & ~(page - 1);
+    const uintptr_t to = ((uintptr_t)block + bytes) & ~(page - 1);
+    if (page && to > from) madvise((void *)from, to - from, MADV_POPULATE_WRITE);  /* a hint */
+#else
+    (void)block;
+    (void)bytes;
+#endif
+}
 
 static uint64_t key_hash(uint64_t hi, uint64_t lo, uint32_t len) {
     uint64_t h = hi * 0x9E3779B97F4A7C15ULL ^ (lo + 0x632BE59BD9B4E019ULL + len) * 0xC2B2AE3D27D4EB4FULL;
@@ -55,66 +70,37 @@ static inline void mark(int32_t *code, int32_t id) {
 
 #define BUILD_AHEAD 8  /* keys */
 
-const char *index_build(PieceIndex *index, const Model *model) {
-    index_free(index);
-    /* One and two bytes in direct tables (every lookup begins there, the cache keeps them). */
-    index->bytes = malloc(256 * sizeof(int32_t));
-    index->pairs = malloc(65536 * sizeof(int32_t));
-    index->blocks = calloc(65536, sizeof(Block));
-    /* The pieces of 3 bytes or more sorted by their bytes: a piece's prefixes up to what it
-       shares with the one before were put by that one (or earlier), and the rest are keys no
-       piece has put yet (those that share more sort between them). So each key is put once,
-       each pair's number of keys known before, and its block sized for them (at most half
-       full); the blocks are filled in order. */
-    size_t longer = 0;
-    for (size_t i = 0; i < model->n; i++) longer += model->keys[i].len >= 3 && !is_dead(model, i);
-    Position *sorted = malloc((longer ? longer : 1) * sizeof *sorted);
-    uint8_t *shared = malloc(longer ? longer : 1);
-    size_t *keys = calloc(65536, sizeof *keys);
-    if (!index->bytes || !index->pairs || !index->blocks || !sorted || !shared || !keys) {
-        free(sorted);
-        free(shared);
-        free(keys);
-        index_free(index);
-        return "out of memory";
+/* A thread's share of the index build: the pairs [lo, hi), whose long pieces are
+   sorted[bucket[lo] .. bucket[hi]). */
+typedef struct {
+    PieceIndex *index;
+    Position *sorted;
+    uint8_t *shared;
+    size_t *bucket;  /* per pair, where its pieces begin in `sorted`; then its keys */
+    size_t lo, hi;
+} IndexShare;
+
+/* Each pair's pieces sorted (they share their first two bytes), the bytes each shares with the
+   one before (at least 2: a pair's first shares less with the pair before), and the pair's
+   number of keys: those not put by a piece before (the prefixes past what is shared). */
+static void *index_sort(void *arg) {
+    IndexShare *share = arg;
+    for (size_t pair = share->lo; pair < share->hi; pair++) {
+        const size_t from = share->bucket[pair], to = share->bucket[pair + 1];
+        sort_positions(share->sorted + from, to - from, 2);
     }
-    for (int i = 0; i < 256; i++) index->bytes[i] = -2;
-    for (int i = 0; i < 65536; i++) index->pairs[i] = -2;
-    size_t m = 0;
-    for (size_t i = 0; i < model->n; i++) {
-        const Key whole = model->keys[i];
-        if (whole.len == 0 || is_dead(model, i)) continue;
-        const uint8_t first = key_byte(whole, 0);
-        mark(&index->bytes[first], whole.len == 1 ? (int32_t)i : -1);
-        if (whole.len < 2) continue;
-        mark(&index->pairs[first << 8 | key_byte(whole, 1)], whole.len == 2 ? (int32_t)i : -1);
-        if (whole.len >= 3) sorted[m++] = (Position){whole.hi, whole.lo, whole.len, (uint32_t)i};
-    }
-    sort_positions(sorted, m);
-    for (size_t j = 0; j < m; j++) {  /* the bytes each shares with the one before, at least 2 */
-        const uint32_t c = j ? common_prefix(&sorted[j - 1], &sorted[j]) : 0;
-        shared[j] = (uint8_t)(c > 2 ? c : 2);
-        keys[sorted[j].hi >> 48] += sorted[j].len - shared[j];
-    }
-    size_t total = 1;  /* slot 0 stays empty: the block of a pair without keys */
-    for (size_t pair = 0; pair < 65536; pair++) {
-        if (!keys[pair]) continue;
-        size_t size = 2;
-        while (size < 2 * keys[pair]) size *= 2;
-        index->blocks[pair] = (Block){(uint32_t)total, (uint32_t)(size - 1)};
-        total += size;
-        if (total > UINT32_MAX) break;
-    }
-    free(keys);
-    index->slots = total > UINT32_MAX ? NULL : calloc(total, sizeof(Slot));
-    if (!index->slots) {
-        free(sorted);
-        free(shared);
-        index_free(index);
-        return "out of memory";
-    }
-    for (size_t j = 0; j < m; j++) {
-        if (j + BUILD_AHEAD < m) {  /* a later piece's new keys' slots fetched */
+    return NULL;
+}
+
+/* The share's pieces put in their pairs' blocks, a few pieces ahead fetched. */
+static void *index_fill(void *arg) {
+    IndexShare *share = arg;
+    PieceIndex *index = share->index;
+    const Position *sorted = share->sorted;
+    const uint8_t *shared = share->shared;
+    const size_t first = share->bucket[share->lo], last = share->bucket[share->hi];
+    for (size_t j = first; j < last; j++) {
+        if (j + BUILD_AHEAD < last) {  /* a later piece's new keys' slots fetched */
             const Position *later = &sorted[j + BUILD_AHEAD];
             const Key whole = {later->hi, later->lo, later->len};
             for (uint32_t l = shared[j + BUILD_AHEAD] + 1u; l <= later->len; l++) {
@@ -127,8 +113,90 @@ const char *index_build(PieceIndex *index, const Model *model) {
         for (uint32_t l = shared[j] + 1u; l <= whole.len; l++)
             index_put(index, key_prefix(whole, l), l == whole.len ? (int32_t)sorted[j].chunk : -1);
     }
+    return NULL;
+}
+
+const char *index_build(PieceIndex *index, const Model *model, int threads) {
+    index_free(index);
+    if (threads < 1) threads = 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    /* One and two bytes in direct tables (every lookup begins there, the cache keeps them). */
+    index->bytes = malloc(256 * sizeof(int32_t));
+    index->pairs = malloc(65536 * sizeof(int32_t));
+    index->blocks = calloc(65536, sizeof(Block));
+    /* The pieces of 3 bytes or more by pair, each pair's sorted by their bytes: a piece's
+       prefixes up to what it shares with the one before were put by that one (or earlier), and
+       the rest are keys no piece has put yet (those that share more sort between them). So
+       each key is put once, each pair's number of keys known before, and its block sized for
+       them (at most half full). Pairs are sorted and filled on several threads, each its
+       share of the pieces. */
+    size_t longer = 0;
+    for (size_t i = 0; i < model->n; i++) longer += model->keys[i].len >= 3 && !is_dead(model, i);
+    Position *sorted = malloc((longer ? longer : 1) * sizeof *sorted);
+    uint8_t *shared = malloc(longer ? longer : 1);
+    size_t *bucket = calloc(65536 + 1, sizeof *bucket);
+    if (!index->bytes || !index->pairs || !index->blocks || !sorted || !shared || !bucket) {
+        free(sorted);
+        free(shared);
+        free(bucket);
+        index_free(index);
+        return "out of memory";
+    }
+    for (int i = 0; i < 256; i++) index->bytes[i] = -2;
+    for (int i = 0; i < 65536; i++) index->pairs[i] = -2;
+    for (size_t i = 0; i < model->n; i++) {
+        const Key whole = model->keys[i];
+        if (whole.len == 0 || is_dead(model, i)) continue;
+        const uint8_t first = key_byte(whole, 0);
+        mark(&index->bytes[first], whole.len == 1 ? (int32_t)i : -1);
+        if (whole.len < 2) continue;
+        mark(&index->pairs[key_pair(whole)], whole.len == 2 ? (int32_t)i : -1);
+        if (whole.len >= 3) bucket[key_pair(whole) + 1]++;
+    }
+    for (size_t pair = 0; pair < 65536; pair++) bucket[pair + 1] += bucket[pair];
+    for (size_t i = 0; i < model->n; i++) {  /* each pair's pieces at its place, as they come */
+        const Key whole = model->keys[i];
+        if (whole.len >= 3 && !is_dead(model, i))
+            sorted[bucket[key_pair(whole)]++] = (Position){whole.hi, whole.lo, whole.len, (uint32_t)i};
+    }
+    for (size_t pair = 65536; pair > 0; pair--) bucket[pair] = bucket[pair - 1];  /* back to starts */
+    bucket[0] = 0;
+    IndexShare shares[MAX_THREADS];
+    size_t pair = 0;
+    for (int i = 0; i < threads; i++) {  /* about longer / threads pieces each */
+        shares[i] = (IndexShare){index, sorted, shared, bucket, pair, pair};
+        const size_t goal = longer * (size_t)(i + 1) / (size_t)threads;
+        while (pair < 65536 && (i == threads - 1 || bucket[pair + 1] <= goal)) pair++;
+        shares[i].hi = pair;
+    }
+    on_threads(index_sort, shares, sizeof *shares, threads);
+    size_t total = 1;  /* slot 0 stays empty: the block of a pair without keys */
+    for (size_t p = 0; p < 65536; p++) {
+        size_t keys = 0;
+        for (size_t j = bucket[p]; j < bucket[p + 1]; j++) {
+            const uint32_t c = j > bucket[p] ? common_prefix(&sorted[j - 1], &sorted[j]) : 0;
+            shared[j] = (uint8_t)(c > 2 ? c : 2);
+            keys += sorted[j].len - shared[j];
+        }
+        if (!keys) continue;
+        size_t size = 2;
+        while (size < 2 * keys) size *= 2;
+        index->blocks[p] = (Block){(uint32_t)total, (uint32_t)(size - 1)};
+        total += size;
+        if (total > UINT32_MAX) break;
+    }
+    index->slots = total > UINT32_MAX ? NULL : calloc(total, sizeof(Slot));
+    if (index->slots) {
+        if (threads > 1) populate(index->slots, total * sizeof(Slot));
+        on_threads(index_fill, shares, sizeof *shares, threads);
+    }
     free(sorted);
     free(shared);
+    free(bucket);
+    if (!index->slots) {
+        index_free(index);
+        return "out of memory";
+    }
     return NULL;
 }
 

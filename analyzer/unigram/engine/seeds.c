@@ -27,7 +27,6 @@
 #include "unigram.h"
 
 #define N_BUCKETS 65536
-#define MAX_SEED_THREADS 64
 
 typedef struct {
     int64_t score;
@@ -235,7 +234,7 @@ static void radix_sort(Position *positions, size_t n, uint32_t depth) {
     }
 }
 
-void sort_positions(Position *positions, size_t n) { radix_sort(positions, n, 0); }
+void sort_positions(Position *positions, size_t n, uint32_t depth) { radix_sort(positions, n, depth); }
 
 static void *sort_buckets(void *arg) {
     Buckets *b = arg;
@@ -332,9 +331,8 @@ static void *place_keys(void *arg) {
     return NULL;
 }
 
-/* job(&items[i]) for each of n items, item 0 on this thread and the others on their own. */
-static void on_threads(void *(*job)(void *), void *items, size_t size, int n) {
-    pthread_t ids[MAX_SEED_THREADS];
+void on_threads(void *(*job)(void *), void *items, size_t size, int n) {
+    pthread_t ids[MAX_THREADS];
     int started = 1;
     for (; started < n; started++)
         if (pthread_create(&ids[started], NULL, job, (char *)items + (size_t)started * size) != 0) break;
@@ -346,7 +344,7 @@ static void on_threads(void *(*job)(void *), void *items, size_t size, int n) {
 /* The batch's buckets [lo, hi) sorted and scanned, share i's candidates offered to bests[i]. */
 static void sort_batch(Position *positions, const size_t *bounds, size_t lo, size_t hi, int threads,
                        const Chunks *c, uint32_t max, Best *bests) {
-    Buckets shares[MAX_SEED_THREADS];
+    Buckets shares[MAX_THREADS];
     const size_t n = bounds[hi] - bounds[lo];
     size_t bucket = lo;
     for (int i = 0; i < threads; i++) {  /* about n / threads keys each */
@@ -368,7 +366,7 @@ static const char *batches(const Training *t, const Chunks *c, uint32_t max, int
         free(tables);
         return "out of memory";
     }
-    Layout layouts[MAX_SEED_THREADS];
+    Layout layouts[MAX_THREADS];
     const int64_t bytes = c->n ? c->offsets[c->n] - c->offsets[0] : 0;
     size_t first = 0;
     for (int i = 0; i < threads; i++) {
@@ -429,8 +427,8 @@ static const char *batches(const Training *t, const Chunks *c, uint32_t max, int
 static const char *best_substrings(const Training *t, Best *best) {
     const Chunks *c = &t->chunks;
     const uint32_t max = (uint32_t)t->max_piece;
-    const int threads = t->threads < 1 ? 1 : t->threads > MAX_SEED_THREADS ? MAX_SEED_THREADS : t->threads;
-    Best bests[MAX_SEED_THREADS];
+    const int threads = t->threads < 1 ? 1 : t->threads > MAX_THREADS ? MAX_THREADS : t->threads;
+    Best bests[MAX_THREADS];
     bests[0] = *best;
     for (int i = 1; i < threads; i++) {
         bests[i] = *best;

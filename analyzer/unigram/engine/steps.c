@@ -466,7 +466,7 @@ static const char *keep_or_mark(Training *t, const size_t *kept, size_t n_kept, 
 
 const char *em_step(Training *t) {
     PieceIndex index = {0};
-    const char *problem = t->nodes.valid ? NULL : index_build(&index, &t->model);
+    const char *problem = t->nodes.valid ? NULL : index_build(&index, &t->model, t->threads);
     int64_t *expected = calloc(t->model.n ? t->model.n : 1, sizeof *expected);
     if (!problem && !expected) problem = "out of memory";
     if (!problem) problem = ensure_nodes(t, &index);
@@ -556,14 +556,14 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
         for (size_t i = 0; i < n * max; i++) alternatives[i] = -1;
         /* The cached nodes give each piece's lattice and each chunk's: the index only finds
            them when the cache has not got them (yet, or at all). */
-        if (!t->nodes.valid) problem = index_build(&index, &t->model);
+        if (!t->nodes.valid) problem = index_build(&index, &t->model, t->threads);
     }
     if (!problem) problem = ensure_nodes(t, &index);
     if (!problem && t->nodes.valid && !index.slots) {  /* a piece of no known place: looked up */
         for (size_t i = 0; i < n && !index.slots && !problem; i++)
             if (t->model.keys[i].len >= 2 && !is_dead(&t->model, i)
                 && (!t->nodes.where || t->nodes.where[i].chunk == UINT32_MAX))
-                problem = index_build(&index, &t->model);
+                problem = index_build(&index, &t->model, t->threads);
     }
     if (!problem) problem = run_shared(t, &index, PIECE_ALTERNATIVES, n, NULL, alternatives, removable, NULL,
                                           NULL);

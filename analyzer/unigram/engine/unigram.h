@@ -182,14 +182,23 @@ typedef struct {
 
 /* seeds.c */
 const char *seed_model(Training *t, size_t seed_size);
-/* positions[0..n) sorted by their keys' bytes (a prefix first; equal keys in any order). */
-void sort_positions(Position *positions, size_t n);
+/* positions[0..n), whose keys share their first `depth` bytes, sorted by their keys' bytes (a
+   prefix first; equal keys in any order). */
+void sort_positions(Position *positions, size_t n, uint32_t depth);
+#define MAX_THREADS 64  /* the most threads a step of seeding or indexing runs on */
+/* job(&items[i]) for each of n <= MAX_THREADS items (`size` bytes apart), item 0 on this
+   thread and the others on their own (here, if one cannot start). */
+void on_threads(void *(*job)(void *), void *items, size_t size, int n);
 /* All 256 bytes by count descending, then byte: the order of the seeds' bytes and of those
    finalize puts back. */
 void bytes_by_count(const int64_t counts[256], int order[256]);
 
 /* lattice.c */
-const char *index_build(PieceIndex *index, const Model *model);
+/* The pages of a fresh block (`bytes` long) faulted in now, on this thread, where the system
+   can (Linux 5.14 on): threads that fault in pages of one block at once wait on each other,
+   here 3 times as long as one thread doing it all. A hint: nothing changes if refused. */
+void populate(void *block, size_t bytes);
+const char *index_build(PieceIndex *index, const Model *model, int threads);
 void index_free(PieceIndex *index);
 int lattice_reserve(Lattice *lattice, size_t n, int max);
 void lattice_free(Lattice *lattice);
