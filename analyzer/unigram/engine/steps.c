@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,8 @@ void model_free(Model *model) {
 
 typedef enum { FIND_NODES, EXPECT, CHUNK_VITERBI, PIECE_ALTERNATIVES, KEEP_NODES } Job;
 
+#define BLOCKS_PER_THREAD 64  /* blocks of a shared job: the last one taken is a sliver */
+
 typedef struct {
     const Training *t;
     const PieceIndex *index;
@@ -44,6 +47,10 @@ typedef struct {
     const double *probability;  /* EXPECT: each piece's exp(score) */
     double unknown_probability;
     size_t first, last;   /* chunks (or pieces) [first, last) */
+    const size_t *blocks; /* or, when given, blocks of them (block b: blocks[b] .. blocks[b + 1]) */
+    size_t n_blocks;      /* taken in turn by the threads as each gets to one (next_block) */
+    atomic_size_t *next_block;
+    int taken;            /* the share's own range was taken */
     int64_t *sums;        /* per piece: expected counts (EXPECT) or Viterbi counts */
     int32_t *alternatives; /* PIECE_ALTERNATIVES: per piece, max ids (-1 padded) */
     uint8_t *removable;
@@ -108,6 +115,22 @@ static int local_nodes(Share *share, size_t n, int max, size_t k) {
     return 0;
 }
 
+/* The next items for the share to work on into [*first, *last): its own range once, or the
+   next block no thread has taken; 0 when none is left. */
+static int take_items(Share *share, size_t *first, size_t *last) {
+    if (share->failed || share->over) return 0;
+    if (!share->blocks) {
+        *first = share->first;
+        *last = share->last;
+        return !share->taken++;
+    }
+    const size_t b = atomic_fetch_add(share->next_block, 1);
+    if (b >= share->n_blocks) return 0;
+    *first = share->blocks[b];
+    *last = share->blocks[b + 1];
+    return 1;
+}
+
 static void *work(void *arg) {
     Share *share = arg;
     const Training *t = share->t;
@@ -123,7 +146,9 @@ static void *work(void *arg) {
         share->kept = nodes_keep(&((Training *)t)->nodes, c, share->renumber, share->first, share->last);
         return NULL;
     }
-    for (size_t k = share->first; k < share->last && !share->failed && !share->over; k++) {
+    size_t from, to;
+    while (take_items(share, &from, &to))
+    for (size_t k = from; k < to && !share->failed && !share->over; k++) {
         if (share->job == PIECE_ALTERNATIVES) {
             Key key = t->model.keys[k];
             uint8_t text[MAX_PIECE];
@@ -366,6 +391,32 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
                 for (size_t p = 0; p < t->model.n; p++) s->seen.place[p] = (Place){UINT32_MAX, 0};
         }
     }
+    /* The E-step and the Viterbi passes take their items in blocks, as each thread gets to one
+       (their sums do not depend on who adds what), so a thread slowed down (by another
+       process, or by denser lattices) leaves more of the work to the others. */
+    size_t *blocks = NULL, n_blocks = 0;
+    atomic_size_t next_block = 0;
+    if (!problem && threads > 1 && (job == EXPECT || job == CHUNK_VITERBI || job == PIECE_ALTERNATIVES)) {
+        n_blocks = (size_t)threads * BLOCKS_PER_THREAD;
+        if (n_blocks > n) n_blocks = n;
+        blocks = malloc((n_blocks + 1) * sizeof *blocks);
+        if (!blocks) problem = "out of memory";
+        else {
+            size_t item = 0;
+            for (size_t b = 0; b < n_blocks; b++) {  /* about total / n_blocks bytes (or pieces) each */
+                blocks[b] = item;
+                const int64_t goal = (int64_t)((double)total * (double)(b + 1) / (double)n_blocks);
+                while (item < n && (job == PIECE_ALTERNATIVES ? (int64_t)item
+                                    : c->offsets[item] - c->offsets[0]) < goal) item++;
+            }
+            blocks[n_blocks] = n;
+            for (int i = 0; i < threads; i++) {
+                shares[i].blocks = blocks;
+                shares[i].n_blocks = n_blocks;
+                shares[i].next_block = &next_block;
+            }
+        }
+    }
     int started = 1;  /* the calling thread takes the first share */
     if (!problem) {
         for (; started < threads; started++)
@@ -390,6 +441,7 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
             free(shares[i].sums);
         }
     }
+    free(blocks);
     free(shares);
     free(ids);
     return problem;
