@@ -73,6 +73,17 @@ def test_a_byte_an_em_step_drops_is_no_piece_for_the_next(threads):
 
 
 @needs_compiled
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_pruning_sees_the_order_the_last_one_left(threads):
+    # A pruning reorders the pieces it keeps (those without an alternative, then by loss), and
+    # the engine leaves them in place, the order beside them: the next pruning must list its
+    # candidates in that order, or equal losses tie the other way (found by search; it failed
+    # when the candidates were taken in order of place).
+    assert_same_steps({b"aaaab": 3, b"a": 4, b"aaba": 7}, 16, 40, [(0, 0.75), (0, 0.75)], 256,
+                      threads)
+
+
+@needs_compiled
 @settings(max_examples=40, deadline=None)
 @given(chunks=st.dictionaries(chunk_bytes, st.integers(1, 50), min_size=1, max_size=40),
        threads=st.integers(1, 3))

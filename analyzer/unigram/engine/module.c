@@ -158,7 +158,8 @@ static PyObject *Trainer_prune(Trainer *self, PyObject *args) {
 static PyObject *as_lists(const Model *m) {
     PyObject *pieces = PyList_New((Py_ssize_t)m->live), *scores = PyList_New((Py_ssize_t)m->live);
     if (!pieces || !scores) goto fail;
-    for (size_t i = 0, at = 0; i < m->n; i++) {
+    for (size_t r = 0, at = 0; r < in_order(m); r++) {
+        const size_t i = piece_at(m, r);
         if (is_dead(m, i)) continue;
         uint8_t bytes[MAX_PIECE];
         uint32_t length = key_spell(m->keys[i], bytes);

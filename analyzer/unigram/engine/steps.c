@@ -27,8 +27,10 @@ double digamma(double x) {  /* SentencePiece's Digamma, as the reference writes 
 void model_free(Model *model) {
     free(model->keys);
     free(model->scores);
+    free(model->order);
     model->keys = NULL;
     model->scores = NULL;
+    model->order = NULL;
     model->n = model->live = 0;
 }
 
@@ -504,7 +506,8 @@ static const char *keep_pieces(Training *t, const size_t *kept, size_t n_kept, c
 static const char *keep_or_mark(Training *t, const size_t *kept, size_t n_kept, const double *scores) {
     Model *m = &t->model;
     int marks = t->nodes.valid && (m->live - n_kept) * 4 <= m->live;  /* a quarter at most */
-    for (size_t i = 0, j = 0; i < m->n && marks; i++) {
+    for (size_t r = 0, j = 0; r < in_order(m) && marks; r++) {  /* kept[] is in the model's order */
+        const size_t i = piece_at(m, r);
         const int stays = j < n_kept && kept[j] == i;
         j += stays;
         if (!stays && !is_dead(m, i) && m->keys[i].len == 1) marks = 0;
@@ -512,6 +515,30 @@ static const char *keep_or_mark(Training *t, const size_t *kept, size_t n_kept, 
     if (!marks) return keep_pieces(t, kept, n_kept, scores);
     for (size_t i = 0; i < m->n; i++) m->scores[i] = DEAD;
     for (size_t j = 0; j < n_kept; j++) m->scores[kept[j]] = scores[j];
+    if (m->order) memcpy(m->order, kept, n_kept * sizeof *kept);  /* the live ones, in order */
+    m->live = n_kept;
+    return NULL;
+}
+
+/* Pruning's outcome: the pieces kept[0 .. n_kept) (places, in their new order), their scores
+   as they are. Marked in place, the others dead and the new order in `order`, when the cache
+   stands and no byte goes (see keep_or_mark), until half the places would be dead; otherwise
+   the model is compacted (keep_pieces). So most prunings leave the nodes as they are: the
+   dead pieces' nodes are filtered out at every other pruning or so, not at each. */
+static const char *prune_or_mark(Training *t, const size_t *kept, size_t n_kept, uint8_t *stays) {
+    Model *m = &t->model;
+    int marks = t->nodes.valid && n_kept * 2 > m->n;
+    memset(stays, 0, m->n);
+    for (size_t j = 0; j < n_kept; j++) stays[kept[j]] = 1;
+    for (size_t i = 0; i < m->n && marks; i++)
+        if (!stays[i] && !is_dead(m, i) && m->keys[i].len == 1) marks = 0;
+    if (!marks) return keep_pieces(t, kept, n_kept, NULL);
+    size_t *order = m->order ? m->order : malloc((n_kept ? n_kept : 1) * sizeof *order);
+    if (!order) return keep_pieces(t, kept, n_kept, NULL);
+    for (size_t i = 0; i < m->n; i++)
+        if (!stays[i]) m->scores[i] = DEAD;
+    memcpy(order, kept, n_kept * sizeof *kept);
+    m->order = order;
     m->live = n_kept;
     return NULL;
 }
@@ -541,11 +568,13 @@ const char *em_step(Training *t) {
     int64_t total = 0;
     if (!kept || !scores) problem = "out of memory";
     else {
-        for (size_t i = 0; i < t->model.n; i++)
+        for (size_t r = 0; r < in_order(&t->model); r++) {  /* kept in the model's order */
+            const size_t i = piece_at(&t->model, r);
             if (!is_dead(&t->model, i) && (double)expected[i] / FIXED_SCALE >= MIN_EXPECTED) {
                 kept[n_kept++] = i;
                 total += expected[i];
             }
+        }
         const double log_sum = total ? digamma((double)total / FIXED_SCALE) : 0.0;  /* none kept */
         for (size_t j = 0; j < n_kept; j++)
             scores[j] = digamma((double)expected[kept[j]] / FIXED_SCALE) - log_sum;
@@ -577,9 +606,9 @@ static inline uint64_t descending(double loss) {
     return ~bits;
 }
 
-/* losses[0..n), given in id order, sorted by loss descending, then id (the reference's
-   order): a stable radix sort of the keys, eight bits a pass from the lowest, keeps equal
-   losses in id order. `spare` holds n. */
+/* losses[0..n), given in the model's order, sorted by loss descending, then that order (the
+   reference's order): a stable radix sort of the keys, eight bits a pass from the lowest, keeps
+   equal losses in the order given. `spare` holds n. */
 static void sort_losses(Loss *losses, Loss *spare, size_t n) {
     if (n < 2) return;
     for (int shift = 0; shift < 64; shift += 8) {
@@ -628,7 +657,8 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     for (size_t i = 0; i < n; i++) total += frequency[i];
     const double log_total = total ? log((double)total) : 0.0;
     size_t n_kept = 0, n_candidates = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t r = 0; r < in_order(&t->model); r++) {  /* in the model's order */
+        const size_t i = piece_at(&t->model, r);
         if (frequency[i] == 0 || removable[i]) continue;
         const int32_t *alt = &alternatives[i * max];
         if (alt[0] < 0) {
@@ -652,7 +682,7 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     sort_losses(candidates, spare, n_candidates);
     for (size_t j = 0; j < n_candidates && n_kept < target; j++) kept[n_kept++] = candidates[j].id;
     /* The kept pieces, in the order kept: those without an alternative, then by loss. */
-    problem = keep_pieces(t, kept, n_kept, NULL);
+    problem = prune_or_mark(t, kept, n_kept, removable);
 done:
     free(alternatives);
     free(removable);

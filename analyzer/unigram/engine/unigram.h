@@ -97,19 +97,28 @@ static inline uint32_t common_prefix(const Position *a, const Position *b) {
     return shared < shorter ? shared : shorter;
 }
 
-/* The model: its pieces in order, each with its score. A piece an M-step dropped may stay in
-   its place, dead (score DEAD), until pruning compacts the model: the node cache keeps its ids
-   meanwhile, and the live pieces' order is the model's. */
+/* The model: its pieces in order, each with its score. A piece an M-step or a pruning dropped
+   may stay in its place, dead (score DEAD), until the model is compacted: the node cache keeps
+   its ids meanwhile (a dead piece's node is there, but with probability 0 and score -inf it
+   changes no sum and wins no path). A pruning also reorders the pieces it keeps: their order
+   is then `order` (their places), while they stay in place. */
 typedef struct {
     Key *keys;
     double *scores;
-    size_t n;     /* places, dead ones included */
-    size_t live;  /* pieces */
+    size_t *order;  /* NULL: the live pieces in order of place; else the live pieces' places,
+                       in the model's order (`live` of them) */
+    size_t n;       /* places, dead ones included */
+    size_t live;    /* pieces */
 } Model;
 
 #define DEAD (-INFINITY)  /* a dead piece's score: its probability exp(DEAD) is exactly 0 */
 
 static inline int is_dead(const Model *model, size_t i) { return model->scores[i] == DEAD; }
+
+/* The model's pieces in order are the places piece_at(model, r) for r < in_order(model) that
+   are not dead. */
+static inline size_t in_order(const Model *model) { return model->order ? model->live : model->n; }
+static inline size_t piece_at(const Model *model, size_t r) { return model->order ? model->order[r] : r; }
 
 /* The pieces and all their prefixes, for the lattice: a prefix that is no piece has id -1, so a
    lookup can stop at the first byte string that begins no piece. Prefixes of one and two bytes
