@@ -1,7 +1,8 @@
 /* The training steps (reference: Trainer.em, prune, finalize). The E-step and the Viterbi
-   passes split the chunks (or the pieces) into one contiguous share per thread; each thread
-   adds into its own integer array and the arrays are summed, so the result does not depend on
-   the number of threads. */
+   passes split the chunks (or the pieces) into blocks that the threads take as each gets to
+   one; each thread adds into its own integer array and the arrays are summed, so the result
+   depends neither on the number of threads nor on who took which block. Finding and filtering
+   the node cache split the chunks into one contiguous share per thread. */
 
 #include <math.h>
 #include <pthread.h>
@@ -56,6 +57,7 @@ typedef struct {
     int64_t *sums;        /* per piece: expected counts (EXPECT) or Viterbi counts */
     int32_t *alternatives; /* PIECE_ALTERNATIVES: per piece, max ids (-1 padded) */
     uint8_t *removable;
+    const int64_t *frequency;  /* PIECE_ALTERNATIVES: each piece's on the chunks' best paths */
     int32_t *ids;         /* FIND_NODES: this share's nodes, as Nodes holds them; without */
     uint8_t *lengths;     /* the cache, one chunk's */
     size_t n_nodes, capacity;
@@ -155,8 +157,9 @@ static void *work(void *arg) {
             Key key = t->model.keys[k];
             uint8_t text[MAX_PIECE];
             size_t n = key_spell(key, text), length;
-            if (n < 2 || is_dead(&t->model, k)) continue;  /* a byte: its own best path, and no
-                                                             other (kept as it is); dead: gone */
+            if (n < 2 || is_dead(&t->model, k) || share->frequency[k] == 0)
+                continue;  /* a byte: its own best path, and no other (kept as it is); dead, or
+                              on no best path: goes */
             if (lattice_reserve(&lattice, n, max) < 0) { share->failed = 1; break; }
             const Place where = t->nodes.where ? t->nodes.where[k] : (Place){UINT32_MAX, 0};
             /* The piece's lattice: the cached nodes at one of its places that end within it
@@ -232,9 +235,18 @@ static void *work(void *arg) {
     return NULL;
 }
 
+/* The arrays a job reads or fills (those it does not use: NULL). */
+typedef struct {
+    int64_t *sums;              /* EXPECT, CHUNK_VITERBI: per piece, summed from the threads' */
+    int32_t *alternatives;      /* PIECE_ALTERNATIVES */
+    uint8_t *removable;         /* PIECE_ALTERNATIVES */
+    const int64_t *frequency;   /* PIECE_ALTERNATIVES: a piece of frequency 0 is skipped */
+    const double *probability;  /* EXPECT */
+    const int32_t *renumber;    /* KEEP_NODES */
+} Arrays;
+
 static const char *run_shared(const Training *t, const PieceIndex *index, Job job, size_t n,
-                              int64_t *sums, int32_t *alternatives, uint8_t *removable,
-                              const double *probability, const int32_t *renumber);
+                              Arrays arrays);
 
 /* FIND_NODES's shares joined into t->nodes: the counts summed into places, the nodes copied. */
 static const char *gather_nodes(Training *t, Share *shares, int threads) {
@@ -333,16 +345,16 @@ static const char *ensure_nodes(Training *t, const PieceIndex *index) {
         nodes_free(&t->nodes);
         return "out of memory";
     }
-    const char *problem = run_shared(t, index, FIND_NODES, c->n, NULL, NULL, NULL, NULL, NULL);
+    const char *problem = run_shared(t, index, FIND_NODES, c->n, (Arrays){0});
     if (problem) nodes_free(&t->nodes);
     return problem;
 }
 
 /* Run a job over [0, n) items on t->threads threads (fewer for few items), the chunks shared
-   by their bytes; each share's per-piece sums summed into `sums` (when given). */
+   by their bytes; each share's per-piece sums summed into `arrays.sums` (when given). */
 static const char *run_shared(const Training *t, const PieceIndex *index, Job job, size_t n,
-                              int64_t *sums, int32_t *alternatives, uint8_t *removable,
-                              const double *probability, const int32_t *renumber) {
+                              Arrays arrays) {
+    int64_t *sums = arrays.sums;
     int threads = t->threads < 1 ? 1 : t->threads;
     if ((size_t)threads > n) threads = n ? (int)n : 1;
     Share *shares = calloc((size_t)threads, sizeof *shares);
@@ -363,12 +375,13 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
         s->index = index;
         s->job = job;
         s->unknown = unknown;
-        s->probability = probability;
+        s->probability = arrays.probability;
         s->unknown_probability = exp(unknown);
         s->node_budget = ((double)t->cache_limit - (n ? (double)c->offsets[c->n] : 0.0)) / threads;
-        s->alternatives = alternatives;
-        s->removable = removable;
-        s->renumber = renumber;
+        s->alternatives = arrays.alternatives;
+        s->removable = arrays.removable;
+        s->frequency = arrays.frequency;
+        s->renumber = arrays.renumber;
         s->first = first;
         if (i == threads - 1) s->last = n;
         else {  /* the first item past this share's part of the bytes (or pieces) */
@@ -474,7 +487,7 @@ static const char *keep_pieces(Training *t, const size_t *kept, size_t n_kept, c
     }
     const char *problem = NULL;
     if (t->nodes.valid && !same)
-        problem = run_shared(t, NULL, KEEP_NODES, t->chunks.n, NULL, NULL, NULL, NULL, renumber);
+        problem = run_shared(t, NULL, KEEP_NODES, t->chunks.n, (Arrays){.renumber = renumber});
     free(renumber);
     if (!problem && t->nodes.valid && !same && t->nodes.where) {  /* each kept piece's place */
         Place *where = malloc((n_kept ? n_kept : 1) * sizeof *where);
@@ -553,7 +566,8 @@ const char *em_step(Training *t) {
     if (!problem && !probability) problem = "out of memory";
     if (!problem) {
         for (size_t i = 0; i < t->model.n; i++) probability[i] = exp(t->model.scores[i]);
-        problem = run_shared(t, &index, EXPECT, t->chunks.n, expected, NULL, NULL, probability, NULL);
+        problem = run_shared(t, &index, EXPECT, t->chunks.n,
+                             (Arrays){.sums = expected, .probability = probability});
     }
     free(probability);
     index_free(&index);
@@ -646,10 +660,13 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
                 && (!t->nodes.where || t->nodes.where[i].chunk == UINT32_MAX))
                 problem = index_build(&index, &t->model, t->threads);
     }
-    if (!problem) problem = run_shared(t, &index, PIECE_ALTERNATIVES, n, NULL, alternatives, removable, NULL,
-                                          NULL);
-    if (!problem) problem = run_shared(t, &index, CHUNK_VITERBI, t->chunks.n, frequency, NULL, NULL, NULL,
-                                          NULL);
+    /* The chunks' Viterbi first: a piece on no best path goes whatever its alternatives, so
+       only those of the others are worked out. */
+    if (!problem) problem = run_shared(t, &index, CHUNK_VITERBI, t->chunks.n, (Arrays){.sums = frequency});
+    if (!problem)
+        problem = run_shared(t, &index, PIECE_ALTERNATIVES, n,
+                             (Arrays){.alternatives = alternatives, .removable = removable,
+                                      .frequency = frequency});
     index_free(&index);
     if (problem) goto done;
     int64_t total_count = 0, total = 0;
