@@ -102,3 +102,11 @@ def test_bad_algorithm_settings_are_refused_with_the_flag_and_nothing_stored(db)
     assert dump(db) == before
     result = invoke(db, "export", "1", "--size", "520")
     assert result.exit_code != 0 and "--size and --pretokenizer are for --tokenizer" in result.output
+
+
+def test_an_algorithm_named_twice_is_trained_once_not_counted_against_the_three(db):
+    # Four names, two algorithms: not "takes at most 3 values, not 4".
+    result = invoke(db, "run", "--vocab", "520", "--algorithm", "bpe,bpe,unigram",
+                    "--algorithm", "unigram", "--no-per-language", "--no-report")
+    assert result.exit_code == 0, result.output
+    assert json.loads(cli_output(db, "runs", "--json"))[0]["algorithms"] == ["bpe", "unigram"]
