@@ -95,6 +95,8 @@ def test_bad_algorithm_settings_are_refused_with_the_flag_and_nothing_stored(db)
          "--vocab 300: wordpiece (--algorithm) trains sizes from 512"),
         (("--vocab", "600", "--algorithm", "wordpiece"),
          "--algorithm wordpiece needs a pre-tokenizer other than none (--pretokenize"),
+        (("--vocab", "600", "--algorithm", " , "),  # given but empty: not quietly BPE alone
+         "--algorithm needs at least one algorithm (bpe, unigram, wordpiece)"),
     ]:
         result = invoke(db, "run", *args, "--no-report")
         assert result.exit_code == 1, result.output
