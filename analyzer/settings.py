@@ -67,6 +67,18 @@ Sizes = Annotated[int, Field(ge=MIN_SIZE, le=MAX_SIZE)]
 """A vocabulary size: the 256 bytes alone, up to the most ids the engine numbers."""
 
 
+def _distinct(value: Any) -> Any:
+    """A list with each value once, in its first place (the run trains an algorithm once
+    however often it is named, so `--algorithm bpe,bpe,unigram` is not four of three);
+    anything else as it is, for the field's own checks.
+
+    >>> _distinct(["bpe", "unigram", "bpe"])
+    ['bpe', 'unigram']
+    """
+    return list(dict.fromkeys(value)) if isinstance(value, list) and \
+        all(isinstance(item, str) for item in value) else value
+
+
 def _bytes_as_written(value: Any) -> Any:
     """A number of bytes written with its unit (a form's text, a request's string: "2G",
     "19.1MB") as the integer, as the command line reads it; anything else as it is, for the
@@ -204,7 +216,7 @@ class RunSettings:
         gt=1, le=MAX_TARGET, allow_inf_nan=False,
         description="With extend: beside within 10 percent of the pivot (1.10), also find the "
                     "added tokens that bring each language to this premium, e.g. 1.05.")] = None
-    algorithms: Annotated[list[str], Field(
+    algorithms: Annotated[list[str], BeforeValidator(_distinct), Field(
         title="Training algorithms",
         max_length=len(ALGORITHMS), json_schema_extra={"items": {"enum": list(ALGORITHMS)}},
         description="Training algorithms: bpe (the analyzer's exact engine, always trained: "

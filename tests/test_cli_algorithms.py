@@ -95,6 +95,8 @@ def test_bad_algorithm_settings_are_refused_with_the_flag_and_nothing_stored(db)
          "--vocab 300: wordpiece (--algorithm) trains sizes from 512"),
         (("--vocab", "600", "--algorithm", "wordpiece"),
          "--algorithm wordpiece needs a pre-tokenizer other than none (--pretokenize"),
+        (("--vocab", "600", "--algorithm", " , "),  # given but empty: not quietly BPE alone
+         "--algorithm needs at least one algorithm (bpe, unigram, wordpiece)"),
     ]:
         result = invoke(db, "run", *args, "--no-report")
         assert result.exit_code == 1, result.output
@@ -102,3 +104,24 @@ def test_bad_algorithm_settings_are_refused_with_the_flag_and_nothing_stored(db)
     assert dump(db) == before
     result = invoke(db, "export", "1", "--size", "520")
     assert result.exit_code != 0 and "--size and --pretokenizer are for --tokenizer" in result.output
+
+
+def test_an_algorithm_named_twice_is_trained_once_not_counted_against_the_three(db):
+    # Four names, two algorithms: not "takes at most 3 values, not 4".
+    result = invoke(db, "run", "--vocab", "520", "--algorithm", "bpe,bpe,unigram",
+                    "--algorithm", "unigram", "--no-per-language", "--no-report")
+    assert result.exit_code == 0, result.output
+    assert json.loads(cli_output(db, "runs", "--json"))[0]["algorithms"] == ["bpe", "unigram"]
+
+
+def test_the_algorithm_tables_fit_80_columns_going_on_to_a_second_part(algorithm_db):
+    # Issue 52's rule for every table: at 80 columns no line is wider, the columns that do not
+    # fit go on to a further table with the rows again (they overflowed before, to 111).
+    db, _ = algorithm_db
+    result = invoke(db, "show", "1", env={"COLUMNS": "80", "LINES": None})
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("Note:")]
+    assert [line for line in lines if len(line) > 80] == [], result.stdout
+    assert "Premium vs eng_Latn by algorithm, pre-tokenizer words (2 of 2)" in result.stdout
+    for header in ("bpe 520", "unigram 600", "wordpiece 600", "wordpiece 600 vs bpe"):
+        assert header in result.stdout, header

@@ -114,9 +114,11 @@ RUN_OPTIONS = [
               "extend:NAME writes the result.", default=None),
     RunOption("extend_langs", ("--extend-langs",), str, lambda v, _: comma_list(v), "LANGS"),
     RunOption("target", ("--target",), float, metavar="P"),
-    RunOption("algorithms", ("--algorithm",), list[str], lambda v, _: split_commas(v) or None,
+    RunOption("algorithms", ("--algorithm",), list[str],
+              lambda v, _: split_commas(v) if v else None,  # given but empty: refused, not bpe
               "NAME",
-              "Repeat, or give a comma list, e.g. --algorithm bpe,unigram.", default=None),
+              "Repeat, or give a comma list, e.g. --algorithm bpe,unigram (default: bpe).",
+              default=None),
     RunOption("weights", ("--weight",), list[str], lambda v, _: parse_weights(v), "LANG=N",
               "Repeatable, e.g. --weight eng_Latn=20.", default=None),
     RunOption("jobs", ("--jobs",), int),

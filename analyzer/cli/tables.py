@@ -161,6 +161,25 @@ def premium_cell(row, intervals: bool) -> str:
     return f"{shown} [{low:.2f}, {high:.2f}]"
 
 
+ColumnOf = tuple[str, Callable[[str], str]]
+"""A table's column: its header, and its cell for a row's key."""
+
+
+def fitted_tables(columns: list[ColumnOf], table: Callable[[list[ColumnOf], int, int], Table],
+                  width: int) -> list[Table]:
+    """`table(part, number, count)` over `columns`, as many parts as `width` needs: columns
+    that do not fit go on to a further table (its rows again), never squeezed or wrapped; each
+    part has at least one column."""
+    measure = Console(width=10_000)  # the widths the tables take, printed whole
+    chunks: list[list[ColumnOf]] = [[]]
+    for column in columns:
+        tried = table(chunks[-1] + [column], 0, 1)
+        if chunks[-1] and measure.measure(tried).maximum > width:
+            chunks.append([])
+        chunks[-1].append(column)
+    return [table(part, number, len(chunks)) for number, part in enumerate(chunks)]
+
+
 def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead],
                    vocab: str = SHARED_SCOPE, sizes: list[int] | None = None,
                    pretokenizer: str = NONE, tokenizers: bool = True,
@@ -194,8 +213,6 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     key = columns[-1] if not overview or not run.sizes else (SHARED_SCOPE, largest)
     present = [lang for lang in run.languages if (*key, lang) in cells.index]
     order = sorted(present, key=lambda lang: (lang != run.pivot, -cells.loc[(*key, lang), "premium"]))
-    ColumnOf = tuple[str, Callable[[str], str]]
-
     def premiums(scope: str, size: int) -> Callable[[str], str]:
         return lambda lang: premium_cell(cells.loc[(scope, size, lang)], intervals) \
             if (scope, size, lang) in cells.index else "-"
@@ -219,14 +236,7 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
             result.add_row(plain(language_cell(lang, room)), *(value(lang) for _, value in part))
         return result
 
-    measure = Console(width=10_000)  # the widths the tables take, printed whole
-    chunks: list[list[ColumnOf]] = [[]]
-    for column in shown:
-        tried = table(chunks[-1] + [column], 0, 1)
-        if chunks[-1] and measure.measure(tried).maximum > width:
-            chunks.append([])
-        chunks[-1].append(column)
-    return [table(part, number, len(chunks)) for number, part in enumerate(chunks)]
+    return fitted_tables(shown, table, width)
 
 
 def extension_tables(effects: pd.DataFrame, reached: pd.DataFrame, pivot: str,
@@ -289,40 +299,68 @@ def frontier_table(configurations: pd.DataFrame, reference: str,
     return result
 
 
-def algorithm_tables(premiums: pd.DataFrame, pivot: str) -> list[Table]:
+def algorithm_tables(premiums: pd.DataFrame, pivot: str, width: int = 80) -> list[Table]:
     """Per pre-tokenizer: each language's premium (tokens vs the pivot's) under each
     algorithm's vocabulary trained on every language, at every size, and each script's tokens
-    against BPE's."""
+    against BPE's; columns beyond `width` go on to a further table, as `fitted_tables` says."""
+    return [table for pretokenizer, rows in premiums.groupby("pretokenizer", sort=False)
+            for table in _split_algorithm_tables(
+                rows, pivot, "" if pretokenizer == "none" else f", pre-tokenizer {pretokenizer}",
+                width)]
+
+
+def _split_algorithm_tables(rows: pd.DataFrame, pivot: str, split: str, width: int
+                            ) -> list[Table]:
+    """`algorithm_tables` for one pre-tokenizer's rows (`split` says which, in the titles)."""
     from analyzer.metrics import by_script
 
+    def titled(title: str) -> Callable[[int, int], str]:
+        return lambda number, count: plain(title if number == 0 else
+                                           f"{title} ({number + 1} of {count})")
+
     tables = []
-    for pretokenizer, rows in premiums.groupby("pretokenizer", sort=False):
-        cells = rows.set_index(["lang", "size", "algorithm"])["premium"]
-        columns = list(dict.fromkeys(zip(rows["size"], rows["algorithm"])))
-        split = "" if pretokenizer == "none" else f", pre-tokenizer {pretokenizer}"
-        result = new_table("language", "script", *[f"{algorithm} {size:,}" for size, algorithm in columns],
-                       title=plain(f"Premium vs {pivot} by algorithm{split}"))
-        order = (rows[rows["algorithm"] == "bpe"].sort_values("premium", ascending=False)["lang"]
+    cells = rows.set_index(["lang", "size", "algorithm"])["premium"]
+    order = list(rows[rows["algorithm"] == "bpe"].sort_values("premium", ascending=False)["lang"]
                  .drop_duplicates())
+    scripts = dict(zip(rows["lang"], rows["script"]))
+
+    def premium(size: int, algorithm: str) -> Callable[[str], str]:
+        return lambda lang: f"{cells.get((lang, size, algorithm), float('nan')):.2f}x"
+
+    columns = [(f"{algorithm} {size:,}", premium(size, algorithm))
+               for size, algorithm in dict.fromkeys(zip(rows["size"], rows["algorithm"]))]
+    title = titled(f"Premium vs {pivot} by algorithm{split}")
+
+    def by_language(part: list[ColumnOf], number: int, count: int) -> Table:
+        result = new_table("language", "script", *[plain(h) for h, _ in part],
+                           title=title(number, count))
         for lang in order:
-            script = rows[rows["lang"] == lang]["script"].iloc[0]
-            result.add_row(plain(lang), plain(script),
-                           *[f"{cells.get((lang, size, algorithm), float('nan')):.2f}x"
-                             for size, algorithm in columns])
-        tables.append(result)
-        scripts = by_script(rows)
-        others = scripts[scripts["algorithm"] != "bpe"]
-        if not others.empty:
-            compared = list(dict.fromkeys(zip(others["size"], others["algorithm"])))
-            result = new_table("script", "languages",
-                           *[f"{algorithm} {size:,} vs bpe" for size, algorithm in compared],
-                           title=plain(f"Tokens against BPE's, per script{split}"))
-            change = others.set_index(["script", "size", "algorithm"])["vs_bpe"]
-            for script, part in others.groupby("script", sort=True):
-                result.add_row(plain(script), str(int(part["languages"].iloc[0])),
-                               *[f"{change.get((script, size, algorithm), float('nan')):+.1%}"
-                                 for size, algorithm in compared])
-            tables.append(result)
+            result.add_row(plain(lang), plain(scripts[lang]), *(value(lang) for _, value in part))
+        return result
+
+    tables += fitted_tables(columns, by_language, width)
+    per_script = by_script(rows)
+    others = per_script[per_script["algorithm"] != "bpe"]
+    if others.empty:
+        return tables
+    change = others.set_index(["script", "size", "algorithm"])["vs_bpe"]
+    counts = others.groupby("script", sort=True)["languages"].first()
+
+    def against_bpe(size: int, algorithm: str) -> Callable[[str], str]:
+        return lambda script: f"{change.get((script, size, algorithm), float('nan')):+.1%}"
+
+    compared = [(f"{algorithm} {size:,} vs bpe", against_bpe(size, algorithm))
+                for size, algorithm in dict.fromkeys(zip(others["size"], others["algorithm"]))]
+    script_title = titled(f"Tokens against BPE's, per script{split}")
+
+    def by_script_table(part: list[ColumnOf], number: int, count: int) -> Table:
+        result = new_table("script", "languages", *[plain(h) for h, _ in part],
+                           title=script_title(number, count))
+        for script, languages in counts.items():
+            result.add_row(plain(script), str(int(languages)), *(value(script) for _, value in part))
+        return result
+
+    tables += fitted_tables(compared, by_script_table, width)
     return tables
 
 

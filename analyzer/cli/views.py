@@ -73,7 +73,7 @@ def algorithms_view(results: RunResults, options: ShowOptions) -> Printed:
     premiums = results["algorithm_premiums"]
     if options.pretokenizer is not None:
         premiums = premiums[premiums["pretokenizer"] == options.pretokenizer]
-    return [algorithm_tables(premiums, results.run.pivot)]
+    return [algorithm_tables(premiums, results.run.pivot, options.width)]
 
 
 def extension_view(results: RunResults, options: ShowOptions) -> Printed:
