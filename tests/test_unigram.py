@@ -73,6 +73,21 @@ def test_a_byte_an_em_step_drops_is_no_piece_for_the_next(threads):
 
 
 @needs_compiled
+@pytest.mark.parametrize("threads", [2, 3])
+def test_seeds_sorted_on_several_threads_keep_the_reference_order(threads):
+    # Over 4,096 candidates, the seeds are cut by quickselect into parts that rank one after
+    # another, each sorted on its own thread: the model's order is the reference's.
+    rng = random.Random(11)
+    chunks = {bytes(rng.choice(b"abcdefgh") for _ in range(rng.randint(1, 24))): rng.randint(2, 3)
+              for _ in range(400)}
+    ours, theirs = both(chunks, 16, threads)
+    ours.seed(1_000_000)
+    theirs.seed(1_000_000)
+    assert len(ours) > 4096
+    assert theirs.model() == ours.model()
+
+
+@needs_compiled
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_pruning_sees_the_order_the_last_one_left(threads):
     # A pruning reorders the pieces it keeps (those without an alternative, then by loss), and

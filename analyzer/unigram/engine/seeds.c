@@ -131,6 +131,37 @@ static void select_candidates(Candidate *a, size_t n, size_t k) {
     sort_candidates(a, n, 128);
 }
 
+/* A part of the candidates to sort on a thread of its own. */
+typedef struct {
+    Candidate *items;
+    size_t n;
+} SortPart;
+
+static void *sort_part(void *arg) {
+    SortPart *part = arg;
+    sort_candidates(part->items, part->n, 128);
+    return NULL;
+}
+
+/* a[0..n) sorted on `threads` threads: cut by quickselect into parts that rank one after
+   another (each the best of what is left), each part sorted on its own thread. */
+static void sort_on_threads(Candidate *a, size_t n, int threads) {
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads < 2 || n < 4096) {  /* too few to be worth a thread */
+        sort_candidates(a, n, 128);
+        return;
+    }
+    SortPart parts[MAX_THREADS];
+    size_t first = 0;
+    for (int i = 0; i < threads; i++) {
+        const size_t last = i == threads - 1 ? n : n / (size_t)threads * (size_t)(i + 1);
+        if (last < n) select_candidates(a + first, n - first, last - first);
+        parts[i] = (SortPart){a + first, last - first};
+        first = last;
+    }
+    on_threads(sort_part, parts, sizeof *parts, threads);
+}
+
 /* The best `cap` candidates. Offers are appended to a buffer of `room` > cap; when it is full,
    the best cap are selected, and from then on an offer that ranks after the worst of them
    (`bar`) is refused: cap better ones are held already, so it could never be kept. Every
@@ -468,7 +499,7 @@ const char *seed_model(Training *t, size_t seed_size) {
         return problem;
     }
     best_trim(&best);
-    sort_candidates(best.items, best.n, 128);
+    sort_on_threads(best.items, best.n, t->threads);
     const size_t n_candidates = best.n;
     Candidate *candidates = best.items;
 
