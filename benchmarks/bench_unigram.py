@@ -31,7 +31,8 @@ Targets: with the cl100k split at 4096, ours at most 1/50 of Hugging Face's time
 1 % of SentencePiece's; `none` finishes.
 
 Last figures (December 2026, two cores, a quiet machine, side by side, ours the median of 3):
-cl100k 4096: ours 3.5 s, HF 178.0 s, SP 48.8 s: 1/51 of HF, 0.073 of SP (the engine a session
+cl100k 4096: ours 3.5 s, HF 178.0 s, SP 48.8 s: 1/51 of HF, 0.073 of SP; a second run 3.5 s,
+HF 201.1 s, SP 51.1 s: 1/57, 0.068 (the engine a session
 before: 4.5 s, HF 215.7 s, SP 52.6 s: 1/48, 0.085; two before: 5.1 s, HF 183.6 s: 1/36).
 
 Earlier (beside another helper's work at load 4 to 6; one run of each trainer side by side;
