@@ -49,7 +49,7 @@ from analyzer.unigram.trainer import Progress as UnigramProgress
 
 from . import formats
 from .errors import TokenizerError
-from .formats import byte_level_alphabet
+from .byte_level import byte_level_alphabet
 
 BYTE_CHARS = byte_level_alphabet()
 """Each byte as the character that stands for it (GPT-2's byte-level alphabet)."""

@@ -14,17 +14,24 @@ A spec is one of:
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
+from analyzer.bpe.native_split import available as native_split_available
 from analyzer.errors import did_you_mean
 from analyzer.hub import HUB_PREFIX, hub_failure, offline_reason
 
 from . import formats
 from .catalog import CatalogEntry, Format, catalog, entry, unknown_tokenizer
+from .engine_count import EngineCounter
+from .engine_models import EngineTokenizer
 from .errors import TokenizerError
 from .local_store import digest
+from .vocabulary import split_words
 from .locate import Found, Locator, check_hub_name, hf_cached, hf_download, hf_offline
 
 HF_PREFIX = HUB_PREFIX
@@ -48,6 +55,47 @@ class ProductionTokenizer:
     """The special tokens its library adds to each text (a tokenizer.json's BOS/EOS)."""
     tokens: formats.TokenList | None = None
     """Its vocabulary's ordinary tokens as bytes (`formats.Encoder.tokens`)."""
+    engine: EngineTokenizer | str = "counted by its library"
+    """How the analyzer's engine counts it as its library does, or why it cannot
+    (`formats.Encoder.engine`)."""
+    digest: str = ""
+    """The SHA-256 of its files (of their hashes, for several): what it is, whatever its name."""
+    words_text: Callable[[str], str] | None = None
+    """The text its split words are counted on (`formats.Encoder.words_text`)."""
+
+    @cached_property
+    def counter(self) -> EngineCounter | None:
+        """Its counter on the analyzer's compiled engine, or None: its library counts it (the
+        engine cannot equal it, or is not built here)."""
+        if isinstance(self.engine, str) or native_split_available() is False:
+            return None
+        return EngineCounter(self.engine, self.count, self.pieces)
+
+    @property
+    def counted_by(self) -> str:
+        """Which engine counts it: "analyzer" (the analyzer's own, equal to its library), or
+        its library's name."""
+        return "analyzer" if self.counter is not None else self.library.split(" ")[0]
+
+    def why_library(self) -> str | None:
+        """Why its library counts it, in a few words; None when the engine does."""
+        if self.counter is not None:
+            return None
+        if isinstance(self.engine, str):
+            return self.engine
+        return "the compiled engine is not built here (or ANALYZER_ENGINE=python)"
+
+    def measure(self, texts: list[str], words: bool = True) -> tuple[list[int], list[int | None]]:
+        """Each text's tokens and, with `words`, how many of its words they split (None where
+        not known), in one pass: the engine's, or the library's count and its pieces."""
+        if self.counter is not None:
+            return self.counter.count(texts, words)
+        counts = self.count(texts)
+        if not words or self.pieces is None:
+            return counts, [None] * len(texts)
+        spelled = self.words_text or (lambda text: text)
+        return counts, [split_words(spelled(text), [piece for _, piece in self.pieces(text)])
+                        for text in texts]
 
 
 def resolve_tokenizer(spec: str, downloads: bool = True) -> ProductionTokenizer:
@@ -82,7 +130,9 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
                              f"catalog {item.vocab_size:,}: the catalog or the library is wrong")
     return ProductionTokenizer(item.name, encoder.library, encoder.size, _sources(found),
                                encoder.count, item, encoder.pieces, encoder.specials,
-                               encoder.tokens)
+                               encoder.tokens, encoder.engine,
+                               _digest([found[file.name].data for file in item.files]),
+                               encoder.words_text)
 
 
 def catalog_files(item: CatalogEntry, explicit: Path | None = None,
@@ -98,7 +148,8 @@ def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
     encoder = formats.tokenizer_json(data, spec)
     return ProductionTokenizer(spec, encoder.library, encoder.size, where, encoder.count,
                                pieces=encoder.pieces, specials=encoder.specials,
-                               tokens=encoder.tokens)
+                               tokens=encoder.tokens, engine=encoder.engine, digest=_digest([data]),
+                               words_text=encoder.words_text)
 
 
 def hugging_face_file(spec: str, downloads: bool = True) -> tuple[bytes, str]:
@@ -162,7 +213,15 @@ def from_file(spec: str) -> ProductionTokenizer:
     return ProductionTokenizer(path.name, encoder.library, encoder.size,
                                f"{path} (given; SHA-256 {digest(data)})", encoder.count,
                                pieces=encoder.pieces, specials=encoder.specials,
-                               tokens=encoder.tokens)
+                               tokens=encoder.tokens, engine=encoder.engine, digest=_digest([data]),
+                               words_text=encoder.words_text)
+
+
+def _digest(files: list[bytes]) -> str:
+    """A tokenizer's files' SHA-256 (one file's own; of several, that of their hashes)."""
+    if len(files) == 1:
+        return digest(files[0])
+    return hashlib.sha256("".join(digest(data) for data in files).encode()).hexdigest()
 
 
 def _read(path: Path) -> bytes:

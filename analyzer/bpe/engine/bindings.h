@@ -40,6 +40,9 @@ int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store, Spli
 int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
                 uint32_t *fold_store, SplitTables *tables, PyObject **texts, SplitText **views);
 
+/* bind_ranked.c: the RankedEncoder type (production tokenizers). */
+extern PyTypeObject RankedType;
+
 /* bind_parted.c: the PartedCounter type and utf8_lines(). */
 extern PyTypeObject PartedType;
 PyObject *engine_utf8_lines(PyObject *self, PyObject *args);
