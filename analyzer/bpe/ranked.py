@@ -277,6 +277,28 @@ def step_numbers(steps: Sequence[Step]) -> bytes:
     return numbers.tobytes()
 
 
+def split_steps(text: str, steps: Sequence[Step], tables: native_split.UnicodeTables,
+                digits: bytes | None = None) -> list[str]:
+    """The text's chunks under pre-tokenizer steps, as the compiled splitter cuts them.
+
+    >>> split_steps("abc 123", [("numbers", True)], native_split.unicode_tables()) \\
+    ...     if native_split.available() else ["abc ", "123"]
+    ['abc ', '123']
+    """
+    engine = choice.extension()
+    if engine is None:
+        raise RuntimeError("the compiled engine is not built")
+    return engine.split_steps(text, step_numbers(steps), tables.classes, tables.folds, digits)
+
+
+def digit_bits(digits: str) -> bytes:
+    """A set of code points as the splitter's bitset (a bit per code point)."""
+    bits = bytearray(native_split.CODE_POINTS // 8)
+    for char in digits:
+        bits[ord(char) >> 3] |= 1 << (ord(char) & 7)
+    return bytes(bits)
+
+
 class CompiledRanked:
     """A `RankedModel` on the compiled engine, with its pre-tokenizer's steps and the Unicode
     tables of the library it must equal; built once, then counting texts on every core."""
@@ -302,12 +324,8 @@ class CompiledRanked:
                                             model.symbols == "characters", model.whole_first)
         self._steps = step_numbers(steps)
         self._tables = tables
-        self._digits = None
-        if digits is not None:  # the Digits step's own digits (see split.c's SplitTables)
-            bits = bytearray(native_split.CODE_POINTS // 8)
-            for char in digits:
-                bits[ord(char) >> 3] |= 1 << (ord(char) & 7)
-            self._digits = bytes(bits)
+        # the Digits step's own digits (see split.c's SplitTables)
+        self._digits = digit_bits(digits) if digits is not None else None
 
     def encode(self, text: str, steps: Sequence[Step] | None = None) -> list[int]:
         """The text's tokens (cut by `steps` instead of its own, when given)."""

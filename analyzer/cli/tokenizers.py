@@ -18,7 +18,7 @@ from .app import EXIT_INPUT, Console, app, fail
 from .formats import json_text, plain
 from .help import HelpCommand, HelpGroup
 from .options import JsonOption
-from .tables import FRAMING_KEY, catalog_table
+from .tables import FRAMING_KEY, catalog_table, counted_by_line
 
 tokenizers_app = typer.Typer(no_args_is_help=False, cls=HelpGroup, rich_markup_mode=None)
 app.add_typer(tokenizers_app, name="tokenizers")
@@ -37,6 +37,7 @@ def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     console = Console()
     console.print(catalog_table(statuses, console.width), "")  # a blank line closes the table
     console.print(FRAMING_KEY)
+    console.print(counted_by_line(statuses))
     for status in statuses:
         if status.entry.caveat:
             console.print(f"{plain(status.entry.name)}: {plain(status.entry.caveat)}")

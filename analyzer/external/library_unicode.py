@@ -126,7 +126,13 @@ def _probe(library: str) -> tuple[UnicodeTables, str | None]:
 # --- Kept per library version -----------------------------------------------------------------
 
 
+CACHE_ENV = "ANALYZER_UNICODE_CACHE"
+
+
 def cache_dir() -> Path:
+    """Where the probed tables are kept: ANALYZER_UNICODE_CACHE, else the user's cache folder."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
     cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(cache) / "analyzer" / "unicode"
 

@@ -275,6 +275,12 @@ class Availability:
         return ", ".join(dict.fromkeys(found.origin for found in self.sources.values()))
 
     @property
+    def counted_by(self) -> str:
+        """What counts it: "analyzer" (the analyzer's engine, equal to its library) or the
+        library's name."""
+        return "analyzer" if self.entry.on_engine and native_split_available() else self.entry.library
+
+    @property
     def command(self) -> str | None:
         """What makes it available, when it is not."""
         if self.available:
@@ -293,7 +299,7 @@ class Availability:
             "framing": item.framing.model_dump(mode="json") if item.framing else None,
             "files": [{"name": f.name, "sha256": f.sha256, "sources": f.sources()}
                       for f in item.files],
-            "available": self.available,
+            "available": self.available, "counted_by": self.counted_by,
             "resolves_from": {name: found.where for name, found in self.sources.items()},
             "missing": self.missing, "refused": self.refused, "command": self.command,
         }

@@ -10,6 +10,7 @@
  *   .count(texts, steps, classes, folds, spaces, threads=1, split_words=True, digits=None)
  *       -> (counts, split_words): int64 per text (bytes), the second None unless asked
  *   .merges: how many merges the model holds
+ *   split_steps(text, steps, classes, folds, digits=None) -> list[str]: the chunks alone
  *
  * `steps` is int32 (pattern, around) per pre-tokenizer step (split.c's patterns); `classes`
  * and `folds` the Unicode tables of the tokenizer's library; `spaces` a bitset of the
@@ -271,6 +272,47 @@ done:
     PyBuffer_Release(&classes);
     PyBuffer_Release(&folds);
     PyBuffer_Release(&spaces);
+    if (digits.obj) PyBuffer_Release(&digits);
+    return result;
+}
+
+/* split_steps(text, steps, classes, folds, digits=None) -> list[str]: the text's chunks. */
+PyObject *engine_split_steps(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *object, *digits_object = Py_None;
+    Py_buffer steps_view, classes, folds, digits = {0};
+    if (!PyArg_ParseTuple(args, "Uy*y*y*|O", &object, &steps_view, &classes, &folds, &digits_object))
+        return NULL;
+    PyObject *result = NULL;
+    uint32_t fold_store[64], *cuts = NULL;
+    SplitTables tables;
+    SplitStep steps[MAX_SPLIT_STEPS];
+    int n_steps;
+    if (read_steps(&steps_view, steps, &n_steps) < 0
+        || read_tables(&classes, &folds, fold_store, &tables) < 0
+        || read_digits(digits_object, &digits, &tables) < 0)
+        goto done;
+    SplitText text = {PyUnicode_KIND(object), PyUnicode_DATA(object),
+                      (size_t)PyUnicode_GET_LENGTH(object)};
+    size_t length = text.length;
+    cuts = malloc(4 * (length + 1) * sizeof *cuts);
+    if (!cuts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t n = split_steps(steps, n_steps, &tables, &text, cuts, cuts + length + 1,
+                           cuts + 2 * (length + 1), cuts + 3 * (length + 1));
+    result = PyList_New((Py_ssize_t)n);
+    for (size_t c = 0; result && c < n; c++) {
+        PyObject *chunk = PyUnicode_Substring(object, (Py_ssize_t)cuts[c],
+                                              (Py_ssize_t)cuts[length + 1 + c]);
+        if (!chunk) Py_CLEAR(result);
+        else PyList_SET_ITEM(result, (Py_ssize_t)c, chunk);
+    }
+done:
+    free(cuts);
+    PyBuffer_Release(&steps_view);
+    PyBuffer_Release(&classes);
+    PyBuffer_Release(&folds);
     if (digits.obj) PyBuffer_Release(&digits);
     return result;
 }

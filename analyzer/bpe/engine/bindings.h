@@ -40,8 +40,9 @@ int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store, Spli
 int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
                 uint32_t *fold_store, SplitTables *tables, PyObject **texts, SplitText **views);
 
-/* bind_ranked.c: the RankedEncoder type (production tokenizers). */
+/* bind_ranked.c: the RankedEncoder type (production tokenizers) and split_steps(). */
 extern PyTypeObject RankedType;
+PyObject *engine_split_steps(PyObject *self, PyObject *args);
 
 /* bind_parted.c: the PartedCounter type and utf8_lines(). */
 extern PyTypeObject PartedType;

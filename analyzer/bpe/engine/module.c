@@ -190,6 +190,9 @@ static PyMethodDef engine_methods[] = {
      "text's first position (int64)"},
     {"sum_by_text", sum_by_text, METH_VARARGS,
      "sum_by_text(counts, chunk_ids, offsets) -> bytes: each text's total from its chunks' counts"},
+    {"split_steps", engine_split_steps, METH_VARARGS,
+     "split_steps(text, steps, classes, folds, digits=None) -> list[str]: a text's chunks under "
+     "a production tokenizer's pre-tokenizer steps"},
     {"utf8_lines", engine_utf8_lines, METH_VARARGS,
      "utf8_lines(block) -> (starts, ends, characters) or None: the documents of whole lines of "
      "UTF-8 (None: not UTF-8)"},
