@@ -119,12 +119,13 @@ def _no_network_for_tokenizers(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session", autouse=True)
 def _unicode_tables_probed_once(tmp_path_factory):
-    """The libraries' Unicode tables (analyzer.external.library_unicode) are read out of them
-    once for the whole test session, into a folder every worker shares (the workers' temp
-    folders' parent), never into this machine's cache."""
-    shared = tmp_path_factory.getbasetemp().parent / "unicode-tables"
+    """What the analyzer keeps about tokenizers (analyzer.external.kept: the libraries' Unicode
+    tables, read out of them; vocabularies' scripts) is worked out once for the whole test
+    session, into a folder every worker shares (the workers' temp folders' parent), never into
+    this machine's cache."""
+    shared = tmp_path_factory.getbasetemp().parent / "kept"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ANALYZER_UNICODE_CACHE", str(shared))
+        patch.setenv("ANALYZER_KEPT", str(shared))
         yield
 
 

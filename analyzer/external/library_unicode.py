@@ -8,7 +8,7 @@ their own Unicode version, and these differ from `regex`'s where Unicode changed
 added in Unicode 17 is a letter to `regex` 2026 and nothing to tiktoken 0.14; U+0295 is a
 lower-case letter to both libraries and another letter to `regex`. So each library's classes
 are read out of the library itself, its own engine run over the code points, property by
-property, and kept in the cache folder under the library's version (a few seconds, once).
+property, and kept (`kept`) under the library's version (a few seconds, once).
 
 >>> sorted(PROBED)
 ['tiktoken', 'tokenizers']
@@ -16,11 +16,8 @@ property, and kept in the cache folder under the library's version (a few second
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
-import os
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -34,7 +31,8 @@ from analyzer.bpe.native_split import (
     UnicodeTables,
     tables_from,
 )
-from analyzer.files import write_atomically
+
+from .kept import keep, kept_path, locked
 
 SURROGATES = range(0xD800, 0xE000)
 FORMAT = 1
@@ -126,34 +124,9 @@ def _probe(library: str) -> tuple[UnicodeTables, str | None]:
 # --- Kept per library version -----------------------------------------------------------------
 
 
-CACHE_ENV = "ANALYZER_UNICODE_CACHE"
-
-
-def cache_dir() -> Path:
-    """Where the probed tables are kept: ANALYZER_UNICODE_CACHE, else the user's cache folder."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "analyzer" / "unicode"
-
-
 def _version(library: str) -> str:
     module = __import__(library)
     return str(getattr(module, "__version__", "unknown"))
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One process probes a library at a time; the others wait, then read its file."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(path.with_suffix(".lock"), "a")
-    except OSError:
-        yield
-        return
-    with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def _read(path: Path) -> tuple[UnicodeTables, str | None] | None:
@@ -174,11 +147,11 @@ def _read(path: Path) -> tuple[UnicodeTables, str | None] | None:
 def library_tables(library: str) -> tuple[UnicodeTables, str | None]:
     """The classes `library` ("tiktoken" or "tokenizers") matches with, as the splitter takes
     them, and (tokenizers) the code points its Digits pre-tokenizer takes for digits."""
-    path = cache_dir() / f"{library}-{_version(library)}.tables"
+    path = kept_path("unicode", f"{library}-{_version(library)}.tables")
     found = _read(path)
     if found is not None:
         return found
-    with _locked(path):
+    with locked(path):
         found = _read(path)
         if found is not None:
             return found
@@ -187,6 +160,5 @@ def library_tables(library: str) -> tuple[UnicodeTables, str | None]:
         about = {"format": FORMAT, "library": library, "version": _version(library),
                  "folds": len(tables.folds), "digits": digits,
                  "sha256": hashlib.sha256(body).hexdigest()}
-        with contextlib.suppress(OSError):  # no cache folder: probed again next time
-            write_atomically(path, json.dumps(about).encode() + b"\n" + body)
+        keep(path, json.dumps(about).encode() + b"\n" + body)
     return tables, digits

@@ -30,11 +30,14 @@ from .catalog import CatalogEntry, Format, catalog, entry, unknown_tokenizer
 from .engine_count import EngineCounter
 from .engine_models import EngineTokenizer
 from .errors import TokenizerError
+from .kept import kept_json
 from .local_store import digest
-from .vocabulary import split_words
+from .vocabulary import script_composition, split_words
 from .locate import Found, Locator, check_hub_name, hf_cached, hf_download, hf_offline
 
 HF_PREFIX = HUB_PREFIX
+SCRIPTS_FORMAT = 1
+"""Of the kept scripts of a vocabulary: a new one when `script_composition` changes."""
 ALL_AVAILABLE = "all-available"
 
 
@@ -84,6 +87,17 @@ class ProductionTokenizer:
         if isinstance(self.engine, str):
             return self.engine
         return "the compiled engine is not built here (or ANALYZER_ENGINE=python)"
+
+    def scripts(self) -> dict[str, int] | None:
+        """How many of its vocabulary's tokens each script has (`script_composition`), worked
+        out once per tokenizer file (kept under its SHA-256); None without its tokens."""
+        if self.tokens is None:
+            return None
+        if not self.digest:
+            return script_composition(self.tokens())
+        tokens = self.tokens
+        return kept_json("scripts", f"{self.digest}-{SCRIPTS_FORMAT}.json",
+                         lambda: script_composition(tokens()))
 
     def measure(self, texts: list[str], words: bool = True) -> tuple[list[int], list[int | None]]:
         """Each text's tokens and, with `words`, how many of its words they split (None where

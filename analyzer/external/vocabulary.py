@@ -32,6 +32,7 @@ import bisect
 import itertools
 import re
 from collections import Counter
+from functools import lru_cache
 from collections.abc import Iterable, Sequence
 
 import regex
@@ -62,21 +63,31 @@ _SCRIPT = regex.compile("|".join(f"(?P<{name}>\\p{{Script={name}}})" for name in
 _SHARED = regex.compile(r"[\p{Script=Common}\p{Script=Inherited}]")
 
 
+@lru_cache(maxsize=None)
+def _char_script(char: str) -> str | None:
+    """A character's script as a token's is read: None for one that says nothing (no letter
+    or mark, or one every script uses: Common, Inherited)."""
+    if not _LETTERS.match(char) or _SHARED.match(char):
+        return None
+    match = _SCRIPT.match(char)
+    return match.lastgroup if match else OTHER
+
+
 def token_script(token: bytes) -> str:
     """The script a token is written in (see the module's docstring)."""
     try:
         text = token.decode("utf-8")
     except UnicodeDecodeError:
         return BYTES
-    found = set()
-    for letter in _LETTERS.findall(text):
-        if _SHARED.match(letter):  # a combining mark or a letter-like symbol every script uses
+    found = None
+    for char in text:
+        script = _char_script(char)
+        if script is None:
             continue
-        match = _SCRIPT.match(letter)
-        found.add(match.lastgroup if match else OTHER)
-        if len(found) > 1:
+        if found is not None and script != found:
             return MIXED
-    return found.pop() if found else NO_LETTER
+        found = script
+    return found if found is not None else NO_LETTER
 
 
 def script_composition(tokens: Iterable[bytes]) -> dict[str, int]:

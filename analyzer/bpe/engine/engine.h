@@ -795,18 +795,43 @@ void utf8_decode_kind(const uint8_t *data, size_t n, int kind, void *out);
 /* ---------------------------------------------------------------------------------------- */
 /* ranked.c: production tokenizers' BPE (merges by rank, one pair at a time), and counting     */
 
+/* A slot of the token table: an id + 1 (0: empty) and 32 bits of its bytes' hash, so that a
+   probe compares bytes only where the hashes agree. */
+typedef struct {
+    uint32_t id;
+    uint32_t hash;
+} TokenSlot;
+
+/* A slot of the merge table, the pair and what it makes side by side: one cache line read per
+   lookup. An empty slot's key is EMPTY_PAIR (no pair of ids >= 0 is). */
+typedef struct {
+    Key key;
+    uint32_t rank;
+    int32_t made;
+} MergeSlot;
+
+#define EMPTY_PAIR UINT64_MAX
+#define FILTER_BITS (1u << 22)
+
+/* The merge of two bytes' symbols, if any (made -1: none). */
+typedef struct {
+    uint32_t rank;
+    int32_t made;
+} BytePair;
+
 /* A production tokenizer's model (analyzer.bpe.ranked.RankedModel). */
 typedef struct {
     size_t n_ids;
     uint8_t *pieces;       /* every token's bytes, end to end */
     uint64_t *piece_start; /* n_ids + 1: where token i's bytes start */
-    uint32_t *token_slots; /* bytes -> id + 1 (0: empty) */
+    TokenSlot *token_slots; /* bytes -> id */
     size_t token_mask;
-    Key *merge_keys;       /* the merges: (left, right) -> (rank, made) */
-    uint32_t *merge_rank;
-    int32_t *merge_made;
-    int32_t *merge_slots;  /* key -> index, -1: empty */
+    MergeSlot *merge_slots; /* (left, right) -> (rank, made) */
     size_t n_merges, merge_mask;
+    BytePair *byte_pairs;   /* 65536: the merge of byte_ids[a] and byte_ids[b], at a << 8 | b */
+    uint64_t *token_filter; /* a bit per hash of every token's bytes (FILTER_BITS of them) */
+    uint64_t *merge_filter; /* and of every merge's pair: most lookups that would miss a big
+                               table stop at a filter that stays in cache */
     int32_t byte_ids[256]; /* each byte's symbol (bytes), or fallback token (characters) */
     int characters;        /* a chunk starts as characters (else as bytes) */
     int whole_first;       /* a chunk that is a token is that token */

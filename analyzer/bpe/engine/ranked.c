@@ -31,10 +31,22 @@
 /* ---------------------------------------------------------------------------------------- */
 /* The model                                                                                 */
 
-/* A hash of bytes (FNV-1a, then mixed): the token table's key. */
+/* A hash of bytes, the token table's key: eight bytes at a time (the tail zero-filled), each
+   word multiplied in, then mixed. */
 static uint64_t bytes_hash(const uint8_t *data, size_t length) {
-    uint64_t h = 0xCBF29CE484222325ull ^ length;
-    for (size_t i = 0; i < length; i++) h = (h ^ data[i]) * 0x100000001B3ull;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ length;
+    size_t i = 0;
+    for (; i + 8 <= length; i += 8) {
+        uint64_t word;
+        memcpy(&word, data + i, 8);
+        h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 29;
+    }
+    if (i < length) {
+        uint64_t word = 0;
+        memcpy(&word, data + i, length - i);
+        h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+    }
     return hash_key(h);
 }
 
@@ -44,39 +56,55 @@ static size_t table_size(size_t n) {
     return slots;
 }
 
+/* A filter's bit for a hash (bits the tables' slots do not use). */
+static inline int filter_has(const uint64_t *filter, uint64_t hash) {
+    uint32_t bit = (uint32_t)(hash >> 40) & (FILTER_BITS - 1);
+    return (filter[bit >> 6] >> (bit & 63)) & 1;
+}
+
+static inline void filter_add(uint64_t *filter, uint64_t hash) {
+    uint32_t bit = (uint32_t)(hash >> 40) & (FILTER_BITS - 1);
+    filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
+}
+
 int32_t ranked_token(const RankedModel *m, const uint8_t *data, size_t length) {
-    for (size_t s = bytes_hash(data, length) & m->token_mask;; s = (s + 1) & m->token_mask) {
-        uint32_t slot = m->token_slots[s];
-        if (!slot) return -1;
-        int32_t id = (int32_t)(slot - 1);
+    uint64_t hash = bytes_hash(data, length);
+    if (!filter_has(m->token_filter, hash)) return -1;
+    uint32_t check = (uint32_t)(hash >> 32);
+    for (size_t s = hash & m->token_mask;; s = (s + 1) & m->token_mask) {
+        TokenSlot slot = m->token_slots[s];
+        if (!slot.id) return -1;
+        if (slot.hash != check) continue;
+        int32_t id = (int32_t)(slot.id - 1);
         size_t start = (size_t)m->piece_start[id], end = (size_t)m->piece_start[id + 1];
         if (end - start == length && memcmp(m->pieces + start, data, length) == 0) return id;
     }
 }
 
-/* The entry of the merge (left, right), or -1. */
-static inline int32_t merge_find(const RankedModel *m, int32_t left, int32_t right) {
-    Key key = pair_key(left, right);
-    for (size_t s = hash_key(key) & m->merge_mask;; s = (s + 1) & m->merge_mask) {
-        int32_t index = m->merge_slots[s];
-        if (index < 0 || m->merge_keys[index] == key) return index;
+/* The slot of the pair `key` (its hash given): the merge's, or the empty one it would take. */
+static inline MergeSlot *merge_slot(const RankedModel *m, Key key, uint64_t hash) {
+    for (size_t s = hash & m->merge_mask;; s = (s + 1) & m->merge_mask) {
+        MergeSlot *slot = &m->merge_slots[s];
+        if (slot->key == key || slot->key == EMPTY_PAIR) return slot;
     }
 }
 
+static const MergeSlot NO_MERGE = {EMPTY_PAIR, 0, -1};
+
+/* The merge of (left, right): its rank and what it makes; its key EMPTY_PAIR when none. */
+static inline const MergeSlot *merge_find(const RankedModel *m, int32_t left, int32_t right) {
+    Key key = pair_key(left, right);
+    uint64_t hash = hash_key(key);
+    if (!filter_has(m->merge_filter, hash)) return &NO_MERGE;
+    return merge_slot(m, key, hash);
+}
+
 /* Add a merge; a pair given twice keeps its last (Hugging Face's map is filled in order). */
-static int merge_add(RankedModel *m, int32_t left, int32_t right, uint32_t rank, int32_t made) {
-    int32_t index = merge_find(m, left, right);
-    if (index < 0) {
-        Key key = pair_key(left, right);
-        size_t s = hash_key(key) & m->merge_mask;
-        while (m->merge_slots[s] >= 0) s = (s + 1) & m->merge_mask;
-        index = (int32_t)m->n_merges++;
-        m->merge_slots[s] = index;
-        m->merge_keys[index] = key;
-    }
-    m->merge_rank[index] = rank;
-    m->merge_made[index] = made;
-    return 0;
+static void merge_add(RankedModel *m, int32_t left, int32_t right, uint32_t rank, int32_t made) {
+    Key key = pair_key(left, right);
+    MergeSlot *slot = merge_slot(m, key, hash_key(key));
+    if (slot->key == EMPTY_PAIR) m->n_merges++;
+    *slot = (MergeSlot){key, rank, made};
 }
 
 const char *ranked_build(RankedModel *m, const uint8_t *pieces, const int64_t *starts,
@@ -91,9 +119,10 @@ const char *ranked_build(RankedModel *m, const uint8_t *pieces, const int64_t *s
         m->byte_ids[b] = byte_ids[b];
     }
     size_t total = (size_t)starts[n_ids];
+    m->byte_pairs = malloc(65536 * sizeof *m->byte_pairs);
     m->pieces = malloc(total ? total : 1);
     m->piece_start = malloc((n_ids + 1) * sizeof *m->piece_start);
-    if (!m->pieces || !m->piece_start) return "out of memory";
+    if (!m->pieces || !m->piece_start || !m->byte_pairs) return "out of memory";
     memcpy(m->pieces, pieces, total);
     for (size_t i = 0; i <= n_ids; i++) {
         if (starts[i] < 0 || (size_t)starts[i] > total || (i && starts[i] < starts[i - 1]))
@@ -104,14 +133,18 @@ const char *ranked_build(RankedModel *m, const uint8_t *pieces, const int64_t *s
        empty piece (an id with no bytes: a special token) is never looked up. */
     size_t n_slots = table_size(n_ids);
     m->token_slots = calloc(n_slots, sizeof *m->token_slots);
-    if (!m->token_slots) return "out of memory";
+    m->token_filter = calloc(FILTER_BITS / 64, sizeof *m->token_filter);
+    m->merge_filter = calloc(FILTER_BITS / 64, sizeof *m->merge_filter);
+    if (!m->token_slots || !m->token_filter || !m->merge_filter) return "out of memory";
     m->token_mask = n_slots - 1;
     for (size_t id = 0; id < n_ids; id++) {
         size_t length = (size_t)(starts[id + 1] - starts[id]);
         if (!length || ranked_token(m, pieces + starts[id], length) >= 0) continue;
-        size_t s = bytes_hash(pieces + starts[id], length) & m->token_mask;
-        while (m->token_slots[s]) s = (s + 1) & m->token_mask;
-        m->token_slots[s] = (uint32_t)id + 1;
+        uint64_t hash = bytes_hash(pieces + starts[id], length);
+        size_t s = hash & m->token_mask;
+        while (m->token_slots[s].id) s = (s + 1) & m->token_mask;
+        m->token_slots[s] = (TokenSlot){(uint32_t)id + 1, (uint32_t)(hash >> 32)};
+        filter_add(m->token_filter, hash);
     }
     /* The merges: given, or derived from the tokens' bytes (tiktoken's ranks: each token of
        two or more bytes is made by every pair of tokens that spells it, at its own id). */
@@ -123,14 +156,10 @@ const char *ranked_build(RankedModel *m, const uint8_t *pieces, const int64_t *s
             if (length > 1) capacity += length - 1;
         }
     }
-    m->merge_keys = malloc((capacity + 1) * sizeof *m->merge_keys);
-    m->merge_rank = malloc((capacity + 1) * sizeof *m->merge_rank);
-    m->merge_made = malloc((capacity + 1) * sizeof *m->merge_made);
     n_slots = table_size(capacity);
     m->merge_slots = malloc(n_slots * sizeof *m->merge_slots);
-    if (!m->merge_keys || !m->merge_rank || !m->merge_made || !m->merge_slots)
-        return "out of memory";
-    memset(m->merge_slots, 0xFF, n_slots * sizeof *m->merge_slots);
+    if (!m->merge_slots) return "out of memory";
+    for (size_t s = 0; s < n_slots; s++) m->merge_slots[s].key = EMPTY_PAIR;
     m->merge_mask = n_slots - 1;
     if (derive) {
         for (size_t id = 0; id < n_ids; id++) {
@@ -152,16 +181,46 @@ const char *ranked_build(RankedModel *m, const uint8_t *pieces, const int64_t *s
             merge_add(m, merge[0], merge[1], (uint32_t)merge[2], merge[3]);
         }
     }
+    /* The table made again at the size its merges need (derived, it was sized for every cut of
+       every token): a lookup is a cache miss in it, and fewer pages miss fewer. */
+    if (table_size(m->n_merges) < n_slots) {
+        MergeSlot *old = m->merge_slots;
+        size_t old_slots = n_slots;
+        n_slots = table_size(m->n_merges);
+        m->merge_slots = malloc(n_slots * sizeof *m->merge_slots);
+        if (!m->merge_slots) {
+            m->merge_slots = old;
+            return "out of memory";
+        }
+        for (size_t k = 0; k < n_slots; k++) m->merge_slots[k].key = EMPTY_PAIR;
+        m->merge_mask = n_slots - 1;
+        m->n_merges = 0;
+        for (size_t k = 0; k < old_slots; k++)
+            if (old[k].key != EMPTY_PAIR)
+                merge_add(m, key_left(old[k].key), key_right(old[k].key), old[k].rank, old[k].made);
+        free(old);
+    }
+    /* Every merge's bit in the filter, now that the table is whole. */
+    for (size_t k = 0; k <= m->merge_mask; k++)
+        if (m->merge_slots[k].key != EMPTY_PAIR) filter_add(m->merge_filter, hash_key(m->merge_slots[k].key));
+    /* The merges of two bytes, in a table of their own (a byte-level chunk's first pairs are
+       all bytes: no hashing, a table that stays in cache). */
+    for (int a = 0; a < 256; a++)
+        for (int b = 0; b < 256; b++) {
+            const MergeSlot *found = merge_find(m, m->byte_ids[a], m->byte_ids[b]);
+            m->byte_pairs[a << 8 | b] = found->key == EMPTY_PAIR
+                ? (BytePair){UINT32_MAX, -1} : (BytePair){found->rank, found->made};
+        }
     return NULL;
 }
 
 void ranked_free(RankedModel *m) {
+    free(m->byte_pairs);
+    free(m->token_filter);
+    free(m->merge_filter);
     free(m->pieces);
     free(m->piece_start);
     free(m->token_slots);
-    free(m->merge_keys);
-    free(m->merge_rank);
-    free(m->merge_made);
     free(m->merge_slots);
     memset(m, 0, sizeof *m);
 }
@@ -270,19 +329,26 @@ size_t ranked_encode(const RankedModel *m, const uint8_t *data, size_t length,
         s->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
     }
     size_t queued = 0;
-    for (size_t i = 0; i + 1 < n; i++) {
-        int32_t found = merge_find(m, s->ids[i], s->ids[i + 1]);
-        if (found >= 0)
-            candidates_push(s->heap, &queued,
-                            (Candidate64){(uint64_t)m->merge_rank[found] << 32 | i, m->merge_made[found]});
+    if (!m->characters) { /* every symbol a byte: its pairs from the table of byte pairs */
+        for (size_t i = 0; i + 1 < n; i++) {
+            BytePair found = m->byte_pairs[data[i] << 8 | data[i + 1]];
+            if (found.made >= 0)
+                candidates_push(s->heap, &queued, (Candidate64){(uint64_t)found.rank << 32 | i, found.made});
+        }
+    } else {
+        for (size_t i = 0; i + 1 < n; i++) {
+            const MergeSlot *found = merge_find(m, s->ids[i], s->ids[i + 1]);
+            if (found->key != EMPTY_PAIR)
+                candidates_push(s->heap, &queued, (Candidate64){(uint64_t)found->rank << 32 | i, found->made});
+        }
     }
     while (queued) {
         Candidate64 top = candidates_pop(s->heap, &queued);
         size_t i = (size_t)(top.key & 0xFFFFFFFFu);
         if (!s->size[i] || s->next[i] < 0) continue;
         size_t right = (size_t)s->next[i];
-        int32_t found = merge_find(m, s->ids[i], s->ids[right]);
-        if (found < 0 || m->merge_made[found] != top.made) continue; /* stale */
+        const MergeSlot *found = merge_find(m, s->ids[i], s->ids[right]);
+        if (found->key == EMPTY_PAIR || found->made != top.made) continue; /* stale */
         s->ids[i] = top.made;
         s->size[i] += s->size[right];
         s->size[right] = 0;
@@ -291,15 +357,15 @@ size_t ranked_encode(const RankedModel *m, const uint8_t *data, size_t length,
         if (s->prev[i] >= 0) {
             size_t left = (size_t)s->prev[i];
             found = merge_find(m, s->ids[left], top.made);
-            if (found >= 0)
-                candidates_push(s->heap, &queued, (Candidate64){
-                    (uint64_t)m->merge_rank[found] << 32 | left, m->merge_made[found]});
+            if (found->key != EMPTY_PAIR)
+                candidates_push(s->heap, &queued,
+                                (Candidate64){(uint64_t)found->rank << 32 | left, found->made});
         }
         if (s->next[i] >= 0) {
             found = merge_find(m, top.made, s->ids[s->next[i]]);
-            if (found >= 0)
-                candidates_push(s->heap, &queued, (Candidate64){
-                    (uint64_t)m->merge_rank[found] << 32 | i, m->merge_made[found]});
+            if (found->key != EMPTY_PAIR)
+                candidates_push(s->heap, &queued,
+                                (Candidate64){(uint64_t)found->rank << 32 | i, found->made});
         }
     }
     size_t tokens = 0, at = 0;
@@ -406,6 +472,11 @@ typedef struct {
 
 /* The chunks a thread keeps; past MAX_SEEN it starts again (a cache: counts are the same). */
 #define MAX_SEEN (1u << 22)
+/* How many chunks ahead of the one looked up its slot, its entry and its first occurrence's
+   text are fetched. */
+#define SEEN_SLOT_AHEAD 16
+#define SEEN_ENTRY_AHEAD 8
+#define SEEN_TEXT_AHEAD 4
 
 typedef struct {
     const RankedModel *model;
@@ -494,9 +565,11 @@ static void *count_part(void *argument) {
     for (size_t k = p->first; k < p->last; k++)
         if (p->texts[k].length > longest) longest = p->texts[k].length;
     uint32_t *cuts = malloc(4 * (longest + 1) * sizeof *cuts);
-    if (!cuts || seen_reset(p)) {
+    uint64_t *hashes = malloc((longest + 1) * sizeof *hashes);
+    if (!cuts || !hashes || seen_reset(p)) {
         p->status.failed = 1;
         free(cuts);
+        free(hashes);
         return NULL;
     }
     uint32_t *starts = cuts, *ends = cuts + longest + 1;
@@ -504,11 +577,27 @@ static void *count_part(void *argument) {
         const SplitText *t = &p->texts[k];
         size_t n = split_steps(p->steps, p->n_steps, p->tables, t, starts, ends,
                                cuts + 2 * (longest + 1), cuts + 3 * (longest + 1));
+        for (size_t c = 0; c < n; c++) hashes[c] = chunk_hash(t, starts[c], ends[c] - starts[c]);
         int64_t total = 0;
         WordState words = {0, 0, 0};
         for (size_t c = 0; c < n; c++) {
+            /* Fetch ahead what the lookups to come will read, as split.c's gathering does:
+               a chunk's slot, its entry, and the text of its first occurrence (each a miss). */
+            if (c + SEEN_SLOT_AHEAD < n) __builtin_prefetch(&p->slots[hashes[c + SEEN_SLOT_AHEAD] & p->mask]);
+            if (c + SEEN_ENTRY_AHEAD < n) {
+                uint32_t slot = p->slots[hashes[c + SEEN_ENTRY_AHEAD] & p->mask];
+                if (slot) __builtin_prefetch(&p->seen[slot - 1]);
+            }
+            if (c + SEEN_TEXT_AHEAD < n) {
+                uint32_t slot = p->slots[hashes[c + SEEN_TEXT_AHEAD] & p->mask];
+                if (slot) {
+                    const SeenChunk *entry = &p->seen[slot - 1];
+                    const SplitText *first = &p->texts[entry->text];
+                    __builtin_prefetch((const char *)first->data + (size_t)entry->start * (size_t)first->kind);
+                }
+            }
             size_t start = starts[c], length = ends[c] - start;
-            uint64_t hash = chunk_hash(t, start, length);
+            uint64_t hash = hashes[c];
             size_t s = hash & p->mask;
             const SeenChunk *found = NULL;
             for (; p->slots[s]; s = (s + 1) & p->mask) {
@@ -545,6 +634,7 @@ static void *count_part(void *argument) {
     free(utf8);
     free(chars);
     free(cuts);
+    free(hashes);
     return NULL;
 }
 

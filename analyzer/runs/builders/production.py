@@ -9,7 +9,7 @@ import time
 
 from analyzer.corpus.languages import separates_words
 from analyzer.errors import SETTING
-from analyzer.external.vocabulary import jaccard, script_composition
+from analyzer.external.vocabulary import jaccard
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.settings import RunSettings
 from analyzer.store import VocabularyRecord
@@ -59,7 +59,7 @@ def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None
     found, vocabularies = [], {}
     for tokenizer in run.made["tokenizers"]:
         tokens = tokenizer.tokens() if tokenizer.tokens is not None else None
-        found.append(measure_tokenizer(tokenizer, run, measured, joined, tokens, report))
+        found.append(measure_tokenizer(tokenizer, run, measured, joined, report))
         if tokens is not None:
             vocabularies[tokenizer.name] = set(tokens)
     for i, record in enumerate(found):
@@ -71,13 +71,12 @@ def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None
 
 
 def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]],
-                      joined: dict[str, str] | None, tokens: list[bytes] | None,
-                      report: Report | None) -> VocabularyRecord:
+                      joined: dict[str, str] | None, report: Report | None) -> VocabularyRecord:
     """Count every measured unit of every language (and, with `count` joined, each language's
     `joined` text) with a production tokenizer, on the analyzer's engine where it equals the
     library (`ProductionTokenizer.measure`), else with the library's own encoder; stored like
     a vocabulary of the run at its real size, without merges; with the words its tokens split
-    (from the same pass) and the scripts of its vocabulary's `tokens`."""
+    (from the same pass) and the scripts of its vocabulary (kept per tokenizer file)."""
     if report:
         report(tokenizer.name, "count", 0, 1)
     start = time.perf_counter()
@@ -107,7 +106,7 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]
                             counts={tokenizer.size: counts}, joined=counted,
                             special_tokens=tokenizer.specials,
                             split_words={lang: n for lang, n in split.items() if n is not None},
-                            scripts=script_composition(tokens) if tokens is not None else None,
+                            scripts=tokenizer.scripts(),
                             seconds=round(time.perf_counter() - start, 3),
                             library=tokenizer.library, source=tokenizer.source,
                             engine=tokenizer.counted_by,
