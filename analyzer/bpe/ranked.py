@@ -299,15 +299,22 @@ def digit_bits(digits: str) -> bytes:
     return bytes(bits)
 
 
-class CompiledRanked:
-    """A `RankedModel` on the compiled engine, with its pre-tokenizer's steps and the Unicode
-    tables of the library it must equal; built once, then counting texts on every core."""
+@dataclass(frozen=True)
+class PackedModel:
+    """A `RankedModel` as the engine takes it: every token's bytes end to end (`starts`: where
+    each begins, and the end), the merges as int32 (left, right, rank, made) quads (None:
+    derived from the tokens), each byte's id; what is kept between runs
+    (`analyzer.external.kept_engines`)."""
 
-    def __init__(self, model: RankedModel, steps: Sequence[Step], tables: native_split.UnicodeTables,
-                 digits: str | None = None):
-        engine = choice.extension()
-        if engine is None:
-            raise RuntimeError("the compiled engine is not built")
+    pieces: bytes
+    starts: array
+    merges: array | None
+    byte_ids: array
+    characters: bool
+    whole_first: bool
+
+    @classmethod
+    def of(cls, model: RankedModel) -> PackedModel:
         pieces = [piece or b"" for piece in model.pieces]
         starts = array("q", [0])
         total = 0
@@ -319,9 +326,23 @@ class CompiledRanked:
             merges = array("i")
             for merge in model.merges:
                 merges.extend(merge)
-        self._engine = engine.RankedEncoder(b"".join(pieces), starts, merges,
-                                            array("i", model.byte_ids),
-                                            model.symbols == "characters", model.whole_first)
+        return cls(b"".join(pieces), starts, merges, array("i", model.byte_ids),
+                   model.symbols == "characters", model.whole_first)
+
+
+class CompiledRanked:
+    """A `RankedModel` on the compiled engine, with its pre-tokenizer's steps and the Unicode
+    tables of the library it must equal; built once, then counting texts on every core."""
+
+    def __init__(self, model: RankedModel | PackedModel, steps: Sequence[Step],
+                 tables: native_split.UnicodeTables, digits: str | None = None):
+        engine = choice.extension()
+        if engine is None:
+            raise RuntimeError("the compiled engine is not built")
+        packed = model if isinstance(model, PackedModel) else PackedModel.of(model)
+        self._engine = engine.RankedEncoder(packed.pieces, packed.starts, packed.merges,
+                                            packed.byte_ids, packed.characters, packed.whole_first)
+        self._packed = packed
         self._steps = step_numbers(steps)
         self._tables = tables
         # the Digits step's own digits (see split.c's SplitTables)
@@ -351,3 +372,13 @@ class CompiledRanked:
             split = array("q")
             split.frombytes(split_blob)
         return counts.tolist(), split.tolist() if split is not None else None
+
+    def packed(self) -> PackedModel:
+        """The model as built, its merges given (derived ones written out): to keep, and to
+        build again without deriving them."""
+        if self._packed.merges is not None:
+            return self._packed
+        merges = array("i")
+        merges.frombytes(self._engine.merge_quads())
+        return PackedModel(self._packed.pieces, self._packed.starts, merges, self._packed.byte_ids,
+                           self._packed.characters, self._packed.whole_first)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from analyzer.bpe.native_split import PRODUCTION_PATTERNS
 from analyzer.bpe.pretokenize import PRETOKENIZERS
-from analyzer.bpe.ranked import RankedModel, Step
+from analyzer.bpe.ranked import PackedModel, RankedModel, Step
 
 from .byte_level import BYTE_TOKEN, byte_level_alphabet
 
@@ -60,7 +60,7 @@ def known_pattern(pattern: str) -> str | None:
 class EngineTokenizer:
     """What the engine counts a tokenizer with, beside its library."""
 
-    model: RankedModel
+    model: RankedModel | PackedModel
     steps: tuple[Step, ...]
     library: str
     """Whose regular expressions the splitter follows ("tiktoken" or "tokenizers"): their
@@ -68,10 +68,10 @@ class EngineTokenizer:
     normalizer: dict | str | None = None
     """A tokenizer.json normaliser (run by Hugging Face's own code), "NFKC" and the like (run
     by `unicodedata`, as js-tiktoken's callers do), or None."""
-    added: tuple[tuple[str, bool], ...] = ()
+    added: tuple[tuple[str, bool, int], ...] = ()
     """Text that Hugging Face's added vocabulary takes out of a text before anything else (its
     non-special added tokens), each with whether it is looked for in the normalised text (else
-    in the text as given): a text holding any is counted by the library instead."""
+    in the text as given) and its id: each is that token, the text between them counted."""
     unsplit: tuple[str, ...] = ()
     """Text across which a merge could cross the steps' cut (Gemma's tokens that hold a "▁"
     after another character): a text holding any is counted whole, without the steps."""
@@ -176,9 +176,12 @@ def from_tokenizer_json(document: dict) -> EngineTokenizer | str:
     if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
         return "its BPE marks word pieces (a prefix or suffix)"
     vocab: dict[str, int] = model.get("vocab") or {}
-    added = tuple((token["content"], bool(token.get("normalized")))
-                  for token in document.get("added_tokens") or []
-                  if not token.get("special") and token.get("content"))
+    added_tokens = [token for token in document.get("added_tokens") or []
+                    if not token.get("special") and token.get("content")]
+    if any(token.get(flag) for token in added_tokens for flag in ("lstrip", "rstrip", "single_word")):
+        return "its added tokens take the spaces beside them (lstrip, rstrip) or whole words only"
+    added = tuple((token["content"], bool(token.get("normalized")), token["id"])
+                  for token in added_tokens)
     unsplit: tuple[str, ...] = ()
     byte_level = '"ByteLevel"' in json.dumps([document.get("pre_tokenizer"), document.get("decoder")])
     if byte_level:

@@ -51,6 +51,7 @@ def locked(path: Path) -> Iterator[None]:
 def keep(path: Path, data: bytes) -> None:
     """Write a kept file atomically; a folder that cannot be written keeps nothing."""
     with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, data)
 
 

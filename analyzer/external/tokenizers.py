@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+from importlib import metadata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
 from analyzer.bpe.native_split import available as native_split_available
+from analyzer.bpe.ranked import CompiledRanked
 from analyzer.errors import did_you_mean
 from analyzer.hub import HUB_PREFIX, hub_failure, offline_reason
 
-from . import formats
+from . import formats, kept_engines
 from .catalog import CatalogEntry, Format, catalog, entry, unknown_tokenizer
 from .engine_count import EngineCounter
-from .engine_models import EngineTokenizer
+from .engine_models import EngineTokenizer, words_text_of
 from .errors import TokenizerError
 from .kept import kept_json
 from .local_store import digest
@@ -65,6 +67,8 @@ class ProductionTokenizer:
     """The SHA-256 of its files (of their hashes, for several): what it is, whatever its name."""
     words_text: Callable[[str], str] | None = None
     """The text its split words are counted on (`formats.Encoder.words_text`)."""
+    built: Callable[[CompiledRanked], None] | None = None
+    """Called with its engine model once built (to keep it for the next run)."""
 
     @cached_property
     def counter(self) -> EngineCounter | None:
@@ -72,7 +76,7 @@ class ProductionTokenizer:
         engine cannot equal it, or is not built here)."""
         if isinstance(self.engine, str) or native_split_available() is False:
             return None
-        return EngineCounter(self.engine, self.count, self.pieces)
+        return EngineCounter(self.engine, self.count, self.pieces, self.built)
 
     @property
     def counted_by(self) -> str:
@@ -138,15 +142,60 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
                              f"({', '.join(f.name for f in item.files)}); put them in the store "
                              f"with analyzer tokenizers get {item.name}")
     found = catalog_files(item, explicit, downloads)
-    encoder = formats.build(item, {name: f.data for name, f in found.items()}, item.name)
+    files = {name: f.data for name, f in found.items()}
+    files_digest = _digest([files[file.name] for file in item.files])
+    library = _installed(item.library)
+    kept = kept_engines.load(files_digest, library) \
+        if library and item.on_engine and native_split_available() else None
+    if kept is not None:  # its engine model as kept: its library only if a text needs it
+        lazy = _Lazy(lambda: formats.build(item, files, item.name))
+        tokens = kept.tokens
+        return ProductionTokenizer(item.name, kept.library, kept.size, _sources(found), lazy.count,
+                                   item, lazy.pieces, kept.specials,
+                                   (lambda: tokens) if tokens is not None else None, kept.engine,
+                                   files_digest, words_text_of(kept.engine.normalizer))
+    encoder = formats.build(item, files, item.name)
     if encoder.size != item.vocab_size:
         raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, the "
                              f"catalog {item.vocab_size:,}: the catalog or the library is wrong")
+
+    def built(compiled: CompiledRanked) -> None:  # kept for the next load
+        if isinstance(encoder.engine, EngineTokenizer) and encoder.library == library:
+            kept_engines.store(files_digest, encoder.library, encoder.size, encoder.specials,
+                               encoder.engine, compiled.packed(),
+                               encoder.tokens() if encoder.tokens else None)
+
     return ProductionTokenizer(item.name, encoder.library, encoder.size, _sources(found),
                                encoder.count, item, encoder.pieces, encoder.specials,
-                               encoder.tokens, encoder.engine,
-                               _digest([found[file.name].data for file in item.files]),
-                               encoder.words_text)
+                               encoder.tokens, encoder.engine, files_digest, encoder.words_text,
+                               built)
+
+
+def _installed(library: str) -> str | None:
+    """The library and its installed version, as an encoder names it ("tiktoken 0.14.0")."""
+    try:
+        return f"{library} {metadata.version(library)}"
+    except metadata.PackageNotFoundError:
+        return None
+
+
+class _Lazy:
+    """A tokenizer's library encoder, made the first time a text needs it."""
+
+    def __init__(self, make: Callable[[], formats.Encoder]):
+        self._make = make
+        self._encoder: formats.Encoder | None = None
+
+    def encoder(self) -> formats.Encoder:
+        if self._encoder is None:
+            self._encoder = self._make()
+        return self._encoder
+
+    def count(self, texts: list[str]) -> list[int]:
+        return self.encoder().count(texts)
+
+    def pieces(self, text: str) -> list[tuple[int, bytes]]:
+        return self.encoder().pieces(text)
 
 
 def catalog_files(item: CatalogEntry, explicit: Path | None = None,

@@ -9,7 +9,7 @@
  *   .encode(text, steps, classes, folds, digits=None) -> list[int]
  *   .count(texts, steps, classes, folds, spaces, threads=1, split_words=True, digits=None)
  *       -> (counts, split_words): int64 per text (bytes), the second None unless asked
- *   .merges: how many merges the model holds
+ *   .merges: how many merges the model holds; .merge_quads(): them, as given or derived
  *   split_steps(text, steps, classes, folds, digits=None) -> list[str]: the chunks alone
  *
  * `steps` is int32 (pattern, around) per pre-tokenizer step (split.c's patterns); `classes`
@@ -317,6 +317,25 @@ done:
     return result;
 }
 
+/* merge_quads() -> bytes: int32 (left, right, rank, made) of every merge the model holds (the
+   derived ones too), in no particular order: the model given again builds without deriving. */
+static PyObject *ranked_merge_quads(RankedObject *self, PyObject *Py_UNUSED(ignored)) {
+    if (ready(self) < 0) return NULL;
+    const RankedModel *m = &self->model;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n_merges * 16));
+    if (!result) return NULL;
+    int32_t *quad = (int32_t *)PyBytes_AS_STRING(result);
+    for (size_t s = 0; s <= m->merge_mask; s++) {
+        const MergeSlot *slot = &m->merge_slots[s];
+        if (slot->key == EMPTY_PAIR) continue;
+        *quad++ = key_left(slot->key);
+        *quad++ = key_right(slot->key);
+        *quad++ = (int32_t)slot->rank;
+        *quad++ = slot->made;
+    }
+    return result;
+}
+
 static PyObject *ranked_merges(RankedObject *self, void *Py_UNUSED(closure)) {
     return PyLong_FromSize_t(self->built ? self->model.n_merges : 0);
 }
@@ -324,6 +343,8 @@ static PyObject *ranked_merges(RankedObject *self, void *Py_UNUSED(closure)) {
 static PyMethodDef ranked_methods[] = {
     {"encode", (PyCFunction)ranked_encode_text, METH_VARARGS,
      "encode(text, steps, classes, folds) -> list[int]: the text's tokens"},
+    {"merge_quads", (PyCFunction)ranked_merge_quads, METH_NOARGS,
+     "merge_quads() -> bytes: int32 (left, right, rank, made) of every merge held"},
     {"count", (PyCFunction)(void (*)(void))ranked_count_texts, METH_VARARGS | METH_KEYWORDS,
      "count(texts, steps, classes, folds, spaces, threads=1, split_words=True) -> (counts, "
      "split_words): int64 per text, as bytes (split_words None unless asked)"},
