@@ -163,7 +163,7 @@ def hugging_face_symbols(word: str, vocab: Mapping[str, int], byte_fallback: boo
     for char in word:
         if char in vocab:
             if pending_unknown:
-                symbols.append(unknown)  # type: ignore[arg-type]  (set only when not None)
+                symbols.append(unknown)  # type: ignore[arg-type]  # set only when not None
                 pending_unknown = False
             symbols.append(vocab[char])
             continue

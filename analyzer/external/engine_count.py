@@ -53,7 +53,7 @@ class EngineCounter:
         self._words_text = words_text_of(spec.normalizer)
         self._raw_added = _Finder({token: i for token, normalized, i in spec.added if not normalized})
         self._normalized_added = _Finder({token: i for token, normalized, i in spec.added if normalized})
-        self._unsplit = _Finder({pair: -1 for pair in spec.unsplit})
+        self._unsplit = _Finder(dict.fromkeys(spec.unsplit, -1))
 
     @cached_property
     def compiled(self) -> CompiledRanked:

@@ -150,8 +150,11 @@ def _split_step(step: dict) -> list[Step] | str:
 
 def _merge_pairs(merges: Sequence) -> list[tuple[str, str]]:
     """A tokenizer.json's merges: "a b" strings (older files) or [a, b] pairs."""
-    return [tuple(merge.split(" ", 1)) if isinstance(merge, str) else tuple(merge)
-            for merge in merges]
+    pairs = []
+    for merge in merges:
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        pairs.append((left, right))
+    return pairs
 
 
 def _is_gemma_layout(document: dict) -> bool:

@@ -75,7 +75,7 @@ def load(digest: str, library: str) -> KeptTokenizer | None:
     model = PackedModel(parts["pieces"], arrays["starts"], arrays["merges"], arrays["byte_ids"],
                         about["characters"], about["whole_first"])
     spec = about["engine"]
-    engine = EngineTokenizer(model, tuple((name, around) for name, around in spec["steps"]),  # type: ignore[arg-type]
+    engine = EngineTokenizer(model, tuple((name, around) for name, around in spec["steps"]),
                              spec["library"], spec["normalizer"],
                              tuple((token, normalized, i) for token, normalized, i in spec["added"]),
                              tuple(spec["unsplit"]), spec["surrogates"], spec["digits"])
@@ -110,4 +110,4 @@ def store(digest: str, library: str, size: int, specials: int, engine: EngineTok
 
 
 def with_model(engine: EngineTokenizer, model: PackedModel) -> EngineTokenizer:
-    return replace(engine, model=model)  # type: ignore[arg-type]
+    return replace(engine, model=model)

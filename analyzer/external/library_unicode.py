@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import regex
@@ -75,7 +75,7 @@ def _tokenizers_matcher() -> Callable[[str, str], str]:
 
     def members(pattern: str, text: str) -> str:
         split = pre_tokenizers.Split(Regex(pattern), behavior="removed")
-        found = []
+        found: list[str] = []
         for at in range(0, len(text), 4096):  # its offsets cost grows with the text's length
             part = text[at:at + 4096]
             kept = {char for piece, _ in split.pre_tokenize_str(part) for char in piece}
@@ -92,7 +92,7 @@ def _tokenizers_digits(text: str) -> str:
     from tokenizers import pre_tokenizers
 
     digits = pre_tokenizers.Digits(individual_digits=True)
-    found = []
+    found: list[str] = []
     for at in range(0, len(text), 4096):
         probe = "".join("a" + char for char in text[at:at + 4096])
         found.extend(piece for piece, _ in digits.pre_tokenize_str(probe)
@@ -143,7 +143,7 @@ def _read(path: Path) -> tuple[UnicodeTables, str | None] | None:
         return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def library_tables(library: str) -> tuple[UnicodeTables, str | None]:
     """The classes `library` ("tiktoken" or "tokenizers") matches with, as the splitter takes
     them, and (tokenizers) the code points its Digits pre-tokenizer takes for digits."""

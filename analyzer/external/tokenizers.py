@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from importlib import metadata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
+from importlib import metadata
 from pathlib import Path
 
 from analyzer.bpe.native_split import available as native_split_available
@@ -34,8 +34,8 @@ from .engine_models import EngineTokenizer, words_text_of
 from .errors import TokenizerError
 from .kept import kept_json
 from .local_store import digest
-from .vocabulary import script_composition, split_words
 from .locate import Found, Locator, check_hub_name, hf_cached, hf_download, hf_offline
+from .vocabulary import script_composition, split_words
 
 HF_PREFIX = HUB_PREFIX
 SCRIPTS_FORMAT = 1

@@ -32,8 +32,8 @@ import bisect
 import itertools
 import re
 from collections import Counter
-from functools import lru_cache
 from collections.abc import Iterable, Sequence
+from functools import cache
 
 import regex
 
@@ -63,7 +63,7 @@ _SCRIPT = regex.compile("|".join(f"(?P<{name}>\\p{{Script={name}}})" for name in
 _SHARED = regex.compile(r"[\p{Script=Common}\p{Script=Inherited}]")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _char_script(char: str) -> str | None:
     """A character's script as a token's is read: None for one that says nothing (no letter
     or mark, or one every script uses: Common, Inherited)."""

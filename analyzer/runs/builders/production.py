@@ -93,7 +93,7 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]
         counts[lang] = [n + added for n in found[at:end]]
         words = cut[at:end]
         # None for a language written without spaces, or where a unit's pieces did not spell it
-        split[lang] = None if not separates_words(lang) or None in words else sum(words)  # type: ignore[arg-type]
+        split[lang] = None if not separates_words(lang) or None in words else sum(words)
         at = end
     counted = count_joined(joined, lambda texts: {
         tokenizer.size: [n + added for n in tokenizer.measure(texts, words=False)[0]]},
