@@ -11,7 +11,9 @@ connection deadlines:
   minutes): at least `min_body_rate` bytes a second over each `request_timeout` window. A body
   slower than that is answered 408, saying so, and closed.
 
-A request whose body is in may take as long as its answer takes (a long poll).
+A request whose body is in may take as long as its answer takes (a long poll). A request whose
+target is a whole URL (absolute-form) is read with that URL's host as its Host (RFC 9112
+3.2.2), so the guards check the host it names.
 
 And the server holds at most `max_connections` at once: one more is answered 503 and closed at
 once, so that the server's file descriptors are never all taken.
@@ -71,6 +73,27 @@ SERVICE_UNAVAILABLE = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/
                        b"the server has too many connections open now")
 
 
+def authority(target: bytes) -> bytes | None:
+    """The host (and port) an absolute-form request target names (`GET http://host:port/path`),
+    or None when it names none. RFC 9112 3.2.2: a server must accept such a target and take
+    its host from it, not from the Host header; the guards then check that host, so a target
+    naming another host is refused as a Host header naming it would be.
+
+    >>> authority(b"http://127.0.0.1:8000/api/runs"), authority(b"http://[::1]/x")
+    (b'127.0.0.1:8000', b'[::1]')
+    """
+    import httptools
+
+    try:
+        parsed = httptools.parse_url(target)
+    except httptools.HttpParserInvalidURLError:
+        return None
+    if not parsed.host:
+        return None
+    host = b"[" + parsed.host + b"]" if b":" in parsed.host else parsed.host
+    return host + (b":%d" % parsed.port if parsed.port else b"")
+
+
 def raise_file_limit(needed: int) -> int:
     """Raise this process's soft limit on open files towards `needed` (never past the hard
     limit); the limit now."""
@@ -127,6 +150,14 @@ def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS,
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._arm()
+
+        def on_headers_complete(self) -> None:
+            if not self.url.startswith(b"/") and self.url != b"*":
+                host = authority(self.url)
+                self.headers[:] = [(name, value) for name, value in self.headers if name != b"host"]
+                if host is not None:
+                    self.headers.append((b"host", host))
+            super().on_headers_complete()
 
         def _arm(self) -> None:
             self._disarm()
