@@ -6,6 +6,7 @@ and a zip whose entries the server cannot unpack answered as a refusal of the up
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import socket
@@ -190,3 +191,23 @@ def test_a_sign_in_form_that_is_not_utf8_is_refused(served):
     answer = httpx.post(served.url + "/login", content=b"token=caf\xe9&next=/",
                         headers={"Content-Type": "application/x-www-form-urlencoded"}, timeout=WAIT)
     assert "not UTF-8" in problem_of(answer, 400)
+
+
+def test_headers_that_never_end_are_cut_off_not_kept(served, client):
+    """Found attacking the service: a request's headers were kept whatever their size (a 1 MB
+    header was answered 200), so a few connections could hold the server's memory. Past 256 KiB
+    they are answered 431 and the connection closed; a browser's few kilobytes pass."""
+    parts = urlsplit(served.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=WAIT) as connection:
+        with contextlib.suppress(OSError):  # closed before all was sent: its answer is there
+            connection.sendall(b"GET /api/runs HTTP/1.1\r\nHost: " + host(served) + b"\r\nX-Big: "
+                               + b"a" * 4_000_000 + b"\r\n\r\n")
+        answer = b""
+        with contextlib.suppress(OSError):
+            while chunk := connection.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
+    assert b"over 262,144 bytes" in answer
+    cookies = "; ".join(f"c{i}={'x' * 3000}" for i in range(20))  # 60 KB: a heavy browser's
+    assert client.get("/api/runs", headers={"Cookie": cookies}).status_code == 200
+

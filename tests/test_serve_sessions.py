@@ -69,6 +69,17 @@ def test_each_sign_in_is_a_random_session_with_a_cookie_named_for_the_port(serve
 
 
 @pytest.mark.slow
+def test_a_wrong_token_is_refused_in_the_form_and_to_the_sign_in_script(server):
+    page = httpx.post(server.url + "/login", data={"token": "not-the-token-at-all"}, timeout=WAIT)
+    assert page.status_code == 401 and "not the token of this server" in page.text
+    assert "set-cookie" not in page.headers
+    script = httpx.post(server.url + "/login", data={"token": "not-the-token-at-all"},
+                        headers={"Accept": "application/json"}, timeout=WAIT)
+    assert "not the token of this server" in problem_of(script, 401)  # a problem, as the API's
+    assert "set-cookie" not in script.headers
+
+
+@pytest.mark.slow
 def test_a_replayed_cookie_reads_but_never_writes(server):
     """What another program (or another port's server) holding the cookie can do: read, and
     nothing else, with or without an Origin it forges. A page of this server, sending the

@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from .guards import LOGIN_PATH, LOGOUT_PATH, SESSION_PATH, SIGN_IN_SCRIPT
 from .html import page
+from .problems import problem
 from .sessions import Sessions, cookie_name, cookie_values
 
 router = APIRouter()
@@ -89,7 +90,7 @@ async def login(request: Request):
                 else RedirectResponse(target, 303))
     if not hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
         if wants_json:
-            return JSONResponse({"detail": WRONG}, status_code=401)
+            return problem(401, "Unauthorized", WRONG)
         return _login_page(target, WRONG, status=401)
     _ended_here(request)  # a new sign-in replaces this browser's session, never adds one
     session = request.app.state.sessions.start()

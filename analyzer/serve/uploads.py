@@ -35,6 +35,7 @@ from analyzer.report.files import without_local_paths
 from analyzer.store import DiskFull, get_corpus, save_corpus
 
 from .problems import ServerBusy, library_problem
+from .waits import budget_of
 
 router = APIRouter(prefix="/api")
 
@@ -211,7 +212,7 @@ async def upload_corpus(
                                      shown, path) from None
             corpus.source = f"upload:{shown}"
             stored = name if name else default_name(Path(shown), corpus)
-            with request.app.state.databases.connection() as db:
+            with request.app.state.databases.connection(budget=budget_of(request)) as db:
                 status = save_corpus(db, corpus, stored, replace=replace)
                 summary = get_corpus(db, stored)
             return {"status": status, "corpus": summary.model_dump(mode="json"),
