@@ -69,6 +69,7 @@ def post_form(served, body: bytes, *extra: bytes) -> bytes:
     return raw(served, head + body)
 
 
+@pytest.mark.slow
 def test_a_form_with_a_second_content_type_is_refused_before_it_is_read(served):
     """Item 9: the guard read the last Content-Type (text/plain: no form to check), the form
     parser the first: a form cut before its closing boundary was read, a field lost."""
@@ -139,6 +140,7 @@ def machine_folders(served) -> list[str]:
     return [folder for folder in folders if folder and folder != "/"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["/api/tokenizers", "/api/corpora", "/api/corpora/tiny",
                                   "/api/runs/1/vocabularies", "/", "/runs/1", "/playground"])
 def test_no_answer_names_a_folder_of_the_server(served, client, path):

@@ -185,6 +185,7 @@ def test_a_restart_ends_every_session(tmp_path):
         second.stop()
 
 
+@pytest.mark.slow
 def test_a_session_expires_after_its_lifetime(tmp_path):
     """In this process, its clock the test's: signed in, the session reads and writes; past
     its lifetime, it is gone (401, and a page goes to the sign-in, saying why)."""
