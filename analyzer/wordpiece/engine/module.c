@@ -2,7 +2,8 @@
 
    pack(chunks) lays out chunks (str, taken as UTF-8 with surrogate escapes, or bytes) end to
    end with their offsets; train(data, offsets, counts, size) trains on such a layout (views
-   of the caller's buffers, without the GIL) and gives each id's string. */
+   of the caller's buffers, without the GIL) and gives each id's string; Encoder(vocab) encodes
+   chunks as that vocabulary does (encode.c). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -207,6 +208,142 @@ done:
     return result;
 }
 
+/* --- Encoder --------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    Encoder encoder;
+    Ids ids;
+} EncoderObject;
+
+static void encoder_dealloc(EncoderObject *self) {
+    encoder_free(&self->encoder);
+    free(self->ids.at);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"vocab", NULL};
+    PyObject *vocab;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!", keywords, &PyList_Type, &vocab))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(vocab);
+    for (Py_ssize_t id = 0; id < n; id++)
+        if (!PyBytes_Check(PyList_GET_ITEM(vocab, id))) {
+            PyErr_Format(PyExc_TypeError, "Encoder: piece %zd is %s, not bytes", id,
+                         Py_TYPE(PyList_GET_ITEM(vocab, id))->tp_name);
+            return NULL;
+        }
+    EncoderObject *self = (EncoderObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    const uint8_t **pieces = malloc((n ? (size_t)n : 1) * sizeof *pieces);
+    size_t *lengths = malloc((n ? (size_t)n : 1) * sizeof *lengths);
+    int status = -1;
+    if (pieces && lengths) {
+        for (Py_ssize_t id = 0; id < n; id++) {
+            PyObject *piece = PyList_GET_ITEM(vocab, id);
+            pieces[id] = (const uint8_t *)PyBytes_AS_STRING(piece);
+            lengths[id] = (size_t)PyBytes_GET_SIZE(piece);
+        }
+        status = encoder_init(&self->encoder, pieces, lengths, (size_t)n);
+    }
+    free(pieces);
+    free(lengths);
+    if (status < 0) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+/* encode(chunks) -> each chunk's ids (a list), or None where it has none. */
+static PyObject *encoder_encode_chunks(EncoderObject *self, PyObject *chunks) {
+    if (!PyList_Check(chunks)) {
+        PyErr_SetString(PyExc_TypeError, "encode: chunks must be a list of str or bytes");
+        return NULL;
+    }
+    const Py_ssize_t n = PyList_GET_SIZE(chunks);
+    PyObject *result = PyList_New(n);
+    if (!result) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *chunk = PyList_GET_ITEM(chunks, k), *escaped = NULL, *found = NULL;
+        const char *bytes;
+        Py_ssize_t length;
+        if (PyUnicode_Check(chunk)) {
+            bytes = PyUnicode_AsUTF8AndSize(chunk, &length);
+            if (!bytes) {  /* a lone surrogate: the byte it escapes (as pack does) */
+                PyErr_Clear();
+                escaped = PyUnicode_AsEncodedString(chunk, "utf-8", "surrogateescape");
+                if (!escaped) goto fail;
+                bytes = PyBytes_AS_STRING(escaped);
+                length = PyBytes_GET_SIZE(escaped);
+            }
+        } else if (PyBytes_Check(chunk)) {
+            bytes = PyBytes_AS_STRING(chunk);
+            length = PyBytes_GET_SIZE(chunk);
+        } else {
+            PyErr_Format(PyExc_TypeError, "encode: chunk %zd is %s, not str or bytes", k,
+                         Py_TYPE(chunk)->tp_name);
+            goto fail;
+        }
+        const int status = encoder_encode(&self->encoder, (const uint8_t *)bytes, (size_t)length,
+                                          &self->ids);
+        Py_XDECREF(escaped);
+        if (status < 0) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (status > 0) {
+            found = Py_NewRef(Py_None);
+        } else {
+            found = PyList_New((Py_ssize_t)self->ids.n);
+            if (!found) goto fail;
+            for (size_t i = 0; i < self->ids.n; i++) {
+                PyObject *id = PyLong_FromLong(self->ids.at[i]);
+                if (!id) {
+                    Py_DECREF(found);
+                    goto fail;
+                }
+                PyList_SET_ITEM(found, (Py_ssize_t)i, id);
+            }
+        }
+        PyList_SET_ITEM(result, k, found);
+    }
+    return result;
+fail:
+    Py_DECREF(result);
+    return NULL;
+}
+
+static PyObject *encoder_work(EncoderObject *self, void *Py_UNUSED(closure)) {
+    return PyLong_FromUnsignedLongLong(self->encoder.work);
+}
+
+static PyMethodDef encoder_methods[] = {
+    {"encode", (PyCFunction)encoder_encode_chunks, METH_O,
+     "encode(chunks) -> list[list[int] | None]: each chunk's ids (None: it has none)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef encoder_getset[] = {
+    {"work", (getter)encoder_work, NULL,
+     "steps taken so far: bytes read, failure links followed, pops written", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "analyzer.wordpiece._engine.Encoder",
+    .tp_basicsize = sizeof(EncoderObject),
+    .tp_dealloc = (destructor)encoder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Encoder(vocab: list[bytes]): encodes chunks as the vocabulary does (each id's "
+              "string, '##' before a piece inside a chunk), Hugging Face's greedy longest match",
+    .tp_methods = encoder_methods,
+    .tp_getset = encoder_getset,
+    .tp_new = encoder_new,
+};
+
 static PyMethodDef engine_methods[] = {
     {"pack", engine_pack, METH_O,
      "pack(chunks) -> (data, offsets): str (UTF-8, surrogate escapes as their bytes) or bytes "
@@ -224,4 +361,13 @@ static struct PyModuleDef engine_module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__engine(void) { return PyModule_Create(&engine_module); }
+PyMODINIT_FUNC PyInit__engine(void) {
+    if (PyType_Ready(&EncoderType) < 0) return NULL;
+    PyObject *module = PyModule_Create(&engine_module);
+    if (!module) return NULL;
+    if (PyModule_AddObjectRef(module, "Encoder", (PyObject *)&EncoderType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -7,7 +7,9 @@
                   queue (a 4-ary heap of the larger counts' entries, the others aside by
                   count, each entry with its chunks as an array)
      train.c      the training: the chunks as ids, the first pair counts, the steps
-     module.c     the Python face: pack(chunks) and train(data, offsets, counts, size)
+     encode.c     a vocabulary's encoder (reference.py's `encode`, in linear time)
+     module.c     the Python face: pack(chunks), train(data, offsets, counts, size) and the
+                  Encoder type
 
    Exactness: the reference's order everywhere it matters (the queue's order: count, pair,
    push order; a step's notes of the chunks each pair gained in); counts are int64 (Hugging
@@ -176,5 +178,37 @@ typedef struct {
    interrupt said stop). `let_in`: the queue's (queue_init). */
 const char *train(const Chunks *chunks, uint32_t size, size_t let_in, const Interrupt *interrupt,
                   Vocab *out);
+
+/* encode.c: a vocabulary's encoder (see encode.c). */
+#define START 0   /* the node of a chunk's start */
+#define INSIDE 1  /* the node of a later place */
+
+typedef struct {
+    uint64_t *keys;      /* the edges: node << 8 | byte, or all ones (free) */
+    uint32_t *children;  /* ... and the node each leads to */
+    size_t mask, edges;  /* slots - 1; edges held */
+    int32_t *token;      /* per node: its id, or -1 */
+    uint32_t *fail;      /* per node: its failure link (UINT32_MAX: none) */
+    uint32_t *pops;      /* per node: the node whose ids a failure writes (UINT32_MAX: none) */
+    uint32_t *part;      /* per inner node of the pops tree: its count's place in `parts` */
+    uint32_t *parts;     /* each inner node's count, then its parts */
+    size_t n, room, n_parts, parts_room;
+    uint32_t *stack;     /* writing the pops */
+    size_t stack_room;
+    uint64_t work;       /* steps taken: bytes read, failure links followed, pops written */
+} Encoder;
+
+typedef struct {
+    int32_t *at;
+    size_t n, room;
+} Ids;
+
+/* The encoder of a vocabulary (piece id's bytes and length); 0, or -1 when out of memory
+   (encoder_free frees what was made, also then). */
+int encoder_init(Encoder *e, const uint8_t *const *pieces, const size_t *lengths, size_t n);
+void encoder_free(Encoder *e);
+/* A chunk's ids into out (grown as needed): 0; 1 when it has none (some place begins no
+   piece); -1 when out of memory. */
+int encoder_encode(Encoder *e, const uint8_t *chunk, size_t length, Ids *out);
 
 #endif
