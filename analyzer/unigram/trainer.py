@@ -41,6 +41,9 @@ class Trained:
     """Pruning rounds run."""
     seeds: int
     """Pieces in the seed model."""
+    work: int = 0
+    """Steps the compiled engine took (each byte and node a pass visited, each key the seeding
+    binned or scanned): what tests of its bound count; 0 from the reference."""
 
 
 def compiled_engine():
@@ -147,4 +150,4 @@ def train(chunk_counts: Chunks, size: int, *,
     pieces, scores = trainer.finalize(size)
     if progress:
         progress(rounds, rounds, len(pieces))
-    return Trained(pieces, scores, rounds, seeds)
+    return Trained(pieces, scores, rounds, seeds, getattr(trainer, "work", 0))

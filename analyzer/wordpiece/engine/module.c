@@ -160,12 +160,13 @@ static int handlers_raised(void *context) {
 }
 
 static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"data", "offsets", "counts", "size", "let_in", NULL};
-    Py_buffer data, offsets, counts;
+    static char *keywords[] = {"data", "offsets", "counts", "size", "let_in", "work", NULL};
+    Py_buffer data, offsets, counts, work = {0};
     Py_ssize_t size, let_in = 4096;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*y*n|$n", keywords, &data, &offsets,
-                                     &counts, &size, &let_in))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*y*n|$nw*", keywords, &data, &offsets,
+                                     &counts, &size, &let_in, &work))
         return NULL;
+    uint64_t steps = 0;
     PyObject *result = NULL;
     Chunks chunks;
     Vocab vocab = {0};
@@ -177,12 +178,23 @@ static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObjec
         PyErr_SetString(PyExc_ValueError, "let_in must be 1 or more");
         goto done;
     }
+    if (work.buf && work.len != sizeof steps) {
+        PyErr_SetString(PyExc_ValueError, "work must be a writable buffer of one uint64");
+        goto done;
+    }
     if (check_layout(&data, &offsets, &counts, &chunks) < 0) goto done;
     Poll poll = {NULL, now_ns(), 0};
     Interrupt interrupt = {handlers_raised, &poll};
     poll.thread = PyEval_SaveThread();
-    const char *problem = train(&chunks, (uint32_t)size, (size_t)let_in, &interrupt, &vocab);
+    const char *problem = train(&chunks, (uint32_t)size, (size_t)let_in, &interrupt, &vocab,
+                                &steps);
     PyEval_RestoreThread(poll.thread);
+    if (work.buf) {  /* the steps, added (also when the training stopped) */
+        uint64_t total;
+        memcpy(&total, work.buf, sizeof total);
+        total += steps;
+        memcpy(work.buf, &total, sizeof total);
+    }
     if (problem) {
         if (strcmp(problem, INTERRUPTED) == 0) goto done;  /* the handler's exception is set */
         if (strcmp(problem, "out of memory") == 0) PyErr_NoMemory();
@@ -202,6 +214,7 @@ static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObjec
     }
 done:
     vocab_free(&vocab);
+    if (work.buf) PyBuffer_Release(&work);
     PyBuffer_Release(&data);
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&counts);
@@ -349,9 +362,10 @@ static PyMethodDef engine_methods[] = {
      "pack(chunks) -> (data, offsets): str (UTF-8, surrogate escapes as their bytes) or bytes "
      "end to end, and int64 offsets, one more than the chunks"},
     {"train", (PyCFunction)(void (*)(void))engine_train, METH_VARARGS | METH_KEYWORDS,
-     "train(data, offsets, counts, size, *, let_in=4096) -> list[bytes]: each id's string ('##' "
-     "inside a chunk); let_in changes only the speed (entries the queue lets into its heap at "
-     "once)"},
+     "train(data, offsets, counts, size, *, let_in=4096, work) -> list[bytes]: each id's "
+     "string ('##' inside a chunk); let_in changes only the speed (entries the queue lets into "
+     "its heap at once); work, a writable buffer of one uint64 (array('Q', [0])), gets the "
+     "steps taken added"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -175,9 +175,10 @@ typedef struct {
 
 /* train.c. The vocabulary of at most `size` entries, into *out (initialized here; the caller
    frees it with vocab_free, also on failure); NULL, or what went wrong (INTERRUPTED: the
-   interrupt said stop). `let_in`: the queue's (queue_init). */
+   interrupt said stop). `let_in`: the queue's (queue_init). The steps taken (symbols read,
+   pairs applied, notes, queue operations) are added to *work, for tests of the bound. */
 const char *train(const Chunks *chunks, uint32_t size, size_t let_in, const Interrupt *interrupt,
-                  Vocab *out);
+                  Vocab *out, uint64_t *work);
 
 /* encode.c: a vocabulary's encoder (see encode.c). */
 #define START 0   /* the node of a chunk's start */
