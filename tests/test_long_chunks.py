@@ -5,19 +5,21 @@ text under `none`), and on long runs of one byte, at every algorithm.
 The compiled Unigram and WordPiece engines count their steps (`work`): 4 times the bytes may
 take a few times the steps, never the 16 times of an algorithm quadratic in a chunk's length
 (the Unigram engine's pruning was: it counted a piece's place in its chunk byte by byte from
-the chunk's start). Where no engine counts (BPE's, and the pure-Python engines that stand in
-for the compiled ones), the processor time of 4 times the bytes is compared, the least of
-three, with the same generous bound. WordPiece's encoder has its own test
-(tests/test_wordpiece_encoder.py)."""
+the chunk's start). Where no engine counts (BPE's, the pure-Python engines that stand in for
+the compiled ones, and counting: BPE's replay, Unigram's by Hugging Face), the processor time
+of 4 times the bytes is compared, the least of three, with a bound as generous. WordPiece's
+encoder counts its steps in its own test (tests/test_wordpiece_encoder.py)."""
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from array import array
 
 import pytest
 
+from analyzer import bpe
 from analyzer.bpe import ENGINES
 from analyzer.unigram import trainer as unigram
 from analyzer.wordpiece import pack
@@ -117,17 +119,44 @@ TRAINERS = {
     "bpe compiled": (lambda texts: ENGINES["compiled"].train_detailed(texts, 2000) and 1,
                      1_000_000),
     "bpe python": (lambda texts: ENGINES["python"].train_detailed(texts, 2000) and 1, 50_000),
-    "unigram reference": (unigram_reference, 3_000),
+    "unigram reference": (unigram_reference, 2_000),
     "wordpiece reference": (lambda texts: wordpiece.train(dict.fromkeys(texts, 1), 600,
                                                           engine="python") and 1, 12_000),
 }
+
+
+@functools.cache
+def trained(algorithm: str):
+    """A vocabulary of 1,000 trained on 20 kB of Chinese, to count with."""
+    text = chinese(20_000, seed=3)
+    if algorithm == "bpe":
+        return bpe.train([text], 1000)
+    pytest.importorskip("tokenizers", reason="Unigram is counted by Hugging Face tokenizers")
+    from analyzer.external.library_trained import train_model
+    from analyzer.identity import Algorithm
+    return train_model(Algorithm.UNIGRAM, {text: 1}, 1000, "none")
+
+
+def unigram_counting(texts: list[str]) -> int:
+    model = trained("unigram")
+    model._chunk_ids.clear()  # (encoded anew each time)
+    model.encode_chunks(texts)
+    return 1
+
+
+# Counting too: BPE's replay of the merges, Unigram's by the library (WordPiece's encoder
+# counts its steps: tests/test_wordpiece_encoder.py).
+TRAINERS["bpe counting"] = (lambda texts: bpe.count_tokens(texts, trained("bpe"), [1000]) and 1,
+                            1_000_000)
+TRAINERS["unigram counting"] = (unigram_counting, 200_000)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", INPUTS)
 @pytest.mark.parametrize("name", TRAINERS)
 def test_every_trainers_time_grows_as_its_bytes(name, kind):
-    """4 times the bytes take at most 8 times the processor time a pass (quadratic: 16)."""
+    """4 times the bytes take at most 8 times the processor time a pass (quadratic: 16), to
+    train or to count."""
     if name.endswith("compiled") and "compiled" not in ENGINES:
         pytest.skip("the compiled BPE engine is not built here")
     train, n = TRAINERS[name]
