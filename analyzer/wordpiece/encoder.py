@@ -119,22 +119,24 @@ class Encoder:
         node, child = self.start, self.child
         for byte in chunk:
             while (below := child.get(node << 8 | byte)) is None:
-                if self.fail[node] == NONE:
+                node = self._fail(node, out)
+                if node == NONE:
                     return None
-                if self.pops[node] != NONE:
-                    self._write(self.pops[node], out)
-                node = self.fail[node]
-                self.work += 1
             node = below
             self.work += 1
         while node != self.inside:  # what is left: the longest pieces it begins with
-            if self.fail[node] == NONE:
+            node = self._fail(node, out)
+            if node == NONE:
                 return None
+        return out
+
+    def _fail(self, node: int, out: list[int]) -> int:
+        """A failure at `node`: its ids written, its link (NONE: the chunk has no encoding)."""
+        if self.fail[node] != NONE:
             if self.pops[node] != NONE:
                 self._write(self.pops[node], out)
-            node = self.fail[node]
             self.work += 1
-        return out
+        return self.fail[node]
 
 
 def encoder(vocab: Sequence[bytes], engine: str | None = None):

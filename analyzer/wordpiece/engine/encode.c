@@ -88,19 +88,6 @@ static int insert(Encoder *e, uint32_t node, const uint8_t *piece, size_t length
     return 0;
 }
 
-/* A growable array of uint32 (the parts). */
-static int parts_add(Encoder *e, uint32_t value) {
-    if (e->n_parts == e->parts_room) {
-        size_t room = e->parts_room ? 2 * e->parts_room : 1024;
-        uint32_t *parts = realloc(e->parts, room * sizeof *parts);
-        if (!parts) return -1;
-        e->parts = parts;
-        e->parts_room = room;
-    }
-    e->parts[e->n_parts++] = value;
-    return 0;
-}
-
 /* Node's failure link and pops, from its parent's (LinMaxMatch's precomputation): a node of an
    id fails to its own id, then to a later place; any other to its parent's ids and those of
    each node the parent's failure passes through before one that goes on with the byte. */
@@ -110,23 +97,24 @@ static int link(Encoder *e, uint32_t parent, uint8_t byte, uint32_t node) {
         e->pops[node] = node;
         return 0;
     }
-    const size_t first = e->n_parts;
-    if (parts_add(e, 0) < 0) return -1;  /* the count, filled below */
-    if (e->pops[parent] != NONE && parts_add(e, e->pops[parent]) < 0) return -1;
+    List *parts = &e->parts;
+    const size_t first = parts->n;
+    if (first >= UINT32_MAX || list_add(parts, 0) < 0) return -1;  /* (its place is a uint32) */
+    if (e->pops[parent] != NONE && list_add(parts, e->pops[parent]) < 0) return -1;
     uint32_t at = e->fail[parent], next = NONE;
     while (at != NONE && (next = child_of(e, at, byte)) == NONE) {
-        if (e->pops[at] != NONE && parts_add(e, e->pops[at]) < 0) return -1;
+        if (e->pops[at] != NONE && list_add(parts, e->pops[at]) < 0) return -1;
         at = e->fail[at];
     }
     e->fail[node] = at == NONE ? NONE : next;
-    const size_t count = e->n_parts - first - 1;
+    const size_t count = parts->n - first - 1;
     if (count < 2) {  /* none, or one node's ids: no part of its own */
-        e->pops[node] = count ? e->parts[first + 1] : NONE;
-        e->n_parts = first;
+        e->pops[node] = count ? parts->at[first + 1] : NONE;
+        parts->n = first;
     } else {
-        e->parts[first] = (uint32_t)count;
+        parts->at[first] = (uint32_t)count;
         e->pops[node] = node;
-        e->part[node] = first;
+        e->part[node] = (uint32_t)first;
     }
     return 0;
 }
@@ -206,7 +194,7 @@ void encoder_free(Encoder *e) {
     free(e->fail);
     free(e->pops);
     free(e->part);
-    free(e->parts);
+    free(e->parts.at);
     free(e->stack);
     memset(e, 0, sizeof *e);
 }
@@ -232,7 +220,7 @@ static int write_pops(Encoder *e, uint32_t node, Ids *out) {
         if (e->token[node] >= 0) {
             if (ids_add(out, e->token[node]) < 0) return -1;
         } else {
-            const uint32_t *parts = e->parts + e->part[node];
+            const uint32_t *parts = e->parts.at + e->part[node];
             const uint32_t count = parts[0];
             if (n + count > e->stack_room) {
                 size_t room = e->stack_room ? 2 * e->stack_room : 256;

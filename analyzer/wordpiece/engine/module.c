@@ -12,6 +12,31 @@
 
 #include "wordpiece.h"
 
+/* A chunk's bytes: a str's UTF-8 (a lone surrogate: the byte it escapes, as to_byte_chars
+   does; *escaped then holds them, for the caller to release), or a bytes' own. 0, or -1 with
+   a TypeError naming `who` and the chunk's place. */
+static int chunk_bytes(PyObject *chunk, const char *who, Py_ssize_t k, const char **bytes,
+                       Py_ssize_t *length, PyObject **escaped) {
+    if (PyUnicode_Check(chunk)) {
+        *bytes = PyUnicode_AsUTF8AndSize(chunk, length);
+        if (*bytes) return 0;
+        PyErr_Clear();
+        *escaped = PyUnicode_AsEncodedString(chunk, "utf-8", "surrogateescape");
+        if (!*escaped) return -1;
+        *bytes = PyBytes_AS_STRING(*escaped);
+        *length = PyBytes_GET_SIZE(*escaped);
+        return 0;
+    }
+    if (PyBytes_Check(chunk)) {
+        *bytes = PyBytes_AS_STRING(chunk);
+        *length = PyBytes_GET_SIZE(chunk);
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%s: chunk %zd is %s, not str or bytes", who, k,
+                 Py_TYPE(chunk)->tp_name);
+    return -1;
+}
+
 /* pack(chunks) -> (data, offsets): the chunks' bytes end to end, and int64 offsets, one more
    than the chunks (chunk k is data[offsets[k]:offsets[k + 1]]). A run's chunks are hundreds of
    thousands of str, which Python would encode and join one by one. */
@@ -31,26 +56,11 @@ static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunks) {
         return PyErr_NoMemory();
     }
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *chunk = PyList_GET_ITEM(chunks, k), *escaped = NULL;
+        PyObject *escaped = NULL;
         const char *bytes;
         Py_ssize_t length;
-        if (PyUnicode_Check(chunk)) {
-            bytes = PyUnicode_AsUTF8AndSize(chunk, &length);
-            if (!bytes) {  /* a lone surrogate: the byte it escapes (as to_byte_chars does) */
-                PyErr_Clear();
-                escaped = PyUnicode_AsEncodedString(chunk, "utf-8", "surrogateescape");
-                if (!escaped) goto fail;
-                bytes = PyBytes_AS_STRING(escaped);
-                length = PyBytes_GET_SIZE(escaped);
-            }
-        } else if (PyBytes_Check(chunk)) {
-            bytes = PyBytes_AS_STRING(chunk);
-            length = PyBytes_GET_SIZE(chunk);
-        } else {
-            PyErr_Format(PyExc_TypeError, "pack: chunk %zd is %s, not str or bytes", k,
-                         Py_TYPE(chunk)->tp_name);
+        if (chunk_bytes(PyList_GET_ITEM(chunks, k), "pack", k, &bytes, &length, &escaped) < 0)
             goto fail;
-        }
         if (used + (size_t)length > room) {
             while (used + (size_t)length > room) room *= 2;
             char *grown = realloc(data, room);
@@ -279,26 +289,11 @@ static PyObject *encoder_encode_chunks(EncoderObject *self, PyObject *chunks) {
     PyObject *result = PyList_New(n);
     if (!result) return NULL;
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *chunk = PyList_GET_ITEM(chunks, k), *escaped = NULL, *found = NULL;
+        PyObject *escaped = NULL, *found = NULL;
         const char *bytes;
         Py_ssize_t length;
-        if (PyUnicode_Check(chunk)) {
-            bytes = PyUnicode_AsUTF8AndSize(chunk, &length);
-            if (!bytes) {  /* a lone surrogate: the byte it escapes (as pack does) */
-                PyErr_Clear();
-                escaped = PyUnicode_AsEncodedString(chunk, "utf-8", "surrogateescape");
-                if (!escaped) goto fail;
-                bytes = PyBytes_AS_STRING(escaped);
-                length = PyBytes_GET_SIZE(escaped);
-            }
-        } else if (PyBytes_Check(chunk)) {
-            bytes = PyBytes_AS_STRING(chunk);
-            length = PyBytes_GET_SIZE(chunk);
-        } else {
-            PyErr_Format(PyExc_TypeError, "encode: chunk %zd is %s, not str or bytes", k,
-                         Py_TYPE(chunk)->tp_name);
+        if (chunk_bytes(PyList_GET_ITEM(chunks, k), "encode", k, &bytes, &length, &escaped) < 0)
             goto fail;
-        }
         const int status = encoder_encode(&self->encoder, (const uint8_t *)bytes, (size_t)length,
                                           &self->ids);
         Py_XDECREF(escaped);

@@ -30,24 +30,6 @@
 #endif
 #define OUT_OF_MEMORY "out of memory"
 
-/* A growable array of uint32. */
-typedef struct {
-    uint32_t *at;
-    size_t n, room;
-} List;
-
-static int list_add(List *l, uint32_t value) {
-    if (l->n == l->room) {
-        size_t room = l->room ? 2 * l->room : 1024;
-        uint32_t *at = realloc(l->at, room * sizeof *at);
-        if (!at) return -1;
-        l->at = at;
-        l->room = room;
-    }
-    l->at[l->n++] = value;
-    return 0;
-}
-
 /* One side's changes in a step: per id (the x before, or the y after), the amount so far
    (lost by (x, left) and gained by (x, token), or lost by (right, y) and gained by (token, y)),
    the last chunk noted, and, at the end, the gaining pair's place in `touched`; the ids

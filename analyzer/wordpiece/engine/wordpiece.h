@@ -120,7 +120,14 @@ typedef struct {
     uint64_t pushes;
 } Queue;
 
+/* A growable array of uint32. */
+typedef struct {
+    uint32_t *at;
+    size_t n, room;
+} List;
+
 /* tables.c. Each allocating function returns 0, or -1 when out of memory (nothing changed). */
+int list_add(List *l, uint32_t value);
 int vocab_init(Vocab *v);
 void vocab_free(Vocab *v);
 /* The id of a string, or NO_SLOT. */
@@ -192,8 +199,8 @@ typedef struct {
     uint32_t *fail;      /* per node: its failure link (UINT32_MAX: none) */
     uint32_t *pops;      /* per node: the node whose ids a failure writes (UINT32_MAX: none) */
     uint32_t *part;      /* per inner node of the pops tree: its count's place in `parts` */
-    uint32_t *parts;     /* each inner node's count, then its parts */
-    size_t n, room, n_parts, parts_room;
+    List parts;          /* each inner node's count, then its parts */
+    size_t n, room;
     uint32_t *stack;     /* writing the pops */
     size_t stack_room;
     uint64_t work;       /* steps taken: bytes read, failure links followed, pops written */
