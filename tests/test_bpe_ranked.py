@@ -32,9 +32,8 @@ from analyzer.bpe.ranked import (
     pair_table,
     split_steps,
     tiktoken_encode,
-    word_spaces,
 )
-from analyzer.external.vocabulary import split_words
+from analyzer.bpe.words import split_words, word_spaces
 
 compiled = pytest.mark.skipif(not native_split.available(),
                               reason="the compiled engine is not built here")

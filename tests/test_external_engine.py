@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.bpe import native_split
+from analyzer.bpe.words import split_words
 from analyzer.external import catalog
-from analyzer.external.vocabulary import split_words
 from helpers import resolve_or_skip, shared_corpus
 
 ENGINE = sorted(name for name, item in catalog().items() if item.on_engine)

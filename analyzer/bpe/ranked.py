@@ -30,10 +30,10 @@ import heapq
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from . import choice, native_split
 from .threads import default_threads
+from .words import word_spaces
 
 Pair = tuple[int, int]
 MergeMap = Mapping[Pair, tuple[int, int]]
@@ -240,22 +240,6 @@ class RankedModel:
 # --- The compiled engine -------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1)
-def word_spaces() -> bytes:
-    """The whitespace words are cut at (Python's `str.isspace`, as `\\S+` finds a corpus's
-    words), as the bitset the engine takes: every such character is below U+3001.
-
-    >>> spaces = word_spaces(); bool(spaces[0x20 >> 3] >> (0x20 & 7) & 1), len(spaces)
-    (True, 1537)
-    """
-    bits = bytearray((WORD_SPACE_LIMIT + 7) // 8)
-    for code in range(WORD_SPACE_LIMIT):
-        if chr(code).isspace():
-            bits[code >> 3] |= 1 << (code & 7)
-    return bytes(bits)
-
-
-WORD_SPACE_LIMIT = 0x3001
 Step = tuple[str, bool]
 """A pre-tokenizer step: a pattern of `native_split` (built-in or production) and whether the
 text between its matches is kept (`around`, Hugging Face's isolated split) or dropped
@@ -382,3 +366,4 @@ class CompiledRanked:
         merges.frombytes(self._engine.merge_quads())
         return PackedModel(self._packed.pieces, self._packed.starts, merges, self._packed.byte_ids,
                            self._packed.characters, self._packed.whole_first)
+

@@ -15,11 +15,11 @@ from functools import cached_property
 
 import regex
 
-from analyzer.bpe.ranked import CompiledRanked, PackedModel, word_spaces
+from analyzer.bpe.ranked import CompiledRanked, PackedModel
+from analyzer.bpe.words import split_words, word_spaces
 
 from .engine_models import EngineTokenizer, normalizer_of, space_replacement, words_text_of
 from .library_unicode import library_tables
-from .vocabulary import split_words
 
 Pieces = Callable[[str], list[tuple[int, bytes]]]
 LibraryCount = Callable[[list[str]], list[int]]

@@ -21,6 +21,9 @@ import json
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
+
+import regex
 
 from analyzer.bpe.native_split import PRODUCTION_PATTERNS
 from analyzer.bpe.pretokenize import PRETOKENIZERS
@@ -262,9 +265,36 @@ def normalizer_of(spec: dict | str | None) -> Callable[[str], str] | None:
     holder = Tokenizer.from_str(json.dumps({"version": "1.0", "normalizer": spec, "model": {
         "type": "BPE", "vocab": {}, "merges": []}}))
     normalize = holder.normalizer.normalize_str
-    if kind in UNICODE_FORMS:  # ASCII is its own normal form
-        return lambda text: text if text.isascii() else normalize(text)
+    if kind in UNICODE_FORMS:
+        form = kind
+
+        def unicode_form(text: str) -> str:
+            # Python's own test first: a text of characters its Unicode knows, in the form by
+            # its Unicode, is in the form by any later one (Unicode's stability policy), and
+            # unknown characters are left as they are by any. ASCII is its own normal form.
+            if text.isascii() or (unicodedata.is_normalized(form, text)
+                                  and _UNKNOWN_TO_PYTHON().search(text) is None):
+                return text
+            return normalize(text)
+
+        return unicode_form
     return normalize
+
+
+@cache
+def _UNKNOWN_TO_PYTHON() -> regex.Pattern:  # noqa: N802 (a constant, made when first needed)
+    """The code points Python's own Unicode (`unicodedata`) has not assigned, as a class."""
+    ranges, start = [], None
+    for code in range(0x110000):
+        unknown = unicodedata.category(chr(code)) == "Cn"
+        if unknown and start is None:
+            start = code
+        elif not unknown and start is not None:
+            ranges.append((start, code - 1))
+            start = None
+    if start is not None:
+        ranges.append((start, 0x10FFFF))
+    return regex.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]")
 
 
 def space_replacement(spec: dict | str | None) -> str | None:

@@ -14,6 +14,7 @@ import json
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from . import engine_models
@@ -48,12 +49,20 @@ class Encoder:
     """Its vocabulary's ordinary tokens as the bytes each stands for (special and control
     tokens left out), for the scripts a vocabulary is written in and two vocabularies' overlap."""
     ids: Ids | None = None
+    ids_batch: Callable[[list[str]], list[list[int]]] | None = None
+    """Each text's tokens, in one call of its library's batch encoder (its fastest)."""
+    spellings: Callable[[], list[bytes]] | None = None
+    """What each id spells (by id; b"" for none), for the words its tokens split."""
     words_text: Callable[[str], str] | None = None
     """The text its split words are counted on, as its pieces spell it (its normaliser's;
     None: the text as given)."""
-    engine: EngineTokenizer | str = "counted by its library"
-    """How the analyzer's engine counts it exactly as the library does
-    (`engine_models`), or, in words, why it cannot."""
+    make_engine: Callable[[], EngineTokenizer | str] = lambda: "counted by its library"
+    """How the analyzer's engine counts it exactly as the library does (`engine_models`), or,
+    in words, why it cannot: worked out when first asked (`engine`)."""
+
+    @cached_property
+    def engine(self) -> EngineTokenizer | str:
+        return self.make_engine()
 
 
 def build(entry: CatalogEntry, files: dict[str, bytes], label: str) -> Encoder:
@@ -93,6 +102,25 @@ def _tiktoken_pieces(encoder, normalization: Normalization | None = None) -> Pie
     return pieces
 
 
+def _tiktoken_spellings(encoder) -> Callable[[], list[bytes]]:
+    def spellings() -> list[bytes]:
+        found = []
+        for token in range(encoder.n_vocab):
+            try:
+                found.append(encoder.decode_single_token_bytes(token))
+            except KeyError:  # an id no token has
+                found.append(b"")
+        return found
+    return spellings
+
+
+def _tiktoken_batch(encoder, normalization: Normalization | None = None):
+    if normalization is None:
+        return encoder.encode_ordinary_batch
+    return lambda texts: encoder.encode_ordinary_batch(
+        [unicodedata.normalize(normalization, text) for text in texts])
+
+
 def _counter(encoder, normalization: Normalization | None = None) -> Count:
     if normalization is None:
         return lambda texts: [len(ids) for ids in encoder.encode_ordinary_batch(texts)]
@@ -115,9 +143,10 @@ def openai_encoding(encoding: str, files: dict[str, bytes], pinned: dict[str, st
         len(arguments["mergeable_ranks"]) + len(arguments["special_tokens"])
     return Encoder(_counter(encoder), size, f"tiktoken {tiktoken.__version__}",
                    _tiktoken_pieces(encoder), tokens=encoder.token_byte_values,
-                   ids=encoder.encode_ordinary,
-                   engine=engine_models.from_ranks(arguments["mergeable_ranks"],
-                                                   arguments["pat_str"]))
+                   ids=encoder.encode_ordinary, ids_batch=_tiktoken_batch(encoder),
+                   spellings=_tiktoken_spellings(encoder),
+                   make_engine=lambda: engine_models.from_ranks(arguments["mergeable_ranks"],
+                                                                arguments["pat_str"]))
 
 
 def openai_arguments(encoding: str, files: dict[str, bytes], pinned: dict[str, str] | None) -> dict:
@@ -190,7 +219,9 @@ def _tiktoken(label: str, pattern: str, ranks: dict[bytes, int], specials: int) 
         raise TokenizerError(f"{label}: tiktoken refuses it ({error})") from None
     return Encoder(_counter(encoder), encoder.n_vocab, f"tiktoken {tiktoken.__version__}",
                    _tiktoken_pieces(encoder), tokens=encoder.token_byte_values,
-                   ids=encoder.encode_ordinary, engine=engine_models.from_ranks(ranks, pattern))
+                   ids=encoder.encode_ordinary, ids_batch=_tiktoken_batch(encoder),
+                   spellings=_tiktoken_spellings(encoder),
+                   make_engine=lambda: engine_models.from_ranks(ranks, pattern))
 
 
 def _json(data: bytes, label: str) -> dict:
@@ -218,7 +249,8 @@ def tekken(data: bytes, label: str) -> Encoder:
     shift = config["default_num_special_tokens"]  # Mistral's ids follow the special tokens
     return Encoder(encoder.count, config["default_vocab_size"], encoder.library,
                    lambda text: [(i + shift, piece) for i, piece in encoder.pieces(text)],
-                   tokens=encoder.tokens, ids=encoder.ids, engine=encoder.engine)
+                   tokens=encoder.tokens, ids=encoder.ids, ids_batch=encoder.ids_batch,
+                   spellings=encoder.spellings, make_engine=lambda: encoder.engine)
 
 
 def tiktoken_js(data: bytes, label: str, normalization: Normalization | None) -> Encoder:
@@ -242,8 +274,11 @@ def tiktoken_js(data: bytes, label: str, normalization: Normalization | None) ->
                    _tiktoken_pieces(encoder, normalization), tokens=encoder.token_byte_values,
                    ids=lambda text: encoder.encode_ordinary(
                        unicodedata.normalize(normalization, text) if normalization else text),
+                   ids_batch=_tiktoken_batch(encoder, normalization),
+                   spellings=_tiktoken_spellings(encoder),
                    words_text=engine_models.words_text_of(normalization),
-                   engine=engine_models.from_ranks(ranks, document["pat_str"], normalization))
+                   make_engine=lambda: engine_models.from_ranks(ranks, document["pat_str"],
+                                                                normalization))
 
 
 # --- Hugging Face tokenizers and SentencePiece ------------------------------------------------
@@ -279,8 +314,11 @@ def tokenizer_json(data: bytes, label: str) -> Encoder:
     return Encoder(count, tokenizer.get_vocab_size(), f"tokenizers {tokenizers.__version__}", pieces,
                    specials, lambda: _json_tokens(tokenizer, document),
                    ids=lambda text: tokenizer.encode(text, add_special_tokens=False).ids,
+                   ids_batch=lambda texts: [e.ids for e in tokenizer.encode_batch(
+                       texts, add_special_tokens=False)],
+                   spellings=lambda: _by_id(_token_bytes(tokenizer, document)),
                    words_text=engine_models.words_text_of(document.get("normalizer")),
-                   engine=engine_models.from_tokenizer_json(document))
+                   make_engine=lambda: engine_models.from_tokenizer_json(document))
 
 
 def sentencepiece_model(data: bytes, label: str) -> Encoder:
@@ -308,9 +346,15 @@ def sentencepiece_model(data: bytes, label: str) -> Encoder:
                 for i in range(processor.get_piece_size())
                 if not (processor.is_control(i) or processor.is_unknown(i))]
 
+    def spellings() -> list[bytes]:
+        return [bytes([int(processor.id_to_piece(i)[3:5], 16)]) if processor.is_byte(i)
+                else processor.id_to_piece(i).replace("\u2581", " ").encode("utf-8")
+                for i in range(processor.get_piece_size())]
+
     return Encoder(count, processor.get_piece_size(), f"sentencepiece {sentencepiece.__version__}",
-                   pieces, tokens=tokens, ids=processor.encode,
-                   engine="a SentencePiece model: counted by its library")
+                   pieces, tokens=tokens, ids=processor.encode, ids_batch=processor.encode,
+                   spellings=spellings,
+                   make_engine=lambda: "a SentencePiece model: counted by its library")
 
 
 
@@ -336,6 +380,13 @@ def _token_bytes(tokenizer, document: dict) -> dict[int, bytes]:
             token = token[len(prefix):]
         found[i] = token.replace("\u2581", " ").encode("utf-8")
     return found
+
+
+def _by_id(found: dict[int, bytes]) -> list[bytes]:
+    table = [b""] * (max(found, default=-1) + 1)
+    for i, piece in found.items():
+        table[i] = piece
+    return table
 
 
 def _json_tokens(tokenizer, document: dict) -> list[bytes]:

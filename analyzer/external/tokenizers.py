@@ -24,6 +24,7 @@ from pathlib import Path
 
 from analyzer.bpe.native_split import available as native_split_available
 from analyzer.bpe.ranked import CompiledRanked
+from analyzer.bpe.words import Spellings
 from analyzer.errors import did_you_mean
 from analyzer.hub import HUB_PREFIX, hub_failure, offline_reason
 
@@ -35,7 +36,7 @@ from .errors import TokenizerError
 from .kept import kept_json
 from .local_store import digest
 from .locate import Found, Locator, check_hub_name, hf_cached, hf_download, hf_offline
-from .vocabulary import script_composition, split_words
+from .vocabulary import jaccard, script_composition
 
 HF_PREFIX = HUB_PREFIX
 SCRIPTS_FORMAT = 1
@@ -69,6 +70,14 @@ class ProductionTokenizer:
     """The text its split words are counted on (`formats.Encoder.words_text`)."""
     built: Callable[[CompiledRanked], None] | None = None
     """Called with its engine model once built (to keep it for the next run)."""
+    ids_batch: Callable[[list[str]], list[list[int]]] | None = None
+    """Its library's batch encoder (`formats.Encoder.ids_batch`)."""
+    spellings: Callable[[], list[bytes]] | None = None
+    """What each id spells (`formats.Encoder.spellings`)."""
+
+    @cached_property
+    def _spellings(self) -> Spellings | None:
+        return Spellings(self.spellings()) if self.spellings is not None else None
 
     @cached_property
     def counter(self) -> EngineCounter | None:
@@ -103,17 +112,37 @@ class ProductionTokenizer:
         return kept_json("scripts", f"{self.digest}-{SCRIPTS_FORMAT}.json",
                          lambda: script_composition(tokens()))
 
+    @cached_property
+    def _token_set(self) -> set[bytes]:
+        assert self.tokens is not None
+        return set(self.tokens())
+
+    def overlap(self, other: ProductionTokenizer) -> tuple[int, int] | None:
+        """(tokens both vocabularies have, tokens either has): their Jaccard index is the first
+        over the second (`vocabulary.jaccard`); kept per pair of tokenizer files. None when
+        either has no tokens to compare."""
+        if self.tokens is None or other.tokens is None:
+            return None
+        if not (self.digest and other.digest):
+            return jaccard(self._token_set, other._token_set)
+        first, second = sorted((self, other), key=lambda tokenizer: tokenizer.digest)
+        found = kept_json("overlaps", f"{first.digest}-{second.digest}.json", lambda: dict(
+            zip(("both", "either"), jaccard(first._token_set, second._token_set))))
+        return found["both"], found["either"]
+
     def measure(self, texts: list[str], words: bool = True) -> tuple[list[int], list[int | None]]:
         """Each text's tokens and, with `words`, how many of its words they split (None where
         not known), in one pass: the engine's, or the library's count and its pieces."""
         if self.counter is not None:
             return self.counter.count(texts, words)
-        counts = self.count(texts)
-        if not words or self.pieces is None:
+        if self.ids_batch is None:
+            return self.count(texts), [None] * len(texts)
+        ids = self.ids_batch(texts)
+        counts = [len(found) for found in ids]
+        if not words or self._spellings is None:
             return counts, [None] * len(texts)
         spelled = self.words_text or (lambda text: text)
-        return counts, [split_words(spelled(text), [piece for _, piece in self.pieces(text)])
-                        for text in texts]
+        return counts, self._spellings.split_words([spelled(text) for text in texts], ids)
 
 
 def resolve_tokenizer(spec: str, downloads: bool = True) -> ProductionTokenizer:
@@ -153,7 +182,8 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
         return ProductionTokenizer(item.name, kept.library, kept.size, _sources(found), lazy.count,
                                    item, lazy.pieces, kept.specials,
                                    (lambda: tokens) if tokens is not None else None, kept.engine,
-                                   files_digest, words_text_of(kept.engine.normalizer))
+                                   files_digest, words_text_of(kept.engine.normalizer),
+                                   ids_batch=lazy.ids_batch, spellings=lazy.spellings)
     encoder = formats.build(item, files, item.name)
     if encoder.size != item.vocab_size:
         raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, the "
@@ -168,7 +198,7 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
     return ProductionTokenizer(item.name, encoder.library, encoder.size, _sources(found),
                                encoder.count, item, encoder.pieces, encoder.specials,
                                encoder.tokens, encoder.engine, files_digest, encoder.words_text,
-                               built)
+                               built, encoder.ids_batch, encoder.spellings)
 
 
 def _installed(library: str) -> str | None:
@@ -197,6 +227,16 @@ class _Lazy:
     def pieces(self, text: str) -> list[tuple[int, bytes]]:
         return self.encoder().pieces(text)
 
+    def ids_batch(self, texts: list[str]) -> list[list[int]]:
+        batch = self.encoder().ids_batch
+        assert batch is not None
+        return batch(texts)
+
+    def spellings(self) -> list[bytes]:
+        spellings = self.encoder().spellings
+        assert spellings is not None
+        return spellings()
+
 
 def catalog_files(item: CatalogEntry, explicit: Path | None = None,
                   downloads: bool = True) -> dict[str, Found]:
@@ -212,7 +252,8 @@ def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
     return ProductionTokenizer(spec, encoder.library, encoder.size, where, encoder.count,
                                pieces=encoder.pieces, specials=encoder.specials,
                                tokens=encoder.tokens, engine=encoder.engine, digest=_digest([data]),
-                               words_text=encoder.words_text)
+                               words_text=encoder.words_text, ids_batch=encoder.ids_batch,
+                               spellings=encoder.spellings)
 
 
 def hugging_face_file(spec: str, downloads: bool = True) -> tuple[bytes, str]:
@@ -277,7 +318,8 @@ def from_file(spec: str) -> ProductionTokenizer:
                                f"{path} (given; SHA-256 {digest(data)})", encoder.count,
                                pieces=encoder.pieces, specials=encoder.specials,
                                tokens=encoder.tokens, engine=encoder.engine, digest=_digest([data]),
-                               words_text=encoder.words_text)
+                               words_text=encoder.words_text, ids_batch=encoder.ids_batch,
+                               spellings=encoder.spellings)
 
 
 def _digest(files: list[bytes]) -> str:

@@ -11,6 +11,8 @@
  *       -> (counts, split_words): int64 per text (bytes), the second None unless asked
  *   .merges: how many merges the model holds; .merge_quads(): them, as given or derived
  *   split_steps(text, steps, classes, folds, digits=None) -> list[str]: the chunks alone
+ *   split_words_by_ids(texts, ids, offsets, pieces, starts, spaces) -> bytes: a library's
+ *       tokens' split words (ranked.c's words_split_by_ids)
  *
  * `steps` is int32 (pattern, around) per pre-tokenizer step (split.c's patterns); `classes`
  * and `folds` the Unicode tables of the tokenizer's library; `spaces` a bitset of the
@@ -333,6 +335,97 @@ static PyObject *ranked_merge_quads(RankedObject *self, PyObject *Py_UNUSED(igno
         *quad++ = (int32_t)slot->rank;
         *quad++ = slot->made;
     }
+    return result;
+}
+
+/* split_words_by_ids(texts, ids, offsets, pieces, starts, spaces) -> bytes: int64 per text,
+   the words its tokens split (-1: they do not spell it); the k-th text's tokens are
+   ids[offsets[k], offsets[k + 1]) (int32, int64), each id's bytes pieces[starts[id],
+   starts[id + 1]) (int64). */
+PyObject *engine_split_words_by_ids(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *sequence, *offsets_object, *starts_object;
+    Py_buffer ids, offsets, pieces, starts, spaces;
+    if (!PyArg_ParseTuple(args, "Oy*Oy*Oy*", &sequence, &ids, &offsets_object, &pieces,
+                          &starts_object, &spaces))
+        return NULL;
+    PyObject *result = NULL, *texts = NULL;
+    int has_offsets = 0, has_starts = 0;
+    uint8_t *buffer = NULL, *text_bytes = NULL, *marks = NULL;
+    int64_t *split = NULL;
+    if (read_int64s(offsets_object, &offsets, "offsets") < 0) goto done;
+    has_offsets = 1;
+    if (read_int64s(starts_object, &starts, "starts") < 0) goto done;
+    has_starts = 1;
+    if (spaces.len != (WORD_SPACE_LIMIT + 7) / 8 || ids.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "spaces: a bitset of the word spaces; ids: int32s");
+        goto done;
+    }
+    texts = PySequence_Tuple(sequence);
+    if (!texts) goto done;
+    size_t n_texts = (size_t)PyTuple_GET_SIZE(texts), n_ids = (size_t)starts.len / 8 - 1;
+    const int64_t *at = offsets.buf, *piece_starts = starts.buf;
+    if ((size_t)offsets.len / 8 != n_texts + 1 || at[n_texts] != ids.len / 4 || !starts.len) {
+        PyErr_SetString(PyExc_ValueError, "offsets: one per text and one more, to the ids' end");
+        goto done;
+    }
+    size_t longest_text = 0, longest_spelled = 0;
+    for (size_t k = 0; k < n_texts; k++) {
+        PyObject *text = PyTuple_GET_ITEM(texts, (Py_ssize_t)k);
+        if (!PyUnicode_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "texts must be str");
+            goto done;
+        }
+        if ((size_t)PyUnicode_GET_LENGTH(text) > longest_text) longest_text = (size_t)PyUnicode_GET_LENGTH(text);
+        if (at[k] > at[k + 1] || at[k] < 0) {
+            PyErr_SetString(PyExc_ValueError, "offsets out of order");
+            goto done;
+        }
+        size_t spelled = 0;
+        for (int64_t t = at[k]; t < at[k + 1]; t++) {
+            int32_t id = ((const int32_t *)ids.buf)[t];
+            if (id >= 0 && (size_t)id < n_ids) spelled += (size_t)(piece_starts[id + 1] - piece_starts[id]);
+        }
+        if (spelled > longest_spelled) longest_spelled = spelled;
+    }
+    split = malloc((n_texts + 1) * sizeof *split);
+    buffer = malloc(longest_spelled + 1);
+    text_bytes = malloc(4 * longest_text + 1);
+    marks = malloc(longest_spelled / 8 + 2);
+    if (!split || !buffer || !text_bytes || !marks) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int bad_id = 0;
+    for (size_t k = 0; k < n_texts; k++) {
+        PyObject *object = PyTuple_GET_ITEM(texts, (Py_ssize_t)k);
+        SplitText text = {PyUnicode_KIND(object), PyUnicode_DATA(object),
+                          (size_t)PyUnicode_GET_LENGTH(object)};
+        size_t n = (size_t)(at[k + 1] - at[k]), spelled = 0;
+        for (size_t t = 0; t < n; t++) {
+            int32_t id = ((const int32_t *)ids.buf)[at[k] + (int64_t)t];
+            if (id >= 0 && (size_t)id < n_ids) spelled += (size_t)(piece_starts[id + 1] - piece_starts[id]);
+        }
+        memset(marks, 0, spelled / 8 + 2);
+        split[k] = words_split_by_ids(&text, (const int32_t *)ids.buf + at[k], n, pieces.buf,
+                                      piece_starts, n_ids, spaces.buf, buffer, text_bytes, marks);
+        if (split[k] == -2) bad_id = 1;
+    }
+    if (bad_id) {
+        PyErr_SetString(PyExc_ValueError, "an id has no bytes in the table");
+        goto done;
+    }
+    result = bytes_of(split, n_texts, sizeof *split);
+done:
+    free(split);
+    free(buffer);
+    free(text_bytes);
+    free(marks);
+    Py_XDECREF(texts);
+    PyBuffer_Release(&ids);
+    if (has_offsets) PyBuffer_Release(&offsets);
+    PyBuffer_Release(&pieces);
+    if (has_starts) PyBuffer_Release(&starts);
+    PyBuffer_Release(&spaces);
     return result;
 }
 

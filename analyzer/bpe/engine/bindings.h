@@ -43,6 +43,7 @@ int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *
 /* bind_ranked.c: the RankedEncoder type (production tokenizers) and split_steps(). */
 extern PyTypeObject RankedType;
 PyObject *engine_split_steps(PyObject *self, PyObject *args);
+PyObject *engine_split_words_by_ids(PyObject *self, PyObject *args);
 
 /* bind_parted.c: the PartedCounter type and utf8_lines(). */
 extern PyTypeObject PartedType;

@@ -875,4 +875,15 @@ int ranked_count(const RankedModel *m, const SplitStep *steps, int n_steps,
                  const SplitTables *tables, const uint8_t *spaces, const SplitText *texts,
                  size_t n_texts, int n_threads, int64_t *counts, int64_t *split_words);
 
+/* The words of a text its tokens split, the tokens given by their ids (`ids`, n of them) and
+   each id's bytes (pieces[starts[id], starts[id + 1])): analyzer.external.vocabulary's
+   split_words, for a library's tokens. -1 when they do not spell the text (nor a space and the
+   text, SentencePiece's dummy prefix); -2 when an id has no bytes in the table. `buffer` has
+   room for the spelled bytes (their total) and `text_bytes` for the text's UTF-8 (4 a
+   character), `marks` for one bit per spelled byte and one more. */
+int64_t words_split_by_ids(const SplitText *text, const int32_t *ids, size_t n,
+                           const uint8_t *pieces, const int64_t *starts, size_t n_ids,
+                           const uint8_t *spaces, uint8_t *buffer, uint8_t *text_bytes,
+                           uint8_t *marks);
+
 #endif

@@ -193,6 +193,9 @@ static PyMethodDef engine_methods[] = {
     {"split_steps", engine_split_steps, METH_VARARGS,
      "split_steps(text, steps, classes, folds, digits=None) -> list[str]: a text's chunks under "
      "a production tokenizer's pre-tokenizer steps"},
+    {"split_words_by_ids", engine_split_words_by_ids, METH_VARARGS,
+     "split_words_by_ids(texts, ids, offsets, pieces, starts, spaces) -> bytes: int64 per text, "
+     "the words its tokens split (-1: they do not spell it)"},
     {"utf8_lines", engine_utf8_lines, METH_VARARGS,
      "utf8_lines(block) -> (starts, ends, characters) or None: the documents of whole lines of "
      "UTF-8 (None: not UTF-8)"},

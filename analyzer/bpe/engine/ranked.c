@@ -460,6 +460,49 @@ static inline void words_add(WordState *w, ChunkWords c) {
 
 static inline int64_t words_end(WordState *w) { return w->split + (w->in_word ? w->cut : 0); }
 
+int64_t words_split_by_ids(const SplitText *text, const int32_t *ids, size_t n,
+                           const uint8_t *pieces, const int64_t *starts, size_t n_ids,
+                           const uint8_t *spaces, uint8_t *buffer, uint8_t *text_bytes,
+                           uint8_t *marks) {
+    size_t spelled = 0;
+    for (size_t t = 0; t < n; t++) { /* the tokens' bytes end to end, each start marked */
+        if (ids[t] < 0 || (size_t)ids[t] >= n_ids) return -2;
+        size_t from = (size_t)starts[ids[t]], to = (size_t)starts[ids[t] + 1];
+        marks[spelled >> 3] |= (uint8_t)(1u << (spelled & 7));
+        memcpy(buffer + spelled, pieces + from, to - from);
+        spelled += to - from;
+    }
+    size_t length = utf8_of(text, 0, text->length, text_bytes);
+    if (length == SIZE_MAX) return -1;
+    size_t shift = 0; /* SentencePiece's dummy prefix: a space before the text */
+    if (spelled == length + 1 && buffer[0] == ' ' && memcmp(buffer + 1, text_bytes, length) == 0)
+        shift = 1;
+    else if (spelled != length || memcmp(buffer, text_bytes, length) != 0)
+        return -1;
+    int64_t split = 0;
+    int in_word = 0, cut = 0;
+    size_t at = shift; /* the byte where character i starts, in the spelled bytes */
+    for (size_t i = 0; i < text->length; i++) {
+        uint32_t c = text->kind == 1 ? ((const uint8_t *)text->data)[i]
+                   : text->kind == 2 ? ((const uint16_t *)text->data)[i]
+                                     : ((const uint32_t *)text->data)[i];
+        size_t width = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        if (is_word_space(spaces, c)) {
+            split += in_word && cut;
+            in_word = 0;
+        } else {
+            /* a token starting at this character's first byte cuts the word it continues; one
+               starting inside it, the word it is in */
+            if (in_word && (marks[at >> 3] >> (at & 7)) & 1) cut = 1;
+            if (!in_word) in_word = 1, cut = 0;
+            for (size_t b = at + 1; b < at + width; b++)
+                if ((marks[b >> 3] >> (b & 7)) & 1) cut = 1;
+        }
+        at += width;
+    }
+    return split + (in_word && cut);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Counting texts                                                                            */
 

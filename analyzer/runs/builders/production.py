@@ -9,7 +9,6 @@ import time
 
 from analyzer.corpus.languages import separates_words
 from analyzer.errors import SETTING
-from analyzer.external.vocabulary import jaccard
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.settings import RunSettings
 from analyzer.store import VocabularyRecord
@@ -56,17 +55,12 @@ def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None
     """Each production tokenizer's record; each pair's vocabulary overlap on the first's."""
     measured = {lang: [texts[lang][u] for u in run.measured_units] for lang in run.languages}
     joined = joined_texts(texts, run.languages, run.measured_units, run.joined_ids)
-    found, vocabularies = [], {}
-    for tokenizer in run.made["tokenizers"]:
-        tokens = tokenizer.tokens() if tokenizer.tokens is not None else None
-        found.append(measure_tokenizer(tokenizer, run, measured, joined, report))
-        if tokens is not None:
-            vocabularies[tokenizer.name] = set(tokens)
-    for i, record in enumerate(found):
-        if record.scope in vocabularies:
-            record.overlaps = {other.scope: jaccard(vocabularies[record.scope],
-                                                    vocabularies[other.scope])
-                               for other in found[i + 1:] if other.scope in vocabularies}
+    tokenizers = run.made["tokenizers"]
+    found = [measure_tokenizer(tokenizer, run, measured, joined, report) for tokenizer in tokenizers]
+    for i, (tokenizer, record) in enumerate(zip(tokenizers, found)):
+        if tokenizer.tokens is not None:
+            overlaps = {other.name: tokenizer.overlap(other) for other in tokenizers[i + 1:]}
+            record.overlaps = {name: pair for name, pair in overlaps.items() if pair is not None}
     return found
 
 
