@@ -10,6 +10,8 @@ added tokens, or a lone surrogate the library refuses) is counted by the library
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Callable, Sequence
 from functools import cached_property
 
@@ -54,6 +56,16 @@ class EngineCounter:
         self._raw_added = _Finder({token: i for token, normalized, i in spec.added if not normalized})
         self._normalized_added = _Finder({token: i for token, normalized, i in spec.added if normalized})
         self._unsplit = _Finder(dict.fromkeys(spec.unsplit, -1))
+        # What sets a text apart, to be counted alone: a lone surrogate, the first character of
+        # an added token looked for in the text as given (or, with no normaliser, of any), the
+        # character a normaliser writes spaces as (a text that holds it itself).
+        firsts = set(self._raw_added.first)
+        if self._normalize is None:
+            firsts.update(self._normalized_added.first)
+        if self._space is not None:
+            firsts.add(self._space)
+        self._attention = regex.compile("[\\ud800-\\udfff" + "".join(map(regex.escape, sorted(firsts)))
+                                        + "]")
 
     @cached_property
     def compiled(self) -> CompiledRanked:
@@ -92,30 +104,43 @@ class EngineCounter:
 
     def count(self, texts: Sequence[str], words: bool = True) -> tuple[list[int], list[int | None]]:
         """Each text's tokens, and (with `words`) how many of its words they split (None
-        where that is not known: a text the library counted and whose pieces do not spell it)."""
-        prepared = [self._prepare(text) for text in texts]
+        where that is not known: a text the library counted and whose pieces do not spell it).
+
+        Most texts go to the engine as they are, or normalised, all at once; the few that need
+        more (a lone surrogate, an added token, the character a normaliser writes spaces as)
+        are found in one search over all the texts, and counted one by one."""
+        texts = list(texts)
         found_counts: list[int] = [0] * len(texts)
         found_split: list[int | None] = [None] * len(texts)
-        plain = [k for k, ready in enumerate(prepared) if isinstance(ready, str)
-                 and (self._space is None or self._space not in texts[k])]
-        whole = {k for k in plain if self._unsplit.within(prepared[k])}  # type: ignore[arg-type]
-        for indices, steps in (([k for k in plain if k not in whole], None), (sorted(whole), ())):
+        apart = set(holding(texts, self._attention))
+        plain = [k for k in range(len(texts)) if k not in apart]
+        ready = [texts[k] for k in plain]
+        if self._normalize is not None:
+            ready = self._normalize.batch(ready)
+            later = holding(ready, self._normalized_added.first_pattern)
+            later = [i for i in later if self._normalized_added.within(ready[i])]
+            if later:  # a normalised added token: counted one by one too
+                apart.update(plain[i] for i in later)
+                kept = [i for i in range(len(plain)) if plain[i] not in apart]
+                plain, ready = [plain[i] for i in kept], [ready[i] for i in kept]
+        whole = {i for i in holding(ready, self._unsplit.first_pattern)
+                 if self._unsplit.within(ready[i])}
+        for indices, steps in (([i for i in range(len(plain)) if i not in whole], None),
+                               (sorted(whole), ())):
             if not indices:
                 continue
-            counts, split = self.compiled.count([prepared[k] for k in indices],  # type: ignore[misc]
-                                                split_words=words, steps=steps, spaces=self._spaces)
-            for at, k in enumerate(indices):
-                found_counts[k] = counts[at]
-                found_split[k] = split[at] if split is not None else None
-        done = set(plain)
-        library = [k for k, ready in enumerate(prepared) if ready is None]
-        for k, count in zip(library, self._library_count([texts[k] for k in library]) if library else []):
-            found_counts[k] = count
-            found_split[k] = self._library_split(texts[k]) if words else None
-        for k, ready in enumerate(prepared):
-            if ready is None or k in done:
+            counts, split = self.compiled.count([ready[i] for i in indices], split_words=words,
+                                                steps=steps, spaces=self._spaces)
+            for at, i in enumerate(indices):
+                found_counts[plain[i]] = counts[at]
+                found_split[plain[i]] = split[at] if split is not None else None
+        for k in sorted(apart):
+            prepared = self._prepare(texts[k])
+            if prepared is None:  # the library refuses it (a lone surrogate): it says so
+                found_counts[k] = self._library_count([texts[k]])[0]
+                found_split[k] = self._library_split(texts[k]) if words else None
                 continue
-            ids = self._parts_encoded(ready if isinstance(ready, list) else [ready])
+            ids = self._parts_encoded(prepared if isinstance(prepared, list) else [prepared])
             found_counts[k] = len(ids)
             if words:
                 found_split[k] = split_words(self._words_text(texts[k]), [self._spelled(i) for i in ids])
@@ -164,6 +189,25 @@ class EngineCounter:
         return self._parts_encoded(ready if isinstance(ready, list) else [ready])
 
 
+def holding(texts: Sequence[str], pattern: regex.Pattern | None) -> list[int]:
+    """The indices of the texts in which `pattern` is found, in one search over them all
+    (joined by NUL, which the patterns here never hold).
+
+    >>> holding(["ab", "cd", "xb"], regex.compile("b"))
+    [0, 2]
+    """
+    if pattern is None or not texts:
+        return []
+    joined = "\x00".join(texts)
+    starts = list(itertools.accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
+    found: list[int] = []
+    for match in pattern.finditer(joined):
+        k = bisect.bisect_right(starts, match.start()) - 1
+        if not found or found[-1] != k:
+            found.append(k)
+    return found
+
+
 class _Finder:
     """Strings in a text (Hugging Face's added tokens): whether a text holds any (a test of
     their first characters first, as most texts hold none), and the text cut around them,
@@ -172,12 +216,14 @@ class _Finder:
     def __init__(self, ids: dict[str, int]):
         strings = sorted(ids, key=len, reverse=True)
         self._ids = ids
-        self._first = sorted({string[0] for string in strings})
+        self.first = sorted({string[0] for string in strings})
+        self.first_pattern = regex.compile("[" + "".join(map(regex.escape, self.first)) + "]") \
+            if strings else None
         self._pattern = regex.compile("|".join(map(regex.escape, strings))) if strings else None
 
     def within(self, text: str) -> bool:
-        return self._pattern is not None and any(char in text for char in self._first) \
-            and self._pattern.search(text) is not None
+        return self._pattern is not None and self.first_pattern is not None \
+            and self.first_pattern.search(text) is not None and self._pattern.search(text) is not None
 
     def split(self, text: str) -> Parts:
         """The text's parts between the strings, and each string's id in its place.

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
-import regex
+import numpy as np
 
 from analyzer.bpe.native_split import PRODUCTION_PATTERNS
 from analyzer.bpe.pretokenize import PRETOKENIZERS
@@ -246,55 +246,79 @@ def from_tokenizer_json(document: dict) -> EngineTokenizer | str:
 UNICODE_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 
 
-def normalizer_of(spec: dict | str | None) -> Callable[[str], str] | None:
-    """The function that normalises a text as the tokenizer's library does, or None."""
+class Normalizer:
+    """A tokenizer's normaliser as its library runs it, on one text or on many at once; for
+    the Unicode normal forms (`form`) with Python's own test first: a text of characters
+    Python's Unicode knows, in the form by it, is in the form by any later Unicode (Unicode's
+    stability policy), and characters no Unicode of the library's knows are left as they are.
+    ASCII is its own normal form."""
+
+    def __init__(self, one: Callable[[str], str], form: str | None = None):
+        self.one = one
+        self.form = form
+
+    def __call__(self, text: str) -> str:
+        return self.batch([text])[0]
+
+    def batch(self, texts: Sequence[str]) -> list[str]:
+        if self.form is None:
+            return [self.one(text) for text in texts]
+        found = list(texts)
+        form = self.form
+        unsure: list[int] = []
+        changed: set[int] = set()
+        for k, text in enumerate(texts):
+            if not text.isascii():
+                (unsure.append if unicodedata.is_normalized(form, text)  # type: ignore[arg-type]
+                 else changed.add)(k)
+        changed.update(unsure[i] for i in unknown_to_python([texts[k] for k in unsure]))
+        for k in changed:
+            found[k] = self.one(texts[k])
+        return found
+
+
+def normalizer_of(spec: dict | str | None) -> Normalizer | None:
+    """The normaliser of a tokenizer's normaliser spec (a tokenizer.json's, or a Unicode form
+    run by `unicodedata`, as js-tiktoken's callers do), or None for none."""
     if spec is None:
         return None
-    if isinstance(spec, str):
+    if isinstance(spec, str):  # unicodedata is the definition itself: no test of Unicode's
         form = spec
-        return lambda text: unicodedata.normalize(form, text)  # type: ignore[arg-type]
+        return Normalizer(lambda text: unicodedata.normalize(form, text),  # type: ignore[arg-type]
+                          None if form not in UNICODE_FORMS else form)
     kind = spec.get("type")
     if kind == "Sequence" and not spec.get("normalizers"):
         return None
     if kind == "Replace" and set(spec.get("pattern") or {}) == {"String"}:
         old, new = spec["pattern"]["String"], spec["content"]
-        return lambda text: text.replace(old, new)  # a literal replace, as Replace's String is
+        return Normalizer(lambda text: text.replace(old, new))  # a literal replace, as Replace's String is
     from tokenizers import Tokenizer
 
     # The library's own normaliser, alone: a tokenizer of it and an empty model.
     holder = Tokenizer.from_str(json.dumps({"version": "1.0", "normalizer": spec, "model": {
         "type": "BPE", "vocab": {}, "merges": []}}))
-    normalize = holder.normalizer.normalize_str
-    if kind in UNICODE_FORMS:
-        form = kind
-
-        def unicode_form(text: str) -> str:
-            # Python's own test first: a text of characters its Unicode knows, in the form by
-            # its Unicode, is in the form by any later one (Unicode's stability policy), and
-            # unknown characters are left as they are by any. ASCII is its own normal form.
-            if text.isascii() or (unicodedata.is_normalized(form, text)
-                                  and _UNKNOWN_TO_PYTHON().search(text) is None):
-                return text
-            return normalize(text)
-
-        return unicode_form
-    return normalize
+    return Normalizer(holder.normalizer.normalize_str, kind if kind in UNICODE_FORMS else None)
 
 
 @cache
-def _UNKNOWN_TO_PYTHON() -> regex.Pattern:  # noqa: N802 (a constant, made when first needed)
-    """The code points Python's own Unicode (`unicodedata`) has not assigned, as a class."""
-    ranges, start = [], None
-    for code in range(0x110000):
-        unknown = unicodedata.category(chr(code)) == "Cn"
-        if unknown and start is None:
-            start = code
-        elif not unknown and start is not None:
-            ranges.append((start, code - 1))
-            start = None
-    if start is not None:
-        ranges.append((start, 0x10FFFF))
-    return regex.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]")
+def _unknown_table() -> np.ndarray:
+    """A flag per code point: unassigned in Python's own Unicode (`unicodedata`)."""
+    return np.array([unicodedata.category(chr(code)) == "Cn" for code in range(0x110000)])
+
+
+def unknown_to_python(texts: Sequence[str]) -> list[int]:
+    """The indices of the texts holding a character Python's Unicode has not assigned (one
+    pass over them all).
+
+    >>> unknown_to_python(["a", "\\u0378", "b"])
+    [1]
+    """
+    if not texts:
+        return []
+    codes = np.frombuffer("\x00".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    flags = _unknown_table()[codes]
+    starts = np.cumsum([0] + [len(text) + 1 for text in texts[:-1]])
+    return [int(k) for k in np.flatnonzero(np.logical_or.reduceat(flags, starts))]
 
 
 def space_replacement(spec: dict | str | None) -> str | None:
