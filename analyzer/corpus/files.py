@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import codecs
+import json
+import sys
 from pathlib import Path
+from typing import Any
 
 from .errors import CorpusError
 
@@ -24,6 +27,37 @@ def lone_surrogate(text: str) -> int | None:
     except UnicodeEncodeError as error:
         return error.start
     return None
+
+
+class NotJSON(ValueError):
+    """A text that `parse_json` cannot read, its message saying why in words."""
+
+
+def parse_json(text: str | bytes, **options: Any) -> Any:
+    """`json.loads(text, **options)`, every way it can fail said in words (NotJSON): not
+    JSON (where), nested too deeply, or a number of more digits than Python reads (4,300:
+    such a number is valid JSON, not a damaged line).
+
+    >>> parse_json('{"a": 1}')
+    {'a': 1}
+    >>> parse_json('{"a": ' + "9" * 5001 + "}")
+    Traceback (most recent call last):
+    ...
+    analyzer.corpus.files.NotJSON: a number of 5,001 digits, more than the 4,300 that can be read
+    """
+    try:
+        return json.loads(text, **options)
+    except json.JSONDecodeError as error:
+        raise NotJSON(f"not JSON ({error.msg} at column {error.colno:,})") from None
+    except RecursionError:
+        raise NotJSON("nested too deeply to be read") from None
+    except ValueError as error:  # int() refusing a number's digits
+        digits = next((word for word in str(error).replace(";", " ").split()
+                       if word.isdigit() and int(word) > sys.get_int_max_str_digits()), None)
+        if digits is None:
+            raise NotJSON(f"not JSON ({error})") from None
+        raise NotJSON(f"a number of {int(digits):,} digits, more than the "
+                      f"{sys.get_int_max_str_digits():,} that can be read") from None
 
 
 def read_text(path: Path) -> str:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CorpusError
-from .files import lone_surrogate, read_text
+from .files import NotJSON, lone_surrogate, parse_json, read_text
 
 COMPANION_FILES = {"readme", "license", "licence", "source", "notes", "copying"}
 """Stems of .txt files in a corpus folder that are documentation, not a language."""
@@ -169,12 +168,10 @@ def read_jsonl(path: Path) -> RawCorpus:
             continue
         where = f"{path}: line {number}"
         try:
-            record = json.loads(line, object_pairs_hook=_refuse_repeated_keys(where))
-        except json.JSONDecodeError as error:
-            raise CorpusError(f"{where}: not JSON ({error.msg})") from None
-        except RecursionError:
-            raise CorpusError(f"{where}: nested too deeply to be a unit "
-                              "(expected an object of language: text)") from None
+            record = parse_json(line, object_pairs_hook=_refuse_repeated_keys(where))
+        except NotJSON as error:
+            raise CorpusError(f"{where}: {error} (expected an object of language: text)"
+                              ) from None
         if not isinstance(record, dict):
             raise CorpusError(f"{where}: expected an object of language: text")
         ids = [key for key in record if is_id_name(key)]
