@@ -424,3 +424,97 @@ def test_a_full_disk_under_the_chunk_cache_names_the_file(small_disk, tmp_path):
     assert code == 1, stderr
     assert "the disk is full" in message and "the output" not in message, message
     assert f"cannot write {tmp_path / 'a.db.chunks'}/" in message and ".arrow" in message, message
+
+
+# Found by attacking the command line again.
+
+@pytest.mark.parametrize("name, format", [("c.tsv.gz", None), ("c.tsv.gz", "tsv"),
+                                          ("c.jsonl.zst", None), ("eng_Latn.txt", None)])
+def test_a_compressed_corpus_file_is_said_compressed(tmp_path, name, format):
+    """`ingest c.tsv.gz` said "cannot tell the format from the name; pass --format", and with
+    --format tsv "not a text file (NUL byte at offset 3)": neither says what to do."""
+    import zstandard
+
+    data = b"eng_Latn\tfra_Latn\na\tb\n"
+    packed = gzip.compress(data) if not name.endswith(".zst") else \
+        zstandard.ZstdCompressor().compress(data)
+    if name == "eng_Latn.txt":  # a folder's file, compressed under a plain name
+        folder = corpus_folder(tmp_path / "c", {"fra_Latn": ["b"]})
+        (folder / name).write_bytes(gzip.compress(b"a\n"))
+        path, kind = folder, "gzip-compressed"
+    else:
+        path, kind = tmp_path / name, "compressed"
+        path.write_bytes(packed)
+    result = invoke(tmp_path / "a.db", "ingest", path, *(["--format", format] if format else []))
+    assert result.exit_code == 1, result.output
+    assert kind in said(result) and "decompress it first" in said(result), said(result)
+
+
+def test_a_folder_named_as_a_language_s_file_is_said_a_folder(tmp_path):
+    """A folder called eng_Latn.txt beside fra_Latn.txt was passed over: "a parallel corpus
+    needs two or more languages, found 1", of a folder that seems to hold two."""
+    folder = corpus_folder(tmp_path / "c", {"fra_Latn": ["un"], "deu_Latn": ["eins"]})
+    (folder / "eng_Latn.txt").mkdir()
+    result = invoke(tmp_path / "a.db", "ingest", folder)
+    assert result.exit_code == 1
+    assert f"{folder / 'eng_Latn.txt'} is a folder, not a file of text" in said(result)
+
+
+def test_numbers_of_too_many_digits_in_counts_and_prices_are_refused_by_line(tmp_path):
+    """A 5,001-digit count in `run --counts`, or number in `--prices`, ended in ValueError
+    (int() refuses more than 4,300 digits), a bug exit."""
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest", corpus_folder(tmp_path / "tiny")).exit_code == 0
+    counts = tmp_path / "counts.csv"
+    counts.write_text("unit,lang,tokens\n" + "".join(
+        f"{unit},{lang},{BIG if unit == 0 else 5}\n" for unit in range(6) for lang in TINY))
+    result = invoke(db, "run", "--vocab", "300", "--counts", f"mine={counts}", "--jobs", "1",
+                    "--no-report")
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert "line 2: tokens 99999999999999999999... (5,001 digits) is above 4,294,967,295" \
+        in said(result)
+    assert invoke(db, "run", "--vocab", "300", "--jobs", "1", "--no-report").exit_code == 0
+    prices = tmp_path / "prices.toml"
+    prices.write_text(f"x = {BIG}\n")
+    result = invoke(db, "report", "1", "--prices", prices, "--out", tmp_path / "reports")
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert f"--prices {prices}: a number of 5,001 digits, more than the 4,300" in said(result)
+
+
+LONG = "z" * 300
+"""A name of 300 bytes: longer than a file's name may be (255 on most systems)."""
+
+
+@pytest.mark.parametrize("command", [
+    ["corpora", "--db", LONG + "/a.db"], ["ingest", "--db", LONG + "/a.db"], ["ingest", LONG + ".tsv"],
+    ["sources", "add", "s", LONG + ".txt"], ["export", "1", "--out", LONG + ".json"],
+    ["report", "1", "--out", LONG], ["results", "1", "--out", LONG],
+    ["corpus", "tiny", "--texts", "--out", LONG + ".csv"]])
+def test_a_path_longer_than_the_system_allows_is_said(run_db_copy, tmp_path, command):
+    """A name of 300 bytes (a database, a corpus, a source, an output) ended in OSError: File
+    name too long, a bug exit."""
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    arguments = [str(tmp_path / part) if LONG in part else part for part in command]
+    if "--db" not in command:
+        arguments += ["--db", str(run_db_copy)]
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert "a name longer than this system allows" in said(result)
+
+
+def test_a_tokenizer_that_gives_a_text_no_token_is_refused_before_it_is_stored(tmp_path):
+    """A tokenizer.json of an empty vocabulary counted 0 tokens for every text: the run was
+    stored, and every later `show` ended in ZeroDivisionError, a bug exit."""
+    pytest.importorskip("tokenizers")
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest", corpus_folder(tmp_path / "tiny")).exit_code == 0
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"model": {"type": "BPE", "vocab": {}, "merges": []}}')
+    result = invoke(db, "run", "--vocab", "300", "--tokenizer", empty, "--jobs", "1",
+                    "--no-report")
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert "--tokenizer empty.json: it gives eng_Latn's unit 1 no token at all" in said(result)
+    assert json.loads(invoke(db, "runs", "--json").stdout)[0]["status"] == "failed"

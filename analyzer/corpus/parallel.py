@@ -200,6 +200,8 @@ def check_folder_entries(folder: Path) -> None:
                               f"holds only regular files{hint}", file=entry.path)
 
 
+COMPRESSED_SUFFIXES = {".gz": "gunzip -k", ".zst": "unzstd", ".xz": "unxz -k"}
+"""Endings of compressed files, each with the command that decompresses one."""
 BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx",
              ".parquet": "parquet"}
 """The format of a file by its ending (what `detect_format` tells from a name)."""
@@ -237,6 +239,10 @@ def detect_format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in BY_SUFFIX:
         return BY_SUFFIX[suffix]
+    inner = Path(path.stem).suffix.lower()
+    if suffix in COMPRESSED_SUFFIXES and (inner in BY_SUFFIX or inner == ".txt"):
+        raise CorpusError(f"{path}: a compressed file; a corpus file is read as it is: "
+                          f"decompress it first ({COMPRESSED_SUFFIXES[suffix]} {path})")
     siblings = _moses_siblings(path)
     if len(siblings) >= 2:
         return "moses"

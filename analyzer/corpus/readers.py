@@ -48,6 +48,10 @@ def language_files(folder: Path) -> list[Path]:
 def read_folder(folder: Path, units: str = "lines") -> RawCorpus:
     """`<lang>.txt` files, line i (or paragraph i) aligned across files."""
     files = language_files(folder)
+    for named in sorted(folder.iterdir()):  # a folder called eng_Latn.txt is no language's text
+        if named.suffix.lower() == ".txt" and named.is_dir():
+            raise CorpusError(f"{named} is a folder, not a file of text; a corpus folder holds "
+                              "a <language>.txt file per language", file=str(named))
     if not files:
         raise CorpusError(f"{folder}: no <language>.txt files here (e.g. eng_Latn.txt, rus_Cyrl.txt)")
     columns: dict[str, list[str]] = {}

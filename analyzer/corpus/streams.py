@@ -31,7 +31,7 @@ from typing import BinaryIO, cast
 import numpy as np
 
 from .errors import CorpusError
-from .files import NotJSON, lone_surrogate, parse_json
+from .files import COMPRESSIONS, NotJSON, lone_surrogate, parse_json
 
 BATCH_BYTES = 8 << 20
 """About how much text a batch holds."""
@@ -40,8 +40,6 @@ READ_BYTES = 1 << 20
 REST_SKIPPED = "the rest of the file was skipped"
 """How the note of a broken compressed stream ends (what `--skip-invalid` did with it)."""
 
-COMPRESSIONS = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd", "xz": b"\xfd7zXZ\x00"}
-"""Each compression by the bytes its streams begin with."""
 SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz"}
 PARQUET_MAGIC = b"PAR1"
 FORMATS = ("text", "jsonl", "parquet")
