@@ -128,11 +128,10 @@ class Console(rich_console.Console):
     between words to the width (the terminal's, or 80 columns in a pipe: `fold_words`), and
     never inside one: rich would cut a path, a URL or a name in two. Anything else (a table),
     and every message on standard error (one line each, whole, for a log or a program to
-    read; a terminal wraps it), is printed whole (soft wrap): rich would crop it or fold its
-    cells, or a name. It never reads `:name:` as an emoji's
-    code (a corpus called `:smile:` is printed as its name). And when the reader closes the
-    pipe (`analyzer show 1 | head`) the command ends as `Commands` ends it (exit 0), not with
-    rich's exit 1."""
+    read; a terminal wraps it), is printed whole (soft wrap): rich would crop it, or fold a
+    name in a cell. It never reads `:name:` as an emoji's code (a corpus called `:smile:` is
+    printed as its name). And when the reader closes the pipe (`analyzer show 1 | head`) the
+    command ends as `Commands` ends it (exit 0), not with rich's exit 1."""
 
     def __init__(self, *args, soft_wrap: bool = True, emoji: bool = False, **kwargs) -> None:
         super().__init__(*args, soft_wrap=soft_wrap, emoji=emoji, **kwargs)
@@ -140,8 +139,8 @@ class Console(rich_console.Console):
     def print(self, *objects: Any, **options: Any) -> None:
         if not self.stderr and objects and all(isinstance(item, str) for item in objects):
             text = self.render_str(options.pop("sep", " ").join(objects),
-                                   **{key: options.pop(key) for key in ("markup", "highlight")
-                                      if key in options})
+                                   **{key: options.pop(key) for key in ("markup", "highlight",
+                                                                        "emoji") if key in options})
             objects = (fold_words(text, self.width),)
         super().print(*objects, **options)
 

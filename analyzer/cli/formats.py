@@ -39,12 +39,15 @@ def fold_words(text: Text, width: int) -> Text:
     run 3 failed:
     /a/very/long/path/to/a/file.txt
     is gone
+    >>> print(fold_words(Text("  /a/very/long/path/to/a/file.txt"), 16))  # no empty line first
+      /a/very/long/path/to/a/file.txt
     """
     lines = []
     for line in text.split("\n", allow_blank=True):
         breaks, start = [], 0  # offsets where a line begins, after the first
         for word in _WORD.finditer(line.plain):
-            if word.start() > start and cell_len(line.plain[start:word.end()]) > width:
+            if line.plain[start:word.start()].strip() and \
+                    cell_len(line.plain[start:word.end()]) > width:
                 breaks.append(word.start())
                 start = word.start()
         for piece in line.divide(breaks):
