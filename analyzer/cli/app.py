@@ -65,11 +65,6 @@ class Commands(HelpGroup):
         except sqlite3.DatabaseError as error:
             raise fail(f"the database could not be read or written ({error}); nothing was "
                         "changed") from None
-        except OSError as error:
-            if error.errno != errno.ENAMETOOLONG:
-                raise
-            raise fail(f"{error.filename or 'a path'}: a name longer than this system allows "
-                       "(255 bytes a name, 4,096 a path, on most); nothing was changed") from None
         except KeyboardInterrupt as error:
             why = f" ({error.args[0]})" if error.args else ""
             Console(stderr=True).print(f"Interrupted{why}: nothing was stored, and no file was "
@@ -78,6 +73,11 @@ class Commands(HelpGroup):
         except BrokenPipeError:
             _quiet_stdout()
             raise typer.Exit(code=0) from None
+        except OSError as error:  # after BrokenPipeError, one of them
+            if error.errno != errno.ENAMETOOLONG:
+                raise
+            raise fail(f"{error.filename or 'a path'}: a name longer than this system allows "
+                       "(255 bytes a name, 4,096 a path, on most); nothing was changed") from None
         finally:
             signal.signal(signal.SIGTERM, previous)
 

@@ -78,6 +78,22 @@ def _refuse_dangling_link(out: Path, option: str, kind: str) -> None:
                    f"make the {kind} it names, or give another")
 
 
+def typed_text(value: str) -> str:
+    """A text argument as it was typed. Under a locale that is not UTF-8 (LC_ALL=C without
+    coercion), Python reads each byte of UTF-8 typed text that the locale lacks as an escape (a
+    lone surrogate): they are read back as the UTF-8 they are. Bytes that are not UTF-8 stay
+    escapes, which the library refuses, naming the byte. (Paths are left as they are: the
+    system names files by those bytes.)
+
+    >>> typed_text("caf" + chr(0xDCC3) + chr(0xDCA9)), typed_text("caf" + chr(0xDCE9))[3:]
+    ('café', '\\udce9')
+    """
+    try:
+        return os.fsencode(value).decode("utf-8")
+    except (UnicodeError, ValueError):
+        return value
+
+
 def tokenizer_specs(specs: list[str] | None) -> list[str]:
     """The --tokenizer values, repeated or as comma lists (a value that is a file is taken
     whole), all-available made into the names available here; the catalog tokenizers it

@@ -35,7 +35,7 @@ from .app import Console, app, emit, fail, open_database, writing
 from .formats import json_text, plain
 from .help import HelpCommand
 from .options import DbOption, ExportFormat, FormatOption, IntervalsOption, JsonOption, ShowFormat
-from .parsing import check_output_file, check_output_folder, output_folder, output_format
+from .parsing import check_output_file, check_output_folder, output_folder, output_format, typed_text
 from .shown import run_results, show_run
 from .tables import attribution_table, new_table, runs_table, served_most
 
@@ -215,6 +215,7 @@ def tokenize(
     database = open_database(db)
     found = trained_vocabulary(database, run_id, vocab, vocabulary_size(database, run_id, vocab, size),
                                pretokenizer)
+    text = typed_text(text)
     pieces = found.pieces(text)
     table = new_table("#", "id", "bytes", "text")
     for index, (token, piece) in enumerate(pieces):
