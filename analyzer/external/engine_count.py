@@ -18,7 +18,7 @@ from functools import cached_property
 import regex
 
 from analyzer.bpe.ranked import CompiledRanked, PackedModel
-from analyzer.bpe.words import split_words, word_spaces
+from analyzer.bpe.words import Spellings, split_words, word_spaces
 
 from .engine_models import EngineTokenizer, normalizer_of, space_replacement, words_text_of
 from .library_unicode import library_tables
@@ -134,6 +134,7 @@ class EngineCounter:
             for at, i in enumerate(indices):
                 found_counts[plain[i]] = counts[at]
                 found_split[plain[i]] = split[at] if split is not None else None
+        alone, alone_ids = [], []
         for k in sorted(apart):
             prepared = self._prepare(texts[k])
             if prepared is None:  # the library refuses it (a lone surrogate): it says so
@@ -142,8 +143,12 @@ class EngineCounter:
                 continue
             ids = self._parts_encoded(prepared if isinstance(prepared, list) else [prepared])
             found_counts[k] = len(ids)
-            if words:
-                found_split[k] = split_words(self._words_text(texts[k]), [self._spelled(i) for i in ids])
+            alone.append(k)
+            alone_ids.append(ids)
+        if words and alone:
+            for k, cut in zip(alone, self._spellings.split_words(
+                    [self._words_text(texts[k]) for k in alone], alone_ids)):
+                found_split[k] = cut
         return found_counts, found_split
 
     def _parts_encoded(self, parts: Parts) -> list[int]:
@@ -157,7 +162,7 @@ class EngineCounter:
         return ids
 
     @cached_property
-    def _spellings(self) -> dict[int, bytes]:
+    def _spellings(self) -> Spellings:
         """What each token stands for in the text as its words are counted on: its bytes (a
         character model's "▁" as the space it writes), an added token's text."""
         model = self.spec.model
@@ -171,10 +176,10 @@ class EngineCounter:
         if packed.characters:  # byte fallback: the byte each stands for
             spellings.update({i: bytes([byte]) for byte, i in enumerate(packed.byte_ids)})
         spellings.update({i: token.encode() for token, _, i in self.spec.added})
-        return spellings
-
-    def _spelled(self, token: int) -> bytes:
-        return self._spellings.get(token, b"")
+        table = [b""] * (max(spellings, default=-1) + 1)
+        for i, piece in spellings.items():
+            table[i] = piece
+        return Spellings(table)
 
     def _library_split(self, text: str) -> int | None:
         if self._library_pieces is None:

@@ -64,6 +64,19 @@ def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None
     return found
 
 
+def _refuse_no_tokens(name: str, counts: dict[str, list[int]], run: ResolvedRun) -> None:
+    """RunError for a tokenizer that gives a text no token (a vocabulary without its
+    characters and no unknown token, a normaliser that drops them): such a text has no
+    premium, and a run that stored it could not be shown."""
+    for lang, found in counts.items():
+        if 0 in found:
+            unit = run.measured_units[found.index(0)] + 1
+            raise invalid("tokenizers", name, f"{SETTING} {name}: it gives {lang}'s unit {unit} "
+                          "no token at all (its vocabulary lacks that text's characters, with "
+                          "no unknown token, or its normaliser drops them); a text of no "
+                          "tokens has no premium, so it cannot be measured")
+
+
 def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]],
                       joined: dict[str, str] | None, report: Report | None) -> VocabularyRecord:
     """Count every measured unit of every language (and, with `count` joined, each language's
@@ -89,6 +102,7 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]
         # None for a language written without spaces, or where a unit's pieces did not spell it
         split[lang] = None if not separates_words(lang) or None in words else sum(words)
         at = end
+    _refuse_no_tokens(tokenizer.name, counts, run)
     counted = count_joined(joined, lambda texts: {
         tokenizer.size: [n + added for n in tokenizer.measure(texts, words=False)[0]]},
         [tokenizer.size])
