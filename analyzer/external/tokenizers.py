@@ -202,10 +202,13 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
 
 
 def _installed(library: str) -> str | None:
-    """The library and its installed version, as an encoder names it ("tiktoken 0.14.0")."""
+    """The library and its installed version, as an encoder names it ("tiktoken 0.14.0"); None
+    when it cannot be imported (the engine counts as it does, and never without it)."""
     try:
+        if importlib.util.find_spec(library) is None:
+            return None
         return f"{library} {metadata.version(library)}"
-    except metadata.PackageNotFoundError:
+    except (metadata.PackageNotFoundError, ValueError):  # ValueError: blocked in sys.modules
         return None
 
 
