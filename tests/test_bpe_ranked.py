@@ -203,6 +203,23 @@ def test_a_word_is_split_where_a_token_starts_inside_it_across_chunks():
 
 
 @compiled
+def test_counts_stay_exact_past_the_threads_table_of_chunks_met():
+    """A thread keeps the chunks it has met in a table that starts again when full (2^16 of
+    them, small enough to stay in the processor's cache); the chunks after that are counted
+    again, as they were."""
+    pieces = [bytes([b]) for b in range(256)] + [b" a", b" ab", b"ab"]
+    merges = [(97, 98, 0, 258), (32, 97, 1, 256), (256, 98, 2, 257)]
+    model = RankedModel(pieces, merges, list(range(256)), "bytes")
+    engine = CompiledRanked(model, [("gpt2", False)], native_split.unicode_tables())
+    # 120,000 distinct chunks (" ab" and a number in letters), then the same again
+    words = [" ab" + "".join(chr(97 + int(d)) for d in str(n)) for n in range(120_000)]
+    texts = [" ".join(words[i:i + 40]).strip() for i in range(0, len(words), 40)] * 2
+    counts, _ = engine.count(texts, threads=1)
+    assert counts == [len(engine.encode(text)) for text in texts]
+    assert len(set(words)) > 2 ** 16
+
+
+@compiled
 def test_a_lone_surrogate_is_refused_in_words():
     model = RankedModel([bytes([b]) for b in range(256)], [], list(range(256)), derived=True,
                         whole_first=True)

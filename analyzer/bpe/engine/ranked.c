@@ -228,10 +228,11 @@ void ranked_free(RankedModel *m) {
 /* ---------------------------------------------------------------------------------------- */
 /* Encoding one chunk                                                                        */
 
-/* A candidate: (rank, position) as one key, lowest first; and the id it makes. */
+/* A candidate: (rank, position) as one key, lowest first; the id it makes, and the pair it
+   was found for (still there when popped, it is still the merge: no lookup to check it). */
 typedef struct {
     uint64_t key;
-    int32_t made;
+    int32_t made, left, right;
 } Candidate64;
 
 static void candidates_push(Candidate64 *heap, size_t *n, Candidate64 item) {
@@ -333,13 +334,15 @@ size_t ranked_encode(const RankedModel *m, const uint8_t *data, size_t length,
         for (size_t i = 0; i + 1 < n; i++) {
             BytePair found = m->byte_pairs[data[i] << 8 | data[i + 1]];
             if (found.made >= 0)
-                candidates_push(s->heap, &queued, (Candidate64){(uint64_t)found.rank << 32 | i, found.made});
+                candidates_push(s->heap, &queued, (Candidate64){(uint64_t)found.rank << 32 | i,
+                                found.made, s->ids[i], s->ids[i + 1]});
         }
     } else {
         for (size_t i = 0; i + 1 < n; i++) {
             const MergeSlot *found = merge_find(m, s->ids[i], s->ids[i + 1]);
             if (found->key != EMPTY_PAIR)
-                candidates_push(s->heap, &queued, (Candidate64){(uint64_t)found->rank << 32 | i, found->made});
+                candidates_push(s->heap, &queued, (Candidate64){(uint64_t)found->rank << 32 | i,
+                                found->made, s->ids[i], s->ids[i + 1]});
         }
     }
     while (queued) {
@@ -347,8 +350,8 @@ size_t ranked_encode(const RankedModel *m, const uint8_t *data, size_t length,
         size_t i = (size_t)(top.key & 0xFFFFFFFFu);
         if (!s->size[i] || s->next[i] < 0) continue;
         size_t right = (size_t)s->next[i];
-        const MergeSlot *found = merge_find(m, s->ids[i], s->ids[right]);
-        if (found->key == EMPTY_PAIR || found->made != top.made) continue; /* stale */
+        if (s->ids[i] != top.left || s->ids[right] != top.right) continue; /* stale */
+        const MergeSlot *found;
         s->ids[i] = top.made;
         s->size[i] += s->size[right];
         s->size[right] = 0;
@@ -358,14 +361,15 @@ size_t ranked_encode(const RankedModel *m, const uint8_t *data, size_t length,
             size_t left = (size_t)s->prev[i];
             found = merge_find(m, s->ids[left], top.made);
             if (found->key != EMPTY_PAIR)
-                candidates_push(s->heap, &queued,
-                                (Candidate64){(uint64_t)found->rank << 32 | left, found->made});
+                candidates_push(s->heap, &queued, (Candidate64){(uint64_t)found->rank << 32 | left,
+                                                                found->made, s->ids[left], top.made});
         }
         if (s->next[i] >= 0) {
             found = merge_find(m, top.made, s->ids[s->next[i]]);
             if (found->key != EMPTY_PAIR)
-                candidates_push(s->heap, &queued,
-                                (Candidate64){(uint64_t)found->rank << 32 | i, found->made});
+                candidates_push(s->heap, &queued, (Candidate64){(uint64_t)found->rank << 32 | i,
+                                                                found->made, top.made,
+                                                                s->ids[s->next[i]]});
         }
     }
     size_t tokens = 0, at = 0;
@@ -514,7 +518,7 @@ typedef struct {
 } SeenChunk;
 
 /* The chunks a thread keeps; past MAX_SEEN it starts again (a cache: counts are the same). */
-#define MAX_SEEN (1u << 22)
+#define MAX_SEEN (1u << 18)
 /* How many chunks ahead of the one looked up its slot, its entry and its first occurrence's
    text are fetched. */
 #define SEEN_SLOT_AHEAD 16
