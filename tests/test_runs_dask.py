@@ -20,7 +20,15 @@ from typer.testing import CliRunner
 from analyzer.cli import app
 from analyzer.metrics import load_run_data
 from analyzer.runs import RunError, RunSettings, execute_run
-from analyzer.store import list_runs, load_counts, load_merges, open_db, vocabularies
+from analyzer.store import (
+    list_runs,
+    load_counts,
+    load_merges,
+    load_split_words,
+    load_vocabulary_scripts,
+    open_db,
+    vocabularies,
+)
 from helpers import SAMPLE_CORPUS, SHARED_CORPORA, RunProcess, wait_until_gone
 
 pytest.importorskip("distributed", reason="the dask executor needs pip install -e '.[dask]'")
@@ -240,3 +248,18 @@ def test_texts_larger_than_dask_s_graph_warning_go_once_without_it():
         [record] = executor.run([plan], texts)
     assert record.merges_learned > 0
     assert [str(w.message) for w in seen if "large graph" in str(w.message)] == []
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_production_tokenizers_are_measured_on_the_cluster_s_workers(tiny_db, catalog_store):
+    """Each tokenizer a task on a worker (resolved there from its spec): the local run's
+    counts, words split, scripts and engines."""
+    settings = dict(sizes=[], tokenizers=["cl100k_base", "o200k_base"], jobs=2)
+    local = execute_run(tiny_db, RunSettings(**settings))
+    dask = execute_run(tiny_db, RunSettings(**settings, executor="dask"))
+    assert results(tiny_db, dask) == results(tiny_db, local)
+    for read in (load_split_words, load_vocabulary_scripts):
+        assert read(tiny_db, dask) == read(tiny_db, local) != {}
+    assert [(v.scope, v.engine) for v in vocabularies(tiny_db, dask)] == \
+        [(v.scope, v.engine) for v in vocabularies(tiny_db, local)]

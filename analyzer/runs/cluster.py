@@ -132,6 +132,11 @@ class DaskExecutor:
             raise
         return [results[i] for i in range(len(plans))]
 
+    @property
+    def spread(self) -> DaskSpread:
+        """Local builders' tasks (a production tokenizer's measurement) on the workers."""
+        return DaskSpread(self)
+
     def count(self, plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
               progress: Progress | None = None) -> tuple[dict[tuple[str, str], Path], dict[str, dict]]:
         """The counting pass on the cluster: a task per file of every language not in the
@@ -197,6 +202,58 @@ class DaskExecutor:
         if self.cluster is not None:
             with contextlib.suppress(Exception):
                 self.cluster.close()
+
+
+class DaskSpread:
+    """`runs.spread.Spread` on a cluster: the function goes to it once (as a task's result,
+    like the texts), then a task per item, each retried as a job is; results in order."""
+
+    in_process = False
+
+    def __init__(self, executor: DaskExecutor):
+        self.executor = executor
+
+    def map(self, function, items, labels, report=None) -> list:
+        distributed = _distributed()
+        client = self.executor.client
+        report = report or (lambda *args: None)
+        if not items:
+            return []
+        tag = f"{os.getpid()}-{id(items)}"
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sending large graph")
+            shared = client.submit(_same, function, pure=False, key=f"spread-{tag}")
+        futures = {}
+        results = {}
+        try:
+            for i, item in enumerate(items):
+                futures[client.submit(_apply, shared, item, pure=False, retries=RETRIES,
+                                      key=f"spread-{i}-{tag}")] = i
+            for label in labels:
+                report(label, "count", 0, 1)
+            for future in distributed.as_completed(list(futures), loop=client.loop):
+                i = futures[future]
+                try:
+                    results[i] = future.result()
+                except AnalyzerError:  # its message names what failed, and where
+                    raise
+                except Exception as error:
+                    raise RunError(f"{labels[i]} failed on a Dask worker (after {RETRIES} "
+                                   f"retries): {type(error).__name__}: {error}") from None
+                report(labels[i], "done", 1, 1)
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+        return [results[i] for i in range(len(items))]
+
+
+def _same(value):
+    return value
+
+
+def _apply(function, item):
+    """On a worker: one task of a spread, its progress not reported (the client reports)."""
+    return function(item, lambda *args: None)
 
 
 class Texts:

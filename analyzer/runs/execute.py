@@ -37,6 +37,7 @@ from .memory import check_memory, memory_limit, table_stats
 from .plan import Report, SourceTables
 from .pool import run_jobs
 from .resolution import ResolvedRun, check_lossless, check_pinned_corpus, resolve
+from .spread import ThreadSpread
 
 ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE, {bpe.ENGINE} engine"
 """Recorded with every run: which analyzer and which engine (compiled or python) made it."""
@@ -71,7 +72,8 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
         memory_limit()  # a bad ANALYZER_MEMORY refused now, not after the counting pass
     with contextlib.ExitStack() as stack:
         cluster = None
-        if settings.executor == "dask" and resolved.sizes:
+        # Jobs to train, or tokenizers to measure (their tasks go to the workers too).
+        if settings.executor == "dask" and (resolved.sizes or resolved.made.get("tokenizers")):
             # Connected before anything is written: a scheduler that cannot be reached stores
             # nothing.
             from .cluster import connect
@@ -113,9 +115,12 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
             records = cluster.run(plans, texts, report)
         else:
             records = run_jobs([plan.job(texts) for plan in plans], workers, report)
-        # Local builders make theirs here, in this process, whatever the executor: a
-        # production tokenizer's library (measured, or extended) is loaded once.
-        records = combine(records) + local_records(resolved, texts, report, source)
+        # Local builders make theirs after the jobs, here, sharing out what they can: a
+        # production tokenizer's measurement on this process's threads (its library loaded
+        # once, for the checks), or on the cluster's workers.
+        records = combine(records) + local_records(
+            resolved, texts, report, source, cluster.spread if cluster is not None
+            else ThreadSpread(workers))
         store_results(db, run_id, records, round(time.perf_counter() - start, 3), stage)
     except KeyboardInterrupt as error:
         _mark(db, run_id, RunStatus.INTERRUPTED, f"stopped by {error.args[0] if error.args else 'Ctrl-C'}")

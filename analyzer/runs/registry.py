@@ -6,8 +6,10 @@ A builder is a module (or any object) with the kinds it builds, `KINDS`, and eit
   run (this process, the local pool's processes, a Dask worker); it may have
   `combine(records)`, which joins its records before the run stores them, and
   `place(plan, run)`, where its jobs go in the run's list (default: `default_place`); or
-- `records(run, texts, report, source)`: a local builder, made in the command's own process
-  after the jobs (where a production tokenizer's library is loaded once).
+- `records(run, texts, report, source, spread)`: a local builder, made by the command's own
+  process after the jobs (where a production tokenizer's library is loaded once); work it can
+  share out it gives to `spread` (`runs.spread`: this process's threads, or the Dask cluster's
+  workers), as production tokenizers are measured, one task each.
 
 Either may have `check(settings, run, taken)`: the settings it owns checked against the run
 (`RunError` naming the setting), returning `(made, recorded)`, what it made of them (read back as

@@ -25,6 +25,7 @@ from analyzer.store import VocabularyRecord
 from ..plan import JobPlan, Report, SourceTables, VocabularyJob
 from ..registry import builder_of, job_builders, local_builders, register
 from ..resolution import ResolvedRun
+from ..spread import Spread
 from . import bpe, extension, imported, library, parity, production, superbpe
 
 for _builder in (bpe, parity, superbpe, library, extension, production, imported):
@@ -72,11 +73,13 @@ def combine(records: list[VocabularyRecord]) -> list[VocabularyRecord]:
 
 
 def local_records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
-                  source: SourceTables | None = None) -> list[VocabularyRecord]:
-    """The records of the vocabularies made in this process, after the jobs (trained on
-    `source`, where they train)."""
+                  source: SourceTables | None = None, spread: Spread | None = None
+                  ) -> list[VocabularyRecord]:
+    """The records of the vocabularies made by the local builders, after the jobs (trained on
+    `source`, where they train; their tasks spread by `spread`, default this process's
+    threads)."""
     return [record for builder in local_builders()
-            for record in builder.records(run, texts, report, source)]
+            for record in builder.records(run, texts, report, source, spread)]
 
 
 def run_splitters(run: ResolvedRun) -> dict[str, Splitter | None]:

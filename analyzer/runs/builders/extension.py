@@ -38,6 +38,7 @@ from ..plan import (
     split_by_language,
 )
 from ..resolution import ResolvedRun, invalid, normalised
+from ..spread import Spread
 
 KINDS = (VocabKind.EXTENSION,)
 MEASURED_ALONE = ("extend",)
@@ -96,7 +97,8 @@ def splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
 
 
 def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
-            source: SourceTables | None = None) -> list[VocabularyRecord]:
+            source: SourceTables | None = None, spread: Spread | None = None
+            ) -> list[VocabularyRecord]:
     """One record per base the run extends (its additions trained on `source`, if given)."""
     return [build(base, run, texts, report, source) for base in run.made["extend"]]
 

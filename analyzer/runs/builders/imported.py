@@ -12,6 +12,7 @@ from analyzer.store import IMPORTED_SIZE, VocabularyRecord
 
 from ..plan import Report, SourceTables
 from ..resolution import ResolvedRun, invalid
+from ..spread import Spread
 
 KINDS = (VocabKind.IMPORTED,)
 MEASURED_ALONE = ("counts",)
@@ -44,7 +45,8 @@ def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dic
 
 
 def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,
-            source: SourceTables | None = None) -> list[VocabularyRecord]:
+            source: SourceTables | None = None, spread: Spread | None = None
+            ) -> list[VocabularyRecord]:
     """Each import's record."""
     return [imported_record(name, source, counts)
             for name, (source, counts) in run.made["counts"].items()]
