@@ -87,20 +87,20 @@ def one(side: str, name: str, folder: Path, languages: int | None) -> dict:
         if tokenizer.counter is None:
             return {"skipped": f"counted by {tokenizer.counted_by} (the engine does not)"}
         tokenizer.measure(lines[:1])  # the engine's model built (or read kept) before the clock
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         counts, _ = tokenizer.measure(lines)
     elif side == "library":
         tokenizer.count(lines[:1])
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         counts = tokenizer.count(lines)
     else:
         giga, why = _gigatoken(name)
         if giga is None:
             return {"skipped": why}
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         counts = [len(ids) for ids in giga.encode_batch_list(lines)]
-    return {"seconds": time.perf_counter() - start, "tokens": sum(counts),
-            "mb": sum(len(line.encode()) for line in lines) / 1e6}
+    return {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+            "tokens": sum(counts), "mb": sum(len(line.encode()) for line in lines) / 1e6}
 
 
 def pinned(cores: int, *args: str) -> dict:
@@ -120,8 +120,11 @@ def pinned(cores: int, *args: str) -> dict:
 
 def per_tokenizer(names: list[str], folder: Path, languages: int | None, repeat: int,
                   core_counts: list[int]) -> None:
+    print("MB/s: the lines' bytes over the median wall time; per CPU s: over the CPU time of all\n"
+          "the process's threads (what a busy machine disturbs least)\n")
     print(f"{'tokenizer':15}{'cores':>6}{'engine MB/s':>13}{'library MB/s':>14}"
-          f"{'gigatoken MB/s':>16}{'x library':>11}{'x gigatoken':>13}  tokens")
+          f"{'gigatoken MB/s':>16}{'x library':>11}{'x gigatoken':>13}"
+          f"{'per CPU s: engine':>19}{'library':>9}{'gigatoken':>11}  tokens")
     for name in names:
         for cores in core_counts:
             found: dict[str, list[dict]] = {"engine": [], "library": [], "gigatoken": []}
@@ -129,13 +132,14 @@ def per_tokenizer(names: list[str], folder: Path, languages: int | None, repeat:
                 for side in found:
                     found[side].append(pinned(cores, side, name, str(folder),
                                               str(languages or 0)))
-            rate, notes = {}, []
+            rate, per_cpu, notes = {}, {}, []
             for side, runs in found.items():
                 timed = [run for run in runs if "seconds" in run]
                 if not timed:
                     notes.append(f"{side}: {runs[0].get('skipped')}")
                     continue
                 rate[side] = timed[0]["mb"] / statistics.median(run["seconds"] for run in timed)
+                per_cpu[side] = timed[0]["mb"] / statistics.median(run["cpu"] for run in timed)
             tokens = {side: runs[0].get("tokens") for side, runs in found.items()}
             same = "" if tokens["engine"] in (None, tokens["library"]) else \
                 f" ENGINE {tokens['engine']:,} != LIBRARY {tokens['library']:,}"
@@ -144,7 +148,9 @@ def per_tokenizer(names: list[str], folder: Path, languages: int | None, repeat:
 
             print(f"{name:15}{cores:6}{_cell(rate, 'engine', 13)}{_cell(rate, 'library', 14)}"
                   f"{_cell(rate, 'gigatoken', 16)}{_ratio(rate, 'library', 11)}"
-                  f"{_ratio(rate, 'gigatoken', 13)}  {tokens['library'] or 0:,}{same}")
+                  f"{_ratio(rate, 'gigatoken', 13)}{_cell(per_cpu, 'engine', 19)}"
+                  f"{_cell(per_cpu, 'library', 9)}{_cell(per_cpu, 'gigatoken', 11)}  "
+                  f"{tokens['library'] or 0:,}{same}")
             for note in notes:
                 print(f"{'':21}{note}")
 
