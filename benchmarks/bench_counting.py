@@ -37,6 +37,9 @@ import tempfile
 import time
 from pathlib import Path
 
+ANALYZER = [sys.executable, "-m", "analyzer"]
+"""The command, from this interpreter (whatever PATH holds)."""
+
 GIGATOKEN_SCHEMES = {"cl100k_base": "cl100k", "o200k_base": "o200k", "llama3": "cl100k"}
 """The rank files gigatoken knows the split of, by the catalog's name (Llama 3's is cl100k's
 pattern; the totals are checked against the library's all the same)."""
@@ -174,7 +177,7 @@ def whole_runs(folder: Path, languages: int | None, repeat: int) -> None:
             (corpus / f"{file.stem}.txt").write_text(file.read_text(encoding="utf-8"),
                                                      encoding="utf-8")
         env = {**os.environ, "ANALYZER_DB": str(Path(tmp) / "bench.db")}
-        subprocess.run(["analyzer", "ingest", str(corpus), "--name", "flores"], check=True,
+        subprocess.run([*ANALYZER, "ingest", str(corpus), "--name", "flores"], check=True,
                        env=env, capture_output=True)
         alone = ("import sys, tiktoken; from analyzer.external import resolve_tokenizer;"
                  "lines = [l for f in sorted(__import__('pathlib').Path(sys.argv[1]).glob('*.txt'))"
@@ -183,9 +186,9 @@ def whole_runs(folder: Path, languages: int | None, repeat: int) -> None:
         commands = {
             "tiktoken alone, o200k_base": [sys.executable, "-c", alone, str(corpus)],
             "analyzer run -t o200k_base --no-report": [
-                "analyzer", "run", "--corpus", "flores", "-t", "o200k_base", "--no-report"],
+                *ANALYZER, "run", "--corpus", "flores", "-t", "o200k_base", "--no-report"],
             "analyzer run -t all-available --no-report": [
-                "analyzer", "run", "--corpus", "flores", "-t", "all-available", "--no-report"],
+                *ANALYZER, "run", "--corpus", "flores", "-t", "all-available", "--no-report"],
         }
         times: dict[str, list[float]] = {label: [] for label in commands}
         for _ in range(repeat):
