@@ -23,6 +23,18 @@ from pathlib import Path
 from typing import BinaryIO
 
 
+def cache_folder(leaf: str, env: str | None = None) -> Path:
+    """Where the analyzer keeps `leaf` in the user's cache: the folder `env` names if it is
+    set, else $XDG_CACHE_HOME (or ~/.cache)/analyzer/`leaf`.
+
+    >>> cache_folder("kept", "NO_SUCH_VARIABLE").parts[-2:]
+    ('analyzer', 'kept')
+    """
+    if env and os.environ.get(env):
+        return Path(os.environ[env])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "analyzer" / leaf
+
+
 def is_special(path: Path) -> bool:
     """Whether `path` names something that exists and is neither a regular file nor a folder
     (a device, a pipe, a socket), following links."""

@@ -13,21 +13,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from analyzer.files import write_atomically
+from analyzer.files import cache_folder, write_atomically
 
 KEPT_ENV = "ANALYZER_KEPT"
 
 
 def kept_dir() -> Path:
     """ANALYZER_KEPT, else analyzer/kept in the user's cache folder."""
-    if os.environ.get(KEPT_ENV):
-        return Path(os.environ[KEPT_ENV])
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "analyzer" / "kept"
+    return cache_folder("kept", KEPT_ENV)
 
 
 def kept_path(kind: str, name: str) -> Path:

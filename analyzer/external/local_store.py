@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from analyzer.errors import setting
-from analyzer.files import write_atomically
+from analyzer.files import cache_folder, write_atomically
 from analyzer.hub import OFFLINE_ENV, offline
 
 from .catalog import CatalogEntry, CatalogFile
@@ -34,10 +33,8 @@ __all__ = ["OFFLINE_ENV", "offline"]  # (and the rest): where the offline switch
 
 
 def store_dir() -> Path:
-    if os.environ.get(STORE_ENV):
-        return Path(os.environ[STORE_ENV])
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "analyzer" / "tokenizers"
+    """ANALYZER_TOKENIZER_STORE, else analyzer/tokenizers in the user's cache folder."""
+    return cache_folder("tokenizers", STORE_ENV)
 
 
 def stored_path(entry: CatalogEntry, file: CatalogFile) -> Path:

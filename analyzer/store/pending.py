@@ -17,7 +17,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from analyzer.errors import setting
-from analyzer.files import write_atomically
+from analyzer.files import cache_folder, write_atomically
 from analyzer.identity import VocabKind
 
 from .errors import StoreError
@@ -56,7 +55,7 @@ def pending_paths(db_path: Path, run_id: int, database: str | None, started: str
 
 
 def _folders(db_path: Path) -> list[Path]:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "analyzer" / "pending"
+    cache = cache_folder("pending")
     return list(dict.fromkeys([db_path.parent if str(db_path.parent) else Path("."), cache,
                                Path(tempfile.gettempdir())]))
 
