@@ -16,7 +16,7 @@ from analyzer.store import IMPORTED_SIZE, RunRead, VocabularyRead
 
 from .allocation import allocation_frame
 from .data import RunData
-from .stats import bootstrap_weights, gini, separates_words
+from .stats import gini, separates_words
 
 RESAMPLES = 1000
 def measured_kinds() -> list[VocabKind]:
@@ -91,11 +91,8 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     characters those of its joined text, and the premiums theirs; the spread of the units'
     premiums is still the units', and there is no interval (one text is not a sample)."""
     pivot = data.run.pivot
-    n_units = len(data.run.measured_units)
     joined = data.joined_counts
-    # units x resamples, as float64 so that each block's product runs in BLAS, not in numpy's
-    # integer loops (the counts are small whole numbers: exact in float64)
-    draws = bootstrap_weights(n_units, resamples, data.run.seed).T.astype(np.float64)
+    boots = {} if joined else data.bootstrap_totals(resamples)
     spaces = data.joined_spaces if joined else 0  # what the join adds: a byte and a character each
     totals = {lang: (int(data.unit_bytes[lang].sum()) + spaces,
                      int(data.unit_chars[lang].sum()) + spaces,
@@ -117,7 +114,7 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
             if joined:
                 low = high = np.full(len(langs), np.nan)
             else:
-                boot = tokens @ draws  # langs x resamples: each resample's total tokens
+                boot = boots[key]  # langs x resamples: each resample's total tokens
                 boot_premium = boot / boot[p]
                 low, high = np.percentile(boot_premium, [2.5, 97.5], axis=1)
             pivot_bytes = totals[pivot][0]
