@@ -206,6 +206,49 @@ def test_no_module_imports_itself_round_a_circle():
     assert circles == [], "import circles: " + "; ".join(" -> ".join(c) for c in circles)
 
 
+LAZY_PACKAGES = sorted(".".join(path.relative_to(ROOT).parent.parts)
+                       for path in (ROOT / "analyzer").rglob("__init__.py")
+                       if "lazy_names(__name__" in path.read_text(encoding="utf-8"))
+"""The packages that load their names on first use (`analyzer.lazy`)."""
+
+LAZY = """
+import importlib, json, pkgutil, sys
+name = sys.argv[1]
+package = importlib.import_module(name)
+lazy = vars(package)["__getattr__"]
+for info in pkgutil.iter_modules(package.__path__, name + "."):  # each submodule loaded first
+    if not info.name.startswith(("analyzer.serve", "analyzer.runs.cluster", "analyzer.__main__")):
+        importlib.import_module(info.name)
+wrong = []
+for exported, (module, own) in lazy.names.items():
+    source = importlib.import_module(module, name)
+    expected = getattr(source, own) if hasattr(source, own) else source
+    if getattr(package, exported) is not expected:
+        wrong.append(exported)
+print(json.dumps({"lazy": sorted(lazy.names), "all": sorted(package.__all__), "wrong": wrong,
+                  "eager": sorted(n for n in package.__all__ if n not in lazy.names
+                                  and n in vars(package))}))
+"""
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_every_name_a_package_loads_on_first_use_is_its_module_s_and_in_its_all(package):
+    """Each name of a package that loads its names on first use is the object its module has,
+    even once every submodule is loaded (a submodule named as one of the names shadows it:
+    `analyzer.external.catalog`, a function in a module of that name, must be imported by the
+    package itself); and the names listed equal `__all__`, but for those the package imports
+    itself."""
+    import json
+
+    assert {"analyzer", "analyzer.store", "analyzer.corpus", "analyzer.runs",
+            "analyzer.external", "analyzer.report"} <= set(LAZY_PACKAGES)
+    done = subprocess.run([sys.executable, "-c", LAZY, package], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["wrong"] == []
+    assert sorted(found["lazy"] + found["eager"]) == found["all"]
+
+
 SQL = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE)\b|\.execute\(")
 
 
