@@ -1,7 +1,8 @@
 """The metrics' work done once and in bulk (issue 69: a 204-language run's report took 11.7 s
 and its export 13.7 s), with the same numbers to the last bit as the work done one piece at a
 time: the bootstrap's totals in one product for every configuration, the Gini of every
-resample at once, the divergence's -p log p in place, a run's unit sizes read in arrays."""
+resample at once, the percentiles of every configuration of as many languages at once, the
+divergence's -p log p in place, histograms and a run's unit sizes read as arrays."""
 
 from __future__ import annotations
 
@@ -12,12 +13,19 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from analyzer.metrics import data as data_module
-from analyzer.metrics import gini, language_metrics, load_run_data, summaries
-from analyzer.metrics.allocation import _bits
+from analyzer.metrics import frames, gini, language_metrics, load_run_data, summaries
+from analyzer.metrics.allocation import (
+    _bits,
+    divergence_matrix,
+    mean_rank,
+    renyi_efficiency,
+    utilisation,
+)
 from analyzer.metrics.stats import bootstrap_weights, ginis
 from analyzer.runs import RunSettings, execute_run
 from analyzer.store import NotFound, iter_merges, unit_stats, vocabularies
 from analyzer.store import runs as store_runs
+from analyzer.store.replacements import pack_histogram, unpack_histogram
 
 
 @pytest.fixture
@@ -110,3 +118,45 @@ def test_a_vocabulary_s_merges_are_read_without_reading_its_run_again(a_run, mon
         list(iter_merges(db, 99, "shared"))
     with pytest.raises(NotFound, match="has no vocabulary 'nothing'"):
         list(iter_merges(db, run_id, "nothing"))
+
+
+@pytest.mark.parametrize("block", [3, 4096])
+def test_each_configuration_s_spread_is_numpy_s_on_it_alone(a_run, monkeypatch, block):
+    """Configurations of as many languages go through numpy's percentile together, in
+    blocks of rows (3: each block smaller than a group): each value is the one a call per
+    configuration gives, to the bit."""
+    db, run_id = a_run
+    data = load_run_data(db, run_id)
+    monkeypatch.setattr(frames, "_BLOCK", block)
+    spreads = frames._spreads(data, 100)
+    boots = data.bootstrap_totals(100)
+    assert set(spreads) == set(boots)
+    for key, (median, q1, q3, low, high) in spreads.items():
+        langs = data.on_pivot(key)
+        p = langs.index(data.run.pivot)
+        tokens = np.vstack([data.counts[key][lang] for lang in langs])
+        units = tokens / tokens[p]
+        assert median.tolist() == np.median(units, axis=1).tolist()
+        assert [q1.tolist(), q3.tolist()] == np.percentile(units, [25, 75], axis=1).tolist()
+        expected = np.percentile(boots[key] / boots[key][p], [2.5, 97.5], axis=1)
+        assert [low.tolist(), high.tolist()] == expected.tolist()
+
+
+histograms = st.dictionaries(st.integers(0, 600), st.integers(1, 50), min_size=1, max_size=40)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(histograms, min_size=1, max_size=5))
+def test_stored_histograms_give_the_dicts_allocation_and_divergence_to_the_bit(found):
+    """A histogram read from the store (`TokenHistogram`: arrays) gives every allocation
+    metric and the divergence exactly as the same histogram as a dict."""
+    stored = [unpack_histogram(pack_histogram(histogram)) for histogram in found]
+    assert [dict(h) for h in stored] == found
+    for histogram, arrays in zip(found, stored):
+        assert utilisation(arrays, 700) == utilisation(histogram, 700)
+        assert mean_rank(arrays) == mean_rank(histogram)
+        assert renyi_efficiency(arrays, 700) == renyi_efficiency(histogram, 700)
+    langs = [f"l{i}" for i in range(len(found))]
+    as_dicts = divergence_matrix(dict(zip(langs, found)), langs).to_numpy()
+    as_arrays = divergence_matrix(dict(zip(langs, stored)), langs).to_numpy()
+    assert as_arrays.tolist() == as_dicts.tolist()

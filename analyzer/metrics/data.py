@@ -14,6 +14,7 @@ from analyzer.store import (
     AnalyzerDatabase,
     ReplacementTexts,
     RunRead,
+    TokenHistogram,
     VocabularyRead,
     get_corpus_by_id,
     get_run,
@@ -45,7 +46,7 @@ class FairnessData:
     """The same on the measured units (each language's token curve)."""
     chosen: dict[tuple[str, str | None], list[str | None]]
     """Parity-aware vocabularies: the language each merge was chosen for."""
-    histograms: dict[tuple[str, str | None, int], dict[str, dict[int, int]]]
+    histograms: dict[tuple[str, str | None, int], dict[str, TokenHistogram]]
     """`{(vocab, pretokenizer, size): {lang: {token id: occurrences in the measured units}}}`."""
     train_bytes: dict[str, int]
     """Bytes of each language's training units (unweighted)."""

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from math import nan
 
 import numpy as np
@@ -240,7 +241,7 @@ def superbpe_effects(data: RunData) -> list[dict]:
         superwords = fairness.superwords.get((v.scope, v.pretokenizer), set())
         histograms = fairness.histograms.get((v.scope, v.pretokenizer, largest), {})
         for lang in run.languages:
-            histogram = histograms.get(lang, {})
+            histogram: Mapping[int, int] = histograms.get(lang, {})
             total = sum(histogram.values())
             found.append({
                 "vocab": v.scope, "pretokenizer": v.pretokenizer, "transition": transition,
@@ -293,7 +294,8 @@ def own_superbpe_effects(data: RunData) -> list[dict]:
         own = tokens(lang, v.pretokenizer, largest, lang)
         superbpe = tokens(v.scope, v.pretokenizer, largest, lang)
         superwords = fairness.superwords.get((v.scope, v.pretokenizer), set())
-        histogram = fairness.histograms.get((v.scope, v.pretokenizer, largest), {}).get(lang, {})
+        histogram: Mapping[int, int] = fairness.histograms.get(
+            (v.scope, v.pretokenizer, largest), {}).get(lang, {})
         total = sum(histogram.values())
         found.append({
             "transition": transition, "pretokenizer": v.pretokenizer, "lang": lang,

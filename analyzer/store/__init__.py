@@ -51,7 +51,7 @@ if TYPE_CHECKING:
         queued_runs,
         requeue_starting,
     )
-    from .replacements import load_chosen, load_histograms, load_replacements
+    from .replacements import TokenHistogram, load_chosen, load_histograms, load_replacements
     from .results import StoredMerge, VocabularyRecord, finish_run
     from .runs import (
         NewRun,
@@ -92,7 +92,7 @@ __getattr__ = lazy_names(__name__, {
     ".pending": ("recover_run", "save_pending"),
     ".queue": ("ClaimedRun", "QueueStateError", "cancel_queued", "claim_next", "enqueue_run",
         "finish_queued", "get_queued", "queued_runs", "requeue_starting"),
-    ".replacements": ("load_chosen", "load_histograms", "load_replacements"),
+    ".replacements": ("TokenHistogram", "load_chosen", "load_histograms", "load_replacements"),
     ".results": ("StoredMerge", "VocabularyRecord", "finish_run"),
     ".runs": ("NewRun", "create_run", "get_run", "iter_merges", "list_runs", "load_chunk_counts",
         "load_counts", "load_joined_counts", "load_merges", "load_model", "load_split_words",
@@ -128,6 +128,7 @@ __all__ = [
     "RunNotComplete",
     "StoreError",
     "StoredMerge",
+    "TokenHistogram",
     "VocabKind",
     "VocabularyRead",
     "VocabularyRecord",
