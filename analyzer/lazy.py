@@ -22,14 +22,11 @@ class lazy_names:  # noqa: N801 - used as a function: `__getattr__ = lazy_names(
     """The `__getattr__` of `package`: each name of `where` (`{module: names}`, a module
     relative to the package or absolute) imported from its module when first asked for, then
     kept in the package like any other name; a name that the module does not have, but is its
-    own (`{".bpe": ("bpe",)}`), is that module; and `"resolve as resolve_settings"` names the module's
-    `resolve` so, as an import would. `names` says where each name comes from.
+    own (`{".bpe": ("bpe",)}`), is that module. `names` says where each name comes from.
 
-    >>> getattr_ = lazy_names("analyzer", {"analyzer.errors": ("Invalid", "Busy as Waiting")})
-    >>> getattr_("Invalid").__name__, getattr_("Waiting").__name__
-    ('Invalid', 'Busy')
-    >>> getattr_.names["Waiting"]
-    ('analyzer.errors', 'Busy')
+    >>> getattr_ = lazy_names("analyzer", {"analyzer.errors": ("Invalid", "Busy")})
+    >>> getattr_("Invalid").__name__, getattr_.names["Busy"]
+    ('Invalid', 'analyzer.errors')
     >>> getattr_("nothing")
     Traceback (most recent call last):
     AttributeError: module 'analyzer' has no attribute 'nothing'
@@ -37,18 +34,13 @@ class lazy_names:  # noqa: N801 - used as a function: `__getattr__ = lazy_names(
 
     def __init__(self, package: str, where: Mapping[str, tuple[str, ...]]):
         self.package = package
-        self.names: dict[str, tuple[str, str]] = {}
-        """{name in the package: (its module, its name there)}"""
-        for module, names in where.items():
-            for name in names:
-                own, _, alias = name.partition(" as ")
-                self.names[alias or own] = (module, own)
+        self.names = {name: module for module, names in where.items() for name in names}
+        """{name: the module it comes from}"""
 
     def __call__(self, name: str) -> Any:
         if name not in self.names:
             raise AttributeError(f"module {self.package!r} has no attribute {name!r}")
-        module_name, own = self.names[name]
-        module = importlib.import_module(module_name, self.package)
-        value = getattr(module, own) if hasattr(module, own) else module  # ".bpe": ("bpe",)
+        module = importlib.import_module(self.names[name], self.package)
+        value = getattr(module, name) if hasattr(module, name) else module  # ".bpe": ("bpe",)
         setattr(sys.modules[self.package], name, value)
         return value

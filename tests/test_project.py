@@ -220,9 +220,9 @@ for info in pkgutil.iter_modules(package.__path__, name + "."):  # each submodul
     if not info.name.startswith(("analyzer.serve", "analyzer.runs.cluster", "analyzer.__main__")):
         importlib.import_module(info.name)
 wrong = []
-for exported, (module, own) in lazy.names.items():
+for exported, module in lazy.names.items():
     source = importlib.import_module(module, name)
-    expected = getattr(source, own) if hasattr(source, own) else source
+    expected = getattr(source, exported) if hasattr(source, exported) else source
     if getattr(package, exported) is not expected:
         wrong.append(exported)
 print(json.dumps({"lazy": sorted(lazy.names), "all": sorted(package.__all__), "wrong": wrong,
@@ -240,13 +240,36 @@ def test_every_name_a_package_loads_on_first_use_is_its_module_s_and_in_its_all(
     itself."""
     import json
 
-    assert {"analyzer", "analyzer.store", "analyzer.corpus", "analyzer.runs",
-            "analyzer.external", "analyzer.report"} <= set(LAZY_PACKAGES)
+    assert {"analyzer", "analyzer.store", "analyzer.corpus", "analyzer.external",
+            "analyzer.report"} <= set(LAZY_PACKAGES)
     done = subprocess.run([sys.executable, "-c", LAZY, package], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert found["wrong"] == []
     assert sorted(found["lazy"] + found["eager"]) == found["all"]
+
+
+RESOLVE_ALONE = """
+import sys
+from analyzer.corpus import read_corpus, SAMPLE_CORPUS
+from analyzer.runs import RunSettings, refusals, resolve_settings
+from analyzer.store import open_db, save_corpus
+db = open_db(sys.argv[1])
+save_corpus(db, read_corpus(SAMPLE_CORPUS), "sample")
+assert refusals(db, {"sizes": [300], "parity": True}) == []
+print(resolve_settings(db, RunSettings(sizes=[300], parity=True)).sizes)
+"""
+
+
+def test_the_runs_package_s_checks_have_every_builder_registered(tmp_path):
+    """What the service asks of `analyzer.runs` before a run (its settings checked, and every
+    refusal of them), in a process that imports nothing else: the builders that check the
+    settings are there (loaded on first use, the package had none registered and refused
+    every run: no builder builds the kind shared)."""
+    done = subprocess.run([sys.executable, "-c", RESOLVE_ALONE, str(tmp_path / "a.db")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[300]"
 
 
 SQL = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE)\b|\.execute\(")

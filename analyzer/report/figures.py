@@ -110,7 +110,8 @@ def headline(view: RunView) -> go.Figure:
     for lang in order:
         rows = view.shared_by_size(lang)
         figure.add_trace(go.Scatter(  # arrays, not Series: Plotly reads them 3x as fast
-            x=rows["size"].to_numpy(), y=rows["overhead"].to_numpy() * 100, mode="lines+markers", name=view.name(lang),
+            x=rows["size"].to_numpy(), y=rows["overhead"].to_numpy() * 100,
+            mode="lines+markers", name=view.name(lang),
             meta={"lang": lang},
             line=dict(color=view.colors[lang], width=3 if lang == view.pivot else 2,
                       dash="dot" if lang == view.pivot else "solid"),

@@ -7,24 +7,12 @@ vocabulary (`builders`, on `plan`'s jobs), run on the local pool (`pool`) or a D
 (`cluster`), and the results stored (`execute`).
 """
 
-from typing import TYPE_CHECKING
+from analyzer.settings import EXECUTORS, RunSettings
 
-from analyzer.lazy import lazy_names
-
-if TYPE_CHECKING:
-    from analyzer.settings import EXECUTORS, RunSettings
-
-    from .errors import RunError
-    from .execute import ResultsNotStored, execute_run
-    from .resolution import refusals, split_units
-    from .resolution import resolve as resolve_settings
-
-__getattr__ = lazy_names(__name__, {
-    "analyzer.settings": ("EXECUTORS", "RunSettings"),
-    ".errors": ("RunError",),
-    ".execute": ("ResultsNotStored", "execute_run"),
-    ".resolution": ("refusals", "split_units", "resolve as resolve_settings"),
-})
+from .errors import RunError
+from .execute import ResultsNotStored, execute_run
+from .resolution import refusals, split_units
+from .resolution import resolve as resolve_settings
 
 __all__ = ["EXECUTORS", "ResultsNotStored", "RunError", "RunSettings", "execute_run",
            "refusals", "resolve_settings", "split_units"]
