@@ -15,13 +15,14 @@ A spec is one of:
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from analyzer.errors import did_you_mean
 from analyzer.hub import HUB_PREFIX, hub_failure, offline_reason
 
-from . import formats
+from . import formats, loaded
 from .catalog import CatalogEntry, Format, catalog, entry, unknown_tokenizer
 from .errors import TokenizerError
 from .local_store import digest
@@ -31,23 +32,57 @@ HF_PREFIX = HUB_PREFIX
 ALL_AVAILABLE = "all-available"
 
 
-@dataclass
 class ProductionTokenizer:
-    name: str
-    library: str
-    size: int
-    source: str
-    """Where each file came from, with its SHA-256."""
-    count: formats.Count
-    """Tokens of each text: the text's own, special-token text as plain text, no BOS/EOS."""
-    entry: CatalogEntry | None = None
-    """The catalog entry, when it is one."""
-    pieces: formats.Pieces | None = None
-    """A text's tokens as (id, bytes), for showing them."""
-    specials: int = 0
-    """The special tokens its library adds to each text (a tokenizer.json's BOS/EOS)."""
-    tokens: formats.TokenList | None = None
-    """Its vocabulary's ordinary tokens as bytes (`formats.Encoder.tokens`)."""
+    """A production tokenizer, ready to count: its files found and verified when it is
+    resolved; its library's encoder built when it is first used, once per process
+    (`analyzer.external.loaded`), so that a run's settings are checked without loading any (a
+    catalog tokenizer: its files are the pinned ones; a file or a hub repository's, built as
+    it is resolved, so that a bad one is refused then).
+
+    `name`, `source` (where each file came from, with its SHA-256) and `entry` (the catalog
+    entry, when it is one) are known at once; the rest is the encoder's: `count` (tokens of
+    each text: the text's own, special-token text as plain text, no BOS/EOS), `size`,
+    `library` (the library and its version), `pieces` (a text's tokens as (id, bytes), for
+    showing them), `specials` (the special tokens its library adds to each text: a
+    tokenizer.json's BOS/EOS) and `tokens` (its vocabulary's ordinary tokens as bytes)."""
+
+    def __init__(self, name: str, source: str, key: tuple, size: int,
+                 build: Callable[[], formats.Encoder], entry: CatalogEntry | None = None):
+        self.name = name
+        self.source = source
+        self.entry = entry
+        self._key, self._bytes, self._build = key, size, build
+
+    @property
+    def encoder(self) -> formats.Encoder:
+        return loaded.encoder(self._key, self._bytes, self._build)
+
+    @property
+    def count(self) -> formats.Count:
+        return self.encoder.count
+
+    @property
+    def size(self) -> int:
+        return self.encoder.size
+
+    @property
+    def library(self) -> str:
+        return self.encoder.library
+
+    @property
+    def pieces(self) -> formats.Pieces | None:
+        return self.encoder.pieces
+
+    @property
+    def specials(self) -> int:
+        return self.encoder.specials
+
+    @property
+    def tokens(self) -> formats.TokenList | None:
+        return self.encoder.tokens
+
+    def __repr__(self) -> str:
+        return f"ProductionTokenizer({self.name!r})"
 
 
 def resolve_tokenizer(spec: str, downloads: bool = True) -> ProductionTokenizer:
@@ -76,13 +111,20 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
                              f"({', '.join(f.name for f in item.files)}); put them in the store "
                              f"with analyzer tokenizers get {item.name}")
     found = catalog_files(item, explicit, downloads)
-    encoder = formats.build(item, {name: f.data for name, f in found.items()}, item.name)
-    if encoder.size != item.vocab_size:
-        raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, the "
-                             f"catalog {item.vocab_size:,}: the catalog or the library is wrong")
-    return ProductionTokenizer(item.name, encoder.library, encoder.size, _sources(found),
-                               encoder.count, item, encoder.pieces, encoder.specials,
-                               encoder.tokens)
+
+    def build() -> formats.Encoder:  # on first use: the files are the pinned ones
+        encoder = formats.build(item, {name: f.data for name, f in found.items()}, item.name)
+        if encoder.size != item.vocab_size:
+            raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, "
+                                 f"the catalog {item.vocab_size:,}: the catalog or the library "
+                                 "is wrong")
+        return encoder
+
+    if importlib.util.find_spec(item.library) is None:
+        build()  # refused now, as its library refuses: it is not there
+    return ProductionTokenizer(item.name, _sources(found),  # the entry whole: its files' hashes
+                               (item.name, item.model_dump_json()),  # and how they are read
+                               sum(len(f.data) for f in found.values()), build, item)
 
 
 def catalog_files(item: CatalogEntry, explicit: Path | None = None,
@@ -95,10 +137,8 @@ def catalog_files(item: CatalogEntry, explicit: Path | None = None,
 def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
     """`hf:ORG/NAME[@REVISION]`: its tokenizer.json, unpinned (its hash is recorded)."""
     data, where = hugging_face_file(spec, downloads)
-    encoder = formats.tokenizer_json(data, spec)
-    return ProductionTokenizer(spec, encoder.library, encoder.size, where, encoder.count,
-                               pieces=encoder.pieces, specials=encoder.specials,
-                               tokens=encoder.tokens)
+    return _built(ProductionTokenizer(spec, where, (spec, digest(data)), len(data),
+                                      lambda: formats.tokenizer_json(data, spec)))
 
 
 def hugging_face_file(spec: str, downloads: bool = True) -> tuple[bytes, str]:
@@ -139,6 +179,7 @@ def from_file(spec: str) -> ProductionTokenizer:
     """A tokenizer file of the user's own: no pinned hash (its hash is recorded)."""
     path_part, _, base = spec.partition("@")
     path = Path(path_part)
+    build: Callable[[], formats.Encoder]
     if path.suffix == ".tiktoken":
         base = base or path.stem
         if base not in _openai_encodings():
@@ -146,23 +187,30 @@ def from_file(spec: str) -> ProductionTokenizer:
                                  f"pattern and special tokens), e.g. {path_part}@cl100k_base")
         data = _read(path)
         formats.rank_file(data, str(path))  # a bad line is said with this file's name and line
-        encoder = formats.openai_encoding(base, {path.name: data}, None)
+        build = lambda: formats.openai_encoding(base, {path.name: data}, None)  # noqa: E731
     elif path.suffix == ".json":
         data = _read(path)
-        encoder = formats.tokenizer_json(data, str(path))
+        build = lambda: formats.tokenizer_json(data, str(path))  # noqa: E731
     elif path.suffix == ".model":
         data = _read(path)
-        encoder = formats.sentencepiece_model(data, str(path))
+        build = lambda: formats.sentencepiece_model(data, str(path))  # noqa: E731
     elif _exists(path):
         raise TokenizerError(f"{spec}: not a tokenizer this knows (.tiktoken, tokenizer.json, "
                              "SentencePiece .model); for a catalog format, name its entry: "
                              "NAME=FILE")
     else:
         raise unknown_tokenizer(spec)
-    return ProductionTokenizer(path.name, encoder.library, encoder.size,
-                               f"{path} (given; SHA-256 {digest(data)})", encoder.count,
-                               pieces=encoder.pieces, specials=encoder.specials,
-                               tokens=encoder.tokens)
+    sha = digest(data)
+    return _built(ProductionTokenizer(path.name, f"{path} (given; SHA-256 {sha})",
+                                      (str(path.resolve()), base, sha), len(data), build))
+
+
+def _built(tokenizer: ProductionTokenizer) -> ProductionTokenizer:
+    """A tokenizer of a file whose content no catalog pins, its encoder built now: a file
+    its library refuses is refused as it is resolved (a run's settings check), not when the
+    run counts."""
+    tokenizer.encoder  # noqa: B018 - built (or refused) here, kept for its first use
+    return tokenizer
 
 
 def _read(path: Path) -> bytes:
