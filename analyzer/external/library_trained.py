@@ -179,7 +179,8 @@ class LibraryModel:
         >>> ids.tolist(), lengths.tolist(), model.encode_chunks(["abc", "ab"])
         ([512, 355, 512], [2, 1], [[512, 355], [512]])
         """
-        module = compiled_module(f"analyzer.{self.algorithm}") if self.numbered else None
+        module = compiled_module("analyzer.unigram") \
+            if self.algorithm == Algorithm.UNIGRAM and self.numbered else None
         if module is not None:
             with contextlib.suppress(ValueError):  # a model it cannot take
                 return self._compiled(module, chunks)
@@ -195,10 +196,7 @@ class LibraryModel:
 
     def _compiled(self, module, chunks: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         data, offsets = _layout(chunks)
-        if self.algorithm == Algorithm.UNIGRAM:
-            ids, lengths = module.encode(self._raw_pieces, self.scores, data, offsets)
-        else:
-            ids, lengths = module.encode(self._raw_pieces, data, offsets)
+        ids, lengths = module.encode(self._raw_pieces, self.scores, data, offsets)
         return np.frombuffer(ids, np.int32), np.frombuffer(lengths, np.int32)
 
     def encode(self, text: str) -> list[int]:

@@ -2,9 +2,7 @@
 
    pack(chunks) lays out chunks (str, taken as UTF-8 with surrogate escapes, or bytes) end to
    end with their offsets; train(data, offsets, counts, size) trains on such a layout (views
-   of the caller's buffers, without the GIL) and gives each id's string; encode(pieces, data,
-   offsets) counts such chunks with a trained vocabulary, as Hugging Face's model does
-   (encode.c). */
+   of the caller's buffers, without the GIL) and gives each id's string. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -209,91 +207,6 @@ done:
     return result;
 }
 
-/* The chunks' layout for counting: data and int64 offsets, one more than the chunks, each
-   chunk within the data. Their number, or -1 with a ValueError. */
-static Py_ssize_t check_chunks(const Py_buffer *data, const Py_buffer *offsets) {
-    if (offsets->len % 8 || offsets->len < 8) {
-        PyErr_SetString(PyExc_ValueError, "offsets must be int64, one more than the chunks");
-        return -1;
-    }
-    const Py_ssize_t n = offsets->len / 8 - 1;
-    const int64_t *at = offsets->buf;
-    for (Py_ssize_t k = 0; k < n; k++)
-        if (at[k] < 0 || at[k] > at[k + 1] || at[k + 1] > data->len) {
-            PyErr_Format(PyExc_ValueError, "chunk %zd: offsets %lld..%lld out of range", k,
-                         (long long)at[k], (long long)at[k + 1]);
-            return -1;
-        }
-    return n;
-}
-
-/* encode(pieces, data, offsets) -> (ids, lengths): see encode.c. */
-static PyObject *engine_encode(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *pieces;
-    Py_buffer data, offsets;
-    if (!PyArg_ParseTuple(args, "O!y*y*", &PyList_Type, &pieces, &data, &offsets)) return NULL;
-    PyObject *result = NULL, *ids = NULL, *lengths = NULL;
-    Vocab vocab;
-    if (vocab_init(&vocab) < 0) {  /* what it did allocate is freed at done */
-        PyErr_NoMemory();
-        goto done;
-    }
-    const Py_ssize_t n = check_chunks(&data, &offsets);
-    if (n < 0) goto done;
-    if (PyList_GET_SIZE(pieces) >= INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "at most 2^31 - 2 pieces");
-        goto done;
-    }
-    uint32_t longest = 0;
-    for (Py_ssize_t id = 0; id < PyList_GET_SIZE(pieces); id++) {
-        PyObject *piece = PyList_GET_ITEM(pieces, id);
-        if (!PyBytes_Check(piece) || PyBytes_GET_SIZE(piece) >= UINT32_MAX) {
-            PyErr_Format(PyExc_TypeError, "piece %zd must be bytes", id);
-            goto done;
-        }
-        const uint8_t *s = (const uint8_t *)PyBytes_AS_STRING(piece);
-        const uint32_t length = (uint32_t)PyBytes_GET_SIZE(piece);
-        const uint64_t hash = hash_bytes(s, length);
-        if (vocab_find(&vocab, s, length, hash) != NO_SLOT) {
-            PyErr_Format(PyExc_ValueError, "piece %zd is an earlier piece's string", id);
-            goto done;
-        }
-        if (vocab_add(&vocab, s, length, hash) < 0) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        if (length > longest) longest = length;
-    }
-    const int64_t *at = offsets.buf;
-    const Py_ssize_t bytes = at[n] - at[0];  /* every token is a byte or more */
-    ids = PyBytes_FromStringAndSize(NULL, (bytes > 0 ? bytes : 1) * (Py_ssize_t)sizeof(int32_t));
-    lengths = PyBytes_FromStringAndSize(NULL, (n > 0 ? n : 1) * (Py_ssize_t)sizeof(int32_t));
-    if (!ids || !lengths) goto done;
-    int32_t *out = (int32_t *)PyBytes_AS_STRING(ids), *counted = (int32_t *)PyBytes_AS_STRING(lengths);
-    const char *problem;
-    Py_BEGIN_ALLOW_THREADS
-    problem = encode_chunks(&vocab, longest, data.buf, at, (size_t)n, out, counted);
-    Py_END_ALLOW_THREADS
-    if (problem) {
-        if (strcmp(problem, "out of memory") == 0) PyErr_NoMemory();
-        else PyErr_SetString(PyExc_ValueError, problem);
-        goto done;
-    }
-    Py_ssize_t total = 0;
-    for (Py_ssize_t k = 0; k < n; k++) total += counted[k];
-    if (_PyBytes_Resize(&ids, total * (Py_ssize_t)sizeof(int32_t)) < 0
-        || _PyBytes_Resize(&lengths, n * (Py_ssize_t)sizeof(int32_t)) < 0)
-        goto done;
-    result = PyTuple_Pack(2, ids, lengths);
-done:
-    Py_XDECREF(ids);
-    Py_XDECREF(lengths);
-    vocab_free(&vocab);
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&offsets);
-    return result;
-}
-
 static PyMethodDef engine_methods[] = {
     {"pack", engine_pack, METH_O,
      "pack(chunks) -> (data, offsets): str (UTF-8, surrogate escapes as their bytes) or bytes "
@@ -302,10 +215,6 @@ static PyMethodDef engine_methods[] = {
      "train(data, offsets, counts, size, *, let_in=4096) -> list[bytes]: each id's string ('##' "
      "inside a chunk); let_in changes only the speed (entries the queue lets into its heap at "
      "once)"},
-    {"encode", engine_encode, METH_VARARGS,
-     "encode(pieces, data, offsets) -> (ids, lengths): each chunk (data[offsets[k]:offsets[k + "
-     "1]]) as Hugging Face's WordPiece model encodes it with these pieces (bytes, id i the i-th; "
-     "'##' inside a chunk): the ids end to end, and each chunk's number of them, as int32"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,9 +7,7 @@
                   queue (a 4-ary heap of the larger counts' entries, the others aside by
                   count, each entry with its chunks as an array)
      train.c      the training: the chunks as ids, the first pair counts, the steps
-     encode.c     counting chunks with a trained vocabulary, as Hugging Face's model does
-     module.c     the Python face: pack(chunks), train(data, offsets, counts, size) and
-                  encode(pieces, data, offsets)
+     module.c     the Python face: pack(chunks) and train(data, offsets, counts, size)
 
    Exactness: the reference's order everywhere it matters (the queue's order: count, pair,
    push order; a step's notes of the chunks each pair gained in); counts are int64 (Hugging
@@ -178,12 +176,5 @@ typedef struct {
    interrupt said stop). `let_in`: the queue's (queue_init). */
 const char *train(const Chunks *chunks, uint32_t size, size_t let_in, const Interrupt *interrupt,
                   Vocab *out);
-
-/* encode.c: each chunk k (data[offsets[k] .. offsets[k + 1]), k < n) as Hugging Face's
-   WordPiece model encodes it with `vocab` (its strings in bytes; `longest`, the longest):
-   its ids end to end into `ids` (room for every byte of the chunks) and their number into
-   lengths[k]. NULL, or what went wrong (a chunk the library would make an unknown token). */
-const char *encode_chunks(const Vocab *vocab, uint32_t longest, const uint8_t *data,
-                          const int64_t *offsets, size_t n, int32_t *ids, int32_t *lengths);
 
 #endif
