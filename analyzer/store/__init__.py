@@ -1,7 +1,7 @@
 """SQLite storage: one `open_db` that checks and migrates, typed reads, atomic bulk writes.
 
-    db = open_db("analyzer.db",)
-    save_corpus(db, read_corpus("parallel_corpora/harbour_town",), "harbour_town")
+    db = open_db("analyzer.db")
+    save_corpus(db, read_corpus("parallel_corpora/harbour_town"), "harbour_town")
     get_corpus(db, "harbour_town").language_stats
 
 No SQL is written outside this package.
@@ -25,7 +25,15 @@ if TYPE_CHECKING:
         save_corpus,
         unit_stats,
     )
-    from .db import AnalyzerDatabase, LockWait, open_db, reconnect
+    from .db import (
+        AnalyzerDatabase,
+        LockWait,
+        WaitBudget,
+        default_lock_wait,
+        open_db,
+        reconnect,
+        write_transaction,
+    )
     from .errors import DatabaseBusy, DatabaseGone, DiskFull, NotFound, RunNotComplete, StoreError
     from .kinds import IMPORTED_SIZE, QueueStatus, ReplacementTexts, RunStatus
     from .location import DB_ENV, DEFAULT_DB
@@ -50,6 +58,7 @@ if TYPE_CHECKING:
         get_queued,
         queued_runs,
         requeue_starting,
+        return_to_waiting,
     )
     from .replacements import TokenHistogram, load_chosen, load_histograms, load_replacements
     from .results import StoredMerge, VocabularyRecord, finish_run
@@ -82,7 +91,8 @@ __getattr__ = lazy_names(__name__, {
     "analyzer.identity": ("Algorithm", "VocabKind"),
     ".corpora": ("check_corpus_name", "get_corpus", "get_corpus_by_id", "list_corpora",
         "load_texts", "load_unit", "load_unit_ids", "save_corpus", "unit_stats"),
-    ".db": ("AnalyzerDatabase", "LockWait", "open_db", "reconnect"),
+    ".db": ("AnalyzerDatabase", "LockWait", "WaitBudget", "default_lock_wait", "open_db",
+            "reconnect", "write_transaction"),
     ".errors": ("DatabaseBusy", "DatabaseGone", "DiskFull", "NotFound", "RunNotComplete",
         "StoreError"),
     ".location": ("DB_ENV", "DEFAULT_DB"),
@@ -91,7 +101,7 @@ __getattr__ = lazy_names(__name__, {
         "SourceDetail", "SourceRead", "VocabularyRead"),
     ".pending": ("recover_run", "save_pending"),
     ".queue": ("ClaimedRun", "QueueStateError", "cancel_queued", "claim_next", "enqueue_run",
-        "finish_queued", "get_queued", "queued_runs", "requeue_starting"),
+        "finish_queued", "get_queued", "queued_runs", "requeue_starting", "return_to_waiting"),
     ".replacements": ("TokenHistogram", "load_chosen", "load_histograms", "load_replacements"),
     ".results": ("StoredMerge", "VocabularyRecord", "finish_run"),
     ".runs": ("NewRun", "create_run", "get_run", "iter_merges", "list_runs", "load_chunk_counts",
@@ -110,6 +120,7 @@ __all__ = [
     "DEFAULT_DB",
     "AnalyzerDatabase",
     "LockWait",
+    "WaitBudget",
     "CorpusDetail",
     "CorpusRead",
     "DatabaseBusy",
@@ -140,6 +151,9 @@ __all__ = [
     "get_queued",
     "queued_runs",
     "requeue_starting",
+    "return_to_waiting",
+    "default_lock_wait",
+    "write_transaction",
     "finish_run",
     "get_source",
     "list_sources",
