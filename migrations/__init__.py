@@ -422,3 +422,12 @@ def m018_hub_sources(db: Database) -> None:
     # (`origin`, JSON: the repository, the commit its revision was resolved to once, the configs,
     # split, languages and byte budget); NULL for a source of local files.
     _run(db, "ALTER TABLE sources ADD COLUMN origin TEXT")
+
+
+@migrations()
+def m019_counting_engine(db: Database) -> None:
+    # Issue 69: a production tokenizer is counted by the analyzer's own engine where that
+    # equals its library, else by the library; `engine` records which ("analyzer", or the
+    # library's name), beside `library` (the library and version whose counts these are).
+    # NULL for every vocabulary before (their library counted them).
+    _run(db, "ALTER TABLE vocabularies ADD COLUMN engine TEXT")

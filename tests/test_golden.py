@@ -36,7 +36,8 @@ ADDED_TO_VOCABULARIES = ("pretokenizer", "pattern",
                          "transition",  # issue 23: SuperBPE
                          "base_size",  # issue 23: extensions
                          "framing", "framing_basis",  # issue 27: a request's framing
-                         "special_tokens")  # issue 40: what a library adds to each text
+                         "special_tokens",  # issue 40: what a library adds to each text
+                         "engine")  # issue 69: what counted a production tokenizer
 ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "parity", "global_merges", "weights",  # issue 14: the fairness lab
                  "summaries", "equal_cost_sizes", "attribution", "divergence",
@@ -133,7 +134,10 @@ def without_counting(document: dict) -> dict:
     document = without(document, ADDED_BY_COUNTING)
     if "vocabularies" in document:
         assert all(v["special_tokens"] in (None, 0) for v in document["vocabularies"])
-        document["vocabularies"] = [without(v, ("special_tokens",))
+        # issue 69: what counted each production tokenizer (the analyzer's engine here)
+        assert all(v["engine"] == ("analyzer" if v["kind"] == "production" else None)
+                   for v in document["vocabularies"])
+        document["vocabularies"] = [without(v, ("special_tokens", "engine"))
                                     for v in document["vocabularies"]]
     return document
 

@@ -113,12 +113,13 @@ def test_runs_stored_before_pretokenizers_read_back_as_none(tmp_path, tiny_corpu
     expected = load_counts(db, run_id)
     db.close()
     raw = Database(path)  # take the database back to before m006, as an older version left it
-    # (and before m008, m009, m011 and m014, which came later still and would otherwise count
-    # as applied: m006 rebuilds the vocabularies table)
+    # (and before m008, m009, m011, m014 and m019, which came later still and would otherwise
+    # count as applied: m006 rebuilds the vocabularies table)
     raw.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m006_pretokenizers', "
                 "'m008_superbpe', 'm009_extension', 'm011_request_framing', "
-                "'m014_counting_conventions')")
-    for statement in ["ALTER TABLE vocabularies DROP COLUMN special_tokens",
+                "'m014_counting_conventions', 'm019_counting_engine')")
+    for statement in ["ALTER TABLE vocabularies DROP COLUMN engine",
+                      "ALTER TABLE vocabularies DROP COLUMN special_tokens",
                       "ALTER TABLE runs DROP COLUMN count_convention",
                       "ALTER TABLE runs DROP COLUMN special_tokens",
                       "ALTER TABLE token_counts DROP COLUMN joined_tokens",

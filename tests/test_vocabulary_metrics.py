@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzer.external.vocabulary import split_words, token_script
+from analyzer.bpe.words import split_words
+from analyzer.external.vocabulary import token_script
 from helpers import cli_output, invoke, resolve_or_skip
 
 TEXTS = {"eng_Latn": ["The cat sat on the mat, quietly.", "Unbelievably, antidisestablishment."],

@@ -26,17 +26,41 @@ from .threads import default_threads
 PATTERN_NUMBERS = {"words": 0, "gpt2": 1, "cl100k": 2, "o200k": 3, "llama3": 4, "superbpe": 5}
 """The built-in pre-tokenizers split.c writes out, numbered as its SPLIT_* enum."""
 
+PRODUCTION_PATTERNS = {
+    "qwen": (6, r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"""
+                r"""[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""),
+    "tekken": (7, r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+                  r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+                  r"""|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""),
+    "digits": (8, r"\p{N}"),
+    "numbers": (9, r"\p{N}{1,3}"),
+    "kana-han": (10, "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"),
+    "deepseek": (11, r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+"""
+                     r"""|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"""
+                     r"""| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""),
+    "metaspace": (12, "\u2581*[^\u2581]+|\u2581+"),
+}
+"""The further patterns split.c writes out, for production tokenizers' pre-tokenizers (number,
+the pattern as `regex` spells it): Qwen's (llama3's with one digit at a time), Mistral
+Tekken's (o200k's without contractions, one digit at a time), Hugging Face's Digits with
+individual digits, DeepSeek V3's three splits, and a SentencePiece-made model's text cut
+before each run of its space, "▁" (where its vocabulary lets no merge cross the cut)."""
+
 CLASSES = {  # bit: the class, as the built-in patterns spell it
     1: r"\s",
     2: r"\p{L}",
     4: r"\p{N}",
     8: r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]",
     16: r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]",
+    32: r"\p{P}",
+    64: r"\p{S}",
+    128: r"\p{M}",
 }
 """split.c's CLASS_* bits."""
 
 PROPERTIES = {r"\s": 1, r"\p{L}": 2, r"\p{N}": 4, r"\p{Lu}": 8, r"\p{Lt}": 8, r"\p{Ll}": 16,
-              r"\p{Lm}": 8 | 16, r"\p{Lo}": 8 | 16, r"\p{M}": 8 | 16}
+              r"\p{Lm}": 8 | 16, r"\p{Lo}": 8 | 16, r"\p{M}": 8 | 16 | 128, r"\p{P}": 32,
+              r"\p{S}": 64}
 """The same bits, read one property at a time (a single property is matched about ten times
 faster than a class of several): each property's code points get these bits."""
 
@@ -52,6 +76,25 @@ class UnicodeTables:
     """One byte per code point: its CLASSES bits."""
     folds: bytes
     """uint32 pairs: a code point (?i) matches to a contraction letter, and that letter."""
+
+
+def tables_from(members: dict[str, str], folds: dict[str, str]) -> UnicodeTables:
+    """Tables from the code points of each property (`PROPERTIES`' keys, each a str of its
+    members) and of each contraction letter's `(?i)` variants (`CONTRACTION_LETTERS`), however
+    they were found: read out of a library that counts with its own Unicode version.
+
+    >>> tables_from({r"\\p{L}": "ab"}, {"s": "sS"}).classes[ord("b")]
+    2
+    """
+    classes = bytearray(CODE_POINTS)
+    for pattern, bits in PROPERTIES.items():
+        for char in members.get(pattern, ""):
+            classes[ord(char)] |= bits
+    pairs = array("I")
+    for letter in CONTRACTION_LETTERS:
+        for variant in folds.get(letter, ""):
+            pairs.extend((ord(variant), ord(letter)))
+    return UnicodeTables(bytes(classes), pairs.tobytes())
 
 
 @lru_cache(maxsize=1)

@@ -447,6 +447,23 @@ def catalog_table(statuses: list[Availability], width: int = 80) -> Table:
     return result
 
 
+def counted_by_line(statuses: list[Availability]) -> str:
+    """Which tokenizers the analyzer's engine counts and which their libraries do, in a line.
+
+    >>> from analyzer.external import availability, entry
+    >>> counted_by_line([availability(entry("cl100k_base")), availability(entry("mistral-v3"))])
+    "counted by: the analyzer's engine, equal to their libraries; mistral-v3 by sentencepiece"
+    """
+    by: dict[str, list[str]] = {}
+    for status in statuses:
+        by.setdefault(status.counted_by, []).append(status.entry.name)
+    if "analyzer" not in by:
+        return "counted by: their libraries (the analyzer's compiled engine is not built here)"
+    del by["analyzer"]
+    return "; ".join(["counted by: the analyzer's engine, equal to their libraries",
+                      *(f"{', '.join(names)} by {library}" for library, names in by.items())])
+
+
 FRAMING_KEY = ("framing: the tokens a one-message request adds (its chat format); doc: from "
                "the maker's documented format, else measured with the model's own chat "
                "template; ?: not known")

@@ -22,7 +22,7 @@ def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from ..external import ALL_AVAILABLE, availability, catalog
-    from .tables import FRAMING_KEY, catalog_table
+    from .tables import FRAMING_KEY, catalog_table, counted_by_line
 
     statuses = [availability(item) for item in catalog().values()]
     if as_json:
@@ -31,6 +31,7 @@ def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     console = Console()
     console.print(catalog_table(statuses, console.width), "")  # a blank line closes the table
     console.print(FRAMING_KEY)
+    console.print(counted_by_line(statuses))
     for status in statuses:
         if status.entry.caveat:
             console.print(f"{plain(status.entry.name)}: {plain(status.entry.caveat)}")

@@ -150,6 +150,10 @@ class CatalogEntry(BaseModel):
     """What a user must not read into its counts; shown wherever the tokenizer is."""
     framing: Framing | None = None
     """The tokens a one-message request adds around its content (None: not known)."""
+    engine: bool | None = None
+    """Whether the analyzer's compiled engine counts it, exactly as its library does (None:
+    as its format goes, every one but SentencePiece's); tests/test_external_engine.py holds
+    each entry's files to what is said here."""
 
     @model_validator(mode="after")
     def _format_fields(self) -> CatalogEntry:
@@ -164,6 +168,11 @@ class CatalogEntry(BaseModel):
     @property
     def library(self) -> str:
         return self.format.library
+
+    @property
+    def on_engine(self) -> bool:
+        """Whether the analyzer's engine counts it (where the engine is built)."""
+        return self.engine if self.engine is not None else self.format is not Format.SENTENCEPIECE
 
 
 CATALOG_ENV = "ANALYZER_CATALOG"

@@ -34,9 +34,9 @@ from analyzer.bpe.pretokenize import Pretokenizer
 from analyzer.bpe.reference import Merge
 
 from . import formats
+from .byte_level import byte_level_alphabet
 from .catalog import Format, catalog, entry
 from .errors import TokenizerError
-from .formats import byte_level_alphabet
 from .tokenizers import HF_PREFIX, _sources, catalog_files, hugging_face_file
 
 

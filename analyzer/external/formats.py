@@ -11,13 +11,16 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
+from . import engine_models
+from .byte_level import BYTE_TOKEN, byte_level_alphabet
 from .catalog import CatalogEntry, Format
+from .engine_models import EngineTokenizer
 from .errors import TokenizerError
 
 EXTRA = "pip install 'analyzer[tokenizers]'"
@@ -26,6 +29,8 @@ Count = Callable[[list[str]], list[int]]
 TokenList = Callable[[], list[bytes]]
 Pieces = Callable[[str], list[tuple[int, bytes]]]
 """A text's tokens as (id, the bytes it stands for), for showing a tokenization."""
+Ids = Callable[[str], list[int]]
+"""A text's tokens, as its library encodes it (the engine's definition, in the tests)."""
 Normalization = Literal["NFC", "NFD", "NFKC", "NFKD"]
 
 
@@ -43,6 +48,21 @@ class Encoder:
     tokens: TokenList | None = None
     """Its vocabulary's ordinary tokens as the bytes each stands for (special and control
     tokens left out), for the scripts a vocabulary is written in and two vocabularies' overlap."""
+    ids: Ids | None = None
+    ids_batch: Callable[[list[str]], list[list[int]]] | None = None
+    """Each text's tokens, in one call of its library's batch encoder (its fastest)."""
+    spellings: Callable[[], list[bytes]] | None = None
+    """What each id spells (by id; b"" for none), for the words its tokens split."""
+    words_text: Callable[[str], str] | None = None
+    """The text its split words are counted on, as its pieces spell it (its normaliser's;
+    None: the text as given)."""
+    make_engine: Callable[[], EngineTokenizer | str] = lambda: "counted by its library"
+    """How the analyzer's engine counts it exactly as the library does (`engine_models`), or,
+    in words, why it cannot: worked out when first asked (`engine`)."""
+
+    @cached_property
+    def engine(self) -> EngineTokenizer | str:
+        return self.make_engine()
 
 
 def build(entry: CatalogEntry, files: dict[str, bytes], label: str) -> Encoder:
@@ -63,20 +83,6 @@ def build(entry: CatalogEntry, files: dict[str, bytes], label: str) -> Encoder:
     return sentencepiece_model(data, label)
 
 
-def byte_level_alphabet() -> dict[int, str]:
-    """GPT-2's byte-level alphabet, as Hugging Face's ByteLevel uses it: each byte as a
-    printable character (printable Latin-1 bytes as themselves, the rest from U+0100 on)."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    alphabet, extra = {}, 0
-    for byte in range(256):
-        if byte in printable:
-            alphabet[byte] = chr(byte)
-        else:
-            alphabet[byte] = chr(256 + extra)
-            extra += 1
-    return alphabet
-
-
 # --- tiktoken ---------------------------------------------------------------------------------
 
 
@@ -94,6 +100,25 @@ def _tiktoken_pieces(encoder, normalization: Normalization | None = None) -> Pie
             text = unicodedata.normalize(normalization, text)
         return [(i, encoder.decode_single_token_bytes(i)) for i in encoder.encode_ordinary(text)]
     return pieces
+
+
+def _tiktoken_spellings(encoder) -> Callable[[], list[bytes]]:
+    def spellings() -> list[bytes]:
+        found = []
+        for token in range(encoder.n_vocab):
+            try:
+                found.append(encoder.decode_single_token_bytes(token))
+            except KeyError:  # an id no token has
+                found.append(b"")
+        return found
+    return spellings
+
+
+def _tiktoken_batch(encoder, normalization: Normalization | None = None):
+    if normalization is None:
+        return encoder.encode_ordinary_batch
+    return lambda texts: encoder.encode_ordinary_batch(
+        [unicodedata.normalize(normalization, text) for text in texts])
 
 
 def _counter(encoder, normalization: Normalization | None = None) -> Count:
@@ -117,7 +142,11 @@ def openai_encoding(encoding: str, files: dict[str, bytes], pinned: dict[str, st
     size = encoder.n_vocab if pinned is not None else \
         len(arguments["mergeable_ranks"]) + len(arguments["special_tokens"])
     return Encoder(_counter(encoder), size, f"tiktoken {tiktoken.__version__}",
-                   _tiktoken_pieces(encoder), tokens=encoder.token_byte_values)
+                   _tiktoken_pieces(encoder), tokens=encoder.token_byte_values,
+                   ids=encoder.encode_ordinary, ids_batch=_tiktoken_batch(encoder),
+                   spellings=_tiktoken_spellings(encoder),
+                   make_engine=lambda: engine_models.from_ranks(arguments["mergeable_ranks"],
+                                                                arguments["pat_str"]))
 
 
 def openai_arguments(encoding: str, files: dict[str, bytes], pinned: dict[str, str] | None) -> dict:
@@ -189,7 +218,10 @@ def _tiktoken(label: str, pattern: str, ranks: dict[bytes, int], specials: int) 
     except ValueError as error:
         raise TokenizerError(f"{label}: tiktoken refuses it ({error})") from None
     return Encoder(_counter(encoder), encoder.n_vocab, f"tiktoken {tiktoken.__version__}",
-                   _tiktoken_pieces(encoder), tokens=encoder.token_byte_values)
+                   _tiktoken_pieces(encoder), tokens=encoder.token_byte_values,
+                   ids=encoder.encode_ordinary, ids_batch=_tiktoken_batch(encoder),
+                   spellings=_tiktoken_spellings(encoder),
+                   make_engine=lambda: engine_models.from_ranks(ranks, pattern))
 
 
 def _json(data: bytes, label: str) -> dict:
@@ -217,7 +249,8 @@ def tekken(data: bytes, label: str) -> Encoder:
     shift = config["default_num_special_tokens"]  # Mistral's ids follow the special tokens
     return Encoder(encoder.count, config["default_vocab_size"], encoder.library,
                    lambda text: [(i + shift, piece) for i, piece in encoder.pieces(text)],
-                   tokens=encoder.tokens)
+                   tokens=encoder.tokens, ids=encoder.ids, ids_batch=encoder.ids_batch,
+                   spellings=encoder.spellings, make_engine=lambda: encoder.engine)
 
 
 def tiktoken_js(data: bytes, label: str, normalization: Normalization | None) -> Encoder:
@@ -238,7 +271,14 @@ def tiktoken_js(data: bytes, label: str, normalization: Normalization | None) ->
     except (KeyError, TypeError, ValueError) as error:
         raise TokenizerError(f"{label}: not a js-tiktoken JSON ({type(error).__name__}: {error})") from None
     return Encoder(_counter(encoder, normalization), encoder.n_vocab, f"tiktoken {tiktoken.__version__}",
-                   _tiktoken_pieces(encoder, normalization), tokens=encoder.token_byte_values)
+                   _tiktoken_pieces(encoder, normalization), tokens=encoder.token_byte_values,
+                   ids=lambda text: encoder.encode_ordinary(
+                       unicodedata.normalize(normalization, text) if normalization else text),
+                   ids_batch=_tiktoken_batch(encoder, normalization),
+                   spellings=_tiktoken_spellings(encoder),
+                   words_text=engine_models.words_text_of(normalization),
+                   make_engine=lambda: engine_models.from_ranks(ranks, document["pat_str"],
+                                                                normalization))
 
 
 # --- Hugging Face tokenizers and SentencePiece ------------------------------------------------
@@ -254,26 +294,31 @@ def tokenizer_json(data: bytes, label: str) -> Encoder:
     except Exception as error:  # the Rust side raises plain Exception
         raise TokenizerError(f"{label}: not a Hugging Face tokenizer.json ({error})") from None
     tokenizer.encode_special_tokens = True  # special tokens in the text are plain text
+    document = json.loads(data)
+    spelled: dict[int, bytes] = {}
 
     def count(texts: list[str]) -> list[int]:
         return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
     def pieces(text: str) -> list[tuple[int, bytes]]:
-        # Offsets are characters of the text; a character split over several tokens (byte
-        # fallback) shows whole on the first and empty on the rest.
-        found, shown = [], 0
-        for token, (start, end) in zip(*(lambda e: (e.ids, e.offsets))(
-                tokenizer.encode(text, add_special_tokens=False))):
-            start = max(start, shown)
-            found.append((token, text[start:end].encode("utf-8")))
-            shown = max(shown, end)
-        return found
+        # Each token's own bytes: a token that holds part of a character shows that part, as
+        # tiktoken's do (the character's offsets would give it whole to the first).
+        if not spelled:
+            spelled.update(_token_bytes(tokenizer, document))
+        return [(token, spelled.get(token, b"")) for token in
+                tokenizer.encode(text, add_special_tokens=False).ids]
 
     # What the post-processor adds around a text (TemplateProcessing: the same for every text).
     specials = len(tokenizer.encode("a", add_special_tokens=True).ids) - len(
         tokenizer.encode("a", add_special_tokens=False).ids)
     return Encoder(count, tokenizer.get_vocab_size(), f"tokenizers {tokenizers.__version__}", pieces,
-                   specials, lambda: _json_tokens(tokenizer, data))
+                   specials, lambda: _json_tokens(tokenizer, document),
+                   ids=lambda text: tokenizer.encode(text, add_special_tokens=False).ids,
+                   ids_batch=lambda texts: [e.ids for e in tokenizer.encode_batch(
+                       texts, add_special_tokens=False)],
+                   spellings=lambda: _by_id(_token_bytes(tokenizer, document)),
+                   words_text=engine_models.words_text_of(document.get("normalizer")),
+                   make_engine=lambda: engine_models.from_tokenizer_json(document))
 
 
 def sentencepiece_model(data: bytes, label: str) -> Encoder:
@@ -301,37 +346,51 @@ def sentencepiece_model(data: bytes, label: str) -> Encoder:
                 for i in range(processor.get_piece_size())
                 if not (processor.is_control(i) or processor.is_unknown(i))]
 
+    def spellings() -> list[bytes]:
+        return [bytes([int(processor.id_to_piece(i)[3:5], 16)]) if processor.is_byte(i)
+                else processor.id_to_piece(i).replace("\u2581", " ").encode("utf-8")
+                for i in range(processor.get_piece_size())]
+
     return Encoder(count, processor.get_piece_size(), f"sentencepiece {sentencepiece.__version__}",
-                   pieces, tokens=tokens)
+                   pieces, tokens=tokens, ids=processor.encode, ids_batch=processor.encode,
+                   spellings=spellings,
+                   make_engine=lambda: "a SentencePiece model: counted by its library")
 
 
-BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
-"""A byte-fallback token's name (SentencePiece's, and tokenizer.json models made from them)."""
 
 
-def _json_tokens(tokenizer, data: bytes) -> list[bytes]:
-    """A tokenizer.json's ordinary tokens as bytes: a byte-level model's spelled back from its
-    byte alphabet, another's with "▁" as a space, byte-fallback tokens as their byte and
-    WordPiece's "##" continuation mark dropped; its special added tokens left out."""
-    document = json.loads(data)
-    specials = {token["content"] for token in document.get("added_tokens") or []
-                if token.get("special")}
+def _token_bytes(tokenizer, document: dict) -> dict[int, bytes]:
+    """Every token of a tokenizer.json as the bytes it stands for: a byte-level model's spelled
+    back from its byte alphabet, another's with "▁" as a space, byte-fallback tokens as their
+    byte and WordPiece's "##" continuation mark dropped."""
     byte_level = '"ByteLevel"' in json.dumps([document.get("pre_tokenizer"),
                                                document.get("decoder")])
     chars = {char: byte for byte, char in byte_level_alphabet().items()}
     prefix = ((document.get("model") or {}).get("continuing_subword_prefix") or "")
-    found = []
-    for token in tokenizer.get_vocab():
-        if token in specials:
-            continue
+    found = {}
+    for token, i in tokenizer.get_vocab().items():
         if byte_level and all(char in chars for char in token):
-            found.append(bytes(chars[char] for char in token))
+            found[i] = bytes(chars[char] for char in token)
             continue
         byte = BYTE_TOKEN.fullmatch(token)
         if byte:
-            found.append(bytes([int(byte.group(1), 16)]))
+            found[i] = bytes([int(byte.group(1), 16)])
             continue
         if prefix and token.startswith(prefix) and token != prefix:
             token = token[len(prefix):]
-        found.append(token.replace("\u2581", " ").encode("utf-8"))
+        found[i] = token.replace("\u2581", " ").encode("utf-8")
     return found
+
+
+def _by_id(found: dict[int, bytes]) -> list[bytes]:
+    table = [b""] * (max(found, default=-1) + 1)
+    for i, piece in found.items():
+        table[i] = piece
+    return table
+
+
+def _json_tokens(tokenizer, document: dict) -> list[bytes]:
+    """A tokenizer.json's ordinary tokens as bytes (`_token_bytes`), its special added tokens
+    left out."""
+    specials = {token["id"] for token in document.get("added_tokens") or [] if token.get("special")}
+    return [piece for i, piece in _token_bytes(tokenizer, document).items() if i not in specials]

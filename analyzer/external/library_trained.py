@@ -58,8 +58,8 @@ from analyzer.identity import Algorithm
 from analyzer.unigram.trainer import Progress as UnigramProgress
 
 from . import formats
+from .byte_level import byte_level_alphabet
 from .errors import TokenizerError
-from .formats import byte_level_alphabet
 
 BYTE_CHARS = byte_level_alphabet()
 """Each byte as the character that stands for it (GPT-2's byte-level alphabet)."""

@@ -5,7 +5,10 @@ machine). Each is kept under its tokenizer's name and its files' SHA-256, so a f
 changed is built again; the least recently used goes first beyond `KEPT` encoders or `KEPT_BYTES`
 of their files (an encoder takes a few times its files in memory).
 
-    encoder(("cl100k_base", (sha,)), 1_681_126, lambda: formats.build(...))  # built once
+    encoder(("cl100k_base", (sha,)), 1_681_126, lambda: Loaded(formats.build(...)))  # once
+
+What is kept is whatever `build` makes (`tokenizers.Loaded`: the encoder, and the engine's
+counter made from it), so that the engine's compiled model is made once per process too.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
-from .formats import Encoder
+Kept = TypeVar("Kept")
 
 KEPT = 8
 """Encoders a process keeps at most."""
@@ -22,12 +26,12 @@ KEPT = 8
 KEPT_BYTES = 256 << 20
 """The files behind the encoders a process keeps, at most (always at least one encoder)."""
 
-_kept: OrderedDict[Hashable, tuple[Encoder, int]] = OrderedDict()
+_kept: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
 _lock = threading.Lock()
 _built = 0
 
 
-def encoder(key: Hashable, size: int, build: Callable[[], Encoder]) -> Encoder:
+def encoder(key: Hashable, size: int, build: Callable[[], Kept]) -> Kept:
     """The encoder kept under `key` (a tokenizer's name and its files' SHA-256), or the one
     `build` makes (from files of `size` bytes), then kept. Two threads asking for one wait for
     the one build (a build holds the lock: once per process)."""

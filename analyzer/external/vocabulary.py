@@ -18,21 +18,14 @@ as sets (here of the bytes each token stands for, so that two spellings of a spa
 >>> jaccard({b"a", b"b", b"ab"}, {b"a", b"b", b"ba"})
 (2, 4)
 
-A word (a run of characters between whitespace, as the corpus counts words) is continued, or
-split, when a token boundary falls inside it: tokka-bench's `word_split_pct` is the share of
-words so split.
-
->>> split_words("the cat sat", [b"the", b" c", b"at", b" sat"])
-1
+How often a tokenizer's tokens split a word is `analyzer.bpe.words.split_words`.
 """
 
 from __future__ import annotations
 
-import bisect
-import itertools
-import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from functools import cache
 
 import regex
 
@@ -62,21 +55,31 @@ _SCRIPT = regex.compile("|".join(f"(?P<{name}>\\p{{Script={name}}})" for name in
 _SHARED = regex.compile(r"[\p{Script=Common}\p{Script=Inherited}]")
 
 
+@cache
+def _char_script(char: str) -> str | None:
+    """A character's script as a token's is read: None for one that says nothing (no letter
+    or mark, or one every script uses: Common, Inherited)."""
+    if not _LETTERS.match(char) or _SHARED.match(char):
+        return None
+    match = _SCRIPT.match(char)
+    return match.lastgroup if match else OTHER
+
+
 def token_script(token: bytes) -> str:
     """The script a token is written in (see the module's docstring)."""
     try:
         text = token.decode("utf-8")
     except UnicodeDecodeError:
         return BYTES
-    found = set()
-    for letter in _LETTERS.findall(text):
-        if _SHARED.match(letter):  # a combining mark or a letter-like symbol every script uses
+    found = None
+    for char in text:
+        script = _char_script(char)
+        if script is None:
             continue
-        match = _SCRIPT.match(letter)
-        found.add(match.lastgroup if match else OTHER)
-        if len(found) > 1:
+        if found is not None and script != found:
             return MIXED
-    return found.pop() if found else NO_LETTER
+        found = script
+    return found if found is not None else NO_LETTER
 
 
 def script_composition(tokens: Iterable[bytes]) -> dict[str, int]:
@@ -90,27 +93,3 @@ def jaccard(left: set[bytes], right: set[bytes]) -> tuple[int, int]:
     return len(left & right), len(left | right)
 
 
-_WORD = re.compile(r"\S+")
-
-
-def split_words(text: str, pieces: Sequence[bytes]) -> int | None:
-    """How many of the text's words a token boundary falls inside, the tokens' bytes given in
-    order; None when they do not spell the text (a tokenizer that normalises it, or adds a
-    space before it, other than SentencePiece's one leading space)."""
-    data = text.encode("utf-8", errors="surrogatepass")
-    spelled = b"".join(pieces)
-    shift = 0
-    if spelled != data:
-        if spelled == b" " + data:  # SentencePiece's dummy prefix
-            shift = 1
-        else:
-            return None
-    starts = list(itertools.accumulate((len(piece) for piece in pieces[:-1]), initial=0))
-    offsets = list(itertools.accumulate((len(char.encode("utf-8", errors="surrogatepass"))
-                                         for char in text), initial=0))
-    cut = 0
-    for word in _WORD.finditer(text):
-        first, last = offsets[word.start()] + shift, offsets[word.end()] + shift
-        if bisect.bisect_left(starts, last) - bisect.bisect_right(starts, first) > 0:
-            cut += 1
-    return cut

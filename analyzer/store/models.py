@@ -115,6 +115,7 @@ class VocabularyRow(SQLModel, table=True):
     framing: int | None = None  # production: tokens a one-message request adds (NULL: unknown)
     framing_basis: str | None = None  # how `framing` is known: measured, documented or none
     special_tokens: int | None = None  # production: special tokens its library adds per text
+    engine: str | None = None  # production: what counted ("analyzer", or the library's name)
 
 
 class SourceRow(SQLModel, table=True):
@@ -262,6 +263,9 @@ class VocabularyRead(SQLModel):
     """A production tokenizer: the special tokens its library adds to each text (a
     tokenizer.json's beginning- or end-of-text tokens); counted when the run's
     `special_tokens` is on."""
+    engine: str | None = None
+    """A production tokenizer: what counted it, "analyzer" (the analyzer's own engine, equal to
+    `library`) or the library's name; None for runs before the engine counted any."""
 
     @property
     def identity(self) -> VocabularyId:

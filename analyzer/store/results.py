@@ -64,6 +64,8 @@ class VocabularyRecord:
     special_tokens: int | None = None
     """A production tokenizer: the special tokens its library adds to each text it counts
     (counted with `special_tokens`)."""
+    engine: str | None = None
+    """A production tokenizer: what counted it ("analyzer", or its library's name)."""
     split_words: dict[str, int] | None = None
     """A production tokenizer: `{lang: words of its measured units cut by a token boundary}`
     (tokka-bench's continued words; a language written without spaces has none)."""
@@ -120,13 +122,14 @@ def add_vocabulary(db: Database, run_id: int, record: VocabularyRecord) -> int:
     cursor = db.execute(
         "INSERT INTO vocabularies (run_id, scope, kind, size, trained_bytes, merges_learned, "
         "stop_reason, seconds, roundtrip_ok, library, source, pretokenizer, pattern, transition, "
-        "base_size, framing, framing_basis, special_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?)",
+        "base_size, framing, framing_basis, special_tokens, engine) VALUES (?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, record.scope, record.kind, record.size, record.trained_bytes,
          record.merges_learned, record.stop_reason, record.seconds,
          None if record.roundtrip_ok is None else int(record.roundtrip_ok), record.library,
          record.source, record.pretokenizer, record.pattern, record.transition,
-         record.base_size, record.framing, record.framing_basis, record.special_tokens],
+         record.base_size, record.framing, record.framing_basis, record.special_tokens,
+         record.engine],
     )
     vocab_id = inserted_id(cursor)
     chosen = record.chosen or [None] * len(record.merges)

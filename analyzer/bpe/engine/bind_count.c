@@ -30,7 +30,7 @@ int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store,
         fold_store[k] = pairs[2 * k];
         fold_store[32 + k] = pairs[2 * k + 1];
     }
-    *tables = (SplitTables){classes->buf, fold_store, fold_store + 32, n};
+    *tables = (SplitTables){classes->buf, fold_store, fold_store + 32, n, NULL};
     return 0;
 }
 

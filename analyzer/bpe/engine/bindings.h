@@ -40,6 +40,11 @@ int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store, Spli
 int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
                 uint32_t *fold_store, SplitTables *tables, PyObject **texts, SplitText **views);
 
+/* bind_ranked.c: the RankedEncoder type (production tokenizers) and split_steps(). */
+extern PyTypeObject RankedType;
+PyObject *engine_split_steps(PyObject *self, PyObject *args);
+PyObject *engine_split_words_by_ids(PyObject *self, PyObject *args);
+
 /* bind_parted.c: the PartedCounter type and utf8_lines(). */
 extern PyTypeObject PartedType;
 PyObject *engine_utf8_lines(PyObject *self, PyObject *args);

@@ -630,6 +630,9 @@ int spells(const MergeList *m, const Work *w, const uint8_t *bytes, size_t start
 
 /* The patterns, numbered as analyzer/bpe/native_split.py numbers them. */
 enum { SPLIT_WORDS, SPLIT_GPT2, SPLIT_CL100K, SPLIT_O200K, SPLIT_LLAMA3, SPLIT_SUPERBPE,
+       /* the production tokenizers' own (analyzer/external/engine_models.py) */
+       SPLIT_QWEN, SPLIT_TEKKEN, SPLIT_DIGITS, SPLIT_NUMBERS, SPLIT_KANA_HAN, SPLIT_DEEPSEEK,
+       SPLIT_METASPACE,
        SPLIT_PATTERNS };
 
 /* A code point's classes, one byte per code point (U+0000..U+10FFFF). */
@@ -638,6 +641,9 @@ enum { SPLIT_WORDS, SPLIT_GPT2, SPLIT_CL100K, SPLIT_O200K, SPLIT_LLAMA3, SPLIT_S
 #define CLASS_NUMBER 4    /* \p{N} */
 #define CLASS_UPPERISH 8  /* [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] (o200k) */
 #define CLASS_LOWERISH 16 /* [\p{Ll}\p{Lm}\p{Lo}\p{M}] (o200k) */
+#define CLASS_PUNCT 32    /* \p{P} (deepseek) */
+#define CLASS_SYMBOL 64   /* \p{S} (deepseek) */
+#define CLASS_MARK 128    /* \p{M} (deepseek) */
 #define CODE_POINTS 0x110000
 
 typedef struct {
@@ -645,6 +651,9 @@ typedef struct {
     const uint32_t *fold_from; /* the code points (?i) matches to a contraction letter... */
     const uint32_t *fold_to;   /* ...and that letter, lower-case ASCII */
     size_t n_folds;
+    const uint8_t *digits;     /* SPLIT_DIGITS' digits, a bit per code point, when they are not
+                                  CLASS_NUMBER's (Hugging Face's Digits follows Rust's Unicode
+                                  version, its regular expressions Oniguruma's); else NULL */
 } SplitTables;
 
 /* A text as Python holds it: `kind` bytes per code point (1, 2 or 4). */
@@ -659,6 +668,24 @@ typedef struct {
    does: every character starts some match). */
 size_t split_text(int pattern, const SplitTables *tables, const SplitText *t, uint32_t *ends,
                   int *lost);
+
+/* One step of a production tokenizer's pre-tokenizer: a pattern, and whether the text between
+   its matches is kept as chunks (`around`: Hugging Face's Split(behavior="isolated")) or
+   dropped (tiktoken's findall). */
+typedef struct {
+    int pattern;
+    int around;
+} SplitStep;
+
+#define MAX_SPLIT_STEPS 8
+
+/* Cut [0, t->length) by each step in turn, every later step cutting each piece the one before
+   made as a text of its own (its lookarounds see the piece's ends). Each chunk's start and end
+   go to `starts` and `ends`, `scratch` holding as much: room for t->length + 1 each. The number
+   of chunks is returned; a findall step's dropped text is in no chunk. */
+size_t split_steps(const SplitStep *steps, int n_steps, const SplitTables *tables,
+                   const SplitText *t, uint32_t *starts, uint32_t *ends, uint32_t *scratch_starts,
+                   uint32_t *scratch_ends);
 
 /* A distinct chunk: where it first occurs and how often it occurs (weights applied). */
 typedef struct {
@@ -677,6 +704,9 @@ typedef struct {
 
 /* The hash of text[start, start + length), the same whatever the text's kind. */
 uint64_t chunk_hash(const SplitText *t, size_t start, size_t length);
+/* Whether a[a_start, +length) and b[b_start, +length) hold the same code points. */
+int same_chunk(const SplitText *a, size_t a_start, const SplitText *b, size_t b_start,
+               size_t length);
 
 /* The id of the chunk texts[k][start, start + length) (its hash given), added if new; its
    count raised by `weight`. UINT32_MAX when memory ran out (status->failed). */
@@ -761,5 +791,99 @@ uint32_t utf8_widest(const uint8_t *data, size_t n, size_t *points);
 /* Bytes utf8_widest found UTF-8 decoded into `out`, `kind` (1, 2 or 4) bytes a code point,
    wide enough for the widest. */
 void utf8_decode_kind(const uint8_t *data, size_t n, int kind, void *out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* ranked.c: production tokenizers' BPE (merges by rank, one pair at a time), and counting     */
+
+/* A slot of the token table: an id + 1 (0: empty) and 32 bits of its bytes' hash, so that a
+   probe compares bytes only where the hashes agree. */
+typedef struct {
+    uint32_t id;
+    uint32_t hash;
+} TokenSlot;
+
+/* A slot of the merge table, the pair and what it makes side by side: one cache line read per
+   lookup. An empty slot's key is EMPTY_PAIR (no pair of ids >= 0 is). */
+typedef struct {
+    Key key;
+    uint32_t rank;
+    int32_t made;
+} MergeSlot;
+
+#define EMPTY_PAIR UINT64_MAX
+#define FILTER_BITS (1u << 22)
+
+/* The merge of two bytes' symbols, if any (made -1: none). */
+typedef struct {
+    uint32_t rank;
+    int32_t made;
+} BytePair;
+
+/* A production tokenizer's model (analyzer.bpe.ranked.RankedModel). */
+typedef struct {
+    size_t n_ids;
+    uint8_t *pieces;       /* every token's bytes, end to end */
+    uint64_t *piece_start; /* n_ids + 1: where token i's bytes start */
+    TokenSlot *token_slots; /* bytes -> id */
+    size_t token_mask;
+    MergeSlot *merge_slots; /* (left, right) -> (rank, made) */
+    size_t n_merges, merge_mask;
+    BytePair *byte_pairs;   /* 65536: the merge of byte_ids[a] and byte_ids[b], at a << 8 | b */
+    uint64_t *token_filter; /* a bit per hash of every token's bytes (FILTER_BITS of them) */
+    uint64_t *merge_filter; /* and of every merge's pair: most lookups that would miss a big
+                               table stop at a filter that stays in cache */
+    int32_t byte_ids[256]; /* each byte's symbol (bytes), or fallback token (characters) */
+    int characters;        /* a chunk starts as characters (else as bytes) */
+    int whole_first;       /* a chunk that is a token is that token */
+} RankedModel;
+
+/* Build a model: token i's bytes are pieces[starts[i], starts[i + 1]); `merges` holds
+   (left, right, rank, made) per merge, or with `derive` the merges come from the tokens (each
+   cut of a token into two tokens, at the token's id: tiktoken's ranks). NULL, or what is
+   wrong (ranked_free frees what was made either way). */
+const char *ranked_build(RankedModel *m, const uint8_t *pieces, const int64_t *starts,
+                         size_t n_ids, const int32_t *merges, size_t n_merges, int derive,
+                         const int32_t *byte_ids, int characters, int whole_first);
+void ranked_free(RankedModel *m);
+/* The id of the token with these bytes, or -1. */
+int32_t ranked_token(const RankedModel *m, const uint8_t *data, size_t length);
+
+/* One encoding's working arrays, grown as chunks need. */
+typedef struct {
+    int32_t *ids, *next, *prev;
+    uint32_t *size;
+    void *heap;
+    size_t capacity;
+} RankedScratch;
+
+int ranked_scratch_reserve(RankedScratch *s, size_t length);
+void ranked_scratch_free(RankedScratch *s);
+
+/* A chunk's tokens (into `out`, when given) and where each starts in its bytes (into
+   `token_starts`, when given): their number. `s` must have room for `length` (reserve). */
+size_t ranked_encode(const RankedModel *m, const uint8_t *data, size_t length,
+                     RankedScratch *s, int32_t *out, uint32_t *token_starts);
+
+/* Whitespace, as words are cut at it (Python's str.isspace): a bitset of the code points below
+   WORD_SPACE_LIMIT (every whitespace character is). */
+#define WORD_SPACE_LIMIT 0x3001
+
+/* Each text's tokens into counts[k], and (when `split_words` is given) how many of its words
+   a token starts inside; on `n_threads` threads, each chunk encoded once a thread. 0; -1 when
+   memory ran out; -2 when a text holds a lone surrogate. */
+int ranked_count(const RankedModel *m, const SplitStep *steps, int n_steps,
+                 const SplitTables *tables, const uint8_t *spaces, const SplitText *texts,
+                 size_t n_texts, int n_threads, int64_t *counts, int64_t *split_words);
+
+/* The words of a text its tokens split, the tokens given by their ids (`ids`, n of them) and
+   each id's bytes (pieces[starts[id], starts[id + 1])): analyzer.external.vocabulary's
+   split_words, for a library's tokens. -1 when they do not spell the text (nor a space and the
+   text, SentencePiece's dummy prefix); -2 when an id has no bytes in the table. `buffer` has
+   room for the spelled bytes (their total) and `text_bytes` for the text's UTF-8 (4 a
+   character), `marks` for one bit per spelled byte and one more. */
+int64_t words_split_by_ids(const SplitText *text, const int32_t *ids, size_t n,
+                           const uint8_t *pieces, const int64_t *starts, size_t n_ids,
+                           const uint8_t *spaces, uint8_t *buffer, uint8_t *text_bytes,
+                           uint8_t *marks);
 
 #endif

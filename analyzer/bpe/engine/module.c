@@ -27,6 +27,9 @@
  *         .count_utf8(data, starts, ends, pattern, classes, folds, first=0) -> lost; .add;
  *         .items(limit=-1); .rewind() (bind_parted.c: one part per counting thread)
  *   utf8_lines(block) -> (starts, ends, characters) or None   (lines.c)
+ *   RankedEncoder(pieces, starts, merges, byte_ids, characters, whole_first): .encode(text,
+ *         steps, classes, folds); .count(texts, steps, classes, folds, spaces, threads=1,
+ *         split_words=True) (bind_ranked.c: production tokenizers, ranked.c)
  *         (counter.c: distinct chunks with their counts, gathered from batches)
  */
 
@@ -187,6 +190,12 @@ static PyMethodDef engine_methods[] = {
      "text's first position (int64)"},
     {"sum_by_text", sum_by_text, METH_VARARGS,
      "sum_by_text(counts, chunk_ids, offsets) -> bytes: each text's total from its chunks' counts"},
+    {"split_steps", engine_split_steps, METH_VARARGS,
+     "split_steps(text, steps, classes, folds, digits=None) -> list[str]: a text's chunks under "
+     "a production tokenizer's pre-tokenizer steps"},
+    {"split_words_by_ids", engine_split_words_by_ids, METH_VARARGS,
+     "split_words_by_ids(texts, ids, offsets, pieces, starts, spaces) -> bytes: int64 per text, "
+     "the words its tokens split (-1: they do not spell it)"},
     {"utf8_lines", engine_utf8_lines, METH_VARARGS,
      "utf8_lines(block) -> (starts, ends, characters) or None: the documents of whole lines of "
      "UTF-8 (None: not UTF-8)"},
@@ -202,7 +211,7 @@ static struct PyModuleDef engine_module = {
 
 PyMODINIT_FUNC PyInit__engine(void) {
     if (PyType_Ready(&ReplayerType) < 0 || PyType_Ready(&CounterType) < 0
-        || PyType_Ready(&PartedType) < 0) return NULL;
+        || PyType_Ready(&PartedType) < 0 || PyType_Ready(&RankedType) < 0) return NULL;
     TrainResult = PyStructSequence_NewType(&train_desc);
     CountResult = PyStructSequence_NewType(&count_desc);
     if (!TrainResult || !CountResult) return NULL;
@@ -213,6 +222,7 @@ PyMODINIT_FUNC PyInit__engine(void) {
     if (PyModule_AddObject(module, "Replayer", (PyObject *)&ReplayerType) < 0
         || PyModule_AddObject(module, "ChunkCounter", (PyObject *)&CounterType) < 0
         || PyModule_AddObject(module, "PartedCounter", Py_NewRef((PyObject *)&PartedType)) < 0
+        || PyModule_AddObject(module, "RankedEncoder", Py_NewRef((PyObject *)&RankedType)) < 0
         || PyModule_AddObject(module, "TrainResult", Py_NewRef((PyObject *)TrainResult)) < 0
         || PyModule_AddObject(module, "CountResult", Py_NewRef((PyObject *)CountResult)) < 0) {
         Py_DECREF(module);

@@ -86,11 +86,16 @@ static inline size_t run_of_crlf(const SplitText *t, size_t i, int slash) {
     return i;
 }
 
-/* \p{N}{1,3} from i, which is a number: up to three of them. */
-static inline size_t up_to_three_numbers(const SplitText *t, const SplitTables *tables, size_t i) {
+/* \p{N}{1,n} from i, which is a number: up to n of them. */
+static inline size_t numbers_up_to(const SplitText *t, const SplitTables *tables, size_t i,
+                                   size_t n) {
     size_t end = i + 1;
-    while (end < t->length && end < i + 3 && is(tables, at(t, end), CLASS_NUMBER)) end++;
+    while (end < t->length && end < i + n && is(tables, at(t, end), CLASS_NUMBER)) end++;
     return end;
+}
+
+static inline size_t up_to_three_numbers(const SplitText *t, const SplitTables *tables, size_t i) {
+    return numbers_up_to(t, tables, i, 3);
 }
 
 /* The lower-case ASCII letter that `(?i)` matches c to, among the contraction letters, or 0. */
@@ -192,11 +197,11 @@ static size_t led_word(const SplitText *t, const SplitTables *tables, size_t i) 
    possessive quantifiers change nothing here: no alternative could match after giving back.
    And the last alternative meets only a run of one: \s and \s+ are the same.) */
 static ptrdiff_t match_cl100k_llama3(const SplitText *t, const SplitTables *tables, size_t i,
-                                     int whole_final_run) {
+                                     int whole_final_run, size_t digits) {
     size_t end;
     if ((end = contraction(t, tables, i, 1))) return (ptrdiff_t)end;
     if ((end = led_word(t, tables, i))) return (ptrdiff_t)end;
-    if (is(tables, at(t, i), CLASS_NUMBER)) return (ptrdiff_t)up_to_three_numbers(t, tables, i);
+    if (is(tables, at(t, i), CLASS_NUMBER)) return (ptrdiff_t)numbers_up_to(t, tables, i, digits);
     if ((end = other_run(t, tables, i, TAIL_CRLF))) return (ptrdiff_t)end;
     size_t run = run_of(t, tables, i, CLASS_SPACE);
     if (whole_final_run && run == t->length) return (ptrdiff_t)run;
@@ -206,11 +211,16 @@ static ptrdiff_t match_cl100k_llama3(const SplitText *t, const SplitTables *tabl
 }
 
 static ptrdiff_t match_cl100k(const SplitText *t, const SplitTables *tables, size_t i) {
-    return match_cl100k_llama3(t, tables, i, 1);
+    return match_cl100k_llama3(t, tables, i, 1, 3);
 }
 
 static ptrdiff_t match_llama3(const SplitText *t, const SplitTables *tables, size_t i) {
-    return match_cl100k_llama3(t, tables, i, 0);
+    return match_cl100k_llama3(t, tables, i, 0, 3);
+}
+
+/* Qwen's: llama3's with \p{N} one at a time (|\p{N}| for |\p{N}{1,3}|). */
+static ptrdiff_t match_qwen(const SplitText *t, const SplitTables *tables, size_t i) {
+    return match_cl100k_llama3(t, tables, i, 0, 1);
 }
 
 /* One of o200k's two word alternatives at i, with the lead taken or not (`start` is i or
@@ -235,7 +245,8 @@ static size_t o200k_word(const SplitText *t, const SplitTables *tables, size_t s
 /* [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
    |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
    |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ */
-static ptrdiff_t match_o200k(const SplitText *t, const SplitTables *tables, size_t i) {
+static ptrdiff_t match_o200k_like(const SplitText *t, const SplitTables *tables, size_t i,
+                                  int contractions, size_t digits) {
     uint32_t c = at(t, i);
     int lead = is_lead(tables, c); /* the optional lead is tried taken first, then not */
     for (int upper_first = 0; upper_first <= 1; upper_first++) {
@@ -243,18 +254,28 @@ static ptrdiff_t match_o200k(const SplitText *t, const SplitTables *tables, size
             if (i + (size_t)taken >= t->length) continue;
             size_t end = o200k_word(t, tables, i + (size_t)taken, upper_first);
             if (end) {
-                size_t suffix = contraction(t, tables, end, 1);
+                size_t suffix = contractions ? contraction(t, tables, end, 1) : 0;
                 return (ptrdiff_t)(suffix ? suffix : end);
             }
         }
     }
-    if (is(tables, c, CLASS_NUMBER)) return (ptrdiff_t)up_to_three_numbers(t, tables, i);
+    if (is(tables, c, CLASS_NUMBER)) return (ptrdiff_t)numbers_up_to(t, tables, i, digits);
     size_t end;
     if ((end = other_run(t, tables, i, TAIL_CRLF_SLASH))) return (ptrdiff_t)end;
     size_t run = run_of(t, tables, i, CLASS_SPACE);
     if ((end = through_last_crlf(t, i, run))) return (ptrdiff_t)end;
     if ((end = space_before_space(t, i, run))) return (ptrdiff_t)end;
     return (ptrdiff_t)run; /* \s+ */
+}
+
+static ptrdiff_t match_o200k(const SplitText *t, const SplitTables *tables, size_t i) {
+    return match_o200k_like(t, tables, i, 1, 3);
+}
+
+/* Mistral's Tekken: o200k's without the contractions after a word, and with \p{N} one at a
+   time. */
+static ptrdiff_t match_tekken(const SplitText *t, const SplitTables *tables, size_t i) {
+    return match_o200k_like(t, tables, i, 0, 1);
 }
 
 /* \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)   (SuperBPE's; split around) */
@@ -276,17 +297,132 @@ static ptrdiff_t match_superbpe(const SplitText *t, const SplitTables *tables, s
     return -1;
 }
 
+/* Hugging Face's Digits(individual_digits=True): each \p{N} alone (split around). */
+static ptrdiff_t match_digits(const SplitText *t, const SplitTables *tables, size_t i) {
+    uint32_t c = at(t, i);
+    int digit = tables->digits ? (tables->digits[c >> 3] >> (c & 7)) & 1 : is(tables, c, CLASS_NUMBER);
+    return digit ? (ptrdiff_t)(i + 1) : -1;
+}
+
+/* \p{N}{1,3} alone (DeepSeek's first split, around its matches). */
+static ptrdiff_t match_numbers(const SplitText *t, const SplitTables *tables, size_t i) {
+    return is(tables, at(t, i), CLASS_NUMBER) ? (ptrdiff_t)up_to_three_numbers(t, tables, i) : -1;
+}
+
+static inline int is_kana_han(uint32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x3040 && c <= 0x309F) || (c >= 0x30A0 && c <= 0x30FF);
+}
+
+/* [\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+ (DeepSeek's second split, around): runs of the
+   common Han ideographs, hiragana and katakana (code point ranges: no table). */
+static ptrdiff_t match_kana_han(const SplitText *t, const SplitTables *tables, size_t i) {
+    (void)tables;
+    if (!is_kana_han(at(t, i))) return -1;
+    while (i < t->length && is_kana_han(at(t, i))) i++;
+    return (ptrdiff_t)i;
+}
+
+/* ASCII punctuation: !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~ */
+static inline int is_ascii_punct(uint32_t c) {
+    return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60)
+           || (c >= 0x7B && c <= 0x7E);
+}
+
+static inline int is_ascii_letter(uint32_t c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
+
+/* DeepSeek V3's third split (around its matches):
+     [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+     | ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+   The optional lead of the second may itself be a mark: taken, the letters and marks after it
+   must follow; given back, the mark starts the run, which then ends where it would have. */
+static ptrdiff_t match_deepseek(const SplitText *t, const SplitTables *tables, size_t i) {
+    uint32_t c = at(t, i);
+    int next_ok = i + 1 < t->length;
+    if (is_ascii_punct(c) && next_ok && is_ascii_letter(at(t, i + 1))) {
+        size_t end = i + 1;
+        while (end < t->length && is_ascii_letter(at(t, end))) end++;
+        return (ptrdiff_t)end;
+    }
+    if (is(tables, c, CLASS_LETTER | CLASS_MARK))
+        return (ptrdiff_t)run_of(t, tables, i, CLASS_LETTER | CLASS_MARK);
+    if (!is_crlf(c) && !is(tables, c, CLASS_LETTER | CLASS_PUNCT | CLASS_SYMBOL) && next_ok
+        && is(tables, at(t, i + 1), CLASS_LETTER | CLASS_MARK))
+        return (ptrdiff_t)run_of(t, tables, i + 1, CLASS_LETTER | CLASS_MARK);
+    if (c == ' ' && next_ok && is(tables, at(t, i + 1), CLASS_PUNCT | CLASS_SYMBOL))
+        return (ptrdiff_t)run_of_crlf(t, run_of(t, tables, i + 1, CLASS_PUNCT | CLASS_SYMBOL), 0);
+    if (is(tables, c, CLASS_PUNCT | CLASS_SYMBOL))
+        return (ptrdiff_t)run_of_crlf(t, run_of(t, tables, i, CLASS_PUNCT | CLASS_SYMBOL), 0);
+    if (!is(tables, c, CLASS_SPACE)) return -1;
+    size_t run = run_of(t, tables, i, CLASS_SPACE), end;
+    if ((end = through_last_crlf(t, i, run))) return (ptrdiff_t)end;
+    if ((end = space_before_space(t, i, run))) return (ptrdiff_t)end;
+    return (ptrdiff_t)run;
+}
+
+/* \u2581*[^\u2581]+|\u2581+: a SentencePiece-made model's text cut before each run of "▁" (its
+   space) that follows something else. Exact only where no token holds a "▁" after another
+   character, so that no merge could cross the cut (analyzer/external/engine_models.py checks
+   the vocabulary before it cuts). */
+static ptrdiff_t match_metaspace(const SplitText *t, const SplitTables *tables, size_t i) {
+    (void)tables;
+    while (i < t->length && at(t, i) == 0x2581) i++;
+    while (i < t->length && at(t, i) != 0x2581) i++;
+    return (ptrdiff_t)i;
+}
+
 typedef ptrdiff_t (*Matcher)(const SplitText *, const SplitTables *, size_t);
 
 static const Matcher matchers[SPLIT_PATTERNS] = {
-    [SPLIT_WORDS] = match_words,   [SPLIT_GPT2] = match_gpt2,     [SPLIT_CL100K] = match_cl100k,
-    [SPLIT_O200K] = match_o200k,   [SPLIT_LLAMA3] = match_llama3, [SPLIT_SUPERBPE] = match_superbpe,
+    [SPLIT_WORDS] = match_words,     [SPLIT_GPT2] = match_gpt2,       [SPLIT_CL100K] = match_cl100k,
+    [SPLIT_O200K] = match_o200k,     [SPLIT_LLAMA3] = match_llama3,   [SPLIT_SUPERBPE] = match_superbpe,
+    [SPLIT_QWEN] = match_qwen,       [SPLIT_TEKKEN] = match_tekken,   [SPLIT_DIGITS] = match_digits,
+    [SPLIT_NUMBERS] = match_numbers, [SPLIT_KANA_HAN] = match_kana_han,
+    [SPLIT_DEEPSEEK] = match_deepseek, [SPLIT_METASPACE] = match_metaspace,
 };
+
+/* The chunks of [0, t->length) under one pattern: their starts and ends, the number returned.
+   A match at i is tried at every position in turn (the regex engines' search); the text
+   between matches is a chunk when `around`, else dropped, and *lost says it was. */
+static size_t split_one(int pattern, int around, const SplitTables *tables, const SplitText *t,
+                        uint32_t *starts, uint32_t *ends, int *lost) {
+    Matcher match = matchers[pattern];
+    size_t n = 0, i = 0, pending = 0; /* pending: where the text between matches began */
+    *lost = 0;
+    while (i < t->length) {
+        ptrdiff_t end = match(t, tables, i);
+        if (end < 0) {
+            i++;
+            continue;
+        }
+        if (i > pending) {
+            if (around) {
+                starts[n] = (uint32_t)pending;
+                ends[n++] = (uint32_t)i;
+            } else {
+                *lost = 1; /* findall drops it */
+            }
+        }
+        starts[n] = (uint32_t)i;
+        ends[n++] = (uint32_t)end;
+        i = pending = (size_t)end;
+    }
+    if (pending < t->length) {
+        if (around) {
+            starts[n] = (uint32_t)pending;
+            ends[n++] = (uint32_t)t->length;
+        } else {
+            *lost = 1;
+        }
+    }
+    return n;
+}
 
 size_t split_text(int pattern, const SplitTables *tables, const SplitText *t, uint32_t *ends,
                   int *lost) {
+    /* The built-in pre-tokenizers keep the text between matches as chunks (only superbpe's
+       has any: the others match every character), and say when findall would have lost it. */
     Matcher match = matchers[pattern];
-    size_t n = 0, i = 0, pending = 0; /* pending: where the text between matches began */
+    size_t n = 0, i = 0, pending = 0;
     *lost = 0;
     while (i < t->length) {
         ptrdiff_t end = match(t, tables, i);
@@ -304,6 +440,39 @@ size_t split_text(int pattern, const SplitTables *tables, const SplitText *t, ui
     if (pending < t->length) {
         if (pattern != SPLIT_SUPERBPE) *lost = 1;
         ends[n++] = (uint32_t)t->length;
+    }
+    return n;
+}
+
+size_t split_steps(const SplitStep *steps, int n_steps, const SplitTables *tables,
+                   const SplitText *t, uint32_t *starts, uint32_t *ends, uint32_t *scratch_starts,
+                   uint32_t *scratch_ends) {
+    if (n_steps == 0) { /* no pre-tokenizer: the text is one chunk */
+        if (!t->length) return 0;
+        starts[0] = 0;
+        ends[0] = (uint32_t)t->length;
+        return 1;
+    }
+    int lost;
+    size_t n = split_one(steps[0].pattern, steps[0].around, tables, t, starts, ends, &lost);
+    for (int s = 1; s < n_steps; s++) {
+        /* the pieces so far move to the scratch arrays, and each is cut anew into the output */
+        memcpy(scratch_starts, starts, n * sizeof *starts);
+        memcpy(scratch_ends, ends, n * sizeof *ends);
+        size_t made = 0;
+        for (size_t k = 0; k < n; k++) {
+            size_t offset = scratch_starts[k];
+            SplitText piece = {t->kind, (const char *)t->data + offset * (size_t)t->kind,
+                               scratch_ends[k] - offset};
+            size_t got = split_one(steps[s].pattern, steps[s].around, tables, &piece,
+                                   starts + made, ends + made, &lost);
+            for (size_t j = made; j < made + got; j++) {
+                starts[j] += (uint32_t)offset;
+                ends[j] += (uint32_t)offset;
+            }
+            made += got;
+        }
+        n = made;
     }
     return n;
 }
@@ -326,8 +495,8 @@ uint64_t chunk_hash(const SplitText *t, size_t start, size_t length) {
     return hash_key(h);
 }
 
-static int same_chunk(const SplitText *a, size_t a_start, const SplitText *b, size_t b_start,
-                      size_t length) {
+int same_chunk(const SplitText *a, size_t a_start, const SplitText *b, size_t b_start,
+               size_t length) {
     if (a->kind == b->kind)
         return memcmp((const char *)a->data + a_start * (size_t)a->kind,
                       (const char *)b->data + b_start * (size_t)b->kind,

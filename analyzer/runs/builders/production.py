@@ -9,7 +9,6 @@ import time
 
 from analyzer.corpus.languages import separates_words
 from analyzer.errors import SETTING
-from analyzer.external.vocabulary import jaccard, script_composition, split_words
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.settings import RunSettings
 from analyzer.store import VocabularyRecord
@@ -56,32 +55,13 @@ def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None
     """Each production tokenizer's record; each pair's vocabulary overlap on the first's."""
     measured = {lang: [texts[lang][u] for u in run.measured_units] for lang in run.languages}
     joined = joined_texts(texts, run.languages, run.measured_units, run.joined_ids)
-    found, vocabularies = [], {}
-    for tokenizer in run.made["tokenizers"]:
-        tokens = tokenizer.tokens() if tokenizer.tokens is not None else None
-        found.append(measure_tokenizer(tokenizer, run, measured, joined, tokens, report))
-        if tokens is not None:
-            vocabularies[tokenizer.name] = set(tokens)
-    for i, record in enumerate(found):
-        if record.scope in vocabularies:
-            record.overlaps = {other.scope: jaccard(vocabularies[record.scope],
-                                                    vocabularies[other.scope])
-                               for other in found[i + 1:] if other.scope in vocabularies}
+    tokenizers = run.made["tokenizers"]
+    found = [measure_tokenizer(tokenizer, run, measured, joined, report) for tokenizer in tokenizers]
+    for i, (tokenizer, record) in enumerate(zip(tokenizers, found)):
+        if tokenizer.tokens is not None:
+            overlaps = {other.name: tokenizer.overlap(other) for other in tokenizers[i + 1:]}
+            record.overlaps = {name: pair for name, pair in overlaps.items() if pair is not None}
     return found
-
-
-def _split_words(tokenizer, units: list[str], lang: str) -> int | None:
-    """The words of a language's units its tokens cut; None for a language written without
-    spaces, or a tokenizer whose pieces do not spell the text (it normalises it)."""
-    if tokenizer.pieces is None or not separates_words(lang):
-        return None
-    total = 0
-    for text in units:
-        found = split_words(text, [piece for _, piece in tokenizer.pieces(text)])
-        if found is None:
-            return None
-        total += found
-    return total
 
 
 def _refuse_no_tokens(name: str, counts: dict[str, list[int]], run: ResolvedRun) -> None:
@@ -98,21 +78,34 @@ def _refuse_no_tokens(name: str, counts: dict[str, list[int]], run: ResolvedRun)
 
 
 def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]],
-                      joined: dict[str, str] | None, tokens: list[bytes] | None,
-                      report: Report | None) -> VocabularyRecord:
+                      joined: dict[str, str] | None, report: Report | None) -> VocabularyRecord:
     """Count every measured unit of every language (and, with `count` joined, each language's
-    `joined` text) with a production tokenizer's own encoder; stored like a vocabulary of the
-    run at its real size, without merges; with the scripts of its vocabulary's `tokens`."""
+    `joined` text) with a production tokenizer, on the analyzer's engine where it equals the
+    library (`ProductionTokenizer.measure`), else with the library's own encoder; stored like
+    a vocabulary of the run at its real size, without merges; with the words its tokens split
+    (from the same pass) and the scripts of its vocabulary (kept per tokenizer file)."""
     if report:
         report(tokenizer.name, "count", 0, 1)
     start = time.perf_counter()
+    # All languages in one call: the engine spreads them over its threads, and meets each
+    # distinct chunk once.
+    languages = list(measured)
+    flat = [text for lang in languages for text in measured[lang]]
+    found, cut = tokenizer.measure(flat)
     # Special tokens the library adds to each text: the same for every text it counts.
     added = tokenizer.specials if run.settings.special_tokens else 0
-    counts = {lang: [n + added for n in tokenizer.count(units)] for lang, units in measured.items()}
+    counts, split, at = {}, {}, 0
+    for lang in languages:
+        end = at + len(measured[lang])
+        counts[lang] = [n + added for n in found[at:end]]
+        words = cut[at:end]
+        # None for a language written without spaces, or where a unit's pieces did not spell it
+        split[lang] = None if not separates_words(lang) or None in words else sum(words)
+        at = end
     _refuse_no_tokens(tokenizer.name, counts, run)
-    counted = count_joined(joined, lambda found: {
-        tokenizer.size: [n + added for n in tokenizer.count(found)]}, [tokenizer.size])
-    split = {lang: _split_words(tokenizer, units, lang) for lang, units in measured.items()}
+    counted = count_joined(joined, lambda texts: {
+        tokenizer.size: [n + added for n in tokenizer.measure(texts, words=False)[0]]},
+        [tokenizer.size])
     if report:
         report(tokenizer.name, "done", 1, 1)
     framing = tokenizer.entry.framing if tokenizer.entry else None
@@ -121,9 +114,10 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]
                             counts={tokenizer.size: counts}, joined=counted,
                             special_tokens=tokenizer.specials,
                             split_words={lang: n for lang, n in split.items() if n is not None},
-                            scripts=script_composition(tokens) if tokens is not None else None,
+                            scripts=tokenizer.scripts(),
                             seconds=round(time.perf_counter() - start, 3),
                             library=tokenizer.library, source=tokenizer.source,
+                            engine=tokenizer.counted_by,
                             framing=framing.tokens if framing else None,
                             framing_basis=str(framing.basis) if framing else None)
 
