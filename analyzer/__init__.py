@@ -17,26 +17,9 @@ the other names load on first use.
 
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-try:
-    __version__ = version("analyzer")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
-
-_WHERE = {
-    "bpe": "analyzer.bpe",
-    "read_corpus": "analyzer.corpus", "CorpusError": "analyzer.corpus",
-    "open_db": "analyzer.store", "save_corpus": "analyzer.store", "StoreError": "analyzer.store",
-    "RunSettings": "analyzer.runs", "RunError": "analyzer.runs", "execute_run": "analyzer.runs",
-    "load_run_data": "analyzer.metrics", "language_metrics": "analyzer.metrics",
-    "export_document": "analyzer.export", "show_document": "analyzer.export",
-    "export_csv": "analyzer.export",
-    "write_report": "analyzer.report",
-    "resolve_tokenizer": "analyzer.external", "TokenizerError": "analyzer.external",
-}
+from analyzer.lazy import lazy_names
 
 __all__ = [
     "CorpusError", "RunError", "RunSettings", "StoreError", "TokenizerError", "__version__", "bpe",
@@ -54,13 +37,17 @@ if TYPE_CHECKING:
     from analyzer.report import write_report
     from analyzer.runs import RunError, RunSettings, execute_run
     from analyzer.store import StoreError, open_db, save_corpus
+    from analyzer.version import __version__
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name from its module on first use (PEP 562)."""
-    if name not in _WHERE:
-        raise AttributeError(f"module 'analyzer' has no attribute {name!r}")
-    module = importlib.import_module(_WHERE[name])
-    value = module if name == "bpe" else getattr(module, name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, {
+    ".version": ("__version__",),
+    ".bpe": ("bpe",),
+    ".corpus": ("read_corpus", "CorpusError"),
+    ".store": ("open_db", "save_corpus", "StoreError"),
+    ".runs": ("RunSettings", "RunError", "execute_run"),
+    ".metrics": ("load_run_data", "language_metrics"),
+    ".export": ("export_document", "show_document", "export_csv"),
+    ".report": ("write_report",),
+    ".external": ("resolve_tokenizer", "TokenizerError"),
+})

@@ -236,6 +236,23 @@ def test_without_the_compiled_engine_the_library_counts(monkeypatch):
 
 @compiled
 @pytest.mark.slow
+def test_a_tokenizer_s_engine_model_is_made_once_per_process():
+    """What counts a tokenizer is kept with its encoder, once per process
+    (`analyzer.external.loaded`): resolved again (the service's next run, a settings check),
+    it counts on the engine model compiled the first time, with nothing made again."""
+    from analyzer.external import loaded, resolve_tokenizer
+
+    first = resolve_tokenizer("cl100k_base")
+    assert first.measure(["hello world"])[0] == [2] and first.counted_by == "analyzer"
+    before = loaded.builds()
+    again = resolve_tokenizer("cl100k_base")
+    assert again.measure(["hello world, again"])[0] == [4]
+    assert again.counter is first.counter and again.counter.compiled is first.counter.compiled
+    assert loaded.builds() == before
+
+
+@compiled
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(catalog()))
 def test_the_catalog_says_truly_which_engine_counts_each(tokenizers, name):
     """`analyzer tokenizers` says which engine counts each entry without loading it (the

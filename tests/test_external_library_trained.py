@@ -128,3 +128,93 @@ def test_a_chunk_is_written_in_byte_symbols_as_the_library_writes_it():
     for text in ["héllo wörld", "नमस्ते", "\t\n", "😀"]:
         assert to_byte_chars(text) == "".join(piece for piece, _ in
                                               byte_level.pre_tokenize_str(text))
+
+
+# The analyzer's own counts (`count_chunks`: Unigram's compiled Viterbi, WordPiece's encoder)
+# against the library's own encoding of the same model, id for id (issue 69: counting a run's
+# measured units through the library took longer than training them).
+
+def library_ids(model, chunks: list[str]) -> tuple[list[int], list[int]]:
+    """The library's own encoding of each chunk (its model alone, the chunk in byte symbols)."""
+    encoded = [encoding.ids for encoding in model.tokenizer.encode_batch(
+        [to_byte_chars(chunk) for chunk in chunks], add_special_tokens=False)]
+    return [token for ids in encoded for token in ids], [len(ids) for ids in encoded]
+
+
+def counted(model, chunks: list[str]) -> tuple[list[int], list[int]]:
+    ids, lengths = model.count_chunks(chunks)
+    return ids.tolist(), lengths.tolist()
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    from analyzer.bpe.choice import compiled_module
+
+    if compiled_module("analyzer.unigram") is None or compiled_module("analyzer.wordpiece") is None:
+        pytest.skip("the compiled engines are not built here")
+
+
+SMALL = st.text(st.sampled_from("ab#é ") , min_size=1, max_size=12)
+"""Chunks of a small alphabet: a multi-byte letter, the WordPiece mark's byte, a space."""
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(training=st.dictionaries(SMALL, st.integers(1, 9), min_size=1, max_size=12),
+       chunks=st.lists(st.one_of(SMALL, st.text(max_size=8).filter(bool)), min_size=1, max_size=15),
+       extra=st.integers(0, 40))
+@pytest.mark.parametrize("algorithm", [Algorithm.UNIGRAM, Algorithm.WORDPIECE])
+def test_the_compiled_count_is_the_library_s_on_small_alphabets(compiled, algorithm, training,
+                                                                chunks, extra):
+    """Models trained on chunks of a few letters (the sizes past what the text has stop where
+    it stops), then chunks of those letters and of any character, lone surrogates escaped as
+    the run does."""
+    model = train_model(algorithm, training, min_size(algorithm) + extra, "none")
+    assert counted(model, chunks) == library_ids(model, chunks)
+
+
+@pytest.mark.parametrize("algorithm", [Algorithm.UNIGRAM, Algorithm.WORDPIECE])
+def test_the_compiled_count_is_the_library_s_on_real_text(compiled, models, algorithm):
+    """The sample corpus's twelve languages and the tests' own, every chunk, at 1,500."""
+    texts = sample_texts() + [text for units in TINY.values() for text in units]
+    chunks = list(chunk_counts(texts, "words")) + ["## heading", "###", "\udcff\udc80x"]
+    assert counted(models[algorithm], chunks) == library_ids(models[algorithm], chunks)
+
+
+@settings(max_examples=60, deadline=None)
+@given(scores=st.lists(st.sampled_from([-1.0, -2.0, -3.0, -1.5]), min_size=6, max_size=6),
+       chunks=st.lists(st.text(st.sampled_from("abc"), min_size=1, max_size=10), min_size=1,
+                       max_size=8))
+def test_the_compiled_unigram_breaks_ties_as_the_library_does(compiled, scores, chunks):
+    """Pieces whose sums tie (scores of a few values): the library keeps the first path that
+    reaches a place, the shorter piece first, and takes another only when it scores more."""
+    import tokenizers
+
+    pieces = [*BYTE_CHARS.values(), "ab", "bc", "abc", "ca", "aa", "bb"]
+    vocab = [(piece, -5.0) for piece in pieces[:256]] + list(zip(pieces[256:], scores))
+    document = json.loads(tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, None, False)).to_str())
+    model = model_from_document(Algorithm.UNIGRAM, document, "none")
+    assert counted(model, chunks) == library_ids(model, chunks)
+
+
+def test_the_compiled_unigram_sums_the_scores_the_library_read(compiled):
+    """The library's JSON reader rounds some scores a bit otherwise than Python's: here two
+    paths to the end of 'ébé   ' tie with Python's scores (Ġ then ĠĠ, the first found, wins),
+    and one is ahead with the library's (ĠĠ then Ġ). The compiled count sums the library's."""
+    training = {" b#aaééaé": 7, "ba b# ": 5, "béab#éaa   b": 1, "é#abéé#aaa": 6}
+    model = train_model(Algorithm.UNIGRAM, training, 272, "none")
+    chunks = ["ébé   ", "ébé   a##b#", "   "]
+    assert counted(model, chunks) == library_ids(model, chunks)
+    assert [model.pieces_of[token] for token in model.encode_chunks(["ébé   "])[0]][-2:] == \
+        ["ĠĠ", "Ġ"]
+
+
+def test_a_model_the_compiled_count_cannot_take_is_counted_by_the_library(compiled):
+    """A Unigram model without every byte (a stored one of another trainer) would have the
+    library add an unknown node where none begins: that model is counted by the library."""
+    import tokenizers
+
+    vocab = [("a", -1.0), ("b", -1.0), ("ab", -1.5), ("<unk>", -10.0)]
+    document = json.loads(tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, 3, False)).to_str())
+    model = model_from_document(Algorithm.UNIGRAM, document, "none")
+    assert counted(model, ["abba", "ca"]) == library_ids(model, ["abba", "ca"])

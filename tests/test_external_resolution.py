@@ -22,6 +22,7 @@ from analyzer.external import (
     catalog,
     entry,
     fetch,
+    loaded,
     resolve_tokenizer,
 )
 from analyzer.external.local_store import store_dir
@@ -330,3 +331,61 @@ def test_hf_names_load_from_the_cache_offline(places):
         resolve_tokenizer("hf:someone/other")
     with pytest.raises(TokenizerError, match="hf:ORG/NAME"):
         resolve_tokenizer("hf:just-a-name")
+
+
+def test_a_catalog_tokenizer_is_built_when_first_used_and_once_per_process(places):
+    """Resolving a catalog tokenizer finds and verifies its files and builds nothing (a run's
+    settings check loaded every tokenizer: 19 s for eight); its encoder is built when it first
+    counts, once per process, however many times it is resolved (issue 69)."""
+    places.store(TOY_RANKS)
+    loaded.forget()
+    before = loaded.builds()
+    tokenizer = resolve_tokenizer("toy")
+    assert "analyzer's store" in tokenizer.source and loaded.builds() == before
+    assert tokenizer.count(["abc ab"]) == [len(toy_encoder().encode_ordinary("abc ab"))]
+    assert tokenizer.size == 259 and loaded.builds() == before + 1
+    again = resolve_tokenizer("toy")
+    assert again.count(["abc"]) == [1] and again.pieces("ab") == [(256, b"ab")]
+    assert loaded.builds() == before + 1
+
+
+def test_a_changed_file_is_built_again_and_the_least_used_goes_beyond_the_bound(
+        places, tmp_path, monkeypatch):
+    """Kept under its files' SHA-256: a file of the user's that changed is built again; beyond
+    `KEPT` encoders the least recently used is dropped (and built again when asked for)."""
+    loaded.forget()
+    places.store(TOY_RANKS)
+    mine = tmp_path / "mine.tiktoken"
+    mine.write_bytes(TOY_RANKS)
+    before = loaded.builds()
+    assert resolve_tokenizer(f"{mine}@cl100k_base").count(["abc"]) == [1]
+    assert resolve_tokenizer(f"{mine}@cl100k_base").count(["abc"]) == [1]
+    assert loaded.builds() == before + 1  # a file's tokenizer is built as it is resolved
+    mine.write_bytes(TOY_RANKS.replace(b" 257\n", b" 999\n"))
+    assert resolve_tokenizer(f"{mine}@cl100k_base").count(["abc"]) == [1]
+    assert loaded.builds() == before + 2
+    monkeypatch.setattr(loaded, "KEPT", 1)
+    resolve_tokenizer("toy").count(["abc"])  # the file's is dropped for it
+    assert loaded.builds() == before + 3
+    resolve_tokenizer(f"{mine}@cl100k_base")
+    assert loaded.builds() == before + 4
+    monkeypatch.setattr(loaded, "KEPT", 8)
+    monkeypatch.setattr(loaded, "KEPT_BYTES", 1)  # one always kept, however big
+    resolve_tokenizer("toy").count(["abc"])
+    resolve_tokenizer("toy").count(["abc"])
+    assert loaded.builds() == before + 5
+
+
+def test_a_run_s_settings_are_checked_without_building_a_tokenizer(places, tiny_db):
+    """The settings check before a run (every refusal, then the settings resolved: what the
+    service does as a run is asked for) builds no encoder; the run builds each once."""
+    from analyzer.runs import RunSettings, execute_run, refusals, resolve_settings
+
+    places.store(TOY_RANKS)
+    loaded.forget()
+    before = loaded.builds()
+    assert refusals(tiny_db, {"tokenizers": ["toy"], "sizes": []}) == []
+    assert resolve_settings(tiny_db, RunSettings(tokenizers=["toy"])).made["tokenizers"]
+    assert loaded.builds() == before
+    execute_run(tiny_db, RunSettings(tokenizers=["toy"]))
+    assert loaded.builds() == before + 1

@@ -206,6 +206,72 @@ def test_no_module_imports_itself_round_a_circle():
     assert circles == [], "import circles: " + "; ".join(" -> ".join(c) for c in circles)
 
 
+LAZY_PACKAGES = sorted(".".join(path.relative_to(ROOT).parent.parts)
+                       for path in (ROOT / "analyzer").rglob("__init__.py")
+                       if "lazy_names(__name__" in path.read_text(encoding="utf-8"))
+"""The packages that load their names on first use (`analyzer.lazy`)."""
+
+LAZY = """
+import importlib, json, pkgutil, sys
+name = sys.argv[1]
+package = importlib.import_module(name)
+lazy = vars(package)["__getattr__"]
+for info in pkgutil.iter_modules(package.__path__, name + "."):  # each submodule loaded first
+    if not info.name.startswith(("analyzer.serve", "analyzer.runs.cluster", "analyzer.__main__")):
+        importlib.import_module(info.name)
+wrong = []
+for exported, module in lazy.names.items():
+    source = importlib.import_module(module, name)
+    expected = getattr(source, exported) if hasattr(source, exported) else source
+    if getattr(package, exported) is not expected:
+        wrong.append(exported)
+print(json.dumps({"lazy": sorted(lazy.names), "all": sorted(package.__all__), "wrong": wrong,
+                  "eager": sorted(n for n in package.__all__ if n not in lazy.names
+                                  and n in vars(package))}))
+"""
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_every_name_a_package_loads_on_first_use_is_its_module_s_and_in_its_all(package):
+    """Each name of a package that loads its names on first use is the object its module has,
+    even once every submodule is loaded (a submodule named as one of the names shadows it:
+    `analyzer.external.catalog`, a function in a module of that name, must be imported by the
+    package itself); and the names listed equal `__all__`, but for those the package imports
+    itself."""
+    import json
+
+    assert {"analyzer", "analyzer.store", "analyzer.corpus", "analyzer.external",
+            "analyzer.report"} <= set(LAZY_PACKAGES)
+    done = subprocess.run([sys.executable, "-c", LAZY, package], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["wrong"] == []
+    assert sorted(found["lazy"] + found["eager"]) == found["all"]
+
+
+RESOLVE_ALONE = """
+import sys
+from analyzer.corpus import read_corpus, SAMPLE_CORPUS
+from analyzer.runs import RunSettings, refusals, resolve_settings
+from analyzer.store import open_db, save_corpus
+db = open_db(sys.argv[1])
+save_corpus(db, read_corpus(SAMPLE_CORPUS), "sample")
+assert refusals(db, {"sizes": [300], "parity": True}) == []
+print(resolve_settings(db, RunSettings(sizes=[300], parity=True)).sizes)
+"""
+
+
+def test_the_runs_package_s_checks_have_every_builder_registered(tmp_path):
+    """What the service asks of `analyzer.runs` before a run (its settings checked, and every
+    refusal of them), in a process that imports nothing else: the builders that check the
+    settings are there (loaded on first use, the package had none registered and refused
+    every run: no builder builds the kind shared)."""
+    done = subprocess.run([sys.executable, "-c", RESOLVE_ALONE, str(tmp_path / "a.db")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[300]"
+
+
 SQL = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE)\b|\.execute\(")
 
 

@@ -9,8 +9,10 @@ import hashlib
 import json
 import re
 
+import numpy as np
 import pytest
 
+from analyzer.bpe.pretokenize import resolve as splitter_of
 from analyzer.export import export_document
 from analyzer.external.library_trained import model_from_document, whole_tokenizer
 from analyzer.metrics import algorithm_premiums, by_script, load_run_data, summaries
@@ -201,28 +203,30 @@ def test_an_export_its_library_counts_otherwise_keeps_nothing(algorithm_run, tmp
 
 
 class _Stub:
-    """A model that spells each chunk as one token per character, and loses the `x`s."""
+    """A model that cuts texts around spaces and spells each chunk as one token per character,
+    but loses the `x`s; it notes the chunks it is asked to count."""
 
-    def __init__(self, lossless_split: bool = True):
-        self.lossless_split = lossless_split
+    splitter = splitter_of("split: ")
 
-    def chunks(self, text, index=0):
-        found = [chunk for chunk in re.split("( )", text) if chunk]
-        return found if self.lossless_split else [chunk for chunk in found if chunk != " "]
+    def __init__(self):
+        self.asked: list[list[str]] = []
 
-    def encode_chunks(self, chunks):
-        return [[ord(char) for char in chunk] for chunk in chunks]
+    def count_chunks(self, chunks):
+        self.asked.append(list(chunks))
+        ids = [ord(char) for chunk in chunks for char in chunk]
+        return np.array(ids, np.int32), np.array([len(chunk) for chunk in chunks], np.int32)
 
-    def decode(self, chunk_ids):
-        return "".join(chr(token) for ids in chunk_ids for token in ids
-                       if chr(token) != "x").encode()
+    def spells(self, chunks, ids, lengths):
+        spelled = "".join(chr(token) for token in ids.tolist() if chr(token) != "x")
+        return spelled == "".join(chunks)
 
 
 def test_counting_encodes_each_distinct_chunk_once_and_checks_the_round_trip_per_chunk():
     from analyzer.runs.builders.library import _count
 
-    counts, histograms, ok = _count(_Stub(), {"eng": ["ab ab", "abc"], "fra": ["a"]})
+    model = _Stub()
+    counts, histograms, ok = _count(model, {"eng": ["ab ab", "abc"], "fra": ["a"]})
     assert counts == {"eng": [5, 3], "fra": [1]} and ok
+    assert model.asked == [["ab", " ", "abc"], ["a"]]  # each language's distinct chunks, once
     assert histograms["eng"] == {ord("a"): 3, ord("b"): 3, ord("c"): 1, ord(" "): 1}
     assert _count(_Stub(), {"eng": ["ab", "axb"]})[2] is False  # a chunk that loses a byte
-    assert _count(_Stub(lossless_split=False), {"eng": ["a  b"]})[2] is False  # chunks != text

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the engines' property tests (BPE's, the training sources' for the chunk counter, Unigram's and WordPiece's, its encoder's, the bounds on long chunks, and the ranked engine that counts production tokenizers) against the compiled engines built with AddressSanitizer.
+# Run the engines' property tests (BPE's, the training sources' for the chunk counter, Unigram's and WordPiece's, their encoders', the bounds on long chunks, and the ranked engine that counts production tokenizers) against the compiled engines built with AddressSanitizer.
 #
 #     bash tools/asan.sh                 # the engine tests (a few minutes)
 #     bash tools/asan.sh -k weighted     # extra pytest arguments are passed on
@@ -42,7 +42,8 @@ LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
     tests/test_bpe_parity.py tests/test_bpe_continue.py tests/test_bpe_native_split.py \
     tests/test_bpe_pretokenize.py tests/test_sources.py tests/test_counting_parted.py \
     tests/test_unigram.py tests/test_bpe_lean.py tests/test_wordpiece.py \
-    tests/test_wordpiece_encoder.py tests/test_long_chunks.py tests/test_bpe_ranked.py \
+    tests/test_wordpiece_encoder.py tests/test_long_chunks.py \
+    tests/test_external_library_trained.py tests/test_bpe_ranked.py \
     tests/test_external_engine.py -n 0 "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*

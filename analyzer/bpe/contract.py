@@ -293,11 +293,12 @@ class BaseVocabulary:
         starts = []
         for texts in texts_by_group:
             starts.append(len(flat))
-            for index, text in enumerate(texts):
-                if self.pretokenizer is None:
-                    flat.append(text)
-                else:
-                    flat.extend(self.pretokenizer.split(text, index))
+            if self.pretokenizer is None:
+                flat.extend(texts)
+            else:  # each chunk where it occurs, a group's texts cut at once
+                chunked = chunk_texts(list(texts), self.pretokenizer)
+                chunks = chunked.chunks
+                flat.extend([chunks[i] for i in chunked.ids])
         finals = self._histograms(flat, starts)
         return [expand_histogram(final, self.pairs, sizes) for final in finals]
 

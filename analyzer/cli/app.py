@@ -14,22 +14,20 @@ import tempfile
 import traceback
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich import console as rich_console
 
-from .. import __version__, bpe
 from ..errors import AnalyzerError
 from ..files import write_atomically
 from ..interrupts import keep_interrupts
-from ..store import (
-    AnalyzerDatabase,
-    open_db,
-)
 from .formats import fold_words, plain
 from .help import MAX_WIDTH, HelpGroup
 from .options import flag
+
+if TYPE_CHECKING:
+    from ..store import AnalyzerDatabase
 
 WORK_ORDER = ("ingest", "corpora", "corpus", "sources", "tokenizers", "run", "runs", "show",
               "report", "results", "merges", "tokenize", "export", "serve", "recover", "train")
@@ -198,6 +196,8 @@ def main() -> None:
 
 def report_bug(error: BaseException) -> NoReturn:
     """Say an unexpected error in one line, with its traceback in a file; exit EXIT_BUG."""
+    from .. import __version__
+
     where = ""
     with contextlib.suppress(OSError):
         with tempfile.NamedTemporaryFile("w", prefix="analyzer-error-", suffix=".txt",
@@ -212,6 +212,8 @@ def report_bug(error: BaseException) -> NoReturn:
 
 def _print_version(value: bool) -> None:
     if value:
+        from .. import __version__, bpe
+
         typer.echo(f"analyzer {__version__} ({bpe.ENGINE} BPE engine)")
         raise typer.Exit()
 
@@ -254,6 +256,8 @@ def emit(content: str | Iterable[str], out: Path | None) -> None:
 
 def open_database(db: Path) -> AnalyzerDatabase:
     """The database of a command that needs one to exist already."""
+    from ..store import open_db  # here, not above: a command's --help loads no database code
+
     return open_db(db, create=False)
 
 

@@ -1,4 +1,7 @@
-"""Corpora: `ingest`, `corpora`, `corpus`."""
+"""Corpora: `ingest`, `corpora`, `corpus`.
+
+Each command imports the library it uses when it runs (here and in every module of commands):
+`analyzer --help`, and every other command, pays for none of it."""
 
 from __future__ import annotations
 
@@ -6,25 +9,12 @@ from pathlib import Path
 
 import typer
 
-from ..corpus import (
-    DEFAULT_UNPACK_LIMIT,
-    SAMPLE_CORPUS,
-    default_name,
-    read_corpus,
-)
-from ..export import corpus_texts_csv
-from ..store import (
-    get_corpus,
-    list_corpora,
-    open_db,
-    save_corpus,
-)
+from ..corpus import DEFAULT_UNPACK_LIMIT, SAMPLE_CORPUS
 from .app import Console, app, emit, fail, open_database
 from .formats import json_text, plain
 from .help import HelpCommand
 from .options import DbOption, FloresSplit, Format, JsonOption, Units
 from .parsing import check_output_file
-from .tables import languages_table, new_table
 
 
 @app.command(cls=HelpCommand)
@@ -50,6 +40,10 @@ def ingest(
     db: Path = DbOption,
 ) -> None:
     """Read a parallel corpus, check it, and store it in the database."""
+    from ..corpus import default_name, read_corpus
+    from ..store import get_corpus, open_db, save_corpus
+    from .tables import languages_table
+
     path = path or SAMPLE_CORPUS
     console = Console(stderr=True)
     with console.status(f"Reading {plain(path)}"):
@@ -83,6 +77,9 @@ def ingest(
 @app.command(cls=HelpCommand)
 def corpora(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the corpora in the database."""
+    from ..store import list_corpora
+    from .tables import new_table
+
     database = open_database(db)
     summaries = list_corpora(database)
     if as_json:
@@ -112,6 +109,10 @@ def corpus(name: str = typer.Argument(..., metavar="NAME", help="The corpus name
            replace: bool = typer.Option(False, "--replace", help="Replace the file --out "
                                         "names, if it is there.")) -> None:
     """Show one corpus: its source and every language's size; or, with --texts, its texts."""
+    from ..export import corpus_texts_csv
+    from ..store import get_corpus
+    from .tables import languages_table
+
     if out is not None and not texts:
         raise fail("--out is for --texts")
     if out is not None:

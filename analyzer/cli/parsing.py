@@ -7,10 +7,6 @@ import tempfile
 from pathlib import Path
 
 from ..bpe.pretokenize import USER_AROUND_PREFIX, USER_PREFIX
-from ..external import (
-    ALL_AVAILABLE,
-    expand_all_available,
-)
 from ..files import is_special
 from ..settings import amount, bytes_written
 from .app import Console, fail
@@ -98,6 +94,8 @@ def tokenizer_specs(specs: list[str] | None) -> list[str]:
     """The --tokenizer values, repeated or as comma lists (a value that is a file is taken
     whole), all-available made into the names available here; the catalog tokenizers it
     leaves out are said, with why."""
+    from ..external import ALL_AVAILABLE, expand_all_available
+
     listed = [part for spec in specs or []
               for part in ([spec] if _names_a_file(spec) else split_commas([spec]))]
     expanded, skipped = expand_all_available(listed)

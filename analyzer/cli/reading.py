@@ -6,38 +6,21 @@ import math
 import webbrowser
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..bpe.readable import PARTIAL_KEY, readable
-from ..export import (
-    export_csv,
-    export_json,
-    export_tokenizer,
-    unit_counts_csv,
-)
-from ..external import load_prices
 from ..identity import BASE_PRETOKENIZER, SHARED_SCOPE
-from ..queries import (
-    complete_run,
-    extension_base_bytes,
-    merge_parts,
-    trained_merges,
-    trained_vocabulary,
-)
-from ..report import DEFAULT_OUT, write_report
-from ..store import (
-    AnalyzerDatabase,
-    list_runs,
-    vocabularies,
-)
+from ..report.files import DEFAULT_OUT
 from .app import Console, app, emit, fail, open_database, writing
 from .formats import json_text, plain
 from .help import HelpCommand
 from .options import DbOption, ExportFormat, FormatOption, IntervalsOption, JsonOption, ShowFormat
 from .parsing import check_output_file, check_output_folder, output_folder, output_format, typed_text
-from .shown import run_results, show_run
-from .tables import attribution_table, new_table, runs_table, served_most
+
+if TYPE_CHECKING:
+    from ..store import AnalyzerDatabase
 
 FULL_PATHS_HELP = ("Name the corpus's and the tokenizers' files with their folders on this "
                    "machine (default: by name and SHA-256 only, so the pages can be published).")
@@ -59,6 +42,10 @@ def report_command(
 ) -> None:
     """Write a run's HTML report (and the index of runs); it works offline. --price and
     --context price the trained vocabularies; models use the price table."""
+    from ..external import load_prices
+    from ..queries import complete_run
+    from ..report import write_report
+
     if not (math.isfinite(price) and price >= 0) or context < 1:
         raise fail("--price must be a number 0 or more and --context 1 or more")
     check_output_folder(out)
@@ -90,13 +77,15 @@ def results_command(
     """Write a results page of a run's production tokenizers: results.json (every premium with
     its interval, each tokenizer's framing, SHA-256 and priced models, the corpus's digest, the
     analyzer's version), index.html (a sortable table, offline) and report.html."""
+    from ..external import load_prices
+    from ..queries import complete_run
+    from ..report.results import write_results
+
     folder = output_folder(out)
     if prices is not None:
         load_prices(prices)
     database = open_database(db)
     complete_run(database, run_id)
-    from ..report.results import write_results
-
     with writing(folder):
         try:
             written = write_results(database, run_id, folder, prices, replace=replace,
@@ -110,6 +99,9 @@ def results_command(
 @app.command(cls=HelpCommand)
 def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the runs in the database, newest last."""
+    from ..store import list_runs
+    from .tables import runs_table
+
     database = open_database(db)
     summaries = list_runs(database)
     if as_json:
@@ -139,6 +131,8 @@ def show(
 ) -> None:
     """Show a run's results: each language's tokens against the pivot's (its premium), under
     every vocabulary and tokenizer of the run."""
+    from .shown import show_run
+
     show_run(open_database(db), run_id, output=output_format(output, as_json), vocab=vocab,
              size=size, pretokenizer=pretokenizer, intervals=intervals)
 
@@ -159,6 +153,10 @@ def merges(
     db: Path = DbOption,
 ) -> None:
     """List a vocabulary's first merges: which bytes became which token, and how often."""
+    from ..queries import extension_base_bytes, merge_parts, trained_merges
+    from .shown import run_results
+    from .tables import attribution_table, served_most
+
     if top < 0:
         raise fail(f"--top must be 0 or more, not {top}")
     database = open_database(db)
@@ -212,6 +210,9 @@ def tokenize(
     db: Path = DbOption,
 ) -> None:
     """Tokenize a text with a run's vocabulary: the pieces, their ids and the count."""
+    from ..queries import trained_vocabulary
+    from .tables import new_table
+
     database = open_database(db)
     found = trained_vocabulary(database, run_id, vocab, vocabulary_size(database, run_id, vocab, size),
                                pretokenizer)
@@ -257,6 +258,9 @@ def export(
     """Export a run: settings, vocabularies, merges, metrics records and the token report; or,
     with --tokenizer, one of its tokenizers as files its library loads. Written as it is made,
     a vocabulary at a time."""
+    from ..export import export_csv, export_json, export_tokenizer, unit_counts_csv
+    from .shown import run_results
+
     if units and tokenizer is not None:
         raise fail("--units is for the run's export, not for --tokenizer VOCAB")
     if tokenizer is not None:
@@ -291,6 +295,8 @@ def vocabulary_size(database: AnalyzerDatabase, run_id: int, vocab: str,
                      value: str | None) -> int | None:
     """A --size as the library takes it: a whole number, or +N for an extension (its base's
     size plus N)."""
+    from ..store import vocabularies
+
     if value is None:
         return None
     text = value.strip()

@@ -12,14 +12,9 @@ from typing import Any
 
 import typer
 
-from ..report import DEFAULT_OUT, write_report
-from ..runs import execute_run
+from ..report.files import DEFAULT_OUT
 from ..settings import RunSettings
-from ..store import (
-    DB_ENV,
-    DEFAULT_DB,
-    recover_run,
-)
+from ..store import DB_ENV, DEFAULT_DB
 from .app import EXIT_INTERRUPTED, Console, app, open_database, writing
 from .formats import plain
 from .help import HelpCommand
@@ -43,8 +38,6 @@ from .parsing import (
     split_commas,
     tokenizer_specs,
 )
-from .progress import VocabularyBars, progress_bars
-from .shown import show_run
 
 
 class RunCommand(HelpCommand):
@@ -188,6 +181,10 @@ def run(
 ) -> None:
     """Train shared and per-language vocabularies, count every unit at every size, store it,
     and write the report."""
+    from ..runs import execute_run
+    from .progress import VocabularyBars, progress_bars
+    from .shown import show_run
+
     shown = output_format(output, as_json)  # before any work: conflicting options are said now
     settings = run_settings(typed)
     if report:
@@ -210,6 +207,8 @@ def run(
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     results = show_run(database, run_id, output=shown, intervals=intervals)
     if report:
+        from ..report import write_report  # Plotly only for a run that writes its report
+
         with console.status("Writing the report"), writing(out):
             path = write_report(database, run_id, out, results=results)
         console.print(f"Report: {plain(path)}")
@@ -224,6 +223,8 @@ def recover(
     db: Path = DbOption,
 ) -> None:
     """Store the results of a run that finished while the database was locked."""
+    from ..store import recover_run
+
     database = open_database(db)
     run_id = recover_run(database, file)
     Console().print(f"Stored the results of run {run_id}; {plain(file)} can be deleted.")

@@ -17,7 +17,6 @@ from ..limits import (
     MIN_BODY_RATE,
     REQUEST_TIMEOUT,
 )
-from ..store import open_db
 from .app import EXIT_INTERRUPTED, Console, app, fail
 from .help import HelpCommand
 from .options import DbOption, LogFormat
@@ -77,6 +76,7 @@ def serve(
         from ..serve import serve as run_server
         from ..serve.logs import use_json_stderr
         from ..serve.workflow import NEW_CORPUS_PAGE
+        from ..store import open_db
     except ImportError as error:
         raise fail(f"analyzer serve needs FastAPI and uvicorn ({error.name} is missing): "
                     "pip install 'analyzer[serve]'") from None

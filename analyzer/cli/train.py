@@ -9,8 +9,6 @@ import typer
 from .. import bpe
 from ..bpe.readable import readable
 from ..bpe.reference import TIE_BREAKS
-from ..corpus import read_lines
-from ..export import training_document
 from ..files import not_regular
 from ..settings import (
     MAX_SIZE,
@@ -21,8 +19,6 @@ from .app import Console, app, fail
 from .formats import json_text, plain
 from .help import HelpCommand
 from .options import PRETOKENIZE_HELP, TieBreak
-from .progress import progress_bars
-from .tables import new_table
 
 
 @app.command(cls=HelpCommand)
@@ -38,6 +34,11 @@ def train(
     as_json: bool = typer.Option(False, "--json", help="Print the merge list as JSON."),
 ) -> None:
     """Learn byte-level BPE merges on text files and show what they do to the text."""
+    from ..corpus import read_lines
+    from ..export import training_document
+    from .progress import progress_bars
+    from .tables import new_table
+
     if vocab < MIN_SIZE:
         raise fail(f"--vocab {vocab} is below {MIN_SIZE}, the byte alphabet")
     if vocab > MAX_SIZE:

@@ -21,15 +21,11 @@ from pathlib import Path
 
 from analyzer.errors import SETTING
 
+from .choices import DEFAULT_SPLIT, FLORES_SPLITS
 from .columnar import read_keyed_texts
 from .errors import CorpusError
 from .files import read_text
 from .readers import RawCorpus, check_same_length, split_lines
-
-FLORES_SPLITS = ("dev", "devtest", "dev+devtest")
-DEFAULT_SPLIT = "devtest"
-"""What FLORES-200's users measure on (dev is for tuning)."""
-
 
 PLUS_SUFFIXES = (".parquet", ".jsonl")
 """FLORES+'s files: `<split>/<lang>.parquet` (its releases up to 2.1), `.jsonl` (later)."""

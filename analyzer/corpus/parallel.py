@@ -14,6 +14,7 @@ from analyzer.files import is_special, not_regular
 from analyzer.settings import MAX_LANGUAGES
 
 from .archives import DEFAULT_UNPACK_LIMIT, is_zip, unpack_zip
+from .choices import FORMATS, UNIT_KINDS
 from .columnar import read_parquet
 from .errors import CorpusError
 from .flores import DEFAULT_SPLIT, flores_files, flores_plus_files, read_flores
@@ -21,9 +22,6 @@ from .hub import hub_dataset, is_hub_spec
 from .languages import normalise_language
 from .readers import RawCorpus, language_files, read_folder, read_jsonl, read_moses, read_table
 from .tmx import read_tmx
-
-FORMATS = ("folder", "flores200", "flores_plus", "tsv", "csv", "jsonl", "parquet", "tmx", "moses")
-UNIT_KINDS = ("lines", "paragraphs")
 
 
 @dataclass

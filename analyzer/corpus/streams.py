@@ -30,6 +30,7 @@ from typing import BinaryIO, cast
 
 import numpy as np
 
+from .choices import DEFAULT_TEXT_FIELD, DOCUMENT_KINDS
 from .errors import CorpusError
 from .files import COMPRESSIONS, NotJSON, lone_surrogate, parse_json
 
@@ -45,8 +46,6 @@ PARQUET_MAGIC = b"PAR1"
 FORMATS = ("text", "jsonl", "parquet")
 FORMAT_SUFFIXES = {".txt": "text", ".text": "text", ".jsonl": "jsonl", ".ndjson": "jsonl",
                    ".json": "jsonl", ".parquet": "parquet"}
-DOCUMENT_KINDS = ("lines", "paragraphs")
-DEFAULT_TEXT_FIELD = "text"
 
 
 class StreamError(CorpusError):

@@ -22,14 +22,16 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from analyzer.bpe.native_split import PRODUCTION_PATTERNS
 from analyzer.bpe.pretokenize import PRETOKENIZERS
 from analyzer.bpe.ranked import PackedModel, RankedModel, Step
 
 from .byte_level import BYTE_TOKEN, byte_level_alphabet
+
+if TYPE_CHECKING:
+    import numpy as np
 
 KNOWN_PATTERNS: dict[str, str] = {
     **{pattern: name for name, pattern in PRETOKENIZERS.items()
@@ -303,6 +305,8 @@ def normalizer_of(spec: dict | str | None) -> Normalizer | None:
 @cache
 def _unknown_table() -> np.ndarray:
     """A flag per code point: unassigned in Python's own Unicode (`unicodedata`)."""
+    import numpy as np
+
     return np.array([unicodedata.category(chr(code)) == "Cn" for code in range(0x110000)])
 
 
@@ -313,6 +317,8 @@ def unknown_to_python(texts: Sequence[str]) -> list[int]:
     >>> unknown_to_python(["a", "\\u0378", "b"])
     [1]
     """
+    import numpy as np  # here: a command that lists or resolves tokenizers loads no NumPy
+
     if not texts:
         return []
     codes = np.frombuffer("\x00".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)

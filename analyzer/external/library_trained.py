@@ -4,9 +4,11 @@ them.
 Both are trained by the analyzer's own engines: Unigram by `analyzer.unigram` (SentencePiece's
 algorithm, exact and on every core), WordPiece by `analyzer.wordpiece` (Hugging Face's
 `WordPieceTrainer`, token for token, in a fraction of its time). Both are stored as a whole
-tokenizer.json; Unigram is counted by Hugging Face `tokenizers` from that file, WordPiece by
-`analyzer.wordpiece.encoder` from its vocabulary (the library's ids, tested equal, in time
-linear in a chunk's length where the library's search is cubic). Both run on the
+tokenizer.json; Unigram is counted as Hugging Face `tokenizers` counts that file, by the
+analyzer's compiled Viterbi (`analyzer/unigram/engine/encode.c`, the library's ids, tested
+equal; the library itself where it is not built), WordPiece by `analyzer.wordpiece.encoder`
+from its vocabulary (the library's ids, tested equal, in time linear in a chunk's length
+where the library's search is cubic). Both run on the
 same byte-level alphabet as the analyzer's BPE, so their premiums compare like with like:
 
 - every chunk is written in GPT-2's byte-level alphabet (each UTF-8 byte one character, as
@@ -38,13 +40,18 @@ analyzer had its own engines stored models Hugging Face's `UnigramTrainer` and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
+
+import numpy as np
 
 from analyzer import unigram, wordpiece
+from analyzer.bpe.choice import compiled_module
 from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.pretokenize import NONE, Pretokenizer, resolve
 from analyzer.identity import Algorithm
@@ -118,6 +125,11 @@ class LibraryModel:
     splitter: Pretokenizer | None = field(repr=False)
     pieces_of: list[str] = field(repr=False)
     """Each id's piece, as the vocabulary writes it (byte symbols, `##` inside a chunk)."""
+    scores: list[float] = field(default_factory=list, repr=False)
+    """Unigram: each id's score, as the tokenizer.json has it."""
+    numbered: bool = True
+    """Whether each piece's id is its place in `pieces_of` (a model the analyzer stored; the
+    compiled encoders number pieces so)."""
     _chunk_ids: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     @property
@@ -169,6 +181,38 @@ class LibraryModel:
                 cache[chunk] = ids  # type: ignore[assignment]
         return [cache[chunk] for chunk in chunks]
 
+    def count_chunks(self, chunks: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Each chunk's ids end to end, and how many each has (int32 arrays), as the library
+        encodes them: Unigram's by the analyzer's compiled encoder (Hugging Face's Viterbi
+        over the same bytes, tested equal to it; it makes no object per chunk), or by the
+        library where that is not built (or a model it cannot take: a byte no piece covers, a
+        piece over 16 bytes); WordPiece's as `encode_chunks` gives them.
+
+        >>> model = train_model(Algorithm.WORDPIECE, {"ab": 5, "abc": 2}, 513, "none")
+        >>> ids, lengths = model.count_chunks(["abc", "ab"])  # ab ##c, ab
+        >>> ids.tolist(), lengths.tolist(), model.encode_chunks(["abc", "ab"])
+        ([512, 355, 512], [2, 1], [[512, 355], [512]])
+        """
+        module = compiled_module("analyzer.unigram") \
+            if self.algorithm == Algorithm.UNIGRAM and self.numbered else None
+        if module is not None:
+            with contextlib.suppress(ValueError):  # a model it cannot take
+                return self._compiled(module, chunks)
+        encoded = self.encode_chunks(chunks)
+        lengths = np.fromiter(map(len, encoded), np.int32, len(encoded))
+        return np.fromiter(chain.from_iterable(encoded), np.int32, int(lengths.sum())), lengths
+
+    @cached_property
+    def _raw_pieces(self) -> list[bytes]:
+        """Each id's piece in bytes, `##` as its two bytes (the vocabulary's strings, one byte
+        per byte symbol)."""
+        return self._spelled[0]
+
+    def _compiled(self, module, chunks: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        data, offsets = _layout(chunks)
+        ids, lengths = module.encode(self._raw_pieces, self.scores, data, offsets)
+        return np.frombuffer(ids, np.int32), np.frombuffer(lengths, np.int32)
+
     @cached_property
     def _wordpiece(self):
         """WordPiece's encoder of this vocabulary (each id's string, `##` and all)."""
@@ -194,6 +238,49 @@ class LibraryModel:
     def decode(self, chunk_ids: Sequence[Sequence[int]]) -> bytes:
         """The bytes the chunks' ids spell (the round trip)."""
         return b"".join(piece for _, piece in self.spell(chunk_ids))
+
+    def spells(self, chunks: Sequence[str], ids: np.ndarray, lengths: np.ndarray) -> bool:
+        """Whether each chunk's ids (`count_chunks`' arrays: the ids end to end, how many each
+        chunk has) spell its bytes, as `decode` of each would, for every chunk at once: the
+        pieces of all of them joined must be the chunks joined, and each chunk's pieces as
+        long as the chunk (no piece spelling a neighbour's bytes).
+
+        >>> model = train_model(Algorithm.UNIGRAM, {"ab": 3, "b": 1}, 258, "none")
+        >>> model.spells(["ab", "b"], *model.count_chunks(["ab", "b"]))
+        True
+        >>> model.spells(["ab", "b"], np.array([97, 98, 98]), np.array([1, 2]))
+        False
+        """
+        whole, inner, whole_lengths, inner_lengths = self._spelled_arrays
+        ends = np.cumsum(lengths, dtype=np.int64)
+        firsts = (ends - lengths)[lengths > 0]  # each chunk's first piece: as it begins a chunk
+        pieces = inner[ids]
+        pieces[firsts] = whole[ids[firsts]]
+        sizes = inner_lengths[ids]
+        sizes[firsts] = whole_lengths[ids[firsts]]
+        spelled = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+        expected = [chunk.encode("utf-8", errors="surrogateescape") for chunk in chunks]
+        return (spelled[ends] - spelled[ends - lengths]).tolist() == list(map(len, expected)) \
+            and b"".join(pieces.tolist()) == b"".join(expected)
+
+    @cached_property
+    def _spelled_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`_spelled` as object arrays, and their lengths: what `spells` indexes."""
+        whole, inner = (np.array(pieces + [b""], dtype=object)[:-1] for pieces in self._spelled)
+        return (whole, inner, np.array([len(piece) for piece in whole], np.int64),
+                np.array([len(piece) for piece in inner], np.int64))
+
+
+def _layout(chunks: Sequence[str]) -> tuple[bytes, bytes]:
+    """Chunks' UTF-8 (surrogate escapes as their bytes) end to end, and int64 offsets, one
+    more than the chunks: laid out in C where the WordPiece engine is built."""
+    packer = compiled_module("analyzer.wordpiece")
+    if packer is not None:
+        return packer.pack(list(chunks))
+    encoded = [chunk.encode("utf-8", errors="surrogateescape") for chunk in chunks]
+    offsets = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum([len(data) for data in encoded], out=offsets[1:])
+    return b"".join(encoded), offsets.tobytes()
 
 
 def train_model(algorithm: Algorithm, chunk_counts: Mapping[str, int] | ChunkTable, size: int,
@@ -300,12 +387,21 @@ def model_from_document(algorithm: Algorithm, document: dict | bytes, pretokeniz
     tokenizer = tokenizers.Tokenizer.from_str(data.decode("utf-8"))
     tokenizer.pre_tokenizer = None  # chunks arrive cut, in byte symbols (`encode_chunks`)
     vocab = parsed["model"]["vocab"]
+    scores: list[float] = []
     if algorithm == Algorithm.UNIGRAM:
         pieces = [piece for piece, _score in vocab]
+        # the scores as the library holds them: its JSON reader may round a score a bit
+        # otherwise than Python's does, and a path's sum then ties, or not, otherwise; written
+        # back by the library (shortest exact form), they are read here as it holds them
+        scores = [float(score) for _piece, score in
+                  json.loads(tokenizer.to_str())["model"]["vocab"]]
+        numbered = True
     else:
         pieces = sorted(vocab, key=vocab.__getitem__)
+        numbered = sorted(vocab.values()) == list(range(len(vocab)))
     return LibraryModel(algorithm, data, pretokenizer, tokenizer,
-                        None if pretokenizer == NONE else resolve(pretokenizer), pieces)
+                        None if pretokenizer == NONE else resolve(pretokenizer), pieces, scores,
+                        numbered)
 
 
 def whole_tokenizer(document: bytes):

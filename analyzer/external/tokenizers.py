@@ -28,7 +28,7 @@ from analyzer.bpe.words import Spellings
 from analyzer.errors import did_you_mean
 from analyzer.hub import HUB_PREFIX, hub_failure, offline_reason
 
-from . import formats, kept_engines
+from . import formats, kept_engines, loaded
 from .catalog import CatalogEntry, Format, catalog, entry, unknown_tokenizer
 from .engine_count import EngineCounter
 from .engine_models import EngineTokenizer, words_text_of
@@ -44,48 +44,91 @@ SCRIPTS_FORMAT = 1
 ALL_AVAILABLE = "all-available"
 
 
-@dataclass
 class ProductionTokenizer:
-    name: str
-    library: str
-    size: int
-    source: str
-    """Where each file came from, with its SHA-256."""
-    count: formats.Count
-    """Tokens of each text: the text's own, special-token text as plain text, no BOS/EOS."""
-    entry: CatalogEntry | None = None
-    """The catalog entry, when it is one."""
-    pieces: formats.Pieces | None = None
-    """A text's tokens as (id, bytes), for showing them."""
-    specials: int = 0
-    """The special tokens its library adds to each text (a tokenizer.json's BOS/EOS)."""
-    tokens: formats.TokenList | None = None
-    """Its vocabulary's ordinary tokens as bytes (`formats.Encoder.tokens`)."""
-    engine: EngineTokenizer | str = "counted by its library"
-    """How the analyzer's engine counts it as its library does, or why it cannot
-    (`formats.Encoder.engine`)."""
-    digest: str = ""
-    """The SHA-256 of its files (of their hashes, for several): what it is, whatever its name."""
-    words_text: Callable[[str], str] | None = None
-    """The text its split words are counted on (`formats.Encoder.words_text`)."""
-    built: Callable[[CompiledRanked], None] | None = None
-    """Called with its engine model once built (to keep it for the next run)."""
-    ids_batch: Callable[[list[str]], list[list[int]]] | None = None
-    """Its library's batch encoder (`formats.Encoder.ids_batch`)."""
-    spellings: Callable[[], list[bytes]] | None = None
-    """What each id spells (`formats.Encoder.spellings`)."""
+    """A production tokenizer, ready to count: its files found and verified when it is
+    resolved; what counts it made when it is first used, once per process
+    (`analyzer.external.loaded`), so that a run's settings are checked without loading any (a
+    catalog tokenizer: its files are the pinned ones; a file or a hub repository's, built as
+    it is resolved, so that a bad one is refused then). What is made is its engine model
+    where the analyzer's engine counts it (kept between runs, `kept_engines`: its library
+    then loaded only when a text needs it), else its library's encoder.
 
-    @cached_property
-    def _spellings(self) -> Spellings | None:
-        return Spellings(self.spellings()) if self.spellings is not None else None
+    `name`, `source` (where each file came from, with its SHA-256), `entry` (the catalog
+    entry, when it is one) and `digest` (the SHA-256 of its files, of their hashes for
+    several: what it is, whatever its name) are known at once; the rest is the encoder's:
+    `count` (tokens of each text: the text's own, special-token text as plain text, no
+    BOS/EOS), `size`, `library` (the library and its version), `pieces` (a text's tokens as
+    (id, bytes), for showing them), `specials` (the special tokens its library adds to each
+    text: a tokenizer.json's BOS/EOS), `tokens` (its vocabulary's ordinary tokens as bytes),
+    `engine` (how the analyzer's engine counts it as its library does, or why it cannot),
+    `words_text`, `ids_batch` and `spellings` (`formats.Encoder`'s)."""
 
-    @cached_property
+    def __init__(self, name: str, source: str, key: tuple, size: int,
+                 build: Callable[[], Loaded], entry: CatalogEntry | None = None,
+                 digest: str = ""):
+        self.name = name
+        self.source = source
+        self.entry = entry
+        self.digest = digest
+        self._key, self._bytes, self._build = key, size, build
+
+    @property
+    def _loaded(self) -> Loaded:
+        """What counts it, made once per process (`analyzer.external.loaded`)."""
+        return loaded.encoder(self._key, self._bytes, self._build)
+
+    @property
+    def encoder(self) -> formats.Encoder:
+        return self._loaded.encoder
+
+    @property
+    def count(self) -> formats.Count:
+        return self.encoder.count
+
+    @property
+    def size(self) -> int:
+        return self.encoder.size
+
+    @property
+    def library(self) -> str:
+        return self.encoder.library
+
+    @property
+    def pieces(self) -> formats.Pieces | None:
+        return self.encoder.pieces
+
+    @property
+    def specials(self) -> int:
+        return self.encoder.specials
+
+    @property
+    def tokens(self) -> formats.TokenList | None:
+        return self.encoder.tokens
+
+    @property
+    def engine(self) -> EngineTokenizer | str:
+        return self.encoder.engine
+
+    @property
+    def words_text(self) -> Callable[[str], str] | None:
+        return self.encoder.words_text
+
+    @property
+    def ids_batch(self) -> Callable[[list[str]], list[list[int]]] | None:
+        return self.encoder.ids_batch
+
+    @property
+    def spellings(self) -> Callable[[], list[bytes]] | None:
+        return self.encoder.spellings
+
+    @property
     def counter(self) -> EngineCounter | None:
         """Its counter on the analyzer's compiled engine, or None: its library counts it (the
-        engine cannot equal it, or is not built here)."""
-        if isinstance(self.engine, str) or native_split_available() is False:
-            return None
-        return EngineCounter(self.engine, self.count, self.pieces, self.built)
+        engine cannot equal it, or is not built here, or turned off: ANALYZER_ENGINE=python)."""
+        return self._loaded.counter if native_split_available() else None
+
+    def __repr__(self) -> str:
+        return f"ProductionTokenizer({self.name!r})"
 
     @property
     def counted_by(self) -> str:
@@ -104,11 +147,11 @@ class ProductionTokenizer:
     def scripts(self) -> dict[str, int] | None:
         """How many of its vocabulary's tokens each script has (`script_composition`), worked
         out once per tokenizer file (kept under its SHA-256); None without its tokens."""
-        if self.tokens is None:
+        tokens = self.tokens
+        if tokens is None:
             return None
         if not self.digest:
-            return script_composition(self.tokens())
-        tokens = self.tokens
+            return script_composition(tokens())
         return kept_json("scripts", f"{self.digest}-{SCRIPTS_FORMAT}.json",
                          lambda: script_composition(tokens()))
 
@@ -139,10 +182,41 @@ class ProductionTokenizer:
             return self.count(texts), [None] * len(texts)
         ids = self.ids_batch(texts)
         counts = [len(found) for found in ids]
-        if not words or self._spellings is None:
+        spellings = self._loaded.spellings
+        if not words or spellings is None:
             return counts, [None] * len(texts)
         spelled = self.words_text or (lambda text: text)
-        return counts, self._spellings.split_words([spelled(text) for text in texts], ids)
+        return counts, spellings.split_words([spelled(text) for text in texts], ids)
+
+
+class Loaded:
+    """What a process keeps of a tokenizer (`analyzer.external.loaded`): its encoder, and
+    what is made from it when first asked for: its engine's counter, its ids' spellings.
+    `built` is called with its engine model once compiled (to keep it for the next run)."""
+
+    def __init__(self, encoder: formats.Encoder,
+                 built: Callable[[CompiledRanked], None] | None = None):
+        self.encoder = encoder
+        self._built = built
+
+    @cached_property
+    def counter(self) -> EngineCounter | None:
+        """Its counter on the engine (made once per process), or None: the engine cannot
+        equal its library (`ProductionTokenizer.counter` asks whether the engine is built)."""
+        engine = self.encoder.engine
+        if isinstance(engine, str):
+            return None
+        encoder = self.encoder
+        # the library's count and pieces asked for only when a text needs them: an encoder
+        # made from a kept engine model loads its library then
+        return EngineCounter(engine, lambda texts: encoder.count(texts),
+                             None if encoder.pieces is None else lambda text: encoder.pieces(text),
+                             self._built)
+
+    @cached_property
+    def spellings(self) -> Spellings | None:
+        spellings = self.encoder.spellings
+        return Spellings(spellings()) if spellings is not None else None
 
 
 def resolve_tokenizer(spec: str, downloads: bool = True) -> ProductionTokenizer:
@@ -174,31 +248,36 @@ def from_catalog(item: CatalogEntry, explicit: Path | None = None,
     files = {name: f.data for name, f in found.items()}
     files_digest = _digest([files[file.name] for file in item.files])
     library = _installed(item.library)
-    kept = kept_engines.load(files_digest, library) \
-        if library and item.on_engine and native_split_available() else None
-    if kept is not None:  # its engine model as kept: its library only if a text needs it
-        lazy = _Lazy(lambda: formats.build(item, files, item.name))
-        tokens = kept.tokens
-        return ProductionTokenizer(item.name, kept.library, kept.size, _sources(found), lazy.count,
-                                   item, lazy.pieces, kept.specials,
-                                   (lambda: tokens) if tokens is not None else None, kept.engine,
-                                   files_digest, words_text_of(kept.engine.normalizer),
-                                   ids_batch=lazy.ids_batch, spellings=lazy.spellings)
-    encoder = formats.build(item, files, item.name)
-    if encoder.size != item.vocab_size:
-        raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, the "
-                             f"catalog {item.vocab_size:,}: the catalog or the library is wrong")
 
-    def built(compiled: CompiledRanked) -> None:  # kept for the next load
-        if isinstance(encoder.engine, EngineTokenizer) and encoder.library == library:
-            kept_engines.store(files_digest, encoder.library, encoder.size, encoder.specials,
-                               encoder.engine, compiled.packed(),
-                               encoder.tokens() if encoder.tokens else None)
+    def from_library() -> formats.Encoder:
+        encoder = formats.build(item, files, item.name)
+        if encoder.size != item.vocab_size:
+            raise TokenizerError(f"{item.name}: {encoder.library} gives {encoder.size:,} tokens, "
+                                 f"the catalog {item.vocab_size:,}: the catalog or the library "
+                                 "is wrong")
+        return encoder
 
-    return ProductionTokenizer(item.name, encoder.library, encoder.size, _sources(found),
-                               encoder.count, item, encoder.pieces, encoder.specials,
-                               encoder.tokens, encoder.engine, files_digest, encoder.words_text,
-                               built, encoder.ids_batch, encoder.spellings)
+    def build() -> Loaded:  # on first use: the files are the pinned ones
+        kept = kept_engines.load(files_digest, library) \
+            if library and item.on_engine and native_split_available() else None
+        if kept is not None:  # its engine model as kept: its library only if a text needs it
+            return Loaded(_from_kept(kept, from_library))
+        encoder = from_library()
+
+        def built(compiled: CompiledRanked) -> None:  # kept for the next load
+            if isinstance(encoder.engine, EngineTokenizer) and encoder.library == library:
+                kept_engines.store(files_digest, encoder.library, encoder.size, encoder.specials,
+                                   encoder.engine, compiled.packed(),
+                                   encoder.tokens() if encoder.tokens else None)
+
+        return Loaded(encoder, built)
+
+    if library is None:
+        from_library()  # refused now, as its library refuses: it is not there
+    return ProductionTokenizer(item.name, _sources(found),  # the entry whole: its files' hashes
+                               (item.name, item.model_dump_json()),  # and how they are read
+                               sum(len(data) for data in files.values()), build, item,
+                               files_digest)
 
 
 def _installed(library: str) -> str | None:
@@ -212,33 +291,38 @@ def _installed(library: str) -> str | None:
         return None
 
 
-class _Lazy:
-    """A tokenizer's library encoder, made the first time a text needs it."""
+def _from_kept(kept: kept_engines.KeptTokenizer,
+               make: Callable[[], formats.Encoder]) -> formats.Encoder:
+    """An encoder of a kept engine model: its size, specials, tokens and engine as kept, its
+    library's encoder made the first time a text needs it (`make`)."""
+    library: list[formats.Encoder] = []
 
-    def __init__(self, make: Callable[[], formats.Encoder]):
-        self._make = make
-        self._encoder: formats.Encoder | None = None
+    def encoder() -> formats.Encoder:
+        if not library:
+            library.append(make())
+        return library[0]
 
-    def encoder(self) -> formats.Encoder:
-        if self._encoder is None:
-            self._encoder = self._make()
-        return self._encoder
-
-    def count(self, texts: list[str]) -> list[int]:
-        return self.encoder().count(texts)
-
-    def pieces(self, text: str) -> list[tuple[int, bytes]]:
-        return self.encoder().pieces(text)
-
-    def ids_batch(self, texts: list[str]) -> list[list[int]]:
-        batch = self.encoder().ids_batch
+    def ids_batch(texts: list[str]) -> list[list[int]]:
+        batch = encoder().ids_batch
         assert batch is not None
         return batch(texts)
 
-    def spellings(self) -> list[bytes]:
-        spellings = self.encoder().spellings
-        assert spellings is not None
-        return spellings()
+    def spellings() -> list[bytes]:
+        spelled = encoder().spellings
+        assert spelled is not None
+        return spelled()
+
+    def pieces(text: str) -> list[tuple[int, bytes]]:
+        shown = encoder().pieces
+        assert shown is not None
+        return shown(text)
+
+    tokens = kept.tokens
+    engine = kept.engine
+    return formats.Encoder(lambda texts: encoder().count(texts), kept.size, kept.library, pieces,
+                           kept.specials, (lambda: tokens) if tokens is not None else None,
+                           ids_batch=ids_batch, spellings=spellings,
+                           words_text=words_text_of(engine.normalizer), make_engine=lambda: engine)
 
 
 def catalog_files(item: CatalogEntry, explicit: Path | None = None,
@@ -251,12 +335,9 @@ def catalog_files(item: CatalogEntry, explicit: Path | None = None,
 def from_hugging_face(spec: str, downloads: bool = True) -> ProductionTokenizer:
     """`hf:ORG/NAME[@REVISION]`: its tokenizer.json, unpinned (its hash is recorded)."""
     data, where = hugging_face_file(spec, downloads)
-    encoder = formats.tokenizer_json(data, spec)
-    return ProductionTokenizer(spec, encoder.library, encoder.size, where, encoder.count,
-                               pieces=encoder.pieces, specials=encoder.specials,
-                               tokens=encoder.tokens, engine=encoder.engine, digest=_digest([data]),
-                               words_text=encoder.words_text, ids_batch=encoder.ids_batch,
-                               spellings=encoder.spellings)
+    return _built(ProductionTokenizer(spec, where, (spec, digest(data)), len(data),
+                                      lambda: Loaded(formats.tokenizer_json(data, spec)),
+                                      digest=_digest([data])))
 
 
 def hugging_face_file(spec: str, downloads: bool = True) -> tuple[bytes, str]:
@@ -297,6 +378,7 @@ def from_file(spec: str) -> ProductionTokenizer:
     """A tokenizer file of the user's own: no pinned hash (its hash is recorded)."""
     path_part, _, base = spec.partition("@")
     path = Path(path_part)
+    build: Callable[[], formats.Encoder]
     if path.suffix == ".tiktoken":
         base = base or path.stem
         if base not in _openai_encodings():
@@ -304,25 +386,31 @@ def from_file(spec: str) -> ProductionTokenizer:
                                  f"pattern and special tokens), e.g. {path_part}@cl100k_base")
         data = _read(path)
         formats.rank_file(data, str(path))  # a bad line is said with this file's name and line
-        encoder = formats.openai_encoding(base, {path.name: data}, None)
+        build = lambda: formats.openai_encoding(base, {path.name: data}, None)  # noqa: E731
     elif path.suffix == ".json":
         data = _read(path)
-        encoder = formats.tokenizer_json(data, str(path))
+        build = lambda: formats.tokenizer_json(data, str(path))  # noqa: E731
     elif path.suffix == ".model":
         data = _read(path)
-        encoder = formats.sentencepiece_model(data, str(path))
+        build = lambda: formats.sentencepiece_model(data, str(path))  # noqa: E731
     elif _exists(path):
         raise TokenizerError(f"{spec}: not a tokenizer this knows (.tiktoken, tokenizer.json, "
                              "SentencePiece .model); for a catalog format, name its entry: "
                              "NAME=FILE")
     else:
         raise unknown_tokenizer(spec)
-    return ProductionTokenizer(path.name, encoder.library, encoder.size,
-                               f"{path} (given; SHA-256 {digest(data)})", encoder.count,
-                               pieces=encoder.pieces, specials=encoder.specials,
-                               tokens=encoder.tokens, engine=encoder.engine, digest=_digest([data]),
-                               words_text=encoder.words_text, ids_batch=encoder.ids_batch,
-                               spellings=encoder.spellings)
+    sha = digest(data)
+    return _built(ProductionTokenizer(path.name, f"{path} (given; SHA-256 {sha})",
+                                      (str(path.resolve()), base, sha), len(data),
+                                      lambda: Loaded(build()), digest=sha))
+
+
+def _built(tokenizer: ProductionTokenizer) -> ProductionTokenizer:
+    """A tokenizer of a file whose content no catalog pins, its encoder built now: a file
+    its library refuses is refused as it is resolved (a run's settings check), not when the
+    run counts."""
+    tokenizer.encoder  # noqa: B018 - built (or refused) here, kept for its first use
+    return tokenizer
 
 
 def _digest(files: list[bytes]) -> str:

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from math import nan
 
 import numpy as np
@@ -27,7 +28,7 @@ from analyzer.identity import SHARED_SCOPE, VocabKind, VocabularyId
 from .data import FairnessData, RunData
 from .frames import RESAMPLES, headline_vocabulary
 from .frontier import pareto_frontier
-from .stats import bootstrap_weights, gini
+from .stats import gini, ginis
 
 SUMMARY_COLUMNS = ["vocab", "pretokenizer", "kind", "algorithm", "size", "transition", "base",
                    "added",
@@ -47,7 +48,7 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     charges most and that premium; and whether it is on the frontier of cost against Gini
     (`analyzer.metrics.frontier`)."""
     run = data.run
-    weights = bootstrap_weights(len(run.measured_units), resamples, run.seed)
+    boots = data.bootstrap_totals(resamples)
     rows = []
     totals: dict[tuple[str, str | None, int], np.ndarray] = {}
     vocabularies = {(v.scope, v.pretokenizer): v for v in data.vocabularies}
@@ -57,10 +58,9 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
             continue
         stored = vocabularies[(vocab, pretokenizer)]
         langs = [lang for lang in run.languages if lang in by_lang]
-        tokens = np.vstack([by_lang[lang] for lang in langs])
-        boot = tokens @ weights.T  # langs x resamples
+        boot = boots[(vocab, pretokenizer, size)]  # langs x resamples
         premiums = boot / boot[langs.index(run.pivot)]
-        boot_gini = np.array([gini(premiums[:, r]) for r in range(premiums.shape[1])])
+        boot_gini = ginis(premiums.T)  # each resample's
         whole = data.totals((vocab, pretokenizer, size), langs)
         premium = whole / whole[langs.index(run.pivot)]
         totals[(vocab, pretokenizer, size)] = boot.sum(axis=0)
@@ -241,7 +241,7 @@ def superbpe_effects(data: RunData) -> list[dict]:
         superwords = fairness.superwords.get((v.scope, v.pretokenizer), set())
         histograms = fairness.histograms.get((v.scope, v.pretokenizer, largest), {})
         for lang in run.languages:
-            histogram = histograms.get(lang, {})
+            histogram: Mapping[int, int] = histograms.get(lang, {})
             total = sum(histogram.values())
             found.append({
                 "vocab": v.scope, "pretokenizer": v.pretokenizer, "transition": transition,
@@ -294,7 +294,8 @@ def own_superbpe_effects(data: RunData) -> list[dict]:
         own = tokens(lang, v.pretokenizer, largest, lang)
         superbpe = tokens(v.scope, v.pretokenizer, largest, lang)
         superwords = fairness.superwords.get((v.scope, v.pretokenizer), set())
-        histogram = fairness.histograms.get((v.scope, v.pretokenizer, largest), {}).get(lang, {})
+        histogram: Mapping[int, int] = fairness.histograms.get(
+            (v.scope, v.pretokenizer, largest), {}).get(lang, {})
         total = sum(histogram.values())
         found.append({
             "transition": transition, "pretokenizer": v.pretokenizer, "lang": lang,

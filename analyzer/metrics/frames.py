@@ -16,7 +16,7 @@ from analyzer.store import IMPORTED_SIZE, RunRead, VocabularyRead
 
 from .allocation import allocation_frame
 from .data import RunData
-from .stats import bootstrap_weights, gini, separates_words
+from .stats import gini, separates_words
 
 RESAMPLES = 1000
 def measured_kinds() -> list[VocabKind]:
@@ -91,11 +91,8 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     characters those of its joined text, and the premiums theirs; the spread of the units'
     premiums is still the units', and there is no interval (one text is not a sample)."""
     pivot = data.run.pivot
-    n_units = len(data.run.measured_units)
     joined = data.joined_counts
-    # units x resamples, as float64 so that each block's product runs in BLAS, not in numpy's
-    # integer loops (the counts are small whole numbers: exact in float64)
-    draws = bootstrap_weights(n_units, resamples, data.run.seed).T.astype(np.float64)
+    spreads = _spreads(data, resamples)
     spaces = data.joined_spaces if joined else 0  # what the join adds: a byte and a character each
     totals = {lang: (int(data.unit_bytes[lang].sum()) + spaces,
                      int(data.unit_chars[lang].sum()) + spaces,
@@ -104,22 +101,13 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     for key, by_lang in data.counts.items():
         vocab, pretokenizer, size = key
         langs = [lang for lang in data.run.languages if lang in by_lang]
-        tokens = np.vstack([by_lang[lang] for lang in langs])  # langs x units
         whole = data.totals(key, langs)
         p = langs.index(pivot) if pivot in langs else None
         kind = data.kind(vocab, pretokenizer)
         chunks = data.chunks.get(pretokenizer or "", {})
-        if p is not None:  # every language's spread and interval at once
-            unit_premium = tokens / tokens[p]
+        if p is not None:
             premium = whole / whole[p]
-            median = np.median(unit_premium, axis=1)
-            q1, q3 = np.percentile(unit_premium, [25, 75], axis=1)
-            if joined:
-                low = high = np.full(len(langs), np.nan)
-            else:
-                boot = tokens @ draws  # langs x resamples: each resample's total tokens
-                boot_premium = boot / boot[p]
-                low, high = np.percentile(boot_premium, [2.5, 97.5], axis=1)
+            median, q1, q3, low, high = spreads[key]
             pivot_bytes = totals[pivot][0]
         split = data.split_words.get(vocab, {}) if kind.measured else {}
         for i, lang in enumerate(langs):
@@ -148,12 +136,63 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     frame["overhead"] = frame["premium"] - 1
     allocation = allocation_frame(data.fairness.histograms if data.fairness else {})
     frame = frame.merge(allocation, on=["vocab", "pretokenizer", "size", "lang"], how="left")
-    frame["gini"] = frame.groupby(["vocab", "pretokenizer", "size"], dropna=False)["premium"] \
-        .transform(gini)
+    # each configuration's Gini, its rows found by group number (a groupby's transform made
+    # a Series per group: a second at 400 configurations)
+    groups = frame.groupby(["vocab", "pretokenizer", "size"], dropna=False, sort=False)
+    premium = frame["premium"].to_numpy()
+    found = np.empty(len(frame))
+    for rows in groups.indices.values():
+        found[rows] = gini(premium[rows])
+    frame["gini"] = found
     for column in ("chunks", "chunk_premium"):
         if column not in frame:
             frame[column] = float("nan")
     return frame
+
+
+_BLOCK = 4096
+"""Languages' rows of premiums (each of a configuration's languages) taken through numpy's
+percentile at once by `_spreads`: 4,096 rows of 1,000 units, 33 MB of float64."""
+
+
+def _spreads(data: RunData, resamples: int) -> dict[tuple[str, str | None, int],
+                                                    tuple[np.ndarray, ...]]:
+    """Per configuration counted on the pivot, each of its languages' (as `on_pivot` lists
+    them) median, first and third quartile of its units' premiums, and the 95 % bootstrap
+    interval of its premium (NaN: a run of joined counts draws none).
+
+    Configurations of as many languages go through each percentile together (a run's 400
+    per-language vocabularies, each counted on its language and the pivot, made 1,600 calls),
+    in blocks of rows: numpy's percentile along the last axis takes each row on its own, so
+    every value is the one a call per configuration gives."""
+    pivot = data.run.pivot
+    boots = {} if data.joined_counts else data.bootstrap_totals(resamples)
+    by_count: dict[int, list[tuple[tuple[str, str | None, int], list[str]]]] = {}
+    for key in data.counts:
+        if langs := data.on_pivot(key):
+            by_count.setdefault(len(langs), []).append((key, langs))
+    found: dict[tuple[str, str | None, int], tuple[np.ndarray, ...]] = {}
+    for n, group in by_count.items():
+        step = max(1, _BLOCK // n)
+        for block in (group[start:start + step] for start in range(0, len(group), step)):
+            units = np.stack([_per_pivot(np.vstack([data.counts[key][lang] for lang in langs]),
+                                         langs.index(pivot)) for key, langs in block])
+            median = np.median(units, axis=2)
+            q1, q3 = np.percentile(units, [25, 75], axis=2)
+            if data.joined_counts:
+                low = high = np.full((len(block), n), np.nan)
+            else:  # each resample's total tokens, over the pivot's
+                boot = np.stack([_per_pivot(boots[key], langs.index(pivot))
+                                 for key, langs in block])
+                low, high = np.percentile(boot, [2.5, 97.5], axis=2)
+            for k, (key, _) in enumerate(block):
+                found[key] = (median[k], q1[k], q3[k], low[k], high[k])
+    return found
+
+
+def _per_pivot(rows: np.ndarray, pivot: int) -> np.ndarray:
+    """Each language's row over the pivot's, cell by cell."""
+    return rows / rows[pivot]
 
 
 def _row(vocab: str, pretokenizer: str | None, kind: VocabKind, size: int, lang: str,

@@ -59,9 +59,19 @@ class RunView:
     def name(self, lang: str) -> str:
         return label(f"{language_name(lang)} ({lang})")
 
-    @property
+    @cached_property
     def shared(self) -> pd.DataFrame:
         return self.frame[self.frame["kind"] == VocabKind.SHARED]
+
+    def shared_by_size(self, lang: str) -> pd.DataFrame:
+        """A language's rows of the shared vocabulary, smallest size first."""
+        return self._shared_by_lang.get(lang, self.shared.iloc[:0])
+
+    @cached_property
+    def _shared_by_lang(self) -> dict[str, pd.DataFrame]:
+        # grouped once: a filter of the frame per language took seconds at 200 languages
+        return {lang: rows.sort_values("size")
+                for lang, rows in self.shared.groupby("lang", sort=False)}
 
     @property
     def largest(self) -> int:
@@ -98,9 +108,10 @@ def headline(view: RunView) -> go.Figure:
     order = view.by_overhead(view.largest)
     figure = go.Figure()
     for lang in order:
-        rows = view.shared[view.shared["lang"] == lang].sort_values("size")
-        figure.add_trace(go.Scatter(
-            x=rows["size"], y=rows["overhead"] * 100, mode="lines+markers", name=view.name(lang),
+        rows = view.shared_by_size(lang)
+        figure.add_trace(go.Scatter(  # arrays, not Series: Plotly reads them 3x as fast
+            x=rows["size"].to_numpy(), y=rows["overhead"].to_numpy() * 100,
+            mode="lines+markers", name=view.name(lang),
             meta={"lang": lang},
             line=dict(color=view.colors[lang], width=3 if lang == view.pivot else 2,
                       dash="dot" if lang == view.pivot else "solid"),
@@ -166,11 +177,13 @@ def headline_heatmap(view: RunView) -> go.Figure:
     as the last columns, on a colour scale of their own."""
     largest = view.shared[view.shared["size"] == view.largest].set_index("lang")["overhead"]
     order = by_script(view.languages, view.pivot, key=lambda lang: largest.get(lang, 0.0))
-    cells = view.frame.set_index(["vocab", "size", "lang"])
+    frame = view.frame  # each cell's overhead in a dict: a .loc per cell took seconds
+    cells = dict(zip(zip(frame["vocab"].tolist(), frame["size"].tolist(),
+                         frame["lang"].tolist()), frame["overhead"].tolist()))
 
     def column(vocab: str, size: int) -> list[float]:
-        return [float(cells.loc[(vocab, size, lang), "overhead"]) * 100
-                if (vocab, size, lang) in cells.index else np.nan for lang in order]
+        return [float(cells[(vocab, size, lang)]) * 100 if (vocab, size, lang) in cells
+                else np.nan for lang in order]
 
     trained = [column(SHARED_SCOPE, size) for size in view.sizes]
     production = [column(name, size) for name, size in view.tokenizers]
@@ -407,9 +420,10 @@ def bytes_per_token(view: RunView) -> go.Figure:
     order = view.by_overhead(view.largest)
     figure = go.Figure()
     for lang in order:
-        rows = view.shared[view.shared["lang"] == lang].sort_values("size")
-        figure.add_trace(go.Scatter(
-            x=rows["size"], y=rows["bytes_per_token"], mode="lines+markers", name=view.name(lang),
+        rows = view.shared_by_size(lang)
+        figure.add_trace(go.Scatter(  # arrays, not Series: Plotly reads them 3x as fast
+            x=rows["size"].to_numpy(), y=rows["bytes_per_token"].to_numpy(),
+            mode="lines+markers", name=view.name(lang),
             line=dict(color=view.colors[lang]), meta={"lang": lang},
             hovertemplate=f"<b>{view.name(lang)}</b><br>size %{{x:,}}<br>%{{y:.2f}} bytes per token"
                           "<extra></extra>"))

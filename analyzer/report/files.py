@@ -1,11 +1,10 @@
 """What the report pages are written with: the one plotly.js per folder, and the page style
-they share (files are written by `analyzer.files.write_atomically`)."""
+they share (files are written by `analyzer.files.write_atomically`). Plotly is imported where
+plotly.js is asked for: a command that names the default folder loads none of it."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-from plotly.offline import get_plotlyjs, get_plotlyjs_version
 
 from analyzer.files import without_local_paths as without_local_paths  # the pages' import of it
 from analyzer.files import write_atomically
@@ -46,12 +45,16 @@ details.section:not([open]) > summary h2::before { content: "\\25B8  "; }
 
 
 def plotly_file_name() -> str:
+    from plotly.offline import get_plotlyjs_version
+
     return f"plotly-{get_plotlyjs_version()}.min.js"
 
 
 def plotly_script(self_contained: bool) -> str:
     """The page's one script tag: plotly.js inlined, or the file beside the page."""
     if self_contained:
+        from plotly.offline import get_plotlyjs
+
         return f"<script>{get_plotlyjs()}</script>"
     return f"<script src='{plotly_file_name()}'></script>"
 
@@ -60,5 +63,7 @@ def ensure_plotlyjs(out: Path) -> Path:
     """plotly.js in the folder, written once per plotly version."""
     path = out / plotly_file_name()
     if not path.exists():
+        from plotly.offline import get_plotlyjs
+
         write_atomically(path, get_plotlyjs())
     return path

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import multiprocessing
+import multiprocessing.connection
 import os
 import queue
 import signal
@@ -146,12 +147,20 @@ def die_with_parent(parent: int) -> None:
 
 
 def watch_parent(parent: int) -> None:
-    """End this process when `parent` ends, watched by a thread. For a process started from
-    a thread that may end before the process does (a server's request thread): the kernel's
-    PR_SET_PDEATHSIG fires when the creating thread ends, not the process."""
-    if os.getppid() != parent:
-        os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    """End this process when `parent`, the process that started it through multiprocessing,
+    ends, watched by a thread: its sentinel (a pipe `parent` holds) closes when it ends,
+    whoever forked this process (`parent`, or a fork server for it). For a process started
+    from a thread that may end before the process does (a server's request thread): the
+    kernel's PR_SET_PDEATHSIG fires when the creating thread ends, not the process."""
+    started_by = multiprocessing.parent_process()
+    if started_by is None or started_by.pid != parent or not started_by.is_alive():
+        os._exit(1)  # not the parent it was meant to have, or that one is already gone
+    threading.Thread(target=_watch_sentinel, args=(started_by.sentinel,), daemon=True).start()
+
+
+def _watch_sentinel(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)
 
 
 def _watch_parent(parent: int) -> None:

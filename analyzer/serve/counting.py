@@ -101,7 +101,14 @@ def load(database: DatabaseRef, key: tuple) -> Loaded:
         tokenizer = resolve_tokenizer(key[1], downloads=False)
         if tokenizer.pieces is None:
             raise Invalid(f"{key[1]} cannot show its pieces")
-        found = Loaded(tokenizer.pieces)
+        # the encoder asked of the library's cache at each use, kept within its bound
+        # (`analyzer.external.loaded`), built again only once dropped from it
+        def pieces(text: str) -> list[tuple[int, bytes]]:
+            encoded = tokenizer.pieces
+            assert encoded is not None  # it could show its pieces when loaded
+            return encoded(text)
+
+        found = Loaded(pieces)
     else:
         _, run_id, scope, size, pretokenizer = key
         db = reconnect(_opened(database))

@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from analyzer.errors import AnalyzerError, Busy
 from analyzer.interrupts import keep_interrupts
@@ -158,6 +159,39 @@ class Claim:
         return True
 
 
+FORK_SERVER = "ANALYZER_FORK_SERVER"
+"""Set in the environment the fork server starts with, to say that it is one (`fork_server`)."""
+
+RUN_MODULES = ["analyzer.serve.fork_server", "huggingface_hub.file_download"]
+"""What a run's process imports before it records its run: this module, whose `_child` it runs
+(with the service it belongs to, and `analyzer.runs`; `fork_server` loads it), and what
+checking its settings loads (a catalog tokenizer's files looked for in the Hugging Face
+cache); loaded once, in the fork server (one that is not installed is left out)."""
+
+
+def run_processes() -> Any:
+    """How a run's process starts: forked from a fork server that has the run's modules
+    loaded, where the platform has one (a process spawned anew spent seconds importing them
+    while its client waited for the run to start); spawned otherwise. Either way the process
+    starts from a Python of its own, never from the server (its threads and event loop stay
+    behind). The fork server is started here, to load them while the server waits for its
+    first run; the processes it forks start with SIGINT ignored (`fork_server`)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    from multiprocessing import forkserver
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(RUN_MODULES)
+    os.environ[FORK_SERVER] = "1"  # what the fork server starts with (the server starts it
+    try:  # before it serves: no other thread reads the environment meanwhile)
+        forkserver.ensure_running()
+    except OSError:  # its socket cannot be made (a temporary folder whose path is too long
+        return multiprocessing.get_context("spawn")  # for one): runs are spawned, as before
+    finally:
+        os.environ.pop(FORK_SERVER, None)
+    return context
+
+
 class RunManager:
     """The service's runs: at most one in progress per database, the others queued.
 
@@ -173,7 +207,7 @@ class RunManager:
         """The served database, as checked at start: each use opens it again (`reconnect`),
         refusing a file deleted or replaced since."""
         self.db_path = db.path
-        self.context = multiprocessing.get_context("spawn")
+        self.context = run_processes()
         self.lock = threading.Lock()
         self.starting = False
         self.processes: dict[int, multiprocessing.process.BaseProcess] = {}
@@ -267,9 +301,11 @@ class RunManager:
         process = self.context.Process(target=_child, args=(
             str(self.db_path), asdict(settings), messages, os.getpid(), pinned, self.json_log,
             record_wait))
-        # Started with SIGINT blocked (a mask is inherited through fork and exec; only this
-        # thread's is changed): a Ctrl-C while the child imports would otherwise print a
-        # KeyboardInterrupt traceback from the middle of its start-up. `_child` unblocks it.
+        # Spawned (where there is no fork server), it starts with SIGINT blocked (a mask is
+        # inherited through fork and exec; only this thread's is changed): a Ctrl-C while the
+        # child imports would otherwise print a KeyboardInterrupt traceback from the middle of
+        # its start-up. `_child` unblocks it. Forked from the fork server, it starts with
+        # SIGINT ignored (`fork_server`).
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             process.start()

@@ -181,15 +181,19 @@ def unit_stats(db: AnalyzerDatabase, corpus_id: int, languages: list[str],
                units: list[int]) -> dict[str, dict[str, np.ndarray]]:
     """`{"bytes" | "chars" | "words": {lang: per-unit array aligned with units}}`, as stored
     at ingest."""
-    position = {unit: i for i, unit in enumerate(units)}
+    wanted = np.asarray(units, dtype=np.int64)
+    position = np.full(int(wanted.max()) + 1 if len(wanted) else 0, -1, np.int64)
+    position[wanted] = np.arange(len(wanted))  # a unit's place in `units`; -1: not asked for
     stats: dict[str, dict[str, np.ndarray]] = {"bytes": {}, "chars": {}, "words": {}}
     for lang in languages:
         values = np.zeros((3, len(units)), np.int64)
-        rows = db.execute("SELECT unit, bytes, chars, words FROM texts WHERE corpus_id = ? "
-                          "AND lang = ?", [corpus_id, lang])
-        for unit, n_bytes, n_chars, n_words in rows:
-            if unit in position:
-                values[:, position[unit]] = n_bytes, n_chars, n_words
+        rows = np.array(db.execute("SELECT unit, bytes, chars, words FROM texts WHERE "
+                                   "corpus_id = ? AND lang = ?", [corpus_id, lang]).fetchall(),
+                        dtype=np.int64).reshape(-1, 4)  # a unit's row, whole arrays at once
+        rows = rows[rows[:, 0] < len(position)]
+        places = position[rows[:, 0]]
+        rows, places = rows[places >= 0], places[places >= 0]
+        values[:, places] = rows[:, 1:].T
         stats["bytes"][lang], stats["chars"][lang], stats["words"][lang] = values
     return stats
 

@@ -28,9 +28,8 @@ from analyzer.files import disk_is_full, is_special, kind_of
 from analyzer.migrations import migrations
 
 from .errors import DatabaseBusy, DatabaseGone, DiskFull, StoreError
+from .location import DB_ENV, DEFAULT_DB
 
-DEFAULT_DB = "analyzer.db"
-DB_ENV = "ANALYZER_DB"
 BUSY_TIMEOUT_ENV = "ANALYZER_BUSY_TIMEOUT"
 DEFAULT_BUSY_TIMEOUT = 60.0
 """Seconds a write waits for another process's write lock before giving up."""

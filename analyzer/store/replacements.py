@@ -4,7 +4,7 @@ Rényi efficiency, divergence). Blobs are zlib-compressed little-endian arrays.
 
 >>> unpack_int64s(pack_int64s([3, 0, 2**40]))
 [3, 0, 1099511627776]
->>> unpack_histogram(pack_histogram({300: 2, 97: 5}))
+>>> dict(unpack_histogram(pack_histogram({300: 2, 97: 5})))
 {97: 5, 300: 2}
 """
 
@@ -13,7 +13,9 @@ from __future__ import annotations
 import sys
 import zlib
 from array import array
+from collections.abc import Iterator, Mapping
 
+import numpy as np
 from sqlite_utils import Database
 
 from analyzer.identity import VocabKind
@@ -49,10 +51,42 @@ def pack_histogram(histogram: dict[int, int]) -> bytes:
     return _packed(array("I", ids + [histogram[i] for i in ids]))
 
 
-def unpack_histogram(blob: bytes) -> dict[int, int]:
-    values = _unpacked("I", blob).tolist()
+class TokenHistogram(Mapping[int, int]):
+    """A language's token histogram as stored: its token ids ascending (`ids`) beside their
+    occurrences (`counts`), as the arrays the allocation metrics compute on (a run of 200
+    languages reads a thousand of them); and a read-only `{token id: occurrences}`.
+
+    >>> histogram = TokenHistogram(np.array([97, 300]), np.array([5, 2]))
+    >>> histogram[300], 98 in histogram, list(histogram.items())
+    (2, False, [(97, 5), (300, 2)])
+    """
+
+    __slots__ = ("counts", "ids")
+
+    def __init__(self, ids: np.ndarray, counts: np.ndarray):
+        self.ids = ids
+        self.counts = counts
+
+    def __getitem__(self, token: int) -> int:
+        at = int(np.searchsorted(self.ids, token))
+        if at < len(self.ids) and self.ids[at] == token:
+            return int(self.counts[at])
+        raise KeyError(token)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids.tolist())
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return f"TokenHistogram({dict(self)!r})"
+
+
+def unpack_histogram(blob: bytes) -> TokenHistogram:
+    values = np.frombuffer(zlib.decompress(blob), dtype="<u4").astype(np.int64)
     half = len(values) // 2
-    return dict(zip(values[:half], values[half:]))
+    return TokenHistogram(values[:half], values[half:])
 
 
 def add_replacements(db: Database, vocab_id: int, texts: ReplacementTexts,
@@ -87,9 +121,9 @@ def load_replacements(db: Database, run_id: int,
 
 
 def load_histograms(db: Database, run_id: int
-                    ) -> dict[tuple[str, str | None, int], dict[str, dict[int, int]]]:
+                    ) -> dict[tuple[str, str | None, int], dict[str, TokenHistogram]]:
     """`{(scope, pretokenizer, size): {lang: {token id: occurrences}}}` of a run."""
-    found: dict[tuple[str, str | None, int], dict[str, dict[int, int]]] = {}
+    found: dict[tuple[str, str | None, int], dict[str, TokenHistogram]] = {}
     for scope, pretokenizer, size, lang, blob in db.execute(
             "SELECT v.scope, v.pretokenizer, h.size, h.lang, h.histogram FROM token_histograms h "
             "JOIN vocabularies v ON v.id = h.vocab_id WHERE v.run_id = ? "

@@ -337,12 +337,13 @@ def iter_merges(db: AnalyzerDatabase, run_id: int, scope: str, pretokenizer: str
 
 def _vocabulary_id(db: AnalyzerDatabase, run_id: int, scope: str, pretokenizer: str | None) -> int:
     """The id of a run's vocabulary; StoreError naming what the run has if it has none such."""
-    get_run(db, run_id)  # "no run N" before "no vocabulary"
     rows = db.execute("SELECT id, pretokenizer FROM vocabularies WHERE run_id = ? AND scope = ? "
                       "ORDER BY id", [run_id, scope]).fetchall()
     if pretokenizer is not None:
         rows = [row for row in rows if row[1] == pretokenizer]
     if not rows:
+        get_run(db, run_id)  # "no run N" before "no vocabulary" (read only then: an export
+        # asks for each of hundreds of vocabularies, and a run read is a query and a check)
         names = [f"{s}" if p in (None, "none") else f"{s} ({p})" for s, p in db.execute(
             "SELECT scope, pretokenizer FROM vocabularies WHERE run_id = ? ORDER BY id", [run_id])]
         wanted = scope if pretokenizer in (None, "none") else f"{scope} ({pretokenizer})"

@@ -12,10 +12,13 @@ and histograms, and whether every measured text round-trips.
 from __future__ import annotations
 
 import time
+from array import array
 from collections import Counter
 from dataclasses import replace
 
-from analyzer.bpe.pretokenize import NONE, resolve
+import numpy as np
+
+from analyzer.bpe.pretokenize import NONE, Chunked, chunk_texts, resolve
 from analyzer.errors import SETTING, setting
 from analyzer.external.library_trained import LibraryModel, train_model
 from analyzer.identity import Algorithm, VocabKind, VocabularyId
@@ -126,31 +129,57 @@ def _count(model: LibraryModel, measure: dict[str, list[str]]
     """Each language's tokens per unit, its token histogram, and whether every unit's tokens
     give its bytes back.
 
-    Each distinct chunk is encoded once (a language's new chunks in one batch), its tokens
-    counted as often as it occurs, and its round trip checked once: a unit's tokens are its
-    chunks' tokens, so it gives its bytes back when its chunks join to it and each chunk does.
+    A language's units are cut into chunks at once (`chunk_texts`, lossless: checked), each
+    distinct chunk encoded once (`count_chunks`: the library's encoding, by the analyzer's
+    compiled encoder where it is built), its tokens counted as often as it occurs, and its
+    round trip checked once: a unit's tokens are its chunks' tokens, so it gives its bytes back
+    when each of its chunks does. Counts, histogram and round trips are taken over arrays.
     """
     counts: dict[str, list[int]] = {}
     histograms: dict[str, dict[int, int]] = {}
     roundtrip_ok = True
     checked: set[str] = set()
     for lang, texts in measure.items():
-        chunked = [model.chunks(text, index) for index, text in enumerate(texts)]
-        occurrences = Counter(chunk for chunks in chunked for chunk in chunks)
-        ids = dict(zip(occurrences, model.encode_chunks(list(occurrences))))
-        lengths = {chunk: len(chunk_ids) for chunk, chunk_ids in ids.items()}
-        counts[lang] = [sum([lengths[chunk] for chunk in chunks]) for chunks in chunked]
-        histogram: Counter[int] = Counter()
-        for chunk, times in occurrences.items():
-            for token in ids[chunk]:
-                histogram[token] += times
-        histograms[lang] = dict(histogram)
+        chunked = _chunked(model, texts)
+        ids, lengths = model.count_chunks(chunked.chunks)
+        per_chunk = np.concatenate([[0], np.cumsum(lengths[np.frombuffer(chunked.ids, np.uint32)],
+                                                   dtype=np.int64)])
+        offsets = np.frombuffer(chunked.offsets, np.int64)
+        counts[lang] = (per_chunk[offsets[1:]] - per_chunk[offsets[:-1]]).tolist()
+        histograms[lang] = _histogram(ids, lengths, list(chunked.counts))
         if roundtrip_ok:
-            roundtrip_ok = all("".join(chunks) == text for chunks, text in zip(chunked, texts)) \
-                and all(model.decode([ids[chunk]]) == chunk.encode("utf-8", errors="surrogateescape")
-                        for chunk in ids if chunk not in checked)
-            checked.update(ids)
+            new = np.array([chunk not in checked for chunk in chunked.chunks], dtype=bool)
+            roundtrip_ok = model.spells([chunk for chunk, fresh in zip(chunked.chunks, new)
+                                         if fresh], ids[np.repeat(new, lengths)], lengths[new])
+            checked.update(chunked.chunks)
     return counts, histograms, roundtrip_ok
+
+
+def _chunked(model: LibraryModel, texts: list[str]) -> Chunked:
+    """The texts cut by the model's pre-tokenizer (each text one chunk, without one)."""
+    if model.splitter is not None:
+        return chunk_texts(texts, model.splitter)
+    place: dict[str, int] = {}
+    for text in texts:
+        place.setdefault(text, len(place))
+    distinct = Counter(texts)
+    return Chunked(list(place), [distinct[text] for text in place],
+                   array("I", [place[text] for text in texts]), array("q", range(len(texts) + 1)))
+
+
+def _histogram(ids: np.ndarray, lengths: np.ndarray, times: list[int]) -> dict[int, int]:
+    """How often each token occurs: chunks' ids end to end (`lengths` of them each), each chunk
+    occurring `times`.
+
+    >>> _histogram(np.array([5, 7, 7]), np.array([2, 1]), [2, 3])
+    {5: 2, 7: 5}
+    """
+    weights = np.repeat(np.asarray(times, np.int64), lengths)
+    order = np.argsort(ids, kind="stable")
+    tokens, starts = np.unique(ids[order], return_index=True)
+    if not len(tokens):
+        return {}
+    return dict(zip(tokens.tolist(), np.add.reduceat(weights[order], starts).tolist()))
 
 
 def combine(records: list[VocabularyRecord]) -> list[VocabularyRecord]:

@@ -2,10 +2,14 @@
 
    Trainer(data, offsets, counts, max_piece_bytes, threads) holds the chunks (views of the
    caller's buffers, kept until it goes) and the model; its methods are the reference's steps
-   (analyzer/unigram/reference.py: seed, em, prune, finalize, model), each run without the GIL. */
+   (analyzer/unigram/reference.py: seed, em, prune, finalize, model), each run without the GIL.
+   encode(pieces, scores, data, offsets) counts such chunks with a trained model, as Hugging
+   Face's does (encode.c). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include <string.h>
 
 #include "unigram.h"
 
@@ -271,9 +275,119 @@ static PyTypeObject TrainerType = {
     .tp_new = PyType_GenericNew,
 };
 
+static int by_key(const void *a, const void *b) { return key_compare(a, b); }
+
+/* Whether two of the n keys are the same (a sorted copy's neighbours compared). */
+static int has_twice(const Key *keys, size_t n) {
+    Key *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) return 1;  /* refused: the caller asks the library instead */
+    memcpy(sorted, keys, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, by_key);
+    int twice = 0;
+    for (size_t i = 1; i < n && !twice; i++) twice = key_compare(&sorted[i - 1], &sorted[i]) == 0;
+    free(sorted);
+    return twice;
+}
+
+/* encode(pieces, scores, data, offsets) -> (ids, lengths): see encode.c. */
+static PyObject *unigram_encode(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *pieces, *scores;
+    Py_buffer data, offsets;
+    if (!PyArg_ParseTuple(args, "O!O!y*y*", &PyList_Type, &pieces, &PyList_Type, &scores, &data,
+                          &offsets))
+        return NULL;
+    PyObject *result = NULL, *ids = NULL, *lengths = NULL;
+    PieceIndex index = {0};
+    const Py_ssize_t m = PyList_GET_SIZE(pieces);
+    Model model = {NULL, NULL, NULL, (size_t)m, (size_t)m};
+    int max = 1;
+    if (offsets.len % 8 || offsets.len < 8 || m != PyList_GET_SIZE(scores) || m >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "encode: int64 offsets one more than the chunks, and "
+                        "a score for each of fewer than 2^31 pieces");
+        goto done;
+    }
+    const Py_ssize_t n = offsets.len / 8 - 1;
+    const int64_t *at = offsets.buf;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (at[k] < 0 || at[k] > at[k + 1] || at[k + 1] > data.len) {
+            PyErr_Format(PyExc_ValueError, "chunk %zd: offsets %lld..%lld out of range", k,
+                         (long long)at[k], (long long)at[k + 1]);
+            goto done;
+        }
+    model.keys = calloc(m ? (size_t)m : 1, sizeof *model.keys);
+    model.scores = malloc((m ? (size_t)m : 1) * sizeof *model.scores);
+    if (!model.keys || !model.scores) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t id = 0; id < m; id++) {
+        PyObject *piece = PyList_GET_ITEM(pieces, id);
+        const double score = PyFloat_AsDouble(PyList_GET_ITEM(scores, id));
+        if (score == -1.0 && PyErr_Occurred()) goto done;
+        if (!PyBytes_Check(piece) || PyBytes_GET_SIZE(piece) < 1
+            || PyBytes_GET_SIZE(piece) > MAX_PIECE || !isfinite(score)) {
+            PyErr_Format(PyExc_ValueError, "piece %zd must be 1 to %d bytes, its score finite",
+                         id, MAX_PIECE);
+            goto done;
+        }
+        const uint8_t *bytes = (const uint8_t *)PyBytes_AS_STRING(piece);
+        Key key = {0, 0, 0};
+        for (Py_ssize_t i = 0; i < PyBytes_GET_SIZE(piece); i++) key = key_push(key, bytes[i]);
+        model.keys[id] = key;
+        model.scores[id] = score;
+        if ((int)key.len > max) max = (int)key.len;
+    }
+    if (has_twice(model.keys, (size_t)m)) {  /* one piece per string, as the library's has */
+        PyErr_SetString(PyExc_ValueError, "encode: a piece's string is another's");
+        goto done;
+    }
+    const char *problem = index_build(&index, &model, 1);
+    if (problem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const Py_ssize_t bytes = at[n] - at[0];  /* every token is a byte or more */
+    ids = PyBytes_FromStringAndSize(NULL, (bytes > 0 ? bytes : 1) * (Py_ssize_t)sizeof(int32_t));
+    lengths = PyBytes_FromStringAndSize(NULL, (n > 0 ? n : 1) * (Py_ssize_t)sizeof(int32_t));
+    if (!ids || !lengths) goto done;
+    int32_t *out = (int32_t *)PyBytes_AS_STRING(ids), *counted = (int32_t *)PyBytes_AS_STRING(lengths);
+    Py_BEGIN_ALLOW_THREADS
+    problem = viterbi_chunks(&index, max, model.scores, data.buf, at, (size_t)n, out, counted);
+    Py_END_ALLOW_THREADS
+    if (problem) {
+        if (strcmp(problem, "out of memory") == 0) PyErr_NoMemory();
+        else PyErr_SetString(PyExc_ValueError, problem);
+        goto done;
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t k = 0; k < n; k++) total += counted[k];
+    if (_PyBytes_Resize(&ids, total * (Py_ssize_t)sizeof(int32_t)) < 0
+        || _PyBytes_Resize(&lengths, n * (Py_ssize_t)sizeof(int32_t)) < 0)
+        goto done;
+    result = PyTuple_Pack(2, ids, lengths);
+done:
+    Py_XDECREF(ids);
+    Py_XDECREF(lengths);
+    index_free(&index);
+    free(model.keys);
+    free(model.scores);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
+static PyMethodDef unigram_methods[] = {
+    {"encode", unigram_encode, METH_VARARGS,
+     "encode(pieces, scores, data, offsets) -> (ids, lengths): each chunk (data[offsets[k]:"
+     "offsets[k + 1]]) as Hugging Face's Unigram model encodes it with these pieces (bytes, id i "
+     "the i-th) and scores: the ids end to end, and each chunk's number of them, as int32"},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef unigram_module = {
     PyModuleDef_HEAD_INIT, "_engine",
-    "The compiled Unigram trainer (see analyzer/unigram/engine/).", -1, NULL, NULL, NULL, NULL, NULL,
+    "The compiled Unigram trainer (see analyzer/unigram/engine/), and its model's encoder.", -1,
+    unigram_methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__engine(void) {

@@ -7,6 +7,7 @@
                  and Viterbi
      steps.c     the E- and M-step, pruning and finalizing, the E-step and Viterbi passes on
                  several threads
+     encode.c    counting chunks with a trained model, as Hugging Face's Unigram model does
      module.c    the Python type `Trainer` over them
 
    Exactness: every float is computed in the reference's order of operations (no fused
@@ -240,5 +241,13 @@ const char *prune_step(Training *t, size_t desired, double shrink);
 const char *finalize(Training *t, size_t size, Model *out);
 void model_free(Model *model);
 double digamma(double x);
+
+/* encode.c: each chunk k (data[offsets[k] .. offsets[k + 1]), k < n) as Hugging Face's
+   Unigram model encodes it with the pieces `index` finds (`max` bytes at most) and their
+   `scores`: its ids end to end into `ids` (room for every byte of the chunks) and their
+   number into lengths[k]. NULL, or what went wrong (a byte that is no piece). */
+const char *viterbi_chunks(const PieceIndex *index, int max, const double *scores,
+                           const uint8_t *data, const int64_t *offsets, size_t n,
+                           int32_t *ids, int32_t *lengths);
 
 #endif
