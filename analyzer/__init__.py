@@ -18,8 +18,14 @@ the other names load on first use.
 from __future__ import annotations
 
 import importlib
+import os
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
+
+# Arrow's default allocator (mimalloc) reserves a gigabyte of address space at its first
+# allocation: under `ulimit -v` that alone left a run no room to train. The system's allocator
+# maps what it uses. Set before pyarrow is first imported (a choice of one's own is kept).
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 try:
     __version__ = version("analyzer")

@@ -22,8 +22,10 @@ from analyzer.identity import Algorithm, VocabKind, VocabularyId
 from analyzer.settings import ALGORITHMS, MAX_LIBRARY_SIZE, RunSettings
 from analyzer.store import VocabularyRecord
 
+from .. import costs
+from ..costs import EngineCost
 from ..errors import RunError
-from ..plan import JobPlan, Report, VocabularyJob, count_joined
+from ..plan import JobPlan, Report, VocabularyJob, count_joined, pretokenizer_name
 from ..resolution import ResolvedRun, invalid
 from .common import counted_by, new_plan
 
@@ -91,6 +93,13 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
                                        counted_by(run, lang), pretokenizer, sizes=[size])
                               for lang in run.languages]
     return found
+
+
+def stages(plan: JobPlan) -> list[tuple[EngineCost, str]]:
+    """What its training costs (`analyzer.runs.memory`): its engine on its pre-tokenizer's
+    tables, merged into one packed table."""
+    cost = costs.UNIGRAM if plan.kind.algorithm == Algorithm.UNIGRAM else costs.WORDPIECE
+    return [(cost, pretokenizer_name(plan.pretokenizer))]
 
 
 def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
