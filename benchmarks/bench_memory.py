@@ -27,6 +27,7 @@ tables, not the fixed part, make the most of it.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing
 import os
@@ -99,16 +100,35 @@ def _in_child(work, sender) -> None:
     sender.send(("done", result, {"start": start, "end": _status(os.getpid())}))
 
 
+def _private(pid: int) -> int:
+    """A process's pages of its own (smaps_rollup's Private_Clean and Private_Dirty): after a
+    fork, what it has written (copied from its parent) or made; what a cgroup charges it."""
+    total = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith(("Private_Clean", "Private_Dirty")):
+                    total += int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return total
+
+
 def measured(work, label: str, found: list[dict]):
-    """`work()` in a process forked for it, watched from here; its result."""
+    """`work()` in a process forked for it, watched from here (its address space every 5 ms,
+    its own pages every 50 ms); its result."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_in_child, args=(work, sender))
     start = time.perf_counter()
     process.start()
-    largest = 0
+    largest = private = 0
+    polls = 0
     while not receiver.poll(0.005):
         largest = max(largest, _status(process.pid).get("VmSize", 0))
+        polls += 1
+        if polls % 10 == 0:
+            private = max(private, _private(process.pid))
         if not process.is_alive() and not receiver.poll(0.1):
             raise RuntimeError(f"{label}: its process ended without a word")
     kind, result, figures = receiver.recv()
@@ -117,7 +137,7 @@ def measured(work, label: str, found: list[dict]):
         raise RuntimeError(f"{label}: {result}")
     begin, end = figures["start"], figures["end"]
     found.append({"label": label, "seconds": time.perf_counter() - start,
-                  "resident": end["VmHWM"] - begin["VmRSS"],
+                  "resident": end["VmHWM"] - begin["VmRSS"], "private": private,
                   "address": max(largest, end["VmSize"], begin["VmSize"]) - begin["VmSize"],
                   "threads": end.get("Threads", 1)})
     return result
@@ -161,7 +181,42 @@ def phase_run(db: str, kind: str, budget: str, floor: str, vocab: str, split: st
         job.update(predicted_resident=prediction.resident, predicted_address=prediction.address,
                    stages=[{"cost": name, "chunks": stats.kept_chunks, "bytes": stats.kept_bytes}
                            for name, stats in prediction.stages])
+    from analyzer.bpe.threads import available_cores
+
     return {"run": run_id, "kind": kind, "budget": budget, "floor": int(floor),
+            "vocab": int(vocab), "cores": available_cores(),
+            "seconds": time.perf_counter() - start, "jobs": jobs}
+
+
+def phase_train(folder: str, budget: str, vocab: str, split: str) -> dict:
+    """`analyzer train`'s training (`bpe.train_detailed` on the distinct chunks of the texts it
+    holds) on the folder's lines, up to the budget, in a process forked for it."""
+    from analyzer import bpe
+    from analyzer.cli.parsing import parse_bytes
+    from analyzer.runs import costs
+
+    limit = None if budget == "all" else parse_bytes(budget, "--budgets")
+    texts: list[str] = []
+    taken = 0
+    for path in sorted(Path(folder).glob("*.txt")):
+        for line in path.read_text().splitlines():
+            if limit is not None and taken >= limit:
+                break
+            texts.append(line)
+            taken += len(line.encode())
+    chunks, counts = bpe.distinct(texts, split)
+    n_bytes = sum(len(chunk.encode("utf-8", "surrogateescape")) for chunk in chunks)
+    jobs: list[dict] = []
+    start = time.perf_counter()
+    measured(lambda: len(bpe.train_detailed(chunks, int(vocab), weights=counts).merges),
+             "analyzer train", jobs)
+    cost = costs.LISTED
+    # It trains in the command's own process: what it copies of the chunks the parent made
+    # here is the bench's fork, not the command's.
+    jobs[0].update(private=0, predicted_resident=cost.resident(len(chunks), n_bytes),
+                   predicted_address=cost.address(len(chunks), n_bytes),
+                   stages=[{"cost": cost.name, "chunks": len(chunks), "bytes": n_bytes}])
+    return {"run": None, "kind": "train", "budget": budget, "floor": 1, "vocab": int(vocab),
             "seconds": time.perf_counter() - start, "jobs": jobs}
 
 
@@ -183,7 +238,7 @@ def phase_count(db: str, budget: str, vocab: str, split: str, kinds: str) -> dic
     return {}
 
 
-PHASES = {"run": phase_run, "count": phase_count}
+PHASES = {"run": phase_run, "count": phase_count, "train": phase_train}
 
 
 def floors_compared(db: Path, runs: dict[int, int], split: str) -> None:
@@ -220,27 +275,54 @@ def floors_compared(db: Path, runs: dict[int, int], split: str) -> None:
                 print(f"    {lang}: {premiums[base][lang]:.3f} -> {premiums[floor][lang]:.3f}")
 
 
+def covering(design: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """The tightest model at or above every measurement: the coefficients (each 0 or more)
+    that minimize the sum of the predictions' relative excess over the measurements while
+    no prediction falls below its measurement. A linear programme; its optimum is at a vertex,
+    where as many measurements as the model has nonzero coefficients are met exactly, so every
+    such choice is tried (3 coefficients, a few dozen measurements: a few thousand solves)."""
+    n, width = design.shape
+    best, found = np.inf, None
+    for mask in range(1, 2 ** width):
+        columns = [k for k in range(width) if mask >> k & 1]
+        if 1 not in columns:  # bytes are what every engine holds: a model that has them
+            continue
+        for rows in itertools.combinations(range(n), len(columns)):
+            system = design[np.ix_(rows, columns)]
+            if abs(np.linalg.det(system)) < 1e-9:
+                continue
+            solved = np.linalg.solve(system, target[list(rows)])
+            if (solved < 0).any():
+                continue
+            candidate = np.zeros(width)
+            candidate[columns] = solved
+            predicted = design @ candidate
+            if (predicted < target * (1 - 1e-9)).any():
+                continue
+            excess = float(np.sum(predicted / target - 1))
+            if excess < best:
+                best, found = excess, candidate
+    assert found is not None
+    return found
+
+
 def fit(rows: list[dict]) -> None:
-    """Each engine's figures, least squares over the jobs whose stage of that engine is their
-    largest (SuperBPE's second stage where it is larger than its first), and each job's
-    prediction against its measurement."""
-    from analyzer.bpe.threads import available_cores
+    """Each engine's figures, over the jobs whose largest stage is of that engine (SuperBPE's
+    second stage, where it is larger than its first), and each job's prediction against its
+    measurement."""
     from analyzer.runs import costs
-    from analyzer.runs.costs import ARENA
-    from analyzer.runs.headroom import stack_size
 
     engines = {cost.name: cost for cost in vars(costs).values()
                if isinstance(cost, costs.EngineCost)}
     points: dict[str, list] = {}
     for row in rows:
         for job in row["jobs"]:
-            stages = job["stages"]
-            name = engines[stages[-1]["cost"]]
-            stage = stages[-1]
-            threads = available_cores() if name.threads else 0
-            points.setdefault(name.name, []).append(
-                (stage["bytes"], stage["chunks"], job["resident"],
-                 job["address"] - threads * (stack_size() + ARENA)))
+            stage = job["stages"][-1]
+            # Resident: what a cgroup charges the job's process, its pages of its own (those
+            # it copied from its parent too), where polling saw more than its VmHWM's growth.
+            points.setdefault(engines[stage["cost"]].name, []).append(
+                (stage["bytes"], stage["chunks"], max(job["resident"], job.get("private", 0)),
+                 job["address"]))
     for name, found in points.items():
         if len(found) < 3:
             print(f"{name}: {len(found)} measurements, too few to fit")
@@ -248,11 +330,12 @@ def fit(rows: list[dict]) -> None:
         design = np.array([[1.0, n_bytes, chunks] for n_bytes, chunks, _, _ in found])
         for column, what in ((2, "resident"), (3, "address")):
             target = np.array([point[column] for point in found], dtype=float)
-            fitted, *_ = np.linalg.lstsq(design, target, rcond=None)
-            under = max(0.0, float(np.max(target - design @ fitted)))
-            print(f"{name}, {what}: fixed {fitted[0] / 1e6:.0f} MB (+{under / 1e6:.0f} MB to be "
-                  f"above every measurement), {fitted[1]:.2f} B per byte of distinct chunk text, "
-                  f"{fitted[2]:.1f} B per distinct chunk ({len(found)} measurements)")
+            fitted = covering(design, target)
+            excess = design @ fitted / target - 1
+            print(f"{name}, {what}: fixed {fitted[0] / 1e6:.0f} MB, {fitted[1]:.2f} B per byte "
+                  f"of distinct chunk text, {fitted[2]:.1f} B per distinct chunk (at or above "
+                  f"all {len(found)} measurements: {np.min(excess):+.0%} to "
+                  f"{np.max(excess):+.0%}, median {np.median(excess):+.0%})")
     print()
     print("| job | budget | chunks | their bytes | resident: measured | predicted | address "
           "space: measured | predicted |")
@@ -260,8 +343,9 @@ def fit(rows: list[dict]) -> None:
     for row in rows:
         for job in row["jobs"]:
             stage = max(job["stages"], key=lambda item: item["bytes"])
+            resident = max(job["resident"], job.get("private", 0))
             print(f"| {job['label']} | {row['budget']} | {stage['chunks']:,} | "
-                  f"{stage['bytes'] / 1e6:.1f} MB | {job['resident'] / 1e6:,.0f} MB | "
+                  f"{stage['bytes'] / 1e6:.1f} MB | {resident / 1e6:,.0f} MB | "
                   f"{job['predicted_resident'] / 1e6:,.0f} MB | {job['address'] / 1e6:,.0f} MB | "
                   f"{job['predicted_address'] / 1e6:,.0f} MB |")
 
@@ -271,7 +355,7 @@ def main() -> None:
     parser.add_argument("folder", type=Path, nargs="?")
     parser.add_argument("--budgets", default="8M,20M,all")
     parser.add_argument("--floors", default="1")
-    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--kinds", default=",".join([*KINDS, "train"]))
     parser.add_argument("--vocab", type=int, default=4096)
     parser.add_argument("--split", default="o200k")
     parser.add_argument("--ntrex", type=Path, default=bench_sources.NTREX,
@@ -298,18 +382,24 @@ def main() -> None:
         register(args.folder, db)
         run_ids = {}
         for budget in budgets:
-            in_fresh_process("count", db, budget, args.vocab, args.split, args.kinds,
-                             script=Path(__file__))
+            runs = [kind for kind in kinds if kind != "train"]
+            if runs:
+                in_fresh_process("count", db, budget, args.vocab, args.split, ",".join(runs),
+                                 script=Path(__file__))
             for kind in kinds:
-                for floor in floors if budget == budgets[-1] else floors[:1]:
+                for floor in floors if budget == budgets[-1] and kind != "train" else floors[:1]:
                     row = in_fresh_process("run", db, kind, budget, floor, args.vocab,
-                                           args.split, script=Path(__file__))
+                                           args.split, script=Path(__file__)) \
+                        if kind != "train" else \
+                        in_fresh_process("train", args.folder, budget, args.vocab, args.split,
+                                         script=Path(__file__))
                     for job in row["jobs"]:
                         print(f"{kind:>9} budget {budget:>4} floor {floor}: {job['label']}: "
                               + "; ".join(f"{stage['cost']} {stage['chunks']:,} chunks, "
                                           f"{stage['bytes'] / 1e6:.1f} MB"
                                           for stage in job["stages"])
-                              + f"; resident +{job['resident'] / 1e6:,.0f} MB (predicted "
+                              + f"; resident +{job['resident'] / 1e6:,.0f} MB (its own pages "
+                              f"{job['private'] / 1e6:,.0f} MB; predicted "
                               f"{job['predicted_resident'] / 1e6:,.0f}), address "
                               f"+{job['address'] / 1e6:,.0f} MB (predicted "
                               f"{job['predicted_address'] / 1e6:,.0f}); {job['seconds']:.0f} s",

@@ -27,6 +27,10 @@ from dataclasses import dataclass
 ARENA = 64 << 20
 """The address space glibc's malloc maps for each thread's arena (HEAP_MAX_SIZE, 64-bit)."""
 
+MEASURED_ON = 2
+"""The cores the figures were measured on: an engine that starts a thread per core maps a
+stack and an arena more for each core beyond."""
+
 
 @dataclass(frozen=True)
 class EngineCost:
@@ -46,7 +50,7 @@ class EngineCost:
         return int(self.fixed + self.per_byte * n_bytes + self.per_chunk * chunks)
 
     def address(self, chunks: int, n_bytes: int, threads: int = 1, stack: int = 8 << 20) -> int:
-        started = threads if self.threads else 0
+        started = max(0, threads - MEASURED_ON) if self.threads else 0
         return int(self.address_fixed + self.address_per_byte * n_bytes
                    + self.address_per_chunk * chunks + started * (stack + ARENA))
 

@@ -220,6 +220,7 @@ class Need:
     biggest: JobMemory
     held: int
     mapped: int
+    jobs: int = 1
 
     def over(self, room: Headroom) -> Limit | None:
         """The limit this need does not fit (the tightest, resident first), or None."""
@@ -242,7 +243,7 @@ def needed(jobs: list[JobMemory], workers: int, held: int, mapped: int) -> Need:
     resident = max([resident, *(held + job.resident for job in local)])
     address = mapped + max((job.address for job in jobs), default=0)
     biggest = max(jobs, key=lambda job: job.resident)
-    return Need(resident, address, together, biggest, held, mapped)
+    return Need(resident, address, together, biggest, held, mapped, len(jobs))
 
 
 class TooLittleMemory(Invalid):
@@ -261,8 +262,8 @@ def _shown(text: str) -> str:
     break a line or move the cursor written as an escape: the refusal's line breaks are its
     own.
 
-    >>> _shown("re:a\nb")
-    're:a\\nb'
+    >>> print(_shown("re:a" + chr(10) + "b"))
+    re:a\\nb
     """
     return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
                    for char in text)
@@ -313,38 +314,47 @@ def _said(need: Need, room: Headroom) -> str:
     return said
 
 
+def _job_said(need: Need, holder: str) -> str:
+    """The training that needs most, as a sentence's subject: `the largest, shared [o200k],`,
+    `shared [o200k]` (a run's one job), `it` (a command's one training)."""
+    if holder != "run":
+        return "it"
+    return f"the largest, {need.biggest.label}," if need.jobs > 1 else need.biggest.label
+
+
 def _what(need: Need, holder: str = "run") -> str:
     biggest = need.biggest
     return ((f"{need.together} jobs at once; " if need.together > 1 else "")
-            + f"the largest, {biggest.label}, trains on {biggest.stats.kept_chunks:,} distinct "
+            + f"{_job_said(need, holder)} trains on {biggest.stats.kept_chunks:,} distinct "
             f"chunks, {byte_size(biggest.stats.kept_bytes)} of text; this {holder} holds "
             f"{byte_size(need.held)} already")
 
 
 def _refused(need: Need, over: Limit, holder: str = "run") -> str:
+    biggest = need.biggest
     if over.address:
         needs, room = _apart(need.address, over.total)
         return (f"Training needs about {needs} of address space in one process, more than "
-                f"the {room} that {_shown(over.what)} allows: the largest job, {need.biggest.label}, "
-                f"adds {byte_size(need.biggest.address)} to the {byte_size(need.mapped)} this "
-                f"process maps already (it trains on {need.biggest.stats.kept_chunks:,} "
-                f"distinct chunks, {byte_size(need.biggest.stats.kept_bytes)} of text).")
+                f"the {room} that {_shown(over.what)} allows: {_job_said(need, holder)} adds "
+                f"{byte_size(biggest.address)} to the {byte_size(need.mapped)} this process "
+                f"maps already, training on {biggest.stats.kept_chunks:,} distinct chunks, "
+                f"{byte_size(biggest.stats.kept_bytes)} of text.")
     needs, room = _apart(need.resident, over.total)
-    return (f"Training needs about {needs} at its peak, more than the {room} that {_shown(over.what)} "
-            f"leaves this {holder} ({_what(need, holder)}).")
+    return (f"Training needs about {needs} at its peak, more than the {room} that "
+            f"{_shown(over.what)} leaves this {holder} ({_what(need, holder)}).")
 
 
 def wrapped(*paragraphs: str, width: int = WIDTH) -> str:
     """Paragraphs as lines at most `width` wide, the first 16 shorter (for what prints
     before it), a paragraph that starts with spaces indented by two more where it wraps.
 
-    >>> print(wrapped("a " * 40, "  b c", width=20))
-    a a a a
+    >>> print(wrapped("a " * 30, "  " + "b " * 16, width=20))
+    a a
     a a a a a a a a a a
     a a a a a a a a a a
-    a a a a a a a a a a
-    a a a a a a a a a a
-      b c
+    a a a a a a a a
+      b b b b b b b b b
+        b b b b b b b
     """
     lines: list[str] = []
     for paragraph in paragraphs:
