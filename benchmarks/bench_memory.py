@@ -9,8 +9,10 @@ pool forks one (a local training, an extension, likewise), watched from outside:
 resident memory (VmHWM less VmRSS at its start) and in address space (the largest VmSize seen,
 polled every 5 ms, less VmSize at its start). For each job it prints the distinct chunks and
 bytes of each stage, the growth measured and predicted; then it fits `fixed + per_byte * bytes
-+ per_chunk * chunks` to each engine's measurements (least squares), the figures `costs`
-holds (resident, and address space less each thread's stack and arena).
++ per_chunk * chunks + per_entry * entries` to each engine's measurements, the tightest model
+at or above all of them (`covering`): the figures `costs` holds (resident, and address space
+less each thread's stack and arena). The measurements behind `costs` are kept in
+benchmarks/memory_measurements.json (`--fit benchmarks/memory_measurements.json` prints them).
 
     python benchmarks/textgen.py /tmp/thai --bytes 60M --languages tha_Thai,zho_Hans --equal
     python benchmarks/bench_memory.py /tmp/words --budgets 8M,20M,all --vocab 4096 \\
@@ -27,6 +29,7 @@ tables, not the fixed part, make the most of it.
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import multiprocessing
@@ -121,7 +124,9 @@ def measured(work, label: str, found: list[dict]):
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_in_child, args=(work, sender))
     start = time.perf_counter()
+    gc.freeze()  # as the local pool forks its jobs (`runs.pool`)
     process.start()
+    gc.unfreeze()
     largest = private = 0
     polls = 0
     while not receiver.poll(0.005):
@@ -179,8 +184,8 @@ def phase_run(db: str, kind: str, budget: str, floor: str, vocab: str, split: st
     for job in jobs:
         prediction = by_label[job["label"]]
         job.update(predicted_resident=prediction.resident, predicted_address=prediction.address,
-                   stages=[{"cost": name, "chunks": stats.kept_chunks, "bytes": stats.kept_bytes}
-                           for name, stats in prediction.stages])
+                   stages=[{"cost": name, "chunks": stats.kept_chunks, "bytes": stats.kept_bytes,
+                            "entries": entries} for name, stats, entries in prediction.stages])
     from analyzer.bpe.threads import available_cores
 
     return {"run": run_id, "kind": kind, "budget": budget, "floor": int(floor),
@@ -210,12 +215,13 @@ def phase_train(folder: str, budget: str, vocab: str, split: str) -> dict:
     start = time.perf_counter()
     measured(lambda: len(bpe.train_detailed(chunks, int(vocab), weights=counts).merges),
              "analyzer train", jobs)
-    cost = costs.LISTED
+    cost, entries = costs.LISTED, int(vocab) - 256
     # It trains in the command's own process: what it copies of the chunks the parent made
     # here is the bench's fork, not the command's.
-    jobs[0].update(private=0, predicted_resident=cost.resident(len(chunks), n_bytes),
-                   predicted_address=cost.address(len(chunks), n_bytes),
-                   stages=[{"cost": cost.name, "chunks": len(chunks), "bytes": n_bytes}])
+    jobs[0].update(private=0, predicted_resident=cost.resident(len(chunks), n_bytes, entries),
+                   predicted_address=cost.address(len(chunks), n_bytes, entries),
+                   stages=[{"cost": cost.name, "chunks": len(chunks), "bytes": n_bytes,
+                            "entries": entries}])
     return {"run": None, "kind": "train", "budget": budget, "floor": 1, "vocab": int(vocab),
             "seconds": time.perf_counter() - start, "jobs": jobs}
 
@@ -277,10 +283,12 @@ def floors_compared(db: Path, runs: dict[int, int], split: str) -> None:
 
 def covering(design: np.ndarray, target: np.ndarray) -> np.ndarray:
     """The tightest model at or above every measurement: the coefficients (each 0 or more)
-    that minimize the sum of the predictions' relative excess over the measurements while
-    no prediction falls below its measurement. A linear programme; its optimum is at a vertex,
-    where as many measurements as the model has nonzero coefficients are met exactly, so every
-    such choice is tried (3 coefficients, a few dozen measurements: a few thousand solves)."""
+    that minimize the sum of the predictions' excess over the measurements, in bytes (where
+    memory is scarce, at scale, a gigabyte refused needlessly is what matters, not a tenth
+    more of a small job), while no prediction falls below its measurement. A linear
+    programme: its optimum is at a vertex, where as many measurements as the model has nonzero
+    coefficients are met exactly, so every such choice is tried (4 coefficients, a few dozen
+    measurements: some tens of thousands of small solves)."""
     n, width = design.shape
     best, found = np.inf, None
     for mask in range(1, 2 ** width):
@@ -299,11 +307,24 @@ def covering(design: np.ndarray, target: np.ndarray) -> np.ndarray:
             predicted = design @ candidate
             if (predicted < target * (1 - 1e-9)).any():
                 continue
-            excess = float(np.sum(predicted / target - 1))
+            excess = float(np.sum(predicted - target))
             if excess < best:
                 best, found = excess, candidate
     assert found is not None
     return found
+
+
+def _entries(row: dict, job: dict, stage: dict) -> int:
+    """The entries a stage learns (recorded; or, in older measurements, from the run's kind
+    and size)."""
+    if "entries" in stage:
+        return stage["entries"]
+    vocab = row.get("vocab", 4096)
+    if row["kind"] == "superbpe" and job["label"].startswith("superbpe"):
+        return vocab - vocab // 2
+    if row["kind"] == "extension":
+        return KINDS["extension"]["added"][0]
+    return vocab - (512 if job["label"].startswith("wordpiece") else 256)
 
 
 def fit(rows: list[dict]) -> None:
@@ -321,33 +342,45 @@ def fit(rows: list[dict]) -> None:
             # Resident: what a cgroup charges the job's process, its pages of its own (those
             # it copied from its parent too), where polling saw more than its VmHWM's growth.
             points.setdefault(engines[stage["cost"]].name, []).append(
-                (stage["bytes"], stage["chunks"], max(job["resident"], job.get("private", 0)),
-                 job["address"]))
+                (stage["bytes"], stage["chunks"], _entries(row, job, stage),
+                 max(job["resident"], job.get("private", 0)), job["address"]))
     for name, found in points.items():
-        if len(found) < 3:
+        if len(found) < 4:
             print(f"{name}: {len(found)} measurements, too few to fit")
             continue
-        design = np.array([[1.0, n_bytes, chunks] for n_bytes, chunks, _, _ in found])
-        for column, what in ((2, "resident"), (3, "address")):
+        design = np.array([[1.0, n_bytes, chunks, entries]
+                           for n_bytes, chunks, entries, _, _ in found])
+        varied = len({entries for _, _, entries, _, _ in found}) > 1
+        for column, what in ((3, "resident"), (4, "address")):
             target = np.array([point[column] for point in found], dtype=float)
-            fitted = covering(design, target)
+            fitted = covering(design if varied else design[:, :3], target)
+            fitted = np.append(fitted, 0.0) if not varied else fitted
             excess = design @ fitted / target - 1
             print(f"{name}, {what}: fixed {fitted[0] / 1e6:.0f} MB, {fitted[1]:.2f} B per byte "
-                  f"of distinct chunk text, {fitted[2]:.1f} B per distinct chunk (at or above "
-                  f"all {len(found)} measurements: {np.min(excess):+.0%} to "
+                  f"of distinct chunk text, {fitted[2]:.1f} B per distinct chunk, "
+                  f"{fitted[3]:.0f} B per entry learnt"
+                  + ("" if varied else " (one size measured)")
+                  + f" (at or above all {len(found)} measurements: {np.min(excess):+.0%} to "
                   f"{np.max(excess):+.0%}, median {np.median(excess):+.0%})")
     print()
-    print("| job | budget | chunks | their bytes | resident: measured | predicted | address "
-          "space: measured | predicted |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("Each job against `costs` as they are now (address space: on 2 cores):")
+    print("| job | vocab | budget | chunks | their bytes | added, measured | predicted | "
+          "address space added | predicted |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         for job in row["jobs"]:
             stage = max(job["stages"], key=lambda item: item["bytes"])
             resident = max(job["resident"], job.get("private", 0))
-            print(f"| {job['label']} | {row['budget']} | {stage['chunks']:,} | "
-                  f"{stage['bytes'] / 1e6:.1f} MB | {resident / 1e6:,.0f} MB | "
-                  f"{job['predicted_resident'] / 1e6:,.0f} MB | {job['address'] / 1e6:,.0f} MB | "
-                  f"{job['predicted_address'] / 1e6:,.0f} MB |")
+            predicted = [(engines[item["cost"]].resident(item["chunks"], item["bytes"],
+                                                         _entries(row, job, item)),
+                          engines[item["cost"]].address(item["chunks"], item["bytes"],
+                                                        _entries(row, job, item), 2))
+                         for item in job["stages"]]
+            label = job["label"].replace(" (its own training)", "")
+            print(f"| {label} | {row.get('vocab', 4096):,} | {row['budget']} | "
+                  f"{stage['chunks']:,} | {stage['bytes'] / 1e6:,.1f} MB | "
+                  f"{resident / 1e6:,.0f} MB | {max(p[0] for p in predicted) / 1e6:,.0f} MB | "
+                  f"{job['address'] / 1e6:,.0f} MB | {max(p[1] for p in predicted) / 1e6:,.0f} MB |")
 
 
 def main() -> None:

@@ -4,7 +4,9 @@ extension, Unigram, WordPiece, and `analyzer train`) under every kind of limit
 files the test writes, since a test cannot make a cgroup here) either completes or is refused
 before training, in words: never a MemoryError, "can't start new thread", exit 70, nor a good
 cache entry called damaged. Under a resident limit, a run that completes peaked (VmHWM, its
-jobs one at a time in its own process) within what it said it may have.
+jobs one at a time in its own process) within what it said it may have. Each way out a refusal
+offers (a count floor, one job at a time, both, a smaller sample), followed under the same
+limit, completes.
 
 The limits are set around what each run predicts for itself (a first run, under a limit too
 high to bind, says it), on a source small enough for CI: the property is the same at any
@@ -167,6 +169,36 @@ def holds(outcome: Outcome, resident_limit: bool = False) -> str:
     return "completed"
 
 
+def followed(outcome: Outcome) -> list[list[str]]:
+    """The options of each way out a refusal offers (a count floor, one job at a time, both, a
+    smaller sample), as the command line takes them; more memory, the last, is not an option."""
+    if "Ways out:" not in outcome.output:
+        return []
+    ways: list[str] = []
+    for line in outcome.output.split("Ways out:", 1)[1].splitlines():
+        if line.startswith("    ") and ways:
+            ways[-1] += " " + line.strip()
+        elif line.startswith("  "):
+            ways.append(line.strip())
+    options = []
+    for way in ways:
+        found = re.findall(r"(--min-chunk-count \d+|--jobs 1|--train-bytes [^\s:]+)", way)
+        if found:
+            options.append([word for option in found for word in option.split()])
+    return options
+
+
+def holds_when_followed(db: Path, args: list[str], refused: Outcome, **limit) -> int:
+    """Each way out `refused` offers, followed under the same limit: it completes (it was
+    checked to fit before it was offered). How many were offered."""
+    offered = followed(refused)
+    for options in offered:
+        outcome = launched(db, [*args, *options], **limit)
+        assert outcome.code == 0, (options, refused.output, outcome.output)
+        holds(outcome, resident_limit="address" not in limit)
+    return len(offered)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_kind_of_job_completes_or_is_refused_before_training_under_every_limit(db, kind):
     args = KINDS[kind]
@@ -177,14 +209,23 @@ def test_every_kind_of_job_completes_or_is_refused_before_training_under_every_l
     need = said(probe)
     assert need is not None and need.address is not None and need.mapped is not None, \
         probe.output
-    seen = [holds(launched(db, args, env={MEMORY_ENV: str(int(need.resident * share))}),
-                  resident_limit=True) for share in (0.95, 1.05)]
+    limits: list[dict] = [{"env": {MEMORY_ENV: str(int(need.resident * share))}}
+                          for share in (0.95, 1.05)]
     room = need.resident - need.held  # the cgroup's room: what the run may add to what it holds
-    seen.append(holds(launched(db, args, cgroup=int(room * 1.05)), resident_limit=True))
-    seen += [holds(launched(db, args, address=int(address)))
-             for address in (need.mapped * 0.75, need.address * 0.95, need.address * 1.05)]
+    limits += [{"cgroup": int(room * share)} for share in (0.95, 1.05)]
+    limits += [{"address": int(address)}
+               for address in (need.mapped * 0.75, need.address * 0.95, need.address * 1.05)]
+    seen = []
+    for limit in limits:
+        outcome = launched(db, args, **limit)
+        seen.append(holds(outcome, resident_limit="address" not in limit))
+        if seen[-1] == "refused":
+            # At this size each job's fixed part is most of its need, so a refusal here offers
+            # more memory alone; test_training_memory.test_every_way_out_offered_fits follows
+            # the floors, samples and --jobs 1 offered under each kind of limit.
+            holds_when_followed(db, args, outcome, **limit)
     # Each kind of limit both refused and let through: the property was put to the test.
-    assert seen[:3] == ["refused", "completed", "completed"], seen
+    assert seen[:4] == ["refused", "completed", "refused", "completed"], seen
     assert seen[-1] == "completed" and "refused" in seen[-3:-1], seen
     # Refused, the cache stayed good: no run counts again.
     assert "counted again" not in " ".join(probe.output.split()), probe.output

@@ -277,13 +277,33 @@ PER_CHUNK = EngineCost("a million bytes a chunk", per_byte=0.0, per_chunk=1e6, f
 """A cost the tests set: the need is the distinct chunks', a million bytes each."""
 
 
-def refusal(db, monkeypatch, limit: float, cost: EngineCost = PER_CHUNK, **settings) -> str:
-    """The refusal of a run under `ANALYZER_MEMORY=limit`, every engine at `cost`, this process
-    holding nothing."""
+def refusal(db, monkeypatch, limit: float, cost: EngineCost = PER_CHUNK, kind: str = "env",
+            **settings) -> str:
+    """The refusal of a run under a limit of `limit` bytes, every engine at `cost`, this process
+    holding and mapping nothing. The limit is `ANALYZER_MEMORY` ("env"), a parent cgroup's
+    ("cgroup": its files written beside `db`, the machine's own cgroups and MemAvailable not
+    read) or `ulimit -v` ("address": the need in address space alone)."""
+    if kind == "address":
+        cost = replace(cost, per_byte=0.0, per_chunk=0.0, fixed=0)
     for name in ("TABLES", "LISTED", "CONTINUED", "EXTENDED", "UNIGRAM", "WORDPIECE"):
         monkeypatch.setattr(costs, name, cost)
     monkeypatch.setattr(headroom, "own_usage", lambda: (0, 0))
-    monkeypatch.setenv(MEMORY_ENV, str(int(limit)))
+    monkeypatch.delenv(MEMORY_ENV, raising=False)
+    if kind == "env":
+        monkeypatch.setenv(MEMORY_ENV, str(int(limit)))
+    elif kind == "cgroup":
+        root = Path(db.path).parent / "limits"
+        if not root.exists():
+            proc = fake_proc(root, "0::/test.slice/run\n", None)
+            group(root / "cgroup", "test.slice/run", "max")
+            monkeypatch.setattr(headroom, "PROC", proc)
+            monkeypatch.setattr(headroom, "CGROUPS", root / "cgroup")
+        group(root / "cgroup", "test.slice", str(int(limit)), 0)  # the parent's limit
+    else:
+        monkeypatch.setattr(headroom.resource, "getrlimit",
+                            lambda which: (int(limit), int(limit))
+                            if which == headroom.resource.RLIMIT_AS
+                            else (headroom.resource.RLIM_INFINITY,) * 2)
     with pytest.raises(TooLittleMemory) as refused:
         execute_run(db, RunSettings(**{**SOURCE_RUN, **settings}))
     return str(refused.value)
@@ -346,16 +366,20 @@ def test_a_floor_with_one_job_at_a_time_is_offered_when_neither_alone_fits(tmp_p
 
 
 @pytest.mark.slow
-def test_every_way_out_offered_fits(tmp_path, monkeypatch):
-    """Whatever the limit, each way out a refusal offers (a floor, one job at a time, both, a
-    smaller sample) is a run that is not refused again (the sample's is an estimate from the
-    counts: it fits the figure it is offered with)."""
+@pytest.mark.parametrize("kind", ["env", "cgroup", "address"])
+def test_every_way_out_offered_fits(tmp_path, monkeypatch, kind):
+    """Whatever the limit, and whatever kind (ANALYZER_MEMORY, a parent cgroup's, ulimit -v),
+    each way out a refusal offers (a floor, one job at a time, both, a smaller sample) is a run
+    that is not refused again under it (the sample's is an estimate from the counts: it fits
+    the figure it is offered with)."""
     db = source_db(tmp_path)
     three = dict(per_language=True, jobs=3)
     whole = kept_chunks(db, 1, **three) * 1e6
+    if kind == "address":  # one process at a time: the largest job's, not all three's
+        whole = kept_chunks(db, 1) * 1e6 / 2
     offered = set()
     for share in (0.3, 0.5, 0.7, 0.9, 1.2, 1.6, 1.9):  # all three at once: 2.0
-        for way in ways_out(refusal(db, monkeypatch, whole * share, **three))[:-1]:
+        for way in ways_out(refusal(db, monkeypatch, whole * share, kind=kind, **three))[:-1]:
             options = dict(three)
             if (found := re.search(r"min_chunk_count (\d+)", way)):
                 options["min_chunk_count"] = int(found.group(1))
@@ -367,7 +391,10 @@ def test_every_way_out_offered_fits(tmp_path, monkeypatch):
             said: list[str] = []
             execute_run(db, RunSettings(**{**SOURCE_RUN, **options}), stage=said.append)
     kinds = {tuple(sorted(set(dict(option)) - set(three))) for option in offered}
-    assert {("min_chunk_count",), (), ("train_bytes",)} <= kinds, offered
+    # One job at a time changes no process's address space: never offered under ulimit -v.
+    expected = {("min_chunk_count",), ("train_bytes",)} | (set() if kind == "address" else {()})
+    assert expected <= kinds, offered
+    assert kind != "address" or all(dict(option)["jobs"] == 3 for option in offered), offered
 
 
 def test_under_what_the_run_holds_already_only_more_memory_is_offered(tmp_path, monkeypatch):
@@ -523,7 +550,7 @@ def test_every_kind_of_job_is_predicted_by_its_own_engine(tmp_path):
                           list(run.source.languages))
     plans = make_plans(run, source)
     jobs = memory.predict_jobs(plans, source, local=local_costs(run))
-    engines = {job.label.split(" [")[0].split(" size")[0]: [name for name, _ in job.stages]
+    engines = {job.label.split(" [")[0].split(" size")[0]: [stage[0] for stage in job.stages]
                for job in jobs}
     assert engines == {
         "shared": [costs.TABLES.name], "parity": [costs.LISTED.name],
@@ -534,6 +561,7 @@ def test_every_kind_of_job_is_predicted_by_its_own_engine(tmp_path):
     stage_two = sum(memory.table_stats(Path(source.tables[(lang, "superbpe")])).chunks
                     for lang in source.order)
     assert superbpe.stages[1][1].chunks == stage_two
+    assert [stage[2] for stage in superbpe.stages] == [280 - 256, 600 - 280]  # merges of each
     assert next(job for job in jobs if job.label.startswith("extend")).local
 
 

@@ -52,6 +52,7 @@ def train(
     for path in files:  # a pipe would block, a device read without end: refused unopened
         if (why := not_regular(path)) is not None:
             raise fail(f"{path} is {why}, not a regular file of text")
+    started = False
     try:
         per_file = [read_lines(path) for path in files]
         texts = [line for lines in per_file for line in lines]
@@ -61,7 +62,8 @@ def train(
             raise fail(str(error)) from None
         # Refused now, if it cannot fit, rather than stopped by a MemoryError halfway.
         check_texts(len(chunks), sum(len(chunk.encode("utf-8", "surrogateescape"))
-                                      for chunk in chunks), headroom())
+                                      for chunk in chunks), vocab - MIN_SIZE, headroom())
+        started = True
         with progress_bars(Console(stderr=True), disable=as_json) as bar:
             task = bar.add_task("merges", total=vocab - MIN_SIZE, merges=True)
             training = bpe.train_detailed(
@@ -70,7 +72,7 @@ def train(
                 progress=lambda done, total: bar.update(task, completed=done),
             )
     except Exception as error:  # noqa: BLE001 - memory that ran out, said; anything else raised
-        said = ran_out(error, headroom(), training=True)
+        said = ran_out(error, headroom(), training=started, run=False)
         if said is None:
             raise
         raise fail(str(said), lines=True) from None

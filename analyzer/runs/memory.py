@@ -38,7 +38,7 @@ from analyzer.settings import byte_size
 
 from . import costs
 from .chunk_cache import SERIAL
-from .costs import EngineCost
+from .costs import Stage
 from .headroom import MEMORY_ENV, Headroom, Limit, short_of_memory, stack_size
 from .plan import JobPlan, SourceTables, pretokenizer_name
 from .registry import builder_of
@@ -134,21 +134,21 @@ class JobMemory:
     address: int
     local: bool = False
     """Made in the command's own process, after the jobs (an extension)."""
-    stages: tuple[tuple[str, TableStats], ...] = ()
-    """Each stage's engine (`EngineCost.name`) and what it trains on."""
+    stages: tuple[tuple[str, TableStats, int], ...] = ()
+    """Each stage's engine (`EngineCost.name`), what it trains on and the entries it learns."""
 
 
 @dataclass(frozen=True)
 class LocalTraining:
     """A training a local builder makes in the command's own process: its label, the
-    languages it trains on and its stages, `(cost, pre-tokenizer name)` each."""
+    languages it trains on and its stages."""
 
     label: str
     languages: list[str]
-    stages: list[tuple[EngineCost, str]]
+    stages: list[Stage]
 
 
-def _stages(plan: JobPlan) -> list[tuple[EngineCost, str]] | None:
+def _stages(plan: JobPlan) -> list[Stage] | None:
     """The stages of a job's training, as its builder names them (None: not predicted)."""
     try:
         named = getattr(builder_of(plan.kind), "stages", None)
@@ -157,25 +157,33 @@ def _stages(plan: JobPlan) -> list[tuple[EngineCost, str]] | None:
     if named is not None:
         return named(plan)
     # A plug-in's kind that names no costs: BPE's, if it learns merges.
-    return [(costs.TABLES, pretokenizer_name(plan.pretokenizer))] if plan.kind.has_merges \
-        else None
+    return [Stage(costs.TABLES, pretokenizer_name(plan.pretokenizer), plan.sizes[-1] - 256)] \
+        if plan.kind.has_merges else None
 
 
-def _job(label: str, languages: Sequence[str], stages: list[tuple[EngineCost, str]],
+def _job(label: str, languages: Sequence[str], stages: list[Stage],
          measure: Callable[[str, str], TableStats], threads: int, local: bool) -> JobMemory:
     """A training's figures: its largest stage, in resident memory and address space."""
     found = []
     stack = stack_size()
-    for cost, name in stages:
+    read = NO_CHUNKS  # the largest table read whole (before the count floor)
+    for stage in stages:
         total = NO_CHUNKS
         for lang in languages:
-            total += measure(lang, name)
-        found.append((cost.resident(total.kept_chunks, total.kept_bytes),
-                      cost.address(total.kept_chunks, total.kept_bytes, threads, stack), total,
-                      cost.name))
+            table = measure(lang, stage.tables)
+            total += table
+            read = max(read, table, key=lambda stats: costs.READ.resident(stats.chunks,
+                                                                          stats.n_bytes))
+        entries = max(0, stage.entries)
+        found.append((stage.cost.resident(total.kept_chunks, total.kept_bytes, entries),
+                      stage.cost.address(total.kept_chunks, total.kept_bytes, entries, threads,
+                                         stack), total, stage.cost.name, entries))
     largest = max(found, key=lambda item: item[0])
-    return JobMemory(_shown(label), largest[2], largest[0], max(item[1] for item in found),
-                     local, tuple((item[3], item[2]) for item in found))
+    return JobMemory(_shown(label), largest[2],
+                     max(largest[0], costs.READ.resident(read.chunks, read.n_bytes)),
+                     max([costs.READ.address(read.chunks, read.n_bytes),
+                          *(item[1] for item in found)]),
+                     local, tuple((item[3], item[2], item[4]) for item in found))
 
 
 def predict_jobs(plans: list[JobPlan], source: SourceTables | None = None,
@@ -505,14 +513,15 @@ def _round_down(n: int) -> int:
     return n // scale * scale
 
 
-def check_texts(chunks: int, n_bytes: int, room: Headroom, label: str = "the training") -> Need:
+def check_texts(chunks: int, n_bytes: int, entries: int, room: Headroom,
+                label: str = "the training") -> Need:
     """A training on texts already cut and held (`analyzer train`: their distinct chunks and
-    bytes, a list of strings), predicted against `room`; TooLittleMemory, before it starts,
-    when it does not fit."""
+    bytes, a list of strings, to `entries` merges), predicted against `room`; TooLittleMemory,
+    before it starts, when it does not fit."""
     stats = TableStats(chunks, n_bytes, chunks, n_bytes)
     cost = costs.LISTED
-    job = JobMemory(label, stats, cost.resident(chunks, n_bytes),
-                    cost.address(chunks, n_bytes, available_cores(), stack_size()))
+    job = JobMemory(label, stats, cost.resident(chunks, n_bytes, entries),
+                    cost.address(chunks, n_bytes, entries, available_cores(), stack_size()))
     need = needed([job], 1, room.held, room.mapped)
     over = need.over(room)
     if over is None:
@@ -528,13 +537,13 @@ def check_texts(chunks: int, n_bytes: int, room: Headroom, label: str = "the tra
         "  fewer or smaller files (the distinct chunks are what training holds)", f"  {more}"]))
 
 
-def ran_out(error: BaseException, room: Headroom | None, training: bool | None = False
-            ) -> TooLittleMemory | None:
+def ran_out(error: BaseException, room: Headroom | None, training: bool | None = False,
+            run: bool = True) -> TooLittleMemory | None:
     """An error that says memory ran out (MemoryError, a thread that could not start, an
     allocation or a mapping refused: `headroom.short_of_memory`), said in words, with the limit
     that bounds the process (`ulimit -v`, which is what makes a MemoryError, where there is
-    one) and whether training had started (None: a command that does not train); None for any
-    other error."""
+    one) and whether training had started (None: a command that does not train); a `run`'s,
+    or `analyzer train`'s; None for any other error."""
     if not short_of_memory(error):
         return None
     limits = [] if room is None else sorted(room.resident, key=lambda limit: limit.total)
@@ -547,6 +556,9 @@ def ran_out(error: BaseException, room: Headroom | None, training: bool | None =
         return TooLittleMemory(f"The command ran out of memory {cause}{under}. Give it more "
                                "memory.")
     when = "while training" if training else "before training"
+    if not run:
+        return TooLittleMemory(f"Training ran out of memory {when} {cause}{under}.\nGive it "
+                               "more memory, or train on fewer or smaller files.")
     return TooLittleMemory("\n".join([
         f"The run ran out of memory {when} {cause}{under}; nothing was stored.",
         f"Give it more memory, or train on less: a count floor ({setting('min_chunk_count')}), "

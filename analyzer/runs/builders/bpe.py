@@ -11,7 +11,7 @@ from analyzer.identity import VocabKind, VocabularyId
 from analyzer.store import StoredMerge, VocabularyRecord
 
 from .. import costs
-from ..costs import EngineCost
+from ..costs import Stage
 from ..plan import (
     JobPlan,
     Report,
@@ -40,10 +40,10 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
     return found
 
 
-def stages(plan: JobPlan) -> list[tuple[EngineCost, str]]:
+def stages(plan: JobPlan) -> list[Stage]:
     """What its training costs (`analyzer.runs.memory`): the engine on its pre-tokenizer's
     tables, laid out as bytes."""
-    return [(costs.TABLES, pretokenizer_name(plan.pretokenizer))]
+    return [Stage(costs.TABLES, pretokenizer_name(plan.pretokenizer), plan.sizes[-1] - 256)]
 
 
 def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:

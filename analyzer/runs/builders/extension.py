@@ -27,6 +27,7 @@ from analyzer.settings import MAX_SIZE, RunSettings
 from analyzer.store import StoredMerge, VocabularyRecord
 
 from .. import costs
+from ..costs import Stage
 from ..errors import RunError
 from ..memory import LocalTraining
 from ..plan import (
@@ -102,8 +103,10 @@ def local_costs(run: ResolvedRun) -> list[LocalTraining]:
     base's library encodes each chunk of the base's own pre-tokenizer's tables, then BPE
     continues on the ids."""
     train_langs = run.made["extend_langs"] or run.languages
+    added = max(run.made["added"], default=0)
     return [LocalTraining(VocabularyId.extension(base.name).scope, list(train_langs),
-                          [(costs.EXTENDED, pretokenizer_name(base))]) for base in run.made["extend"]]
+                          [Stage(costs.EXTENDED, pretokenizer_name(base), added)])
+            for base in run.made["extend"]]
 
 
 def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,

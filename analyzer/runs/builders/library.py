@@ -17,13 +17,13 @@ from dataclasses import replace
 
 from analyzer.bpe.pretokenize import NONE, resolve
 from analyzer.errors import SETTING, setting
-from analyzer.external.library_trained import LibraryModel, train_model
+from analyzer.external.library_trained import LibraryModel, min_size, train_model
 from analyzer.identity import Algorithm, VocabKind, VocabularyId
 from analyzer.settings import ALGORITHMS, MAX_LIBRARY_SIZE, RunSettings
 from analyzer.store import VocabularyRecord
 
 from .. import costs
-from ..costs import EngineCost
+from ..costs import Stage
 from ..errors import RunError
 from ..plan import JobPlan, Report, VocabularyJob, count_joined, pretokenizer_name
 from ..resolution import ResolvedRun, invalid
@@ -95,11 +95,13 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
     return found
 
 
-def stages(plan: JobPlan) -> list[tuple[EngineCost, str]]:
+def stages(plan: JobPlan) -> list[Stage]:
     """What its training costs (`analyzer.runs.memory`): its engine on its pre-tokenizer's
     tables, merged into one packed table."""
-    cost = costs.UNIGRAM if plan.kind.algorithm == Algorithm.UNIGRAM else costs.WORDPIECE
-    return [(cost, pretokenizer_name(plan.pretokenizer))]
+    algorithm = plan.kind.algorithm
+    cost = costs.UNIGRAM if algorithm == Algorithm.UNIGRAM else costs.WORDPIECE
+    return [Stage(cost, pretokenizer_name(plan.pretokenizer),
+                  plan.sizes[0] - min_size(algorithm or Algorithm.UNIGRAM))]
 
 
 def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:

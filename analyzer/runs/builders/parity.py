@@ -10,7 +10,7 @@ from analyzer.identity import VocabKind, VocabularyId
 from analyzer.settings import RunSettings
 
 from .. import costs
-from ..costs import EngineCost
+from ..costs import Stage
 from ..errors import RunError
 from ..plan import JobPlan, pretokenizer_name
 from ..resolution import ResolvedRun
@@ -30,10 +30,10 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
             for pretokenizer in run.pretokenizers]
 
 
-def stages(plan: JobPlan) -> list[tuple[EngineCost, str]]:
+def stages(plan: JobPlan) -> list[Stage]:
     """What its training costs (`analyzer.runs.memory`): judged on the measured units, the
     engine takes its chunks as a list of strings."""
-    return [(costs.LISTED, pretokenizer_name(plan.pretokenizer))]
+    return [Stage(costs.LISTED, pretokenizer_name(plan.pretokenizer), plan.sizes[-1] - 256)]
 
 
 def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dict, dict]:

@@ -26,7 +26,7 @@ from analyzer.settings import MIN_SIZE, RunSettings
 from analyzer.store import StoredMerge, VocabularyRecord
 
 from .. import costs
-from ..costs import EngineCost
+from ..costs import Stage
 from ..errors import RunError
 from ..plan import (
     JobPlan,
@@ -83,10 +83,12 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
     return found
 
 
-def stages(plan: JobPlan) -> list[tuple[EngineCost, str]]:
+def stages(plan: JobPlan) -> list[Stage]:
     """What its training costs (`analyzer.runs.memory`), a stage after the other: stage 1
     on its pre-tokenizer's tables, stage 2 on stage 2's, each chunk encoded by stage 1."""
-    return [(costs.TABLES, pretokenizer_name(plan.pretokenizer)), (costs.CONTINUED, STAGE_TWO)]
+    transition = plan.identity.transition or 256
+    return [Stage(costs.TABLES, pretokenizer_name(plan.pretokenizer), transition - 256),
+            Stage(costs.CONTINUED, STAGE_TWO, plan.sizes[-1] - transition)]
 
 
 def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:
