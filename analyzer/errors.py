@@ -98,10 +98,19 @@ class AnalyzerError(Exception):
         '/tmp/x10/a and /srv/tmp/x1/b, not c.zip.'
         """
         whole = re.compile(rf"(?<![\w.\-/]){re.escape(old)}(?![\w\-]|\.[\w\-])")
+        return self.rewritten(lambda text: whole.sub(lambda _: new, text))
+
+    def rewritten(self, change: Callable[[str], str]) -> AnalyzerError:
+        """The same error with `change` made to its message and its `file` (paths called as
+        a reader elsewhere may see them).
+
+        >>> str(Invalid("/tmp/x1/eng.txt: empty").rewritten(str.upper))
+        '/TMP/X1/ENG.TXT: EMPTY'
+        """
         fields = self._all_fields()
         if fields["file"] is not None:
-            fields["file"] = whole.sub(lambda _: new, str(fields["file"]))
-        return type(self)(whole.sub(lambda _: new, self.message), **fields)
+            fields["file"] = change(str(fields["file"]))
+        return type(self)(change(self.message), **fields)
 
     def fields(self) -> dict[str, Any]:
         """The structured fields that are set (for a program: the service's problem details)."""

@@ -31,7 +31,7 @@ from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.errors import Invalid, NotFound, setting
 from analyzer.external.library_trained import whole_tokenizer
-from analyzer.files import write_atomically
+from analyzer.files import without_local_paths, write_atomically
 from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabKind, VocabularyId
 from analyzer.metrics import SECTIONS, SUMMARY_COLUMNS, RunData, RunResults, load_run_data
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
@@ -155,16 +155,20 @@ def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None)
 
 
 def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | None = None,
-                frame: pd.DataFrame | None = None, *, units: bool = False) -> Iterator[str]:
+                frame: pd.DataFrame | None = None, *, units: bool = False,
+                full_paths: bool = False) -> Iterator[str]:
     """`analyzer export RUN`, as JSON text in pieces: the run's settings, its vocabularies with
     their merges, every section (`analyzer.metrics.SECTIONS`), and the token report; with
     `units`, also each measured unit's count (`units`: one entry per vocabulary, pre-tokenizer,
     size and language, its counts in the order of `measured_units`; `unit_ids`, where the corpus
-    has them, are those units' ids in their source). One item of a list per line."""
+    has them, are those units' ids in their source). One item of a list per line. Files (a
+    tokenizer's, imported counts', a source's in the training notes) are named without this
+    machine's folders, as a document to publish names them, unless `full_paths`."""
+    where = (lambda text: text) if full_paths else _published
     results = _results(data or load_run_data(db, run_id), frame)
     data = results.data
     run = data.run
-    head = run.model_dump(mode="json")
+    head = _with_paths(run.model_dump(mode="json"), where)
     head["engine_version"] = run.engine_version
     head["measured_units"] = run.measured_units
     ids = load_unit_ids(db, get_corpus_by_id(db, run.corpus_id))
@@ -174,7 +178,7 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | 
     yield '  "vocabularies": ['
     models = model_digests(db, run.id)
     for index, vocabulary in enumerate(data.vocabularies):
-        entry = vocabulary.model_dump(mode="json")
+        entry = _with_paths(vocabulary.model_dump(mode="json"), where)
         if not vocabulary.kind.has_merges and vocabulary.kind.trained:
             entry["models"] = models.get((vocabulary.scope, vocabulary.pretokenizer or NONE), [])
         merges = iter_merges(db, run.id, vocabulary.scope, vocabulary.pretokenizer)
@@ -188,13 +192,38 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | 
         for index, entry in enumerate(unit_counts(data)):
             yield f"{',' if index else ''}\n    {_compact(entry)}"
         yield "\n  ],\n"
-    yield f'  "token_report": {_compact(token_report(run, results.frame, data.vocabularies))}\n}}\n'
+    report = token_report(run, results.frame, data.vocabularies)
+    for tokenizer in report["tokenizers"].values():
+        tokenizer["source"] = where(tokenizer["source"])
+    yield f'  "token_report": {_compact(report)}\n}}\n'
+
+
+def _published(text: str | None) -> str | None:
+    return None if text is None else without_local_paths(text)
+
+
+PATH_KEYS = ("source", "error", "notes")
+"""The fields of an exported run and its vocabularies that may name files on this machine."""
+
+
+def _with_paths(document: dict, where: Callable[[str | None], str | None]) -> dict:
+    """`document` with `where` applied to each text of `PATH_KEYS`, at any depth (a run's
+    training notes are inside its `training`)."""
+    def shown(key, value):
+        if isinstance(value, dict):
+            return {inner: shown(inner, item) for inner, item in value.items()}
+        if isinstance(value, list):
+            return [shown(key, item) for item in value]
+        return where(value) if key in PATH_KEYS and isinstance(value, str) else value
+    return {key: shown(key, value) for key, value in document.items()}
 
 
 def export_document(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | None = None,
-                    frame: pd.DataFrame | None = None, *, units: bool = False) -> dict:
+                    frame: pd.DataFrame | None = None, *, units: bool = False,
+                    full_paths: bool = False) -> dict:
     """The export (`export_json`) as one dict, for a caller that wants it whole."""
-    return json.loads("".join(export_json(db, run_id, data, frame, units=units)))
+    return json.loads("".join(export_json(db, run_id, data, frame, units=units,
+                                          full_paths=full_paths)))
 
 
 def unit_counts(data: RunData) -> Iterator[dict]:

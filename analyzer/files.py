@@ -1,5 +1,6 @@
 """Writing a file the user named, safely: whole or not at all, and never replacing what is not
-a regular file.
+a regular file; and what a written document says of files (`without_local_paths`: never
+where they lie on this machine, unless asked).
 
 Every file analyzer writes (an export, a report page, pending results, a tokenizer in the
 store) goes through `write_atomically`. A regular file (or a new one) is written through a
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import stat
 from collections.abc import Callable, Iterable
@@ -97,6 +99,10 @@ def write_atomically(path: Path, content: Content) -> None:
             file.flush()
             os.fsync(file.fileno())  # on disk before the rename makes it the file
         temporary.replace(target)
+    except OSError as error:
+        if error.filename is None or error.filename == str(temporary):  # a writer's (pyarrow's)
+            error.filename = str(path)  # error names no file: the one being written is said
+        raise
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -110,3 +116,19 @@ def _write(file: BinaryIO, content: Content) -> None:
         return
     for piece in content:
         file.write(piece.encode("utf-8"))
+
+
+LOCAL_FOLDERS = re.compile(r"(?<![\w:/.~])/(?:[^\s:;,()<>\"'/]+/)+(?=[^\s:;,()<>\"'/])")
+"""The folders of an absolute path in a text (not a URL's: `https://host/...` is left whole)."""
+
+
+def without_local_paths(text: str) -> str:
+    """`text` with every absolute path cut to its file name: what is published (a results
+    folder, a docs site) says which file, in which package and with which SHA-256, never
+    where it lay on the machine that wrote it.
+
+    >>> without_local_paths("a.tiktoken: /home/me/venv/site-packages/pkg/data/a.tiktoken.gz "
+    ...                     "in pkg 1.0 (SHA-256 ab verified); b: https://host.example/x/b")
+    'a.tiktoken: a.tiktoken.gz in pkg 1.0 (SHA-256 ab verified); b: https://host.example/x/b'
+    """
+    return LOCAL_FOLDERS.sub("", text)

@@ -48,3 +48,10 @@ MIN_BODY_RATE = 32_000
 """Bytes a second a request's body must average over each window (a 100 MB upload then has
 about 52 minutes; a trickle that would hold a connection and an upload's slot is cut):
 `--min-body-rate`."""
+
+SESSION_LIFETIME = 12 * 3600.0
+"""Seconds a browser's session lasts after it signs in with the token (then it signs in again):
+a working day, so that a cookie another port's server received is not good for long."""
+
+MAX_SESSIONS = 1_000
+"""Sessions a server keeps at once; one more ends the oldest."""

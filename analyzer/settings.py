@@ -223,7 +223,7 @@ class RunSettings:
                     "every cost is relative to it), unigram (the analyzer's own engine, "
                     "SentencePiece's algorithm) and wordpiece (the analyzer's own engine, Hugging "
                     "Face's WordPieceTrainer token for token), both "
-                    "counted by Hugging Face tokenizers, on the same byte-level alphabet, "
+                    "counted as Hugging Face tokenizers counts them, on the same byte-level alphabet, "
                     "pre-tokenizer and sizes; each size its own training. WordPiece needs a "
                     "pre-tokenizer other than none (e.g. words). Parity, SuperBPE and "
                     "extensions are BPE's.")] = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])

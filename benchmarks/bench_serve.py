@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 NTREX = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "ntrex128" / "text"
@@ -150,9 +151,12 @@ async def hostile(url: str, text: str, tokenizers: list[str], seconds: float) ->
                 await asyncio.wait_for(reader.read(1), max(0.0, until - time.monotonic()))
             writer.close()
 
-    async def poll() -> None:
+    with urllib.request.urlopen(url + "/api/runs/1") as answer:  # the server's count of changes
+        changes = answer.headers["Analyzer-Changes"]
+
+    async def poll() -> None:  # waits for the next change (there is none): held to the end
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(get(url, "/api/runs/1?after=1000000&wait=60"),
+            await asyncio.wait_for(get(url, f"/api/runs/1?after={changes}&wait=60"),
                                    max(0.1, until - time.monotonic()))
 
     async def probe() -> list[float]:

@@ -112,7 +112,7 @@ def test_a_report_or_an_export_onto_a_full_disk_leaves_no_half_file(small_disk, 
     earlier = small_disk.path / "run.json"
     earlier.write_text("an earlier export\n")
     small_disk.fill()
-    code, _, stderr = analyzer(db, "export", "1", "--out", str(earlier))
+    code, _, stderr = analyzer(db, "export", "1", "--out", str(earlier), "--replace")
     assert code == 1 and "the disk is full" in " ".join(stderr.split()), stderr
     assert earlier.read_text() == "an earlier export\n"
     code, _, stderr = analyzer(db, "report", "1", "--out", str(small_disk.path / "reports"))

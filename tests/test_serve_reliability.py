@@ -96,7 +96,8 @@ def test_busy_counting_threads_stall_nobody_and_one_more_gets_503(held):
         held.run.wait_for("counting held")
         held.run.wait_for("counting held")  # both counting processes are now busy
         before = sockets_of(held.run.pid)
-        polls = [pool.submit(client.get, "/api/runs/1", params={"after": 10**6, "wait": 60})
+        changes = prompt.get("/api/runs/1").headers["analyzer-changes"]  # none come: they wait
+        polls = [pool.submit(client.get, "/api/runs/1", params={"after": changes, "wait": 60})
                  for _ in range(45)]
         wait_for_sockets(held, before + 45)
         # Answered while the counting processes and the long polls are busy (were the event

@@ -90,7 +90,8 @@ def test_blank_lines_are_no_documents_and_paragraphs_are_blocks(tmp_path):
 @pytest.mark.parametrize("content, said", [
     (b"good\nbad \xff here\nok\n", "not valid UTF-8 at byte offset 9 of its text (line 2, byte 0xff)"),
     (b'{"text": "a"}\n{"body": "b"}\n{"text": "c"}\n', "line 2 has no 'text' field"),
-    (b'{"text": "a"}\nnot json\n{"text": "c"}', "line 2 is not a JSON object"),
+    (b'{"text": "a"}\nnot json\n{"text": "c"}', "line 2 is not JSON (Expecting value at column 1)"),
+    (b'{"text": "a"}\n[1, 2]\n{"text": "c"}', "line 2 is not a JSON object"),
 ])
 def test_what_cannot_be_read_is_named_or_skipped_and_counted(tmp_path, content, said):
     path = tmp_path / ("a.jsonl" if content.startswith(b"{") else "a.txt")

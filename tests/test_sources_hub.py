@@ -212,6 +212,36 @@ def test_offline_the_cache_is_used_and_what_it_lacks_is_said(tmp_path, monkeypat
     assert dump(db) == before
 
 
+@pytest.mark.parametrize("lost", ["blob", "link"])
+def test_offline_a_shard_missing_from_the_cache_is_refused_by_name(tmp_path, monkeypatch, lost):
+    """Issue 68, item 5: offline, `--replace` registered the source with the shards the cache
+    still held (2 of 3), without a word, and runs trained on part of the language. A shard
+    whose file is gone from the cache (its blob: the snapshot's link dangles; or the link
+    itself, known from the source registered under the name) is refused, named."""
+    FakeHub(FINEWEB, fineweb(tmp_path / "remote")).install(monkeypatch)
+    db = tmp_path / "a.db"
+    assert invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "rus_Cyrl"
+                  ).exit_code == 0
+    snapshot = tmp_path / "hf-cache" / f"datasets--{FINEWEB.replace('/', '--')}" / "snapshots"
+    shard = snapshot / COMMIT / "data" / "rus_Cyrl" / "train" / "000_00001.parquet"
+    if lost == "blob":
+        shard.resolve().unlink()
+    else:
+        shard.unlink()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    before = dump(db)
+    result = invoke(db, "sources", "add", "web", f"hf:{FINEWEB}", "--languages", "rus_Cyrl",
+                    "--replace")
+    assert result.exit_code == 1, result.output
+    assert "data/rus_Cyrl/train/000_00001.parquet" in said(result)
+    assert "nothing was registered" in said(result), said(result)
+    assert dump(db) == before
+    # A shard beyond the budget is not needed: the cache's others are registered.
+    small = invoke(db, "sources", "add", "web2", f"hf:{FINEWEB}", "--languages", "rus_Cyrl",
+                   "--bytes-per-language", "1")
+    assert small.exit_code == 0, small.output
+
+
 def test_a_hub_that_cannot_be_reached_is_read_from_the_cache_saying_so(tmp_path, monkeypatch):
     hub = FakeHub(FINEWEB, fineweb(tmp_path / "remote")).install(monkeypatch)
     db = tmp_path / "a.db"

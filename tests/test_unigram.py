@@ -123,6 +123,25 @@ def test_long_chunks_whose_sums_leave_the_range_are_renormalized_as_the_referenc
     assert_same_steps(chunks, 16, 300, [(40, 0.75), (30, 0.5)], 270, threads, cache)
 
 
+# A long chunk of runs of one byte and short stretches of a few letters: a piece first seen
+# after a run is placed deep in its chunk (pruning finds its nodes from the nearest mark).
+runs = st.tuples(st.sampled_from(b"ab\x00"), st.integers(1, 700)).map(lambda r: bytes([r[0]]) * r[1])
+stretches = st.binary(min_size=1, max_size=50).map(lambda b: bytes(b"abcd"[x % 4] for x in b))
+
+
+@pytest.mark.slow
+@needs_compiled
+@settings(max_examples=30, deadline=None)
+@given(parts=st.lists(st.one_of(runs, stretches), min_size=1, max_size=6),
+       short=st.dictionaries(chunk_bytes, st.integers(1, 9), max_size=10),
+       threads=st.integers(1, 2), cache=st.booleans())
+def test_long_chunks_and_long_runs_of_one_byte_step_as_the_reference_does(parts, short, threads,
+                                                                          cache):
+    chunks = dict(short)
+    chunks[b"".join(parts)] = 3
+    assert_same_steps(chunks, 16, 400, [(40, 0.75), (20, 0.5)], 270, threads, cache)
+
+
 @needs_compiled
 @settings(max_examples=60, deadline=None)
 @given(chunks=st.dictionaries(st.binary(min_size=1, max_size=40).map(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the engines' property tests (BPE's, the training sources' for the chunk counter, Unigram's and WordPiece's) against the compiled engines built with AddressSanitizer.
+# Run the engines' property tests (BPE's, the training sources' for the chunk counter, Unigram's and WordPiece's, its encoder's, and the bounds on long chunks) against the compiled engines built with AddressSanitizer.
 #
 #     bash tools/asan.sh                 # the engine tests (a few minutes)
 #     bash tools/asan.sh -k weighted     # extra pytest arguments are passed on
@@ -41,7 +41,8 @@ LD_PRELOAD="$libasan" python -m pytest -q -p no:cacheprovider \
     tests/test_bpe_engine.py tests/test_bpe_real_text.py tests/test_bpe_engines.py \
     tests/test_bpe_parity.py tests/test_bpe_continue.py tests/test_bpe_native_split.py \
     tests/test_bpe_pretokenize.py tests/test_sources.py tests/test_counting_parted.py \
-    tests/test_unigram.py tests/test_bpe_lean.py tests/test_wordpiece.py -n 0 "$@" || status=$?
+    tests/test_unigram.py tests/test_bpe_lean.py tests/test_wordpiece.py \
+    tests/test_wordpiece_encoder.py tests/test_long_chunks.py -n 0 "$@" || status=$?
 if compgen -G "$reports/asan*" >/dev/null; then
     cat "$reports"/asan*
     echo "AddressSanitizer: errors reported (above)"

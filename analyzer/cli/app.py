@@ -3,6 +3,7 @@ the console script (`main`)."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import os
@@ -13,7 +14,7 @@ import tempfile
 import traceback
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich import console as rich_console
@@ -26,7 +27,7 @@ from ..store import (
     AnalyzerDatabase,
     open_db,
 )
-from .formats import plain
+from .formats import fold_words, plain
 from .help import MAX_WIDTH, HelpGroup
 from .options import flag
 
@@ -50,6 +51,10 @@ class Commands(HelpGroup):
         return sorted(names, key=lambda name: (WORK_ORDER.index(name) if name in WORK_ORDER
                                                else len(WORK_ORDER)))
 
+    def main(self, *args, **kwargs):
+        forgiving_output()
+        return super().main(*args, **kwargs)
+
     def invoke(self, ctx):
         keep_interrupts()  # an interrupt that lands in a finalizer is delivered again
         previous = signal.signal(signal.SIGTERM, interrupt_handler())
@@ -68,6 +73,11 @@ class Commands(HelpGroup):
         except BrokenPipeError:
             _quiet_stdout()
             raise typer.Exit(code=0) from None
+        except OSError as error:  # after BrokenPipeError, one of them
+            if error.errno != errno.ENAMETOOLONG:
+                raise
+            raise fail(f"{error.filename or 'a path'}: a name longer than this system allows "
+                       "(255 bytes a name, 4,096 a path, on most); nothing was changed") from None
         finally:
             signal.signal(signal.SIGTERM, previous)
 
@@ -81,15 +91,58 @@ def _quiet_stdout() -> None:
     os.close(devnull)
 
 
-class Console(rich_console.Console):
-    """rich's Console, with two changes. It prints each line whole (soft wrap): rich would
-    fold lines at the terminal's width, or at 80 columns in a pipe, and cut a path, a URL or a
-    name in two; a terminal wraps a long line itself, and a program reading the pipe gets it
-    whole. And when the reader closes the pipe (`analyzer show 1 | head`) the command ends as
-    `Commands` ends it (exit 0), not with rich's exit 1."""
+UNWRITABLE = "analyzer-escape"
+"""The error handler of standard output and error (`forgiving_output`): a character their
+encoding lacks is written as an escape (`\\u2615`), a byte of a name that was not UTF-8 (a
+lone surrogate, as Python reads such a name) as `\\xff`."""
 
-    def __init__(self, *args, soft_wrap: bool = True, **kwargs) -> None:
-        super().__init__(*args, soft_wrap=soft_wrap, **kwargs)
+
+def _escape(error: UnicodeError) -> tuple[str, int]:
+    assert isinstance(error, UnicodeEncodeError)
+    text = error.object[error.start:error.end]
+    return "".join(f"\\x{ord(char) - 0xDC00:02x}" if 0xDC80 <= ord(char) <= 0xDCFF
+                   else char.encode("ascii", "backslashreplace").decode("ascii")
+                   for char in text), error.end
+
+
+codecs.register_error(UNWRITABLE, _escape)
+
+
+def forgiving_output() -> None:
+    """Standard output and error that write every character, whatever their encoding
+    (PYTHONIOENCODING=ascii or latin-1, a C locale): what the encoding lacks is written as an
+    escape (`UNWRITABLE`), not a UnicodeEncodeError. A stream given its own error handler
+    (PYTHONIOENCODING=latin-1:replace) keeps it.
+
+    >>> "café ☕ \\udcff".encode("ascii", UNWRITABLE)
+    b'caf\\\\xe9 \\\\u2615 \\\\xff'
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) in ("strict", "surrogateescape", "backslashreplace"):
+            with contextlib.suppress(AttributeError, ValueError, OSError):  # not a TextIOWrapper
+                stream.reconfigure(errors=UNWRITABLE)  # type: ignore[union-attr]
+
+
+class Console(rich_console.Console):
+    """rich's Console, with four changes. On standard output, a line of text is folded
+    between words to the width (the terminal's, or 80 columns in a pipe: `fold_words`), and
+    never inside one: rich would cut a path, a URL or a name in two. Anything else (a table),
+    and every message on standard error (one line each, whole, for a log or a program to
+    read; a terminal wraps it), is printed whole (soft wrap): rich would crop it, or fold a
+    name in a cell. It never reads `:name:` as an emoji's code (a corpus called `:smile:` is
+    printed as its name). And when the reader closes the pipe (`analyzer show 1 | head`) the
+    command ends as `Commands` ends it (exit 0), not with rich's exit 1."""
+
+    def __init__(self, *args, soft_wrap: bool = True, emoji: bool = False, **kwargs) -> None:
+        super().__init__(*args, soft_wrap=soft_wrap, emoji=emoji, **kwargs)
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        if not self.stderr and objects and all(isinstance(item, str) for item in objects):
+            text = self.render_str(options.pop("sep", " ").join(objects),
+                                   **{key: options.pop(key) for key in ("markup", "highlight",
+                                                                        "emoji") if key in options})
+            objects = (fold_words(text, self.width),)
+        super().print(*objects, **options)
 
     def on_broken_pipe(self) -> None:
         self.quiet = True

@@ -108,12 +108,14 @@ def corpus(name: str = typer.Argument(..., metavar="NAME", help="The corpus name
                "the index from 0 that export --units and run --counts use): what to send to a "
                "provider's count-tokens endpoint."),
            out: Path = typer.Option(None, help="With --texts: the file to write (default: "
-                                    "standard output).")) -> None:
+                                    "standard output)."),
+           replace: bool = typer.Option(False, "--replace", help="Replace the file --out "
+                                        "names, if it is there.")) -> None:
     """Show one corpus: its source and every language's size; or, with --texts, its texts."""
     if out is not None and not texts:
         raise fail("--out is for --texts")
     if out is not None:
-        check_output_file(out)
+        check_output_file(out, replace=replace)
     database = open_database(db)
     summary = get_corpus(database, name)
     if texts:

@@ -7,7 +7,9 @@ import math
 import re
 
 from pydantic import BaseModel
+from rich.cells import cell_len
 from rich.markup import escape
+from rich.text import Text
 
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
@@ -23,6 +25,35 @@ def plain(value) -> str:
     text = _INVISIBLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"),
                           str(value))
     return escape(text)
+
+
+_WORD = re.compile(r"\S+")
+
+
+def fold_words(text: Text, width: int) -> Text:
+    """`text` with each line folded between words into lines of at most `width` columns; a
+    word longer than that (a path, a URL) is never cut: it stays whole, on a line of its own.
+    Styles are kept.
+
+    >>> print(fold_words(Text("run 3 failed: /a/very/long/path/to/a/file.txt is gone"), 16))
+    run 3 failed:
+    /a/very/long/path/to/a/file.txt
+    is gone
+    >>> print(fold_words(Text("  /a/very/long/path/to/a/file.txt"), 16))  # no empty line first
+      /a/very/long/path/to/a/file.txt
+    """
+    lines = []
+    for line in text.split("\n", allow_blank=True):
+        breaks, start = [], 0  # offsets where a line begins, after the first
+        for word in _WORD.finditer(line.plain):
+            if line.plain[start:word.start()].strip() and \
+                    cell_len(line.plain[start:word.end()]) > width:
+                breaks.append(word.start())
+                start = word.start()
+        for piece in line.divide(breaks):
+            piece.rstrip()
+            lines.append(piece)
+    return Text("\n").join(lines)
 
 
 def json_text(document) -> str:
@@ -47,9 +78,11 @@ def _unknown(value):
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def with_interval(value: float, low: float, high: float, spec: str, shown: bool = True) -> str:
-    """A value with its interval in brackets; the value alone where there is none (a run
-    that counted joined texts draws no interval), or where it is not `shown` (asked for).
+def with_interval(value: float, low: float, high: float, spec: str, shown: bool = True,
+                  between: str = " ") -> str:
+    """A value with its interval in brackets (`between` them: a space, or a line break in a
+    table's cell); the value alone where there is none (a run that counted joined texts draws
+    no interval), or where it is not `shown` (asked for).
 
     >>> with_interval(0.5, 0.4, 0.6, ".2f"), with_interval(0.5, math.nan, math.nan, ".2f")
     ('0.50 [0.40, 0.60]', '0.50')
@@ -58,7 +91,7 @@ def with_interval(value: float, low: float, high: float, spec: str, shown: bool 
     """
     if not shown or math.isnan(low) or math.isnan(high):
         return format(value, spec)
-    return f"{value:{spec}} [{low:{spec}}, {high:{spec}}]"
+    return f"{value:{spec}}{between}[{low:{spec}}, {high:{spec}}]"
 
 
 def compact_sizes(sizes: list[int]) -> str:

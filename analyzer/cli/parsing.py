@@ -28,8 +28,10 @@ def output_folder(text: str, option: str = "--out") -> Path:
 
 
 def check_output_folder(out: Path, option: str = "--out") -> None:
-    """Refuse, before any work, a folder for output that is a file, cannot be made, or cannot
-    be written (a read-only folder or mount: tried, not guessed from permissions)."""
+    """Refuse, before any work, a folder for output that is a file, a link to nothing, cannot
+    be made, or cannot be written (a read-only folder or mount: tried, not guessed from
+    permissions)."""
+    _refuse_dangling_link(out, option, "folder")
     if out.exists() and not out.is_dir():
         raise fail(f"{option} {out} is a file; it must be a folder (the reports go inside it)")
     ancestor = out
@@ -52,15 +54,44 @@ def check_writable(folder: Path, option: str, out: Path) -> None:
     os.unlink(probe)
 
 
-def check_output_file(out: Path, option: str = "--out") -> None:
-    """Refuse, before any work, an output file in a missing or unwritable folder, or a folder
-    as a file."""
+def check_output_file(out: Path, option: str = "--out", replace: bool = False) -> None:
+    """Refuse, before any work, an output file in a missing or unwritable folder, a folder as
+    a file, a link to nothing in a missing folder, and (unless `replace`) a file that is there
+    already."""
     if out.is_dir():
         raise fail(f"{option} {out} is a folder; name the file to write")
+    if out.is_symlink() and not out.exists() and not out.resolve().parent.is_dir():
+        _refuse_dangling_link(out, option, "file")
+    if not replace and out.exists() and not is_special(out):
+        raise fail(f"{option} {out} is there already; pass --replace to replace it (nothing "
+                   "was written)")
     if not out.parent.is_dir():
         raise fail(f"{option} {out}: the folder {out.parent} does not exist")
     if not is_special(out):  # a pipe or /dev/stdout is written in place, not beside
         check_writable(out.parent, option, out)
+
+
+def _refuse_dangling_link(out: Path, option: str, kind: str) -> None:
+    """A link to nothing, refused in words (making a folder there fails as "File exists")."""
+    if out.is_symlink() and not out.exists():
+        raise fail(f"{option} {out} is a link to {os.readlink(out)}, which does not exist; "
+                   f"make the {kind} it names, or give another")
+
+
+def typed_text(value: str) -> str:
+    """A text argument as it was typed. Under a locale that is not UTF-8 (LC_ALL=C without
+    coercion), Python reads each byte of UTF-8 typed text that the locale lacks as an escape (a
+    lone surrogate): they are read back as the UTF-8 they are. Bytes that are not UTF-8 stay
+    escapes, which the library refuses, naming the byte. (Paths are left as they are: the
+    system names files by those bytes.)
+
+    >>> typed_text("caf" + chr(0xDCC3) + chr(0xDCA9)), typed_text("caf" + chr(0xDCE9))[3:]
+    ('café', '\\udce9')
+    """
+    try:
+        return os.fsencode(value).decode("utf-8")
+    except (UnicodeError, ValueError):
+        return value
 
 
 def tokenizer_specs(specs: list[str] | None) -> list[str]:

@@ -38,10 +38,18 @@ class MergesColumn(ProgressColumn):
         return Text(f"{int(task.completed):,}/{int(task.total):,}")
 
 
+class DescriptionColumn(TextColumn):
+    """A bar's description, its markup read (what `plain` escaped stays as written), and no
+    `:name:` in it read as an emoji's code (a vocabulary, source or file may be so named)."""
+
+    def render(self, task: Task) -> Text:
+        return Text.from_markup(self.text_format.format(task=task), emoji=False)
+
+
 def progress_bars(console, *, disable: bool = False) -> Progress:
     """The bars a terminal shows: what is happening, the bar, merges done of all, the time
     left (said once: no description says it)."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), MergesColumn(),
+    return Progress(DescriptionColumn("{task.description}"), BarColumn(), MergesColumn(),
                     TimeRemainingColumn(), console=console, transient=True, disable=disable)
 
 

@@ -35,7 +35,7 @@ from .app import Console, app, emit, fail, open_database, writing
 from .formats import json_text, plain
 from .help import HelpCommand
 from .options import DbOption, ExportFormat, FormatOption, IntervalsOption, JsonOption, ShowFormat
-from .parsing import check_output_file, check_output_folder, output_folder, output_format
+from .parsing import check_output_file, check_output_folder, output_folder, output_format, typed_text
 from .shown import run_results, show_run
 from .tables import attribution_table, new_table, runs_table, served_most
 
@@ -196,7 +196,7 @@ def merges(
             line += f"; {served_most(served, rank - 1, chosen)}"
         typer.echo(line)
     if partial and not as_bytes:
-        typer.echo(f"{PARTIAL_KEY} (--bytes: every token as bytes)")
+        typer.echo(f"{PARTIAL_KEY} (--bytes: all as bytes)")
     if not rows:
         typer.echo(f"{plain(vocab)}: no merges learned")
 
@@ -218,6 +218,7 @@ def tokenize(
     database = open_database(db)
     found = trained_vocabulary(database, run_id, vocab, vocabulary_size(database, run_id, vocab, size),
                                pretokenizer)
+    text = typed_text(text)
     pieces = found.pieces(text)
     table = new_table("#", "id", "bytes", "text")
     for index, (token, piece) in enumerate(pieces):
@@ -249,6 +250,11 @@ def export(
     units: bool = typer.Option(False, "--units", help="Also each measured unit's count under "
                                "every vocabulary and size (json: a `units` section; csv: one "
                                "row per unit instead of the records, for pandas or DuckDB)."),
+    replace: bool = typer.Option(False, "--replace", help="Replace the file --out names, if it "
+                                 "is there."),
+    full_paths: bool = typer.Option(False, "--full-paths", help="Name the tokenizers' files "
+                                    "with their folders on this machine (default: by name and "
+                                    "SHA-256 only, so the export can be published)."),
     db: Path = DbOption,
 ) -> None:
     """Export a run: settings, vocabularies, merges, metrics records and the token report; or,
@@ -273,14 +279,14 @@ def export(
     if size is not None or pretokenizer is not None:
         raise fail("--size and --pretokenizer are for --tokenizer VOCAB")
     if out is not None:
-        check_output_file(out)
+        check_output_file(out, replace=replace)
     database = open_database(db)
     results = run_results(database, run_id)
     content: str | Iterator[str]
     if format.value == "csv":
         content = unit_counts_csv(results.data) if units else export_csv(results.frame)
     else:
-        content = export_json(database, run_id, results, units=units)
+        content = export_json(database, run_id, results, units=units, full_paths=full_paths)
     emit(content, out)
 
 

@@ -56,10 +56,11 @@ def serve(
                                          "the uploads being read may take together (each may "
                                          "take its size twice, plus --max-corpus-bytes for a "
                                          "zip's files); one more gets 503 before it is read."),
-    lock_wait: float = typer.Option(DEFAULT_LOCK_WAIT, min=0, max=3600, help="Seconds a request that writes "
-                                    "waits while another process (an analyzer run, ingest) "
-                                    "holds the database's write lock; then it gets 503 with "
-                                    "Retry-After, having changed nothing."),
+    lock_wait: float = typer.Option(DEFAULT_LOCK_WAIT, min=0, max=3600, help="Seconds a request waits, in "
+                                    "all: for another process's write lock on the database (an "
+                                    "analyzer run, ingest), for a thread to write on, for a run "
+                                    "it interrupts to end; then it gets 503 with Retry-After, "
+                                    "having changed nothing (an interrupt: 202, stopping)."),
     request_timeout: float = typer.Option(REQUEST_TIMEOUT, min=0.1, max=3600, help="Seconds a client may "
                                           "take to send a request's headers, or stay idle "
                                           "between requests; also the window over which a "

@@ -104,7 +104,8 @@ def sources_add(
         fetched = fetch_hub_source(HubRequest(
             _pinned(db, name, hub[0], replace), configs=split_commas(config),
             languages=split_commas(languages), split=split or DEFAULT_SPLIT,
-            budget=parse_bytes(bytes_per_language, "--bytes-per-language")))
+            budget=parse_bytes(bytes_per_language, "--bytes-per-language"),
+            known=_known_shards(db, name, hub[0])))
         files, origin = fetched.files, fetched.origin
         for note in fetched.notes:
             Console(stderr=True).print(f"[yellow]Note:[/yellow] {plain(note)}")
@@ -164,6 +165,21 @@ def _pinned(db: Path, name: str, spec: str, replace: bool) -> str:
                                f"revision {commit}: that one is fetched again (--replace takes "
                                "the dataset as it is now)")
     return f"{spec}@{commit}"
+
+
+def _known_shards(db: Path, name: str, spec: str) -> dict[str, dict[str, int]]:
+    """The shards of the dataset registered under `name` (`HubRequest.known`), by commit:
+    `{commit: {path in the repository: size}}`; none when no source of the dataset is."""
+    if not db.exists():
+        return {}
+    existing = next((item for item in list_sources(open_database(db)) if item.name == name), None)
+    origin = existing.origin if existing is not None else None
+    if origin is None or origin.get("hub") != hub_spec(spec)[0]:
+        return {}
+    marker = f"/snapshots/{origin['revision']}/"
+    files = get_source(open_database(db), name).file_list
+    return {origin["revision"]: {item.path.split(marker, 1)[1]: item.size
+                                 for item in files if marker in item.path}}
 
 
 @sources_app.command("show", cls=HelpCommand)

@@ -38,7 +38,7 @@ never wrapped: a name or a path cut across lines cannot be copied, nor found by 
 
 def _longest(cell, whole: bool) -> int:
     """The columns that `cell` needs: its longest line when `whole`, else its longest word."""
-    text = cell.plain if isinstance(cell, Text) else Text.from_markup(cell).plain \
+    text = cell.plain if isinstance(cell, Text) else Text.from_markup(cell, emoji=False).plain \
         if isinstance(cell, str) else ""
     pieces = text.splitlines() if whole else text.split()
     return max(map(cell_len, pieces), default=0)
@@ -92,10 +92,11 @@ def markdown_text(item) -> str:
     | eng_Latn English | 1.00x |
     """
     if not isinstance(item, Table):
-        return Text.from_markup(str(item)).plain
+        return Text.from_markup(str(item), emoji=False).plain
 
     def cell(value) -> str:  # Markdown's own characters escaped: a name is never markup
-        text = value.plain if isinstance(value, Text) else Text.from_markup(str(value)).plain
+        text = value.plain if isinstance(value, Text) else Text.from_markup(str(value),
+                                                                            emoji=False).plain
         return MARKDOWN_SPECIAL.sub(r"\\\g<0>", text).replace("\n", " ")
 
     lines = [f"**{cell(item.title)}**", ""] if item.title else []
@@ -170,7 +171,7 @@ def fitted_tables(columns: list[ColumnOf], table: Callable[[list[ColumnOf], int,
     """`table(part, number, count)` over `columns`, as many parts as `width` needs: columns
     that do not fit go on to a further table (its rows again), never squeezed or wrapped; each
     part has at least one column."""
-    measure = Console(width=10_000)  # the widths the tables take, printed whole
+    measure = Console(width=10_000, emoji=False)  # the widths the tables take, printed whole
     chunks: list[list[ColumnOf]] = [[]]
     for column in columns:
         tried = table(chunks[-1] + [column], 0, 1)
@@ -278,13 +279,14 @@ def frontier_table(configurations: pd.DataFrame, reference: str,
                    intervals: bool = False) -> Table:
     """Every configuration, those on the frontier first, each by cost: its tokens in all
     against `reference`'s (named in the title), its Gini, with their 95 % intervals on request,
-    and the language it charges most."""
+    and the language it charges most. An interval goes on a line of its own under its value:
+    beside it, the table ran to 84 columns and more."""
     from analyzer.metrics import configuration_name
 
     result = new_table("configuration", "cost", "Gini", "charges most", "frontier",
                        title=plain(f"Cost against fairness: tokens of all languages vs {reference}"
                                    + ("; 95 % intervals" if intervals else "")))
-    for column in result.columns[1:3]:  # a value and its interval on one line, asked for
+    for column in result.columns[1:3]:  # an interval is never broken across lines
         column.no_wrap = True
     ordered = configurations.dropna(subset=["cost"]).sort_values(["frontier", "cost"],
                                                                  ascending=[False, True])
@@ -292,8 +294,9 @@ def frontier_table(configurations: pd.DataFrame, reference: str,
         result.add_row(
             plain(configuration_name(row)),
             with_interval(row["cost"] - 1, row["cost_ci_low"] - 1, row["cost_ci_high"] - 1, "+.1%",
-                          intervals),
-            with_interval(row["gini"], row["gini_ci_low"], row["gini_ci_high"], ".3f", intervals),
+                          intervals, between="\n"),
+            with_interval(row["gini"], row["gini_ci_low"], row["gini_ci_high"], ".3f", intervals,
+                          between="\n"),
             f"{row['worst_lang']} {premium_text(row['worst_premium'])}",
             "yes" if row["frontier"] else "")
     return result

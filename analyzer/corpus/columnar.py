@@ -13,11 +13,11 @@ Long form is also how FLORES+ ships a language (one file per language and split,
 
 from __future__ import annotations
 
-import json
+import math
 from pathlib import Path
 
 from .errors import CorpusError
-from .files import read_text
+from .files import NotJSON, parse_json, read_text
 from .readers import RawCorpus, _check_header, _check_unicode, is_id_name
 from .streams import StreamError, file_kind, parquet_columns
 
@@ -114,9 +114,9 @@ def read_keyed_texts(path: Path) -> dict[int | str, str]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):
-                raise CorpusError(f"{path}: line {row:,} is not a JSON object") from None
+                record = parse_json(line)
+            except NotJSON as error:
+                raise CorpusError(f"{path}: line {row:,}: {error}") from None
             if not isinstance(record, dict):
                 raise CorpusError(f"{path}: line {row:,} is not a JSON object")
             _keep(path, row, record.get("id"), record.get(TEXT_COLUMN), found)
@@ -126,10 +126,38 @@ def read_keyed_texts(path: Path) -> dict[int | str, str]:
 def _keep(path: Path, row: int, unit, text, found: dict) -> None:
     if unit is None:
         raise CorpusError(f"{path}: row {row:,} has no id")
+    unit = unit_id(unit, f"{path}: row {row:,}")
     _check_text(path, row, TEXT_COLUMN, text)
     if unit in found:
         raise CorpusError(f"{path}: row {row:,} repeats id {unit}")
     found[unit] = text
+
+
+def unit_id(value, where: str) -> int | str:
+    """A FLORES+ row's id as a key: a whole number or a text (a whole number stored as a float,
+    `3.0`, is 3); CorpusError naming `where` for anything else (a list, an object, a fraction,
+    NaN, true), which no unit is named by.
+
+    >>> unit_id(3.0, "x"), unit_id("a1", "x")
+    (3, 'a1')
+    >>> unit_id([1], "row 1")
+    Traceback (most recent call last):
+    ...
+    analyzer.corpus.errors.CorpusError: row 1: its id is a list ([1]), not a whole number or a text
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        return value
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    if isinstance(value, float):
+        kind = "a fraction" if math.isfinite(value) else "not a number"
+    else:
+        kind = {list: "a list", tuple: "a list", dict: "an object", bool: "true or false"}.get(
+            type(value), f"a {type(value).__name__}")
+    raise CorpusError(f"{where}: its id is {kind} ({shown}), not a whole number or a text",
+                      value=shown)
 
 
 def _check_text(path: Path, row: int, column: str, text) -> None:

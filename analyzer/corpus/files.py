@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import codecs
+import json
+import sys
 from pathlib import Path
+from typing import Any
 
 from .errors import CorpusError
 
@@ -26,6 +29,65 @@ def lone_surrogate(text: str) -> int | None:
     return None
 
 
+COMPRESSIONS = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd", "xz": b"\xfd7zXZ\x00"}
+"""Each compression by the bytes its streams begin with."""
+DECOMPRESS = {"gzip": "gunzip -k", "zstd": "unzstd", "xz": "unxz -k"}
+"""The command that decompresses each, keeping the file."""
+
+
+def compression_of(data: bytes) -> str | None:
+    """The compression whose stream `data` begins with, or None.
+
+    >>> compression_of(b"\\x1f\\x8b\\x08"), compression_of(b"eng_Latn\\t")
+    ('gzip', None)
+    """
+    return next((name for name, magic in COMPRESSIONS.items() if data.startswith(magic)), None)
+
+
+class NotJSON(ValueError):
+    """A text that `parse_json` cannot read, its message saying why in words."""
+
+
+def parse_json(text: str | bytes, **options: Any) -> Any:
+    """`json.loads(text, **options)`, every way it can fail said in words (NotJSON): not
+    JSON (where), nested too deeply, or a number of more digits than Python reads (4,300:
+    such a number is valid JSON, not a damaged line).
+
+    >>> parse_json('{"a": 1}')
+    {'a': 1}
+    >>> parse_json('{"a": ' + "9" * 5001 + "}")
+    Traceback (most recent call last):
+    ...
+    analyzer.corpus.files.NotJSON: a number of 5,001 digits, more than the 4,300 that can be read
+    """
+    try:
+        return json.loads(text, **options)
+    except json.JSONDecodeError as error:
+        raise NotJSON(f"not JSON ({error.msg} at column {error.colno:,})") from None
+    except RecursionError:
+        raise NotJSON("nested too deeply to be read") from None
+    except ValueError as error:  # int() refusing a number's digits
+        raise NotJSON(too_many_digits(error) or f"not JSON ({error})") from None
+
+
+def too_many_digits(error: ValueError) -> str | None:
+    """What a reader (json, tomllib) that met a number of more digits than Python converts
+    (4,300) says, in words; None for another ValueError.
+
+    >>> try:
+    ...     int("9" * 5001)
+    ... except ValueError as error:
+    ...     too_many_digits(error)
+    'a number of 5,001 digits, more than the 4,300 that can be read'
+    """
+    limit = sys.get_int_max_str_digits()
+    digits = next((word for word in str(error).replace(";", " ").split()
+                   if word.isdigit() and limit and int(word) > limit), None)
+    if digits is None or "digits" not in str(error):
+        return None
+    return f"a number of {int(digits):,} digits, more than the {limit:,} that can be read"
+
+
 def read_text(path: Path) -> str:
     """The file's text; CorpusError naming the file (and byte offset) if it is not UTF-8 text.
 
@@ -36,6 +98,10 @@ def read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as error:
         raise CorpusError(f"{path}: cannot read ({error.strerror})") from None
+    compressed = compression_of(data)
+    if compressed:  # a training source's files may be; a corpus's are read as they are
+        raise CorpusError(f"{path}: {compressed}-compressed; a corpus file is read as it is: "
+                          f"decompress it first ({DECOMPRESS[compressed]} {path})")
     encoding = wide_encoding(data)
     if encoding:
         raise CorpusError(f"{path}: {encoding} text; analyzer reads UTF-8. Convert it, e.g. "

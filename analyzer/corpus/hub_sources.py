@@ -59,6 +59,10 @@ class HubRequest:
     languages: list[str] = field(default_factory=list)
     split: str = DEFAULT_SPLIT
     budget: int | None = None
+    known: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Shards known to be in the dataset, `{commit: {path: size}}` (those of the source
+    registered under the name): offline, the cache's copy of that commit is checked against
+    them, so a shard whose file is gone from the cache is said, not passed over."""
 
 
 @dataclass
@@ -217,7 +221,13 @@ def fetch_hub_source(request: HubRequest) -> HubFetched:
         notes.append(f"{hub_failure(error)}: the shards are the Hugging Face cache's, at "
                      f"revision {commit}")
     where = f"{request.spec} (revision {commit}{', in the cache' if folder else ''})"
+    if folder is not None:  # the cache's listing, and the shards known to be in the commit
+        listed = {shard.path for shard in shards}
+        shards += [shard for path, size in request.known.get(commit, {}).items()
+                   if path not in listed and (shard := shard_of(path, size)) is not None]
     taken = choose(shards, request, where)
+    if folder is not None:
+        _refuse_lost_shards(request.spec, commit, folder, [shard for _, shard in taken])
     if folder is None:
         try:
             with hub_refusals(request.spec, repo, revision, fetching=True):
@@ -247,6 +257,19 @@ def fetch_hub_source(request: HubRequest) -> HubFetched:
     return HubFetched(files, origin, notes)
 
 
+def _refuse_lost_shards(spec: str, commit: str, folder: Path, taken: list[Shard]) -> None:
+    """CorpusError naming the shards to register that the cache's snapshot (`folder`) has lost:
+    a link whose file (blob) was deleted, or a shard known to be in the commit whose link is
+    gone. Registering the others would train on part of a language without a word."""
+    lost = [shard.path for shard in taken if not (folder / shard.path).is_file()]
+    if lost:
+        raise CorpusError(f"{spec}: the Hugging Face cache's copy of revision {commit} has lost "
+                          f"{len(lost):,} of the {len(taken):,} shards asked for, whose files "
+                          f"are gone ({_listed(lost)}); nothing was registered. Run the command "
+                          "online to fetch them again, or ask for less (--languages, "
+                          "--bytes-per-language)", value=lost[0])
+
+
 def _listing(repo: str, revision: str | None) -> tuple[str, list[Shard]]:
     """The commit the revision is now, and the shards at it with their sizes (one request,
     bounded by `hub_timeout`)."""
@@ -265,8 +288,9 @@ def _cached(repo: str, revision: str | None) -> tuple[str, Path, list[Shard]]:
 
     folder = Path(snapshot_download(repo, repo_type="dataset", revision=revision,
                                     local_files_only=True, cache_dir=hub_cache_dir()))
-    found = [shard_of(str(path.relative_to(folder)), path.stat().st_size)
-             for path in folder.rglob("*.parquet") if path.is_file()]
+    # A link whose blob is gone is a shard all the same (size unknown): `_refuse_lost_shards`.
+    found = [shard_of(str(path.relative_to(folder)), path.stat().st_size if path.is_file() else 0)
+             for path in folder.rglob("*.parquet") if path.is_file() or path.is_symlink()]
     return folder.name, folder, [shard for shard in found if shard is not None]
 
 

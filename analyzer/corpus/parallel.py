@@ -9,7 +9,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.errors import SETTING, setting
+from analyzer.errors import SETTING, AnalyzerError, setting
 from analyzer.files import is_special, not_regular
 from analyzer.settings import MAX_LANGUAGES
 
@@ -143,7 +143,23 @@ def _read_zip(path: Path, source: str, *, limit: int, **options) -> ParallelCorp
         try:
             return _read_corpus(root, source, **options)
         except CorpusError as error:
-            raise error.renamed(folder, str(path)) from None
+            raise in_archive(error.renamed(folder, str(path)), str(path)) from None
+
+
+def in_archive(error: AnalyzerError, archive: str) -> AnalyzerError:
+    """An error met inside an archive, its message naming the archive: a reader that names a
+    file by its name alone (`eng_Latn.txt: 1 line`) is said as `corpus.zip: eng_Latn.txt: 1
+    line`.
+
+    >>> str(in_archive(CorpusError("misaligned: a.txt: 1 line"), "c.zip"))
+    'c.zip: misaligned: a.txt: 1 line'
+    >>> str(in_archive(CorpusError("c.zip/a.txt:3: empty"), "c.zip"))
+    'c.zip/a.txt:3: empty'
+    """
+    if archive in error.message:
+        return error
+    return type(error)(f"{archive}: {error.message}", **{**error._all_fields(),
+                                                         "file": error.file or archive})
 
 
 def default_name(path: Path, corpus: ParallelCorpus) -> str:
@@ -184,6 +200,8 @@ def check_folder_entries(folder: Path) -> None:
                               f"holds only regular files{hint}", file=entry.path)
 
 
+COMPRESSED_SUFFIXES = {".gz": "gunzip -k", ".zst": "unzstd", ".xz": "unxz -k"}
+"""Endings of compressed files, each with the command that decompresses one."""
 BY_SUFFIX = {".tsv": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tmx": "tmx",
              ".parquet": "parquet"}
 """The format of a file by its ending (what `detect_format` tells from a name)."""
@@ -221,6 +239,10 @@ def detect_format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in BY_SUFFIX:
         return BY_SUFFIX[suffix]
+    inner = Path(path.stem).suffix.lower()
+    if suffix in COMPRESSED_SUFFIXES and (inner in BY_SUFFIX or inner == ".txt"):
+        raise CorpusError(f"{path}: a compressed file; a corpus file is read as it is: "
+                          f"decompress it first ({COMPRESSED_SUFFIXES[suffix]} {path})")
     siblings = _moses_siblings(path)
     if len(siblings) >= 2:
         return "moses"

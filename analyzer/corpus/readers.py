@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CorpusError
-from .files import lone_surrogate, read_text
+from .files import NotJSON, lone_surrogate, parse_json, read_text
 
 COMPANION_FILES = {"readme", "license", "licence", "source", "notes", "copying"}
 """Stems of .txt files in a corpus folder that are documentation, not a language."""
@@ -49,6 +48,10 @@ def language_files(folder: Path) -> list[Path]:
 def read_folder(folder: Path, units: str = "lines") -> RawCorpus:
     """`<lang>.txt` files, line i (or paragraph i) aligned across files."""
     files = language_files(folder)
+    for named in sorted(folder.iterdir()):  # a folder called eng_Latn.txt is no language's text
+        if named.suffix.lower() == ".txt" and named.is_dir():
+            raise CorpusError(f"{named} is a folder, not a file of text; a corpus folder holds "
+                              "a <language>.txt file per language", file=str(named))
     if not files:
         raise CorpusError(f"{folder}: no <language>.txt files here (e.g. eng_Latn.txt, rus_Cyrl.txt)")
     columns: dict[str, list[str]] = {}
@@ -169,12 +172,10 @@ def read_jsonl(path: Path) -> RawCorpus:
             continue
         where = f"{path}: line {number}"
         try:
-            record = json.loads(line, object_pairs_hook=_refuse_repeated_keys(where))
-        except json.JSONDecodeError as error:
-            raise CorpusError(f"{where}: not JSON ({error.msg})") from None
-        except RecursionError:
-            raise CorpusError(f"{where}: nested too deeply to be a unit "
-                              "(expected an object of language: text)") from None
+            record = parse_json(line, object_pairs_hook=_refuse_repeated_keys(where))
+        except NotJSON as error:
+            raise CorpusError(f"{where}: {error} (expected an object of language: text)"
+                              ) from None
         if not isinstance(record, dict):
             raise CorpusError(f"{where}: expected an object of language: text")
         ids = [key for key in record if is_id_name(key)]

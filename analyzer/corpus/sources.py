@@ -10,7 +10,8 @@ Layouts, for each path given:
   corpora such as FineWeb-2 and CulturaX ship: `fra_Latn/train/000_00000.parquet`).
 
 Each file is read by `analyzer.corpus.streams` (plain text, JSON Lines or Parquet, compressed or
-not, told by content). Language codes are normalised as `ingest` normalises them. Hidden files
+not, told by content). Language codes are normalised as `ingest` normalises them; a folder
+naming one language in two ways (`eng.txt` and `en.txt`) is refused, naming both. Hidden files
 and documentation (README, LICENSE, ...) are passed over; any other file whose name is not a
 language is refused, named.
 
@@ -104,6 +105,7 @@ def find_source_files(paths: Iterable[Path], format: str | None = None) -> list[
                                   "e.g. fra_Latn.txt.gz)", file=str(path))
             found.append(source_file(lang, path, format))
             continue
+        named: dict[str, Path] = {}  # each language's first entry in this folder
         for entry in sorted(path.iterdir(), key=lambda entry: entry.name):
             if passed_over(entry.name):
                 continue
@@ -112,6 +114,12 @@ def find_source_files(paths: Iterable[Path], format: str | None = None) -> list[
                 raise CorpusError(f"{entry}: its name is not a language; a source folder holds "
                                   "<lang>.<ext> files or <lang>/ folders of shards",
                                   file=str(entry))
+            first = named.setdefault(lang, entry)
+            if first.name.split(".")[0] != entry.name.split(".")[0]:
+                raise CorpusError(f"{first} and {entry} are both {lang}: one language under two "
+                                  "names, which would be taken as one without a word. Keep one, "
+                                  f"or give the language's files one name ({lang}.<ext> files, or "
+                                  f"one {lang}/ folder of shards)", file=str(entry), language=lang)
             if entry.is_dir():
                 shards = sorted((file for file in entry.rglob("*") if file.is_file()
                                  and not any(passed_over(part) for part in

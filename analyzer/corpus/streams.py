@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import json
 import lzma
 import shutil
 import tempfile
@@ -32,15 +31,15 @@ from typing import BinaryIO, cast
 import numpy as np
 
 from .errors import CorpusError
-from .files import lone_surrogate
+from .files import COMPRESSIONS, NotJSON, lone_surrogate, parse_json
 
 BATCH_BYTES = 8 << 20
 """About how much text a batch holds."""
 READ_BYTES = 1 << 20
 """How much is read from a file at a time."""
+REST_SKIPPED = "the rest of the file was skipped"
+"""How the note of a broken compressed stream ends (what `--skip-invalid` did with it)."""
 
-COMPRESSIONS = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd", "xz": b"\xfd7zXZ\x00"}
-"""Each compression by the bytes its streams begin with."""
 SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz"}
 PARQUET_MAGIC = b"PAR1"
 FORMATS = ("text", "jsonl", "parquet")
@@ -382,7 +381,7 @@ def _lines(path: Path, kind: FileKind, documents: str, text_field: str, skip_inv
                                       f"({error}); nothing of it was used (--skip-invalid "
                                       "uses what came before)", file=str(path)) from None
                 batch.notes.append(f"{path}: its {kind.compression} stream is broken {where}; "
-                                   "the rest of the file was skipped")
+                                   f"{REST_SKIPPED}")
                 batch.skipped_bytes += len(carry)
                 carry = b""
                 break
@@ -501,10 +500,10 @@ def _document(text: str, format: str, documents: str, text_field: str, path: Pat
         if not text.strip():
             return None
         try:
-            value = json.loads(text)
+            value = parse_json(text)
             found = value[text_field] if isinstance(value, dict) else None
-        except (ValueError, RecursionError):
-            problem = "is not a JSON object"
+        except NotJSON as error:
+            problem = f"is {error}" if str(error).startswith("not ") else f"holds {error}"
         except KeyError:
             problem = f"has no {text_field!r} field (--text-field names another)"
         else:

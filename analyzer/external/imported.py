@@ -174,13 +174,15 @@ def parse_counts(name: str, text: str, file: str, sha256: str = "") -> ImportedC
 def _whole(imported: ImportedCounts, cell: str, column: str, line: int, lowest: int) -> int:
     """A cell that must be a whole number from `lowest` (a text has at least one token)."""
     value = cell.strip()
-    if not re.fullmatch(r"[0-9]+", value) or not lowest <= int(value):
+    if not re.fullmatch(r"[0-9]+", value) or not lowest <= int(value.lstrip("0")[:40] or "0"):
         what = "a unit index (0 or more)" if column == "unit" else "a whole number of tokens (1 or more)"
-        raise imported._error(f"line {line}: {column} {cell!r} is not {what}", line)
+        raise imported._error(f"line {line}: {column} {cell[:40]!r} is not {what}", line)
     most = MAX_STORED_INT if column == "unit" else MAX_UNIT_TOKENS
-    if int(value) > most:
+    digits = value.lstrip("0") or "0"  # compared by length first: int() refuses 4,301 digits
+    if len(digits) > len(str(most)) or int(digits) > most:
         what = ("a unit index" if column == "unit"
                 else "the tokens of one unit (counts are stored as 32-bit numbers)")
-        raise imported._error(f"line {line}: {column} {value} is above {most:,}, the most "
+        shown = digits if len(digits) <= 40 else f"{digits[:20]}... ({len(digits):,} digits)"
+        raise imported._error(f"line {line}: {column} {shown} is above {most:,}, the most "
                               f"{what} can be", line)
-    return int(value)
+    return int(digits)

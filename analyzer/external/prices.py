@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from analyzer.corpus.files import too_many_digits
 from analyzer.errors import Invalid, setting
 
 from .catalog import validation_message
@@ -55,8 +56,8 @@ def load_prices(path: Path | None = None) -> list[ModelPrice]:
         where = f"{setting('prices')} {path}"
     try:
         raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise PriceError(f"{where}: not TOML ({error})") from None
+    except ValueError as error:  # TOMLDecodeError, or a number of too many digits
+        raise PriceError(f"{where}: {too_many_digits(error) or f'not TOML ({error})'}") from None
     unknown = set(raw) - {"model"}
     if unknown or not isinstance(raw.get("model"), list):
         raise PriceError(f"{where}: expected only [[model]] entries"

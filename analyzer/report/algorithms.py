@@ -57,7 +57,7 @@ def sections(view: RunView, rows: pd.DataFrame) -> list[tuple[str, str, object]]
     return [("Algorithms: BPE, Unigram, WordPiece",
              "Vocabularies trained on every language with each algorithm, on the same texts, "
              "pre-tokenizer, byte-level alphabet and size (BPE by the analyzer's exact engine; "
-             "Unigram and WordPiece by its own engines, counted by Hugging Face tokenizers, each "
-             "size its own training). "
+             "Unigram and WordPiece by its own engines, counted as Hugging Face tokenizers counts "
+             "them, each size its own training). "
              "Bars: each language's overhead vs the pivot under each; the hover gives its tokens "
              "against BPE's. The menu chooses the size.", premiums(view, rows))]

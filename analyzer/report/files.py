@@ -3,28 +3,12 @@ they share (files are written by `analyzer.files.write_atomically`)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
 
+from analyzer.files import without_local_paths as without_local_paths  # the pages' import of it
 from analyzer.files import write_atomically
-
-LOCAL_FOLDERS = re.compile(r"(?<![\w:/.~])/(?:[^\s:;,()<>\"'/]+/)+(?=[^\s:;,()<>\"'/])")
-"""The folders of an absolute path in a text (not a URL's: `https://host/...` is left whole)."""
-
-
-def without_local_paths(text: str) -> str:
-    """`text` with every absolute path cut to its file name: what is published (a results
-    folder, a docs site) says which file, in which package and with which SHA-256, never
-    where it lay on the machine that wrote it.
-
-    >>> without_local_paths("a.tiktoken: /home/me/venv/site-packages/pkg/data/a.tiktoken.gz "
-    ...                     "in pkg 1.0 (SHA-256 ab verified); b: https://host.example/x/b")
-    'a.tiktoken: a.tiktoken.gz in pkg 1.0 (SHA-256 ab verified); b: https://host.example/x/b'
-    """
-    return LOCAL_FOLDERS.sub("", text)
-
 
 DEFAULT_OUT = Path("reports")
 STYLE = """

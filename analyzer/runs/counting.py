@@ -31,7 +31,7 @@ from analyzer.bpe import choice
 from analyzer.bpe.counting import ChunkTable, Counter, chunk_counter, count_texts, count_utf8, parted_counter
 from analyzer.bpe.pretokenize import Pretokenizer, PretokenizerError, Splitter
 from analyzer.bpe.threads import available_cores
-from analyzer.corpus.streams import Batch, FileKind, read_documents, utf8_bytes
+from analyzer.corpus.streams import REST_SKIPPED, Batch, FileKind, read_documents, utf8_bytes
 from analyzer.errors import SETTING
 from analyzer.store import SourceDetail
 from analyzer.store.models import SourceFile
@@ -403,9 +403,11 @@ def check_readable(plan: SourcePlan) -> None:
     for language in plan.languages.values():
         for item in language.files:
             if item.problem:
-                raise RunError(f"{item.problem} ({item.invalid_documents:,} documents could not "
-                               "be read; {setting:skip_invalid} skips them)",
-                               setting="skip_invalid", file=item.path)
+                problem = item.problem.removesuffix(f"; {REST_SKIPPED}")  # not so in this run
+                why = (f"{item.invalid_documents:,} documents could not be read; "
+                       "{setting:skip_invalid} skips them" if item.invalid_documents else
+                       "{setting:skip_invalid} uses the text before the break")
+                raise RunError(f"{problem} ({why})", setting="skip_invalid", file=item.path)
 
 
 def cached_languages(plan: SourcePlan, splitters: Splitters, cache: ChunkCache

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
@@ -27,6 +28,7 @@ from analyzer.store import (
     RunRead,
     RunStatus,
     VocabularyRead,
+    WaitBudget,
     get_corpus,
     get_queued,
     get_run,
@@ -37,9 +39,11 @@ from analyzer.store import (
     vocabularies,
 )
 
-from . import counting
+from . import counting, idempotency
+from .paths import source_shown, tokenizer_document
 from .problems import NotRunning, SettingsRefused
 from .state import Database, Document, in_database, unchanged
+from .waits import budget_of, writing
 
 router = APIRouter(prefix="/api")
 
@@ -53,7 +57,7 @@ MAX_VOCABULARIES = 64
 
 @router.get("/corpora", response_model=list[CorpusRead], summary="The stored corpora")
 def corpora(db: Database):
-    return list_corpora(db)
+    return [source_shown(corpus) for corpus in list_corpora(db)]
 
 
 @router.get("/corpora/{name:path}/units/{unit}", summary="One aligned unit, in every language")
@@ -63,7 +67,7 @@ def corpus_unit(db: Database, name: str, unit: Annotated[int, Path(ge=0, le=MAX_
 
 @router.get("/corpora/{name:path}", response_model=CorpusDetail, summary="One corpus")
 def corpus(db: Database, name: str):
-    return get_corpus(db, name)
+    return source_shown(get_corpus(db, name))
 
 
 @router.get("/runs", response_model=list[RunRead], summary="Every run, with its status")
@@ -106,7 +110,7 @@ async def run(request: Request, run_id: RunId, after: int | None = Query(None, g
             summary="A run's vocabularies: trained and production")
 def run_vocabularies(db: Database, run_id: RunId):
     complete_run(db, run_id)
-    return vocabularies(db, run_id)
+    return [source_shown(vocabulary) for vocabulary in vocabularies(db, run_id)]
 
 
 @router.get("/runs/{run_id}/merges", summary="A trained vocabulary's first merges")
@@ -147,20 +151,38 @@ RUNS_PATH = "/api/runs"
 
 
 @router.post("/runs", status_code=202, summary="Start a run, or queue it behind the one in progress")
-def start_run(request: Request, body: RunRequest) -> dict:  # type: ignore[valid-type]
+async def start_run(request: Request, body: RunRequest,  # type: ignore[valid-type]
+                    idempotency_key: Annotated[str | None, Header(
+                        alias=idempotency.HEADER, description="A key of the client's (a UUID): "
+                        "the same request sent again with it starts nothing more, and gets the "
+                        "first one's answer")] = None) -> Response:
     """A run starts at once when none is in progress or waiting (the answer names it: `run`);
     otherwise it waits in the queue (the answer is its entry: `id`, `position`, `url`). The
-    settings are checked either way before anything is stored."""
+    settings are checked either way before anything is stored. Every wait (another process's
+    lock on the database) is within the server's --lock-wait, in all."""
     fields = body.model_dump()  # type: ignore[attr-defined]
     if _named_tokenizers(fields["tokenizers"]):
         raise SettingsRefused(every_refusal(request, fields))
-    try:
-        return request.app.state.runs.submit(RunSettings(**fields))
-    except (Invalid, NotFound) as error:
-        found = every_refusal(request, fields) if error.setting is not None else []
-        if not found:
-            raise
-        raise SettingsRefused(found) from None
+
+    def submit(budget: WaitBudget | None) -> dict:
+        try:
+            return request.app.state.runs.submit(RunSettings(**fields), budget)
+        except (Invalid, NotFound) as error:
+            found = every_refusal(request, fields) if error.setting is not None else []
+            if not found:
+                raise
+            raise SettingsRefused(found) from None
+
+    async def make() -> dict:
+        return await writing(request, submit)
+
+    if idempotency_key is None:
+        return JSONResponse(await make(), status_code=202)
+    answer, replayed = await request.app.state.replays.answer(
+        idempotency.checked_key(idempotency_key), idempotency.fingerprint(fields),
+        budget_of(request), make)
+    return JSONResponse(answer, status_code=202,
+                        headers={idempotency.REPLAYED: "true"} if replayed else None)
 
 
 def _named_tokenizers(specs: list[str]) -> list[AnalyzerError]:
@@ -186,13 +208,28 @@ def every_refusal(request: Request, values: dict, refused: list[AnalyzerError] |
 
 
 @router.delete("/runs/{run_id}", summary="Interrupt a run in progress")
-def stop_run(request: Request, db: Database, run_id: RunId) -> dict:
-    found = get_run(db, run_id)
-    if not request.app.state.runs.stop(run_id):
+async def stop_run(request: Request, run_id: RunId) -> Response:
+    """200 with how the run ended (`interrupted`, marked so, nothing partial stored, as on
+    Ctrl-C) once its process has ended; 202 (`interrupting`) when it has not within the
+    server's --lock-wait (it may be waiting for another process's lock to mark its run), and
+    GET /api/runs/{id} says when it has; 409 when this server is not running it, or it
+    completed before it could be interrupted."""
+    runs = request.app.state.runs
+    found = await in_database(request, lambda db: get_run(db, run_id))
+    if found.status == RunStatus.COMPLETE or not runs.stop(run_id):
         raise NotRunning(f"run {run_id} is {found.status}: this server is not running it, "
                          "so there is nothing to interrupt")
-    after = get_run(db, run_id)
-    return {"run": run_id, "status": after.status.value, "error": after.error}
+    budget = budget_of(request)
+    with budget.waiting() if budget is not None else nullcontext(MAX_WAIT) as left:
+        ended = await runs.wait_for_end(run_id, left)
+    after = await in_database(request, lambda db: get_run(db, run_id))
+    if not ended:
+        return JSONResponse({"run": run_id, "status": "interrupting", "error": None,
+                             "url": f"/api/runs/{run_id}"}, status_code=202)
+    if after.status == RunStatus.COMPLETE:
+        raise NotRunning(f"run {run_id} completed before it could be interrupted; nothing was "
+                         "stopped, and its results are stored")
+    return JSONResponse({"run": run_id, "status": after.status.value, "error": after.error})
 
 
 QueuedId = Annotated[int, Path(ge=1, le=MAX_ID, description="A queued run's id (GET /api/queue)")]
@@ -217,8 +254,9 @@ async def queued(request: Request, queued_id: QueuedId, after: int | None = Quer
 
 
 @router.delete("/queue/{queued_id}", summary="Cancel a queued run that is still waiting")
-def cancel(request: Request, queued_id: QueuedId) -> dict:
-    return request.app.state.runs.queued_document(request.app.state.runs.cancel(queued_id))
+async def cancel(request: Request, queued_id: QueuedId) -> dict:
+    runs = request.app.state.runs
+    return runs.queued_document(await writing(request, lambda budget: runs.cancel(queued_id, budget)))
 
 
 class TokenizeRequest(BaseModel):
@@ -333,7 +371,7 @@ def _trained(db: AnalyzerDatabase, run_id: int, size: int | None = None) -> dict
 
 @router.get("/tokenizers", summary="The tokenizer catalog, and which are available here")
 def tokenizers() -> list[dict]:
-    return [availability(item).document() for item in catalog().values()]
+    return [tokenizer_document(availability(item)) for item in catalog().values()]
 
 
 def _tokenizer_key(name: str) -> tuple:

@@ -29,23 +29,27 @@ from analyzer.limits import (
 )
 from analyzer.settings import settings_error, settings_errors
 
-from . import api, health, pages, uploads, workflow
+from . import api, health, pages, signin, uploads, workflow
 from .access_log import AccessLog
 from .counting import CountingProcesses
 from .guards import (
     LOOPBACK_NAMES,
-    BearerToken,
+    Authentication,
     BodyLimit,
     HeadAsGet,
+    OneOfEach,
     SameOrigin,
     SecurityHeaders,
     TrustedHosts,
 )
+from .idempotency import Replays
 from .multipart import WholeForms
 from .problems import SettingsRefused, library_problem, problem, refusals_problem, title_of
 from .runner import RunManager
+from .sessions import Sessions
 from .state import Databases, Documents
 from .uploads import CORPORA_PATH, UploadGate, Uploads
+from .waits import RequestWaits, WriteThreads
 
 
 def create_app(db_path: Path, *, token: str | None = None,
@@ -73,6 +77,7 @@ def create_app(db_path: Path, *, token: str | None = None,
         yield
         runs.shutdown()  # a run in progress is interrupted (marked so), not left behind
         counting.shutdown()
+        app.state.write_threads.shutdown()
 
     # No /docs or /redoc: FastAPI serves them from a CDN, and this service works offline.
     # The schema is at /openapi.json.
@@ -89,6 +94,7 @@ def create_app(db_path: Path, *, token: str | None = None,
     app.include_router(uploads.router)
     app.include_router(workflow.router)
     app.include_router(pages.router)
+    app.include_router(signin.router)
     app.include_router(health.router)
 
     @app.exception_handler(RequestValidationError)
@@ -126,17 +132,23 @@ def create_app(db_path: Path, *, token: str | None = None,
                        "this is a bug, please report it")
 
     app.state.token = token
-    # Added innermost first: a request meets AccessLog, SecurityHeaders, TrustedHosts,
-    # SameOrigin, HeadAsGet, BearerToken, BodyLimit, UploadGate, then WholeForms.
+    app.state.sessions = Sessions()
+    app.state.write_threads = WriteThreads()
+    app.state.replays = Replays()
+    # Added innermost first: a request meets AccessLog, SecurityHeaders, OneOfEach,
+    # TrustedHosts, SameOrigin, HeadAsGet, Authentication, BodyLimit, UploadGate, WholeForms,
+    # then RequestWaits.
+    app.add_middleware(RequestWaits, lock_wait=lock_wait)  # every wait within --lock-wait
     app.add_middleware(WholeForms)  # a form cut before its closing boundary: 400
     app.add_middleware(UploadGate, uploads=app.state.uploads)  # 503 before the body is read
     app.add_middleware(BodyLimit, limit=body_limit, streamed={CORPORA_PATH: corpus_limit})
     if token:
-        app.add_middleware(BearerToken, token=token)
+        app.add_middleware(Authentication, token=token, sessions=app.state.sessions)
     app.add_middleware(HeadAsGet)
     app.add_middleware(SameOrigin)  # a write from another site's page: 403, token or not
     if allowed_hosts is not None:
         app.add_middleware(TrustedHosts, allowed=frozenset(allowed_hosts))
+    app.add_middleware(OneOfEach)  # a header two guards could read two ways: 400
     app.add_middleware(SecurityHeaders)  # every answer, a 401 included
     if log_format != "none":
         app.add_middleware(AccessLog, fmt=log_format)  # the outermost: every request

@@ -11,10 +11,13 @@ connection deadlines:
   minutes): at least `min_body_rate` bytes a second over each `request_timeout` window. A body
   slower than that is answered 408, saying so, and closed.
 
-A request whose body is in may take as long as its answer takes (a long poll).
+A request whose body is in may take as long as its answer takes (a long poll). A request whose
+target is a whole URL (absolute-form) is read with that URL's host as its Host (RFC 9112
+3.2.2), so the guards check the host it names.
 
 And the server holds at most `max_connections` at once: one more is answered 503 and closed at
-once, so that the server's file descriptors are never all taken.
+once, so that the server's file descriptors are never all taken; and a request's headers take
+at most `MAX_HEAD_BYTES` (431 past it), so that no connection holds memory without end.
 """
 
 from __future__ import annotations
@@ -29,16 +32,22 @@ KEEP_ALIVE_TIMEOUT = 5
 """Seconds an idle keep-alive connection stays open after a response (uvicorn's own timer)."""
 
 
+def _problem_answer(status: int, title: str, detail: str) -> bytes:
+    """A whole answer, written to a connection that is then closed (as a problem document)."""
+    body = json.dumps({"type": "about:blank", "title": title, "status": status,
+                       "detail": detail}).encode()
+    return (f"HTTP/1.1 {status} {title}\r\ncontent-type: application/problem+json\r\n"
+            "connection: close\r\ncontent-length: ".encode() + str(len(body)).encode()
+            + b"\r\n\r\n" + body)
+
+
 def _request_timeout_answer(timeout: float, rate: int) -> bytes:
-    """The 408 written to a connection whose body came too slowly (as a problem document)."""
-    body = json.dumps({"type": "about:blank", "title": "Request Timeout", "status": 408,
-                       "detail": f"the request's body came slower than {rate:,} bytes a second "
-                                 f"over {timeout:g} s, so it was cut off and nothing was done "
-                                 "with it; send it again over a faster link (the operator sets "
-                                 "the least rate: analyzer serve --min-body-rate)"}).encode()
-    return (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/problem+json\r\n"
-            b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n"
-            + body)
+    """The 408 written to a connection whose body came too slowly."""
+    return _problem_answer(408, "Request Timeout",
+                           f"the request's body came slower than {rate:,} bytes a second over "
+                           f"{timeout:g} s, so it was cut off and nothing was done with it; send "
+                           "it again over a faster link (the operator sets the least rate: "
+                           "analyzer serve --min-body-rate)")
 
 
 def at_deadline(cycle, received: int, least: float) -> str:
@@ -66,9 +75,39 @@ def at_deadline(cycle, received: int, least: float) -> str:
     return "close" if cycle.response_started else "408"
 
 
+MAX_HEAD_BYTES = 256 * 1024
+"""Bytes a request's start line and headers may take (a browser's, cookies and all, take a few
+thousand): more is answered 431 and the connection closed, so that no client holds memory by
+sending headers that never end (httptools keeps them all; h11 stops at 16 KiB itself)."""
+
+HEADERS_TOO_LARGE = _problem_answer(
+    431, "Request Header Fields Too Large",
+    f"the request's headers are over {MAX_HEAD_BYTES:,} bytes; nothing was done with it")
+
 SERVICE_UNAVAILABLE = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
                        b"retry-after: 1\r\nconnection: close\r\ncontent-length: 44\r\n\r\n"
                        b"the server has too many connections open now")
+
+
+def authority(target: bytes) -> bytes | None:
+    """The host (and port) an absolute-form request target names (`GET http://host:port/path`),
+    or None when it names none. RFC 9112 3.2.2: a server must accept such a target and take
+    its host from it, not from the Host header; the guards then check that host, so a target
+    naming another host is refused as a Host header naming it would be.
+
+    >>> authority(b"http://127.0.0.1:8000/api/runs"), authority(b"http://[::1]/x")
+    (b'127.0.0.1:8000', b'[::1]')
+    """
+    import httptools
+
+    try:
+        parsed = httptools.parse_url(target)
+    except httptools.HttpParserInvalidURLError:
+        return None
+    if not parsed.host:
+        return None
+    host = b"[" + parsed.host + b"]" if b":" in parsed.host else parsed.host
+    return host + (b":%d" % parsed.port if parsed.port else b"")
 
 
 def raise_file_limit(needed: int) -> int:
@@ -93,6 +132,7 @@ def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS,
         from uvicorn.protocols.http.h11_impl import H11Protocol as Base  # type: ignore[assignment]
 
     too_slow = _request_timeout_answer(request_timeout, min_body_rate)
+    counts_head = hasattr(Base, "on_headers_complete")  # httptools'; h11 bounds them itself
     least = min_body_rate * request_timeout  # bytes each window must bring
 
     class DeadlineProtocol(Base):
@@ -101,6 +141,10 @@ def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS,
         """Bytes received on this connection so far."""
         _mark = 0
         """`_received` when the deadline was last armed."""
+        _in_head = True
+        """The connection is receiving a request's start line and headers (or waits for them)."""
+        _head = 0
+        """Bytes received of them so far."""
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
@@ -119,14 +163,29 @@ def protocol_class(max_connections: int = DEFAULT_MAX_CONNECTIONS,
             # Counted after the parser has seen them: a request that starts in this packet
             # arms its window (on_message_begin) before its first body bytes are counted in it.
             self._received += len(data)
+            if self._in_head and counts_head:
+                self._head += len(data)
+                if self._head > MAX_HEAD_BYTES and not self.transport.is_closing():
+                    self.transport.write(HEADERS_TOO_LARGE)
+                    self.transport.close()
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
+            self._in_head, self._head = True, 0
             self._arm()  # the request's own deadline, for its headers
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._in_head = False
+            if not self.url.startswith(b"/") and self.url != b"*":
+                host = authority(self.url)
+                self.headers[:] = [(name, value) for name, value in self.headers if name != b"host"]
+                if host is not None:
+                    self.headers.append((b"host", host))
+            super().on_headers_complete()
 
         def _arm(self) -> None:
             self._disarm()

@@ -2,8 +2,12 @@
 
 - `TrustedHosts`: only the host names the server is bound to (and those the operator lists):
   a page on another site that rebinds its name to 127.0.0.1 (DNS rebinding) is refused.
-- `BearerToken`: with a token, every request needs `Authorization: Bearer <token>` (compared in
-  constant time), or a browser's session cookie from the login page.
+- `OneOfEach`: a request that repeats a header which must be given once (Host, Origin,
+  Content-Type, ...) is refused (400): a guard and the application must never read two
+  different values.
+- `Authentication`: with a token, every request needs `Authorization: Bearer <token>`
+  (compared in constant time), or a browser's session cookie from the sign-in page, which
+  alone only reads (`sessions`).
 - `BodyLimit`: request bodies over the limit get 413 (an upload's limit is its own, and its
   body is streamed on, never held here).
 - `SameOrigin`: a request that changes something (POST, PUT, PATCH, DELETE) from a page of
@@ -22,13 +26,18 @@ from fastapi.responses import RedirectResponse
 
 from .health import PROBES
 from .problems import problem
+from .sessions import WRITE_KEY_HEADER, Session, Sessions, cookie_name, cookie_values
 
-SESSION_COOKIE = "analyzer_session"
 LOGIN_PATH = "/login"
+LOGOUT_PATH = "/logout"
+SESSION_PATH = "/api/session"
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-OPEN_PATHS = frozenset({LOGIN_PATH, *PROBES, "/favicon.ico"})
-"""What answers without the token: the sign-in page, the probes, and the (empty) icon a browser
+SIGN_IN_SCRIPT = "/static/signin.js"
+OPEN_PATHS = frozenset({LOGIN_PATH, LOGOUT_PATH, SESSION_PATH, SIGN_IN_SCRIPT, *PROBES,
+                        "/favicon.ico"})
+"""What answers without the token: signing in (the page and its script) and out (a session
+that has expired already still clears its cookie), the probes, and the (empty) icon a browser
 asks for on the sign-in page, which would otherwise be a 401 in its console."""
 
 
@@ -42,6 +51,34 @@ def host_name(header: bytes) -> str:
     if text.startswith("["):  # an IPv6 literal: [::1]:8000
         return text[1:].partition("]")[0]
     return text.rpartition(":")[0] if text.count(":") == 1 else text
+
+
+ONCE = (b"host", b"origin", b"sec-fetch-site", b"content-type", b"content-length",
+        b"authorization", WRITE_KEY_HEADER.lower().encode(), b"idempotency-key")
+"""Headers a request gives at most once. A guard reads one value and the application may read
+another (a dict keeps the last, Starlette's headers the first): Host: evil.example then Host:
+127.0.0.1 passed the host check; a second Content-Type let a multipart body skip its check."""
+
+
+class OneOfEach:
+    """Refuse (400) a request that gives one of the `ONCE` headers more than once, before any
+    other guard reads it (RFC 9110 5.3: a field that is not a list is sent once; RFC 9112 3.2:
+    more than one Host is a 400)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        names = [name for name, _ in scope["headers"] if name in ONCE]
+        repeated = sorted({name.decode() for name in names if names.count(name) > 1})
+        if not repeated:
+            return await self.app(scope, receive, send)
+        response = problem(400, "Bad Request", f"the request gives {', '.join(repeated)} more "
+                           "than once; each is sent once (two values could be read two ways). "
+                           "Nothing was done")
+        await response(scope, receive, send)
 
 
 class TrustedHosts:
@@ -117,22 +154,18 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
-def session_value(token: str) -> str:
-    """What a browser's session cookie holds: derived from the token (never the token itself),
-    so the cookie proves the token was given without being it."""
-    return hmac.new(token.encode("utf-8"), b"analyzer browser session", "sha256").hexdigest()
+class Authentication:
+    """With a token, every request must carry `Authorization: Bearer <token>`, or (a browser,
+    after the sign-in page) the cookie of a session this server started (`Sessions`). A
+    session cookie alone only reads: a request that changes something, signed in by cookie,
+    also needs the session's write key and an Origin that is this server's
+    (`cookie_write_refusal`). A browser asking for a page without either is sent to the
+    sign-in page; anything else gets 401 (that a request which changes something comes from
+    this server's own pages is `SameOrigin`'s, token or not). The `OPEN_PATHS` (sign-in and
+    sign-out, the probes) answer without either."""
 
-
-class BearerToken:
-    """Every request must carry `Authorization: Bearer <token>`, or (a browser, after the login
-    page) the session cookie. A browser asking for a page without either is sent to the login
-    page; anything else gets 401 (that a request which changes something comes from this
-    server's own pages is `SameOrigin`'s, token or not). The `OPEN_PATHS` (the login page, the
-    probes) answer without either."""
-
-    def __init__(self, app, token: str):
-        self.app, self.token = app, token.encode("utf-8")
-        self.session = session_value(token).encode()
+    def __init__(self, app, token: str, sessions: Sessions):
+        self.app, self.token, self.sessions = app, token.encode("utf-8"), sessions
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
@@ -141,26 +174,48 @@ class BearerToken:
         scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
         if scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token):
             return await self.app(scope, receive, send)
-        if hmac.compare_digest(_cookie(headers, SESSION_COOKIE), self.session):
-            return await self.app(scope, receive, send)
+        held = cookie_values(scope["headers"], cookie_name(scope))
+        session = next(filter(None, map(self.sessions.find, held)), None)
+        if session is not None:
+            why = cookie_write_refusal(scope, headers, session)
+            if why is None:
+                return await self.app(scope, receive, send)
+            return await problem(403, "Forbidden", why)(scope, receive, send)
         if (scope["method"] in ("GET", "HEAD") and not scope["path"].startswith("/api/")
                 and b"text/html" in headers.get(b"accept", b"")):
-            target = scope["path"] + (f"?{scope['query_string'].decode()}"
+            target = scope["path"] + (f"?{scope['query_string'].decode('latin-1')}"
                                       if scope.get("query_string") else "")
-            redirect = RedirectResponse(f"{LOGIN_PATH}?{urlencode({'next': target})}", 303)
+            query = {"next": target, **({"ended": "1"} if held else {})}
+            redirect = RedirectResponse(f"{LOGIN_PATH}?{urlencode(query)}", 303)
             return await redirect(scope, receive, send)
-        response = problem(401, "Unauthorized", "this server needs a token: send "
+        ended = ("your session has ended (it expired, was signed out, or the server restarted); "
+                 if held else "")
+        response = problem(401, "Unauthorized", f"{ended}this server needs a token: send "
                            "Authorization: Bearer <token> (a browser: sign in at /login)",
                            headers={"WWW-Authenticate": "Bearer"})
         await response(scope, receive, send)
 
 
-def _cookie(headers: dict, name: str) -> bytes:
-    for part in headers.get(b"cookie", b"").split(b";"):
-        key, _, value = part.strip().partition(b"=")
-        if key == name.encode():
-            return value
-    return b""
+def cookie_write_refusal(scope, headers: dict, session: Session) -> str | None:
+    """Why a request signed in by `session`'s cookie may not do what it asks, or None. Reading
+    (GET, HEAD) needs the cookie alone; a write also needs the session's write key (which this
+    server's pages send from their origin's storage, where no other port's page can read it)
+    and an Origin that is this server's (a browser sends one with every write of its pages):
+    a cookie replayed by another program, or by another port's server that received it, does
+    not write."""
+    if scope["method"] not in UNSAFE_METHODS:
+        return None
+    key = headers.get(WRITE_KEY_HEADER.lower().encode(), b"")
+    host = headers.get(b"host", b"")
+    origin = headers.get(b"origin")
+    if origin in (b"http://" + host, b"https://" + host) and hmac.compare_digest(
+            key, session.write_key.encode()):
+        return None
+    return ("a request that changes something, signed in by the session cookie alone, is "
+            "refused: a browser sends that cookie to every port of this host, so it only reads. "
+            f"This server's pages send their session's write key ({WRITE_KEY_HEADER}) from "
+            "their own origin; if one of them was refused, sign in again at /login. A program "
+            "sends Authorization: Bearer <token>")
 
 
 def foreign_origin(headers: dict) -> str | None:

@@ -1,7 +1,7 @@
 """The frame every page of the service shares: its layout (navigation, style) and how it is sent
 (a Content-Security-Policy that lets scripts come only from this server).
 
-    page(layout("Runs", "<p>...</p>", scripts("workflow.js")))
+    page(layout("Runs", "<p>...</p>", scripts("workflow.js"), signed_in=behind_token(request)))
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from analyzer import __version__
@@ -16,6 +17,11 @@ from analyzer.report.files import STYLE
 
 NAVIGATION = (("/", "Runs"), ("/corpora/new", "Bring a corpus"), ("/runs/new", "New run"),
               ("/playground", "Playground"), ("/openapi.json", "API schema"))
+
+
+def behind_token(request: Request) -> bool:
+    """Whether the server has a token: its pages then offer to sign out."""
+    return request.app.state.token is not None
 
 
 def policy(script_hashes: Sequence[str] = ()) -> str:
@@ -45,10 +51,17 @@ NO_SCRIPT = ("<noscript><p class='error'>This page's buttons and forms work thro
 """Said where a page has a script and the browser runs none (its buttons stay disabled)."""
 
 
-def layout(title: str, body: str, scripts: str = "") -> str:
-    """A whole page: the shared head and navigation, `title`, `body` (already escaped HTML) and
-    the `scripts` that drive it (from /static: the policy allows no other)."""
+SIGN_OUT = ("<form class='sign-out' method='post' action='/logout'><button type='submit'>"
+            "Sign out</button></form>")
+"""The pages' sign-out button, on a server with a token (a form: it works without a script)."""
+
+
+def layout(title: str, body: str, scripts: str = "", *, signed_in: bool = False) -> str:
+    """A whole page: the shared head and navigation (`signed_in`: with the sign-out button),
+    `title`, `body` (already escaped HTML) and the `scripts` that drive it (from /static: the
+    policy allows no other)."""
     links = " · ".join(f"<a href='{href}'>{name}</a>" for href, name in NAVIGATION)
+    links += SIGN_OUT if signed_in else ""
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{escape(title)}</title><style>{STYLE}</style>"

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import re
 from html import escape
 from importlib.resources import files
 from typing import Annotated
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -26,8 +25,8 @@ from analyzer.report.files import plotly_file_name
 from analyzer.store import RunStatus, get_run, list_corpora, list_runs, measured_names, queued_runs
 
 from .api import MAX_ID
-from .guards import LOGIN_PATH, SESSION_COOKIE, session_value
-from .html import layout, page, scripts
+from .html import behind_token, layout, page, scripts
+from .paths import source_shown
 from .state import Database, Document, in_database, unchanged
 from .workflow import run_progress_page
 
@@ -47,11 +46,11 @@ def inline_script_hashes(html: str) -> list[str]:
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(db: Database):
+def index(request: Request, db: Database):
     """The corpora, the queue and the runs, each with what can be done next."""
     corpora = "".join(
         f"<tr><td>{escape(c.name)}</td><td>{len(c.languages)}</td><td>{c.units:,}</td>"
-        f"<td>{c.bytes:,}</td><td>{escape(c.source)}</td><td><a href='/runs/new?"
+        f"<td>{c.bytes:,}</td><td>{escape(source_shown(c).source)}</td><td><a href='/runs/new?"
         f"{urlencode({'corpus': c.name})}'>new run</a></td></tr>" for c in list_corpora(db))
     waiting = "".join(
         f"<tr><td><a href='/queue/{q.id}'>{q.id}</a></td><td>{escape(q.corpus or '')}</td>"
@@ -88,7 +87,7 @@ def index(db: Database):
             f"<tbody>{runs}</tbody></table>"
             + ("" if runs else "<p>No runs yet: <a href='/runs/new'>start one</a>, or from a "
                "terminal, <code>analyzer run --vocab 512</code>.</p>"))
-    return page(layout("analyzer", body))
+    return page(layout("analyzer", body, signed_in=behind_token(request)))
 
 
 def _measured(names: list[str], status: RunStatus) -> str:
@@ -104,7 +103,7 @@ async def run_page(request: Request, run_id: Annotated[int, Path(ge=1, le=MAX_ID
     it ended."""
     found = await in_database(request, lambda db: get_run(db, run_id))
     if found.status != RunStatus.COMPLETE:
-        return run_progress_page(found)
+        return run_progress_page(found, signed_in=behind_token(request))
 
     def make() -> Document:
         with request.app.state.databases.connection() as db:
@@ -117,53 +116,6 @@ async def run_page(request: Request, run_id: Annotated[int, Path(ge=1, le=MAX_ID
     sent = page(document.body, inline_script_hashes(document.body))
     sent.headers["ETag"] = document.etag
     return sent
-
-
-LOGIN_STYLE = ("body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}"
-               "input{font-size:1rem;padding:.3rem;width:100%;box-sizing:border-box;margin:.4rem 0}"
-               "button{font-size:1rem;padding:.3rem 1rem}.error{color:#b00}")
-
-
-def _login_page(target: str, error: str = "", status: int = 200) -> HTMLResponse:
-    """The sign-in form of a server with a token (self-contained: it loads nothing)."""
-    html = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>Sign in: analyzer</title><style>{LOGIN_STYLE}</style></head><body>"
-            "<h1>analyzer</h1><p>This server needs its token.</p>"
-            + (f"<p class='error' role='alert'>{escape(error)}</p>" if error else "")
-            + f"<form method='post' action='{LOGIN_PATH}'>"
-            f"<input type='hidden' name='next' value='{escape(target, quote=True)}'>"
-            "<label>Token <input type='password' name='token' autocomplete='current-password' "
-            "autofocus required></label><button type='submit'>Sign in</button></form></body></html>")
-    response = page(html)
-    response.status_code = status
-    return response
-
-
-def _local(target: str) -> str:
-    """Where to go after signing in: a path of this server, never another site."""
-    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
-
-
-@router.get(LOGIN_PATH, response_class=HTMLResponse)
-def login_form(request: Request, next: str = "/"):
-    return _login_page(_local(next))
-
-
-@router.post(LOGIN_PATH, response_class=HTMLResponse)
-async def login(request: Request):
-    """Check the token a browser typed; on success, a session cookie and the page it wanted."""
-    fields = parse_qs((await request.body()).decode("utf-8", errors="replace"))
-    target = _local(fields.get("next", ["/"])[0])
-    token = request.app.state.token
-    given = fields.get("token", [""])[0].strip()
-    if token is None:
-        return RedirectResponse(target, 303)  # no token on this server: nothing to sign in to
-    if not hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
-        return _login_page(target, "That is not the token of this server.", status=401)
-    response = RedirectResponse(target, 303)
-    response.set_cookie(SESSION_COOKIE, session_value(token), httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https", path="/")
-    return response
 
 
 @router.get("/favicon.ico")
@@ -210,7 +162,7 @@ reads as "your text", and has no premium, being no language beside another."""
 
 
 @router.get("/playground", response_class=HTMLResponse)
-def playground():
+def playground(request: Request):
     # The kinds ticked at first (`analyzer.identity.KINDS`), a plug-in's too.
     shown_first = " ".join(str(kind) for kind, about in KINDS.items() if about.shown_first)
     ticked = escape(" ".join(PLAYGROUND_TOKENIZERS), quote=True)
@@ -233,4 +185,5 @@ def playground():
         "<span class='muted'>Loading the tokenizers…</span></div></fieldset>"
         "</form><p id='status' class='muted' role='status'>Loading the corpora, runs and "
         "tokenizers…</p><div id='results'></div>")
-    return page(layout("Playground", body, scripts("playground.js")))
+    return page(layout("Playground", body, scripts("playground.js"),
+                       signed_in=behind_token(request)))

@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import multiprocessing
 import os
 import queue
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
-from analyzer.errors import AnalyzerError
+from analyzer.errors import AnalyzerError, Busy
 from analyzer.interrupts import keep_interrupts
 from analyzer.limits import DEFAULT_MAX_QUEUE
 from analyzer.runs import RunError, RunSettings, resolve_settings
@@ -36,8 +38,10 @@ from analyzer.store import (
     QueuedRunRead,
     QueueStatus,
     RunStatus,
+    WaitBudget,
     cancel_queued,
     claim_next,
+    default_lock_wait,
     enqueue_run,
     finish_queued,
     get_run,
@@ -47,11 +51,13 @@ from analyzer.store import (
     reap_stale_runs,
     reconnect,
     requeue_starting,
+    return_to_waiting,
     running_runs,
+    write_transaction,
 )
 
 from .problems import ServerBusy
-from .state import without_paths
+from .state import served_lock_wait, without_paths
 
 START_TIMEOUT = 120.0
 """Seconds to wait for a child to record its run (loading a large corpus); a bound, not a pace."""
@@ -59,6 +65,10 @@ START_TIMEOUT = 120.0
 
 LOOK_AGAIN = 2.0
 """Seconds between the dispatcher's looks while runs wait (a run elsewhere may have ended)."""
+
+STOP_GRACE = 60.0
+"""Seconds an interrupted run's process has to end, beyond what it may wait for another
+process's lock to mark its run interrupted; then it is killed (and its run marked failed)."""
 
 
 class QueueFull(ServerBusy):
@@ -72,12 +82,14 @@ class RunStartError(RunError):
 
 
 def _child(db_path: str, settings: dict, messages, server: int, pinned: str | None = None,
-           json_log: bool = False) -> None:
+           json_log: bool = False, record_wait: float | None = None) -> None:
     """The run's process: execute_run (on what a queued run was asked on, `pinned`),
     reporting through `messages` (and, `json_log`, writing its stderr as the server's JSON
     log). It is not daemonic (a daemonic process may not start the run's own pool of workers),
     so it watches the server instead and ends if the server does; the server interrupts it
-    when it stops."""
+    when it stops. `record_wait`: the seconds left of its request's wait budget, all it waits
+    for another process's lock before its run is recorded (then refused, DatabaseBusy, with
+    nothing recorded); once recorded, its writes wait as the command line's do."""
     from analyzer.runs import execute_run
     from analyzer.runs.pool import watch_parent
 
@@ -99,10 +111,18 @@ def _child(db_path: str, settings: dict, messages, server: int, pinned: str | No
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         db = open_db(Path(db_path), create=False)  # deleted since: said, never made anew
+        patience = db.lock_wait
+        if record_wait is not None:
+            db.wait_for_locks(served_lock_wait(record_wait, WaitBudget(record_wait)))
+
+        def started(run_id: int) -> None:
+            db.wait_for_locks(patience)  # recorded: its results wait as a run's always do
+            messages.put(("started", run_id))
+
         run_id = execute_run(
             db, RunSettings(**settings),
             report=lambda label, stage, done, total: messages.put(("progress", label, stage, done, total)),
-            started=lambda run_id: messages.put(("started", run_id)), pinned=pinned)
+            started=started, pinned=pinned)
     except KeyboardInterrupt:
         messages.put(("ended", "interrupted", None))
     except AnalyzerError as error:  # refused before the run was recorded (or after: marked)
@@ -110,7 +130,32 @@ def _child(db_path: str, settings: dict, messages, server: int, pinned: str | No
     except BaseException as error:  # the run is marked failed by execute_run; say why here too
         messages.put(("ended", "failed", f"{type(error).__name__}: {error}"))
     else:
-        messages.put(("ended", "complete", run_id))
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # complete: a late interrupt stops nothing
+        _said_complete(messages, run_id)
+
+
+def _said_complete(messages, run_id: int) -> None:
+    """The child's last word when its run is complete (a step of its own, where a test may
+    hold the process between its run's completion and its end)."""
+    messages.put(("ended", "complete", run_id))
+
+
+class Claim:
+    """The right to start the next run, asked for inside a write transaction: `claim(busy)`
+    takes it unless `busy` (a run in progress or waiting), another is starting, or the server
+    is closing; whether it did (`won`). The manager's lock is held for an instant, never while
+    the database is waited for."""
+
+    def __init__(self, manager: RunManager):
+        self.manager, self.won = manager, False
+
+    def __call__(self, busy) -> bool:
+        manager = self.manager
+        with manager.lock:
+            if busy or manager.starting or manager.closing:
+                return False
+            manager.starting = self.won = True
+        return True
 
 
 class RunManager:
@@ -133,6 +178,8 @@ class RunManager:
         self.starting = False
         self.processes: dict[int, multiprocessing.process.BaseProcess] = {}
         """The process of each run this service started that has not ended."""
+        self.stopping: dict[int, float] = {}
+        """The runs interrupted (`stop`) whose process has not ended: when it is killed."""
         self.progress: dict[int, dict[str, dict]] = {}
         self.changes = 0
         """How many times a run's progress or state has changed here (for long polls)."""
@@ -149,56 +196,77 @@ class RunManager:
         self.json_log = json_log
         """The server's log is JSON: a run's process writes its stderr so too."""
 
-    def submit(self, settings: RunSettings) -> dict:
+    def submit(self, settings: RunSettings, budget: WaitBudget | None = None) -> dict:
         """Start a run now, or queue it: `{"run": id, "status": "running"}`, or the queued
         entry's document (`status` waiting, `position`). Bad settings are refused (RunError)
-        before anything is stored; a full queue is QueueFull."""
-        with self.lock, contextlib.closing(reconnect(self.checked)) as db:
-            reap_stale_runs(db)  # a run whose process is gone is not in progress
+        before anything is stored; a full queue is QueueFull. Every wait for another process's
+        lock (here, and the run's process recording its run) comes out of `budget` (the
+        request's); the manager's own lock is never held while the database is waited for."""
+        lock_wait = served_lock_wait(self.checked.lock_wait.seconds, budget)
+        with contextlib.closing(reconnect(self.checked, lock_wait=lock_wait)) as db:
             resolved = resolve_settings(db, settings)  # bad settings are refused now
-            waiting = queued_runs(db)
-            if not self.starting and not running_runs(db) and not waiting:
-                # The run's process records the run with the command line's patience: another
-                # process holding the write lock would keep this request waiting for it, and
-                # the run would be recorded after its client was told it failed.
-                db.check_write_lock()
-                self.starting = True
-            else:
-                if len(waiting) >= self.max_queue:
-                    raise QueueFull(f"{len(waiting)} runs are waiting, as many as this "
-                                    f"server queues (analyzer serve --max-queue); try again "
-                                    "once one has started")
-                entry = enqueue_run(db, asdict(settings), resolved.corpus.name,
-                                    pin_of(resolved))
+            with self._claiming() as claim, write_transaction(db):  # another's lock: waited here
+                reap_stale_runs(db)  # a run whose process is gone is not in progress
+                waiting = queued_runs(db)
+                if not claim(running_runs(db) or waiting):
+                    if len(waiting) >= self.max_queue:
+                        raise QueueFull(f"{len(waiting)} runs are waiting, as many as this "
+                                        f"server queues (analyzer serve --max-queue); try again "
+                                        "once one has started")
+                    entry = enqueue_run(db, asdict(settings), resolved.corpus.name,
+                                        pin_of(resolved))
+            if not claim.won:
                 self._notify()
                 self.wake.set()
                 return self.queued_document(entry)
         try:
-            run_id = self._launch(settings)
+            # The run's process records the run waiting only what is left of the budget: never
+            # recorded after its client was told it failed.
+            run_id = self._launch(settings, record_wait=budget.left() if budget else None)
         finally:
-            with self.lock:
-                self.starting = False
-            self.wake.set()  # the next in the queue, once this one ends or was refused
+            self._started()
         return {"run": run_id, "status": RunStatus.RUNNING.value, "url": f"/api/runs/{run_id}"}
+
+    @contextlib.contextmanager
+    def _claiming(self) -> Iterator[Claim]:
+        """Inside a write transaction: the right to start the next run (`Claim`), given back
+        if the transaction then fails."""
+        claim = Claim(self)
+        try:
+            yield claim
+        except BaseException:
+            if claim.won:
+                self._started()
+            raise
+
+    def _started(self) -> None:
+        """The run being started has its process (or was refused): the next may start."""
+        with self.lock:
+            self.starting = False
+        self.wake.set()  # the next in the queue, once this one ends or was refused
 
     @staticmethod
     def queued_document(entry: QueuedRunRead) -> dict:
         return {**entry.model_dump(mode="json"), "url": f"/api/queue/{entry.id}"}
 
-    def cancel(self, queued_id: int) -> QueuedRunRead:
+    def cancel(self, queued_id: int, budget: WaitBudget | None = None) -> QueuedRunRead:
         """Take a waiting run out of the queue (QueueStateError if it is not waiting)."""
-        with contextlib.closing(reconnect(self.checked)) as db:
+        lock_wait = served_lock_wait(self.checked.lock_wait.seconds, budget)
+        with contextlib.closing(reconnect(self.checked, lock_wait=lock_wait)) as db:
             entry = cancel_queued(db, queued_id)
         self._notify()
         return entry
 
-    def _launch(self, settings: RunSettings, pinned: str | None = None) -> int:
-        """The run's process, started (pinned to what it was asked on, `pinned`, if given); its run id
+    def _launch(self, settings: RunSettings, pinned: str | None = None,
+                record_wait: float | None = None) -> int:
+        """The run's process, started (pinned to what it was asked on, `pinned`, if given; its
+        run recorded within `record_wait` s of another process's lock, if given); its run id
         once it has recorded the run. Its refusal (RunError, or the error the process raised)
         if it ends first."""
         messages = self.context.Queue()
         process = self.context.Process(target=_child, args=(
-            str(self.db_path), asdict(settings), messages, os.getpid(), pinned, self.json_log))
+            str(self.db_path), asdict(settings), messages, os.getpid(), pinned, self.json_log,
+            record_wait))
         # Started with SIGINT blocked (a mask is inherited through fork and exec; only this
         # thread's is changed): a Ctrl-C while the child imports would otherwise print a
         # KeyboardInterrupt traceback from the middle of its start-up. `_child` unblocks it.
@@ -222,14 +290,15 @@ class RunManager:
 
     def resume(self) -> None:
         """Start the dispatcher: entries a stopped server left starting wait again, at their
-        place, and the queue goes on."""
-        with contextlib.suppress(AnalyzerError), contextlib.closing(reconnect(self.checked)) as db:
-            requeue_starting(db)
+        place, and the queue goes on. (On its thread: a lock held by another process while
+        the server starts keeps no request waiting.)"""
         self.dispatcher = threading.Thread(target=self._dispatch, name="analyzer-queue", daemon=True)
         self.dispatcher.start()
 
     def _dispatch(self) -> None:
         """Start the next queued run whenever none is in progress, until the server stops."""
+        with contextlib.suppress(AnalyzerError), contextlib.closing(reconnect(self.checked)) as db:
+            requeue_starting(db)
         while not self.closing:
             self.wake.wait(LOOK_AGAIN)
             self.wake.clear()
@@ -241,24 +310,26 @@ class RunManager:
                 continue
 
     def _start_next(self) -> None:
-        with self.lock:
-            if self.starting or self.closing:
-                return
-            with contextlib.closing(reconnect(self.checked)) as db:
-                if not queued_runs(db):
-                    return  # nothing waits (a read: an idle server writes nothing)
+        with contextlib.closing(reconnect(self.checked)) as db:
+            if self.starting or self.closing or not queued_runs(db):
+                return  # nothing waits (a read: an idle server writes nothing)
+            with self._claiming() as claim, write_transaction(db):
                 reap_stale_runs(db)
-                if running_runs(db):
-                    return  # another process's run (analyzer run): wait for its end
-                claimed = claim_next(db)
-                if claimed is None:
-                    return
-            self.starting = True
+                # Another process's run (analyzer run) in progress: wait for its end.
+                claimed = claim_next(db) if claim(running_runs(db)) else None
+            if claimed is None:
+                if claim.won:
+                    self._started()
+                return
         queued_id = claimed.id
         try:
             # Pinned: a corpus replaced while the run waited refuses it (the child checks, just
             # before it records the run; once recorded, the corpus cannot be replaced).
             run_id = self._launch(RunSettings(**claimed.settings), claimed.pin)
+        except Busy:  # the database locked, or gone, before its run was recorded: not refused
+            with contextlib.suppress(AnalyzerError), \
+                    contextlib.closing(reconnect(self.checked)) as db:
+                return_to_waiting(db, queued_id)  # tried again at the next look
         except AnalyzerError as error:  # said as a client may see it: no server path
             self._finish(queued_id, QueueStatus.REFUSED,
                          error=without_paths(error, self.db_path).render())
@@ -267,9 +338,7 @@ class RunManager:
         else:
             self._finish(queued_id, QueueStatus.STARTED, run_id=run_id)
         finally:
-            with self.lock:
-                self.starting = False
-            self.wake.set()
+            self._started()
 
     def _finish(self, queued_id: int, status: QueueStatus, **how) -> None:
         with contextlib.closing(reconnect(self.checked)) as db:
@@ -296,7 +365,8 @@ class RunManager:
                 "pre-tokenizers on it); it was stopped and nothing was stored")
 
     def _follow(self, process, messages, run_id: int) -> None:
-        """Keep the run's progress; when its process ends without saying so, mark it failed."""
+        """Keep the run's progress; when its process ends without saying so, mark it failed.
+        A process interrupted that has not ended by its deadline (`stop`) is killed."""
         ended = False
         while True:
             try:
@@ -304,6 +374,8 @@ class RunManager:
             except queue.Empty:
                 if not process.is_alive():
                     break
+                if self.stopping.get(run_id, math.inf) < time.monotonic():
+                    process.kill()  # deaf to SIGTERM: the run is marked failed below
                 continue
             if message[0] == "progress":
                 _, label, stage, done, total = message
@@ -320,6 +392,7 @@ class RunManager:
                              f"unexpectedly (exit code {process.exitcode})")
         self.processes.pop(run_id, None)
         self.progress.pop(run_id, None)
+        self.stopping.pop(run_id, None)
         self._notify()
         self.wake.set()  # the next queued run may start
 
@@ -331,11 +404,13 @@ class RunManager:
 
     async def wait_for_change(self, after: int | None, seconds: float) -> int:
         """Wait until more than `after` changes have happened (or `seconds` pass); the count.
-        Without `after` or `seconds`, the count now. A coroutine on the event loop: a waiting
-        client holds no thread."""
+        Without `after` or `seconds`, the count now; and now too for an `after` above the
+        count, which is from before this server started (a client that watched the one
+        before): its view is stale, whatever happens next. A coroutine on the event loop: a
+        waiting client holds no thread."""
         waiter = (asyncio.get_running_loop(), asyncio.Event())
         with self.changed:
-            if after is None or not seconds or self.changes > after or self.closing:
+            if after is None or not seconds or self.changes != after or self.closing:
                 return self.changes
             self.waiters.add(waiter)
         try:
@@ -346,6 +421,19 @@ class RunManager:
                 self.waiters.discard(waiter)
         return self.changes
 
+    async def wait_for_end(self, run_id: int, seconds: float) -> bool:
+        """Wait until the run's process has ended and its end is recorded (`_follow`), or
+        `seconds` pass; whether it has. On the event loop, holding no thread."""
+        deadline = time.monotonic() + seconds
+        while True:
+            seen = self.changes
+            if run_id not in self.processes:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0 or self.closing:
+                return False
+            await self.wait_for_change(seen, left)
+
     def stop_waiting(self) -> None:
         """Answer every long poll now, and any later one at once: the server is stopping, and
         would otherwise wait for them."""
@@ -354,23 +442,28 @@ class RunManager:
             for loop, event in self.waiters:
                 loop.call_soon_threadsafe(event.set)
 
-    def stop(self, run_id: int, timeout: float = 60.0) -> bool:
-        """Interrupt the run if this service is running it; whether it was."""
+    def stop(self, run_id: int) -> bool:
+        """Interrupt the run if this service is running it (SIGTERM: the run marks itself
+        interrupted, as on Ctrl-C); whether it was. It is not waited for here (`wait_for_end`);
+        a process still alive `STOP_GRACE` s after its run's own lock patience is killed."""
         process = self.processes.get(run_id)
         if process is None or not process.is_alive() or process.pid is None:
             return False
-        os.kill(process.pid, signal.SIGTERM)
-        process.join(timeout)
-        if process.is_alive():  # it did not stop in time: end it; _follow marks the run
-            process.kill()
-            process.join()
+        if run_id not in self.stopping:
+            self.stopping[run_id] = (time.monotonic() + default_lock_wait().seconds
+                                     + STOP_GRACE)
+            os.kill(process.pid, signal.SIGTERM)
         return True
 
     def shutdown(self) -> None:
         """Stop: the queue starts nothing more (what waits, waits for the next server), and a
-        run in progress is interrupted."""
+        run in progress is interrupted (and waited for, `STOP_GRACE` s at most)."""
         with self.lock:
             self.closing = True
         self.wake.set()
-        for run_id in list(self.processes):
+        for run_id, process in list(self.processes.items()):
             self.stop(run_id)
+            process.join(STOP_GRACE)
+            if process.is_alive():
+                process.kill()
+                process.join()

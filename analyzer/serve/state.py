@@ -21,7 +21,9 @@ from starlette.concurrency import run_in_threadpool
 
 from analyzer.errors import AnalyzerError
 from analyzer.limits import DEFAULT_LOCK_WAIT
-from analyzer.store import AnalyzerDatabase, LockWait, open_db, reconnect
+from analyzer.store import AnalyzerDatabase, LockWait, WaitBudget, open_db, reconnect
+
+from .waits import budget_of
 
 T = TypeVar("T")
 
@@ -30,8 +32,9 @@ READY_LOCK_WAIT = 0.5
 """Seconds `/readyz` waits for the write lock: long enough for another's short write."""
 
 
-def served_lock_wait(seconds: float) -> LockWait:
-    return LockWait(seconds, "the server's --lock-wait")
+def served_lock_wait(seconds: float, budget: WaitBudget | None = None) -> LockWait:
+    """The server's lock wait (its refusals name `--lock-wait`), within `budget` if given."""
+    return LockWait(seconds, "the server's --lock-wait", budget)
 
 
 class Databases:
@@ -58,9 +61,13 @@ class Databases:
         return without_paths(error, self.path)
 
     @contextmanager
-    def connection(self, lock_wait: float | None = None) -> Iterator[AnalyzerDatabase]:
-        """A connection for this request (its writes waiting `lock_wait` s, if given)."""
-        wait = None if lock_wait is None else served_lock_wait(lock_wait)
+    def connection(self, lock_wait: float | None = None, budget: WaitBudget | None = None
+                   ) -> Iterator[AnalyzerDatabase]:
+        """A connection for this request: its writes wait `lock_wait` s if given, else the
+        server's --lock-wait, and with a `budget` (the request's), only what is left of it."""
+        wait = self.checked.lock_wait
+        if lock_wait is not None or budget is not None:
+            wait = LockWait(wait.seconds if lock_wait is None else lock_wait, wait.set_by, budget)
         db = reconnect(self.checked, any_thread=True, lock_wait=wait)
         try:
             yield db
@@ -88,8 +95,8 @@ def without_paths(error: AnalyzerError, path: Path) -> AnalyzerError:
 
 def database(request: Request) -> Iterator[AnalyzerDatabase]:
     """The request's own connection (a FastAPI dependency of a route that runs on the thread
-    pool): opened for it, closed after it."""
-    with request.app.state.databases.connection() as db:
+    pool): opened for it (its writes within the request's wait budget), closed after it."""
+    with request.app.state.databases.connection(budget=budget_of(request)) as db:
         yield db
 
 
@@ -100,7 +107,7 @@ async def in_database(request: Request, function: Callable[[AnalyzerDatabase], T
     """`function(db)` on the thread pool with a connection of its own: how a route that runs on
     the event loop reads the database."""
     def call() -> T:
-        with request.app.state.databases.connection() as db:
+        with request.app.state.databases.connection(budget=budget_of(request)) as db:
             return function(db)
     return await run_in_threadpool(call)
 

@@ -9,6 +9,7 @@ client called it (`tiny.zip/eng_Latn.txt:3`), never this server's temporary fold
 
 from __future__ import annotations
 
+import errno
 import re
 import shutil
 import tempfile
@@ -30,9 +31,11 @@ from analyzer.corpus import (
     read_corpus,
 )
 from analyzer.limits import DEFAULT_UPLOAD_SPACE, MAX_UPLOADS
+from analyzer.report.files import without_local_paths
 from analyzer.store import DiskFull, get_corpus, save_corpus
 
 from .problems import ServerBusy, library_problem
+from .waits import budget_of
 
 router = APIRouter(prefix="/api")
 
@@ -111,6 +114,30 @@ class UploadGate:
             self.uploads.give_back(needed)
 
 
+def said_of_upload(error: CorpusError, shown: str, path: Path) -> CorpusError:
+    """A refusal of an upload as its client may read it: the file kept at `path` (and its
+    folder) called by the client's name for it, `shown`; any other folder of this server (where
+    a zip was unpacked, say) left out, its files called by their names.
+
+    >>> str(said_of_upload(CorpusError("/tmp/u1/corpus.zip: /tmp/analyzer-zip-9/d/a.txt:3: "
+    ...                                "empty"), "mine.zip", Path("/tmp/u1/corpus.zip")))
+    'mine.zip: a.txt:3: empty'
+    """
+    said = error.renamed(str(path), shown).renamed(str(path.parent), shown)
+    return said.rewritten(without_local_paths)  # type: ignore[return-value]
+
+
+def unreadable(error: OSError) -> str:
+    """An OSError while reading an upload, in words, naming at most its file's name.
+
+    >>> unreadable(OSError(36, "File name too long", "/tmp/z/d/" + "x" * 300))
+    'File name too long (xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...)'
+    """
+    name = Path(str(error.filename)).name if error.filename else ""
+    shown = name if len(name) <= 50 else name[:48] + "..."
+    return f"{error.strerror or type(error).__name__}" + (f" ({shown})" if shown else "")
+
+
 KNOWN_SUFFIXES = (".zip", *BY_SUFFIX)
 """The endings an uploaded file is kept under (what tells `ingest` its format); any other is
 dropped, and the format must then be given."""
@@ -175,10 +202,17 @@ async def upload_corpus(
                                      skip_empty_units=skip_empty_units, split=split,
                                      unpack_limit=uploads.limit)
             except CorpusError as error:  # said of the client's file, not of this server's
-                raise error.renamed(str(path), shown).renamed(folder, shown) from None
+                raise said_of_upload(error, shown, path) from None
+            except OSError as error:  # one the reader did not put in words: still the file's
+                if error.errno in (errno.ENOSPC, errno.EDQUOT):
+                    raise DiskFull(f"the server's temporary folder is full ({error.strerror}) "
+                                   f"while reading {shown}; nothing was stored") from None
+                raise said_of_upload(CorpusError(f"{shown} cannot be read: "
+                                                 f"{unreadable(error)}", file=shown),
+                                     shown, path) from None
             corpus.source = f"upload:{shown}"
             stored = name if name else default_name(Path(shown), corpus)
-            with request.app.state.databases.connection() as db:
+            with request.app.state.databases.connection(budget=budget_of(request)) as db:
                 status = save_corpus(db, corpus, stored, replace=replace)
                 summary = get_corpus(db, stored)
             return {"status": status, "corpus": summary.model_dump(mode="json"),

@@ -19,7 +19,7 @@ from analyzer.external import availability, catalog
 from analyzer.store import RunRead, RunStatus, get_queued, list_corpora
 
 from .api import MAX_ID, RunRequest
-from .html import layout, page, scripts
+from .html import behind_token, layout, page, scripts
 from .settings_form import settings_form
 from .state import Database
 from .uploads import CORPORA_PATH
@@ -79,27 +79,27 @@ def bring_corpus(request: Request):
         "a corpus of the same name</label></div></details>"
         "<p><button type='submit' disabled>Bring it</button> <span id='form-status' class='muted' "
         "role='status'></span></p></form><div id='stored' hidden></div>")
-    return page(layout("Bring a corpus", body, SCRIPT))
+    return page(layout("Bring a corpus", body, SCRIPT, signed_in=behind_token(request)))
 
 
 @router.get("/runs/new", response_class=HTMLResponse)
-def new_run(db: Database, corpus: str | None = None):
+def new_run(request: Request, db: Database, corpus: str | None = None):
     """The new-run form, from the run settings' definition (`settings_form`)."""
     names = [item.name for item in list_corpora(db)]
     if not names:
         body = ("<p id='first-step'>No corpus yet: <a href='/corpora/new'>bring one</a> "
                 "first.</p>")
-        return page(layout("New run", body))
+        return page(layout("New run", body, signed_in=behind_token(request)))
     tokenizers = {name: availability(item).available for name, item in catalog().items()}
     lead = ("<p class='lead'>What each language costs in tokens: trained vocabularies at each "
             "size, and the production tokenizers you tick, measured on the corpus. A run waits "
             "its turn if another is in progress.</p>")
     form = settings_form(RunRequest, corpora=names, corpus=corpus if corpus in names else None,
                          tokenizers=tokenizers)
-    return page(layout("New run", lead + form, SCRIPT))
+    return page(layout("New run", lead + form, SCRIPT, signed_in=behind_token(request)))
 
 
-def run_progress_page(found: RunRead):
+def run_progress_page(found: RunRead, signed_in: bool = False):
     """A run not complete yet, or that never will be: its state, live while it runs."""
     running = found.status == RunStatus.RUNNING
     body = (
@@ -116,11 +116,12 @@ def run_progress_page(found: RunRead):
         + ("<p><button id='interrupt' type='button' disabled>Interrupt the run</button></p>"
            if running else "")
         + "</div>")
-    return page(layout(f"Run {found.id}", body, SCRIPT))
+    return page(layout(f"Run {found.id}", body, SCRIPT, signed_in=signed_in))
 
 
 @router.get("/queue/{queued_id:int}", response_class=HTMLResponse)
-def queued_page(db: Database, queued_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
+def queued_page(request: Request, db: Database,
+                queued_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
     """A queued run: its place, live; once started, its run's page."""
     entry = get_queued(db, queued_id)
     settings = entry.settings
@@ -137,7 +138,7 @@ def queued_page(db: Database, queued_id: Annotated[int, Path(ge=1, le=MAX_ID)]):
         + ("<p><button id='cancel' type='button' disabled>Cancel it</button></p>"
            if entry.status == "waiting" else "")
         + "</div>")
-    return page(layout(f"Queued run {entry.id}", body, SCRIPT))
+    return page(layout(f"Queued run {entry.id}", body, SCRIPT, signed_in=behind_token(request)))
 
 
 def _place(status: str, position: int | None) -> str:

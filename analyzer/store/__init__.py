@@ -20,7 +20,17 @@ from .corpora import (
     save_corpus,
     unit_stats,
 )
-from .db import DB_ENV, DEFAULT_DB, AnalyzerDatabase, LockWait, open_db, reconnect
+from .db import (
+    DB_ENV,
+    DEFAULT_DB,
+    AnalyzerDatabase,
+    LockWait,
+    WaitBudget,
+    default_lock_wait,
+    open_db,
+    reconnect,
+    write_transaction,
+)
 from .errors import DatabaseBusy, DatabaseGone, DiskFull, NotFound, RunNotComplete, StoreError
 from .kinds import IMPORTED_SIZE, QueueStatus, ReplacementTexts, RunStatus
 from .models import (
@@ -44,6 +54,7 @@ from .queue import (
     get_queued,
     queued_runs,
     requeue_starting,
+    return_to_waiting,
 )
 from .replacements import load_chosen, load_histograms, load_replacements
 from .results import StoredMerge, VocabularyRecord, finish_run
@@ -80,6 +91,7 @@ __all__ = [
     "DEFAULT_DB",
     "AnalyzerDatabase",
     "LockWait",
+    "WaitBudget",
     "CorpusDetail",
     "CorpusRead",
     "DatabaseBusy",
@@ -109,6 +121,9 @@ __all__ = [
     "get_queued",
     "queued_runs",
     "requeue_starting",
+    "return_to_waiting",
+    "default_lock_wait",
+    "write_transaction",
     "finish_run",
     "get_source",
     "list_sources",

@@ -14,7 +14,8 @@ import contextlib
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,13 +38,50 @@ DEFAULT_BUSY_TIMEOUT = 60.0
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
+class WaitBudget:
+    """The seconds one request may spend waiting, in all, however many waits it has (a
+    server's `--lock-wait`): each wait gets what is left, and what it took is spent. A deadline
+    that does not run while the request works (reads a corpus, receives a body), only while it
+    waits; shared by the waits of one request, one after another.
+
+    >>> clock = iter([0.0, 2.0, 10.0, 11.5]).__next__
+    >>> budget = WaitBudget(3.0, clock=clock)
+    >>> with budget.waiting() as left:
+    ...     left
+    3.0
+    >>> with budget.waiting() as left:
+    ...     left
+    1.0
+    >>> budget.left()
+    0.0
+    """
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic):
+        self.seconds, self.clock = seconds, clock
+        self.spent = 0.0
+
+    def left(self) -> float:
+        return max(0.0, self.seconds - self.spent)
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[float]:
+        """A wait: it may take the seconds given, and what it takes is spent."""
+        start = self.clock()
+        try:
+            yield self.left()
+        finally:
+            self.spent += self.clock() - start
+
+
 @dataclass(frozen=True)
 class LockWait:
     """How long a connection's writes wait for another process's write lock, and how a user
-    sets it (said in the refusal when the wait runs out)."""
+    sets it (said in the refusal when the wait runs out); with a `budget`, every write of the
+    connection waits only what is left of it (a server's request: all its waits together)."""
 
     seconds: float
     set_by: str = f"{BUSY_TIMEOUT_ENV} sets the wait"
+    budget: WaitBudget | None = None
 
 
 def default_lock_wait() -> LockWait:
@@ -70,6 +108,11 @@ class AnalyzerDatabase(Database):
         """The SQLModel engine over this same connection (made by `session` on first use)."""
         self.lock_wait = lock_wait or default_lock_wait()
         """How long a write here waits for another process's lock (`reconnect` passes it on)."""
+
+    def wait_for_locks(self, lock_wait: LockWait) -> None:
+        """From now on, this connection's writes wait `lock_wait` for another process's lock."""
+        self.lock_wait = lock_wait
+        self.conn.execute(f"PRAGMA busy_timeout = {int(lock_wait.seconds * 1000)}")
 
     def check_present(self) -> None:
         """DatabaseGone when the file at `path` is no longer the one this connection opened
@@ -209,11 +252,11 @@ def reconnect(db: AnalyzerDatabase, *, any_thread: bool = False,
     except sqlite3.OperationalError:
         db.check_present()  # deleted between the check and the open: say so
         raise
-    lock_wait = lock_wait or db.lock_wait
-    conn.execute(f"PRAGMA busy_timeout = {int(lock_wait.seconds * 1000)}")
     conn.execute("PRAGMA foreign_keys = ON")
-    return AnalyzerDatabase(conn, db.path, read_only=db.read_only, newer=db.newer,
-                            identity=db.identity, lock_wait=lock_wait)
+    opened = AnalyzerDatabase(conn, db.path, read_only=db.read_only, newer=db.newer,
+                              identity=db.identity)
+    opened.wait_for_locks(lock_wait or db.lock_wait)
+    return opened
 
 
 SNAPSHOT = "read as it is on disk"
@@ -253,7 +296,7 @@ def write_transaction(db: Database) -> Iterator[Database]:
             yield db
         return
     with sqlite_errors(db):
-        db.execute("BEGIN IMMEDIATE")
+        _take_write_lock(db)
         try:
             if isinstance(db, AnalyzerDatabase):
                 db.check_present()  # under the lock: a deleted file is never written
@@ -263,6 +306,18 @@ def write_transaction(db: Database) -> Iterator[Database]:
             if db.conn.in_transaction:
                 db.conn.rollback()
             raise
+
+
+def _take_write_lock(db: Database) -> None:
+    """BEGIN IMMEDIATE: the write lock, waited for as the connection's `LockWait` says (with a
+    budget, only what is left of it, and what the wait took is spent)."""
+    wait = getattr(db, "lock_wait", None)
+    if wait is None or wait.budget is None:
+        db.execute("BEGIN IMMEDIATE")
+        return
+    with wait.budget.waiting() as left:
+        db.conn.execute(f"PRAGMA busy_timeout = {int(left * 1000)}")
+        db.execute("BEGIN IMMEDIATE")
 
 
 @contextlib.contextmanager
@@ -275,6 +330,10 @@ def sqlite_errors(db: Database) -> Iterator[None]:
         name = getattr(error, "sqlite_errorname", "")
         if name.startswith("SQLITE_BUSY") or "locked" in str(error):
             wait = getattr(db, "lock_wait", None) or default_lock_wait()
+            if wait.budget is not None:
+                raise DatabaseBusy(f"{path} is locked by another process, and this request has "
+                                   f"waited {wait.budget.seconds:g} s in all, as long as it "
+                                   f"waits ({wait.set_by}); nothing was changed") from None
             raise DatabaseBusy(f"{path} is locked by another process, which kept its write lock "
                                f"for more than {wait.seconds:g} s ({wait.set_by}); nothing was "
                                "changed") from None

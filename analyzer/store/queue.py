@@ -111,6 +111,14 @@ def finish_queued(db: Database, queued_id: int, status: QueueStatus, *, run_id: 
                    "WHERE id = ?", [status, run_id, error, now(), queued_id])
 
 
+def return_to_waiting(db: Database, queued_id: int) -> None:
+    """Put an entry this server was starting back to waiting, at its place (its run could not
+    be recorded yet: the database was locked by another process); it is tried again later."""
+    with write_transaction(db):
+        db.execute("UPDATE run_queue SET status = ? WHERE id = ? AND status = ?",
+                   [QueueStatus.WAITING, queued_id, QueueStatus.STARTING])
+
+
 def requeue_starting(db: Database) -> int:
     """Put entries left starting (a server stopped while it started them) back to waiting, at
     their place; how many. For a server starting on the database."""

@@ -51,12 +51,17 @@ counted 2**31 times or more, wraps there. Here (and in the engine, in 64 bits) t
 
 (`##u`+`##g` occurs 20 times; then `h`+`##ug`, 15; `p`+`##ug` and `hug`+`##s` both 5, and
 `p` is the smaller id.)
+
+`encode` is how a vocabulary cuts a chunk: Hugging Face's `WordPiece` model (its `tokenize`,
+BERT's greedy longest match first), as the analyzer counts it. Literally it takes time cubic
+in a chunk's length (every end tried from the last, each a new string looked up);
+`analyzer.wordpiece.encoder` gives the same ids in time linear in it.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 PREFIX = b"##"
 """WordPiece's mark of a piece inside a chunk (BERT's), as bytes."""
@@ -112,6 +117,35 @@ def merge_word(symbols: list[int], left: int, right: int, new: int) -> list[tupl
             read += 1
     symbols[:] = out
     return changes
+
+
+def encode(vocab: Sequence[bytes], chunk: bytes) -> list[int] | None:
+    """A chunk's ids under a vocabulary (each id's string, `##` before a piece inside a chunk),
+    as Hugging Face's `WordPiece.tokenize` makes them with no limit on a chunk's length: from
+    the chunk's start, the longest prefix of what is left that is a string of the vocabulary
+    (`##` put before it, past the start), then again from its end. None where some place has
+    no such prefix (Hugging Face makes the whole chunk its unknown token there).
+
+    >>> vocab = initial_vocabulary() + [b"##ug", b"hug", b"pug", b"hugs"]
+    >>> encode(vocab, b"hugs"), encode(vocab, b"bug"), encode(vocab, b"pugs")
+    ([515], [98, 512], [514, 371])
+    >>> encode(initial_vocabulary()[:256], b"ab")  # no "##b"
+    """
+    ids = {piece: token for token, piece in enumerate(vocab)}
+    found = []
+    start = 0
+    while start < len(chunk):
+        end = len(chunk)
+        while end > start:
+            piece = chunk[start:end] if start == 0 else PREFIX + chunk[start:end]
+            if piece in ids:
+                found.append(ids[piece])
+                break
+            end -= 1
+        if end == start:
+            return None
+        start = end
+    return found
 
 
 def train(chunk_counts: Mapping[bytes, int], size: int) -> list[bytes]:

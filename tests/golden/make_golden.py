@@ -165,7 +165,8 @@ def make_every_kind() -> dict:
         output("ingest", str(SAMPLE))
         counts = imported_counts(Path(folder))
         output("run", *EVERY_KIND_RUN, "--counts", f"closed={counts}", "--jobs", "1", "--no-report")
-        export = json.loads(output("export", "1"))
+        # with the files' folders (made <path>), as the export was written before issue 68
+        export = json.loads(output("export", "1", "--full-paths"))
         merges = {f"{v['scope']} {v['pretokenizer']}": output("merges", "1", "--vocab", v["scope"],
                                                                "--pretokenizer", v["pretokenizer"])
                   for v in export["vocabularies"] if v["merges"]}

@@ -20,6 +20,9 @@ line on stderr, a process id read from a pipe) instead of after a guessed delay:
 - ANALYZER_TEST_HOLD_COUNTING=PATH: the service's counting (tokenize, compare) says
   "analyzer-test: counting held" and waits for one byte from the named pipe PATH before it
   counts (the test holds every counting process, then acts while they are busy).
+- ANALYZER_TEST_TRACE_LOCKS=1: every write transaction says "analyzer-test: BEGIN IMMEDIATE in
+  THREAD" on stderr as it asks for the write lock (before it waits for it), THREAD the name of
+  the thread asking (a test holding the lock counts the requests waiting for it at once).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import sys
 import threading
 
 _HOOKS = ("ANALYZER_TEST_STALL", "ANALYZER_TEST_STALL_ONCE", "ANALYZER_TEST_STALL_AT",
-          "ANALYZER_TEST_PAUSE_AT", "ANALYZER_TEST_HOLD_COUNTING")
+          "ANALYZER_TEST_PAUSE_AT", "ANALYZER_TEST_HOLD_COUNTING", "ANALYZER_TEST_TRACE_LOCKS")
 
 
 def _stall_forever() -> None:
@@ -114,6 +117,21 @@ def _hold_counting(pipe: str) -> None:
     counting.comparison = held(counting.comparison)
 
 
+def _trace_locks() -> None:
+    """Say each BEGIN IMMEDIATE (every write transaction's first statement) and its thread."""
+    import sqlite_utils
+
+    execute = sqlite_utils.Database.execute
+
+    def traced(self, sql, *args, **kwargs):
+        if isinstance(sql, str) and sql.strip().upper().startswith("BEGIN IMMEDIATE"):
+            line = f"analyzer-test: BEGIN IMMEDIATE in {threading.current_thread().name}\n"
+            os.write(2, line.encode())  # one write: whole, among threads
+        return execute(self, sql, *args, **kwargs)
+
+    sqlite_utils.Database.execute = traced
+
+
 def _install() -> None:
     if os.environ.get("ANALYZER_TEST_STALL") or os.environ.get("ANALYZER_TEST_STALL_ONCE"):
         _stall_trainings()
@@ -124,6 +142,8 @@ def _install() -> None:
         _stop_before(name, pipe)
     if os.environ.get("ANALYZER_TEST_HOLD_COUNTING"):
         _hold_counting(os.environ["ANALYZER_TEST_HOLD_COUNTING"])
+    if os.environ.get("ANALYZER_TEST_TRACE_LOCKS"):
+        _trace_locks()
 
 
 if any(os.environ.get(hook) for hook in _HOOKS):

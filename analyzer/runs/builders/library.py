@@ -65,9 +65,8 @@ def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dic
                               f"{MAX_LIBRARY_SIZE:,}")
     if Algorithm.WORDPIECE in others and NONE in pretokenizers:
         raise invalid("algorithms", "wordpiece", f"{SETTING} wordpiece needs a pre-tokenizer "
-                      f"other than none ({setting('pretokenizers')}, e.g. words): its greedy "
-                      "longest match takes time quadratic in a chunk's length, and a whole "
-                      "text as one chunk is not a word")
+                      f"other than none ({setting('pretokenizers')}, e.g. words): it cuts words "
+                      "into pieces, and a whole text as one chunk is not a word")
     return {"algorithms": algorithms}, {"algorithms": [str(a) for a in algorithms]}
 
 

@@ -84,6 +84,19 @@ def _split_words(tokenizer, units: list[str], lang: str) -> int | None:
     return total
 
 
+def _refuse_no_tokens(name: str, counts: dict[str, list[int]], run: ResolvedRun) -> None:
+    """RunError for a tokenizer that gives a text no token (a vocabulary without its
+    characters and no unknown token, a normaliser that drops them): such a text has no
+    premium, and a run that stored it could not be shown."""
+    for lang, found in counts.items():
+        if 0 in found:
+            unit = run.measured_units[found.index(0)] + 1
+            raise invalid("tokenizers", name, f"{SETTING} {name}: it gives {lang}'s unit {unit} "
+                          "no token at all (its vocabulary lacks that text's characters, with "
+                          "no unknown token, or its normaliser drops them); a text of no "
+                          "tokens has no premium, so it cannot be measured")
+
+
 def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]],
                       joined: dict[str, str] | None, tokens: list[bytes] | None,
                       report: Report | None) -> VocabularyRecord:
@@ -96,6 +109,7 @@ def measure_tokenizer(tokenizer, run: ResolvedRun, measured: dict[str, list[str]
     # Special tokens the library adds to each text: the same for every text it counts.
     added = tokenizer.specials if run.settings.special_tokens else 0
     counts = {lang: [n + added for n in tokenizer.count(units)] for lang, units in measured.items()}
+    _refuse_no_tokens(tokenizer.name, counts, run)
     counted = count_joined(joined, lambda found: {
         tokenizer.size: [n + added for n in tokenizer.count(found)]}, [tokenizer.size])
     split = {lang: _split_words(tokenizer, units, lang) for lang, units in measured.items()}

@@ -9,6 +9,11 @@
 
   var element = analyzer.element, send = analyzer.send;  // common.js
 
+  // What a watcher says when its request failed: the session ended, or the server is away.
+  function unanswered(error) {
+    return error.status === 401 ? error.message : 'The server did not answer; trying again…';
+  }
+
   function show(node, text) {
     node.textContent = text || '';
     node.hidden = !text;
@@ -179,13 +184,25 @@
     if (first) first.focus();
   }
 
+  // A key for a run's request (Idempotency-Key): the same settings sent again (a second
+  // click, a retry after no answer) carry the same key, so the server starts nothing twice;
+  // other settings get a new one.
+  function newKey() {
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map.call(bytes, function (b) { return (b + 256).toString(16).slice(1); }).join('');
+  }
+
   function newRun(form) {
+    var sent = null, key = null;
     form.addEventListener('submit', function (event) {
       event.preventDefault();
       clearErrors(form);
       busy(form, 'Checking the settings…');
-      send('POST', '/api/runs', {headers: {'Content-Type': 'application/json'},
-                                 body: JSON.stringify(collect(form))})
+      var body = JSON.stringify(collect(form));
+      if (body !== sent) { sent = body; key = newKey(); }
+      send('POST', '/api/runs', {headers: {'Content-Type': 'application/json', 'Idempotency-Key': key},
+                                 body: body})
         .then(function (answer) {
           var data = answer.data;
           location.assign(data.run ? '/runs/' + data.run : '/queue/' + data.id);
@@ -200,7 +217,8 @@
 
   // ---- Watching ------------------------------------------------------------------------
   // Ask `url` again each time the server says something changed; `seen(data)` says whether
-  // to go on. A failed request (the server restarting) is tried again a little later.
+  // to go on. A failed request (the server restarting) is tried again a little later, unless
+  // the session has ended.
   function follow(url, seen) {
     var after = null, pause = 1000;
     function ask() {
@@ -211,6 +229,7 @@
         if (seen(answer.data)) ask();
       }).catch(function (error) {
         seen(null, error);
+        if (error.status === 401) return;  // signed out: asking again would not change that
         setTimeout(ask, pause);
         pause = Math.min(pause * 2, 15000);
       });
@@ -249,7 +268,7 @@
     }
     if (holder.getAttribute('data-status') !== 'running') return;
     follow('/api/runs/' + run, function (data, error) {
-      if (error) { status.textContent = 'The server did not answer; trying again…'; return true; }
+      if (error) { status.textContent = unanswered(error); return true; }
       status.textContent = data.status;
       status.className = 'status-' + data.status;
       if (data.status === 'complete') { location.reload(); return false; }
@@ -276,7 +295,7 @@
       ready(cancel);
     }
     follow('/api/queue/' + id, function (data, error) {
-      if (error) { status.textContent = 'The server did not answer; trying again…'; return true; }
+      if (error) { status.textContent = unanswered(error); return true; }
       if (data.status === 'started' && data.run) { location.assign('/runs/' + data.run); return false; }
       if (data.status === 'waiting') {
         status.textContent = 'waiting: number ' + data.position + ' in the queue';

@@ -241,6 +241,17 @@ static PyMethodDef Trainer_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *Trainer_work(Trainer *self, void *Py_UNUSED(closure)) {
+    return PyLong_FromUnsignedLongLong(self->t.work);
+}
+
+static PyGetSetDef Trainer_getset[] = {
+    {"work", (getter)Trainer_work, NULL,
+     "steps taken so far: each byte and node a pass visits, each key the seeding bins or scans",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PySequenceMethods Trainer_sequence = {.sq_length = (lenfunc)Trainer_length};
 
 static PyTypeObject TrainerType = {
@@ -254,6 +265,7 @@ static PyTypeObject TrainerType = {
               "each counts[k] times; their lattice nodes are kept between steps when they may "
               "take at most cache_limit bytes; the seeding sorts seed_batch keys at a time",
     .tp_methods = Trainer_methods,
+    .tp_getset = Trainer_getset,
     .tp_as_sequence = &Trainer_sequence,
     .tp_init = (initproc)Trainer_init,
     .tp_new = PyType_GenericNew,

@@ -204,6 +204,7 @@ typedef struct {
     const Chunks *chunks;
     uint32_t max;
     Best *best;
+    uint64_t work;  /* keys binned and scanned */
 } Buckets;
 
 /* The bin of a key at byte `depth` (its first `depth` bytes known equal to its neighbours'):
@@ -220,8 +221,9 @@ static inline int bin_at(const Position *p, uint32_t depth) {
    place (American flag sort: each key swapped into its bin's next free place); a few keys by
    insertion. Keys that are equal may come in any order: the scan reads their keys and sums
    their counts, and gives the same runs in every order. */
-static void radix_sort(Position *positions, size_t n, uint32_t depth) {
+static void radix_sort(Position *positions, size_t n, uint32_t depth, uint64_t *work) {
     while (n > 1) {
+        *work += n;
         if (n <= 24) {
             for (size_t i = 1; i < n; i++) {
                 Position x = positions[i];
@@ -258,21 +260,27 @@ static void radix_sort(Position *positions, size_t n, uint32_t depth) {
         for (int b = 2; b < 257; b++)
             if (count[b] > count[largest]) largest = b;
         for (int b = 1; b < 257; b++)
-            if (b != largest && count[b] > 1) radix_sort(positions + end[b] - count[b], count[b], depth + 1);
+            if (b != largest && count[b] > 1)
+                radix_sort(positions + end[b] - count[b], count[b], depth + 1, work);
         positions += end[largest] - count[largest];
         n = count[largest];
         depth++;
     }
 }
 
-void sort_positions(Position *positions, size_t n, uint32_t depth) { radix_sort(positions, n, depth); }
+void sort_positions(Position *positions, size_t n, uint32_t depth) {
+    uint64_t work = 0;
+    radix_sort(positions, n, depth, &work);
+}
 
 static void *sort_buckets(void *arg) {
     Buckets *b = arg;
     /* a bucket's keys share their first two bytes */
     for (size_t k = b->first; k < b->last; k++)
         if (b->bounds[k + 1] - b->bounds[k] > 1)
-            radix_sort(b->positions + (b->bounds[k] - b->base), b->bounds[k + 1] - b->bounds[k], 2);
+            radix_sort(b->positions + (b->bounds[k] - b->base), b->bounds[k + 1] - b->bounds[k], 2,
+                       &b->work);
+    b->work += (b->bounds[b->last] - b->bounds[b->first]) * b->max;  /* the scan's steps */
     scan_batch(b->positions + (b->bounds[b->first] - b->base), b->bounds[b->last] - b->bounds[b->first],
                b->chunks, b->max, b->best);
     return NULL;
@@ -373,23 +381,28 @@ void on_threads(void *(*job)(void *), void *items, size_t size, int n) {
 }
 
 /* The batch's buckets [lo, hi) sorted and scanned, share i's candidates offered to bests[i]. */
-static void sort_batch(Position *positions, const size_t *bounds, size_t lo, size_t hi, int threads,
-                       const Chunks *c, uint32_t max, Best *bests) {
+static uint64_t sort_batch(Position *positions, const size_t *bounds, size_t lo, size_t hi,
+                           int threads, const Chunks *c, uint32_t max, Best *bests) {
     Buckets shares[MAX_THREADS];
     const size_t n = bounds[hi] - bounds[lo];
     size_t bucket = lo;
     for (int i = 0; i < threads; i++) {  /* about n / threads keys each */
-        shares[i] = (Buckets){positions, bounds, bounds[lo], bucket, bucket, c, max, &bests[i]};
+        shares[i] = (Buckets){positions, bounds, bounds[lo], bucket, bucket, c, max, &bests[i], 0};
         size_t goal = bounds[lo] + n * (size_t)(i + 1) / (size_t)threads;
         while (bucket < hi && (i == threads - 1 || bounds[bucket + 1] <= goal)) bucket++;
         shares[i].last = bucket;
     }
     on_threads(sort_buckets, shares, sizeof *shares, threads);
+    uint64_t work = 0;
+    for (int i = 0; i < threads; i++) work += shares[i].work;
+    return work;
 }
 
 /* Every key of two bytes or more, sorted and scanned batch by batch into bests[thread]; the
-   keys counted and laid out on every thread too, each its share of the chunks (by bytes). */
-static const char *batches(const Training *t, const Chunks *c, uint32_t max, int threads, Best *bests) {
+   keys counted and laid out on every thread too, each its share of the chunks (by bytes). The
+   steps taken are added to *work. */
+static const char *batches(const Training *t, const Chunks *c, uint32_t max, int threads, Best *bests,
+                           uint64_t *work) {
     size_t *bounds = calloc(N_BUCKETS + 1, sizeof *bounds);
     size_t *tables = calloc((size_t)threads * 2 * N_BUCKETS, sizeof *tables);
     if (!bounds || !tables) {
@@ -444,7 +457,8 @@ static const char *batches(const Training *t, const Chunks *c, uint32_t max, int
             layouts[i].hi = hi;
         }
         on_threads(place_keys, layouts, sizeof *layouts, threads);
-        sort_batch(positions, bounds, lo, hi, threads, c, max, bests);
+        *work += bounds[hi] - bounds[lo];  /* each key placed */
+        *work += sort_batch(positions, bounds, lo, hi, threads, c, max, bests);
     }
     free(positions);
     free(bounds);
@@ -455,7 +469,7 @@ static const char *batches(const Training *t, const Chunks *c, uint32_t max, int
 /* The best substrings into `best`, batch by batch: each thread's share of a batch into its own
    best candidates, offered to `best` at the end (the best are the same in any order: no two
    candidates rank equal). */
-static const char *best_substrings(const Training *t, Best *best) {
+static const char *best_substrings(Training *t, Best *best) {
     const Chunks *c = &t->chunks;
     const uint32_t max = (uint32_t)t->max_piece;
     const int threads = t->threads < 1 ? 1 : t->threads > MAX_THREADS ? MAX_THREADS : t->threads;
@@ -469,7 +483,7 @@ static const char *best_substrings(const Training *t, Best *best) {
             return "out of memory";
         }
     }
-    const char *problem = batches(t, c, max, threads, bests);
+    const char *problem = batches(t, c, max, threads, bests, &t->work);
     *best = bests[0];
     for (int i = 1; i < threads; i++) {
         for (size_t j = 0; j < bests[i].n && !problem; j++) best_offer(best, &bests[i].items[j]);
@@ -483,6 +497,7 @@ const char *seed_model(Training *t, size_t seed_size) {
     memset(t->byte_counts, 0, sizeof t->byte_counts);
     size_t keys = 0;
     for (size_t k = 0; k < c->n; k++) {
+        t->work += (uint64_t)(c->offsets[k + 1] - c->offsets[k]);
         for (int64_t p = c->offsets[k]; p < c->offsets[k + 1]; p++)
             t->byte_counts[c->data[p]] += c->counts[k];
         if (c->offsets[k + 1] - c->offsets[k] >= 2) keys += (size_t)(c->offsets[k + 1] - c->offsets[k] - 1);

@@ -58,6 +58,7 @@ typedef struct {
     int32_t *alternatives; /* PIECE_ALTERNATIVES: per piece, max ids (-1 padded) */
     uint8_t *removable;
     const int64_t *frequency;  /* PIECE_ALTERNATIVES: each piece's on the chunks' best paths */
+    const int64_t *marks;      /* PIECE_ALTERNATIVES: nodes before every MARK_STRIDE bytes */
     int32_t *ids;         /* FIND_NODES: this share's nodes, as Nodes holds them; without */
     uint8_t *lengths;     /* the cache, one chunk's */
     size_t n_nodes, capacity;
@@ -69,6 +70,7 @@ typedef struct {
     double node_budget;   /* FIND_NODES: the bytes this share's nodes may take */
     int over;             /* ... and it found more */
     int failed;
+    uint64_t work;        /* steps taken: bytes and nodes visited (Training.work's part) */
 } Share;
 
 /* Room in the share's node arrays for n more bytes' nodes; -1 when out of memory. */
@@ -135,6 +137,56 @@ static int take_items(Share *share, size_t *first, size_t *last) {
     return 1;
 }
 
+/* Nodes are counted at every MARK_STRIDE-th byte of the chunks (marks[j]: the nodes that begin
+   before byte offsets[0] + j x MARK_STRIDE), so that the nodes before a place deep in a long
+   chunk are counted from the nearest mark, not byte by byte from the chunk's start: a piece's
+   place in one chunk of 10 MB took a million pieces 10 MB each. */
+#define MARK_STRIDE 128
+
+/* The nodes before byte p of the chunks (p past offsets[0]). */
+static int64_t nodes_until(const Training *t, const int64_t *marks, int64_t p, uint64_t *work) {
+    const int64_t from = t->chunks.offsets[0], j = (p - from) / MARK_STRIDE;
+    int64_t nodes = marks[j];
+    for (int64_t q = from + j * MARK_STRIDE; q < p; q++) nodes += t->nodes.at[q];
+    *work += (uint64_t)(p - from - j * MARK_STRIDE) + 1;
+    return nodes;
+}
+
+/* The first of chunk k's nodes at its byte `at`: counted from the chunk's start when that is
+   near, else the difference of the marked counts at the place and at the chunk's start. */
+static int64_t node_at(const Training *t, const int64_t *marks, uint32_t k, uint32_t at,
+                       uint64_t *work) {
+    const int64_t byte = t->chunks.offsets[k];
+    int64_t node = t->nodes.first[k];
+    if (!marks || at < 2 * MARK_STRIDE) {
+        for (uint32_t i = 0; i < at; i++) node += t->nodes.at[byte + i];
+        *work += at;
+        return node;
+    }
+    return node + nodes_until(t, marks, byte + at, work) - nodes_until(t, marks, byte, work);
+}
+
+/* The marks of the node cache (NULL when no chunk is long enough to need them, or out of
+   memory: then places are counted from their chunk's start); one pass over its bytes. */
+static int64_t *node_marks(Training *t) {
+    const Chunks *c = &t->chunks;
+    int needed = 0;
+    for (size_t k = 0; k < c->n && !needed; k++)
+        needed = c->offsets[k + 1] - c->offsets[k] >= 2 * MARK_STRIDE;
+    if (!needed) return NULL;
+    const int64_t bytes = c->offsets[c->n] - c->offsets[0];
+    int64_t *marks = malloc(((size_t)(bytes / MARK_STRIDE) + 1) * sizeof *marks);
+    if (!marks) return NULL;
+    int64_t nodes = 0;
+    for (int64_t p = 0; p < bytes; p++) {
+        if (p % MARK_STRIDE == 0) marks[p / MARK_STRIDE] = nodes;
+        nodes += t->nodes.at[c->offsets[0] + p];
+    }
+    if (bytes % MARK_STRIDE == 0) marks[bytes / MARK_STRIDE] = nodes;
+    t->work += (uint64_t)bytes;
+    return marks;
+}
+
 static void *work(void *arg) {
     Share *share = arg;
     const Training *t = share->t;
@@ -148,6 +200,8 @@ static void *work(void *arg) {
     size_t chunk_path_cap = 0;
     if (share->job == KEEP_NODES) {
         share->kept = nodes_keep(&((Training *)t)->nodes, c, share->renumber, share->first, share->last);
+        share->work += share->kept + (share->first < share->last  /* (its bytes and nodes kept) */
+            ? (uint64_t)(c->offsets[share->last] - c->offsets[share->first]) : 0);
         return NULL;
     }
     size_t from, to;
@@ -169,8 +223,7 @@ static void *work(void *arg) {
             const int32_t *ids = own_ids;
             if (t->nodes.valid && where.chunk != UINT32_MAX) {
                 const int64_t byte = c->offsets[where.chunk];
-                int64_t node = t->nodes.first[where.chunk];
-                for (uint32_t i = 0; i < where.at; i++) node += t->nodes.at[byte + i];
+                const int64_t node = node_at(t, share->marks, where.chunk, where.at, &share->work);
                 at = t->nodes.at + byte + where.at;
                 lengths = t->nodes.lengths + node;
                 ids = t->nodes.ids + node;
@@ -182,6 +235,7 @@ static void *work(void *arg) {
                unless a later start scores strictly more. */
             length = nodes_viterbi(&lattice, at, lengths, ids, n, t->model.scores, share->unknown,
                                    1, path);
+            share->work += n * (size_t)max;  /* (its nodes: at most max a byte) */
             if (lattice.best[n] > 0.0 + t->model.scores[k]) {  /* -inf: not reached */
                 share->removable[k] = 1;  /* segmented otherwise already */
                 continue;
@@ -197,9 +251,11 @@ static void *work(void *arg) {
         if (n == 0) continue;
         if (share->job == FIND_NODES) {
             if (find_nodes(share, max, k) < 0) { share->failed = 1; break; }
+            share->work += n * (size_t)max;
             continue;
         }
         if (lattice_reserve(&lattice, n, max) < 0) { share->failed = 1; break; }
+        share->work += n;
         /* The chunk's nodes: from the cache, or (without it) looked up as FIND_NODES does. */
         const uint8_t *at, *lengths;
         const int32_t *ids;
@@ -208,8 +264,10 @@ static void *work(void *arg) {
             at = t->nodes.at + c->offsets[k];
             lengths = t->nodes.lengths + first;
             ids = t->nodes.ids + first;
+            share->work += (uint64_t)(t->nodes.first[k + 1] - first);
         } else {
             if (local_nodes(share, n, max, k) < 0) { share->failed = 1; break; }
+            share->work += n * (size_t)max + share->n_nodes;
             at = share->at;
             lengths = share->lengths;
             ids = share->ids;
@@ -243,6 +301,7 @@ typedef struct {
     const int64_t *frequency;   /* PIECE_ALTERNATIVES: a piece of frequency 0 is skipped */
     const double *probability;  /* EXPECT */
     const int32_t *renumber;    /* KEEP_NODES */
+    const int64_t *marks;       /* PIECE_ALTERNATIVES: node_marks' (NULL: none) */
 } Arrays;
 
 static const char *run_shared(const Training *t, const PieceIndex *index, Job job, size_t n,
@@ -382,6 +441,7 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
         s->removable = arrays.removable;
         s->frequency = arrays.frequency;
         s->renumber = arrays.renumber;
+        s->marks = arrays.marks;
         s->first = first;
         if (i == threads - 1) s->last = n;
         else {  /* the first item past this share's part of the bytes (or pieces) */
@@ -450,6 +510,7 @@ static const char *run_shared(const Training *t, const PieceIndex *index, Job jo
         free(shares[i].at);
         free(shares[i].seen.place);
         free(shares[i].seen.found);
+        ((Training *)t)->work += shares[i].work;
         if (shares[i].failed && !problem) problem = "out of memory";
         if (i > 0 && sums && shares[i].sums) {
             for (size_t p = 0; p < t->model.n; p++) sums[p] += shares[i].sums[p];
@@ -663,10 +724,12 @@ const char *prune_step(Training *t, size_t desired, double shrink) {
     /* The chunks' Viterbi first: a piece on no best path goes whatever its alternatives, so
        only those of the others are worked out. */
     if (!problem) problem = run_shared(t, &index, CHUNK_VITERBI, t->chunks.n, (Arrays){.sums = frequency});
+    int64_t *marks = !problem && t->nodes.valid ? node_marks(t) : NULL;
     if (!problem)
         problem = run_shared(t, &index, PIECE_ALTERNATIVES, n,
                              (Arrays){.alternatives = alternatives, .removable = removable,
-                                      .frequency = frequency});
+                                      .frequency = frequency, .marks = marks});
+    free(marks);
     index_free(&index);
     if (problem) goto done;
     int64_t total_count = 0, total = 0;

@@ -187,6 +187,9 @@ typedef struct {
     Nodes nodes;
     int64_t cache_limit;  /* bytes the node cache may take at most (5 per node, 16 per byte) */
     int64_t seed_batch;   /* keys the seeding sorts at a time (24 bytes each) */
+    uint64_t work;        /* steps taken so far: each byte and node a pass visits, each key the
+                             seeding bins or scans (tests read it to bound the time by the
+                             input's size) */
 } Training;
 
 /* seeds.c */

@@ -2,7 +2,8 @@
 
    pack(chunks) lays out chunks (str, taken as UTF-8 with surrogate escapes, or bytes) end to
    end with their offsets; train(data, offsets, counts, size) trains on such a layout (views
-   of the caller's buffers, without the GIL) and gives each id's string. */
+   of the caller's buffers, without the GIL) and gives each id's string; Encoder(vocab) encodes
+   chunks as that vocabulary does (encode.c). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -10,6 +11,31 @@
 #include <time.h>
 
 #include "wordpiece.h"
+
+/* A chunk's bytes: a str's UTF-8 (a lone surrogate: the byte it escapes, as to_byte_chars
+   does; *escaped then holds them, for the caller to release), or a bytes' own. 0, or -1 with
+   a TypeError naming `who` and the chunk's place. */
+static int chunk_bytes(PyObject *chunk, const char *who, Py_ssize_t k, const char **bytes,
+                       Py_ssize_t *length, PyObject **escaped) {
+    if (PyUnicode_Check(chunk)) {
+        *bytes = PyUnicode_AsUTF8AndSize(chunk, length);
+        if (*bytes) return 0;
+        PyErr_Clear();
+        *escaped = PyUnicode_AsEncodedString(chunk, "utf-8", "surrogateescape");
+        if (!*escaped) return -1;
+        *bytes = PyBytes_AS_STRING(*escaped);
+        *length = PyBytes_GET_SIZE(*escaped);
+        return 0;
+    }
+    if (PyBytes_Check(chunk)) {
+        *bytes = PyBytes_AS_STRING(chunk);
+        *length = PyBytes_GET_SIZE(chunk);
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%s: chunk %zd is %s, not str or bytes", who, k,
+                 Py_TYPE(chunk)->tp_name);
+    return -1;
+}
 
 /* pack(chunks) -> (data, offsets): the chunks' bytes end to end, and int64 offsets, one more
    than the chunks (chunk k is data[offsets[k]:offsets[k + 1]]). A run's chunks are hundreds of
@@ -30,26 +56,11 @@ static PyObject *engine_pack(PyObject *Py_UNUSED(self), PyObject *chunks) {
         return PyErr_NoMemory();
     }
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *chunk = PyList_GET_ITEM(chunks, k), *escaped = NULL;
+        PyObject *escaped = NULL;
         const char *bytes;
         Py_ssize_t length;
-        if (PyUnicode_Check(chunk)) {
-            bytes = PyUnicode_AsUTF8AndSize(chunk, &length);
-            if (!bytes) {  /* a lone surrogate: the byte it escapes (as to_byte_chars does) */
-                PyErr_Clear();
-                escaped = PyUnicode_AsEncodedString(chunk, "utf-8", "surrogateescape");
-                if (!escaped) goto fail;
-                bytes = PyBytes_AS_STRING(escaped);
-                length = PyBytes_GET_SIZE(escaped);
-            }
-        } else if (PyBytes_Check(chunk)) {
-            bytes = PyBytes_AS_STRING(chunk);
-            length = PyBytes_GET_SIZE(chunk);
-        } else {
-            PyErr_Format(PyExc_TypeError, "pack: chunk %zd is %s, not str or bytes", k,
-                         Py_TYPE(chunk)->tp_name);
+        if (chunk_bytes(PyList_GET_ITEM(chunks, k), "pack", k, &bytes, &length, &escaped) < 0)
             goto fail;
-        }
         if (used + (size_t)length > room) {
             while (used + (size_t)length > room) room *= 2;
             char *grown = realloc(data, room);
@@ -159,12 +170,13 @@ static int handlers_raised(void *context) {
 }
 
 static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"data", "offsets", "counts", "size", "let_in", NULL};
-    Py_buffer data, offsets, counts;
+    static char *keywords[] = {"data", "offsets", "counts", "size", "let_in", "work", NULL};
+    Py_buffer data, offsets, counts, work = {0};
     Py_ssize_t size, let_in = 4096;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*y*n|$n", keywords, &data, &offsets,
-                                     &counts, &size, &let_in))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*y*y*n|$nw*", keywords, &data, &offsets,
+                                     &counts, &size, &let_in, &work))
         return NULL;
+    uint64_t steps = 0;
     PyObject *result = NULL;
     Chunks chunks;
     Vocab vocab = {0};
@@ -176,12 +188,23 @@ static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObjec
         PyErr_SetString(PyExc_ValueError, "let_in must be 1 or more");
         goto done;
     }
+    if (work.buf && work.len != sizeof steps) {
+        PyErr_SetString(PyExc_ValueError, "work must be a writable buffer of one uint64");
+        goto done;
+    }
     if (check_layout(&data, &offsets, &counts, &chunks) < 0) goto done;
     Poll poll = {NULL, now_ns(), 0};
     Interrupt interrupt = {handlers_raised, &poll};
     poll.thread = PyEval_SaveThread();
-    const char *problem = train(&chunks, (uint32_t)size, (size_t)let_in, &interrupt, &vocab);
+    const char *problem = train(&chunks, (uint32_t)size, (size_t)let_in, &interrupt, &vocab,
+                                &steps);
     PyEval_RestoreThread(poll.thread);
+    if (work.buf) {  /* the steps, added (also when the training stopped) */
+        uint64_t total;
+        memcpy(&total, work.buf, sizeof total);
+        total += steps;
+        memcpy(work.buf, &total, sizeof total);
+    }
     if (problem) {
         if (strcmp(problem, INTERRUPTED) == 0) goto done;  /* the handler's exception is set */
         if (strcmp(problem, "out of memory") == 0) PyErr_NoMemory();
@@ -201,20 +224,143 @@ static PyObject *engine_train(PyObject *Py_UNUSED(self), PyObject *args, PyObjec
     }
 done:
     vocab_free(&vocab);
+    if (work.buf) PyBuffer_Release(&work);
     PyBuffer_Release(&data);
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&counts);
     return result;
 }
 
+/* --- Encoder --------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    Encoder encoder;
+    Ids ids;
+} EncoderObject;
+
+static void encoder_dealloc(EncoderObject *self) {
+    encoder_free(&self->encoder);
+    free(self->ids.at);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"vocab", NULL};
+    PyObject *vocab;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!", keywords, &PyList_Type, &vocab))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(vocab);
+    for (Py_ssize_t id = 0; id < n; id++)
+        if (!PyBytes_Check(PyList_GET_ITEM(vocab, id))) {
+            PyErr_Format(PyExc_TypeError, "Encoder: piece %zd is %s, not bytes", id,
+                         Py_TYPE(PyList_GET_ITEM(vocab, id))->tp_name);
+            return NULL;
+        }
+    EncoderObject *self = (EncoderObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    const uint8_t **pieces = malloc((n ? (size_t)n : 1) * sizeof *pieces);
+    size_t *lengths = malloc((n ? (size_t)n : 1) * sizeof *lengths);
+    int status = -1;
+    if (pieces && lengths) {
+        for (Py_ssize_t id = 0; id < n; id++) {
+            PyObject *piece = PyList_GET_ITEM(vocab, id);
+            pieces[id] = (const uint8_t *)PyBytes_AS_STRING(piece);
+            lengths[id] = (size_t)PyBytes_GET_SIZE(piece);
+        }
+        status = encoder_init(&self->encoder, pieces, lengths, (size_t)n);
+    }
+    free(pieces);
+    free(lengths);
+    if (status < 0) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+/* encode(chunks) -> each chunk's ids (a list), or None where it has none. */
+static PyObject *encoder_encode_chunks(EncoderObject *self, PyObject *chunks) {
+    if (!PyList_Check(chunks)) {
+        PyErr_SetString(PyExc_TypeError, "encode: chunks must be a list of str or bytes");
+        return NULL;
+    }
+    const Py_ssize_t n = PyList_GET_SIZE(chunks);
+    PyObject *result = PyList_New(n);
+    if (!result) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *escaped = NULL, *found = NULL;
+        const char *bytes;
+        Py_ssize_t length;
+        if (chunk_bytes(PyList_GET_ITEM(chunks, k), "encode", k, &bytes, &length, &escaped) < 0)
+            goto fail;
+        const int status = encoder_encode(&self->encoder, (const uint8_t *)bytes, (size_t)length,
+                                          &self->ids);
+        Py_XDECREF(escaped);
+        if (status < 0) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        if (status > 0) {
+            found = Py_NewRef(Py_None);
+        } else {
+            found = PyList_New((Py_ssize_t)self->ids.n);
+            if (!found) goto fail;
+            for (size_t i = 0; i < self->ids.n; i++) {
+                PyObject *id = PyLong_FromLong(self->ids.at[i]);
+                if (!id) {
+                    Py_DECREF(found);
+                    goto fail;
+                }
+                PyList_SET_ITEM(found, (Py_ssize_t)i, id);
+            }
+        }
+        PyList_SET_ITEM(result, k, found);
+    }
+    return result;
+fail:
+    Py_DECREF(result);
+    return NULL;
+}
+
+static PyObject *encoder_work(EncoderObject *self, void *Py_UNUSED(closure)) {
+    return PyLong_FromUnsignedLongLong(self->encoder.work);
+}
+
+static PyMethodDef encoder_methods[] = {
+    {"encode", (PyCFunction)encoder_encode_chunks, METH_O,
+     "encode(chunks) -> list[list[int] | None]: each chunk's ids (None: it has none)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef encoder_getset[] = {
+    {"work", (getter)encoder_work, NULL,
+     "steps taken so far: bytes read, failure links followed, pops written", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "analyzer.wordpiece._engine.Encoder",
+    .tp_basicsize = sizeof(EncoderObject),
+    .tp_dealloc = (destructor)encoder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Encoder(vocab: list[bytes]): encodes chunks as the vocabulary does (each id's "
+              "string, '##' before a piece inside a chunk), Hugging Face's greedy longest match",
+    .tp_methods = encoder_methods,
+    .tp_getset = encoder_getset,
+    .tp_new = encoder_new,
+};
+
 static PyMethodDef engine_methods[] = {
     {"pack", engine_pack, METH_O,
      "pack(chunks) -> (data, offsets): str (UTF-8, surrogate escapes as their bytes) or bytes "
      "end to end, and int64 offsets, one more than the chunks"},
     {"train", (PyCFunction)(void (*)(void))engine_train, METH_VARARGS | METH_KEYWORDS,
-     "train(data, offsets, counts, size, *, let_in=4096) -> list[bytes]: each id's string ('##' "
-     "inside a chunk); let_in changes only the speed (entries the queue lets into its heap at "
-     "once)"},
+     "train(data, offsets, counts, size, *, let_in=4096, work) -> list[bytes]: each id's "
+     "string ('##' inside a chunk); let_in changes only the speed (entries the queue lets into "
+     "its heap at once); work, a writable buffer of one uint64 (array('Q', [0])), gets the "
+     "steps taken added"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -224,4 +370,13 @@ static struct PyModuleDef engine_module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__engine(void) { return PyModule_Create(&engine_module); }
+PyMODINIT_FUNC PyInit__engine(void) {
+    if (PyType_Ready(&EncoderType) < 0) return NULL;
+    PyObject *module = PyModule_Create(&engine_module);
+    if (!module) return NULL;
+    if (PyModule_AddObjectRef(module, "Encoder", (PyObject *)&EncoderType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

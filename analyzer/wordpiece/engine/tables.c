@@ -12,6 +12,18 @@ uint64_t hash_bytes(const uint8_t *s, size_t length) {
     return h ^ (h >> 29);
 }
 
+int list_add(List *l, uint32_t value) {
+    if (l->n == l->room) {
+        size_t room = l->room ? 2 * l->room : 1024;
+        uint32_t *at = realloc(l->at, room * sizeof *at);
+        if (!at) return -1;
+        l->at = at;
+        l->room = room;
+    }
+    l->at[l->n++] = value;
+    return 0;
+}
+
 /* --- the vocabulary ---------------------------------------------------------------------- */
 
 int vocab_init(Vocab *v) {

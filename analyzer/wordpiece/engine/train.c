@@ -30,24 +30,6 @@
 #endif
 #define OUT_OF_MEMORY "out of memory"
 
-/* A growable array of uint32. */
-typedef struct {
-    uint32_t *at;
-    size_t n, room;
-} List;
-
-static int list_add(List *l, uint32_t value) {
-    if (l->n == l->room) {
-        size_t room = l->room ? 2 * l->room : 1024;
-        uint32_t *at = realloc(l->at, room * sizeof *at);
-        if (!at) return -1;
-        l->at = at;
-        l->room = room;
-    }
-    l->at[l->n++] = value;
-    return 0;
-}
-
 /* One side's changes in a step: per id (the x before, or the y after), the amount so far
    (lost by (x, left) and gained by (x, token), or lost by (right, y) and gained by (token, y)),
    the last chunk noted, and, at the end, the gaining pair's place in `touched`; the ids
@@ -80,6 +62,7 @@ typedef struct {
     uint32_t *last, *noted;
     size_t *begin, *fill;
     size_t touched_room;
+    uint64_t work;       /* steps taken: symbols read, pairs applied, notes, queue operations */
 } Training;
 
 #define HEADER 3     /* a record's words before its ids */
@@ -314,6 +297,7 @@ static int touched_fit(Training *t, size_t n) {
 static int apply_sides(Training *t, uint32_t left, uint32_t right, uint32_t token) {
     Pairs *p = &t->pairs;
     size_t more = 2 * (t->side[BEFORE].ids.n + t->side[AFTER].ids.n);  /* pairs it may add */
+    t->work += more;
     if (pairs_reserve(p, more) < 0
         || touched_fit(t, t->side[BEFORE].ids.n + t->side[AFTER].ids.n) < 0)
         return -1;
@@ -375,6 +359,7 @@ static inline uint32_t find_pair(const uint32_t *s, uint32_t at, uint32_t n, uin
 static int merge_chunk(Training *t, uint32_t k, uint32_t left, uint32_t right, uint32_t token) {
     uint32_t *record = t->records + k, *s = record + HEADER;
     uint32_t n = record[0];
+    t->work += n;  /* every symbol is read (found, or moved down) */
     uint32_t read = find_pair(s, 0, n, left, right);  /* (a chunk visited may hold none now) */
     if (read == n) return 0;
     uint32_t out = read;
@@ -402,6 +387,7 @@ static int merge_chunk(Training *t, uint32_t k, uint32_t left, uint32_t right, u
 static int push_noted(Training *t) {
     Pairs *p = &t->pairs;
     size_t n = t->touched.n;
+    t->work += n + t->note_id.n;
     for (size_t i = 0; i < t->note_id.n; i++) {  /* each note's pair, or NO_SLOT: a repeat */
         uint32_t id = t->note_id.at[i], chunk = t->note_chunk.at[i];
         uint32_t j = id & AFTER_BIT ? t->side[AFTER].pair[id & ~AFTER_BIT] : t->side[BEFORE].pair[id];
@@ -466,7 +452,7 @@ static int64_t joined(const Vocab *v, uint32_t left, uint32_t right, uint8_t **b
 }
 
 const char *train(const Chunks *chunks, uint32_t size, size_t let_in, const Interrupt *interrupt,
-                  Vocab *vocab) {
+                  Vocab *vocab, uint64_t *work) {
     Training t = {0};
     int failed = 0;  /* the queue could not let entries into its heap */
     t.chunks = chunks;
@@ -486,9 +472,11 @@ const char *train(const Chunks *chunks, uint32_t size, size_t let_in, const Inte
     t.records = malloc((words ? words : 1) * sizeof *t.records);
     if (!t.records) goto done;
     if ((problem = first_pairs(&t, size))) goto done;
+    t.work += n_symbols + chunks->n;
     problem = OUT_OF_MEMORY;
     const Item *top;
     while (vocab->n < size && (top = queue_top(&t.queue, &failed))) {
+        t.work++;  /* each entry the queue gives (its heap's log: a constant's worth below 2^32) */
         uint32_t left = (uint32_t)(top->key >> 32), right = (uint32_t)top->key;
         uint32_t pair = pairs_slot(&t.pairs, left, right);  /* there: it was counted */
         if (pair == NO_SLOT) goto done;
@@ -543,6 +531,7 @@ const char *train(const Chunks *chunks, uint32_t size, size_t let_in, const Inte
     if (failed) goto done;
     problem = NULL;
 done:
+    *work += t.work;
     free(piece);
     free(t.records);
     for (int kind = 0; kind < SIDES; kind++) {

@@ -7,7 +7,9 @@
                   queue (a 4-ary heap of the larger counts' entries, the others aside by
                   count, each entry with its chunks as an array)
      train.c      the training: the chunks as ids, the first pair counts, the steps
-     module.c     the Python face: pack(chunks) and train(data, offsets, counts, size)
+     encode.c     a vocabulary's encoder (reference.py's `encode`, in linear time)
+     module.c     the Python face: pack(chunks), train(data, offsets, counts, size) and the
+                  Encoder type
 
    Exactness: the reference's order everywhere it matters (the queue's order: count, pair,
    push order; a step's notes of the chunks each pair gained in); counts are int64 (Hugging
@@ -118,7 +120,14 @@ typedef struct {
     uint64_t pushes;
 } Queue;
 
+/* A growable array of uint32. */
+typedef struct {
+    uint32_t *at;
+    size_t n, room;
+} List;
+
 /* tables.c. Each allocating function returns 0, or -1 when out of memory (nothing changed). */
+int list_add(List *l, uint32_t value);
 int vocab_init(Vocab *v);
 void vocab_free(Vocab *v);
 /* The id of a string, or NO_SLOT. */
@@ -173,8 +182,41 @@ typedef struct {
 
 /* train.c. The vocabulary of at most `size` entries, into *out (initialized here; the caller
    frees it with vocab_free, also on failure); NULL, or what went wrong (INTERRUPTED: the
-   interrupt said stop). `let_in`: the queue's (queue_init). */
+   interrupt said stop). `let_in`: the queue's (queue_init). The steps taken (symbols read,
+   pairs applied, notes, queue operations) are added to *work, for tests of the bound. */
 const char *train(const Chunks *chunks, uint32_t size, size_t let_in, const Interrupt *interrupt,
-                  Vocab *out);
+                  Vocab *out, uint64_t *work);
+
+/* encode.c: a vocabulary's encoder (see encode.c). */
+#define START 0   /* the node of a chunk's start */
+#define INSIDE 1  /* the node of a later place */
+
+typedef struct {
+    uint64_t *keys;      /* the edges: node << 8 | byte, or all ones (free) */
+    uint32_t *children;  /* ... and the node each leads to */
+    size_t mask, edges;  /* slots - 1; edges held */
+    int32_t *token;      /* per node: its id, or -1 */
+    uint32_t *fail;      /* per node: its failure link (UINT32_MAX: none) */
+    uint32_t *pops;      /* per node: the node whose ids a failure writes (UINT32_MAX: none) */
+    uint32_t *part;      /* per inner node of the pops tree: its count's place in `parts` */
+    List parts;          /* each inner node's count, then its parts */
+    size_t n, room;
+    uint32_t *stack;     /* writing the pops */
+    size_t stack_room;
+    uint64_t work;       /* steps taken: bytes read, failure links followed, pops written */
+} Encoder;
+
+typedef struct {
+    int32_t *at;
+    size_t n, room;
+} Ids;
+
+/* The encoder of a vocabulary (piece id's bytes and length); 0, or -1 when out of memory
+   (encoder_free frees what was made, also then). */
+int encoder_init(Encoder *e, const uint8_t *const *pieces, const size_t *lengths, size_t n);
+void encoder_free(Encoder *e);
+/* A chunk's ids into out (grown as needed): 0; 1 when it has none (some place begins no
+   piece); -1 when out of memory. */
+int encoder_encode(Encoder *e, const uint8_t *chunk, size_t length, Ids *out);
 
 #endif
