@@ -201,9 +201,10 @@ def holds_when_followed(db: Path, args: list[str], refused: Outcome, **limit) ->
 
 @pytest.mark.parametrize("kind", [
     pytest.param(kind, marks=pytest.mark.xfail(
-        strict=True, reason="open: an extension's refusal offers a smaller sample (--train-bytes "
-        "360.0kB) that, followed under the same ANALYZER_MEMORY, is refused again: the sample's "
-        "estimate does not hold for an extension's cost")) if kind == "extension" else kind
+        strict=False, reason="open (not strict: within 2 MB, it passes at times): under ulimit -v at 0.95 of an extension's need, the count "
+        "floor offered (--min-chunk-count 2, predicted 1.23 GB of address space) fails with "
+        "\"can't start new thread\": the run maps up to 1.41 GB, more than the extension's "
+        "address cost predicts")) if kind == "extension" else kind
     for kind in KINDS])
 def test_every_kind_of_job_completes_or_is_refused_before_training_under_every_limit(db, kind):
     args = KINDS[kind]
@@ -234,6 +235,25 @@ def test_every_kind_of_job_completes_or_is_refused_before_training_under_every_l
     assert seen[-1] == "completed" and "refused" in seen[-3:-1], seen
     # Refused, the cache stayed good: no run counts again.
     assert "counted again" not in " ".join(probe.output.split()), probe.output
+
+
+def test_an_extensions_smaller_sample_offered_fits_the_run_that_counts_it(db):
+    """The smaller sample an extension's refusal offers (its fixed part small, its cost per
+    chunk high) is counted afresh by the run that follows it, which then holds more than the
+    refused run, which took its tables from the cache (before: offered to within 0.1 MB of
+    the limit, it held 8 MB more once counted and was refused again). Under ANALYZER_MEMORY,
+    a total: a parent cgroup's limit leaves room beside what the run holds, so there the
+    difference never showed."""
+    args = KINDS["extension"]
+    assert launched(db, args).code == 0  # its tables counted, in the cache
+    probe = launched(db, args, address=2**40)
+    need = said(probe)
+    assert need is not None, probe.output
+    bound = {"env": {MEMORY_ENV: str(int(need.resident * 0.95))}}
+    refused = launched(db, args, **bound)
+    assert holds(refused) == "refused"
+    assert any("--train-bytes" in options for options in followed(refused)), refused.output
+    holds_when_followed(db, args, refused, **bound)
 
 
 def test_analyzer_train_completes_or_is_refused_before_training(db):

@@ -290,6 +290,8 @@ def refusal(db, monkeypatch, limit: float, cost: EngineCost = PER_CHUNK, kind: s
     # Reading a table whole costs nothing here: the need is the kept chunks' alone (else a
     # floor that keeps nothing would not fit for what it reads, and the test would not see it).
     monkeypatch.setattr(costs, "READ", replace(PER_CHUNK, per_chunk=0.0, address_per_chunk=0.0))
+    # Nor does counting a sample afresh leave it holding anything (`costs.COUNTED`).
+    monkeypatch.setattr(costs, "COUNTED", replace(PER_CHUNK, per_chunk=0.0, address_per_chunk=0.0))
     monkeypatch.setattr(headroom, "own_usage", lambda: (0, 0))
     monkeypatch.delenv(MEMORY_ENV, raising=False)
     if kind == "env":

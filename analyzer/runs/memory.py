@@ -412,8 +412,11 @@ def _ways_out(plans: list[JobPlan], source: SourceTables, need: Need, over: Limi
 
     def fits(floor: int | None = None, at_once: int = workers,
              share: dict[str, float] | None = None) -> Need | None:
+        held, mapped = room.held, room.mapped
+        if share is not None:  # counted afresh: the run holds what counting leaves
+            held, mapped = _after_counting(source, tables, share, held, mapped)
         found = needed(predict_jobs(plans, source, floor, tables, local, at_once, share),
-                       at_once, room.held, room.mapped)
+                       at_once, held, mapped)
         return found if found.over(room) is None else None
 
     one = "workers of one thread (dask worker --nthreads 1)" if cluster else f"{setting('jobs')} 1"
@@ -457,6 +460,23 @@ def _ways_out(plans: list[JobPlan], source: SourceTables, need: Need, over: Limi
         ways.append(f"a machine with {more} or more (with --scheduler, the Dask worker that "
                     "trains)")
     return ways
+
+
+def _after_counting(source: SourceTables, tables: Tables, share: dict[str, float], held: int,
+                    mapped: int) -> tuple[int, int]:
+    """What a run holds and maps before training when it counts a smaller sample afresh (it
+    is not in the cache): what this run does now, plus what counting leaves (`costs.COUNTED`)
+    for the sample's expected distinct chunks of every table it counts (each pre-tokenizer's).
+    A run that takes its tables from the cache holds less: checked with this, a sample
+    offered fits the run that follows it (before: an extension's, offered to within 0.1 MB
+    of the limit, held 8 MB more once counted and was refused again)."""
+    counted = NO_CHUNKS
+    for (lang, _), path in source.tables.items():
+        counted += tables.sampled(path, share[lang])
+    cost = costs.COUNTED
+    return (held + cost.resident(counted.kept_chunks, counted.kept_bytes),
+            mapped + cost.address(counted.kept_chunks, counted.kept_bytes, 0, available_cores(),
+                                  stack_size()))
 
 
 def _least_floor(source: SourceTables, tables: Tables, fits) -> int | None:
