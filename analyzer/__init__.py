@@ -17,9 +17,15 @@ the other names load on first use.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from analyzer.lazy import lazy_names
+
+# Arrow's default allocator (mimalloc) reserves a gigabyte of address space at its first
+# allocation: under `ulimit -v` that alone left a run no room to train. The system's allocator
+# maps what it uses. Set before pyarrow is first imported (a choice of one's own is kept).
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 __all__ = [
     "CorpusError", "RunError", "RunSettings", "StoreError", "TokenizerError", "__version__", "bpe",

@@ -48,6 +48,10 @@ class AnalyzerError(Exception):
     """An error of the input's or the situation's: its message says what and where, its fields
     say it again for programs."""
 
+    lines = False
+    """Its message is lines of its own, each short enough for 80 columns (a long refusal
+    with a list of ways out): a face prints its line breaks as line breaks."""
+
     def __init__(self, message: str, *, setting: str | None = None, file: str | None = None,
                  line: int | None = None, language: str | None = None, unit: int | None = None,
                  value: Any = None):

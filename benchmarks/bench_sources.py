@@ -14,7 +14,8 @@ measurement runs in a fresh process, so its peak memory (VmHWM) is its own.
   engine: a weight per text, LEB128 position lists, a compact recount, the tables laid out a
   language at a time), 1 GB of textgen text, 14.0M distinct chunks, 282.5 MB of chunk bytes:
   peak 5,544 MB -> 3,112 MB, 92 s -> 90 s; its first quarter (4.51M chunks, 82.2 MB): 1,921 MB
-  -> 1,250 MB, the same time. `analyzer.runs.memory.BPE_COST` holds the rates fitted to these.
+  -> 1,250 MB, the same time. (`analyzer.runs.costs.TABLES` holds the engine's rates, fitted
+  by bench_memory.py.)
 - peers: HF `tokenizers` (`train_from_iterator`, BPE, o200k's regex then byte-level) and rustbpe
   (`train_from_iterator`, o200k's regex), each fed every line of every file. Targets at 1 GB:
   ours (count + train) at most 0.3x rustbpe's time, our peak memory at most half of HF's.
@@ -23,7 +24,7 @@ measurement runs in a fresh process, so its peak memory (VmHWM) is its own.
     python benchmarks/bench_sources.py /tmp/text1g              # everything
     python benchmarks/bench_sources.py /tmp/text10g --no-peers --no-train --flat none
                                         # the counting pass at 10 GB (training from its 82M
-                                        # distinct chunks: about 19.6 GB predicted, BPE_COST)
+                                        # distinct chunks: predicted by analyzer.runs.costs)
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ Public API (what the rest of the analyzer uses):
 - `train_detailed(...)`: the same, returning a `Training` with counts and the stop reason;
   given `TokenIds` (texts already in a base vocabulary's ids) instead of texts, BPE continues
   from those ids (`reference.train_ids`)
+- `distinct(texts, pretokenizer, weights=None)`: the distinct chunks and their counts that
+  `train_detailed` trains on (given them with `weights`, the same training)
 - `continue_training(texts, base, vocab_size, *, pretokenizer=...)`: more merges on top of a
   merge list, each chunk first encoded with the base (`reference.continue_training`)
 - `encode(text, merges, pretokenizer=...)`, `decode(ids, merges)`
@@ -104,13 +106,13 @@ def train_detailed(
     it occurs (in order of first appearance, so "first" ties fall as in the full list).
     """
     if resolve(pretokenizer) is not None:
-        texts, weights = _distinct_chunks(texts, pretokenizer, weights)
+        texts, weights = distinct(texts, pretokenizer, weights)
     return engine.train_detailed(texts, vocab_size, weights=weights, min_pair_count=min_pair_count,
                                  tie_break=tie_break, progress=progress)
 
 
-def _distinct_chunks(texts: str | Iterable[str], pretokenizer: str | None,
-                     weights: Sequence[int] | None) -> tuple[list[str], Sequence[int] | None]:
+def distinct(texts: str | Iterable[str], pretokenizer: str | None,
+             weights: Sequence[int] | None = None) -> tuple[list[str], Sequence[int] | None]:
     """The texts' distinct chunks in order of first appearance, each weighted by how often it
     occurs (texts' weights applied): training on them equals training on every chunk, in
     order. Without a pre-tokenizer, the texts and their weights, checked."""
@@ -146,7 +148,7 @@ def continue_training(
     >>> continue_training(["low low low low"], base, 260, pretokenizer="superbpe").merges
     [((32, 257), 258), ((258, 258), 259)]
     """
-    chunks, counts = _distinct_chunks(texts, pretokenizer, weights)
+    chunks, counts = distinct(texts, pretokenizer, weights)
     return engine.train_detailed(encoded_by(base, chunks), vocab_size, weights=counts,
                                  min_pair_count=min_pair_count, tie_break=tie_break,
                                  progress=progress)
@@ -213,6 +215,7 @@ __all__ = [
     "continue_training",
     "count_tokens",
     "decode",
+    "distinct",
     "encode",
     "reference",
     "train",

@@ -59,7 +59,7 @@ class Commands(HelpGroup):
         try:
             return super().invoke(ctx)
         except AnalyzerError as error:
-            raise fail(error.render(flag)) from None
+            raise fail(error.render(flag), lines=error.lines) from None
         except sqlite3.DatabaseError as error:
             raise fail(f"the database could not be read or written ({error}); nothing was "
                         "changed") from None
@@ -191,7 +191,30 @@ def main() -> None:
             "free some space and run the command again")
         sys.exit(EXIT_INPUT)
     except Exception as error:  # noqa: BLE001 - the last resort, by design
+        said = out_of_memory(error)
+        if said is not None:  # the environment's limit, not a bug
+            Console(stderr=True).print(f"[red]Error:[/red] {said}")
+            sys.exit(EXIT_INPUT)
         report_bug(error)
+
+
+def out_of_memory(error: BaseException) -> str | None:
+    """Memory that ran out, wherever in a command (a MemoryError, a thread that could not
+    start), said in words with the limit that bounds the process, escaped for the terminal;
+    None for any other error."""
+    try:
+        from ..runs.headroom import headroom
+        from ..runs.memory import ran_out
+
+        try:
+            room = headroom()
+        except AnalyzerError:  # a bad ANALYZER_MEMORY: the limit goes unsaid
+            room = None
+        said = ran_out(error, room, training=None)
+    except MemoryError:  # too short of memory to say more
+        return "The command ran out of memory (MemoryError). Give it more memory." \
+            if isinstance(error, MemoryError) else None
+    return None if said is None else "\n".join(map(plain, str(said).split("\n")))
 
 
 def report_bug(error: BaseException) -> NoReturn:
@@ -227,8 +250,11 @@ def callback(
     """Measure the tokenization tax: how many more tokens each language pays for the same meaning."""
 
 
-def fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]Error:[/red] {plain(message)}")
+def fail(message: str, lines: bool = False) -> typer.Exit:
+    """Say an error (`lines`: its line breaks kept, each line escaped on its own) and return
+    the exit to raise."""
+    said = "\n".join(map(plain, message.split("\n"))) if lines else plain(message)
+    Console(stderr=True).print(f"[red]Error:[/red] {said}")
     return typer.Exit(code=EXIT_INPUT)
 
 

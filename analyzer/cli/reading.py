@@ -114,7 +114,10 @@ def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     console.print(runs_table(summaries, console.width))
     for s in summaries:
         if s.error:
-            console.print(f"run {s.id} {s.status}: {plain(s.error)}")
+            # A message of lines of its own (a memory refusal) keeps them, each indented.
+            first, *rest = s.error.split("\n")
+            console.print("\n  ".join([f"run {s.id} {s.status}: {plain(first)}",
+                                        *map(plain, rest)]))
 
 
 @app.command(cls=HelpCommand)

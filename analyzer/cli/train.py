@@ -10,6 +10,8 @@ from .. import bpe
 from ..bpe.readable import readable
 from ..bpe.reference import TIE_BREAKS
 from ..files import not_regular
+from ..runs.headroom import headroom
+from ..runs.memory import check_texts, ran_out
 from ..settings import (
     MAX_SIZE,
     MAX_STORED_INT,
@@ -51,18 +53,30 @@ def train(
     for path in files:  # a pipe would block, a device read without end: refused unopened
         if (why := not_regular(path)) is not None:
             raise fail(f"{path} is {why}, not a regular file of text")
-    per_file = [read_lines(path) for path in files]
-    texts = [line for lines in per_file for line in lines]
-    with progress_bars(Console(stderr=True), disable=as_json) as bar:
-        task = bar.add_task("merges", total=vocab - MIN_SIZE, merges=True)
+    started = False
+    try:
+        per_file = [read_lines(path) for path in files]
+        texts = [line for lines in per_file for line in lines]
         try:
+            chunks, counts = bpe.distinct(texts, pretokenize)
+        except ValueError as error:  # a pre-tokenizer refused, or (not from a file) a surrogate
+            raise fail(str(error)) from None
+        # Refused now, if it cannot fit, rather than stopped by a MemoryError halfway.
+        check_texts(len(chunks), sum(len(chunk.encode("utf-8", "surrogateescape"))
+                                      for chunk in chunks), vocab - MIN_SIZE, headroom())
+        started = True
+        with progress_bars(Console(stderr=True), disable=as_json) as bar:
+            task = bar.add_task("merges", total=vocab - MIN_SIZE, merges=True)
             training = bpe.train_detailed(
-                texts, vocab, pretokenizer=pretokenize, min_pair_count=min_pair_count,
+                chunks, vocab, weights=counts, min_pair_count=min_pair_count,
                 tie_break=tie_break.value,
                 progress=lambda done, total: bar.update(task, completed=done),
             )
-        except ValueError as error:  # a pre-tokenizer refused, or (not from a file) a surrogate
-            raise fail(str(error)) from None
+    except Exception as error:  # noqa: BLE001 - memory that ran out, said; anything else raised
+        said = ran_out(error, headroom(), training=started, run=False)
+        if said is None:
+            raise
+        raise fail(str(said), lines=True) from None
     if as_json:
         typer.echo(json_text(training_document(training)))
         return

@@ -39,6 +39,8 @@ from analyzer.errors import SETTING, Busy, Invalid
 from analyzer.files import not_regular, write_atomically
 from analyzer.store.processes import is_alive
 
+from .headroom import short_of_memory
+
 SUFFIX = ".arrow"
 IN_USE = ".in-use"
 """The lock file of a cache folder: each run holds it shared while it uses the entries, and
@@ -218,8 +220,8 @@ def remove_stale_partials(folder: Path) -> None:
 def read_about(path: Path) -> dict | None:
     """An entry's metadata; None when the file is not a whole entry."""
     try:
-        with pa.memory_map(str(path)) as source:
-            schema = ipc.open_file(source).schema
+        with _out_of_memory_said(), pa.memory_map(str(path)) as source:
+            schema = ipc.open_file(source, options=SERIAL).schema
         about = json.loads(schema.metadata[b"analyzer"])
     except (OSError, pa.ArrowException, KeyError, ValueError, TypeError):
         return None
@@ -297,8 +299,8 @@ def read_entry(path: Path, key: str | None = None) -> tuple[ChunkTable, dict]:
     is not so (the entry is then counted again)."""
     key = key if key is not None else path.name.removesuffix(SUFFIX)
     try:
-        with pa.memory_map(str(path)) as source:
-            arrow = ipc.open_file(source).read_all()
+        with _out_of_memory_said(), pa.memory_map(str(path)) as source:
+            arrow = ipc.open_file(source, options=SERIAL).read_all()
         about = json.loads(arrow.schema.metadata[b"analyzer"])
     except (OSError, pa.ArrowException, KeyError, ValueError, TypeError):
         raise DamagedEntry("not a whole chunk-count table") from None
@@ -311,8 +313,9 @@ def read_entry(path: Path, key: str | None = None) -> tuple[ChunkTable, dict]:
     if [(field.name, field.type) for field in arrow.schema] != list(COLUMNS.items()):
         raise DamagedEntry("its columns are not chunk (text), count and first (integers)")
     try:
-        arrow.validate(full=True)  # offsets in bounds, text UTF-8
-        table = _table(arrow)
+        with _out_of_memory_said():
+            arrow.validate(full=True)  # offsets in bounds, text UTF-8
+            table = _table(arrow)
     except (pa.ArrowException, ValueError, IndexError, TypeError):
         raise DamagedEntry("its chunks' text or offsets are broken") from None
     if len(table) != about.get("chunks"):
@@ -326,6 +329,26 @@ def read_entry(path: Path, key: str | None = None) -> tuple[ChunkTable, dict]:
     if checksum(table, about) != about["checksum"]:
         raise DamagedEntry("its checksum does not match its content")
     return table, about
+
+
+SERIAL = ipc.IpcReadOptions(use_threads=False)
+"""An entry is read in this thread: its columns are mapped, not decoded, so Arrow's threads
+would save nothing, and each would need a stack (under `ulimit -v`, one that cannot be mapped
+made a good entry look damaged)."""
+
+@contextlib.contextmanager
+def _out_of_memory_said() -> Iterator[None]:
+    """Memory that runs out while an entry is read (Arrow's MemoryError, a mapping or a thread
+    refused under `ulimit -v`) raised as MemoryError: the entry is whole, the process short of
+    room (before, a good entry was called damaged and counted again)."""
+    try:
+        yield
+    except pa.ArrowMemoryError as error:
+        raise MemoryError(str(error)) from None
+    except (OSError, pa.ArrowException) as error:
+        if short_of_memory(error):
+            raise MemoryError(str(error)) from None
+        raise
 
 
 def _table(arrow: pa.Table) -> ChunkTable:

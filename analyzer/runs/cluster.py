@@ -44,7 +44,7 @@ from .counting import (
     table_key,
 )
 from .errors import RunError
-from .memory import MemoryLimit
+from .headroom import Limit
 from .plan import JobPlan, Report
 from .resolution import check_scheduler
 
@@ -80,13 +80,13 @@ class DaskExecutor:
     def address(self) -> str:
         return self.client.scheduler.address
 
-    def memory(self) -> tuple[MemoryLimit | None, int]:
+    def memory(self) -> tuple[Limit | None, int]:
         """The smallest memory limit of the cluster's workers, and the most jobs one of them runs
         at once (its threads): where a training's predicted peak must fit."""
         workers = self.client.scheduler_info().get("workers", {}).values()
         limits = [worker["memory_limit"] for worker in workers if worker.get("memory_limit")]
         threads = max((worker.get("nthreads", 1) for worker in workers), default=1)
-        return (MemoryLimit(min(limits), "the smallest Dask worker's memory limit")
+        return (Limit(min(limits), "the smallest Dask worker's memory limit")
                 if limits else None), threads
 
     def run(self, plans: list[JobPlan], texts: dict[str, list[str]],

@@ -29,11 +29,12 @@ from analyzer.store import (
     save_pending,
 )
 
-from .builders import combine, local_records, make_plans, run_splitters
+from .builders import combine, local_costs, local_records, make_plans, run_splitters
 from .chunk_cache import ChunkCache
 from .counting import count_locally
 from .errors import RunError
-from .memory import check_memory, memory_limit, table_stats
+from .headroom import Headroom, headroom, own_limit
+from .memory import check_memory, ran_out, table_stats
 from .plan import Report, SourceTables
 from .pool import run_jobs
 from .resolution import ResolvedRun, check_lossless, check_pinned_corpus, resolve
@@ -69,7 +70,7 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
     texts = load_texts(db, resolved.corpus.id, resolved.languages)
     check_lossless(resolved, texts)
     if resolved.source is not None:
-        memory_limit()  # a bad ANALYZER_MEMORY refused now, not after the counting pass
+        own_limit()  # a bad ANALYZER_MEMORY refused now, not after the counting pass
     with contextlib.ExitStack() as stack:
         cluster = None
         # Jobs to train, or tokenizers to measure (their tasks go to the workers too).
@@ -93,6 +94,7 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         measured_units=resolved.measured_units, engine_version=ENGINE_VERSION))
     start = time.perf_counter()
     discards: list = []
+    training = False
     try:
         if started is not None:
             started(run_id)
@@ -107,10 +109,8 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         plans = make_plans(resolved, source)
         workers = settings.jobs or os.cpu_count() or 1
         if source is not None:  # refused now, if it cannot fit, rather than killed halfway
-            limit, workers_at_once = cluster.memory() if cluster is not None \
-                else (memory_limit(), workers)
-            check_memory(plans, workers_at_once, limit, stage, cached=settings.chunk_cache,
-                         cluster=cluster is not None)
+            check_run_memory(resolved, plans, source, workers, cluster, stage)
+        training = True
         if cluster is not None:
             records = cluster.run(plans, texts, report)
         else:
@@ -129,12 +129,49 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         _mark(db, run_id, RunStatus.FAILED, str(error))
         raise
     except BaseException as error:
-        _mark(db, run_id, RunStatus.FAILED, f"{type(error).__name__}: {error}")
+        # Memory that ran out where no prediction reached (the counting pass under a tight
+        # `ulimit -v`, a limit lowered while it ran, another process's growth): said as such,
+        # not as a bug.
+        said = ran_out(error, headroom_or_none(), training)
+        _mark(db, run_id, RunStatus.FAILED, str(said) if said is not None
+              else f"{type(error).__name__}: {error}")
+        if said is not None:
+            raise said from None
         raise
     finally:
         for discard in discards:
             discard()
     return run_id
+
+
+def check_run_memory(resolved: ResolvedRun, plans, source: SourceTables, workers: int, cluster,
+                     stage) -> None:
+    """Predict the run's trainings and refuse it (TooLittleMemory) when they cannot fit: the
+    jobs against this process's headroom (on Dask, against the smallest worker's memory limit,
+    each worker running as many at once as it has threads), the local trainings (an
+    extension) against this process's."""
+    room = headroom()
+    local = local_costs(resolved)
+    cached = resolved.settings.chunk_cache
+    if cluster is None:
+        check_memory(plans, workers, room, stage, cached=cached, local=local,
+                     sample=resolved.source, source=source)
+        return
+    limit, at_once = cluster.memory()
+    # A worker's own process holds about what this one does before training.
+    check_memory(plans, at_once, Headroom(room.held, 0, [limit] if limit else []), stage,
+                 cached=cached, cluster=True, sample=resolved.source, source=source)
+    if local:
+        check_memory([], 1, room, stage, cached=cached, local=local, sample=resolved.source,
+                     source=source)
+
+
+def headroom_or_none() -> Headroom | None:
+    """This process's headroom, where it can be read (not when ANALYZER_MEMORY is bad)."""
+    try:
+        return headroom()
+    except AnalyzerError:
+        return None
 
 
 def count_sample(db: AnalyzerDatabase, run_id: int, resolved: ResolvedRun, cluster,

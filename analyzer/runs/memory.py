@@ -1,24 +1,30 @@
 """Training memory, predicted before training: a run that would not fit is refused with the
-figure and the ways out, never killed by the kernel halfway.
+figure and the ways out, never killed by the kernel (or stopped by a MemoryError) halfway.
 
-A BPE training from a source's chunk-count tables holds, at its peak, a few bytes per byte of
-the distinct chunks' text and a few per distinct chunk (the engine's token and position arrays,
-the Python side's per-chunk arrays), measured by `benchmarks/bench_memory.py` and written in
-`BPE_COST`. The chunks and their bytes are read from the tables (after the count floor,
-`min_chunk_count`), so the prediction costs no training. It is compared with what this process
-may have: the smallest of its cgroup's limit (less what the group already uses), its
-address-space limit (`ulimit -v`), the memory the machine has available (MemAvailable) and
-`ANALYZER_MEMORY` (a limit of one's own: `16G`).
+Each job's builder names what its training costs (`stages(plan)`: an engine's measured cost,
+`analyzer.runs.costs`, over the tables of a pre-tokenizer, per stage); a local builder (an
+extension, made in the command's own process after the jobs) names its own
+(`local_costs(run)`). The distinct chunks and bytes each stage trains on are read from the
+source's tables (after the count floor, `min_chunk_count`), so the prediction costs no
+training. Like is compared with like (`analyzer.runs.headroom`):
 
->>> BPE_COST.peak(chunks=1_000_000, n_bytes=20_000_000) > 200_000_000
+- resident memory: what this run holds now, plus what the jobs that run side by side add,
+  against the total every cgroup the process is in, MemAvailable and `ANALYZER_MEMORY` leave it;
+- address space, per process: what this process maps now (a job's process starts with it),
+  plus what the largest job adds (threads' stacks and arenas included), against `ulimit -v`.
+
+A refusal offers only ways out that are themselves predicted to fit (a count floor that keeps
+a chunk of every table, one job at a time, both, a smaller sample), and more memory last.
+
+>>> costs.TABLES.resident(chunks=1_000_000, n_bytes=20_000_000) > 100_000_000
 True
 """
 
 from __future__ import annotations
 
-import os
-import resource
-from collections.abc import Mapping
+import math
+import textwrap
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,55 +32,27 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from analyzer.errors import Invalid
-from analyzer.settings import byte_size, bytes_written
+from analyzer.bpe.threads import available_cores
+from analyzer.errors import Invalid, setting
+from analyzer.settings import byte_size
 
-from .plan import JobPlan, pretokenizer_name
+from . import costs
+from .chunk_cache import SERIAL
+from .costs import Stage
+from .headroom import MEMORY_ENV, Headroom, Limit, short_of_memory, stack_size
+from .plan import JobPlan, SourceTables, pretokenizer_name
+from .registry import builder_of
 
-MEMORY_ENV = "ANALYZER_MEMORY"
-"""A limit of one's own on what a run's trainings may use (bytes, `16G`, `500M`)."""
+__all__ = ["FLOORS", "MEMORY_ENV", "Headroom", "JobMemory", "Limit", "LocalTraining",
+           "TableStats", "TooLittleMemory", "check_memory", "floors", "needed", "predict_jobs",
+           "check_texts", "ran_out", "table_stats", "wrapped"]
 
 FLOORS = (2, 3, 5, 10, 20, 50, 100)
 """The count floors a refusal tries, smallest first, to offer the least that fits."""
 
-
-@dataclass(frozen=True)
-class EngineCost:
-    """A training's peak resident memory as `fixed + per_byte * bytes + per_chunk * chunks`
-    of the distinct chunks it trains on (fitted on generated text in 58 languages)."""
-
-    per_byte: float
-    per_chunk: float
-    fixed: int
-    least: int = 0
-    """What a run takes whatever it trains (the interpreter, the corpus measured): small
-    trainings need no more than the run itself (`at_once`)."""
-
-    def peak(self, chunks: int, n_bytes: int) -> int:
-        return int(self.fixed + self.per_byte * n_bytes + self.per_chunk * chunks)
-
-
-BPE_COST = EngineCost(per_byte=8.2, per_chunk=34.0, fixed=500_000_000, least=800_000_000)
-"""The compiled BPE engine trained from tables, whole process (see the module's docstring).
-
-Measured (issue 54, the lean engine) on text from `benchmarks/textgen.py`, 58 languages, o200k's
-split, a shared vocabulary to 131,072, VmHWM of a fresh process training from the cached
-tables: 1 GB of text (14.0M distinct chunks, 282.5 MB of distinct chunk bytes) peaks at
-3,112 MB; its first quarter (4.51M chunks, 82.2 MB) at 1,250 MB. The two sizes have nearly
-the same bytes per chunk, so they cannot tell the two rates apart: `per_chunk` is the engine's
-own (each chunk's start, group and training weight in int64 on the Python side, its weight in
-uint32 in the engine, and its separator's slot: 34 bytes), and `per_byte` and `fixed` are
-fitted to the two peaks. Per byte: `tok` (4), the LEB128 position lists (about 1.5 at the
-start), the laid-out bytes (1), and the lists, pair table and heap that the merges and the
-late rescans add. Before (the engine of issue 39): 15.5 per byte and 72 per chunk (5,544 MB
-and 1,921 MB at those sizes); the 10 GB source's 82M chunks and 2 GB of chunk bytes come to
-about 19.6 GB now, 37 GB then.
-
-Checked against whole runs (`benchmarks/bench_memory.py`: a run in a fresh process, the
-counting pass cached, measured on NTREX-128): 256 MB predicted 1.36 GB, peaked 1.33 (+2%);
-1 GB 3.29 and 3.18 (+4%); 10 GB (82,299,206 chunks, 2.05 GB of their text) 20.1 and 21.2 (-5%);
-1 GB under count floors 2 and 5 (3.0M and 0.8M chunks), 0.84 and 0.82 GB: the run's own
-(`least`)."""
+WIDTH = 78
+"""A refusal's lines: at most this wide, its first line 16 shorter (what prints before it:
+`Error: `, `run 1234 failed: `)."""
 
 
 @dataclass(frozen=True)
@@ -99,181 +77,304 @@ def table_stats(path: Path, min_count: int = 1) -> TableStats:
     return floors(path, (min_count,))[min_count]
 
 
-def floors(path: Path, candidates: tuple[int, ...] = FLOORS) -> dict[int, TableStats]:
-    """`table_stats` at each candidate floor, the file read once."""
+def _lengths_and_counts(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """A cached table's chunks' lengths in bytes and their counts."""
     with pa.memory_map(str(path)) as source:
-        arrow = ipc.open_file(source).read_all()
+        arrow = ipc.open_file(source, options=SERIAL).read_all()
         chunks = arrow.column("chunk").combine_chunks()
         offsets = np.frombuffer(chunks.buffers()[1], np.int64)[chunks.offset:
                                                                  chunks.offset + len(chunks) + 1]
-        lengths = np.diff(offsets)
-        counts = arrow.column("count").to_numpy()
-        total = int(lengths.sum())
-        found = {}
-        for floor in candidates:
-            kept = counts >= floor
-            found[floor] = TableStats(len(counts), total, int(kept.sum()), int(lengths[kept].sum()))
-        return found
+        return np.diff(offsets), arrow.column("count").to_numpy().copy()
 
 
-@dataclass(frozen=True)
-class MemoryLimit:
-    """What a process may use, in bytes, and what says so."""
-
-    n_bytes: int
-    what: str
-
-
-def memory_limit(env: Mapping[str, str] | None = None, proc: Path = Path("/proc"),
-                 cgroups: Path = Path("/sys/fs/cgroup")) -> MemoryLimit | None:
-    """The least of the limits this process has (None: none could be read). The paths are
-    parameters so that tests can give their own files."""
-    env = os.environ if env is None else env
-    found: list[MemoryLimit] = []
-    if env.get(MEMORY_ENV):
-        number = bytes_written(env[MEMORY_ENV])
-        if number is None or not 1 <= number < 2**63:
-            raise Invalid(f"{MEMORY_ENV}={env[MEMORY_ENV]!r}: write a number of bytes, e.g. 16G, "
-                          "500M or 1000000")
-        found.append(MemoryLimit(int(number), f"{MEMORY_ENV}={env[MEMORY_ENV]}"))
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        found.append(MemoryLimit(soft, "the address-space limit (ulimit -v)"))
-    group = _cgroup_room(proc, cgroups)
-    if group is not None:
-        found.append(group)
-    available = _meminfo(proc / "meminfo", "MemAvailable")
-    if available is not None:
-        found.append(MemoryLimit(available, "the memory this machine has available"))
-    return min(found, key=lambda limit: limit.n_bytes) if found else None
+def floors(path: Path, candidates: tuple[int, ...] = FLOORS) -> dict[int, TableStats]:
+    """`table_stats` at each candidate floor, the file read once."""
+    lengths, counts = _lengths_and_counts(path)
+    total = int(lengths.sum())
+    found = {}
+    for floor in candidates:
+        kept = counts >= floor
+        found[floor] = TableStats(len(counts), total, int(kept.sum()), int(lengths[kept].sum()))
+    return found
 
 
-def _meminfo(path: Path, field: str) -> int | None:
-    """A field of /proc/meminfo, in bytes."""
-    try:
-        for line in path.read_text().splitlines():
-            name, _, value = line.partition(":")
-            if name == field:
-                kib = int(value.split()[0])
-                return kib * 1024 if kib >= 0 else None
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+class Tables:
+    """The source's tables' figures, each file read once: at a count floor, and (a smaller
+    sample) the distinct chunks and bytes a sample taking each document with probability `share`
+    is expected to keep: a chunk counted c times is kept unless none of its occurrences is
+    taken, `1 - (1 - share)^c` (at most: occurrences in one document go together)."""
 
+    def __init__(self):
+        self._floors: dict[str, dict[int, TableStats]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
-def _cgroup_room(proc: Path, cgroups: Path) -> MemoryLimit | None:
-    """What this process's cgroup (v2, or v1's memory controller) still allows: its limit less
-    what the group uses now; None without a limit."""
-    try:
-        lines = (proc / "self" / "cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:  # a blank or unknown line: not one of a cgroup's
-            continue
-        _, controllers, where = parts
-        if controllers == "":  # v2: one hierarchy
-            folder = cgroups / where.lstrip("/")
-            limit, used = _read_int(folder / "memory.max"), _read_int(folder / "memory.current")
-        elif "memory" in controllers.split(","):
-            folder = cgroups / "memory" / where.lstrip("/")
-            limit = _read_int(folder / "memory.limit_in_bytes")
-            used = _read_int(folder / "memory.usage_in_bytes")
-        else:
-            continue
-        if limit is not None and 0 <= limit < 2**60:  # v1 writes "no limit" as a huge number
-            return MemoryLimit(max(0, limit - (used or 0)),
-                               f"the cgroup's memory limit ({byte_size(limit)}, "
-                               f"{byte_size(used or 0)} in use)")
-    return None
+    def at(self, path: str, floor: int) -> TableStats:
+        if floor not in self._floors.setdefault(path, {}):
+            self._floors[path].update(floors(Path(path), tuple(sorted({floor, 1, *FLOORS}))))
+        return self._floors[path][floor]
 
-
-def _read_int(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):  # missing, or "max"
-        return None
-
+    def sampled(self, path: str, share: float) -> TableStats:
+        if path not in self._arrays:
+            self._arrays[path] = _lengths_and_counts(Path(path))
+        lengths, counts = self._arrays[path]
+        kept = -np.expm1(counts * math.log1p(-share)) if share < 1 else np.ones(len(counts))
+        chunks, n_bytes = float(kept.sum()), float((kept * lengths).sum())
+        whole = self.at(path, 1)
+        return TableStats(whole.chunks, whole.n_bytes, math.ceil(chunks), math.ceil(n_bytes))
 
 
 @dataclass(frozen=True)
 class JobMemory:
-    """A BPE job's predicted peak: what it trains on (after the count floor) and the figure."""
+    """What a job (or a local training) adds to the process it runs in at its peak, and what
+    its largest stage trains on (after the count floor)."""
 
     label: str
     stats: TableStats
-    predicted: int
+    resident: int
+    address: int
+    local: bool = False
+    """Made in the command's own process, after the jobs (an extension)."""
+    stages: tuple[tuple[str, TableStats, int], ...] = ()
+    """Each stage's engine (`EngineCost.name`), what it trains on and the entries it learns."""
 
 
-def predict_jobs(plans: list[JobPlan], floor: int | None = None,
-                 read: dict[str, dict[int, TableStats]] | None = None) -> list[JobMemory]:
-    """Each BPE job that trains on a source's tables, its peak predicted from them (at the run's
-    count floor, or at `floor`); the other algorithms' jobs are not predicted. `read` keeps each
-    table's figures between calls."""
-    read = {} if read is None else read
+@dataclass(frozen=True)
+class LocalTraining:
+    """A training a local builder makes in the command's own process: its label, the
+    languages it trains on and its stages."""
+
+    label: str
+    languages: list[str]
+    stages: list[Stage]
+
+
+def _stages(plan: JobPlan) -> list[Stage] | None:
+    """The stages of a job's training, as its builder names them (None: not predicted)."""
+    try:
+        named = getattr(builder_of(plan.kind), "stages", None)
+    except LookupError:
+        named = None
+    if named is not None:
+        return named(plan)
+    # A plug-in's kind that names no costs: BPE's, if it learns merges.
+    return [Stage(costs.TABLES, pretokenizer_name(plan.pretokenizer), plan.sizes[-1] - 256)] \
+        if plan.kind.has_merges else None
+
+
+def _job(label: str, languages: Sequence[str], stages: list[Stage],
+         measure: Callable[[str, str], TableStats], threads: int, local: bool) -> JobMemory:
+    """A training's figures: its largest stage, in resident memory and address space."""
+    found = []
+    stack = stack_size()
+    read = NO_CHUNKS  # the largest table read whole (before the count floor)
+    for stage in stages:
+        total = NO_CHUNKS
+        for lang in languages:
+            table = measure(lang, stage.tables)
+            total += table
+            read = max(read, table, key=lambda stats: costs.READ.resident(stats.chunks,
+                                                                          stats.n_bytes))
+        entries = max(0, stage.entries)
+        found.append((stage.cost.resident(total.kept_chunks, total.kept_bytes, entries),
+                      stage.cost.address(total.kept_chunks, total.kept_bytes, entries, threads,
+                                         stack), total, stage.cost.name, entries))
+    largest = max(found, key=lambda item: item[0])
+    return JobMemory(_shown(label), largest[2],
+                     max(largest[0], costs.READ.resident(read.chunks, read.n_bytes)),
+                     max([costs.READ.address(read.chunks, read.n_bytes),
+                          *(item[1] for item in found)]),
+                     local, tuple((item[3], item[2], item[4]) for item in found))
+
+
+def predict_jobs(plans: list[JobPlan], source: SourceTables | None = None,
+                 floor: int | None = None, tables: Tables | None = None,
+                 local: Sequence[LocalTraining] = (), workers: int = 1,
+                 share: dict[str, float] | None = None) -> list[JobMemory]:
+    """Each job that trains on a source's tables, and each local training, with what it adds
+    at its peak: at the run's count floor, or at `floor`; or on a smaller sample, taking
+    `share[lang]` of each language's documents taken. A job runs on `available_cores() //
+    workers` threads (the pool shares them out); a local training on every core."""
+    tables = Tables() if tables is None else tables
+    source = source or next((plan.source for plan in plans if plan.source is not None), None)
+    if source is None:
+        return []
+
+    def measure(lang: str, name: str) -> TableStats:
+        path = source.tables[(lang, name)]
+        if share is not None:
+            return tables.sampled(path, share[lang])
+        return tables.at(path, max(source.min_count, floor or 1))
+
+    threads = max(1, available_cores() // max(1, workers))
     found = []
     for plan in plans:
-        if plan.source is None or not plan.kind.has_merges:
-            continue
-        at = max(plan.source.min_count, floor or 1)
-        total = NO_CHUNKS
-        for lang in plan.train_on:
-            path = plan.source.tables[(lang, pretokenizer_name(plan.pretokenizer))]
-            if at not in read.setdefault(path, {}):
-                read[path].update(floors(Path(path), (at, *FLOORS)))
-            total += read[path][at]
-        found.append(JobMemory(plan.label, total,
-                               BPE_COST.peak(total.kept_chunks, total.kept_bytes)))
+        stages = _stages(plan) if plan.source is not None else None
+        if stages:
+            found.append(_job(plan.label, plan.train_on, stages, measure, threads, False))
+    for training in local:
+        found.append(_job(training.label, training.languages, training.stages, measure,
+                          available_cores(), True))
     return found
 
 
-def at_once(jobs: list[JobMemory], workers: int) -> int:
-    """The most memory the jobs need together: the pool runs the biggest first, `workers` at a
-    time, so at worst the `workers` biggest run side by side."""
-    biggest = sorted((job.predicted for job in jobs), reverse=True)[:max(1, workers)]
-    return max(BPE_COST.least, sum(biggest))
+@dataclass(frozen=True)
+class Need:
+    """What a run's trainings need: `resident`, its processes together at their peak (what
+    it holds now included); `address`, its largest process's address space."""
+
+    resident: int
+    address: int
+    together: int
+    biggest: JobMemory
+    held: int
+    mapped: int
+    jobs: int = 1
+
+    def over(self, room: Headroom) -> Limit | None:
+        """The limit this need does not fit (the tightest, resident first), or None."""
+        for limit in sorted(room.resident, key=lambda limit: limit.total):
+            if self.resident > limit.total:
+                return limit
+        if room.address is not None and self.address > room.address.total:
+            return room.address
+        return None
+
+
+def needed(jobs: list[JobMemory], workers: int, held: int, mapped: int) -> Need:
+    """What the jobs need together: the pool runs the biggest first, `workers` at a time (in
+    this process when there is one job or one worker), so at worst the `workers` biggest run
+    side by side; a local training runs after them, in this process."""
+    pooled = sorted((job for job in jobs if not job.local), key=lambda job: -job.resident)
+    together = min(max(1, workers), len(pooled))
+    resident = held + sum(job.resident for job in pooled[:together])
+    local = [job for job in jobs if job.local]
+    resident = max([resident, *(held + job.resident for job in local)])
+    address = mapped + max((job.address for job in jobs), default=0)
+    biggest = max(jobs, key=lambda job: job.resident)
+    return Need(resident, address, together, biggest, held, mapped, len(jobs))
 
 
 class TooLittleMemory(Invalid):
     """A run's trainings would need more memory than the process may have."""
 
+    lines = True
 
-def check_memory(plans: list[JobPlan], workers: int, limit: MemoryLimit | None,
-                 stage=None, cached: bool = True, cluster: bool = False) -> list[JobMemory]:
-    """Say the predicted peak (`stage`), and refuse the run (TooLittleMemory) before any training
-    when it is more than `limit`, with the figure and the ways out: the least count floor that
-    fits (computed from the tables), a smaller sample, fewer jobs at once, a bigger machine.
+    def render(self, names=None) -> str:
+        """Its paragraphs (one a line in its message), each setting named as the face names
+        it, then wrapped (`wrapped`): lines a face prints as they are."""
+        return wrapped(*super().render(names).split("\n"))
+
+
+def _shown(text: str) -> str:
+    """A name from the data or the environment (a pattern, a cgroup's path) with what would
+    break a line or move the cursor written as an escape: the refusal's line breaks are its
+    own.
+
+    >>> print(_shown("re:a" + chr(10) + "b"))
+    re:a\\nb
+    """
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+                   for char in text)
+
+
+def check_memory(plans: list[JobPlan], workers: int, room: Headroom, stage=None,
+                 cached: bool = True, cluster: bool = False,
+                 local: Sequence[LocalTraining] = (), sample=None,
+                 source: SourceTables | None = None) -> list[JobMemory]:
+    """Say the predicted peak (`stage`), and refuse the run (TooLittleMemory) before any
+    training when it does not fit `room`, with the figure and the ways out (`_ways_out`).
     `cached`: the counted chunks are kept in the cache (else a rerun reads the text again).
     `cluster`: the jobs run on Dask workers, `workers` at once on each (its threads), which
-    --jobs does not change."""
-    read: dict[str, dict[int, TableStats]] = {}
-    jobs = predict_jobs(plans, read=read)
-    if not jobs:
+    --jobs does not change. `sample`: the run's `SourcePlan`, to offer a smaller sample;
+    `source`: its tables (default: the first plan's)."""
+    tables = Tables()
+    source = source or next((plan.source for plan in plans if plan.source is not None), None)
+    jobs = predict_jobs(plans, source, tables=tables, local=local, workers=workers)
+    if not jobs or source is None:
         return jobs
-    needed = at_once(jobs, workers)
-    together = min(workers, len(jobs))
-    biggest = max(jobs, key=lambda job: job.predicted)
-    need, room = _apart(needed, limit.n_bytes if limit else needed)
-    said = (f"training needs about {need} at its peak ("
-            + ("what any run takes, whatever it trains; "
-               if needed > sum(sorted((job.predicted for job in jobs), reverse=True)[:together])
-               else "")
-            + (f"{together} jobs at once; " if together > 1 else "")
-            + f"the largest, {biggest.label}, trains on {biggest.stats.kept_chunks:,} distinct "
-            f"chunks, {byte_size(biggest.stats.kept_bytes)} of text)")
-    if limit is None or needed <= limit.n_bytes:
+    need = needed(jobs, workers, room.held, room.mapped)
+    over = need.over(room)
+    if over is None:
         if stage is not None:
-            stage(said + (f", of {room} it may have" if limit else ""))
+            stage(_said(need, room))
         return jobs
-    raise TooLittleMemory(
-        f"{said[0].upper()}{said[1:]}, more than {room}: {limit.what}. "
+    raise TooLittleMemory("\n".join([
+        _refused(need, over),
         "Refused before training, so nothing is lost"
-        + (": the counted chunks are cached, and a rerun with other settings of training "
-           "(a count floor, fewer jobs) does not read the text again" if cached
-           else " (with --no-cache, a rerun reads the text again)")
-        + ". Ways out: "
-        + "; ".join(_ways_out(plans, jobs, workers, limit, read, cluster)) + ".")
+        + (": the counted chunks are cached, and a rerun with other training settings (a "
+           "count floor, fewer jobs) reads no text." if cached
+           else " (with --no-cache, a rerun reads the text again)."),
+        "Ways out:",
+        *(f"  {way}" for way in _ways_out(plans, source, need, over, room, workers, tables,
+                                           local, sample, cluster))]))
+
+
+def _said(need: Need, room: Headroom) -> str:
+    """The prediction, as a run says it before training."""
+    tightest = min(room.resident, key=lambda limit: limit.total, default=None)
+    said = (f"training needs about {byte_size(need.resident)} at its peak ("
+            + _what(need) + ")")
+    if tightest is not None:
+        said += f", of {byte_size(tightest.total)} it may have"
+    if room.address is not None:
+        said += (f"; {byte_size(need.address)} of address space in one process "
+                 f"({byte_size(need.mapped)} mapped already), of {byte_size(room.address.total)}")
+    return said
+
+
+def _job_said(need: Need, holder: str) -> str:
+    """The training that needs most, as a sentence's subject: `the largest, shared [o200k],`,
+    `shared [o200k]` (a run's one job), `it` (a command's one training)."""
+    if holder != "run":
+        return "it"
+    return f"the largest, {need.biggest.label}," if need.jobs > 1 else need.biggest.label
+
+
+def _what(need: Need, holder: str = "run") -> str:
+    biggest = need.biggest
+    return ((f"{need.together} jobs at once; " if need.together > 1 else "")
+            + f"{_job_said(need, holder)} trains on {biggest.stats.kept_chunks:,} distinct "
+            f"chunks, {byte_size(biggest.stats.kept_bytes)} of text; this {holder} holds "
+            f"{byte_size(need.held)} already")
+
+
+def _refused(need: Need, over: Limit, holder: str = "run") -> str:
+    biggest = need.biggest
+    if over.address:
+        needs, room = _apart(need.address, over.total)
+        return (f"Training needs about {needs} of address space in one process, more than "
+                f"the {room} that {_shown(over.what)} allows: {_job_said(need, holder)} adds "
+                f"{byte_size(biggest.address)} to the {byte_size(need.mapped)} this process "
+                f"maps already, training on {biggest.stats.kept_chunks:,} distinct chunks, "
+                f"{byte_size(biggest.stats.kept_bytes)} of text.")
+    needs, room = _apart(need.resident, over.total)
+    return (f"Training needs about {needs} at its peak, more than the {room} that "
+            f"{_shown(over.what)} leaves this {holder} ({_what(need, holder)}).")
+
+
+def wrapped(*paragraphs: str, width: int = WIDTH) -> str:
+    """Paragraphs as lines at most `width` wide, the first 16 shorter (for what prints
+    before it), a paragraph that starts with spaces indented by two more where it wraps.
+
+    >>> print(wrapped("a " * 30, "  " + "b " * 16, width=20))
+    a a
+    a a a a a a a a a a
+    a a a a a a a a a a
+    a a a a a a a a
+      b b b b b b b b b
+        b b b b b b b
+    """
+    lines: list[str] = []
+    for paragraph in paragraphs:
+        indent = paragraph[:len(paragraph) - len(paragraph.lstrip(" "))]
+        first = "#" * 16 if not lines else ""
+        found = textwrap.wrap(paragraph.strip(), width=width, initial_indent=first + indent,
+                              subsequent_indent=indent + ("  " if indent else ""),
+                              break_long_words=False, break_on_hyphens=False)
+        if first and found:
+            found[0] = found[0][len(first):]
+        lines.extend(found)
+    return "\n".join(lines)
 
 
 def _apart(need: int, room: int) -> tuple[str, str]:
@@ -296,39 +397,190 @@ def _apart(need: int, room: int) -> tuple[str, str]:
     return said
 
 
-def _ways_out(plans: list[JobPlan], jobs: list[JobMemory], workers: int, limit: MemoryLimit,
-              read: dict[str, dict[int, TableStats]], cluster: bool = False) -> list[str]:
-    """What would bring a run's trainings under `limit`, each with its figure: only ways that
-    fit (a rerun that follows one is not refused again), but for the last, more memory."""
+def _about(need: Need, over: Limit) -> str:
+    """A way out's figure, in what the limit it was refused by bounds."""
+    return (f"about {byte_size(need.address)} of address space" if over.address
+            else f"about {byte_size(need.resident)}")
+
+
+def _ways_out(plans: list[JobPlan], source: SourceTables, need: Need, over: Limit,
+              room: Headroom, workers: int, tables: Tables, local: Sequence[LocalTraining],
+              sample, cluster: bool) -> list[str]:
+    """What would bring a run's trainings within every limit, each with its figure, each
+    predicted to fit before it is offered, but for the last: more memory."""
     ways = []
-    room = limit.n_bytes
-    current = max(plan.source.min_count for plan in plans if plan.source is not None)
-    fitting = [(floor, need) for floor in FLOORS if floor > current
-               for need in [at_once(predict_jobs(plans, floor, read), workers)] if need <= room]
-    if fitting:
-        floor, need = fitting[0]
-        ways.append(f"train on the chunks seen at least {floor} times (--min-chunk-count "
-                    f"{floor}: about {byte_size(need)})")
-    needed = at_once(jobs, workers)
-    # each job at once is a process of its own, with its own fixed part: only the rest shrinks
-    # with the sample
-    fixed = BPE_COST.fixed * min(workers, len(jobs))
-    share = (room - fixed) / max(1, needed - fixed)
-    source = next(plan.source for plan in plans if plan.source is not None)
-    sample = sum(source.bytes_by_language.values())
-    if 0 < share < 1 and sample and room >= BPE_COST.least:  # below `least`, no sample fits
-        ways.append(f"a smaller sample (--train-bytes {byte_size(sample * share * 0.8).replace(' ', '')} or "
-                    "less, a sample counted afresh, so that run reads the text again: distinct "
-                    "chunks grow more slowly than the text, so read the prediction it prints)")
-    if workers > 1 and len(jobs) > 1 and at_once(jobs, 1) < needed and at_once(jobs, 1) <= room:
-        ways.append(f"one job at a time on each worker (workers of one thread, dask worker "
-                    f"--nthreads 1: about {byte_size(at_once(jobs, 1))})" if cluster else
-                    f"one job at a time (--jobs 1: about {byte_size(at_once(jobs, 1))})")
-    more = byte_size(needed * 1.15)
-    if limit.what.startswith(MEMORY_ENV):
-        ways.append(f"a higher limit of your own ({MEMORY_ENV}={more.replace(' ', '')} or more), "
-                    "on a machine that has it")
+
+    def fits(floor: int | None = None, at_once: int = workers,
+             share: dict[str, float] | None = None) -> Need | None:
+        held, mapped = room.held, room.mapped
+        if share is not None:  # counted afresh: the run holds what counting leaves
+            held, mapped = _after_counting(source, tables, share, held, mapped)
+        found = needed(predict_jobs(plans, source, floor, tables, local, at_once, share),
+                       at_once, held, mapped)
+        return found if found.over(room) is None else None
+
+    one = "workers of one thread (dask worker --nthreads 1)" if cluster else f"{setting('jobs')} 1"
+    fewer = workers > 1 and need.together > 1  # one job at a time would change the need
+    floor = _least_floor(source, tables, fits)
+    if floor is not None:
+        found = fits(floor)
+        assert found is not None
+        ways.append(f"{setting('min_chunk_count')} {floor}: {_about(found, over)} (train on the chunks "
+                    f"seen at least {floor} times)")
+    alone = fits(at_once=1) if fewer else None
+    if alone is not None:
+        ways.append(f"{one}: {_about(alone, over)} (one job at a time)")
+    if fewer and alone is None:  # neither alone: one job at a time, and a floor
+        both = _least_floor(source, tables, lambda k: fits(k, at_once=1))
+        if both is not None and (floor is None or both < floor):
+            found = fits(both, at_once=1)
+            assert found is not None
+            ways.append(f"{setting('min_chunk_count')} {both} with {one}: {_about(found, over)} "
+                        f"(the chunks seen at least {both} times, one job at a time)")
+    if sample is not None:
+        for at_once in ([workers, 1] if fewer and alone is None else [workers]):
+            smaller = _smaller_sample(source, sample, lambda share, n=at_once:
+                                      fits(share=share, at_once=n))
+            if smaller is not None:
+                total, found = smaller
+                ways.append(f"{setting('train_bytes')} {byte_size(total).replace(' ', '')}"
+                            + (f" with {one}" if at_once != workers else "")
+                            + f": {_about(found, over)} (a sample counted afresh, so that run "
+                            "reads the text again; its distinct chunks estimated from the "
+                            "counts)")
+                break
+    more = byte_size((need.address if over.address else need.resident) * 1.15)
+    if over.address:
+        kib = math.ceil(need.address * 1.15 / 1024)
+        ways.append(f"a higher address-space limit (ulimit -v {kib} or more)")
+    elif over.what.startswith(MEMORY_ENV):
+        ways.append(f"a higher limit of your own ({MEMORY_ENV}={more.replace(' ', '')} or "
+                    "more), on a machine that has it")
     else:
         ways.append(f"a machine with {more} or more (with --scheduler, the Dask worker that "
                     "trains)")
     return ways
+
+
+def _after_counting(source: SourceTables, tables: Tables, share: dict[str, float], held: int,
+                    mapped: int) -> tuple[int, int]:
+    """What a run holds and maps before training when it counts a smaller sample afresh (it
+    is not in the cache): what this run does now, plus what counting leaves (`costs.COUNTED`)
+    for the sample's expected distinct chunks of every table it counts (each pre-tokenizer's).
+    A run that takes its tables from the cache holds less: checked with this, a sample
+    offered fits the run that follows it (before: an extension's, offered to within 0.1 MB
+    of the limit, held 8 MB more once counted and was refused again)."""
+    counted = NO_CHUNKS
+    for (lang, _), path in source.tables.items():
+        counted += tables.sampled(path, share[lang])
+    cost = costs.COUNTED
+    return (held + cost.resident(counted.kept_chunks, counted.kept_bytes),
+            mapped + cost.address(counted.kept_chunks, counted.kept_bytes, 0, available_cores(),
+                                  stack_size()))
+
+
+def _least_floor(source: SourceTables, tables: Tables, fits) -> int | None:
+    """The least floor above the run's that keeps a chunk of every table (a floor that keeps
+    none of a language is refused) and fits."""
+    for floor in FLOORS:
+        if floor <= source.min_count:
+            continue
+        if any(tables.at(path, floor).kept_chunks == 0 < tables.at(path, floor).chunks
+               for path in source.tables.values()):
+            return None  # and every higher floor keeps less
+        if fits(floor) is not None:
+            return floor
+    return None
+
+
+def _smaller_sample(source: SourceTables, sample, fits) -> tuple[int, Need] | None:
+    """The largest sample (bytes, to two significant digits, rounded down) whose expected
+    distinct chunks fit, with its figure; None when none that keeps a tenth of the text does.
+    Each language's share is its new budget's rate over the one taken (`sample.budgets`)."""
+    from .sample import budgets, parse_mix
+
+    taken = sum(source.bytes_by_language.values())
+    if taken <= 0 or source.min_count > 1:
+        return None
+    available = {lang: plan.available for lang, plan in sample.languages.items()}
+
+    def share_of(total: int) -> dict[str, float]:
+        wanted = budgets(parse_mix(sample.mix), available, total)
+        return {lang: min(1.0, wanted[lang] / max(1, source.bytes_by_language[lang]))
+                for lang in source.order}
+
+    low, high = 0.1, 1.0
+    if fits(share_of(int(taken * low))) is None:
+        return None
+    for _ in range(12):  # to a few parts in a thousand
+        middle = (low + high) / 2
+        if fits(share_of(int(taken * middle))) is not None:
+            low = middle
+        else:
+            high = middle
+    total = _round_down(int(taken * low))
+    found = fits(share_of(total))
+    return (total, found) if found is not None else None
+
+
+def _round_down(n: int) -> int:
+    """To two significant digits, down.
+
+    >>> _round_down(19_149_000), _round_down(7)
+    (19000000, 7)
+    """
+    scale = 10 ** max(0, len(str(n)) - 2)
+    return n // scale * scale
+
+
+def check_texts(chunks: int, n_bytes: int, entries: int, room: Headroom,
+                label: str = "the training") -> Need:
+    """A training on texts already cut and held (`analyzer train`: their distinct chunks and
+    bytes, a list of strings, to `entries` merges), predicted against `room`; TooLittleMemory,
+    before it starts, when it does not fit."""
+    stats = TableStats(chunks, n_bytes, chunks, n_bytes)
+    cost = costs.LISTED
+    job = JobMemory(label, stats, cost.resident(chunks, n_bytes, entries),
+                    cost.address(chunks, n_bytes, entries, available_cores(), stack_size()))
+    need = needed([job], 1, room.held, room.mapped)
+    over = need.over(room)
+    if over is None:
+        return need
+    more = (f"a higher address-space limit (ulimit -v {math.ceil(need.address * 1.15 / 1024)} "
+            "or more)" if over.address else
+            f"a higher limit of your own ({MEMORY_ENV}="
+            f"{byte_size(need.resident * 1.15).replace(' ', '')} or more)"
+            if over.what.startswith(MEMORY_ENV) else
+            f"a machine with {byte_size(need.resident * 1.15)} or more")
+    raise TooLittleMemory("\n".join([
+        _refused(need, over, "command"), "Refused before training. Ways out:",
+        "  fewer or smaller files (the distinct chunks are what training holds)", f"  {more}"]))
+
+
+def ran_out(error: BaseException, room: Headroom | None, training: bool | None = False,
+            run: bool = True) -> TooLittleMemory | None:
+    """An error that says memory ran out (MemoryError, a thread that could not start, an
+    allocation or a mapping refused: `headroom.short_of_memory`), said in words, with the limit
+    that bounds the process (`ulimit -v`, which is what makes a MemoryError, where there is
+    one) and whether training had started (None: a command that does not train); a `run`'s,
+    or `analyzer train`'s; None for any other error."""
+    if not short_of_memory(error):
+        return None
+    limits = [] if room is None else sorted(room.resident, key=lambda limit: limit.total)
+    limit = room.address if room is not None and room.address is not None else \
+        (limits[0] if limits else None)
+    under = f", under {_shown(limit.what)} of {byte_size(limit.total)}" \
+        if limit is not None else ""
+    cause = f"({type(error).__name__}" + (f": {_shown(str(error))}" if str(error) else "") + ")"
+    if training is None:
+        return TooLittleMemory(f"The command ran out of memory {cause}{under}. Give it more "
+                               "memory.")
+    when = "while training" if training else "before training"
+    if not run:
+        return TooLittleMemory(f"Training ran out of memory {when} {cause}{under}.\nGive it "
+                               "more memory, or train on fewer or smaller files.")
+    return TooLittleMemory("\n".join([
+        f"The run ran out of memory {when} {cause}{under}; nothing was stored.",
+        f"Give it more memory, or train on less: a count floor ({setting('min_chunk_count')}), "
+        f"a smaller sample ({setting('train_bytes')}), one job at a time ({setting('jobs')} 1)."]))
+

@@ -11,6 +11,13 @@ A builder is a module (or any object) with the kinds it builds, `KINDS`, and eit
   share out it gives to `spread` (`runs.spread`: this process's threads, or the Dask cluster's
   workers), as production tokenizers are measured, one task each.
 
+A job builder may have `stages(plan)`: what its training costs in memory, each stage an
+engine's measured cost (`analyzer.runs.costs`) over the tables of a pre-tokenizer (by its
+`plan.pretokenizer_name`), so that `analyzer.runs.memory` predicts it before training (a
+builder without it: BPE's cost if its kind learns merges, else not predicted); a local
+builder that trains may have `local_costs(run)`, the same for its trainings
+(`memory.LocalTraining`).
+
 Either may have `check(settings, run, taken)`: the settings it owns checked against the run
 (`RunError` naming the setting), returning `(made, recorded)`, what it made of them (read back as
 `run.made[name]`) and how the run's row records them; `taken` is the set of scopes already used,

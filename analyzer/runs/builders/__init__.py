@@ -22,6 +22,7 @@ from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.identity import load_plugins
 from analyzer.store import VocabularyRecord
 
+from ..memory import LocalTraining
 from ..plan import JobPlan, Report, SourceTables, VocabularyJob
 from ..registry import builder_of, job_builders, local_builders, register
 from ..resolution import ResolvedRun
@@ -82,6 +83,13 @@ def local_records(run: ResolvedRun, texts: dict[str, list[str]], report: Report 
             for record in builder.records(run, texts, report, source, spread)]
 
 
+def local_costs(run: ResolvedRun) -> list[LocalTraining]:
+    """What the trainings made in this process after the jobs cost (`analyzer.runs.memory`),
+    as the local builders that train name them (`local_costs(run)`)."""
+    return [training for builder in local_builders()
+            for training in getattr(builder, "local_costs", lambda run: [])(run)]
+
+
 def run_splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
     """Every pre-tokenizer the run's trainings cut a training source's text with, by name:
     the run's own, and those its builders need beside (SuperBPE's second stage, each extended
@@ -95,5 +103,5 @@ def run_splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
     return found
 
 
-__all__ = ["build_vocabulary", "combine", "local_records", "make_plans",
+__all__ = ["build_vocabulary", "combine", "local_costs", "local_records", "make_plans",
            "run_splitters"]

@@ -10,11 +10,14 @@ from analyzer import bpe
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.store import StoredMerge, VocabularyRecord
 
+from .. import costs
+from ..costs import Stage
 from ..plan import (
     JobPlan,
     Report,
     VocabularyJob,
     count_joined,
+    pretokenizer_name,
     progress_reporter,
     split_by_language,
 )
@@ -35,6 +38,12 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
             found += [new_plan(run, VocabularyId.own(lang), [lang], counted_by(run, lang),
                                pretokenizer) for lang in run.languages]
     return found
+
+
+def stages(plan: JobPlan) -> list[Stage]:
+    """What its training costs (`analyzer.runs.memory`): the engine on its pre-tokenizer's
+    tables, laid out as bytes."""
+    return [Stage(costs.TABLES, pretokenizer_name(plan.pretokenizer), plan.sizes[-1] - 256)]
 
 
 def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:

@@ -26,7 +26,10 @@ from analyzer.identity import BASE_PRETOKENIZER, VocabKind, VocabularyId
 from analyzer.settings import MAX_SIZE, RunSettings
 from analyzer.store import StoredMerge, VocabularyRecord
 
+from .. import costs
+from ..costs import Stage
 from ..errors import RunError
+from ..memory import LocalTraining
 from ..plan import (
     Report,
     SourceTables,
@@ -94,6 +97,17 @@ def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dic
 def splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
     """Each extended tokenizer's own pre-tokenizer, under its name (`pretokenizer_name`)."""
     return {pretokenizer_name(base): base for base in run.made["extend"]}
+
+
+def local_costs(run: ResolvedRun) -> list[LocalTraining]:
+    """What each extension's training costs (`analyzer.runs.memory`), in this process: the
+    base's library encodes each chunk of the base's own pre-tokenizer's tables, then BPE
+    continues on the ids."""
+    train_langs = run.made["extend_langs"] or run.languages
+    added = max(run.made["added"], default=0)
+    return [LocalTraining(VocabularyId.extension(base.name).scope, list(train_langs),
+                          [Stage(costs.EXTENDED, pretokenizer_name(base), added)])
+            for base in run.made["extend"]]
 
 
 def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None = None,

@@ -20,13 +20,15 @@ import numpy as np
 
 from analyzer.bpe.pretokenize import NONE, Chunked, chunk_texts, resolve
 from analyzer.errors import SETTING, setting
-from analyzer.external.library_trained import LibraryModel, train_model
+from analyzer.external.library_trained import LibraryModel, min_size, train_model
 from analyzer.identity import Algorithm, VocabKind, VocabularyId
 from analyzer.settings import ALGORITHMS, MAX_LIBRARY_SIZE, RunSettings
 from analyzer.store import VocabularyRecord
 
+from .. import costs
+from ..costs import Stage
 from ..errors import RunError
-from ..plan import JobPlan, Report, VocabularyJob, count_joined
+from ..plan import JobPlan, Report, VocabularyJob, count_joined, pretokenizer_name
 from ..resolution import ResolvedRun, invalid
 from .common import counted_by, new_plan
 
@@ -93,6 +95,15 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
                                        counted_by(run, lang), pretokenizer, sizes=[size])
                               for lang in run.languages]
     return found
+
+
+def stages(plan: JobPlan) -> list[Stage]:
+    """What its training costs (`analyzer.runs.memory`): its engine on its pre-tokenizer's
+    tables, merged into one packed table."""
+    algorithm = plan.kind.algorithm
+    cost = costs.UNIGRAM if algorithm == Algorithm.UNIGRAM else costs.WORDPIECE
+    return [Stage(cost, pretokenizer_name(plan.pretokenizer),
+                  plan.sizes[0] - min_size(algorithm or Algorithm.UNIGRAM))]
 
 
 def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:

