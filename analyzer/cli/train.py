@@ -10,8 +10,6 @@ from .. import bpe
 from ..bpe.readable import readable
 from ..bpe.reference import TIE_BREAKS
 from ..files import not_regular
-from ..runs.headroom import headroom
-from ..runs.memory import check_texts, ran_out
 from ..settings import (
     MAX_SIZE,
     MAX_STORED_INT,
@@ -38,6 +36,8 @@ def train(
     """Learn byte-level BPE merges on text files and show what they do to the text."""
     from ..corpus import read_lines
     from ..export import training_document
+    from ..runs.headroom import headroom
+    from ..runs.memory import check_texts, ran_out
     from .progress import progress_bars
     from .tables import new_table
 
