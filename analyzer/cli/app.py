@@ -135,6 +135,8 @@ class Console(rich_console.Console):
 
     def __init__(self, *args, soft_wrap: bool = True, emoji: bool = False, **kwargs) -> None:
         super().__init__(*args, soft_wrap=soft_wrap, emoji=emoji, **kwargs)
+        if self._width is not None and self._width < 1:  # COLUMNS=0: no width, not none at all
+            self._width = None  # (rich printed nothing); as unset: the terminal's, or 80
 
     def print(self, *objects: Any, **options: Any) -> None:
         if not self.stderr and objects and all(isinstance(item, str) for item in objects):
@@ -242,10 +244,12 @@ def writing(out: Path) -> Iterator[None]:
 
 
 def emit(content: str | Iterable[str], out: Path | None) -> None:
-    """A document to standard output as it is made, or to `out` atomically (saying so)."""
+    """A document to standard output as it is made, or to `out` atomically (saying so): the
+    same bytes either way (Click would take what looks like a terminal's colour codes out of
+    a text, `\x1b[2J`, when standard output is not a terminal)."""
     if out is None:
         for piece in [content] if isinstance(content, str) else content:
-            typer.echo(piece, nl=False)
+            typer.echo(piece, nl=False, color=True)
         return
     with writing(out):
         write_atomically(out, content)

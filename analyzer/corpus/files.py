@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,26 @@ def lone_surrogate(text: str) -> int | None:
     except UnicodeEncodeError as error:
         return error.start
     return None
+
+
+def path_text(path: Path | str) -> str:
+    """A path as text to keep and show: the bytes of a name that are not UTF-8 (which Python
+    reads as lone surrogates, and no database or document can hold) written as `\\xff`.
+
+    >>> path_text("corpora/caf" + chr(0xDCFF))
+    'corpora/caf\\\\xff'
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def undecodable_byte(path: Path | str) -> int | None:
+    """The first byte of `path` that is not UTF-8, or None when the whole path is.
+
+    >>> undecodable_byte("caf" + chr(0xDCFF)), undecodable_byte("café")
+    (255, None)
+    """
+    at = lone_surrogate(str(path))
+    return None if at is None else os.fsencode(str(path)[at])[0]
 
 
 COMPRESSIONS = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd", "xz": b"\xfd7zXZ\x00"}
