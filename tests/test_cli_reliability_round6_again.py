@@ -91,3 +91,35 @@ def test_a_terminal_width_of_zero_is_no_width_not_an_empty_output(run_db):
         result = invoke(run_db, *command, env={"COLUMNS": "0"})
         assert result.exit_code == 0 and result.stdout.strip(), (command, result.output)
     assert "1.00x" in invoke(run_db, "show", "1", env={"COLUMNS": "0"}).stdout
+
+
+def analyzer(*args, env: dict | None = None):
+    """`analyzer ARGS` as typed (no --db added)."""
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    return CliRunner().invoke(app, list(map(str, args)), env=env)
+
+
+def test_a_group_s_options_before_its_command_are_the_command_s(tmp_path, monkeypatch):
+    """`analyzer sources --db a.db add NAME PATH` registered the source into ./analyzer.db
+    (Click kept the group's --db to the group, and `add` took its default) and said it was
+    registered; `sources --db a.db remove NAME` removed it from ./analyzer.db. The group's
+    options are its command's; one the command does not have is refused."""
+    monkeypatch.delenv("ANALYZER_DB", raising=False)
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest", corpus_folder(tmp_path / "tiny")).exit_code == 0
+    added = analyzer("sources", "--db", db, "add", "src", tmp_path / "tiny")
+    assert added.exit_code == 0, added.output
+    assert not (tmp_path / "analyzer.db").exists()
+    assert "src" in analyzer("sources", "--db", db).stdout
+    shown = analyzer("sources", "--db", db, "--json", "show", "src")
+    assert shown.exit_code == 0 and shown.stdout.startswith("{"), shown.output
+    elsewhere = analyzer("sources", "--db", tmp_path / "b.db", "show", "src", "--db", db)
+    assert elsewhere.exit_code == 0, elsewhere.output  # typed after the command: that one
+    assert analyzer("sources", "--db", db, "remove", "src").exit_code == 0
+    assert "No training sources yet" in analyzer("sources", "--db", db).stdout
+    refused = analyzer("sources", "--json", "add", "src", tmp_path / "tiny")
+    assert refused.exit_code == 2 and "--json is not an option of add" in said(refused)
+    assert not (tmp_path / "analyzer.db").exists()
