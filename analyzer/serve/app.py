@@ -29,7 +29,7 @@ from analyzer.limits import (
 )
 from analyzer.settings import settings_error, settings_errors
 
-from . import api, health, pages, signin, uploads, workflow
+from . import api, health, multipart, pages, signin, uploads, workflow
 from .access_log import AccessLog
 from .counting import CountingProcesses
 from .guards import (
@@ -117,7 +117,8 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException):
-        return problem(error.status_code, title_of(error.status_code), str(error.detail),
+        detail = multipart.unreadable(error) or str(error.detail)  # the form parser's why
+        return problem(error.status_code, title_of(error.status_code), detail,
                        headers=getattr(error, "headers", None))
 
     @app.exception_handler(AnalyzerError)
