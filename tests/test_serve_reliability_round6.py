@@ -266,3 +266,34 @@ def test_a_refusal_before_the_body_has_come_is_delivered_to_a_client_that_sends_
     answer = post_form(served, body)  # sends the whole body, then reads: no reset
     assert answer.startswith(b"HTTP/1.1 400"), answer
     assert b"has a header line of" in answer
+
+
+@pytest.mark.parametrize("body", [{"text": "a", "run": True}, {"text": "a", "run": "1"},
+                                  {"texts": {"eng_Latn": "a"}, "run": True},
+                                  {"texts": {"eng_Latn": "a"}, "tokenizers": ["cl100k_base"],
+                                   "pieces": 1}])
+def test_a_value_of_another_json_type_is_refused(client, body):
+    """Found attacking the service again: `{"text": "a", "run": true}` was answered as run 1
+    (a bool taken as an int), "1" too; `pieces: 1` as true. Each value is of its own type."""
+    path = "/api/tokenize" if "text" in body else "/api/compare"
+    detail = problem_of(client.post(path, json=body), 422)
+    assert "valid integer" in detail or "valid boolean" in detail, detail
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"text": "a", "tokenizer": "cl100k_base", "tokenizer": "o200k_base"}',
+     "the key 'tokenizer' is given twice in one object"),
+    ('{"text": "a", "tokenizer": "cl100k_base", "run": ' + "9" * 5000 + "}",
+     "a number of 5,000 digits, more than the 4,300 that can be read"),
+    ('{"text": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply to be read"),
+], ids=["repeated", "digits", "deep"])
+def test_a_json_body_is_read_as_the_command_line_reads_json(client, text, said):
+    """Found attacking the service again: a key given twice was taken last-wins without a
+    word (the CLI's JSON readers refuse it); a 5,000-digit number or deep nesting was "There
+    was an error parsing the body". Each is a 422 saying what."""
+    answer = client.post("/api/tokenize", content=text.encode(),
+                         headers={"Content-Type": "application/json"})
+    assert said in problem_of(answer, 422)
+    fine = client.post("/api/tokenize", content=b'{"text": "a", "tokenizer": "cl100k_base"}',
+                       headers={"Content-Type": "application/json"})
+    assert fine.status_code == 200, fine.text

@@ -69,6 +69,27 @@ class NotJSON(ValueError):
     """A text that `parse_json` cannot read, its message saying why in words."""
 
 
+class Malformed(NotJSON):
+    """Not JSON at all (`parse_json`'s "not JSON (... at column N)")."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads`'s object_pairs_hook refusing (NotJSON) an object that gives a key twice,
+    where json keeps the last without a word.
+
+    >>> parse_json('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    ...
+    analyzer.corpus.files.NotJSON: the key 'a' is given twice in one object
+    """
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise NotJSON(f"the key {key!r} is given twice in one object")
+        seen[key] = value
+    return seen
+
+
 def parse_json(text: str | bytes, **options: Any) -> Any:
     """`json.loads(text, **options)`, every way it can fail said in words (NotJSON): not
     JSON (where), nested too deeply, or a number of more digits than Python reads (4,300:
@@ -84,7 +105,9 @@ def parse_json(text: str | bytes, **options: Any) -> Any:
     try:
         return json.loads(text, **options)
     except json.JSONDecodeError as error:
-        raise NotJSON(f"not JSON ({error.msg} at column {error.colno:,})") from None
+        raise Malformed(f"not JSON ({error.msg} at column {error.colno:,})") from None
+    except NotJSON:  # said by a hook (unique_keys)
+        raise
     except RecursionError:
         raise NotJSON("nested too deeply to be read") from None
     except ValueError as error:  # int() refusing a number's digits
