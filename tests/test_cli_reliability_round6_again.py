@@ -4,11 +4,13 @@ to standard output holds, paths whose bytes are not UTF-8, and terminals of any 
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import TINY, invoke
+from helpers import TINY, RunProcess, invoke
 
 
 def corpus_folder(folder: Path, texts: dict[str, list[str]] = TINY) -> Path:
@@ -123,3 +125,22 @@ def test_a_group_s_options_before_its_command_are_the_command_s(tmp_path, monkey
     refused = analyzer("sources", "--json", "add", "src", tmp_path / "tiny")
     assert refused.exit_code == 2 and "--json is not an option of add" in said(refused)
     assert not (tmp_path / "analyzer.db").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", [[sys.executable, "-m", "analyzer"],
+                                     [str(Path(sys.executable).parent / "analyzer")]],
+                         ids=["python-m", "script"])
+@pytest.mark.parametrize("stop, said", [(signal.SIGINT, "Interrupted: nothing was stored"),
+                                        (signal.SIGTERM, "Interrupted (SIGTERM): nothing")])
+def test_a_stop_while_the_command_loads_is_said_and_exits_130(tmp_path, program, stop, said):
+    """Found attacking the command line again: Ctrl-C in a command's first seconds, while its
+    modules load, printed a KeyboardInterrupt traceback (exit 1 then), SIGTERM ended it without
+    a word (-15). Both entries (the console script, python -m) install the handling first."""
+    command = RunProcess("corpora", "--db", str(tmp_path / "a.db"), program=program,
+                         env={"ANALYZER_TEST_STALL_IMPORT": "analyzer.cli"})
+    command.wait_for("analyzer-test: stalled importing analyzer.cli")
+    os.kill(command.pid, stop)
+    code, _, stderr = command.finish()
+    assert code == 130, stderr
+    assert said in stderr and "Traceback" not in stderr, stderr

@@ -22,7 +22,7 @@ from rich import console as rich_console
 from .. import __version__, bpe
 from ..errors import AnalyzerError
 from ..files import write_atomically
-from ..interrupts import keep_interrupts
+from ..interrupts import EXIT_INTERRUPTED, interrupt_handler, interrupted, keep_interrupts
 from ..store import (
     AnalyzerDatabase,
     open_db,
@@ -66,9 +66,7 @@ class Commands(HelpGroup):
             raise fail(f"the database could not be read or written ({error}); nothing was "
                         "changed") from None
         except KeyboardInterrupt as error:
-            why = f" ({error.args[0]})" if error.args else ""
-            Console(stderr=True).print(f"Interrupted{why}: nothing was stored, and no file was "
-                                       "replaced.")
+            Console(stderr=True).print(plain(interrupted(error)))
             raise typer.Exit(code=EXIT_INTERRUPTED) from None
         except BrokenPipeError:
             _quiet_stdout()
@@ -174,10 +172,6 @@ EXIT_BUG = 70
 """An unexpected error, a bug of analyzer's (EX_SOFTWARE in sysexits.h)."""
 
 
-EXIT_INTERRUPTED = 130
-"""Stopped by Ctrl-C or SIGTERM."""
-
-
 FULL_DISK = {errno.ENOSPC, errno.EDQUOT}
 
 
@@ -260,18 +254,3 @@ def open_database(db: Path) -> AnalyzerDatabase:
     """The database of a command that needs one to exist already."""
     return open_db(db, create=False)
 
-
-class Interrupted(KeyboardInterrupt):
-    """A stop signal other than Ctrl-C, handled like it (the run is marked, workers stop)."""
-
-
-def interrupt_handler():
-    """SIGTERM as an interrupt of this process; a worker forked before it resets its own
-    handlers (a stop can land in that instant) just ends, quietly, as SIG_DFL would."""
-    owner = os.getpid()
-
-    def handler(signum, frame) -> None:
-        if os.getpid() != owner:
-            os._exit(128 + signum)
-        raise Interrupted(signal.Signals(signum).name)
-    return handler
