@@ -144,3 +144,30 @@ def test_a_stop_while_the_command_loads_is_said_and_exits_130(tmp_path, program,
     code, _, stderr = command.finish()
     assert code == 130, stderr
     assert said in stderr and "Traceback" not in stderr, stderr
+
+
+def test_a_name_that_is_not_utf8_is_said_with_its_byte_escaped(tmp_path):
+    """Found attacking the command line again: a corpus file named \\xff.txt was "unknown
+    language code '\\udcff'" (Python's reading of the byte); the byte is written as the rest of
+    the command line writes it."""
+    folder = corpus_folder(tmp_path / "c")
+    with open(os.path.join(os.fsencode(folder), b"\xff.txt"), "wb") as file:
+        file.write(b"x\n" * len(next(iter(TINY.values()))))
+    result = invoke(tmp_path / "a.db", "ingest", folder)
+    assert result.exit_code != 0
+    assert "unknown language code '\\xff'" in said(result), result.output
+    assert "udcff" not in result.output
+
+
+@pytest.mark.parametrize("command", [["corpora"], ["run"], ["ingest", "x"]])
+def test_an_empty_database_path_is_said_empty(tmp_path, command):
+    """Found attacking the command line again: `--db ""` (or ANALYZER_DB set empty) was "file
+    '' is a directory" (an empty path read as "."); it is said empty. A folder is still one."""
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    empty = CliRunner().invoke(app, [*command, "--db", ""])
+    assert empty.exit_code == 2 and "the path is empty" in said(empty), empty.output
+    folder = CliRunner().invoke(app, [*command, "--db", str(tmp_path)])
+    assert folder.exit_code == 2 and "is a directory" in said(folder), folder.output

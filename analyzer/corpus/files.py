@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,19 @@ def path_text(path: Path | str) -> str:
     'corpora/caf\\\\xff'
     """
     return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def quoted(text: str) -> str:
+    """`text` quoted as `repr` quotes it, a byte of a name that was not UTF-8 (a lone surrogate,
+    as Python reads such a name) written `\\xff` as `path_text` writes it, not `\\udcff`.
+
+    >>> print(quoted(chr(0xDCFF)), quoted("a\\\\udcff"), quoted("eng"))
+    '\\xff' 'a\\\\udcff' 'eng'
+    """
+    def byte(match: re.Match[str]) -> str:
+        slashes = match.group(1)  # an odd count: the last one starts the escape
+        return slashes[:-1] + "\\x" + match.group(2) if len(slashes) % 2 else match.group(0)
+    return re.sub(r"(\\+)udc([89a-f][0-9a-f])", byte, repr(text))
 
 
 def undecodable_byte(path: Path | str) -> int | None:
