@@ -11,15 +11,22 @@ interrupt is sent again, the same signal to the main thread, from a thread of it
 finalizer is over (sent from the hook, it would land in the hook, and be lost again; a signal,
 unlike `_thread.interrupt_main`, also wakes a main thread blocked in a wait).
 
+`interrupt_handler` makes SIGTERM such an interrupt; the command (`analyzer.__main__`) installs
+it before it imports anything heavy, so that a stop in its first seconds is said as any other.
+
 >>> signal_of(KeyboardInterrupt("SIGTERM")), signal_of(KeyboardInterrupt())
 (<Signals.SIGTERM: 15>, <Signals.SIGINT: 2>)
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
+
+EXIT_INTERRUPTED = 130
+"""A command stopped by Ctrl-C or SIGTERM."""
 
 RESEND_AFTER = 0.01
 """Seconds before a lost interrupt is sent again: the finalizer it landed in is over by then
@@ -31,6 +38,32 @@ def signal_of(interrupt: BaseException) -> signal.Signals:
     here raise `KeyboardInterrupt("SIGTERM")`), else Ctrl-C's."""
     name = str(interrupt.args[0]) if interrupt.args else ""
     return signal.Signals[name] if name in signal.Signals.__members__ else signal.SIGINT
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal other than Ctrl-C, handled like it (the run is marked, workers stop)."""
+
+
+def interrupt_handler():
+    """SIGTERM as an interrupt of this process; a worker forked before it resets its own
+    handlers (a stop can land in that instant) just ends, quietly, as SIG_DFL would."""
+    owner = os.getpid()
+
+    def handler(signum, frame) -> None:
+        if os.getpid() != owner:
+            os._exit(128 + signum)
+        raise Interrupted(signal.Signals(signum).name)
+    return handler
+
+
+def interrupted(interrupt: BaseException) -> str:
+    """What a command stopped by `interrupt` says.
+
+    >>> interrupted(Interrupted("SIGTERM"))
+    'Interrupted (SIGTERM): nothing was stored, and no file was replaced.'
+    """
+    why = f" ({interrupt.args[0]})" if interrupt.args else ""
+    return f"Interrupted{why}: nothing was stored, and no file was replaced."
 
 
 def keep_interrupts() -> None:

@@ -213,3 +213,87 @@ def test_headers_that_never_end_are_cut_off_not_kept(served, client):
     cookies = "; ".join(f"c{i}={'x' * 3000}" for i in range(20))  # 60 KB: a heavy browser's
     assert client.get("/api/runs", headers={"Cookie": cookies}).status_code == 200
 
+
+
+def test_a_part_header_longer_than_the_parser_reads_is_refused_naming_the_part(served):
+    """Found attacking the service again: a 5,000-character file name was answered "Invalid
+    multipart data." (the form parser's limit on a header line, 4,224 bytes, unsaid)."""
+    before = dump(served.db)
+    answer = post_form(served, form(("name", None, b"long"), ("file", "x" * 5000 + ".tsv", PAIRS)))
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    assert b"the form's part 2 has a header line of 5," in answer
+    assert b"over the 4,224 a part's header line may take" in answer
+    assert dump(served.db) == before
+
+
+def test_a_preamble_before_the_first_boundary_is_passed_over(served, client):
+    """Found attacking the service again: a preamble (RFC 2046 allows one; it is not part of
+    the form) was answered "Invalid multipart data."."""
+    body = (b"This is a preamble, --" + BOUNDARY.encode() + b" in it not on a line of its own."
+            b"\r\n" + form(("file", "pre.tsv", PAIRS), ("name", None, b"preambled")))
+    answer = post_form(served, body)
+    assert answer.startswith(b"HTTP/1.1 201"), answer
+    assert client.get("/api/corpora/preambled").status_code == 200
+
+
+def test_a_form_the_parser_cannot_read_is_said_why(served):
+    """"Invalid multipart data." said nothing of what was wrong: the parser's reason is said."""
+    body = f"--{BOUNDARY}junk\r\n".encode() + form(("file", "a.tsv", PAIRS))
+    answer = post_form(served, body)
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    assert b"multipart body cannot be read: Did not find CR at end of boundary" in answer
+
+
+def test_a_file_named_only_by_filename_star_is_refused_clearly(served):
+    """Found attacking the service again: a file part named by filename*= alone (RFC 5987,
+    which a form may not use: RFC 7578 4.2) was read as a field: "Expected UploadFile,
+    received: <class 'str'>"."""
+    before = dump(served.db)
+    body = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename*=UTF-8''caf%C3%A9.tsv\r\n\r\n").encode() + PAIRS + f"\r\n--{BOUNDARY}--\r\n".encode()
+    answer = post_form(served, body)
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    assert b"the form's part 1 names its file only by filename*=" in answer
+    assert dump(served.db) == before
+
+
+@pytest.mark.slow
+def test_a_refusal_before_the_body_has_come_is_delivered_to_a_client_that_sends_it_all(served):
+    """Found attacking the service again: refused at its first part's headers, a 4 MB upload
+    whose client sends it all before reading got a connection reset (the server closed the
+    connection on bytes it had not read), not its 400. The rest is read and dropped first."""
+    body = form(("file", "x" * 5000 + ".tsv", PAIRS + b"a\tb\n" * 1_000_000))
+    answer = post_form(served, body)  # sends the whole body, then reads: no reset
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    assert b"has a header line of" in answer
+
+
+@pytest.mark.parametrize("body", [{"text": "a", "run": True}, {"text": "a", "run": "1"},
+                                  {"texts": {"eng_Latn": "a"}, "run": True},
+                                  {"texts": {"eng_Latn": "a"}, "tokenizers": ["cl100k_base"],
+                                   "pieces": 1}])
+def test_a_value_of_another_json_type_is_refused(client, body):
+    """Found attacking the service again: `{"text": "a", "run": true}` was answered as run 1
+    (a bool taken as an int), "1" too; `pieces: 1` as true. Each value is of its own type."""
+    path = "/api/tokenize" if "text" in body else "/api/compare"
+    detail = problem_of(client.post(path, json=body), 422)
+    assert "valid integer" in detail or "valid boolean" in detail, detail
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"text": "a", "tokenizer": "cl100k_base", "tokenizer": "o200k_base"}',
+     "the key 'tokenizer' is given twice in one object"),
+    ('{"text": "a", "tokenizer": "cl100k_base", "run": ' + "9" * 5000 + "}",
+     "a number of 5,000 digits, more than the 4,300 that can be read"),
+    ('{"text": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply to be read"),
+], ids=["repeated", "digits", "deep"])
+def test_a_json_body_is_read_as_the_command_line_reads_json(client, text, said):
+    """Found attacking the service again: a key given twice was taken last-wins without a
+    word (the CLI's JSON readers refuse it); a 5,000-digit number or deep nesting was "There
+    was an error parsing the body". Each is a 422 saying what."""
+    answer = client.post("/api/tokenize", content=text.encode(),
+                         headers={"Content-Type": "application/json"})
+    assert said in problem_of(answer, 422)
+    fine = client.post("/api/tokenize", content=b'{"text": "a", "tokenizer": "cl100k_base"}',
+                       headers={"Content-Type": "application/json"})
+    assert fine.status_code == 200, fine.text

@@ -21,7 +21,7 @@ from rich import console as rich_console
 
 from ..errors import AnalyzerError
 from ..files import write_atomically
-from ..interrupts import keep_interrupts
+from ..interrupts import EXIT_INTERRUPTED, interrupt_handler, interrupted, keep_interrupts
 from .formats import fold_words, plain
 from .help import MAX_WIDTH, HelpGroup
 from .options import flag
@@ -64,9 +64,7 @@ class Commands(HelpGroup):
             raise fail(f"the database could not be read or written ({error}); nothing was "
                         "changed") from None
         except KeyboardInterrupt as error:
-            why = f" ({error.args[0]})" if error.args else ""
-            Console(stderr=True).print(f"Interrupted{why}: nothing was stored, and no file was "
-                                       "replaced.")
+            Console(stderr=True).print(plain(interrupted(error)))
             raise typer.Exit(code=EXIT_INTERRUPTED) from None
         except BrokenPipeError:
             _quiet_stdout()
@@ -133,6 +131,8 @@ class Console(rich_console.Console):
 
     def __init__(self, *args, soft_wrap: bool = True, emoji: bool = False, **kwargs) -> None:
         super().__init__(*args, soft_wrap=soft_wrap, emoji=emoji, **kwargs)
+        if self._width is not None and self._width < 1:  # COLUMNS=0: no width, not none at all
+            self._width = None  # (rich printed nothing); as unset: the terminal's, or 80
 
     def print(self, *objects: Any, **options: Any) -> None:
         if not self.stderr and objects and all(isinstance(item, str) for item in objects):
@@ -168,10 +168,6 @@ EXIT_USAGE = 2
 
 EXIT_BUG = 70
 """An unexpected error, a bug of analyzer's (EX_SOFTWARE in sysexits.h)."""
-
-
-EXIT_INTERRUPTED = 130
-"""Stopped by Ctrl-C or SIGTERM."""
 
 
 FULL_DISK = {errno.ENOSPC, errno.EDQUOT}
@@ -270,10 +266,12 @@ def writing(out: Path) -> Iterator[None]:
 
 
 def emit(content: str | Iterable[str], out: Path | None) -> None:
-    """A document to standard output as it is made, or to `out` atomically (saying so)."""
+    """A document to standard output as it is made, or to `out` atomically (saying so): the
+    same bytes either way (Click would take what looks like a terminal's colour codes out of
+    a text, `\x1b[2J`, when standard output is not a terminal)."""
     if out is None:
         for piece in [content] if isinstance(content, str) else content:
-            typer.echo(piece, nl=False)
+            typer.echo(piece, nl=False, color=True)
         return
     with writing(out):
         write_atomically(out, content)
@@ -286,18 +284,3 @@ def open_database(db: Path) -> AnalyzerDatabase:
 
     return open_db(db, create=False)
 
-
-class Interrupted(KeyboardInterrupt):
-    """A stop signal other than Ctrl-C, handled like it (the run is marked, workers stop)."""
-
-
-def interrupt_handler():
-    """SIGTERM as an interrupt of this process; a worker forked before it resets its own
-    handlers (a stop can land in that instant) just ends, quietly, as SIG_DFL would."""
-    owner = os.getpid()
-
-    def handler(signum, frame) -> None:
-        if os.getpid() != owner:
-            os._exit(128 + signum)
-        raise Interrupted(signal.Signals(signum).name)
-    return handler

@@ -57,7 +57,26 @@ def first_sentence(text: str | None) -> str:
 
 class HelpGroup(typer.core.TyperGroup):
     """A group whose command list gives each command's first paragraph whole (Click cuts it at
-    one line, with "...")."""
+    one line, with "..."), and whose options typed before a command are that command's:
+    `analyzer sources --db a.db add NAME PATH` registers into a.db (Click kept the group's
+    --db to the group, and `add` wrote into ./analyzer.db without a word). An option the
+    command does not have is refused (exit 2), as it would be typed after it; one typed after
+    it too is taken from there, as the last of an option given twice is."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[Any, Any, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is None:
+            return name, command, rest
+        given = [param for param in self.get_params(ctx) if isinstance(param, typer.core.TyperOption)
+                 and getattr(ctx.get_parameter_source(param.name), "name", "") == "COMMANDLINE"]
+        theirs = {param.name: param for param in command.get_params(ctx)}
+        for param in given:
+            if param.name not in theirs or theirs[param.name].opts != param.opts:
+                ctx.fail(f"{param.opts[0]} is not an option of {name}; give it to the "
+                         "command it is for")
+        typed = [param.opts[0] if param.is_flag else f"{param.opts[0]}={ctx.params[param.name]}"
+                 for param in given if not param.is_flag or ctx.params[param.name]]
+        return name, command, [*typed, *rest]
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         rows = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -103,8 +104,26 @@ PRETOKENIZE_HELP = ("How texts are cut before BPE (merges never cross a chunk): 
                     "split:PATTERN (split around its matches).")
 
 
+def database_path(value: str | Path) -> Path:
+    """--db's value: a file's path, neither empty (which a Path reads as ".", said "file '' is
+    a directory") nor a folder's.
+
+    >>> database_path("a.db")
+    PosixPath('a.db')
+    >>> database_path("")
+    Traceback (most recent call last):
+    ...
+    typer._click.exceptions.BadParameter: the path is empty; give the database's file (e.g. analyzer.db)
+    """
+    if str(value) == "":
+        raise typer.BadParameter("the path is empty; give the database's file (e.g. analyzer.db)")
+    if Path(value).is_dir():
+        raise typer.BadParameter(f"file {str(value)!r} is a directory.")
+    return Path(value)
+
+
 DbOption = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
-                        dir_okay=False)
+                        parser=database_path, metavar="FILE")
 
 
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table (docs/reference/export.md).")

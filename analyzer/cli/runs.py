@@ -26,6 +26,7 @@ from .options import (
     IntervalsOption,
     ShowFormat,
     TieBreak,
+    database_path,
     setting_option,
 )
 from .parsing import (
@@ -176,7 +177,7 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table (as "
                                  "--format json).", rich_help_panel="Output"),
     db: Path = typer.Option(DEFAULT_DB, "--db", envvar=DB_ENV, help="The SQLite database file.",
-                            dir_okay=False, rich_help_panel="Output"),
+                            parser=database_path, metavar="FILE", rich_help_panel="Output"),
     **typed: Any,
 ) -> None:
     """Train shared and per-language vocabularies, count every unit at every size, store it,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -47,7 +48,9 @@ class WholeTable(Table):
     things (`WHOLE`): each column is at least that wide, even when the table is then wider
     than the terminal (the command line's Console prints it whole, for the terminal to wrap;
     a pipe gets every line whole). Other cells wrap between words. Widths are found when the
-    table is printed, so rows and columns can be added in any way."""
+    table is printed, so rows and columns can be added in any way. A terminal narrower than
+    those widths gets the table at them: rich would shrink columns to nothing and leave them
+    out (`runs` at 40 columns lost its ids, `show` at 24 every premium)."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for column in self.columns:
@@ -55,7 +58,9 @@ class WholeTable(Table):
             column.no_wrap = whole
             column.min_width = max(column.min_width or 0, _longest(column.header, True),
                                    *(_longest(cell, whole) for cell in column.cells))
-        yield from super().__rich_console__(console, options)
+        least = Measurement.get(console, options.update(max_width=MARKDOWN_WIDTH), self).minimum
+        yield from super().__rich_console__(
+            console, options.update(max_width=max(options.max_width, least)))
 
 
 def new_table(*headers: str, **options) -> Table:

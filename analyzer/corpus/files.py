@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,39 @@ def lone_surrogate(text: str) -> int | None:
     return None
 
 
+def path_text(path: Path | str) -> str:
+    """A path as text to keep and show: the bytes of a name that are not UTF-8 (which Python
+    reads as lone surrogates, and no database or document can hold) written as `\\xff`.
+
+    >>> path_text("corpora/caf" + chr(0xDCFF))
+    'corpora/caf\\\\xff'
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def quoted(text: str) -> str:
+    """`text` quoted as `repr` quotes it, a byte of a name that was not UTF-8 (a lone surrogate,
+    as Python reads such a name) written `\\xff` as `path_text` writes it, not `\\udcff`.
+
+    >>> print(quoted(chr(0xDCFF)), quoted("a\\\\udcff"), quoted("eng"))
+    '\\xff' 'a\\\\udcff' 'eng'
+    """
+    def byte(match: re.Match[str]) -> str:
+        slashes = match.group(1)  # an odd count: the last one starts the escape
+        return slashes[:-1] + "\\x" + match.group(2) if len(slashes) % 2 else match.group(0)
+    return re.sub(r"(\\+)udc([89a-f][0-9a-f])", byte, repr(text))
+
+
+def undecodable_byte(path: Path | str) -> int | None:
+    """The first byte of `path` that is not UTF-8, or None when the whole path is.
+
+    >>> undecodable_byte("caf" + chr(0xDCFF)), undecodable_byte("café")
+    (255, None)
+    """
+    at = lone_surrogate(str(path))
+    return None if at is None else os.fsencode(str(path)[at])[0]
+
+
 COMPRESSIONS = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd", "xz": b"\xfd7zXZ\x00"}
 """Each compression by the bytes its streams begin with."""
 DECOMPRESS = {"gzip": "gunzip -k", "zstd": "unzstd", "xz": "unxz -k"}
@@ -48,6 +83,27 @@ class NotJSON(ValueError):
     """A text that `parse_json` cannot read, its message saying why in words."""
 
 
+class Malformed(NotJSON):
+    """Not JSON at all (`parse_json`'s "not JSON (... at column N)")."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads`'s object_pairs_hook refusing (NotJSON) an object that gives a key twice,
+    where json keeps the last without a word.
+
+    >>> parse_json('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    ...
+    analyzer.corpus.files.NotJSON: the key 'a' is given twice in one object
+    """
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise NotJSON(f"the key {key!r} is given twice in one object")
+        seen[key] = value
+    return seen
+
+
 def parse_json(text: str | bytes, **options: Any) -> Any:
     """`json.loads(text, **options)`, every way it can fail said in words (NotJSON): not
     JSON (where), nested too deeply, or a number of more digits than Python reads (4,300:
@@ -63,7 +119,9 @@ def parse_json(text: str | bytes, **options: Any) -> Any:
     try:
         return json.loads(text, **options)
     except json.JSONDecodeError as error:
-        raise NotJSON(f"not JSON ({error.msg} at column {error.colno:,})") from None
+        raise Malformed(f"not JSON ({error.msg} at column {error.colno:,})") from None
+    except NotJSON:  # said by a hook (unique_keys)
+        raise
     except RecursionError:
         raise NotJSON("nested too deeply to be read") from None
     except ValueError as error:  # int() refusing a number's digits

@@ -17,6 +17,7 @@ import langcodes
 from langcodes import Language
 
 from .errors import CorpusError
+from .files import quoted
 
 _FLORES_CODE = re.compile(r"^[a-z]{3}_[A-Z][a-z]{3}$")
 # Scripts that CLDR does not call the default but that are what people write (FLORES too).
@@ -53,7 +54,7 @@ def normalise_language(code: str) -> str:
     except (LookupError, ValueError):
         alpha3 = None
     if not alpha3 or not _is_known(alpha3):
-        raise CorpusError(f"unknown language code {code!r}{_suggestion(cleaned)}")
+        raise CorpusError(f"unknown language code {quoted(code)}{_suggestion(cleaned)}")
     if language.script:
         _check_script(code, language.script)
     script = language.script or language.maximize().script

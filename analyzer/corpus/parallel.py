@@ -17,6 +17,7 @@ from .archives import DEFAULT_UNPACK_LIMIT, is_zip, unpack_zip
 from .choices import FORMATS, UNIT_KINDS
 from .columnar import read_parquet
 from .errors import CorpusError
+from .files import path_text
 from .flores import DEFAULT_SPLIT, flores_files, flores_plus_files, read_flores
 from .hub import hub_dataset, is_hub_spec
 from .languages import normalise_language
@@ -97,7 +98,7 @@ def read_corpus(path: Path | str, *, format: str | None = None, units: str = "li
         folder, source = hub_dataset(str(path), (split or DEFAULT_SPLIT).split("+"))
         return _read_corpus(folder, source, format=format, units=units, nfc=nfc,
                             skip_empty_units=skip_empty_units, split=split)
-    return _read_corpus(Path(path), str(path), format=format, units=units, nfc=nfc,
+    return _read_corpus(Path(path), path_text(path), format=format, units=units, nfc=nfc,
                         skip_empty_units=skip_empty_units, split=split, unpack_limit=unpack_limit)
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from analyzer.files import not_regular
 
 from .errors import CorpusError
+from .files import path_text, undecodable_byte
 from .languages import normalise_language
 from .readers import COMPANION_FILES
 from .streams import DEFAULT_TEXT_FIELD, FileKind, StreamError, file_kind, read_documents
@@ -151,6 +152,11 @@ def source_file(lang: str, path: Path, format: str | None, *, resolve: bool = Tr
         raise CorpusError(f"{path} is {why}, not a regular file; a source holds only regular "
                           "files", file=str(path))
     resolved = path.resolve() if resolve else path.absolute()
+    byte = undecodable_byte(resolved)
+    if byte is not None:  # its path is kept as text, to read it again by
+        raise CorpusError(f"{path_text(resolved)}: its path is not UTF-8 (the byte 0x{byte:02x}), "
+                          "and a source keeps its files' paths as text; rename it",
+                          file=path_text(path))
     try:
         status = os.stat(resolved)
     except OSError as error:

@@ -260,9 +260,10 @@ async def cancel(request: Request, queued_id: QueuedId) -> dict:
 
 
 class TokenizeRequest(BaseModel):
-    """A text under a run's trained vocabulary (`run`, `vocab`, `size`) or a catalog tokenizer."""
+    """A text under a run's trained vocabulary (`run`, `vocab`, `size`) or a catalog tokenizer.
+    Each value of its own JSON type (strict: `true` is not run 1, nor `"1"`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     text: str
     run: int | None = Field(None, ge=1, le=MAX_ID)
     vocab: str = SHARED_SCOPE
@@ -327,9 +328,10 @@ async def tokenize(request: Request, body: TokenizeRequest) -> Response:
 
 
 class CompareRequest(BaseModel):
-    """The same content in several languages, under a run's vocabularies and catalog tokenizers."""
+    """The same content in several languages, under a run's vocabularies and catalog tokenizers
+    (strict, as `TokenizeRequest`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     texts: dict[str, str] = Field(examples=[{"eng_Latn": "The cat sat.", "rus_Cyrl": "Кот сидел."}])
     run: int | None = Field(None, ge=1, le=MAX_ID)
     vocabs: list[str] | None = Field(None, max_length=MAX_VOCABULARIES)

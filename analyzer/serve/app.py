@@ -29,8 +29,9 @@ from analyzer.limits import (
 )
 from analyzer.settings import settings_error, settings_errors
 
-from . import api, health, pages, signin, uploads, workflow
+from . import api, health, multipart, pages, signin, uploads, workflow
 from .access_log import AccessLog
+from .bodies import StrictJSON
 from .counting import CountingProcesses
 from .guards import (
     LOOPBACK_NAMES,
@@ -117,7 +118,8 @@ def create_app(db_path: Path, *, token: str | None = None,
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException):
-        return problem(error.status_code, title_of(error.status_code), str(error.detail),
+        detail = multipart.unreadable(error) or str(error.detail)  # the form parser's why
+        return problem(error.status_code, title_of(error.status_code), detail,
                        headers=getattr(error, "headers", None))
 
     @app.exception_handler(AnalyzerError)
@@ -136,10 +138,11 @@ def create_app(db_path: Path, *, token: str | None = None,
     app.state.write_threads = WriteThreads()
     app.state.replays = Replays()
     # Added innermost first: a request meets AccessLog, SecurityHeaders, OneOfEach,
-    # TrustedHosts, SameOrigin, HeadAsGet, Authentication, BodyLimit, UploadGate, WholeForms,
-    # then RequestWaits.
+    # TrustedHosts, SameOrigin, HeadAsGet, Authentication, BodyLimit, UploadGate, StrictJSON,
+    # WholeForms, then RequestWaits.
     app.add_middleware(RequestWaits, lock_wait=lock_wait)  # every wait within --lock-wait
     app.add_middleware(WholeForms)  # a form cut before its closing boundary: 400
+    app.add_middleware(StrictJSON)  # a JSON key given twice: 422
     app.add_middleware(UploadGate, uploads=app.state.uploads)  # 503 before the body is read
     app.add_middleware(BodyLimit, limit=body_limit, streamed={CORPORA_PATH: corpus_limit})
     if token:

@@ -20,6 +20,9 @@ line on stderr, a process id read from a pipe) instead of after a guessed delay:
 - ANALYZER_TEST_HOLD_COUNTING=PATH: the service's counting (tokenize, compare) says
   "analyzer-test: counting held" and waits for one byte from the named pipe PATH before it
   counts (the test holds every counting process, then acts while they are busy).
+- ANALYZER_TEST_STALL_IMPORT=MODULE: the process says "analyzer-test: stalled importing MODULE"
+  on stderr as MODULE (e.g. analyzer.cli) starts to be imported, then waits there until it is
+  stopped (a signal lands while the command's modules load, whatever the machine's speed).
 - ANALYZER_TEST_TRACE_LOCKS=1: every write transaction says "analyzer-test: BEGIN IMMEDIATE in
   THREAD" on stderr as it asks for the write lock (before it waits for it), THREAD the name of
   the thread asking (a test holding the lock counts the requests waiting for it at once).
@@ -32,7 +35,8 @@ import sys
 import threading
 
 _HOOKS = ("ANALYZER_TEST_STALL", "ANALYZER_TEST_STALL_ONCE", "ANALYZER_TEST_STALL_AT",
-          "ANALYZER_TEST_PAUSE_AT", "ANALYZER_TEST_HOLD_COUNTING", "ANALYZER_TEST_TRACE_LOCKS")
+          "ANALYZER_TEST_PAUSE_AT", "ANALYZER_TEST_HOLD_COUNTING", "ANALYZER_TEST_TRACE_LOCKS",
+          "ANALYZER_TEST_STALL_IMPORT")
 
 
 def _stall_forever() -> None:
@@ -132,6 +136,20 @@ def _trace_locks() -> None:
     sqlite_utils.Database.execute = traced
 
 
+class _StallImport:
+    """A finder that finds nothing: it stalls the import of its module (`find_spec` is asked
+    before the module loads)."""
+
+    def __init__(self, module: str):
+        self.module = module
+
+    def find_spec(self, name, path=None, target=None):
+        if name == self.module:
+            os.write(2, f"analyzer-test: stalled importing {name}\n".encode())
+            _stall_forever()
+        return None
+
+
 def _install() -> None:
     if os.environ.get("ANALYZER_TEST_STALL") or os.environ.get("ANALYZER_TEST_STALL_ONCE"):
         _stall_trainings()
@@ -144,6 +162,8 @@ def _install() -> None:
         _hold_counting(os.environ["ANALYZER_TEST_HOLD_COUNTING"])
     if os.environ.get("ANALYZER_TEST_TRACE_LOCKS"):
         _trace_locks()
+    if os.environ.get("ANALYZER_TEST_STALL_IMPORT"):
+        sys.meta_path.insert(0, _StallImport(os.environ["ANALYZER_TEST_STALL_IMPORT"]))
 
 
 if any(os.environ.get(hook) for hook in _HOOKS):
