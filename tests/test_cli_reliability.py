@@ -383,8 +383,9 @@ def test_runs_fit_an_80_column_terminal(db):
 
 @pytest.mark.slow
 def test_an_unexpected_error_is_one_line_and_a_file(tmp_path):
-    code = ("import analyzer.cli as c, analyzer.cli.corpora as corpora; "
-            "corpora.list_corpora = lambda db: 1 / 0; "
+    # the library's name, which the command imports when it runs
+    code = ("import analyzer.cli as c, analyzer.store as store; "
+            "store.list_corpora = lambda db: 1 / 0; "
             "c.main()")
     db = tmp_path / "a.db"
     subprocess.run([sys.executable, "-m", "analyzer", "ingest", "--db", str(db)], check=True,

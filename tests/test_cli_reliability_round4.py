@@ -294,7 +294,7 @@ def test_sigterm_stops_any_command_with_130_and_a_word(tmp_path, command):
     # Stopped at a known point: the command's first read of the database, whatever it is.
     go = tmp_path / "go"
     os.mkfifo(go)
-    paused = "analyzer.cli.corpora.save_corpus" if command[0] == "ingest" else "analyzer.cli.shown.load_run_data"
+    paused = "analyzer.store.save_corpus" if command[0] == "ingest" else "analyzer.cli.shown.load_run_data"
     process = RunProcess(*command, "--db", str(db), env={"ANALYZER_TEST_PAUSE_AT": f"{paused}:{go}"})
     process.wait_for("analyzer-test: paused before")
     os.kill(process.pid, signal.SIGTERM)

@@ -16,7 +16,7 @@ line on stderr, a process id read from a pipe) instead of after a guessed delay:
 - ANALYZER_TEST_PAUSE_AT=NAME:PATH: the run says "analyzer-test: paused before NAME", then
   waits until the test writes a line to the named pipe PATH, then goes on (the test changes
   the world in between: fills the disk, takes a lock, sends a signal). NAME is a function of
-  `analyzer.runs.execute`, or MODULE.NAME for another module's (`analyzer.cli.corpora.save_corpus`).
+  `analyzer.runs.execute`, or MODULE.NAME for another module's (`analyzer.store.save_corpus`).
 - ANALYZER_TEST_HOLD_COUNTING=PATH: the service's counting (tokenize, compare) says
   "analyzer-test: counting held" and waits for one byte from the named pipe PATH before it
   counts (the test holds every counting process, then acts while they are busy).
