@@ -153,3 +153,20 @@ def test_mistral_s_other_files_tokenize_as_the_catalog_s(newer, catalogued):
     (encode_newer, n_newer), (encode_catalogued, n_catalogued) = encoder(newer), encoder(catalogued)
     assert n_newer == n_catalogued
     assert [encode_newer(text) for text in texts] == [encode_catalogued(text) for text in texts]
+
+
+def test_memory_that_runs_out_reading_a_rank_file_is_said_as_memory(monkeypatch):
+    """tiktoken says any failure reading a rank file as a line it could not parse (a
+    ValueError from the MemoryError): under a memory limit, --extend o200k_base said "not a
+    valid rank file" where memory had run out (issue 68)."""
+    from tiktoken_ext import openai_public
+
+    def short_of_memory():
+        try:
+            raise MemoryError
+        except MemoryError as error:
+            raise ValueError("Error parsing line b'YmVncmVwZW4= 174762'") from error
+
+    monkeypatch.setitem(openai_public.ENCODING_CONSTRUCTORS, "o200k_base", short_of_memory)
+    with pytest.raises(MemoryError):
+        openai_arguments("o200k_base", {}, None)

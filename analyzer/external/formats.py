@@ -162,6 +162,8 @@ def openai_arguments(encoding: str, files: dict[str, bytes], pinned: dict[str, s
         with _serving(files, pinned):
             return constructor()
     except (ValueError, KeyError) as error:
+        if isinstance(error.__cause__, MemoryError):  # tiktoken says any failure as a bad line
+            raise error.__cause__ from None
         raise TokenizerError(f"{encoding}: not a valid rank file ({error})") from None
 
 

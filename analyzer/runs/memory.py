@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -417,7 +417,11 @@ def _ways_out(plans: list[JobPlan], source: SourceTables, need: Need, over: Limi
             held, mapped = _after_counting(source, tables, share, held, mapped)
         found = needed(predict_jobs(plans, source, floor, tables, local, at_once, share),
                        at_once, held, mapped)
-        return found if found.over(room) is None else None
+        # Under `ulimit -v`, room for one more arena and thread stack than predicted: glibc
+        # opens arenas as its threads contend, which no prediction knows (an extension's floor
+        # offered within 2 MB of the limit could not start a thread when followed, at times).
+        slack = replace(found, address=found.address + costs.ARENA + stack_size())
+        return found if slack.over(room) is None else None
 
     one = "workers of one thread (dask worker --nthreads 1)" if cluster else f"{setting('jobs')} 1"
     fewer = workers > 1 and need.together > 1  # one job at a time would change the need
