@@ -389,3 +389,22 @@ def test_a_run_s_settings_are_checked_without_building_a_tokenizer(places, tiny_
     assert loaded.builds() == before
     execute_run(tiny_db, RunSettings(tokenizers=["toy"]))
     assert loaded.builds() == before + 1
+
+
+def test_a_download_that_needs_tiktoken_says_to_install_it(monkeypatch):
+    """Without the tokenizers extra, a tokenizer whose file comes from OpenAI's site was a bug
+    (ModuleNotFoundError: tiktoken, exit 70; found by a new user's first `run -t o200k_base`):
+    the download is skipped, saying what to install."""
+    import importlib.util
+
+    from analyzer.external.catalog import entry as catalog_entry
+    from analyzer.external.locate import Locator
+
+    monkeypatch.delenv("ANALYZER_OFFLINE", raising=False)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "tiktoken" else real(name, *args))
+    entry = catalog_entry("o200k_base")
+    locator = Locator(entry)
+    assert locator._url_download(entry.files[0]) is None
+    assert "tiktoken is not installed; pip install 'analyzer[tokenizers]'" in locator.tried[-1]

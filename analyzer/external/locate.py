@@ -23,6 +23,7 @@ from analyzer.hub import hub_offline as hf_offline
 
 from .catalog import CatalogEntry, CatalogFile
 from .errors import TokenizerError
+from .formats import EXTRA
 from .local_store import OFFLINE_ENV, digest, offline, refusal, stored_path
 
 
@@ -200,6 +201,10 @@ class Locator:
             return None
         if offline():
             self.tried.append(f"download of {file.url} (skipped: {OFFLINE_ENV} is set)")
+            return None
+        if importlib.util.find_spec("tiktoken") is None:  # it downloads, and counts, these files
+            self.tried.append(f"download of {file.url} (skipped: tiktoken is not installed; "
+                              f"{EXTRA})")
             return None
         from tiktoken.load import read_file_cached  # downloads into tiktoken's cache
 
