@@ -42,9 +42,11 @@ def catalog_page() -> str:
     from analyzer.external.catalog import catalog
 
     lines = ["# The catalog of production tokenizers", "",
-             "Each is counted by its own library from files pinned by SHA-256 (`analyzer "
-             "tokenizers` says where each resolves from on this machine; `analyzer tokenizers "
-             "get NAME` fetches one). Framing: the tokens a one-message chat request adds.", "",
+             "Each is counted from files pinned by SHA-256, exactly as its own library counts "
+             "it: the byte-level BPE ones by the analyzer's engine, equal to their libraries, "
+             "the SentencePiece ones by sentencepiece (`analyzer tokenizers` says which counts "
+             "each and where each resolves from on this machine; `analyzer tokenizers get NAME` "
+             "fetches one). Framing: the tokens a one-message chat request adds.", "",
              "| name | family | models | format | tokens | framing |", "|---|---|---|---|---|---|"]
     for entry in catalog().values():
         framing = f"+{entry.framing.tokens} ({entry.framing.basis})" if entry.framing else "?"
