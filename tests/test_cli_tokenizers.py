@@ -171,3 +171,18 @@ def test_report_with_a_price_table_of_the_user_s(db, tmp_path):
     assert result.exit_code == 0, result.output
     html = (tmp_path / "reports" / "run-1.html").read_text(encoding="utf-8")
     assert "Mine (Me, tokenizer cl100k_base)" in html and "8,192-token window" in html
+
+
+@pytest.mark.slow
+def test_a_report_says_who_counted_each_tokenizer_and_no_training_it_did_not_do(db, tmp_path):
+    """A run of production tokenizers alone: its report's provenance said the library
+    ('tiktoken 0.14.0') where the analyzer's engine counted, the counting as 'training time',
+    and a pre-tokenizer 'none' that nothing used (a new user's pass, issue 69)."""
+    assert runner.invoke(app, ["run", "-t", "cl100k_base", "--no-report", "--db", str(db)]).exit_code == 0
+    result = runner.invoke(app, ["report", "1", "--out", str(tmp_path / "r"), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "r" / "run-1.html").read_text(encoding="utf-8")
+    assert "counted by the analyzer&#x27;s engine, equal to tiktoken" in html \
+        or "counted by the analyzer's engine, equal to tiktoken" in html
+    assert "counting time" in html and "training time" not in html
+    assert "pre-tokenizer none" not in html

@@ -482,9 +482,16 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
     measured = (f"{len(run.measured_units)} held-out units (holdout {run.holdout:g}, seed {run.seed})"
                 if run.holdout else f"all {len(run.measured_units)} units (training on a source)"
                 if run.training else f"the training units themselves (all {len(run.measured_units)})")
-    timings = ", ".join(f"{v.scope} {v.seconds:.1f} s" for v in vocabs if v.seconds is not None)
-    production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {v.library}; {where(v.source)}"
-                   + (f". {caveats[v.scope]}" if v.scope in caveats else ""))
+    def seconds(counted: bool) -> str:  # a production tokenizer's are counting, not training
+        return ", ".join(f"{v.scope} {v.seconds:.1f} s" for v in vocabs if v.seconds is not None
+                         and (v.kind == VocabKind.PRODUCTION) == counted)
+
+    def counted_by(v: VocabularyRead) -> str:
+        return (f"counted by the analyzer's engine, equal to {v.library}"
+                if v.engine == "analyzer" else f"counted by {v.library}")
+
+    production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {counted_by(v)}; "
+                   f"{where(v.source)}" + (f". {caveats[v.scope]}" if v.scope in caveats else ""))
                   for v in vocabs if v.kind == VocabKind.PRODUCTION]
     production += [(f"tokenizer {v.scope}",
                     f"imported counts, measured elsewhere; {where(v.source)}")
@@ -493,7 +500,9 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
                + (", cross matrix" if run.cross else "")) if run.sizes else "none trained"
     patterns = {v.pretokenizer: v.pattern for v in vocabs if v.pretokenizer}
     rules = [(f"pre-tokenizer {name}", patterns.get(name) or "none: each text is one chunk")
-             for name in run.pretokenizers]
+             for name in run.pretokenizers
+             if any(v.kind not in (VocabKind.PRODUCTION, VocabKind.IMPORTED)
+                    for v in vocabs)]  # the split of the trained vocabularies: none, none
     return production + rules + _training_source(run) + [
         ("corpus", f"{corpus.name} ({where(corpus.source)}, {corpus.format})"),
         ("content hash", corpus.content_hash),
@@ -516,7 +525,8 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
          if run.parity else "no"),
         ("engine", run.engine_version),
         ("run", f"started {run.started}, finished {run.finished}, {run.seconds or 0:.1f} s"),
-        ("training time", timings),
+        *([("training time", seconds(counted=False))] if seconds(counted=False) else []),
+        *([("counting time", seconds(counted=True))] if seconds(counted=True) else []),
         ("prices", f"{prices} (given)" if prices else
          "analyzer's price table (each entry dated and sourced; see What it costs)"),
     ]
