@@ -207,6 +207,33 @@ def test_a_tokenizer_the_splitter_does_not_know_keeps_its_library(tmp_path, cata
     assert counts == tokenizer.count(["hello world", "ok"])
 
 
+@compiled
+@pytest.mark.slow
+@pytest.mark.parametrize("normalizer, content, texts", [
+    ("Lowercase", "Abc", ["Abc abc", "xAbcx abc ABC"]),
+    ("NFKC", "\ufb01x", ["the fix is in", "prefix", "\uff46\uff4f\uff4f\uff42\uff41\uff52 \ufb01x"]),
+])
+def test_a_normalised_added_token_is_found_as_its_normalised_content(
+        tmp_path, catalog_store, normalizer, content, texts):
+    """Hugging Face finds an added token marked normalized by its content normalised, in the
+    normalised text; the engine looked for the content as written ("Abc abc" under Lowercase:
+    2 tokens where the library counts 3; found attacking issue 69, a user's tokenizer.json)."""
+    from analyzer.external import resolve_tokenizer
+
+    resolve_or_skip("qwen3")
+    document = _catalog_document("qwen3")
+    document["normalizer"] = {"type": normalizer}
+    token_id = max(token["id"] for token in document["added_tokens"]) + 1
+    document["added_tokens"].append({"id": token_id, "content": content, "normalized": True,
+                                     "special": False, "lstrip": False, "rstrip": False,
+                                     "single_word": False})
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    tokenizer = resolve_tokenizer(str(path))
+    assert tokenizer.counted_by == "analyzer"
+    assert tokenizer.measure(texts)[0] == tokenizer.count(texts)
+
+
 def _catalog_document(name: str) -> dict:
     from analyzer.external.catalog import entry
     from analyzer.external.tokenizers import catalog_files

@@ -54,7 +54,11 @@ class EngineCounter:
         self._spaces = bytes(spaces)
         self._words_text = words_text_of(spec.normalizer)
         self._raw_added = _Finder({token: i for token, normalized, i in spec.added if not normalized})
-        self._normalized_added = _Finder({token: i for token, normalized, i in spec.added if normalized})
+        # Hugging Face looks for a normalised added token as its content normalised (a
+        # Lowercase normaliser's "Abc" is found as "abc" in the normalised text).
+        normalize = self._normalize or str
+        self._normalized_added = _Finder({normalize(token): i for token, normalized, i in spec.added
+                                          if normalized})
         self._unsplit = _Finder(dict.fromkeys(spec.unsplit, -1))
         # What sets a text apart, to be counted alone: a lone surrogate, the first character of
         # an added token looked for in the text as given (or, with no normaliser, of any), the
