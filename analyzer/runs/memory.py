@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -249,7 +249,11 @@ def needed(jobs: list[JobMemory], workers: int, held: int, mapped: int) -> Need:
     resident = held + sum(job.resident for job in pooled[:together])
     local = [job for job in jobs if job.local]
     resident = max([resident, *(held + job.resident for job in local)])
-    address = mapped + max((job.address for job in jobs), default=0)
+    # Room for one more malloc arena and thread stack than the jobs' figures: glibc opens
+    # arenas as its threads contend, which the quiet machine the figures were fitted on did
+    # not show (an extension predicted at 1.2 GB of 1.23 GB could not start a thread beside a
+    # test run; its floor, offered within 2 MB of the limit, failed so at times).
+    address = mapped + max((job.address for job in jobs), default=0) + costs.ARENA + stack_size()
     biggest = max(jobs, key=lambda job: job.resident)
     return Need(resident, address, together, biggest, held, mapped, len(jobs))
 
@@ -417,11 +421,7 @@ def _ways_out(plans: list[JobPlan], source: SourceTables, need: Need, over: Limi
             held, mapped = _after_counting(source, tables, share, held, mapped)
         found = needed(predict_jobs(plans, source, floor, tables, local, at_once, share),
                        at_once, held, mapped)
-        # Under `ulimit -v`, room for one more arena and thread stack than predicted: glibc
-        # opens arenas as its threads contend, which no prediction knows (an extension's floor
-        # offered within 2 MB of the limit could not start a thread when followed, at times).
-        slack = replace(found, address=found.address + costs.ARENA + stack_size())
-        return found if slack.over(room) is None else None
+        return found if found.over(room) is None else None
 
     one = "workers of one thread (dask worker --nthreads 1)" if cluster else f"{setting('jobs')} 1"
     fewer = workers > 1 and need.together > 1  # one job at a time would change the need
