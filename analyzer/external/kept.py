@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,14 +52,50 @@ def keep(path: Path, data: bytes) -> None:
         write_atomically(path, data)
 
 
-def kept_json(kind: str, name: str, work_out: Callable[[], dict]) -> dict:
-    """The JSON document kept under this name, or `work_out()`'s, kept for next time."""
+def sealed(about: dict, body: bytes) -> bytes:
+    """A kept file: the SHA-256 of all that follows, a JSON line about the body, the body.
+
+    >>> unsealed(sealed({"n": 1}, b"xy"))
+    ({'n': 1}, b'xy')
+    >>> unsealed(sealed({"n": 1}, b"xy").replace(b'1', b'2')) is None
+    True
+    """
+    rest = json.dumps(about).encode() + b"\n" + body
+    return hashlib.sha256(rest).hexdigest().encode() + b"\n" + rest
+
+
+def unsealed(data: bytes) -> tuple[dict, bytes] | None:
+    """What `sealed` wrote, or None for a file that is not whole (its header included: a
+    changed header read with a good body gave wrong counts)."""
+    digest, _, rest = data.partition(b"\n")
+    if hashlib.sha256(rest).hexdigest().encode() != digest:
+        return None
+    head, _, body = rest.partition(b"\n")
+    with contextlib.suppress(ValueError):
+        about = json.loads(head)
+        if isinstance(about, dict):
+            return about, body
+    return None
+
+
+def kept_json(kind: str, name: str, work_out: Callable[[], dict],
+              valid: Callable[[dict], bool]) -> dict:
+    """The JSON document kept under this name if `valid` takes it, else `work_out()`'s, kept
+    for next time (a document of another shape was used as it was: a run stored it)."""
     path = kept_path(kind, name)
-    with contextlib.suppress(OSError, ValueError):
-        return json.loads(path.read_bytes())
-    with locked(path):
+
+    def read() -> dict | None:
         with contextlib.suppress(OSError, ValueError):
-            return json.loads(path.read_bytes())
+            found = json.loads(path.read_bytes())
+            if isinstance(found, dict) and valid(found):
+                return found
+        return None
+
+    if (found := read()) is not None:
+        return found
+    with locked(path):
+        if (found := read()) is not None:
+            return found
         document = work_out()
         keep(path, json.dumps(document).encode())
         return document

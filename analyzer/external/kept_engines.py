@@ -5,8 +5,8 @@ a text holding one of its added tokens).
 
 A kept model is found by the tokenizer files' SHA-256, its library's version and the code that
 made it (the hash of engine_models.py and bpe/ranked.py): any change to one of them, and the
-model is made again from the files. The file holds a JSON line, then the model's arrays, and
-its own SHA-256 is checked on reading; one that fails is made again.
+model is made again from the files. The file holds a JSON line, then the model's arrays, with
+the SHA-256 of both checked on reading (`kept.sealed`); one that fails is made again.
 
 >>> name_of("ab" * 32, "tokenizers 0.23.3").startswith("abab")
 True
@@ -15,7 +15,6 @@ True
 from __future__ import annotations
 
 import hashlib
-import json
 from array import array
 from dataclasses import dataclass, replace
 from functools import cache
@@ -26,7 +25,7 @@ from analyzer.bpe.ranked import PackedModel
 
 from . import engine_models
 from .engine_models import EngineTokenizer
-from .kept import keep, kept_path
+from .kept import keep, kept_path, sealed, unsealed
 
 PARTS = ("pieces", "starts", "merges", "byte_ids", "tokens", "token_starts")
 
@@ -56,34 +55,38 @@ def name_of(digest: str, library: str) -> str:
 def load(digest: str, library: str) -> KeptTokenizer | None:
     """The kept model of these files under this library ("tiktoken 0.14.0"), or None."""
     try:
-        data = kept_path("engines", name_of(digest, library)).read_bytes()
-        head, _, body = data.partition(b"\n")
-        about = json.loads(head)
-        if hashlib.sha256(body).hexdigest() != about["sha256"]:
-            return None
+        found = unsealed(kept_path("engines", name_of(digest, library)).read_bytes())
+    except OSError:
+        return None
+    if found is None:
+        return None
+    about, body = found
+    try:
         parts, at = {}, 0
         for part in PARTS:
             length = about["lengths"][part]
             parts[part] = body[at:at + length]
             at += length
-    except (OSError, ValueError, KeyError):
+        arrays = {}
+        for part, kind in (("starts", "q"), ("merges", "i"), ("byte_ids", "i"),
+                           ("token_starts", "q")):
+            arrays[part] = array(kind)
+            arrays[part].frombytes(parts[part])
+        model = PackedModel(parts["pieces"], arrays["starts"], arrays["merges"],
+                            arrays["byte_ids"], about["characters"], about["whole_first"])
+        spec = about["engine"]
+        engine = EngineTokenizer(model, tuple((name, around) for name, around in spec["steps"]),
+                                 spec["library"], spec["normalizer"],
+                                 tuple((token, normalized, i)
+                                       for token, normalized, i in spec["added"]),
+                                 tuple(spec["unsplit"]), spec["surrogates"], spec["digits"])
+        tokens = None
+        if about["has_tokens"]:
+            starts = arrays["token_starts"]
+            tokens = [parts["tokens"][starts[i]:starts[i + 1]] for i in range(len(starts) - 1)]
+        return KeptTokenizer(about["size"], library, about["specials"], engine, tokens)
+    except (ValueError, KeyError, TypeError):  # written by other code: made again
         return None
-    arrays = {}
-    for part, kind in (("starts", "q"), ("merges", "i"), ("byte_ids", "i"), ("token_starts", "q")):
-        arrays[part] = array(kind)
-        arrays[part].frombytes(parts[part])
-    model = PackedModel(parts["pieces"], arrays["starts"], arrays["merges"], arrays["byte_ids"],
-                        about["characters"], about["whole_first"])
-    spec = about["engine"]
-    engine = EngineTokenizer(model, tuple((name, around) for name, around in spec["steps"]),
-                             spec["library"], spec["normalizer"],
-                             tuple((token, normalized, i) for token, normalized, i in spec["added"]),
-                             tuple(spec["unsplit"]), spec["surrogates"], spec["digits"])
-    tokens = None
-    if about["has_tokens"]:
-        starts = arrays["token_starts"]
-        tokens = [parts["tokens"][starts[i]:starts[i + 1]] for i in range(len(starts) - 1)]
-    return KeptTokenizer(about["size"], library, about["specials"], engine, tokens)
 
 
 def store(digest: str, library: str, size: int, specials: int, engine: EngineTokenizer,
@@ -103,10 +106,8 @@ def store(digest: str, library: str, size: int, specials: int, engine: EngineTok
                         "normalizer": engine.normalizer, "added": engine.added,
                         "unsplit": engine.unsplit, "surrogates": engine.surrogates,
                         "digits": engine.digits},
-             "lengths": {part: len(parts[part]) for part in PARTS},
-             "sha256": hashlib.sha256(body).hexdigest()}
-    keep(kept_path("engines", name_of(digest, library)),
-         json.dumps(about).encode() + b"\n" + body)
+             "lengths": {part: len(parts[part]) for part in PARTS}}
+    keep(kept_path("engines", name_of(digest, library)), sealed(about, body))
 
 
 def with_model(engine: EngineTokenizer, model: PackedModel) -> EngineTokenizer:

@@ -16,8 +16,6 @@ property, and kept (`kept`) under the library's version (a few seconds, once).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
@@ -32,7 +30,7 @@ from analyzer.bpe.native_split import (
     tables_from,
 )
 
-from .kept import keep, kept_path, locked
+from .kept import keep, kept_path, locked, sealed, unsealed
 
 SURROGATES = range(0xD800, 0xE000)
 FORMAT = 1
@@ -131,16 +129,18 @@ def _version(library: str) -> str:
 
 def _read(path: Path) -> tuple[UnicodeTables, str | None] | None:
     try:
-        data = path.read_bytes()
-        head, _, body = data.partition(b"\n")
-        about = json.loads(head)
-        if about.get("format") != FORMAT or hashlib.sha256(body).hexdigest() != about["sha256"]:
-            return None
-        classes, folds = body[:CODE_POINTS], body[CODE_POINTS:CODE_POINTS + about["folds"]]
-        digits = about.get("digits")
-        return UnicodeTables(classes, folds), digits
-    except (OSError, ValueError, KeyError):
+        found = unsealed(path.read_bytes())
+    except OSError:
         return None
+    if found is None:
+        return None
+    about, body = found
+    if about.get("format") != FORMAT or not isinstance(about.get("folds"), int) \
+            or len(body) != CODE_POINTS + about["folds"]:
+        return None
+    digits = about.get("digits")
+    return UnicodeTables(body[:CODE_POINTS], body[CODE_POINTS:]), \
+        digits if isinstance(digits, str) else None
 
 
 @cache
@@ -158,7 +158,6 @@ def library_tables(library: str) -> tuple[UnicodeTables, str | None]:
         tables, digits = _probe(library)
         body = tables.classes + tables.folds
         about = {"format": FORMAT, "library": library, "version": _version(library),
-                 "folds": len(tables.folds), "digits": digits,
-                 "sha256": hashlib.sha256(body).hexdigest()}
-        keep(path, json.dumps(about).encode() + b"\n" + body)
+                 "folds": len(tables.folds), "digits": digits}
+        keep(path, sealed(about, body))
     return tables, digits

@@ -153,7 +153,9 @@ class ProductionTokenizer:
         if not self.digest:
             return script_composition(tokens())
         return kept_json("scripts", f"{self.digest}-{SCRIPTS_FORMAT}.json",
-                         lambda: script_composition(tokens()))
+                         lambda: script_composition(tokens()),
+                         lambda found: all(isinstance(name, str) and type(n) is int
+                                           for name, n in found.items()))
 
     @cached_property
     def _token_set(self) -> set[bytes]:
@@ -170,7 +172,8 @@ class ProductionTokenizer:
             return jaccard(self._token_set, other._token_set)
         first, second = sorted((self, other), key=lambda tokenizer: tokenizer.digest)
         found = kept_json("overlaps", f"{first.digest}-{second.digest}.json", lambda: dict(
-            zip(("both", "either"), jaccard(first._token_set, second._token_set))))
+            zip(("both", "either"), jaccard(first._token_set, second._token_set))),
+            lambda found: all(type(found.get(key)) is int for key in ("both", "either")))
         return found["both"], found["either"]
 
     def measure(self, texts: list[str], words: bool = True) -> tuple[list[int], list[int | None]]:
