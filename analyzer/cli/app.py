@@ -192,6 +192,13 @@ def main() -> None:
             Console(stderr=True).print(f"[red]Error:[/red] {said}")
             sys.exit(EXIT_INPUT)
         report_bug(error)
+    except BaseException as error:  # a library's Rust panic is not an Exception
+        if type(error).__name__ != "PanicException":  # pyo3's: tiktoken's, tokenizers'
+            raise
+        Console(stderr=True).print(
+            f"[red]Error:[/red] a tokenizer's library failed on this input (its Rust code "
+            f"panicked: {plain(str(error))}); the command stopped there")
+        sys.exit(EXIT_INPUT)
 
 
 def out_of_memory(error: BaseException) -> str | None:

@@ -207,6 +207,12 @@ def rank_file(data: bytes, label: str) -> dict[bytes, int]:
             ranks[base64.b64decode(token, validate=True)] = int(rank)
         except ValueError:
             raise TokenizerError(f"{label}: line {number} is not `base64-token rank`") from None
+    # tiktoken panics on a text with a byte that has no token (its byte-level BPE needs all 256)
+    missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
+    if ranks and missing:
+        raise TokenizerError(f"{label}: byte 0x{missing[0]:02x} has no token of its own (and "
+                             f"{len(missing) - 1} other bytes): a byte-level BPE rank file "
+                             "gives each of the 256 bytes a rank")
     return ranks
 
 
