@@ -137,6 +137,9 @@ class Trainer:
         self.pieces: list[bytes] = []
         self.scores: list[float] = []
         self.byte_counts = [0] * 256
+        self.work = 0
+        """Substrings looked at, seeding and building lattices: what a training's time grows
+        as (tests/test_long_chunks.py bounds it, as the compiled engine's steps)."""
         for chunk, count in self.chunks:
             for byte in chunk:
                 self.byte_counts[byte] += count
@@ -156,6 +159,7 @@ class Trainer:
         for chunk, count in self.chunks:
             n = len(chunk)
             for start in range(n):
+                self.work += max(0, min(self.max_piece_bytes, n - start) - 1)
                 for length in range(2, min(self.max_piece_bytes, n - start) + 1):
                     piece = chunk[start:start + length]
                     counts[piece] = counts.get(piece, 0) + count
@@ -189,6 +193,7 @@ class Trainer:
         n = len(text)
         ends: list[list[tuple[int, int, float]]] = [[] for _ in range(n + 1)]
         for end in range(1, n + 1):
+            self.work += end - max(0, end - self.max_piece_bytes)
             for start in range(max(0, end - self.max_piece_bytes), end):
                 id = index.get(text[start:end], -1)
                 if id >= 0:
