@@ -165,6 +165,15 @@ def test_the_engine_encodes_a_chunk_as_the_reference_does(model, chunk):
 
 
 @compiled
+@many
+@given(model=ranked_models(), chunk=st.text(alphabet=ALPHABET + "é", min_size=40, max_size=70))
+def test_chunks_either_side_of_the_short_scan_encode_as_the_reference_does(model, chunk):
+    # ranked.c merges a chunk of up to 48 symbols by a scan, a longer one by a heap
+    engine = CompiledRanked(model, [], native_split.unicode_tables())
+    assert engine.encode(chunk) == model.encode(chunk.encode())
+
+
+@compiled
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(model=ranked_models(), batch=st.lists(texts, max_size=12),
        threads=st.sampled_from([1, 2, 3]))

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Engine
-from sqlite_utils import Database
 
+from .sqlite import Database  # first: it imports sqlite-utils without pandas, before migrations
+
+# isort: split
 from analyzer import __version__
 from analyzer.errors import setting
 from analyzer.files import disk_is_full, is_special, kind_of

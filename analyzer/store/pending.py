@@ -22,14 +22,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
-
 from analyzer.errors import setting
 from analyzer.files import cache_folder, write_atomically
 from analyzer.identity import VocabKind
 
 from .errors import StoreError
 from .results import VocabularyRecord, finish_run
+from .sqlite import Database
 from .values import MAX_ROW_ID
 
 FORMAT = "analyzer pending results 1"

@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from sqlite_utils import Database
-
 from analyzer.errors import Conflict
 
 from .db import write_transaction
 from .errors import NotFound
 from .kinds import QueueStatus
 from .models import QueuedRunRead
+from .sqlite import Database
 from .values import MAX_ROW_ID, inserted_id, now
 
 COLUMNS = "id, settings, corpus, status, submitted, finished, run_id, error"

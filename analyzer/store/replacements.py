@@ -16,11 +16,11 @@ from array import array
 from collections.abc import Iterator, Mapping
 
 import numpy as np
-from sqlite_utils import Database
 
 from analyzer.identity import VocabKind
 
 from .kinds import ReplacementTexts
+from .sqlite import Database
 
 
 def _packed(values: array) -> bytes:

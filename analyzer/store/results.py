@@ -8,14 +8,13 @@ import json
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from sqlite_utils import Database
-
 from analyzer.identity import VocabKind, VocabularyId
 
 from .db import write_transaction
 from .errors import StoreError
 from .kinds import ReplacementTexts, RunStatus
 from .replacements import add_histograms, add_replacements
+from .sqlite import Database
 from .values import inserted_id, now, pack_counts
 
 

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sqlite_utils import Database
 from sqlmodel import col, select
 
 from analyzer.identity import PLUGIN_GROUP, VocabKind, load_plugins
@@ -26,6 +25,7 @@ from .models import CorpusRow, RunRead, RunRow, VocabularyRead, VocabularyRow
 from .processes import is_alive, this_process
 from .results import StoredMerge
 from .session import session
+from .sqlite import Database
 from .values import MAX_ROW_ID, inserted_id, now, unpack_counts
 
 

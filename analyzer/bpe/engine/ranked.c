@@ -296,6 +296,63 @@ static inline size_t utf8_width(uint8_t lead) {
     return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
+/* A chunk of up to SHORT_SYMBOLS symbols (most words) is merged as tiktoken merges: each
+   pair's rank in an array, the lowest found by a scan (the leftmost among equals, so the same
+   merge as the heap's), the two symbols joined in place, and the two pairs beside the join
+   looked up again. For so few symbols a scan and a move cost less than the heap's pushes,
+   pops and stale candidates; the result is the same rule's, which the tests hold to the
+   reference on chunks of every length. */
+#define SHORT_SYMBOLS 48
+
+/* The merge of symbols i and i + 1: its rank (UINT32_MAX when none) and what it makes. */
+static inline void short_pair(const RankedModel *m, const int32_t *ids, size_t i, uint32_t *rank,
+                              int32_t *made) {
+    const MergeSlot *found = merge_find(m, ids[i], ids[i + 1]);
+    rank[i] = found->key == EMPTY_PAIR ? UINT32_MAX : found->rank;
+    made[i] = found->made;
+}
+
+static size_t encode_short(const RankedModel *m, const uint8_t *data, int32_t *ids,
+                           uint32_t *size, size_t n, int32_t *out, uint32_t *token_starts) {
+    uint32_t rank[SHORT_SYMBOLS];
+    int32_t made[SHORT_SYMBOLS];
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (m->characters) {
+            short_pair(m, ids, i, rank, made);
+        } else { /* every symbol a byte: the table of byte pairs */
+            BytePair found = m->byte_pairs[data[i] << 8 | data[i + 1]];
+            rank[i] = found.made >= 0 ? found.rank : UINT32_MAX;
+            made[i] = found.made;
+        }
+    }
+    while (n > 1) {
+        uint32_t best = UINT32_MAX;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (rank[i] < best) best = rank[i], at = i;
+        if (best == UINT32_MAX) break;
+        ids[at] = made[at];
+        size[at] += size[at + 1];
+        /* symbols after the join move down one; so do the pairs after the two it changed */
+        memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof *ids);
+        memmove(size + at + 1, size + at + 2, (n - at - 2) * sizeof *size);
+        if (n >= at + 3) {
+            memmove(rank + at + 1, rank + at + 2, (n - at - 3) * sizeof *rank);
+            memmove(made + at + 1, made + at + 2, (n - at - 3) * sizeof *made);
+        }
+        n--;
+        if (at > 0) short_pair(m, ids, at - 1, rank, made);
+        if (at + 1 < n) short_pair(m, ids, at, rank, made);
+    }
+    uint32_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (out) out[i] = ids[i];
+        if (token_starts) token_starts[i] = start;
+        start += size[i];
+    }
+    return n;
+}
+
 size_t ranked_encode(const RankedModel *m, const uint8_t *data, size_t length,
                      RankedScratch *s, int32_t *out, uint32_t *token_starts) {
     if (!length) return 0;
@@ -325,6 +382,7 @@ size_t ranked_encode(const RankedModel *m, const uint8_t *data, size_t length,
         }
         i += width;
     }
+    if (n <= SHORT_SYMBOLS) return encode_short(m, data, s->ids, s->size, n, out, token_starts);
     for (size_t i = 0; i < n; i++) {
         s->prev[i] = (int32_t)i - 1;
         s->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
