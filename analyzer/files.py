@@ -25,13 +25,15 @@ from typing import BinaryIO
 
 def cache_folder(leaf: str, env: str | None = None) -> Path:
     """Where the analyzer keeps `leaf` in the user's cache: the folder `env` names if it is
-    set, else $XDG_CACHE_HOME (or ~/.cache)/analyzer/`leaf`.
+    set (a leading ~ is the home folder, as a shell would have made it, had it not been
+    quoted: ANALYZER_KEPT='~/kept' in a unit file), else $XDG_CACHE_HOME (or
+    ~/.cache)/analyzer/`leaf`.
 
     >>> cache_folder("kept", "NO_SUCH_VARIABLE").parts[-2:]
     ('analyzer', 'kept')
     """
     if env and os.environ.get(env):
-        return Path(os.environ[env])
+        return Path(os.environ[env]).expanduser()
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "analyzer" / leaf
 
 

@@ -125,6 +125,8 @@ def test_export_with_each_unit_s_count(db, tmp_path):
 ERRORS = [
     (["run", "--vocab", "100"], "--vocab 100: each must be from 256 to 16,777,216"),
     (["run", "--vocab", "abc"], "'abc' is not a whole number"),
+    (["run", "--vocab", "none"], "nothing to measure"),  # none as the help says: no sizes
+    (["run", "--vocab", "none,512"], "none trains nothing, so it takes no sizes beside it"),
     (["run", "--vocab", "300", "--corpus", "nope"], "no corpus named 'nope'"),
     (["run", "--vocab", "300", "--pivot", "deu_Latn"], "--pivot deu_Latn is not among"),
     (["run", "--vocab", "300", "--langs", ","], "no languages"),

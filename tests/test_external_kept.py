@@ -31,6 +31,14 @@ def test_a_kept_document_of_another_shape_is_worked_out_again(kept_here):
     assert kept.kept_json("scripts", "x.json", lambda: {"Latin": 4}, valid) == {"Latin": 4}
 
 
+def test_a_kept_folder_given_with_a_tilde_is_in_the_home_folder(tmp_path, monkeypatch):
+    # ANALYZER_KEPT='~/kept' (quoted, or in a unit file: no shell expanded it) was taken as a
+    # folder named "~" in the working folder (found attacking issue 69)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ANALYZER_KEPT", "~/kept")
+    assert kept.kept_dir() == tmp_path / "home" / "kept"
+
+
 @pytest.mark.slow
 def test_an_engine_file_whose_header_was_changed_is_made_again(kept_here):
     from analyzer.external import loaded

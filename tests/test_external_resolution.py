@@ -376,6 +376,31 @@ def test_a_changed_file_is_built_again_and_the_least_used_goes_beyond_the_bound(
     assert loaded.builds() == before + 5
 
 
+def test_overlaps_of_more_tokenizers_than_a_process_keeps_build_each_once(monkeypatch):
+    """A run compares each tokenizer's vocabulary with every other's; with more tokenizers
+    than a process keeps loaded, asking each pair whether both had tokens built them again and
+    again (76 builds for the 105 pairs of 15 tokenizers: 5 s of a first run)."""
+    from types import SimpleNamespace
+
+    from analyzer.external.tokenizers import ProductionTokenizer
+
+    monkeypatch.setattr(loaded, "KEPT", 2)
+    loaded.forget()
+    built: list[str] = []
+
+    def tokenizer(i: int) -> ProductionTokenizer:
+        def build():
+            built.append(f"t{i}")
+            return SimpleNamespace(encoder=SimpleNamespace(tokens=lambda: [b"a", bytes([i])]))
+        return ProductionTokenizer(f"t{i}", "a test", (f"t{i}",), 1, build)  # type: ignore[arg-type]
+
+    tokenizers = [tokenizer(i) for i in range(5)]
+    for i, first in enumerate(tokenizers):
+        for second in tokenizers[i + 1:]:
+            assert first.overlap(second) == (1, 3)  # b"a" in both, three tokens in either
+    assert sorted(built) == [f"t{i}" for i in range(5)]
+
+
 def test_a_run_s_settings_are_checked_without_building_a_tokenizer(places, tiny_db):
     """The settings check before a run (every refusal, then the settings resolved: what the
     service does as a run is asked for) builds no encoder; the run builds each once."""

@@ -141,9 +141,20 @@ def split_commas(values: list[str] | None) -> list[str]:
 
 
 def parse_vocab(values: list[str], extending: bool) -> tuple[list[int], list[int]]:
-    """--vocab's sizes to train, and its +N (tokens added to each --extend base)."""
+    """--vocab's sizes to train, and its +N (tokens added to each --extend base); `none`
+    alone trains nothing (only the production tokenizers are measured), as the help says.
+
+    >>> parse_vocab(["512,4k"], False), parse_vocab(["none"], False)
+    (([512, 4000], []), ([], []))
+    """
+    given = split_commas(values)
+    if any(value.lower() == "none" for value in given):
+        if len(given) > 1:
+            raise fail(f"--vocab {','.join(given)}: none trains nothing, so it takes no sizes "
+                       "beside it; give one or the other")
+        return [], []
     sizes, added = [], []
-    for value in split_commas(values):
+    for value in given:
         if value.startswith("+"):
             if not extending:
                 raise fail(f"--vocab {value}: +N adds tokens to a production tokenizer; name it "

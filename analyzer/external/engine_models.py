@@ -28,7 +28,7 @@ from analyzer.bpe.native_split import PRODUCTION_PATTERNS
 from analyzer.bpe.pretokenize import PRETOKENIZERS
 from analyzer.bpe.ranked import PackedModel, RankedModel, Step
 
-from .byte_level import BYTE_TOKEN, byte_level_alphabet
+from .byte_level import BYTE_TOKEN, byte_level_alphabet, byte_level_bytes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -197,12 +197,10 @@ def from_tokenizer_json(document: dict) -> EngineTokenizer | str:
         steps = _split_step(pre) if pre else []
         if isinstance(steps, str):
             return steps
-        chars = {char: byte for byte, char in byte_level_alphabet().items()}
         size = max(vocab.values(), default=-1) + 1
         pieces: list[bytes | None] = [None] * size
         for token, i in vocab.items():
-            if all(char in chars for char in token):
-                pieces[i] = bytes(chars[char] for char in token)
+            pieces[i] = byte_level_bytes(token)
         alphabet = byte_level_alphabet()
         singles = [vocab.get(alphabet[byte]) for byte in range(256)]
         symbols = "bytes"

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Literal
 
 from . import engine_models
-from .byte_level import BYTE_TOKEN, byte_level_alphabet
+from .byte_level import BYTE_TOKEN, byte_level_bytes
 from .catalog import CatalogEntry, Format
 from .engine_models import EngineTokenizer
 from .errors import TokenizerError
@@ -373,12 +373,12 @@ def _token_bytes(tokenizer, document: dict) -> dict[int, bytes]:
     byte and WordPiece's "##" continuation mark dropped."""
     byte_level = '"ByteLevel"' in json.dumps([document.get("pre_tokenizer"),
                                                document.get("decoder")])
-    chars = {char: byte for byte, char in byte_level_alphabet().items()}
     prefix = ((document.get("model") or {}).get("continuing_subword_prefix") or "")
     found = {}
     for token, i in tokenizer.get_vocab().items():
-        if byte_level and all(char in chars for char in token):
-            found[i] = bytes(chars[char] for char in token)
+        spelled = byte_level_bytes(token) if byte_level else None
+        if spelled is not None:
+            found[i] = spelled
             continue
         byte = BYTE_TOKEN.fullmatch(token)
         if byte:

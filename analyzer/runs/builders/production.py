@@ -77,7 +77,7 @@ def records(run: ResolvedRun, texts: dict[str, list[str]], report: Report | None
                        else [tokenizer.name for tokenizer in tokenizers],
                        [tokenizer.name for tokenizer in tokenizers], report)
     for i, (tokenizer, record) in enumerate(zip(tokenizers, found)):
-        if tokenizer.tokens is not None:
+        if tokenizer.has_tokens:
             overlaps = {other.name: tokenizer.overlap(other) for other in tokenizers[i + 1:]}
             record.overlaps = {name: pair for name, pair in overlaps.items() if pair is not None}
     return found
