@@ -67,3 +67,22 @@ def test_commands_that_show_no_metrics_load_no_pandas(tiny_db_path):
     for args in (["corpora"], ["runs"]):
         found = loaded(*args, "--db", str(tiny_db_path))
         assert "sqlite_utils" in found and "pandas" not in found, (args, found)
+
+
+def test_pandas_is_refused_only_to_the_thread_importing_sqlite_utils():
+    # hiding pandas in sys.modules would fail another thread's `import pandas` meanwhile
+    import threading
+
+    from analyzer.store.sqlite import _PandasRefused
+
+    refused = _PandasRefused()
+    with pytest.raises(ModuleNotFoundError):
+        refused.find_spec("pandas")
+    assert refused.find_spec("numpy") is None
+    elsewhere: list[object] = []
+    thread = threading.Thread(target=lambda: elsewhere.append(refused.find_spec("pandas")))
+    thread.start()
+    thread.join()
+    assert elsewhere == [None]  # another thread: left to the other finders
+    refused.thread = None  # done: idle
+    assert refused.find_spec("pandas") is None
