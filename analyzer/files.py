@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
+from analyzer.errors import Invalid
+
 
 def cache_folder(leaf: str, env: str | None = None) -> Path:
     """Where the analyzer keeps `leaf` in the user's cache: the folder `env` names if it is
@@ -33,7 +35,12 @@ def cache_folder(leaf: str, env: str | None = None) -> Path:
     ('analyzer', 'kept')
     """
     if env and os.environ.get(env):
-        return Path(os.environ[env]).expanduser()
+        try:
+            return Path(os.environ[env]).expanduser()
+        except RuntimeError:  # ~name of no user on this machine
+            raise Invalid(f"{env}={os.environ[env]}: a folder in the home of "
+                          f"{os.environ[env][1:].split('/')[0]!r}, who is no user here; give a "
+                          "folder (~/x is in your own home)") from None
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "analyzer" / leaf
 
 

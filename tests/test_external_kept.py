@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from analyzer.errors import Invalid
 from analyzer.external import kept, kept_engines
 from helpers import resolve_or_skip
 
@@ -37,6 +38,9 @@ def test_a_kept_folder_given_with_a_tilde_is_in_the_home_folder(tmp_path, monkey
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("ANALYZER_KEPT", "~/kept")
     assert kept.kept_dir() == tmp_path / "home" / "kept"
+    monkeypatch.setenv("ANALYZER_KEPT", "~nosuchuser/kept")  # was an internal error, exit 70
+    with pytest.raises(Invalid, match=r"ANALYZER_KEPT=~nosuchuser/kept: .*'nosuchuser'"):
+        kept.kept_dir()
 
 
 @pytest.mark.slow

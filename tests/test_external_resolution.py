@@ -251,6 +251,19 @@ def test_get_refuses_a_file_with_another_hash_and_leaves_the_store_as_it_was(pla
     assert sorted(p.name for p in before.parent.iterdir()) == ["toy.tiktoken"]
 
 
+def test_get_into_a_store_that_cannot_be_written_says_so(places, tmp_path, monkeypatch):
+    # a file where the store's folder should be (or a read-only disk) was an internal error,
+    # exit 70 (found attacking issue 69)
+    _wheel(tmp_path / "archives", TOY_RANKS)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("ANALYZER_TOKENIZER_STORE", str(blocker))
+    with pytest.raises(TokenizerError, match="the tokenizer store cannot be written") as error:
+        fetch(entry("toy"), tmp_path / "archives")
+    assert str(blocker) in str(error.value) and "ANALYZER_TOKENIZER_STORE" in str(error.value)
+    assert blocker.read_text() == "not a folder"
+
+
 def test_get_refuses_to_download_when_offline(places):
     with pytest.raises(TokenizerError) as error:
         fetch(entry("toy"))

@@ -282,3 +282,18 @@ def test_analyzer_train_completes_or_is_refused_before_training(db):
         seen.append(holds(launched(db, args, address=int(address))))
     assert seen[:2] == ["refused", "completed"] and seen[-1] == "completed", seen
     assert "refused" in seen[2:], seen
+
+
+def test_memory_that_ran_out_is_said_when_what_says_it_cannot_be_loaded(monkeypatch):
+    # Under `ulimit -v` the loader cannot map a module's compiled code (langcodes' name data
+    # as a run reads its corpus; pyarrow in the handler itself): exit 70 with a traceback
+    # before, now one line (found in a full test run of this suite)
+    from analyzer.cli.app import out_of_memory
+
+    mapped = ImportError("libarrow.so.2600: failed to map segment from shared object")
+    monkeypatch.setitem(sys.modules, "analyzer.runs.headroom", None)  # its import fails too
+    said = out_of_memory(mapped)
+    assert said is not None and said.startswith("The command ran out of memory (ImportError: ")
+    assert out_of_memory(MemoryError()) == ("The command ran out of memory (MemoryError). "
+                                            "Give it more memory.")
+    assert out_of_memory(ValueError("a bug")) is None

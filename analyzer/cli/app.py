@@ -214,9 +214,12 @@ def out_of_memory(error: BaseException) -> str | None:
         except AnalyzerError:  # a bad ANALYZER_MEMORY: the limit goes unsaid
             room = None
         said = ran_out(error, room, training=None)
-    except MemoryError:  # too short of memory to say more
-        return "The command ran out of memory (MemoryError). Give it more memory." \
-            if isinstance(error, MemoryError) else None
+    except (MemoryError, ImportError):  # too short of memory to say more, or to load what says it
+        if isinstance(error, MemoryError) or getattr(error, "errno", None) == errno.ENOMEM \
+                or "failed to map segment" in str(error):  # the loader, under `ulimit -v`
+            what = type(error).__name__ + (f": {error}" if str(error) else "")
+            return f"The command ran out of memory ({plain(what)}). Give it more memory."
+        return None
     return None if said is None else "\n".join(map(plain, str(said).split("\n")))
 
 

@@ -211,5 +211,12 @@ def _from_tarball(archive: Path, inner: str) -> bytes:
 
 
 def _write_atomically(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(target, data)
+    """Into the store; TokenizerError naming the folder when the store cannot be written (a
+    read-only disk, a file where the folder should be: it was an internal error, exit 70)."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(target, data)
+    except OSError as error:
+        raise TokenizerError(f"{target}: the tokenizer store cannot be written "
+                             f"({error.strerror or error}); set {STORE_ENV} to a folder of "
+                             "yours, or fetch as a user who can write it") from None

@@ -134,9 +134,11 @@ def freed_to_the_system() -> None:
 
 
 SHORT_OF_MEMORY = ("Cannot allocate memory", "can't start new thread", "could not start a thread",
-                   "Failed to launch worker thread")
+                   "Failed to launch worker thread", "failed to map segment from shared object")
 """What Python, Arrow, the engines and the system say when memory, or a new thread's stack,
-cannot be had (beside a MemoryError)."""
+cannot be had (beside a MemoryError); the last is the loader's, when a module's compiled code
+cannot be mapped under an address-space limit (`ulimit -v`: langcodes' name data, imported as
+a run reads its corpus, was an internal error, exit 70, in a full test run)."""
 
 
 def short_of_memory(error: BaseException) -> bool:
@@ -144,6 +146,8 @@ def short_of_memory(error: BaseException) -> bool:
 
     >>> short_of_memory(RuntimeError("can't start new thread")), short_of_memory(OSError(2, "x"))
     (True, False)
+    >>> short_of_memory(ImportError("m.so: failed to map segment from shared object"))
+    True
     """
     return isinstance(error, MemoryError) or getattr(error, "errno", None) == errno.ENOMEM \
         or any(said in str(error) for said in SHORT_OF_MEMORY)
