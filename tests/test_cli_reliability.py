@@ -379,6 +379,17 @@ def test_runs_fit_an_80_column_terminal(db):
     assert "complete" in result.output and "300..2048 (4)" in result.output
 
 
+def _corpora_with_a_broken_store(tmp_path, patch: str) -> subprocess.CompletedProcess:
+    """`analyzer corpora` on a new database, in a fresh process whose store is patched first
+    (`patch`: Python lines given `store`, the module the command imports when it runs)."""
+    db = tmp_path / "a.db"
+    subprocess.run([sys.executable, "-m", "analyzer", "ingest", "--db", str(db)], check=True,
+                   capture_output=True)
+    code = f"import analyzer.cli as c, analyzer.store as store\n{patch}c.main()"
+    return subprocess.run([sys.executable, "-c", code, "corpora", "--db", str(db)],
+                          capture_output=True, text=True)
+
+
 # Everything else that can go wrong in a terminal says so in one line.
 
 @pytest.mark.slow
@@ -386,16 +397,10 @@ def test_a_tokenizer_library_s_panic_is_said_in_one_line(tmp_path):
     """pyo3's PanicException (tiktoken's and tokenizers' Rust panics: a stack overflow on a
     megabyte of spaces, a malformed tokenizer.json) is a BaseException: it went past every
     handler as a traceback (found attacking issue 69)."""
-    code = ("import analyzer.cli as c, analyzer.store as store\n"
-            "class PanicException(BaseException): pass\n"
-            "def panics(db): raise PanicException('no entry found for key')\n"
-            "store.list_corpora = panics\n"
-            "c.main()")
-    db = tmp_path / "a.db"
-    subprocess.run([sys.executable, "-m", "analyzer", "ingest", "--db", str(db)], check=True,
-                   capture_output=True)
-    done = subprocess.run([sys.executable, "-c", code, "corpora", "--db", str(db)],
-                          capture_output=True, text=True)
+    done = _corpora_with_a_broken_store(tmp_path, (
+        "class PanicException(BaseException): pass\n"
+        "def panics(db): raise PanicException('no entry found for key')\n"
+        "store.list_corpora = panics\n"))
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert "library failed on this input" in done.stderr and "no entry found for key" in done.stderr
@@ -404,14 +409,7 @@ def test_a_tokenizer_library_s_panic_is_said_in_one_line(tmp_path):
 @pytest.mark.slow
 def test_an_unexpected_error_is_one_line_and_a_file(tmp_path):
     # the library's name, which the command imports when it runs
-    code = ("import analyzer.cli as c, analyzer.store as store; "
-            "store.list_corpora = lambda db: 1 / 0; "
-            "c.main()")
-    db = tmp_path / "a.db"
-    subprocess.run([sys.executable, "-m", "analyzer", "ingest", "--db", str(db)], check=True,
-                   capture_output=True)
-    done = subprocess.run([sys.executable, "-c", code, "corpora", "--db", str(db)],
-                          capture_output=True, text=True)
+    done = _corpora_with_a_broken_store(tmp_path, "store.list_corpora = lambda db: 1 / 0\n")
     assert done.returncode == 70  # a bug's own code, not a usage error's (2) or the input's (1)
     assert "Traceback" not in done.stderr
     assert "ZeroDivisionError" in done.stderr and "This is a bug" in done.stderr
