@@ -168,10 +168,10 @@ def phase_run(db: str, kind: str, budget: str, floor: str, vocab: str, split: st
     def run_jobs(found, workers, report=None):
         return [measured(lambda job=job: build_vocabulary(job), job.label, jobs) for job in found]
 
-    def local(run, texts, report=None, source=None):
+    def local(run, texts, report=None, source=None, spread=None):
         if not run.made["extend"]:
-            return local_records(run, texts, report, source)
-        return measured(lambda: local_records(run, texts, report, source),
+            return local_records(run, texts, report, source, spread)
+        return measured(lambda: local_records(run, texts, report, source, spread),
                         f"extend:{run.made['extend'][0].name}", jobs)
 
     execute.check_memory, execute.run_jobs, execute.local_records = checked, run_jobs, local

@@ -127,11 +127,12 @@ def test_the_tests_and_benchmarks_import_only_what_their_extra_declares(folder, 
     assert undeclared == {}, f"imported by {folder}/ but not declared in [{extra}]: {undeclared}"
 
 
-LAYERS = ["bpe", "unigram", "wordpiece", "errors", "files", "interrupts", "settings", "identity", "corpus", "limits", "store", "external", "runs",
+LAYERS = ["bpe", "unigram", "wordpiece", "errors", "files", "interrupts", "settings", "headroom",
+          "identity", "corpus", "limits", "store", "external", "runs",
           "metrics", "queries", "export", "report", "cli", "serve"]
 """Each layer may import only from the layers before it (DESIGN.md's order, the Unigram and
-WordPiece engines beside the BPE core; `errors`, `files`,
-`settings` and `identity` are the ground every layer after the core stands on; `limits` the
+WordPiece engines beside the BPE core; `errors`, `files`, `interrupts`,
+`settings`, `headroom` and `identity` are the ground every layer after the core stands on; `limits` the
 service's, which both faces read; `queries` is
 what the faces ask of stored runs, above the metrics)."""
 

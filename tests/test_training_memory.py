@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sources import make_source, tiny_corpus
 
-from analyzer import unigram
+from analyzer import headroom, unigram
 from analyzer.bpe import reference
 from analyzer.bpe.counting import ChunkTable
 from analyzer.corpus import read_corpus
-from analyzer.runs import RunError, RunSettings, costs, execute_run, headroom, memory
+from analyzer.headroom import MEMORY_ENV, Headroom, Limit
+from analyzer.runs import RunError, RunSettings, costs, execute_run, memory
 from analyzer.runs.chunk_cache import ChunkCache
 from analyzer.runs.costs import EngineCost
-from analyzer.runs.headroom import MEMORY_ENV, Headroom, Limit
 from analyzer.runs.memory import TooLittleMemory
 from analyzer.runs.plan import SourceTables, TrainingTexts
 from analyzer.store import get_run, list_runs, open_db, save_corpus, vocabularies
@@ -136,7 +136,7 @@ def test_the_floor_is_shown_by_show_the_report_and_export(tmp_path):
     assert "Count floor 2: trained on the chunks seen at least 2 times" in page
 
 
-# What a process may have (`analyzer.runs.headroom`).
+# What a process may have (`analyzer.headroom`).
 
 def fake_proc(tmp_path: Path, cgroup: str, available_kb: int | None, mountinfo: str | None = None
               ) -> Path:
@@ -314,6 +314,12 @@ def refusal(db, monkeypatch, limit: float, cost: EngineCost = PER_CHUNK, kind: s
     return str(refused.value)
 
 
+def room_for(need: float) -> float:
+    """The least limit under which a way out that needs `need` is offered: it must fit with
+    `memory.MARGIN` to spare."""
+    return need / (1 - memory.MARGIN) + 1
+
+
 def ways_out(message: str) -> list[str]:
     """The ways out a refusal lists, each on one line again."""
     found: list[str] = []
@@ -333,7 +339,7 @@ def test_the_refusal_offers_the_least_floor_that_fits_and_that_run_reads_no_text
     db = source_db(tmp_path)
     chunks = {floor: kept_chunks(db, floor) for floor in (1, 2, 3)}
     assert chunks[1] > chunks[2] > chunks[3] > 0
-    said = refusal(db, monkeypatch, chunks[3] * 1_000_000 + 1)
+    said = refusal(db, monkeypatch, room_for(chunks[3] * 1_000_000))
     assert f"min_chunk_count 3: about {memory.byte_size(chunks[3] * 1e6)}" in ways_out(said)[0]
     stages: list[str] = []
     execute_run(db, RunSettings(**SOURCE_RUN, min_chunk_count=3), stage=stages.append)
@@ -363,10 +369,10 @@ def test_a_floor_with_one_job_at_a_time_is_offered_when_neither_alone_fits(tmp_p
     db = source_db(tmp_path)
     two = dict(per_language=True, jobs=2)
     shared = {floor: kept_chunks(db, floor, **two) for floor in (1, 2)}
-    said = refusal(db, monkeypatch, shared[2] * 1e6 + 1, **two)
+    said = refusal(db, monkeypatch, room_for(shared[2] * 1e6), **two)
     assert (f"min_chunk_count 2 with jobs 1: about {memory.byte_size(shared[2] * 1e6)} (the "
             "chunks seen at least 2 times, one job at a time)") in ways_out(said), said
-    monkeypatch.setenv(MEMORY_ENV, str(int(shared[2] * 1e6 + 1)))
+    monkeypatch.setenv(MEMORY_ENV, str(int(room_for(shared[2] * 1e6))))
     execute_run(db, RunSettings(**{**SOURCE_RUN, **two, "jobs": 1}, min_chunk_count=2))  # it runs
 
 
@@ -422,8 +428,8 @@ def test_one_job_at_a_time_is_offered_only_when_it_fits_and_then_runs(tmp_path, 
     shared = kept_chunks(db, 1, **two) * 1e6  # the largest job: the shared vocabulary
     assert not any(way.startswith("jobs 1") for way in ways_out(refusal(db, monkeypatch,
                                                                         shared - 1, **two)))
-    assert f"jobs 1: about {memory.byte_size(shared)}" in refusal(db, monkeypatch, shared + 1,
-                                                                   **two)
+    assert f"jobs 1: about {memory.byte_size(shared)}" in refusal(db, monkeypatch,
+                                                                   room_for(shared), **two)
     execute_run(db, RunSettings(**{**SOURCE_RUN, **two, "jobs": 1}))  # as offered: it runs
 
 
@@ -515,7 +521,7 @@ def test_on_dask_one_job_at_a_time_is_a_worker_of_one_thread_not_jobs_1(tmp_path
     execute_run(db, RunSettings(**{**SOURCE_RUN, "per_language": True}))
     monkeypatch.setattr(costs, "TABLES", PER_CHUNK)
     one = memory.needed(memory.predict_jobs(plans), 1, 0, 0).resident
-    room = Headroom(0, 0, [Limit(one, "the smallest Dask worker's memory limit")])
+    room = Headroom(0, 0, [Limit(int(room_for(one)), "the smallest Dask worker's memory limit")])
     with pytest.raises(TooLittleMemory) as refused:
         memory.check_memory(plans, 2, room, cluster=True)
     said = " ".join(str(refused.value).split())

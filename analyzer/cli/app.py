@@ -206,7 +206,7 @@ def out_of_memory(error: BaseException) -> str | None:
     start), said in words with the limit that bounds the process, escaped for the terminal;
     None for any other error."""
     try:
-        from ..runs.headroom import headroom
+        from ..headroom import headroom
         from ..runs.memory import ran_out
 
         try:

@@ -36,7 +36,7 @@ def train(
     """Learn byte-level BPE merges on text files and show what they do to the text."""
     from ..corpus import read_lines
     from ..export import training_document
-    from ..runs.headroom import headroom
+    from ..headroom import headroom
     from ..runs.memory import check_texts, ran_out
     from .progress import progress_bars
     from .tables import new_table

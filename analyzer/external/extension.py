@@ -130,7 +130,7 @@ class TiktokenBase(ExtensionBase):
         return self._encoding.decode_single_token_bytes(token)
 
     def count(self, texts: list[str]) -> list[int]:
-        return [len(ids) for ids in self._encoding.encode_ordinary_batch(texts)]
+        return [len(ids) for ids in formats.tiktoken_ids(self._encoding, texts)]
 
     def write(self, added: list[AddedToken], directory: Path, name: str) -> list[Path]:
         new_ranks: dict[bytes, int] = {}
@@ -159,10 +159,12 @@ class TiktokenBase(ExtensionBase):
         from tiktoken.load import load_tiktoken_bpe
 
         settings = json.loads((directory / f"{name}.json").read_text(encoding="utf-8"))
-        ranks = load_tiktoken_bpe(str(directory / settings["ranks_file"]))
+        path = directory / settings["ranks_file"]
+        formats.room_to_load(path.stat().st_size, name, "tiktoken")
+        ranks = load_tiktoken_bpe(str(path))
         encoding = tiktoken.Encoding(name, pat_str=settings["pat_str"], mergeable_ranks=ranks,
                                      special_tokens=settings["special_tokens"])
-        return lambda texts: [len(ids) for ids in encoding.encode_ordinary_batch(texts)]
+        return lambda texts: [len(ids) for ids in formats.tiktoken_ids(encoding, texts)]
 
 
 class TokenizerJsonBase(ExtensionBase):
@@ -238,7 +240,9 @@ class TokenizerJsonBase(ExtensionBase):
         return "".join(self._alphabet[byte] for byte in token)
 
     def load_written(self, directory: Path, name: str) -> formats.Count:
-        encoder = formats.tokenizer_json((directory / f"{name}.tokenizer.json").read_bytes(), name)
+        data = (directory / f"{name}.tokenizer.json").read_bytes()
+        formats.room_to_load(len(data), name, "tokenizers")
+        encoder = formats.tokenizer_json(data, name)
         return encoder.count
 
 
@@ -247,6 +251,7 @@ def extension_base(spec: str, downloads: bool = False) -> ExtensionBase:
     one cannot be extended."""
     if spec.startswith(HF_PREFIX):
         data, where = hugging_face_file(spec, downloads)
+        formats.room_to_load(len(data), spec, "tokenizers")
         return TokenizerJsonBase(spec, data, where)
     if spec not in catalog():
         raise TokenizerError(f"cannot extend {spec!r}: name a catalog tokenizer "
@@ -263,6 +268,7 @@ def extension_base(spec: str, downloads: bool = False) -> ExtensionBase:
     found = catalog_files(item, None, downloads)
     files = {name: f.data for name, f in found.items()}
     source = _sources(found)
+    formats.room_to_load(sum(map(len, files.values())), spec, item.format.library)
     if item.format is Format.TOKENIZER_JSON:
         base: ExtensionBase = TokenizerJsonBase(spec, files[item.files[0].name], source)
     elif item.format is Format.TIKTOKEN:

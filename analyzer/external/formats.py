@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from analyzer.bpe.threads import available_cores
+from analyzer.headroom import ARENA, check_address, stack_size
+from analyzer.settings import byte_size
+
 from . import engine_models
 from .byte_level import BYTE_TOKEN, byte_level_bytes
 from .catalog import CatalogEntry, Format
@@ -66,8 +70,10 @@ class Encoder:
 
 
 def build(entry: CatalogEntry, files: dict[str, bytes], label: str) -> Encoder:
-    """The encoder of a catalog entry from its (verified) files."""
+    """The encoder of a catalog entry from its (verified) files, once its library has room
+    to load them (`room_to_load`)."""
     data = files[entry.files[0].name]
+    room_to_load(sum(map(len, files.values())), label, entry.format.library)
     if entry.format is Format.TIKTOKEN:
         assert entry.encoding is not None
         return openai_encoding(entry.encoding, files, {f.name: f.sha256 for f in entry.files})
@@ -114,18 +120,41 @@ def _tiktoken_spellings(encoder) -> Callable[[], list[bytes]]:
     return spellings
 
 
+LOADING_PER_BYTE = {"tiktoken": 22.5, "tokenizers": 16.5, "sentencepiece": 16.5}
+"""The address space a library maps at its peak while it loads a tokenizer, per byte of its
+files (Python's parse of them included), measured here: o200k_base's 3.6 MB rank file, 78 MB
+(21.7x); tokenizer.json files of 7.8 to 33 MB, 8.6x to 15.9x (gemma3: 531 MB). SentencePiece
+(C++) is given the figure of tokenizer.json."""
+
+def room_to_load(size: int, label: str, library: str) -> None:
+    """Refused (`headroom.ShortOfAddress`), before `library` loads a tokenizer of `size`
+    bytes, where `ulimit -v` leaves too little for loading it and then counting with it on a
+    thread per core (each a stack and an arena). tiktoken and tokenizers are Rust, which
+    aborts the process when an allocation fails (qwen3 at `ulimit -v 700000`, gemma3 at
+    900000, first loaded: "memory allocation of 6 bytes failed", exit 134); and tiktoken's
+    reader says a MemoryError as "Error parsing line ..." of a good file."""
+    check_address(int(LOADING_PER_BYTE[library] * size)
+                  + available_cores() * (ARENA + stack_size()),
+                  f"Loading {label} ({byte_size(size)}) with {library}")
+
+
+def tiktoken_ids(encoder, texts: list[str], normalization: Normalization | None = None
+                 ) -> list[list[int]]:
+    """Each text's ids by tiktoken's batch encoder, on as many threads as this process has
+    cores: tiktoken's own default is 8, each a stack and a malloc arena that a memory limit
+    (`ulimit -v`) must hold, on any machine (an extension's count could not start its threads
+    at limits its training fitted)."""
+    if normalization is not None:
+        texts = [unicodedata.normalize(normalization, text) for text in texts]
+    return encoder.encode_ordinary_batch(texts, num_threads=available_cores())
+
+
 def _tiktoken_batch(encoder, normalization: Normalization | None = None):
-    if normalization is None:
-        return encoder.encode_ordinary_batch
-    return lambda texts: encoder.encode_ordinary_batch(
-        [unicodedata.normalize(normalization, text) for text in texts])
+    return lambda texts: tiktoken_ids(encoder, texts, normalization)
 
 
 def _counter(encoder, normalization: Normalization | None = None) -> Count:
-    if normalization is None:
-        return lambda texts: [len(ids) for ids in encoder.encode_ordinary_batch(texts)]
-    return lambda texts: [len(ids) for ids in encoder.encode_ordinary_batch(
-        [unicodedata.normalize(normalization, t) for t in texts])]
+    return lambda texts: [len(ids) for ids in tiktoken_ids(encoder, texts, normalization)]
 
 
 def openai_encoding(encoding: str, files: dict[str, bytes], pinned: dict[str, str] | None) -> Encoder:
@@ -299,6 +328,8 @@ def tokenizer_json(data: bytes, label: str) -> Encoder:
         raise TokenizerError(f"{label} needs Hugging Face tokenizers: {EXTRA}") from None
     try:
         tokenizer = tokenizers.Tokenizer.from_str(data.decode("utf-8"))
+    except MemoryError:
+        raise
     except Exception as error:  # the Rust side raises plain Exception
         raise TokenizerError(f"{label}: not a Hugging Face tokenizer.json ({error})") from None
     tokenizer.encode_special_tokens = True  # special tokens in the text are plain text
@@ -336,6 +367,8 @@ def sentencepiece_model(data: bytes, label: str) -> Encoder:
         raise TokenizerError(f"{label} needs sentencepiece: {EXTRA}") from None
     try:
         processor = sentencepiece.SentencePieceProcessor(model_proto=data)
+    except MemoryError:
+        raise
     except Exception as error:
         raise TokenizerError(f"{label}: not a SentencePiece model ({error})") from None
 

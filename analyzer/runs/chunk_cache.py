@@ -37,9 +37,8 @@ from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.packing import PackedChunks
 from analyzer.errors import SETTING, Busy, Invalid
 from analyzer.files import not_regular, write_atomically
+from analyzer.headroom import short_of_memory
 from analyzer.store.processes import is_alive
-
-from .headroom import short_of_memory
 
 SUFFIX = ".arrow"
 IN_USE = ".in-use"

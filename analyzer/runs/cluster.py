@@ -27,6 +27,7 @@ from pathlib import Path
 from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.pretokenize import Pretokenizer
 from analyzer.errors import SETTING, AnalyzerError
+from analyzer.headroom import Limit
 from analyzer.store import VocabularyRecord
 
 from .builders import build_vocabulary
@@ -44,7 +45,6 @@ from .counting import (
     table_key,
 )
 from .errors import RunError
-from .headroom import Limit
 from .plan import JobPlan, Report
 from .resolution import check_scheduler
 

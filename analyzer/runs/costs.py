@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ARENA = 64 << 20
-"""The address space glibc's malloc maps for each thread's arena (HEAP_MAX_SIZE, 64-bit)."""
+from analyzer.headroom import ARENA
 
 MEASURED_ON = 2
 """The cores the figures were measured on: an engine that starts a thread per core maps a
@@ -105,11 +104,16 @@ id): SuperBPE's second stage, on its own pre-tokenizer's tables (a chunk a phras
 its entries the merges after the transition."""
 
 EXTENDED = EngineCost("BPE extending a production tokenizer", per_byte=12.5, per_chunk=423.0,
-                      fixed=65_000_000, address_per_byte=1.9, address_per_chunk=411.0,
-                      address_fixed=465_000_000)
-"""An extension: the base's library encodes each chunk (a Python list of ids each; the base
-loaded: most of the address space it maps), then BPE continues on the ids; made in the
-command's own process, after the jobs. Measured to +1,024 only."""
+                      fixed=65_000_000, address_per_byte=10.7, address_per_chunk=411.0,
+                      address_fixed=170_000_000, threads=True)
+"""An extension: the base's library encodes each chunk (a Python list of ids each), then BPE
+continues on the ids; made in the command's own process, after the jobs, with the base
+loaded already; then the base's library counts every measured unit on a thread per core
+(`formats.tiktoken_ids`; tiktoken's own default, 8 threads, mapped 430 MB more, which this
+figure held before). Its fixed address space is the two counting threads' stacks and arenas
+(144 MB, which the benchmark's 5 ms polls can miss) and 26 MB. Measured to +1,024 only; the
+address figures refitted on Thai and Chinese (75k and 376k chunks: 97 and 407 MB) and
+checked against the earlier random words (1.0-6.9M chunks), which they cover."""
 
 UNIGRAM = EngineCost("Unigram", per_byte=42.7, per_chunk=0.0, fixed=270_000_000,
                      address_per_byte=60.8, address_per_chunk=0.0, address_fixed=205_000_000,

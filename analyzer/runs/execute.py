@@ -9,6 +9,7 @@ import time
 
 from analyzer import __version__, bpe
 from analyzer.errors import AnalyzerError, Busy
+from analyzer.headroom import Headroom, headroom, own_limit
 from analyzer.settings import RunSettings
 from analyzer.store import (
     AnalyzerDatabase,
@@ -33,8 +34,7 @@ from .builders import combine, local_costs, local_records, make_plans, run_split
 from .chunk_cache import ChunkCache
 from .counting import count_locally
 from .errors import RunError
-from .headroom import Headroom, headroom, own_limit
-from .memory import check_memory, ran_out, table_stats
+from .memory import check_corpus_memory, check_memory, ran_out, table_stats
 from .plan import Report, SourceTables
 from .pool import run_jobs
 from .resolution import ResolvedRun, check_lossless, check_pinned_corpus, resolve
@@ -69,8 +69,8 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
     stage("loading texts")
     texts = load_texts(db, resolved.corpus.id, resolved.languages)
     check_lossless(resolved, texts)
-    if resolved.source is not None:
-        own_limit()  # a bad ANALYZER_MEMORY refused now, not after the counting pass
+    if resolved.source is not None or local_costs(resolved):  # a training it predicts
+        own_limit()  # a bad ANALYZER_MEMORY refused now, before the run is recorded
     with contextlib.ExitStack() as stack:
         cluster = None
         # Jobs to train, or tokenizers to measure (their tasks go to the workers too).
@@ -95,6 +95,7 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
     start = time.perf_counter()
     discards: list = []
     training = False
+    trains = True  # anything to train (else the run only counts: memory runs out counting)
     try:
         if started is not None:
             started(run_id)
@@ -107,9 +108,14 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
             discards.insert(0, lambda: in_use.__exit__(None, None, None))
             source = count_sample(db, run_id, resolved, cluster, cache, report, stage)
         plans = make_plans(resolved, source)
+        trains = bool(plans or local_costs(resolved))
         workers = settings.jobs or os.cpu_count() or 1
-        if source is not None:  # refused now, if it cannot fit, rather than killed halfway
+        # refused now, if it cannot fit, rather than killed halfway
+        if source is not None:
             check_run_memory(resolved, plans, source, workers, cluster, stage)
+        elif local_costs(resolved):  # made here, after the jobs (an extension)
+            check_corpus_memory(headroom(), stage, local_costs(resolved), texts,
+                                resolved.train_units, run_splitters(resolved))
         training = True
         if cluster is not None:
             records = cluster.run(plans, texts, report)
@@ -132,7 +138,8 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         # Memory that ran out where no prediction reached (the counting pass under a tight
         # `ulimit -v`, a limit lowered while it ran, another process's growth): said as such,
         # not as a bug.
-        said = ran_out(error, headroom_or_none(), training)
+        said = ran_out(error, headroom_or_none(), training,
+                       when=None if trains or not training else "while counting")
         _mark(db, run_id, RunStatus.FAILED, str(said) if said is not None
               else f"{type(error).__name__}: {error}")
         if said is not None:

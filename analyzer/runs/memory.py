@@ -6,7 +6,7 @@ Each job's builder names what its training costs (`stages(plan)`: an engine's me
 extension, made in the command's own process after the jobs) names its own
 (`local_costs(run)`). The distinct chunks and bytes each stage trains on are read from the
 source's tables (after the count floor, `min_chunk_count`), so the prediction costs no
-training. Like is compared with like (`analyzer.runs.headroom`):
+training. Like is compared with like (`analyzer.headroom`):
 
 - resident memory: what this run holds now, plus what the jobs that run side by side add,
   against the total every cgroup the process is in, MemAvailable and `ANALYZER_MEMORY` leave it;
@@ -32,20 +32,26 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from analyzer.bpe.pretokenize import Splitter
 from analyzer.bpe.threads import available_cores
 from analyzer.errors import Invalid, setting
+from analyzer.headroom import ARENA, MEMORY_ENV, Headroom, Limit, short_of_memory, stack_size
 from analyzer.settings import byte_size
 
 from . import costs
 from .chunk_cache import SERIAL
 from .costs import Stage
-from .headroom import MEMORY_ENV, Headroom, Limit, short_of_memory, stack_size
 from .plan import JobPlan, SourceTables, pretokenizer_name
 from .registry import builder_of
 
 __all__ = ["FLOORS", "MEMORY_ENV", "Headroom", "JobMemory", "Limit", "LocalTraining",
            "TableStats", "TooLittleMemory", "check_memory", "floors", "needed", "predict_jobs",
            "check_texts", "ran_out", "table_stats", "wrapped"]
+
+MARGIN = 0.02
+"""A way out is offered if it fits this share below each limit: what a run holds before
+training varies from one process to the next (a smaller sample offered to within 0.3 MB of
+`ANALYZER_MEMORY` was refused again once followed, in CI)."""
 
 FLOORS = (2, 3, 5, 10, 20, 50, 100)
 """The count floors a refusal tries, smallest first, to offer the least that fits."""
@@ -186,29 +192,68 @@ def _job(label: str, languages: Sequence[str], stages: list[Stage],
                      local, tuple((item[3], item[2], item[4]) for item in found))
 
 
+Measure = Callable[[str, str], TableStats]
+"""A language's table's figures under a pre-tokenizer (by its name)."""
+
+
+def corpus_tables(texts: dict[str, list[str]], units: Sequence[int],
+                  splitters: dict[str, Splitter | None]) -> Measure:
+    """What a run that trains on the corpus's own units (`units` of each language's `texts`)
+    trains on: each language's distinct chunks under each pre-tokenizer (by name, in
+    `splitters`), cut when first asked for. A corpus is measured whole, so it is small beside
+    a training source; cutting it is a fraction of what training it takes."""
+    from analyzer.bpe import distinct_chunks
+
+    found: dict[tuple[str, str], TableStats] = {}
+
+    def measure(lang: str, name: str) -> TableStats:
+        if (lang, name) not in found:
+            taken = [texts[lang][unit] for unit in units]
+            splitter = splitters.get(name)
+            chunks = distinct_chunks(taken, splitter)[0] if splitter is not None else \
+                list(dict.fromkeys(taken))
+            n_bytes = sum(len(chunk.encode("utf-8", "surrogateescape")) for chunk in chunks)
+            found[(lang, name)] = TableStats(len(chunks), n_bytes, len(chunks), n_bytes)
+        return found[(lang, name)]
+    return measure
+
+
+def corpus_bound(texts: dict[str, list[str]], units: Sequence[int]) -> Measure:
+    """`corpus_tables` at most, without cutting: no more distinct chunks, nor bytes of them,
+    than the language's training text has bytes."""
+    sizes = {lang: sum(len(by_unit[unit].encode("utf-8", "surrogateescape")) for unit in units)
+             for lang, by_unit in texts.items()}
+    return lambda lang, name: TableStats(*[sizes[lang]] * 4)
+
+
 def predict_jobs(plans: list[JobPlan], source: SourceTables | None = None,
                  floor: int | None = None, tables: Tables | None = None,
                  local: Sequence[LocalTraining] = (), workers: int = 1,
-                 share: dict[str, float] | None = None) -> list[JobMemory]:
+                 share: dict[str, float] | None = None,
+                 corpus: Measure | None = None) -> list[JobMemory]:
     """Each job that trains on a source's tables, and each local training, with what it adds
     at its peak: at the run's count floor, or at `floor`; or on a smaller sample, taking
-    `share[lang]` of each language's documents taken. A job runs on `available_cores() //
-    workers` threads (the pool shares them out); a local training on every core."""
+    `share[lang]` of each language's documents taken. With `corpus` (`corpus_tables`), the
+    jobs that train on the corpus's own units instead, measured by it. A job runs on
+    `available_cores() // workers` threads (the pool shares them out); a local training on
+    every core."""
     tables = Tables() if tables is None else tables
     source = source or next((plan.source for plan in plans if plan.source is not None), None)
-    if source is None:
+    if source is None and corpus is None:
         return []
 
-    def measure(lang: str, name: str) -> TableStats:
+    def from_source(lang: str, name: str) -> TableStats:
+        assert source is not None
         path = source.tables[(lang, name)]
         if share is not None:
             return tables.sampled(path, share[lang])
         return tables.at(path, max(source.min_count, floor or 1))
 
+    measure = corpus or from_source
     threads = max(1, available_cores() // max(1, workers))
     found = []
     for plan in plans:
-        stages = _stages(plan) if plan.source is not None else None
+        stages = _stages(plan) if (plan.source is None) == (corpus is not None) else None
         if stages:
             found.append(_job(plan.label, plan.train_on, stages, measure, threads, False))
     for training in local:
@@ -253,7 +298,7 @@ def needed(jobs: list[JobMemory], workers: int, held: int, mapped: int) -> Need:
     # arenas as its threads contend, which the quiet machine the figures were fitted on did
     # not show (an extension predicted at 1.2 GB of 1.23 GB could not start a thread beside a
     # test run; its floor, offered within 2 MB of the limit, failed so at times).
-    address = mapped + max((job.address for job in jobs), default=0) + costs.ARENA + stack_size()
+    address = mapped + max((job.address for job in jobs), default=0) + ARENA + stack_size()
     biggest = max(jobs, key=lambda job: job.resident)
     return Need(resident, address, together, biggest, held, mapped, len(jobs))
 
@@ -284,17 +329,20 @@ def _shown(text: str) -> str:
 def check_memory(plans: list[JobPlan], workers: int, room: Headroom, stage=None,
                  cached: bool = True, cluster: bool = False,
                  local: Sequence[LocalTraining] = (), sample=None,
-                 source: SourceTables | None = None) -> list[JobMemory]:
+                 source: SourceTables | None = None,
+                 corpus: Measure | None = None) -> list[JobMemory]:
     """Say the predicted peak (`stage`), and refuse the run (TooLittleMemory) before any
     training when it does not fit `room`, with the figure and the ways out (`_ways_out`).
     `cached`: the counted chunks are kept in the cache (else a rerun reads the text again).
     `cluster`: the jobs run on Dask workers, `workers` at once on each (its threads), which
     --jobs does not change. `sample`: the run's `SourcePlan`, to offer a smaller sample;
-    `source`: its tables (default: the first plan's)."""
+    `source`: its tables (default: the first plan's); `corpus`: a run's trainings on the
+    corpus's own units instead, measured by it (`corpus_tables`)."""
     tables = Tables()
     source = source or next((plan.source for plan in plans if plan.source is not None), None)
-    jobs = predict_jobs(plans, source, tables=tables, local=local, workers=workers)
-    if not jobs or source is None:
+    jobs = predict_jobs(plans, source, tables=tables, local=local, workers=workers,
+                        corpus=corpus)
+    if not jobs or (source is None and corpus is None):
         return jobs
     need = needed(jobs, workers, room.held, room.mapped)
     over = need.over(room)
@@ -302,15 +350,35 @@ def check_memory(plans: list[JobPlan], workers: int, room: Headroom, stage=None,
         if stage is not None:
             stage(_said(need, room))
         return jobs
+    kept = ("." if corpus is not None else
+            ": the counted chunks are cached, and a rerun with other training settings (a "
+            "count floor, fewer jobs) reads no text." if cached
+            else " (with --no-cache, a rerun reads the text again).")
     raise TooLittleMemory("\n".join([
         _refused(need, over),
-        "Refused before training, so nothing is lost"
-        + (": the counted chunks are cached, and a rerun with other training settings (a "
-           "count floor, fewer jobs) reads no text." if cached
-           else " (with --no-cache, a rerun reads the text again)."),
+        "Refused before training, so nothing is lost" + kept,
         "Ways out:",
         *(f"  {way}" for way in _ways_out(plans, source, need, over, room, workers, tables,
-                                           local, sample, cluster))]))
+                                           local, sample, cluster, corpus))]))
+
+
+def check_corpus_memory(room: Headroom, stage, local: Sequence[LocalTraining],
+                        texts: dict[str, list[str]], units: Sequence[int],
+                        splitters: dict[str, Splitter | None]) -> None:
+    """`check_memory` for the local trainings (an extension) of a run that trains on the
+    corpus's own units: checked first against what they cannot exceed (`corpus_bound`), which
+    costs no cutting and, where memory is plenty, says nothing; otherwise measured
+    (`corpus_tables`), said, and refused if it does not fit. Before, such a run had no
+    prediction, and an extension under `ulimit -v` stopped while training, or the base's
+    library aborted the process (Rust: "memory allocation of 16 bytes failed").
+
+    The jobs a run trains on the corpus are not predicted: the engines' costs are measured
+    on a source's tables (`costs`), whose fixed parts would refuse the small runs a corpus
+    makes, which complete; memory they run out of is caught and said (`ran_out`)."""
+    bound = predict_jobs([], local=local, corpus=corpus_bound(texts, units))
+    if not bound or needed(bound, 1, room.held, room.mapped).over(room) is None:
+        return
+    check_memory([], 1, room, stage, local=local, corpus=corpus_tables(texts, units, splitters))
 
 
 def _said(need: Need, room: Headroom) -> str:
@@ -407,25 +475,27 @@ def _about(need: Need, over: Limit) -> str:
             else f"about {byte_size(need.resident)}")
 
 
-def _ways_out(plans: list[JobPlan], source: SourceTables, need: Need, over: Limit,
+def _ways_out(plans: list[JobPlan], source: SourceTables | None, need: Need, over: Limit,
               room: Headroom, workers: int, tables: Tables, local: Sequence[LocalTraining],
-              sample, cluster: bool) -> list[str]:
+              sample, cluster: bool, corpus: Measure | None = None) -> list[str]:
     """What would bring a run's trainings within every limit, each with its figure, each
-    predicted to fit before it is offered, but for the last: more memory."""
+    predicted to fit, with a margin (`MARGIN`), before it is offered, but for the last: more
+    memory. A run on the corpus's own units (`corpus`) has no count floor nor sample."""
     ways = []
+    margin = room.less(MARGIN)
 
     def fits(floor: int | None = None, at_once: int = workers,
              share: dict[str, float] | None = None) -> Need | None:
         held, mapped = room.held, room.mapped
-        if share is not None:  # counted afresh: the run holds what counting leaves
-            held, mapped = _after_counting(source, tables, share, held, mapped)
-        found = needed(predict_jobs(plans, source, floor, tables, local, at_once, share),
-                       at_once, held, mapped)
-        return found if found.over(room) is None else None
+        if share is not None and source is not None:  # counted afresh: it holds what
+            held, mapped = _after_counting(source, tables, share, held, mapped)  # counting leaves
+        found = needed(predict_jobs(plans, source, floor, tables, local, at_once, share,
+                                    corpus), at_once, held, mapped)
+        return found if found.over(margin) is None else None
 
     one = "workers of one thread (dask worker --nthreads 1)" if cluster else f"{setting('jobs')} 1"
     fewer = workers > 1 and need.together > 1  # one job at a time would change the need
-    floor = _least_floor(source, tables, fits)
+    floor = _least_floor(source, tables, fits) if source is not None else None
     if floor is not None:
         found = fits(floor)
         assert found is not None
@@ -434,14 +504,14 @@ def _ways_out(plans: list[JobPlan], source: SourceTables, need: Need, over: Limi
     alone = fits(at_once=1) if fewer else None
     if alone is not None:
         ways.append(f"{one}: {_about(alone, over)} (one job at a time)")
-    if fewer and alone is None:  # neither alone: one job at a time, and a floor
+    if fewer and alone is None and source is not None:  # neither: one at a time, and a floor
         both = _least_floor(source, tables, lambda k: fits(k, at_once=1))
         if both is not None and (floor is None or both < floor):
             found = fits(both, at_once=1)
             assert found is not None
             ways.append(f"{setting('min_chunk_count')} {both} with {one}: {_about(found, over)} "
                         f"(the chunks seen at least {both} times, one job at a time)")
-    if sample is not None:
+    if sample is not None and source is not None:
         for at_once in ([workers, 1] if fewer and alone is None else [workers]):
             smaller = _smaller_sample(source, sample, lambda share, n=at_once:
                                       fits(share=share, at_once=n))
@@ -562,12 +632,13 @@ def check_texts(chunks: int, n_bytes: int, entries: int, room: Headroom,
 
 
 def ran_out(error: BaseException, room: Headroom | None, training: bool | None = False,
-            run: bool = True) -> TooLittleMemory | None:
+            run: bool = True, when: str | None = None) -> TooLittleMemory | None:
     """An error that says memory ran out (MemoryError, a thread that could not start, an
     allocation or a mapping refused: `headroom.short_of_memory`), said in words, with the limit
     that bounds the process (`ulimit -v`, which is what makes a MemoryError, where there is
-    one) and whether training had started (None: a command that does not train); a `run`'s,
-    or `analyzer train`'s; None for any other error."""
+    one) and whether training had started (None: a command that does not train), or `when`
+    it ran out in words ("while counting"); a `run`'s, or `analyzer train`'s; None for any
+    other error."""
     if not short_of_memory(error):
         return None
     limits = [] if room is None else sorted(room.resident, key=lambda limit: limit.total)
@@ -579,7 +650,7 @@ def ran_out(error: BaseException, room: Headroom | None, training: bool | None =
     if training is None:
         return TooLittleMemory(f"The command ran out of memory {cause}{under}. Give it more "
                                "memory.")
-    when = "while training" if training else "before training"
+    when = when or ("while training" if training else "before training")
     if not run:
         return TooLittleMemory(f"Training ran out of memory {when} {cause}{under}.\nGive it "
                                "more memory, or train on fewer or smaller files.")

@@ -27,7 +27,7 @@ import errno
 import os
 import resource
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzer.errors import Invalid
@@ -73,6 +73,11 @@ class Headroom:
     @property
     def address(self) -> Limit | None:
         return next((limit for limit in self.limits if limit.address), None)
+
+    def less(self, share: float) -> Headroom:
+        """The same, each limit `share` of it lower."""
+        return replace(self, limits=[replace(limit, total=int(limit.total * (1 - share)))
+                                     for limit in self.limits])
 
 
 def headroom(env: Mapping[str, str] | None = None, proc: Path | None = None,
@@ -157,6 +162,34 @@ def stack_size() -> int:
     """The stack a new thread maps (glibc takes `ulimit -s`; 8 MiB where it is unlimited)."""
     soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
     return 8 << 20 if soft == resource.RLIM_INFINITY or soft <= 0 else int(soft)
+
+
+ARENA = 64 << 20
+"""The address space glibc's malloc maps for each thread's arena (HEAP_MAX_SIZE, 64-bit)."""
+
+
+class ShortOfAddress(Invalid):
+    """What a command is about to do would map more than `ulimit -v` leaves it."""
+
+
+def check_address(need: int, what: str) -> None:
+    """Refuse (ShortOfAddress), before it starts, what would map `need` bytes more than the
+    address-space limit (`ulimit -v`) leaves this process. For what cannot fail gently: a
+    library in Rust (Hugging Face tokenizers, tiktoken) aborts the whole process when an
+    allocation fails ("memory allocation of 16 bytes failed"), with nothing to catch, nothing
+    said and the run left marked as running. `what` says it: "Loading qwen3 (11.4 MB) with
+    tokenizers"."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return
+    _, mapped = own_usage()
+    if mapped + need <= soft:
+        return
+    raise ShortOfAddress(
+        f"{what} needs about {byte_size(need)} of address space, more than the "
+        f"{byte_size(max(0, soft - mapped))} that the address-space limit (ulimit -v "
+        f"{soft // 1024}) leaves this process, which maps {byte_size(mapped)} already. Give it "
+        f"more: ulimit -v {-(-(mapped + need) * 23 // 20 // 1024)} or more.")
 
 
 def meminfo(path: Path, field: str) -> int | None:
