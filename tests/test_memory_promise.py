@@ -327,3 +327,36 @@ def test_memory_that_ran_out_is_said_when_what_says_it_cannot_be_loaded(monkeypa
     assert out_of_memory(MemoryError()) == ("The command ran out of memory (MemoryError). "
                                             "Give it more memory.")
     assert out_of_memory(ValueError("a bug")) is None
+
+
+def test_a_run_that_only_counts_is_told_what_it_can_do_when_memory_runs_out():
+    """A run with nothing to train (production tokenizers only) that ran out while counting
+    was told "while training", with ways out that are for training (each refused when
+    followed: `--min-chunk-count is for training on a source`)."""
+    from analyzer.headroom import Headroom, Limit
+    from analyzer.runs.memory import ran_out
+
+    room = Headroom(0, 0, [Limit(665_600_000, "the address-space limit (ulimit -v 650000)",
+                                 address=True)])
+    said = " ".join(str(ran_out(MemoryError(), room, True, counting=True)).split())
+    assert said.startswith("The run ran out of memory while counting (MemoryError), under the "
+                           "address-space limit (ulimit -v 650000) of 665.6 MB; nothing was "
+                           "stored."), said
+    assert "fewer tokenizers" in said and "--min-chunk-count" not in said
+    assert "count floor" in str(ran_out(MemoryError(), room, True))
+
+
+def test_a_bad_memory_limit_is_refused_before_any_run_is_recorded(tmp_path, monkeypatch):
+    """`ANALYZER_MEMORY=lots` was taken by a run that trains nothing (and by one on the
+    corpus's own units), refused only where a training was predicted."""
+    from analyzer.errors import Invalid
+    from analyzer.runs import RunSettings, execute_run
+    from analyzer.store import list_runs
+
+    database = open_db(tmp_path / "a.db")
+    save_corpus(database, read_corpus(SAMPLE_CORPUS), "harbour_town")
+    monkeypatch.setenv(MEMORY_ENV, "lots")
+    for settings in (RunSettings(sizes=[300]), RunSettings(tokenizers=["o200k_base"])):
+        with pytest.raises(Invalid, match=MEMORY_ENV):
+            execute_run(database, settings)
+    assert list_runs(database) == []

@@ -113,6 +113,16 @@ def as_text_list(texts: str | Iterable[str]) -> list[str]:
     return text_list
 
 
+def as_bytes(chunk: str | bytes) -> bytes:
+    """A chunk's UTF-8 (surrogate escapes as the bytes they stand for), as the Unigram and
+    WordPiece engines take their chunks.
+
+    >>> as_bytes("é"), as_bytes(b"\\xff")
+    (b'\\xc3\\xa9', b'\\xff')
+    """
+    return chunk.encode("utf-8", errors="surrogateescape") if isinstance(chunk, str) else chunk
+
+
 def utf8(text: str, index: int = 0) -> bytes:
     """UTF-8 bytes of `text`; a lone surrogate is a ValueError saying where it is."""
     try:

@@ -225,7 +225,7 @@ def out_of_memory(error: BaseException) -> str | None:
 
 def report_bug(error: BaseException) -> NoReturn:
     """Say an unexpected error in one line, with its traceback in a file; exit EXIT_BUG."""
-    from .. import __version__
+    from ..version import __version__
 
     where = ""
     with contextlib.suppress(OSError):
@@ -241,7 +241,8 @@ def report_bug(error: BaseException) -> NoReturn:
 
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__, bpe
+        from .. import bpe
+        from ..version import __version__
 
         typer.echo(f"analyzer {__version__} ({bpe.ENGINE} BPE engine)")
         raise typer.Exit()

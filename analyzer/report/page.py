@@ -13,7 +13,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from analyzer import __version__
 from analyzer.bpe.pretokenize import NONE
 from analyzer.bpe.readable import PARTIAL_KEY
 from analyzer.corpus import language_name
@@ -42,6 +41,7 @@ from analyzer.store import (
     get_corpus_by_id,
     load_merges,
 )
+from analyzer.version import __version__
 
 from . import algorithms, extension, fairness, figures, split_rules, superbpe, vocabularies
 from .answer import ANSWER_STYLE, TABLE_SCRIPT, answer_table

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from analyzer import __version__
 from analyzer.corpus import language_name, script_name
 from analyzer.files import write_atomically
 from analyzer.metrics import RunResults, counting_convention, load_run_data, premium_text, takeaways
 from analyzer.metrics.frames import measured_kinds
 from analyzer.queries import complete_run
 from analyzer.store import AnalyzerDatabase, get_corpus_by_id
+from analyzer.version import __version__
 
 from .answer import ABOVE, ANSWER_STYLE, BELOW, HIGH, LOW, TABLE_SCRIPT, answer_table, cell_color
 from .files import STYLE, without_local_paths

@@ -7,7 +7,7 @@ import dataclasses
 import os
 import time
 
-from analyzer import __version__, bpe
+from analyzer import bpe
 from analyzer.errors import AnalyzerError, Busy
 from analyzer.headroom import Headroom, headroom, own_limit
 from analyzer.settings import RunSettings
@@ -29,6 +29,7 @@ from analyzer.store import (
     record_training,
     save_pending,
 )
+from analyzer.version import __version__
 
 from .builders import combine, local_costs, local_records, make_plans, run_splitters
 from .chunk_cache import ChunkCache
@@ -69,8 +70,7 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
     stage("loading texts")
     texts = load_texts(db, resolved.corpus.id, resolved.languages)
     check_lossless(resolved, texts)
-    if resolved.source is not None or local_costs(resolved):  # a training it predicts
-        own_limit()  # a bad ANALYZER_MEMORY refused now, before the run is recorded
+    own_limit()  # a bad ANALYZER_MEMORY refused now, before the run is recorded
     with contextlib.ExitStack() as stack:
         cluster = None
         # Jobs to train, or tokenizers to measure (their tasks go to the workers too).
@@ -138,8 +138,7 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         # Memory that ran out where no prediction reached (the counting pass under a tight
         # `ulimit -v`, a limit lowered while it ran, another process's growth): said as such,
         # not as a bug.
-        said = ran_out(error, headroom_or_none(), training,
-                       when=None if trains or not training else "while counting")
+        said = ran_out(error, headroom_or_none(), training, counting=training and not trains)
         _mark(db, run_id, RunStatus.FAILED, str(said) if said is not None
               else f"{type(error).__name__}: {error}")
         if said is not None:

@@ -417,7 +417,9 @@ def _refused(need: Need, over: Limit, holder: str = "run") -> str:
         return (f"Training needs about {needs} of address space in one process, more than "
                 f"the {room} that {_shown(over.what)} allows: {_job_said(need, holder)} adds "
                 f"{byte_size(biggest.address)} to the {byte_size(need.mapped)} this process "
-                f"maps already, training on {biggest.stats.kept_chunks:,} distinct chunks, "
+                f"maps already, and room for one thread more "
+                f"({byte_size(need.address - need.mapped - biggest.address)}), training on "
+                f"{biggest.stats.kept_chunks:,} distinct chunks, "
                 f"{byte_size(biggest.stats.kept_bytes)} of text.")
     needs, room = _apart(need.resident, over.total)
     return (f"Training needs about {needs} at its peak, more than the {room} that "
@@ -632,13 +634,13 @@ def check_texts(chunks: int, n_bytes: int, entries: int, room: Headroom,
 
 
 def ran_out(error: BaseException, room: Headroom | None, training: bool | None = False,
-            run: bool = True, when: str | None = None) -> TooLittleMemory | None:
+            run: bool = True, counting: bool = False) -> TooLittleMemory | None:
     """An error that says memory ran out (MemoryError, a thread that could not start, an
     allocation or a mapping refused: `headroom.short_of_memory`), said in words, with the limit
     that bounds the process (`ulimit -v`, which is what makes a MemoryError, where there is
-    one) and whether training had started (None: a command that does not train), or `when`
-    it ran out in words ("while counting"); a `run`'s, or `analyzer train`'s; None for any
-    other error."""
+    one) and whether training had started (None: a command that does not train), or
+    (`counting`) that a run with nothing to train was counting; a `run`'s, or `analyzer
+    train`'s; None for any other error."""
     if not short_of_memory(error):
         return None
     limits = [] if room is None else sorted(room.resident, key=lambda limit: limit.total)
@@ -650,7 +652,11 @@ def ran_out(error: BaseException, room: Headroom | None, training: bool | None =
     if training is None:
         return TooLittleMemory(f"The command ran out of memory {cause}{under}. Give it more "
                                "memory.")
-    when = when or ("while training" if training else "before training")
+    if counting:
+        return TooLittleMemory("\n".join([
+            f"The run ran out of memory while counting {cause}{under}; nothing was stored.",
+            "Give it more memory, or measure fewer tokenizers in one run."]))
+    when = "while training" if training else "before training"
     if not run:
         return TooLittleMemory(f"Training ran out of memory {when} {cause}{under}.\nGive it "
                                "more memory, or train on fewer or smaller files.")

@@ -17,7 +17,6 @@ from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from analyzer import __version__
 from analyzer.errors import AnalyzerError
 from analyzer.limits import (
     DEFAULT_BODY_LIMIT,
@@ -28,6 +27,7 @@ from analyzer.limits import (
     DEFAULT_UPLOAD_SPACE,
 )
 from analyzer.settings import settings_error, settings_errors
+from analyzer.version import __version__
 
 from . import api, health, multipart, pages, signin, uploads, workflow
 from .access_log import AccessLog

@@ -12,8 +12,8 @@ from html import escape
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
-from analyzer import __version__
 from analyzer.report.files import STYLE
+from analyzer.version import __version__
 
 NAVIGATION = (("/", "Runs"), ("/corpora/new", "Bring a corpus"), ("/runs/new", "New run"),
               ("/playground", "Playground"), ("/openapi.json", "API schema"))

@@ -24,10 +24,10 @@ from sqlalchemy import Engine
 from .sqlite import Database  # first: it imports sqlite-utils without pandas, before migrations
 
 # isort: split
-from analyzer import __version__
 from analyzer.errors import setting
 from analyzer.files import disk_is_full, is_special, kind_of
 from analyzer.migrations import migrations
+from analyzer.version import __version__
 
 from .errors import DatabaseBusy, DatabaseGone, DiskFull, StoreError
 from .location import DB_ENV, DEFAULT_DB

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from analyzer.bpe import choice
 from analyzer.bpe.counting import ChunkTable
+from analyzer.bpe.packing import as_bytes
 from analyzer.bpe.threads import available_cores
 
 from . import reference
@@ -51,15 +52,6 @@ def compiled_engine():
     """The compiled Trainer type, or None (not built, or `ANALYZER_ENGINE=python`)."""
     module = choice.compiled_module(__package__)
     return None if module is None else module.Trainer
-
-
-def as_bytes(chunk: str | bytes) -> bytes:
-    """A chunk's UTF-8 (surrogate escapes as the bytes they stand for).
-
-    >>> as_bytes("é"), as_bytes(b"\\xff")
-    (b'\\xc3\\xa9', b'\\xff')
-    """
-    return chunk.encode("utf-8", errors="surrogateescape") if isinstance(chunk, str) else chunk
 
 
 Chunks = Mapping[str, int] | Mapping[bytes, int] | ChunkTable

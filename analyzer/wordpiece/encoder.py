@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analyzer.bpe import choice
-from analyzer.unigram.trainer import as_bytes
+from analyzer.bpe.packing import as_bytes
 
 from .reference import PREFIX
 

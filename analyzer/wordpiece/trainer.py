@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from analyzer.bpe import choice
 from analyzer.bpe.counting import ChunkTable
-from analyzer.unigram.trainer import as_bytes
+from analyzer.bpe.packing import as_bytes
 
 from . import reference
 from .reference import ALPHABET
