@@ -26,6 +26,11 @@ from analyzer.lazy import lazy_names
 # allocation: under `ulimit -v` that alone left a run no room to train. The system's allocator
 # maps what it uses. Set before pyarrow is first imported (a choice of one's own is kept).
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+# numpy's OpenBLAS starts a thread per core at its first matrix product (the intervals'
+# bootstrap), each with a 32 MB buffer; under `ulimit -v` with no room for them it retried the
+# mapping forever, deaf to SIGTERM (`show` hung, a run hung after storing). One thread maps one
+# buffer, at load; the products here are small. Set before numpy is first imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 __all__ = [
     "CorpusError", "RunError", "RunSettings", "StoreError", "TokenizerError", "__version__", "bpe",

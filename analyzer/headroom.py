@@ -168,28 +168,38 @@ ARENA = 64 << 20
 """The address space glibc's malloc maps for each thread's arena (HEAP_MAX_SIZE, 64-bit)."""
 
 
+def address_room() -> int | None:
+    """What `ulimit -v` leaves this process to map, in bytes; None where there is no limit."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else max(0, soft - own_usage()[1])
+
+
 class ShortOfAddress(Invalid):
     """What a command is about to do would map more than `ulimit -v` leaves it."""
 
 
-def check_address(need: int, what: str) -> None:
+def check_address(need: int, what: str, threads: int = 0) -> None:
     """Refuse (ShortOfAddress), before it starts, what would map `need` bytes more than the
     address-space limit (`ulimit -v`) leaves this process. For what cannot fail gently: a
     library in Rust (Hugging Face tokenizers, tiktoken) aborts the whole process when an
     allocation fails ("memory allocation of 16 bytes failed"), with nothing to catch, nothing
     said and the run left marked as running. `what` says it: "Loading qwen3 (11.4 MB) with
-    tokenizers"."""
+    tokenizers". The limit it suggests leaves room for `threads` more threads' stacks and
+    arenas: under a tight limit the process's own threads never made theirs, and under the
+    one suggested they would (a suggestion from 400000 was refused again at it, the process
+    mapping 146 MB more)."""
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return
     _, mapped = own_usage()
     if mapped + need <= soft:
         return
+    enough = (mapped + need + threads * (ARENA + stack_size())) * 23 // 20
     raise ShortOfAddress(
         f"{what} needs about {byte_size(need)} of address space, more than the "
         f"{byte_size(max(0, soft - mapped))} that the address-space limit (ulimit -v "
         f"{soft // 1024}) leaves this process, which maps {byte_size(mapped)} already. Give it "
-        f"more: ulimit -v {-(-(mapped + need) * 23 // 20 // 1024)} or more.")
+        f"more: ulimit -v {-(-enough // 1024)} or more.")
 
 
 def meminfo(path: Path, field: str) -> int | None:

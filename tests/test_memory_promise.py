@@ -360,3 +360,28 @@ def test_a_bad_memory_limit_is_refused_before_any_run_is_recorded(tmp_path, monk
         with pytest.raises(Invalid, match=MEMORY_ENV):
             execute_run(database, settings)
     assert list_runs(database) == []
+
+
+def test_the_intervals_are_drawn_without_blas_where_ulimit_v_leaves_it_no_room(tmp_path,
+                                                                               monkeypatch):
+    """Under `ulimit -v 400000` OpenBLAS could not map its 32 MB buffer for the bootstrap's
+    product and retried for ever, deaf to SIGTERM (`show` hung; a run hung once stored, found
+    by an attack). With little room the product is numpy's own integer one: the same totals."""
+    import analyzer.metrics.data as data_module
+    from analyzer.runs import RunSettings, execute_run
+
+    database = open_db(tmp_path / "a.db")
+    save_corpus(database, read_corpus(SAMPLE_CORPUS), "harbour_town")
+    run_id = execute_run(database, RunSettings(sizes=[300], per_language=False))
+    tight = data_module.BLAS_ROOM // 2
+    assert data_module.product_type(tight) is data_module.np.int64  # no BLAS for integers
+    assert data_module.product_type(None) is data_module.np.float64
+
+    def totals(room):
+        monkeypatch.setattr(data_module, "address_room", lambda: room)
+        return data_module.load_run_data(database, run_id).bootstrap_totals(200)
+
+    roomy, little = totals(None), totals(tight)
+    assert roomy.keys() == little.keys() and roomy
+    for key in roomy:
+        assert (roomy[key] == little[key]).all()

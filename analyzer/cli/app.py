@@ -7,6 +7,7 @@ import codecs
 import contextlib
 import errno
 import os
+import resource
 import signal
 import sqlite3
 import sys
@@ -214,11 +215,15 @@ def out_of_memory(error: BaseException) -> str | None:
         except AnalyzerError:  # a bad ANALYZER_MEMORY: the limit goes unsaid
             room = None
         said = ran_out(error, room, training=None)
-    except (MemoryError, ImportError):  # too short of memory to say more, or to load what says it
+    except (MemoryError, ImportError, OSError):  # too short of memory to say more, or to load
+        # what says it (an import's own `OSError: [Errno 12] Cannot allocate memory`)
         if isinstance(error, MemoryError) or getattr(error, "errno", None) == errno.ENOMEM \
                 or "failed to map segment" in str(error):  # the loader, under `ulimit -v`
             what = type(error).__name__ + (f": {error}" if str(error) else "")
-            return f"The command ran out of memory ({plain(what)}). Give it more memory."
+            soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+            under = "" if soft == resource.RLIM_INFINITY else \
+                f", under the address-space limit (ulimit -v {soft // 1024})"
+            return f"The command ran out of memory ({plain(what)}){under}. Give it more memory."
         return None
     return None if said is None else "\n".join(map(plain, str(said).split("\n")))
 

@@ -120,11 +120,12 @@ def _tiktoken_spellings(encoder) -> Callable[[], list[bytes]]:
     return spellings
 
 
-LOADING_PER_BYTE = {"tiktoken": 22.5, "tokenizers": 16.5, "sentencepiece": 16.5}
-"""The address space a library maps at its peak while it loads a tokenizer, per byte of its
-files (Python's parse of them included), measured here: o200k_base's 3.6 MB rank file, 78 MB
-(21.7x); tokenizer.json files of 7.8 to 33 MB, 8.6x to 15.9x (gemma3: 531 MB). SentencePiece
-(C++) is given the figure of tokenizer.json."""
+LOADING_PER_BYTE = {"tiktoken": 22.5, "tokenizers": 24.0, "sentencepiece": 24.0}
+"""The address space a tokenizer's first load maps at its peak, per byte of its files: the
+library's load and the analyzer's own reading of the same files for its engine, measured
+here: o200k_base's 3.6 MB rank file, 78 MB (21.7x); a tokenizer.json of 7.8 to 33 MB, 8.6x
+to 15.9x by the library alone, and qwen3's first run 414 MB over the loaded command (23.7x
+with the counting threads apart). SentencePiece (C++) is given the figure of tokenizer.json."""
 
 def room_to_load(size: int, label: str, library: str) -> None:
     """Refused (`headroom.ShortOfAddress`), before `library` loads a tokenizer of `size`
@@ -135,7 +136,8 @@ def room_to_load(size: int, label: str, library: str) -> None:
     reader says a MemoryError as "Error parsing line ..." of a good file."""
     check_address(int(LOADING_PER_BYTE[library] * size)
                   + available_cores() * (ARENA + stack_size()),
-                  f"Loading {label} ({byte_size(size)}) with {library}")
+                  f"Loading {label} ({byte_size(size)}) with {library}",
+                  threads=available_cores())
 
 
 def tiktoken_ids(encoder, texts: list[str], normalization: Normalization | None = None

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from analyzer.corpus.joined import added_spaces
+from analyzer.headroom import address_room
 from analyzer.identity import VocabKind
 from analyzer.store import (
     AnalyzerDatabase,
@@ -56,6 +57,11 @@ class FairnessData:
 
 
 _BLOCK = 4096
+
+BLAS_ROOM = 128 << 20
+"""The address space below which the bootstrap's product is taken without BLAS: OpenBLAS maps
+a 32 MB buffer at its first product and, where `ulimit -v` leaves no room for it, retries for
+ever, deaf to SIGTERM (`show` hung; a run hung once its results were stored)."""
 """Rows of counts multiplied by the bootstrap's draws at once (`RunData.bootstrap_totals`):
 4,096 rows of 1,000 units, 33 MB of float64."""
 
@@ -133,8 +139,10 @@ class RunData:
             keys = [key for key in self.counts if self.on_pivot(key)]
             rows = [self.counts[key][lang] for key in keys for lang in self.on_pivot(key)]
             boot = np.empty((len(rows), resamples))
+            kind = product_type(address_room())
+            draws = draws.astype(kind)
             for start in range(0, len(rows), _BLOCK):
-                block = np.vstack(rows[start:start + _BLOCK]).astype(np.float64)
+                block: np.ndarray = np.vstack(rows[start:start + _BLOCK]).astype(kind)
                 boot[start:start + len(block)] = block @ draws
             found, start = {}, 0
             for key in keys:
@@ -147,6 +155,17 @@ class RunData:
     def kind(self, scope: str, pretokenizer: str | None) -> VocabKind:
         return next(v.kind for v in self.vocabularies
                     if v.scope == scope and v.pretokenizer == pretokenizer)
+
+
+def product_type(room: int | None) -> type:
+    """The type the bootstrap's product is taken in, given the address space left (None: no
+    limit): float64, which numpy hands to BLAS, where there is room (`BLAS_ROOM`); else int64,
+    numpy's own loops, which call no BLAS: slower, and as exact (the counts are integers).
+
+    >>> product_type(None).__name__, product_type(0).__name__
+    ('float64', 'int64')
+    """
+    return np.float64 if room is None or room > BLAS_ROOM else np.int64
 
 
 def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True) -> RunData:
