@@ -217,13 +217,11 @@ static PyObject *Counter_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyOb
 
 /* add(chunks, counts=None, first=0): each chunk (str) counted counts[i] more times (1 each
    without counts), its first occurrence's order key first + i. */
-static PyObject *Counter_add(Counter *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"chunks", "counts", "first", NULL};
-    PyObject *chunks, *counts_object = Py_None;
-    long long first = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OL", keywords, &chunks, &counts_object, &first)
-        || counter_in_use(self) < 0)
-        return NULL;
+/* add(chunks, counts=None, first=0) through `add` into `counter`: each chunk (a str) counted
+   `counts[i]` times (once without counts), its order key first + i. None, or NULL with the
+   error set. */
+PyObject *add_chunks(PyObject *chunks, PyObject *counts_object, long long first, AddChunk add,
+                     void *counter) {
     PyObject *list = PySequence_Fast(chunks, "chunks must be a sequence of str");
     if (!list) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(list);
@@ -246,7 +244,7 @@ static PyObject *Counter_add(Counter *self, PyObject *args, PyObject *kwargs) {
             goto release;
         }
         int64_t count = has_counts ? ((const int64_t *)counts.buf)[i] : 1;
-        if (counter_add(&self->counter, (const uint8_t *)data, (size_t)length, count, first + i) < 0) {
+        if (add(counter, (const uint8_t *)data, (size_t)length, count, first + i) < 0) {
             PyErr_NoMemory();
             goto release;
         }
@@ -257,6 +255,21 @@ release:
 done:
     Py_DECREF(list);
     return result;
+}
+
+static int add_to_counter(void *counter, const uint8_t *data, size_t length, int64_t count,
+                          int64_t first) {
+    return counter_add(counter, data, length, count, first);
+}
+
+static PyObject *Counter_add(Counter *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"chunks", "counts", "first", NULL};
+    PyObject *chunks, *counts_object = Py_None;
+    long long first = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OL", keywords, &chunks, &counts_object, &first)
+        || counter_in_use(self) < 0)
+        return NULL;
+    return add_chunks(chunks, counts_object, first, add_to_counter, &self->counter);
 }
 
 /* An int64 array given as one, or as the bytes of one (as items() gives them); 0 or -1. */
@@ -334,40 +347,55 @@ static PyObject *Counter_items(Counter *self, PyObject *Py_UNUSED(ignored)) {
     ChunkCounter *c = &self->counter;
     if (counter_in_use(self) < 0) return NULL;
     if (counter_sort(c) < 0) return PyErr_NoMemory();
-    PyObject *data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)c->total_bytes);
-    PyObject *offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((c->n + 1) * 8));
-    PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c->n * 8));
-    PyObject *firsts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(c->n * 8));
-    if (!data || !offsets || !counts || !firsts) {
-        Py_XDECREF(data);
-        Py_XDECREF(offsets);
-        Py_XDECREF(counts);
-        Py_XDECREF(firsts);
-        return NULL;
-    }
-    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(data);
-    int64_t *at = (int64_t *)PyBytes_AS_STRING(offsets);
-    int64_t *count = (int64_t *)PyBytes_AS_STRING(counts);
-    int64_t *first = (int64_t *)PyBytes_AS_STRING(firsts);
-    size_t position = 0;
-    for (size_t k = 0; k < c->n; k++) {
-        const CountedChunk *chunk = &c->chunks[k];
-        at[k] = (int64_t)position;
-        memcpy(out + position, counted_bytes(c, chunk), chunk->length);
-        position += chunk->length;
-        count[k] = chunk->count;
-        first[k] = chunk->first;
-    }
-    at[c->n] = (int64_t)position;
-    return Py_BuildValue("(NNNN)", data, offsets, counts, firsts);
+    Listing out;
+    if (listing_new(&out, c->total_bytes, c->n) < 0) return NULL;
+    for (size_t k = 0; k < c->n; k++) listing_put(&out, k, (int64_t)out.position, c, &c->chunks[k]);
+    return listing_done(&out, c->n, (int64_t)out.position);
+}
+
+/* A listing of n chunks, `bytes` of them: its four bytes objects made (0), or -1 with the
+   error set and nothing held. */
+int listing_new(Listing *out, size_t bytes, size_t n) {
+    out->position = 0;
+    out->data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bytes);
+    out->offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((n + 1) * 8));
+    out->counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+    out->firsts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+    if (out->data && out->offsets && out->counts && out->firsts) return 0;
+    Py_XDECREF(out->data);
+    Py_XDECREF(out->offsets);
+    Py_XDECREF(out->counts);
+    Py_XDECREF(out->firsts);
+    return -1;
+}
+
+/* The k-th chunk of a listing (of counter c), its offset given (a listing a slice at a time
+   goes on from where the last slice ended), its bytes written after the last chunk's. */
+void listing_put(Listing *out, size_t k, int64_t offset, const ChunkCounter *c,
+                 const CountedChunk *chunk) {
+    ((int64_t *)PyBytes_AS_STRING(out->offsets))[k] = offset;
+    memcpy(PyBytes_AS_STRING(out->data) + out->position, counted_bytes(c, chunk), chunk->length);
+    out->position += chunk->length;
+    ((int64_t *)PyBytes_AS_STRING(out->counts))[k] = chunk->count;
+    ((int64_t *)PyBytes_AS_STRING(out->firsts))[k] = chunk->first;
+}
+
+/* (data, offsets, counts, firsts), the listing's n + 1-th offset `end`. */
+PyObject *listing_done(Listing *out, size_t n, int64_t end) {
+    ((int64_t *)PyBytes_AS_STRING(out->offsets))[n] = end;
+    return Py_BuildValue("(NNNN)", out->data, out->offsets, out->counts, out->firsts);
+}
+
+/* The memory a counter (or one part of a PartedCounter) holds, in bytes. */
+size_t counter_nbytes(const ChunkCounter *c) {
+    return c->bytes_capacity + c->chunks_capacity * sizeof(CountedChunk)
+           + c->n_slots * sizeof(uint32_t);
 }
 
 static Py_ssize_t Counter_len(Counter *self) { return (Py_ssize_t)self->counter.n; }
 
 static PyObject *Counter_nbytes(Counter *self, void *Py_UNUSED(closure)) {
-    const ChunkCounter *c = &self->counter;
-    return PyLong_FromSize_t(c->bytes_capacity + c->chunks_capacity * sizeof(CountedChunk)
-                             + c->n_slots * sizeof(uint32_t));
+    return PyLong_FromSize_t(counter_nbytes(&self->counter));
 }
 
 static PyObject *Counter_reduce(Counter *self, PyObject *Py_UNUSED(ignored)) {

@@ -254,6 +254,14 @@ done:
 }
 
 /* add(chunks, counts=None, first=0): as ChunkCounter.add. */
+/* counter_add into the chunk's part: the part's lock may be held by a thread counting
+   without the GIL, which never waits for the GIL while it holds it, so waiting here holding
+   the GIL cannot deadlock. */
+static int add_to_parted(void *counter, const uint8_t *data, size_t length, int64_t count,
+                         int64_t first) {
+    return parted_add(counter, data, length, count, first);
+}
+
 static PyObject *Parted_add(Parted *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"chunks", "counts", "first", NULL};
     PyObject *chunks, *counts_object = Py_None;
@@ -262,41 +270,7 @@ static PyObject *Parted_add(Parted *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     if (parted_listed(self) < 0) return NULL;
     self->ordered = 0;
-    PyObject *list = PySequence_Fast(chunks, "chunks must be a sequence of str");
-    if (!list) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(list);
-    Py_buffer counts = {0};
-    int has_counts = counts_object != Py_None;
-    PyObject *result = NULL;
-    if (has_counts) {
-        if (read_int64s(counts_object, &counts, "counts") < 0) goto done;
-        if (counts.len != n * 8) {
-            PyErr_SetString(PyExc_ValueError, "chunks and counts differ in length");
-            goto release;
-        }
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(list, i);
-        Py_ssize_t length;
-        const char *text = PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, &length) : NULL;
-        if (!text) {
-            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "chunk %zd is not a str", i);
-            goto release;
-        }
-        int64_t count = has_counts ? ((const int64_t *)counts.buf)[i] : 1;
-        /* the part's lock may be held by a thread counting without the GIL, which never waits
-           for the GIL while it holds it: waiting here holding the GIL cannot deadlock */
-        if (parted_add(&self->counter, (const uint8_t *)text, (size_t)length, count, first + i) < 0) {
-            PyErr_NoMemory();
-            goto release;
-        }
-    }
-    result = Py_NewRef(Py_None);
-release:
-    if (has_counts && counts.obj) PyBuffer_Release(&counts);
-done:
-    Py_DECREF(list);
-    return result;
+    return add_chunks(chunks, counts_object, first, add_to_parted, &self->counter);
 }
 
 /* items(limit=-1) -> (data, offsets, counts, firsts): the chunks in order of first occurrence
@@ -334,36 +308,18 @@ static PyObject *Parted_items(Parted *self, PyObject *args) {
         bytes += p->parts[part].chunks[self->at[part]++].length;
     }
     memcpy(self->at, saved, (size_t)p->n * sizeof *saved);
-    PyObject *data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bytes);
-    PyObject *offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((n + 1) * 8));
-    PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
-    PyObject *firsts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
-    if (!data || !offsets || !counts || !firsts) {
-        Py_XDECREF(data);
-        Py_XDECREF(offsets);
-        Py_XDECREF(counts);
-        Py_XDECREF(firsts);
-        return NULL;
-    }
-    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(data);
-    int64_t *at = (int64_t *)PyBytes_AS_STRING(offsets);
-    int64_t *count = (int64_t *)PyBytes_AS_STRING(counts);
-    int64_t *first = (int64_t *)PyBytes_AS_STRING(firsts);
-    size_t position = 0;
+    Listing out;
+    if (listing_new(&out, bytes, n) < 0) return NULL;
     for (size_t k = 0; k < n; k++) {
         int part = parted_next(p, self->at);
         const ChunkCounter *c = &p->parts[part];
-        const CountedChunk *chunk = &c->chunks[self->at[part]++];
-        at[k] = (int64_t)(self->at_byte + position);
-        memcpy(out + position, counted_bytes(c, chunk), chunk->length);
-        position += chunk->length;
-        count[k] = chunk->count;
-        first[k] = chunk->first;
+        listing_put(&out, k, (int64_t)(self->at_byte + out.position), c,
+                    &c->chunks[self->at[part]++]);
     }
-    self->at_byte += position;
-    at[n] = (int64_t)self->at_byte;
+    self->at_byte += out.position;
+    int64_t end = (int64_t)self->at_byte;
     if (limit < 0) forget_listing(self);
-    return Py_BuildValue("(NNNN)", data, offsets, counts, firsts);
+    return listing_done(&out, n, end);
 }
 
 static PyObject *Parted_rewind(Parted *self, PyObject *Py_UNUSED(ignored)) {
@@ -375,11 +331,7 @@ static Py_ssize_t Parted_len(Parted *self) { return (Py_ssize_t)parted_len(&self
 
 static PyObject *Parted_nbytes(Parted *self, void *Py_UNUSED(closure)) {
     size_t n = 0;
-    for (int k = 0; k < self->counter.n; k++) {
-        const ChunkCounter *c = &self->counter.parts[k];
-        n += c->bytes_capacity + c->chunks_capacity * sizeof(CountedChunk)
-             + c->n_slots * sizeof(uint32_t);
-    }
+    for (int k = 0; k < self->counter.n; k++) n += counter_nbytes(&self->counter.parts[k]);
     return PyLong_FromSize_t(n);
 }
 

@@ -40,6 +40,22 @@ int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store, Spli
 int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
                 uint32_t *fold_store, SplitTables *tables, PyObject **texts, SplitText **views);
 
+/* bind_count.c, for both counters' types: add(chunks, counts, first) through `add` (on
+   `counter`), and the four bytes objects of an items() listing. */
+typedef int (*AddChunk)(void *counter, const uint8_t *data, size_t length, int64_t count,
+                        int64_t first);
+PyObject *add_chunks(PyObject *chunks, PyObject *counts_object, long long first, AddChunk add,
+                     void *counter);
+typedef struct {
+    PyObject *data, *offsets, *counts, *firsts;
+    size_t position; /* bytes written to data so far */
+} Listing;
+int listing_new(Listing *out, size_t bytes, size_t n);
+void listing_put(Listing *out, size_t k, int64_t offset, const ChunkCounter *c,
+                 const CountedChunk *chunk);
+PyObject *listing_done(Listing *out, size_t n, int64_t end);
+size_t counter_nbytes(const ChunkCounter *c);
+
 /* bind_ranked.c: the RankedEncoder type (production tokenizers) and split_steps(). */
 extern PyTypeObject RankedType;
 PyObject *engine_split_steps(PyObject *self, PyObject *args);

@@ -30,13 +30,8 @@
 #define RESCALE_BELOW 0x1p-512  /* a forward or backward sum outside [2^-512, 2^512) is renormalized */
 #define RESCALE_FROM 0x1p512
 
-/* The distinct chunks: chunk k is data[offsets[k] .. offsets[k + 1]), occurring counts[k] times. */
-typedef struct {
-    const uint8_t *data;
-    const int64_t *offsets;
-    const int64_t *counts;
-    size_t n;
-} Chunks;
+/* The distinct chunks (Chunks), as both engines take them. */
+#include "../../bpe/engine/chunks.h"
 
 /* A piece of up to 16 bytes as two big-endian words, zero-padded, and its length: comparing
    (hi, lo, len) in that order orders pieces as their bytes do (a prefix first). */

@@ -25,13 +25,8 @@
 #define ALPHABET (2 * BYTE_SYMBOLS) /* ids 0..255 begin a chunk, 256..511 continue one */
 #define NO_SLOT UINT32_MAX
 
-/* The distinct chunks: chunk k is data[offsets[k] .. offsets[k + 1]), occurring counts[k] times. */
-typedef struct {
-    const uint8_t *data;
-    const int64_t *offsets;
-    const int64_t *counts;
-    size_t n;
-} Chunks;
+/* The distinct chunks (Chunks), as both engines take them. */
+#include "../../bpe/engine/chunks.h"
 
 /* Every token's string and id (ids 0..n-1), and a map from string to id. */
 typedef struct {
