@@ -408,3 +408,25 @@ def test_ctrl_c_before_the_run_is_recorded_says_nothing_was_stored(db_with_a_run
     assert code == 130 and "before the run was recorded: nothing was stored" in stderr, stderr
     assert "marked interrupted" not in stderr
     assert Database(db_with_a_run).execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+
+
+def test_memory_that_runs_out_once_the_run_is_stored_says_the_run_is_stored(tmp_path,
+                                                                           monkeypatch):
+    """Found by an attack (issue 68): under `ulimit -v 450000` a run completed and was stored,
+    then writing its report ran out of memory: "The command ran out of memory", exit 1, as if
+    nothing had been done. Now it says the run is stored and which command gives the rest."""
+    import analyzer.report as report_package
+
+    db = tmp_path / "a.db"
+    assert invoke(db, "ingest").exit_code == 0
+
+    def short(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(report_package, "write_report", short)
+    result = invoke(db, "run", "--vocab", "300", "--out", tmp_path / "reports")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "Run 1 is stored. The command ran out of memory (MemoryError)" in said, said
+    assert "Then: analyzer report 1" in said and "Traceback" not in said
+    assert "complete" in invoke(db, "runs").output

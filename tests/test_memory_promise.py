@@ -342,8 +342,15 @@ def test_a_run_that_only_counts_is_told_what_it_can_do_when_memory_runs_out():
     assert said.startswith("The run ran out of memory while counting (MemoryError), under the "
                            "address-space limit (ulimit -v 650000) of 665.6 MB; nothing was "
                            "stored."), said
-    assert "fewer tokenizers" in said and "--min-chunk-count" not in said
-    assert "count floor" in str(ran_out(MemoryError(), room, True))
+    assert "fewer tokenizers" in said and "min_chunk_count" not in said
+    # trained on a source: a floor and a sample; --jobs 1 does not shrink one process's
+    # address space; on the corpus's own units, neither floor nor sample is an option
+    on_source = " ".join(str(ran_out(MemoryError(), room, True)).split())
+    assert "count floor" in on_source and "jobs 1" not in on_source, on_source
+    on_corpus = " ".join(str(ran_out(MemoryError(), room, True, source=False)).split())
+    assert "fewer vocabularies" in on_corpus and "min_chunk_count" not in on_corpus, on_corpus
+    resident = Headroom(0, 0, [Limit(10**9, "ANALYZER_MEMORY=1G")])
+    assert "(jobs 1)" in str(ran_out(MemoryError(), resident, True, source=False))
 
 
 def test_a_bad_memory_limit_is_refused_before_any_run_is_recorded(tmp_path, monkeypatch):

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import typing
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from ..errors import Invalid
 from ..report.files import DEFAULT_OUT
 from ..settings import RunSettings
 from ..store import DB_ENV, DEFAULT_DB
-from .app import EXIT_INTERRUPTED, Console, app, open_database, writing
+from .app import EXIT_INTERRUPTED, Console, app, open_database, out_of_memory, writing
 from .formats import plain
 from .help import HelpCommand
 from .options import (
@@ -206,15 +208,32 @@ def run(
         else:
             console.print(f"Interrupted{why} before the run was recorded: nothing was stored.")
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
-    results = show_run(database, run_id, output=shown, intervals=intervals)
+    with stored_when_memory_runs_out(run_id, "show"):
+        results = show_run(database, run_id, output=shown, intervals=intervals)
     if report:
         from ..report import write_report  # Plotly only for a run that writes its report
 
-        with console.status("Writing the report"), writing(out):
+        with console.status("Writing the report"), writing(out), \
+                stored_when_memory_runs_out(run_id, "report"):
             path = write_report(database, run_id, out, results=results)
         console.print(f"Report: {plain(path)}")
         if open_report:
             webbrowser.open(path.resolve().as_uri())
+
+
+@contextlib.contextmanager
+def stored_when_memory_runs_out(run_id: int, command: str) -> Iterator[None]:
+    """Memory that runs out once the run is stored (its tables, its report), said with what
+    holds: the run is stored, and `analyzer COMMAND RUN` gives the rest later (before: "The
+    command ran out of memory", exit 1, after a run that had completed)."""
+    try:
+        yield
+    except Exception as error:  # MemoryError, a thread or a mapping refused
+        said = out_of_memory(error)
+        if said is None:
+            raise
+        raise Invalid(f"Run {run_id} is stored. {said} Then: analyzer {command} {run_id}") \
+            from None
 
 
 @app.command(cls=HelpCommand)

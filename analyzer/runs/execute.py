@@ -138,7 +138,8 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
         # Memory that ran out where no prediction reached (the counting pass under a tight
         # `ulimit -v`, a limit lowered while it ran, another process's growth): said as such,
         # not as a bug.
-        said = ran_out(error, headroom_or_none(), training, counting=training and not trains)
+        said = ran_out(error, headroom_or_none(), training, counting=training and not trains,
+                       source=resolved.source is not None)
         _mark(db, run_id, RunStatus.FAILED, str(said) if said is not None
               else f"{type(error).__name__}: {error}")
         if said is not None:

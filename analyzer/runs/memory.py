@@ -634,13 +634,15 @@ def check_texts(chunks: int, n_bytes: int, entries: int, room: Headroom,
 
 
 def ran_out(error: BaseException, room: Headroom | None, training: bool | None = False,
-            run: bool = True, counting: bool = False) -> TooLittleMemory | None:
+            run: bool = True, counting: bool = False,
+            source: bool = True) -> TooLittleMemory | None:
     """An error that says memory ran out (MemoryError, a thread that could not start, an
     allocation or a mapping refused: `headroom.short_of_memory`), said in words, with the limit
     that bounds the process (`ulimit -v`, which is what makes a MemoryError, where there is
     one) and whether training had started (None: a command that does not train), or
-    (`counting`) that a run with nothing to train was counting; a `run`'s, or `analyzer
-    train`'s; None for any other error."""
+    (`counting`) that a run with nothing to train was counting; a `run`'s (trained on a
+    `source`, or on the corpus's own units, where a count floor and a sample are not
+    options), or `analyzer train`'s; None for any other error."""
     if not short_of_memory(error):
         return None
     limits = [] if room is None else sorted(room.resident, key=lambda limit: limit.total)
@@ -660,8 +662,13 @@ def ran_out(error: BaseException, room: Headroom | None, training: bool | None =
     if not run:
         return TooLittleMemory(f"Training ran out of memory {when} {cause}{under}.\nGive it "
                                "more memory, or train on fewer or smaller files.")
+    # One job at a time shrinks what processes hold together, not one process's address space.
+    one = "" if limit is not None and limit.address else \
+        f", one job at a time ({setting('jobs')} 1)"
+    less = (f"train on less: a count floor ({setting('min_chunk_count')}), a smaller sample "
+            f"({setting('train_bytes')}){one}." if source else
+            f"train fewer vocabularies in one run (fewer sizes or kinds){one}.")
     return TooLittleMemory("\n".join([
         f"The run ran out of memory {when} {cause}{under}; nothing was stored.",
-        f"Give it more memory, or train on less: a count floor ({setting('min_chunk_count')}), "
-        f"a smaller sample ({setting('train_bytes')}), one job at a time ({setting('jobs')} 1)."]))
+        f"Give it more memory, or {less}"]))
 
