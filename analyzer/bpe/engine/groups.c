@@ -449,7 +449,9 @@ static int32_t best_pair_group(Trainer *t, int32_t group) {
 }
 
 /* The pair of the group with the most tokens that has one (ties: the lower group); *chosen
-   says which group. -1 when no group has a pair reaching min_count.
+   says which group. -1 when no group has a pair reaching min_count; -2 when pairs below the
+   floor may beat that group's best (the caller lowers the floor, recounts with `rescan` and
+   asks again: the groups stand below the training, which alone recounts).
 
    A group found without a pair reaching min_count (with the floor at min_count) never has one
    again: each occurrence a later merge makes in it, (x, z) or (z, y), stands where an
@@ -473,8 +475,6 @@ int32_t best_pair_parity(Trainer *t, int32_t *chosen) {
             groups->exhausted[worst] = 1;
             continue;
         }
-        /* -2: pairs below the floor may beat this group's best: recount with a lower floor */
-        t->floor = t->floor / 4 > t->min_count ? t->floor / 4 : t->min_count;
-        rescan(t, 0);
+        return -2; /* pairs below the floor may beat this group's best: the caller recounts */
     }
 }

@@ -651,8 +651,14 @@ const char *training_setup(const TrainInput *in, Trainer *t, Groups *groups, Lea
 int training_step(const TrainInput *in, Trainer *t, Learned *l) {
     Groups *groups = t->groups;
     int32_t group = -1, index;
-    if (in->parity && l->learned >= in->global_merges) index = best_pair_parity(t, &group);
-    else index = best_pair(t);
+    if (in->parity && l->learned >= in->global_merges) {
+        while ((index = best_pair_parity(t, &group)) == -2 && !t->status.failed) {
+            t->floor = t->floor / 4 > t->min_count ? t->floor / 4 : t->min_count;
+            rescan(t, 0);
+        }
+    } else {
+        index = best_pair(t);
+    }
     if (index < 0 || t->status.failed) return 0;
     Key key = t->table.pairs[index].key;
     int64_t count = t->table.pairs[index].count;

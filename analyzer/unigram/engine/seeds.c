@@ -38,13 +38,6 @@ static Key key_of(const Position *p) {
     return k;
 }
 
-static int compare_positions(const void *a, const void *b) {
-    const Position *x = a, *y = b;
-    if (x->hi != y->hi) return x->hi < y->hi ? -1 : 1;
-    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
-    return (x->len > y->len) - (x->len < y->len);
-}
-
 /* -1 when a ranks before b: score descending, then bytes ascending. */
 static int compare_candidates(const void *a, const void *b) {
     const Candidate *x = a, *y = b;
@@ -207,72 +200,6 @@ typedef struct {
     uint64_t work;  /* keys binned and scanned */
 } Buckets;
 
-/* The bin of a key at byte `depth` (its first `depth` bytes known equal to its neighbours'):
-   0 when it ends there, else 1 + the byte. Bins in order are the keys' order (a prefix first),
-   the order compare_positions gives: zero padding past the end ties with a real 0 byte, and
-   the length then puts the shorter key first, as its bin 0 does. */
-static inline int bin_at(const Position *p, uint32_t depth) {
-    if (p->len <= depth) return 0;
-    return 1 + (int)(depth < 8 ? (p->hi >> (56 - 8 * depth)) & 0xFF : (p->lo >> (56 - 8 * (depth - 8))) & 0xFF);
-}
-
-/* positions[0..n), whose keys share their first `depth` bytes, sorted by their keys (as
-   compare_positions orders them: the same order qsort gave). Most significant byte first, in
-   place (American flag sort: each key swapped into its bin's next free place); a few keys by
-   insertion. Keys that are equal may come in any order: the scan reads their keys and sums
-   their counts, and gives the same runs in every order. */
-static void radix_sort(Position *positions, size_t n, uint32_t depth, uint64_t *work) {
-    while (n > 1) {
-        *work += n;
-        if (n <= 24) {
-            for (size_t i = 1; i < n; i++) {
-                Position x = positions[i];
-                size_t j = i;
-                for (; j > 0 && compare_positions(&positions[j - 1], &x) > 0; j--)
-                    positions[j] = positions[j - 1];
-                positions[j] = x;
-            }
-            return;
-        }
-        if (depth >= MAX_PIECE) return;  /* 16 equal bytes: equal keys */
-        size_t count[257] = {0}, next[257], end[257];
-        for (size_t i = 0; i < n; i++) count[bin_at(&positions[i], depth)]++;
-        size_t sum = 0;
-        for (int b = 0; b < 257; b++) {
-            next[b] = sum;
-            sum += count[b];
-            end[b] = sum;
-        }
-        for (int b = 0; b < 257; b++)
-            while (next[b] < end[b]) {
-                Position x = positions[next[b]];
-                int c;
-                while ((c = bin_at(&x, depth)) != b) {  /* x to its bin; carry what was there */
-                    Position y = positions[next[c]];
-                    positions[next[c]++] = x;
-                    x = y;
-                }
-                positions[next[b]++] = x;
-            }
-        /* Bin 0 holds keys that end here (all equal); each byte's bin is sorted further, the
-           largest by this loop (no deeper recursion for it), the others by a call. */
-        int largest = 1;
-        for (int b = 2; b < 257; b++)
-            if (count[b] > count[largest]) largest = b;
-        for (int b = 1; b < 257; b++)
-            if (b != largest && count[b] > 1)
-                radix_sort(positions + end[b] - count[b], count[b], depth + 1, work);
-        positions += end[largest] - count[largest];
-        n = count[largest];
-        depth++;
-    }
-}
-
-void sort_positions(Position *positions, size_t n, uint32_t depth) {
-    uint64_t work = 0;
-    radix_sort(positions, n, depth, &work);
-}
-
 static void *sort_buckets(void *arg) {
     Buckets *b = arg;
     /* a bucket's keys share their first two bytes */
@@ -311,17 +238,6 @@ static void scan_batch(const Position *positions, size_t n, const Chunks *c, uin
             sum[l] = weight;
         }
     }
-}
-
-void bytes_by_count(const int64_t counts[256], int order[256]) {
-    for (int b = 0; b < 256; b++) order[b] = b;
-    for (int i = 1; i < 256; i++)  /* insertion sort: 256 items */
-        for (int j = i; j > 0; j--) {
-            int x = order[j], y = order[j - 1];
-            if (counts[x] < counts[y] || (counts[x] == counts[y] && x > y)) break;
-            order[j] = y;
-            order[j - 1] = x;
-        }
 }
 
 /* A thread's chunks [first, last) while the keys are laid out: how many keys of each bucket
@@ -368,16 +284,6 @@ static void *place_keys(void *arg) {
         }
     }
     return NULL;
-}
-
-void on_threads(void *(*job)(void *), void *items, size_t size, int n) {
-    pthread_t ids[MAX_THREADS];
-    int started = 1;
-    for (; started < n; started++)
-        if (pthread_create(&ids[started], NULL, job, (char *)items + (size_t)started * size) != 0) break;
-    job(items);
-    for (int i = 1; i < started; i++) pthread_join(ids[i], NULL);
-    for (int i = started; i < n; i++) job((char *)items + (size_t)i * size);  /* not started: here */
 }
 
 /* The batch's buckets [lo, hi) sorted and scanned, share i's candidates offered to bests[i]. */

@@ -25,6 +25,17 @@ double digamma(double x) {  /* SentencePiece's Digamma, as the reference writes 
     return result;
 }
 
+void bytes_by_count(const int64_t counts[256], int order[256]) {
+    for (int b = 0; b < 256; b++) order[b] = b;
+    for (int i = 1; i < 256; i++)  /* insertion sort: 256 items */
+        for (int j = i; j > 0; j--) {
+            int x = order[j], y = order[j - 1];
+            if (counts[x] < counts[y] || (counts[x] == counts[y] && x > y)) break;
+            order[j] = y;
+            order[j - 1] = x;
+        }
+}
+
 void model_free(Model *model) {
     free(model->keys);
     free(model->scores);

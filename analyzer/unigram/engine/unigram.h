@@ -7,6 +7,8 @@
                  and Viterbi
      steps.c     the E- and M-step, pruning and finalizing, the E-step and Viterbi passes on
                  several threads
+     positions.c the keys of positions sorted (a radix sort): the seeds' batches, the index
+     threads.c   a job on every thread at once
      encode.c    counting chunks with a trained model, as Hugging Face's Unigram model does
      module.c    the Python type `Trainer` over them
 
@@ -190,16 +192,19 @@ typedef struct {
 
 /* seeds.c */
 const char *seed_model(Training *t, size_t seed_size);
+
+/* positions.c */
 /* positions[0..n), whose keys share their first `depth` bytes, sorted by their keys' bytes (a
    prefix first; equal keys in any order). */
 void sort_positions(Position *positions, size_t n, uint32_t depth);
+/* sort_positions, adding to `work` the keys it bins (a measure of the sort's cost). */
+void radix_sort(Position *positions, size_t n, uint32_t depth, uint64_t *work);
+
+/* threads.c */
 #define MAX_THREADS 64  /* the most threads a step of seeding or indexing runs on */
 /* job(&items[i]) for each of n <= MAX_THREADS items (`size` bytes apart), item 0 on this
    thread and the others on their own (here, if one cannot start). */
 void on_threads(void *(*job)(void *), void *items, size_t size, int n);
-/* All 256 bytes by count descending, then byte: the order of the seeds' bytes and of those
-   finalize puts back. */
-void bytes_by_count(const int64_t counts[256], int order[256]);
 
 /* lattice.c */
 /* The pages of a fresh block (`bytes` long) faulted in now, on this thread, where the system
@@ -235,6 +240,9 @@ const char *em_step(Training *t);
 const char *prune_step(Training *t, size_t desired, double shrink);
 const char *finalize(Training *t, size_t size, Model *out);
 void model_free(Model *model);
+/* All 256 bytes by count descending, then byte: the order of the seeds' bytes and of those
+   finalize puts back. */
+void bytes_by_count(const int64_t counts[256], int order[256]);
 double digamma(double x);
 
 /* encode.c: each chunk k (data[offsets[k] .. offsets[k + 1]), k < n) as Hugging Face's
