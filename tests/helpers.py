@@ -168,6 +168,19 @@ TINY = {
 }
 
 
+def corpus_folder(folder: Path, texts: dict[str, list[str]] = TINY) -> Path:
+    """A corpus folder of one file per language (TINY by default)."""
+    folder.mkdir(parents=True)
+    for lang, lines in texts.items():
+        (folder / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def said(result) -> str:
+    """A CLI result's output on one line, its folds undone."""
+    return " ".join(result.output.split())
+
+
 def shared_corpus(name: str) -> Path:
     """The text folder of a corpus in ../shared, or skip: a user's clone has no ../shared."""
     folder = SHARED_CORPORA / name / "text"

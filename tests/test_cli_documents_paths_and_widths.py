@@ -10,18 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import TINY, RunProcess, invoke
-
-
-def corpus_folder(folder: Path, texts: dict[str, list[str]] = TINY) -> Path:
-    folder.mkdir(parents=True)
-    for lang, lines in texts.items():
-        (folder / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder
-
-
-def said(result) -> str:
-    return " ".join(result.output.split())
+from helpers import TINY, RunProcess, corpus_folder, invoke, said
 
 
 def test_texts_to_standard_output_are_the_texts_a_file_gets(tmp_path):

@@ -16,21 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import TINY, dump, invoke
+from helpers import TINY, corpus_folder, dump, invoke, said
 
 TEMPORARY = "analyzer-zip-"
 """What the temporary folder a zip is unpacked into is called: never in a message."""
 
 
-def corpus_folder(folder: Path, texts: dict[str, list[str]] = TINY) -> Path:
-    folder.mkdir(parents=True)
-    for lang, lines in texts.items():
-        (folder / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder
-
-
-def said(result) -> str:
-    return " ".join(result.output.split())
 
 
 @pytest.fixture(scope="module")

@@ -217,11 +217,15 @@ static PyObject *Counter_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyOb
 
 /* add(chunks, counts=None, first=0): each chunk (str) counted counts[i] more times (1 each
    without counts), its first occurrence's order key first + i. */
-/* add(chunks, counts=None, first=0) through `add` into `counter`: each chunk (a str) counted
-   `counts[i]` times (once without counts), its order key first + i. None, or NULL with the
-   error set. */
-PyObject *add_chunks(PyObject *chunks, PyObject *counts_object, long long first, AddChunk add,
-                     void *counter) {
+/* add(chunks, counts=None, first=0), its arguments `args` and `kwargs`, through `add` into
+   `counter`: each chunk (a str) counted `counts[i]` times (once without counts), its order key
+   first + i. None, or NULL with the error set. */
+PyObject *add_chunks(PyObject *args, PyObject *kwargs, AddChunk add, void *counter) {
+    static char *keywords[] = {"chunks", "counts", "first", NULL};
+    PyObject *chunks, *counts_object = Py_None;
+    long long first = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OL", keywords, &chunks, &counts_object, &first))
+        return NULL;
     PyObject *list = PySequence_Fast(chunks, "chunks must be a sequence of str");
     if (!list) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(list);
@@ -263,13 +267,8 @@ static int add_to_counter(void *counter, const uint8_t *data, size_t length, int
 }
 
 static PyObject *Counter_add(Counter *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"chunks", "counts", "first", NULL};
-    PyObject *chunks, *counts_object = Py_None;
-    long long first = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OL", keywords, &chunks, &counts_object, &first)
-        || counter_in_use(self) < 0)
-        return NULL;
-    return add_chunks(chunks, counts_object, first, add_to_counter, &self->counter);
+    if (counter_in_use(self) < 0) return NULL;
+    return add_chunks(args, kwargs, add_to_counter, &self->counter);
 }
 
 /* An int64 array given as one, or as the bytes of one (as items() gives them); 0 or -1. */

@@ -253,7 +253,6 @@ done:
     return result;
 }
 
-/* add(chunks, counts=None, first=0): as ChunkCounter.add. */
 /* counter_add into the chunk's part: the part's lock may be held by a thread counting
    without the GIL, which never waits for the GIL while it holds it, so waiting here holding
    the GIL cannot deadlock. */
@@ -262,15 +261,11 @@ static int add_to_parted(void *counter, const uint8_t *data, size_t length, int6
     return parted_add(counter, data, length, count, first);
 }
 
+/* add(chunks, counts=None, first=0): as ChunkCounter.add. */
 static PyObject *Parted_add(Parted *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"chunks", "counts", "first", NULL};
-    PyObject *chunks, *counts_object = Py_None;
-    long long first = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OL", keywords, &chunks, &counts_object, &first))
-        return NULL;
     if (parted_listed(self) < 0) return NULL;
     self->ordered = 0;
-    return add_chunks(chunks, counts_object, first, add_to_parted, &self->counter);
+    return add_chunks(args, kwargs, add_to_parted, &self->counter);
 }
 
 /* items(limit=-1) -> (data, offsets, counts, firsts): the chunks in order of first occurrence

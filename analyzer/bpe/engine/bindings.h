@@ -40,12 +40,11 @@ int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store, Spli
 int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
                 uint32_t *fold_store, SplitTables *tables, PyObject **texts, SplitText **views);
 
-/* bind_count.c, for both counters' types: add(chunks, counts, first) through `add` (on
-   `counter`), and the four bytes objects of an items() listing. */
+/* bind_count.c, for both counters' types: add(chunks, counts=None, first=0) through `add`
+   (on `counter`), and the four bytes objects of an items() listing. */
 typedef int (*AddChunk)(void *counter, const uint8_t *data, size_t length, int64_t count,
                         int64_t first);
-PyObject *add_chunks(PyObject *chunks, PyObject *counts_object, long long first, AddChunk add,
-                     void *counter);
+PyObject *add_chunks(PyObject *args, PyObject *kwargs, AddChunk add, void *counter);
 typedef struct {
     PyObject *data, *offsets, *counts, *firsts;
     size_t position; /* bytes written to data so far */
