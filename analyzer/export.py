@@ -32,7 +32,7 @@ from analyzer.corpus import language_name
 from analyzer.errors import Invalid, NotFound, setting
 from analyzer.external.library_trained import whole_tokenizer
 from analyzer.files import without_local_paths, write_atomically
-from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabKind, VocabularyId
+from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabularyId
 from analyzer.metrics import SECTIONS, SUMMARY_COLUMNS, RunData, RunResults, load_run_data
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
 from analyzer.metrics.vocabularies import OVERLAP_COLUMNS, SCRIPT_COLUMNS
@@ -363,7 +363,7 @@ def token_report(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead]
     for v in vocabs:
         if v.kind.measured:
             tokenizers[v.scope] = {
-                "kind": str(v.kind), "size": None if v.kind == VocabKind.IMPORTED else v.size,
+                "kind": str(v.kind), "size": None if v.kind.imported else v.size,
                 "library": v.library, "source": v.source,
                 "languages": {lang: {"tokens": int(cells[(v.scope, v.size, lang)]["tokens"]),
                                      "premium": plain_value(cells[(v.scope, v.size, lang)][
@@ -467,8 +467,8 @@ def export_tokenizer(db: AnalyzerDatabase, run_id: int, scope: str, size: int | 
     if library_trained is not None:
         return _export_model(db, run_id, library_trained, size, directory)
     made = vocabularies(db, run_id)
-    if not any(v.scope == scope and v.kind == VocabKind.EXTENSION for v in made):
-        writable = dict.fromkeys(v.scope for v in made if v.kind == VocabKind.EXTENSION
+    if not any(v.scope == scope and v.kind.extends for v in made):
+        writable = dict.fromkeys(v.scope for v in made if v.kind.extends
                                  or (v.kind.trained and not v.kind.has_merges))
         raise NotFound(f"run {run_id} has no vocabulary {scope!r} to write as files "
                        f"({setting('tokenizer')} takes an extension, extend:NAME, or a Unigram or "

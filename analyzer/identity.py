@@ -26,6 +26,30 @@ from typing import Annotated, ClassVar
 from pydantic import AfterValidator
 
 
+class Role(StrEnum):
+    """A part one kind plays in what the faces compare; at most one registered kind plays each
+    (`KindSpec.role`), so a face asks for the role, never for a kind by name."""
+
+    BASELINE = "baseline"
+    """The vocabulary every other trained one is compared with (BPE on every language): the
+    parity, algorithm and allocation comparisons, the split-rule chart."""
+    OWN = "own"
+    """A language's own counterpart of the baseline: what a language would cost on a vocabulary
+    of its own (the allocation and cross-language views)."""
+    PARITY = "parity"
+    """Trained to even the languages' costs out: compared with the baseline at each size."""
+
+    @property
+    def kind(self) -> VocabKind:
+        """The registered kind that plays this role (a built-in kind plays each, and built-in
+        kinds are never unregistered).
+
+        >>> Role.OWN.kind
+        <VocabKind.LANGUAGE: 'language'>
+        """
+        return next(kind for kind in VocabKind if kind.spec.role == self)
+
+
 class Algorithm(StrEnum):
     """How a vocabulary is trained: BPE by the analyzer's own engine, Unigram and WordPiece by
     Hugging Face `tokenizers` (`analyzer.external.library_trained`)."""
@@ -85,8 +109,27 @@ class KindSpec:
     """SuperBPE's: past its transition it splits with SuperBPE's stage-2 pre-tokenizer."""
     named: bool = False
     """Named by a tokenizer: the one it extends or measures."""
+    extends: bool = False
+    """Continues a production tokenizer (its base, which names it) with merges of its own: cut
+    by its base's pre-tokenizer, its size the base's plus what it added."""
+    imported: bool = False
+    """Measured elsewhere and imported as counts: no library, no size, nothing to load."""
+    role: Role | None = None
+    """The part it plays where faces compare kinds (`Role`); None for most."""
+    plain: bool = False
+    """Its algorithm's plain kind: what `--algorithms` trains on every language (or, one
+    language's, with `--per-language`), with no design option on top; one per (algorithm, one
+    language or every one)."""
 
     def __post_init__(self) -> None:
+        if self.extends and not (self.named and self.algorithm is not None):
+            raise ValueError(f"kind {self.name}: an extension is trained and named by its base")
+        if self.imported and not (self.named and self.algorithm is None):
+            raise ValueError(f"kind {self.name}: imported counts are measured and named")
+        if self.plain and (self.algorithm is None or self.two_stages or self.role == Role.PARITY
+                           or not (self.one_language or self.every_language)):
+            raise ValueError(f"kind {self.name}: a plain kind is trained on one language or "
+                             "every one, in one stage, by its algorithm alone")
         if self.named and (self.one_language or self.two_stages):
             raise ValueError(f"kind {self.name}: a named kind has no language or transition")
         if self.one_language and self.every_language:
@@ -182,6 +225,15 @@ class VocabKind(str, metaclass=_Registry):
                              for s in _SPECS_BY_KIND.values()):
             raise ValueError(f"kind {spec.name}: its scopes would be another kind's "
                              f"(word {spec.word!r})")
+        plain = spec.plain and next(
+            (k for k, s in _SPECS_BY_KIND.items() if s.plain and s.algorithm == spec.algorithm
+             and s.one_language == spec.one_language), None)
+        if plain:
+            raise ValueError(f"kind {spec.name}: {plain} is {spec.algorithm}'s plain kind already")
+        holder = spec.role and next((k for k, s in _SPECS_BY_KIND.items() if s.role == spec.role),
+                                    None)
+        if holder:
+            raise ValueError(f"kind {spec.name}: the {spec.role} role is {holder}'s already")
         kind = str.__new__(cls, spec.name)
         _KIND_BY_NAME[spec.name] = kind
         _SPECS_BY_KIND[kind] = spec
@@ -229,6 +281,40 @@ class VocabKind(str, metaclass=_Registry):
         (True, False)
         """
         return self.spec.algorithm is None
+
+    @property
+    def extends(self) -> bool:
+        """Continues a production tokenizer with merges of its own (`KindSpec.extends`).
+
+        >>> VocabKind.EXTENSION.extends, VocabKind.PRODUCTION.extends
+        (True, False)
+        """
+        return self.spec.extends
+
+    @property
+    def imported(self) -> bool:
+        """Counts measured elsewhere and imported (`KindSpec.imported`)."""
+        return self.spec.imported
+
+    @property
+    def production(self) -> bool:
+        """A real tokenizer counted by its own library in the run: measured, not imported.
+
+        >>> VocabKind.PRODUCTION.production, VocabKind.IMPORTED.production
+        (True, False)
+        """
+        return self.measured and not self.imported
+
+    @property
+    def named(self) -> bool:
+        """Named by a tokenizer (the one it measures or extends), not by a size: shown by its
+        name alone."""
+        return self.spec.named
+
+    @property
+    def role(self) -> Role | None:
+        """The part it plays where faces compare kinds (`Role`)."""
+        return self.spec.role
 
     @property
     def trained_on_every_language(self) -> bool:
@@ -282,11 +368,8 @@ class VocabKind(str, metaclass=_Registry):
         >>> VocabKind.trained_with(Algorithm.WORDPIECE, one_language=True)
         <VocabKind.LANGUAGE_WORDPIECE: 'language-wordpiece'>
         """
-        return {(Algorithm.BPE, False): VocabKind.SHARED, (Algorithm.BPE, True): VocabKind.LANGUAGE,
-                (Algorithm.UNIGRAM, False): VocabKind.UNIGRAM,
-                (Algorithm.UNIGRAM, True): VocabKind.LANGUAGE_UNIGRAM,
-                (Algorithm.WORDPIECE, False): VocabKind.WORDPIECE,
-                (Algorithm.WORDPIECE, True): VocabKind.LANGUAGE_WORDPIECE}[(algorithm, one_language)]
+        return next(kind for kind in VocabKind if kind.spec.plain and kind.algorithm == algorithm
+                    and kind.spec.one_language == one_language)
 
 
 _KIND_BY_NAME: dict[str, VocabKind] = {}
@@ -340,11 +423,12 @@ def _built_in(member: str, spec: KindSpec) -> VocabKind:
 _BPE, _UNIGRAM, _WORDPIECE = Algorithm.BPE, Algorithm.UNIGRAM, Algorithm.WORDPIECE
 _BUILT_IN = (
     _built_in("SHARED", KindSpec("shared", KindAbout("shared BPE", "#2b6cb0", True), _BPE,
-                                 word="shared", every_language=True)),
+                                 word="shared", every_language=True, role=Role.BASELINE,
+                                 plain=True)),
     _built_in("LANGUAGE", KindSpec("language", KindAbout("a language's own BPE", "#2f855a", False),
-                                   _BPE, one_language=True)),
+                                   _BPE, one_language=True, role=Role.OWN, plain=True)),
     _built_in("PARITY", KindSpec("parity", KindAbout("parity-aware BPE", "#c05621", True), _BPE,
-                                 word="parity", every_language=True)),
+                                 word="parity", every_language=True, role=Role.PARITY)),
     _built_in("SUPERBPE", KindSpec("superbpe", KindAbout("SuperBPE", "#805ad5", False), _BPE,
                                    word="superbpe", every_language=True, two_stages=True)),
     _built_in("LANGUAGE_SUPERBPE", KindSpec(
@@ -352,21 +436,22 @@ _BUILT_IN = (
         word="superbpe", one_language=True, two_stages=True)),
     _built_in("EXTENSION", KindSpec(
         "extension", KindAbout("extended production tokenizer", "#319795", True), _BPE,
-        word="extend", named=True)),
+        word="extend", named=True, extends=True)),
     _built_in("UNIGRAM", KindSpec("unigram", KindAbout("shared Unigram", "#d69e2e", False),
-                                  _UNIGRAM, word="unigram", every_language=True)),
+                                  _UNIGRAM, word="unigram", every_language=True, plain=True)),
     _built_in("LANGUAGE_UNIGRAM", KindSpec(
         "language-unigram", KindAbout("a language's own Unigram", "#b7791f", False), _UNIGRAM,
-        word="unigram", one_language=True)),
+        word="unigram", one_language=True, plain=True)),
     _built_in("WORDPIECE", KindSpec("wordpiece", KindAbout("shared WordPiece", "#38a169", False),
-                                    _WORDPIECE, word="wordpiece", every_language=True)),
+                                    _WORDPIECE, word="wordpiece", every_language=True,
+                                    plain=True)),
     _built_in("LANGUAGE_WORDPIECE", KindSpec(
         "language-wordpiece", KindAbout("a language's own WordPiece", "#276749", False),
-        _WORDPIECE, word="wordpiece", one_language=True)),
+        _WORDPIECE, word="wordpiece", one_language=True, plain=True)),
     _built_in("PRODUCTION", KindSpec("production", KindAbout("production tokenizer", NEUTRAL,
                                                              False), None, named=True)),
     _built_in("IMPORTED", KindSpec("imported", KindAbout("imported counts", NEUTRAL, False), None,
-                                   named=True)),
+                                   named=True, imported=True)),
 )
 
 

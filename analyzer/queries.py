@@ -18,7 +18,7 @@ from analyzer.bpe.pretokenize import SUPERBPE
 from analyzer.errors import Invalid
 from analyzer.external.extension import Extended, ExtensionBase, extension_base
 from analyzer.external.library_trained import LibraryModel, model_from_document
-from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabKind
+from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE
 from analyzer.store import (
     AnalyzerDatabase,
     NotFound,
@@ -108,12 +108,12 @@ def _trained(db: AnalyzerDatabase, run_id: int, scope: str,
     found = vocabularies(db, run.id)
     kinds = {v.scope: v.kind for v in found}
     if scope in kinds and kinds[scope].measured:
-        what = ("holds imported counts" if kinds[scope] == VocabKind.IMPORTED
+        what = ("holds imported counts" if kinds[scope].imported
                 else "is a production tokenizer")
         raise StoreError(f"{scope} {what}: its merges are not stored; "
                          "merges and tokenize show the run's trained vocabularies")
     complete_run(db, run_id)
-    if kinds.get(scope) == VocabKind.EXTENSION:  # cut by its base's own pre-tokenizer
+    if scope in kinds and kinds[scope].extends:  # cut by its base's own pre-tokenizer
         pretokenizer = BASE_PRETOKENIZER
     pretokenizer = pretokenizer or run.pretokenizers[0]
     stored = next((v for v in found if v.scope == scope and v.pretokenizer == pretokenizer), None)
@@ -126,7 +126,7 @@ def trained_vocabulary(db: AnalyzerDatabase, run_id: int, scope: str = SHARED_SC
     pre-tokenizer (default: the run's first). StoreError for a production tokenizer (its merges
     are not stored) or a size the vocabulary does not have."""
     stored, pretokenizer = _trained(db, run_id, scope, pretokenizer)
-    if stored is not None and stored.kind == VocabKind.EXTENSION:
+    if stored is not None and stored.kind.extends:
         extended = _extended(db, run_id, stored, size)
         return TrainedVocabulary(scope, pretokenizer, extended.size,
                                  extended.base.size + (stored.merges_learned or 0), extended)
@@ -173,8 +173,8 @@ def _extension(db: AnalyzerDatabase, run_id: int, scope: str) -> VocabularyRead:
     complete_run(db, run_id)
     found = vocabularies(db, run_id)
     stored = next((v for v in found if v.scope == scope), None)
-    if stored is None or stored.kind != VocabKind.EXTENSION or stored.base_size is None:
-        extensions = [v.scope for v in found if v.kind == VocabKind.EXTENSION]
+    if stored is None or not stored.kind.extends or stored.base_size is None:
+        extensions = [v.scope for v in found if v.kind.extends]
         raise NotFound(f"run {run_id} has no extension {scope!r}; it has: "
                        f"{', '.join(extensions) or 'none'}")
     return stored

@@ -29,6 +29,7 @@ from analyzer.bpe.contract import MAX_WEIGHT
 from analyzer.bpe.pretokenize import NONE
 from analyzer.bpe.reference import FIRST_NEW_ID, MIN_PAIR_COUNT, TIE_BREAKS
 from analyzer.errors import SETTING, Invalid
+from analyzer.identity import Algorithm
 
 MIN_SIZE = FIRST_NEW_ID
 """The smallest vocabulary: the 256 bytes, no merge."""
@@ -53,8 +54,8 @@ MAX_TARGET = 100.0
 MAX_LIBRARY_SIZE = 1_000_000
 """The largest Unigram or WordPiece vocabulary (the Unigram trainer's seed vocabulary is a
 million pieces: it cannot keep more)."""
-ALGORITHMS = ("bpe", "unigram", "wordpiece")
-"""The training algorithms, as `analyzer.store.Algorithm` names them; BPE first, the default."""
+ALGORITHMS = tuple(str(algorithm) for algorithm in Algorithm)
+"""The training algorithms' names (`analyzer.identity.Algorithm`); BPE first, the default."""
 DEFAULT_PIVOT = "eng_Latn"
 EXECUTORS = ("local", "dask")
 COUNTS = ("units", "joined")

@@ -92,3 +92,93 @@ def test_no_scope_is_taken_apart_or_compared_with_a_kind_outside_identity():
                          r"VocabKind\.\w+\.value|(scope|vocab)\w* [!=]= VocabKind\.", line):
                 found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
     assert not found, "\n".join(found)
+
+
+def test_no_face_names_a_kind_outside_identity_and_the_builders():
+    """Issue 70: a face asks a kind for a trait (`kind.extends`, `kind.production`,
+    `Role.BASELINE.kind`, ...), never compares it with a kind it names, so a plug-in's kind with
+    that trait is treated as the built-in one is. Only `identity.py` and the builders name kinds."""
+    import re
+    from pathlib import Path
+
+    import analyzer
+
+    root = Path(analyzer.__file__).parent
+    found = [f"{path.relative_to(root)}:{number}: {line.strip()}"
+             for path in root.rglob("*.py")
+             if path.name != "identity.py" and "builders" not in path.parts
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"VocabKind\.[A-Z]", line)]
+    assert not found, "\n".join(found)
+
+
+def test_every_table_keyed_by_kind_or_algorithm_covers_every_registered_one():
+    """Issue 70: the lists of kinds and algorithms are derived from the registry, each role is
+    played by one kind, and every algorithm has its plain kind on every language and on one."""
+    from analyzer.identity import KINDS, Role
+    from analyzer.metrics.frames import measured_kinds
+    from analyzer.report.algorithms import ALGORITHM_COLORS
+    from analyzer.runs.registry import kinds_built
+    from analyzer.settings import ALGORITHMS
+
+    assert set(KINDS) == set(VocabKind) == kinds_built()
+    assert measured_kinds() == [kind for kind in VocabKind if kind.algorithm is None]
+    assert set(ALGORITHM_COLORS) == set(ALGORITHMS) == {str(a) for a in Algorithm}
+    assert ALGORITHMS[0] == Algorithm.BPE == Role.BASELINE.kind.algorithm  # the default
+    for role in Role:
+        assert [kind for kind in VocabKind if kind.role == role] == [role.kind]
+    for algorithm in Algorithm:
+        for one_language in (False, True):
+            kind = VocabKind.trained_with(algorithm, one_language)
+            assert kind.algorithm == algorithm and kind.trained_on_one_language == one_language
+            assert ALGORITHM_COLORS[algorithm] == VocabKind.trained_with(algorithm, False).about.color
+    assert {kind.production for kind in VocabKind if kind.measured} == {True, False}
+    assert all(kind.measured for kind in VocabKind if kind.production or kind.imported)
+
+
+@pytest.fixture
+def grafted():
+    """A plug-in's kind with the extension's trait and one with the import's: what faces ask
+    of the built-in ones, they ask of these."""
+    from analyzer.identity import KindAbout, KindSpec
+
+    kinds = [VocabKind.register(KindSpec("grafted", KindAbout("grafted", "#123456", False),
+                                         Algorithm.BPE, word="graft", named=True, extends=True)),
+             VocabKind.register(KindSpec("borrowed", KindAbout("borrowed", "#654321", False),
+                                         None, word="borrowed", named=True, imported=True))]
+    try:
+        yield kinds
+    finally:
+        for kind in kinds:
+            kind.unregister()
+
+
+def test_a_plug_in_kind_with_a_trait_is_treated_as_the_built_in_one_with_it(grafted):
+    from analyzer.metrics import configuration_name
+    from analyzer.metrics.answer import column_label
+
+    extension, imported = grafted
+    assert extension.extends and not extension.production and extension.named
+    assert imported.imported and imported.measured and not imported.production
+    row = {"kind": str(extension), "vocab": "graft:o200k_base", "pretokenizer": "base",
+           "size": 200_300, "added": 281}
+    assert configuration_name(row) == "graft:o200k_base +281"
+    assert configuration_name({**row, "kind": str(imported), "vocab": "borrowed:x"}) == \
+        "borrowed:x (imported)"
+    assert column_label("graft:o200k_base", extension, "base", 200_300, several_rules=True) == \
+        "graft:o200k_base"
+
+
+def test_a_role_or_a_plain_kind_taken_is_refused():
+    from analyzer.identity import KindAbout, KindSpec, Role
+
+    about = KindAbout("another", "#111111", False)
+    with pytest.raises(ValueError, match="the baseline role is shared's already"):
+        VocabKind.register(KindSpec("another", about, Algorithm.BPE, word="another",
+                                    every_language=True, role=Role.BASELINE))
+    with pytest.raises(ValueError, match="plain kind already"):
+        VocabKind.register(KindSpec("another", about, Algorithm.UNIGRAM, word="another",
+                                    every_language=True, plain=True))
+    with pytest.raises(ValueError, match="an extension is trained and named by its base"):
+        KindSpec("another", about, None, word="another", named=True, extends=True)
+    assert "another" not in {str(kind) for kind in VocabKind}

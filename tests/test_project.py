@@ -128,14 +128,14 @@ def test_the_tests_and_benchmarks_import_only_what_their_extra_declares(folder, 
 
 
 LAYERS = ["version", "lazy", "bpe", "unigram", "wordpiece", "errors", "files", "interrupts",
-          "settings", "headroom", "hub", "identity", "corpus", "limits", "store", "external",
+          "identity", "settings", "headroom", "hub", "corpus", "limits", "store", "external",
           "runs", "metrics", "queries", "export", "report", "serve", "cli", "__main__",
           "__init__"]
 """Every module of the package, by the first name under `analyzer`, in floors: each may import
 only from its own floor and those before it (DESIGN.md's order). `version` and `lazy` under
 everything (`import analyzer` reads nothing else); the Unigram and WordPiece engines beside the
-BPE core; `errors`, `files`, `interrupts`, `settings`, `headroom`, `hub` and `identity` the
-ground every layer after the core stands on; `limits` the service's, which both faces read;
+BPE core; `errors`, `files`, `interrupts`, `identity`, `settings`, `headroom` and `hub` the
+ground every layer after the core stands on (the settings name the kinds' algorithms); `limits` the service's, which both faces read;
 `queries` what the faces ask of stored runs, above the metrics; `cli` above `serve` (`analyzer
 serve` starts it); the package's own `__init__` (its public names, loaded on first use) and
 `__main__` on top."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analyzer.bpe.pretokenize import NONE
-from analyzer.identity import Algorithm, VocabKind
+from analyzer.identity import Algorithm, Role
 from analyzer.runs.sample import count_floor_said
 from analyzer.store import VocabularyRead
 
@@ -19,9 +19,9 @@ def summary_notes(summaries: pd.DataFrame, pretokenizer: str,
     beside the shared one's, and the total tokens against the shared vocabulary's (with their
     95 % bootstrap intervals on request)."""
     rows = summaries[summaries["pretokenizer"] == pretokenizer]
-    shared = rows[rows["kind"] == VocabKind.SHARED].set_index("size")
+    shared = rows[rows["kind"] == Role.BASELINE.kind].set_index("size")
     notes = []
-    for _, row in rows[rows["kind"] == VocabKind.PARITY].iterrows():
+    for _, row in rows[rows["kind"] == Role.PARITY.kind].iterrows():
         base = shared.loc[row["size"]]
         gini, shared_gini, more = (
             with_interval(of[key], of[f"{key}_ci_low"], of[f"{key}_ci_high"], spec, intervals)
@@ -80,10 +80,10 @@ def early_stops(vocabularies: list[VocabularyRead], sizes: list[int]) -> list[st
             stopped.append((v, final))
     notes = [f"the {_name(v)} vocabulary stopped at size {final}: no pair occurs often enough; "
              f"its larger sizes equal size {final}" for v, final in stopped
-             if not v.kind.trained_on_one_language and v.kind != VocabKind.EXTENSION]
+             if not v.kind.trained_on_one_language and not v.kind.extends]
     notes += [f"{v.scope} stopped at +{v.merges_learned}: no pair of its ids occurs often enough "
               f"in the training texts; its larger additions equal +{v.merges_learned}"
-              for v, _ in stopped if v.kind == VocabKind.EXTENSION]
+              for v, _ in stopped if v.kind.extends]
     own = [f"{_name(v)} at {final}" for v, final in stopped if v.kind.trained_on_one_language]
     if own:
         notes.append(f"{len(own)} per-language vocabularies stopped before size {max(sizes)} "

@@ -18,7 +18,7 @@ from rich.text import Text
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.external.catalog import FramingBasis
-from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE
+from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, Algorithm
 from analyzer.store import IMPORTED_SIZE
 
 from ..settings import byte_size
@@ -340,7 +340,7 @@ def _split_algorithm_tables(rows: pd.DataFrame, pivot: str, split: str, width: i
 
     tables = []
     cells = rows.set_index(["lang", "size", "algorithm"])["premium"]
-    order = list(rows[rows["algorithm"] == "bpe"].sort_values("premium", ascending=False)["lang"]
+    order = list(rows[rows["algorithm"] == Algorithm.BPE].sort_values("premium", ascending=False)["lang"]
                  .drop_duplicates())
     scripts = dict(zip(rows["lang"], rows["script"]))
 
@@ -360,7 +360,7 @@ def _split_algorithm_tables(rows: pd.DataFrame, pivot: str, split: str, width: i
 
     tables += fitted_tables(columns, by_language, width)
     per_script = by_script(rows)
-    others = per_script[per_script["algorithm"] != "bpe"]
+    others = per_script[per_script["algorithm"] != Algorithm.BPE]
     if others.empty:
         return tables
     change = others.set_index(["script", "size", "algorithm"])["vs_bpe"]

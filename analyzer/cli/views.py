@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.external.vocabulary import script_word
-from analyzer.identity import SHARED_SCOPE, VocabKind
+from analyzer.identity import SHARED_SCOPE
 from analyzer.metrics import RunResults, configuration_name, headline_vocabulary
 
 from .formats import plain
@@ -36,7 +36,7 @@ def records_view(results: RunResults, options: ShowOptions) -> Printed:
     """The tokens and overhead tables, one per pre-tokenizer (an extension's: one), each with
     the parity notes of the run's parity-aware vocabulary under it."""
     run, data = results.run, results.data
-    extended = any(v.scope == options.vocab and v.kind == VocabKind.EXTENSION
+    extended = any(v.scope == options.vocab and v.kind.extends
                    for v in data.vocabularies)
     shown = [] if extended else [options.pretokenizer] if options.pretokenizer else run.pretokenizers
     parity = results["summaries"] if run.parity and options.vocab == SHARED_SCOPE else None
@@ -79,7 +79,7 @@ def algorithms_view(results: RunResults, options: ShowOptions) -> Printed:
 def extension_view(results: RunResults, options: ShowOptions) -> Printed:
     """What each added size does to each language, and the tokens that reach the pivot: for
     the shared view, or one extension's."""
-    extended = any(v.scope == options.vocab and v.kind == VocabKind.EXTENSION
+    extended = any(v.scope == options.vocab and v.kind.extends
                    for v in results.data.vocabularies)
     if not (extended or options.vocab == SHARED_SCOPE):
         return []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analyzer.corpus.languages import script_name
-from analyzer.identity import SHARED_SCOPE, Algorithm, VocabKind
+from analyzer.identity import SHARED_SCOPE, Algorithm
 
 from .data import RunData
 
@@ -28,7 +28,7 @@ def algorithm_premiums(data: RunData) -> pd.DataFrame:
     if len(run.algorithms) < 2:
         return pd.DataFrame(columns=ALGORITHM_COLUMNS)
     every = {(v.scope, v.pretokenizer): v.kind.algorithm for v in data.vocabularies
-             if v.kind in (VocabKind.SHARED, VocabKind.UNIGRAM, VocabKind.WORDPIECE)}
+             if v.kind.spec.plain and v.kind.trained_on_every_language}
     rows = []
     for (vocab, pretokenizer, size), by_lang in data.counts.items():
         algorithm = every.get((vocab, pretokenizer))

@@ -24,12 +24,12 @@ def column_label(vocab: str, kind: VocabKind, pretokenizer: str | None, size: in
     """A column's name: a tokenizer by its name; a trained vocabulary with its size (and its
     pre-tokenizer, when the run has several).
 
-    >>> column_label("shared", VocabKind.SHARED, "words", 4096, several_rules=True)
+    >>> column_label("shared", VocabKind("shared"), "words", 4096, several_rules=True)
     'shared 4,096 [words]'
-    >>> column_label("o200k_base", VocabKind.PRODUCTION, None, 200019, several_rules=True)
+    >>> column_label("o200k_base", VocabKind("production"), None, 200019, several_rules=True)
     'o200k_base'
     """
-    if kind.measured or kind == VocabKind.EXTENSION:
+    if kind.named:
         return vocab
     rule = f" [{pretokenizer}]" if several_rules and pretokenizer else ""
     return f"{vocab} {size:,}{rule}"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzer.identity import VocabKind
 from analyzer.store import VocabularyRead
 
 from .data import RunData
@@ -42,7 +41,7 @@ def extension_effects(data: RunData) -> pd.DataFrame:
     run = data.run
     trained_on = set(run.extend_langs or run.languages)
     for v in data.vocabularies:
-        if v.kind != VocabKind.EXTENSION or v.base_size is None:
+        if not v.kind.extends or v.base_size is None:
             continue
         base_counts = data.counts.get((v.scope, v.pretokenizer, v.base_size), {})
         if run.pivot not in base_counts:
@@ -85,7 +84,7 @@ def extension_reach(data: RunData) -> pd.DataFrame:
     run = data.run
     rows = []
     for v in data.vocabularies:
-        if v.kind != VocabKind.EXTENSION or v.base_size is None:
+        if not v.kind.extends or v.base_size is None:
             continue
         curves = extension_curves(data, v)
         if run.pivot not in curves:

@@ -23,7 +23,7 @@ from math import nan
 import numpy as np
 import pandas as pd
 
-from analyzer.identity import SHARED_SCOPE, VocabKind, VocabularyId
+from analyzer.identity import SHARED_SCOPE, VocabularyId
 
 from .data import FairnessData, RunData
 from .frames import RESAMPLES, headline_vocabulary
@@ -67,7 +67,7 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
         rows.append({
             "vocab": vocab, "pretokenizer": pretokenizer, "kind": kind,
             "algorithm": kind.algorithm, "size": size, "transition": stored.identity.transition,
-            "base": stored.identity.name if kind == VocabKind.EXTENSION else None,
+            "base": stored.identity.name if kind.extends else None,
             "added": size - stored.base_size if stored.base_size is not None else None,
             "tokens": int(whole.sum()), "gini": gini(premium),
             "gini_ci_low": nan if data.joined_counts else float(np.percentile(boot_gini, 2.5)),
@@ -99,7 +99,7 @@ def summaries(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
         if reference in totals:
             frame.loc[index, ["cost", "cost_ci_low", "cost_ci_high"]] = relative(key, reference)
         shared = (SHARED_SCOPE, key[1], key[2])
-        if shared in totals and frame.loc[index, "kind"] != VocabKind.SHARED:
+        if shared in totals and key != shared:
             frame.loc[index, ["vs_shared", "vs_shared_ci_low", "vs_shared_ci_high"]] = \
                 [value - 1 for value in relative(key, shared)]
     frame["frontier"] = pareto_frontier(list(frame["cost"]), list(frame["gini"]))
@@ -231,8 +231,8 @@ def superbpe_effects(data: RunData) -> list[dict]:
     found = []
     for v in data.vocabularies:
         transition = v.identity.transition  # T, as the run asked (the stored one is where
-        if v.kind != VocabKind.SUPERBPE or transition is None:  # stage 2 really started)
-            continue
+        if not (v.kind.two_stages and v.kind.trained_on_every_language) or transition is None:
+            continue  # (stage 2 really started)
         before = [size for size in run.sizes if size <= transition]
         before_size = max(before) if before else None
         after = premiums(v.scope, v.pretokenizer, largest)
@@ -280,7 +280,7 @@ def own_superbpe_effects(data: RunData) -> list[dict]:
 
     found = []
     for v in data.vocabularies:
-        if v.kind != VocabKind.LANGUAGE_SUPERBPE or v.identity.transition is None:
+        if not (v.kind.two_stages and v.kind.trained_on_one_language) or v.identity.transition is None:
             continue
         lang = v.identity.language
         assert lang is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyzer.identity import SHARED_SCOPE, VocabKind, VocabularyId
+from analyzer.identity import SHARED_SCOPE, Role, VocabKind, VocabularyId
 from analyzer.store import IMPORTED_SIZE, RunRead, VocabularyRead
 
 from .allocation import allocation_frame
@@ -34,7 +34,7 @@ def headline_vocabulary(run: RunRead, vocabs: list[VocabularyRead]) -> tuple[str
     first = next((v for v in vocabs if v.kind.measured), None)
     if first is not None:
         return first.scope, None, first.size
-    extension = next(v for v in vocabs if v.kind == VocabKind.EXTENSION)
+    extension = next(v for v in vocabs if v.kind.extends)
     return extension.scope, extension.pretokenizer, extension.size  # its largest addition
 
 
@@ -66,7 +66,7 @@ def special_tokens_counted(run: RunRead, vocabs: list[VocabularyRead]) -> str:
     """Whether production tokenizers' added special tokens are in their counts, and which add
     any (`show`, the report)."""
     adding = [f"{v.scope} +{v.special_tokens}" for v in vocabs
-              if v.kind == VocabKind.PRODUCTION and v.special_tokens]
+              if v.kind.production and v.special_tokens]
     per = "per counted text (each unit, or each joined text)"
     if run.special_tokens:
         return (f"counted, {per}: {', '.join(adding)}" if adding
@@ -224,9 +224,9 @@ def own_vocabulary(frame: pd.DataFrame, pivot: str) -> pd.DataFrame:
     """Per (pre-tokenizer, size, lang): tokens under the language's own vocabulary, beside the
     shared one, and the own-vocabulary premium against the pivot's own vocabulary."""
     keys = ["pretokenizer", "size", "lang"]
-    own = frame[(frame["kind"] == VocabKind.LANGUAGE) & (trained_language(frame) == frame["lang"])]
+    own = frame[(frame["kind"] == Role.OWN.kind) & (trained_language(frame) == frame["lang"])]
     own = own[[*keys, "tokens"]].rename(columns={"tokens": "own_tokens"})
-    shared = frame[frame["kind"] == VocabKind.SHARED][[*keys, "tokens"]]
+    shared = frame[frame["kind"] == Role.BASELINE.kind][[*keys, "tokens"]]
     merged = shared.rename(columns={"tokens": "shared_tokens"}).merge(own, on=keys)
     pivot_own = merged[merged["lang"] == pivot].set_index(["pretokenizer", "size"])["own_tokens"]
     index = pd.MultiIndex.from_frame(merged[["pretokenizer", "size"]])

@@ -25,11 +25,12 @@ def configuration_name(row: Mapping[str, Any]) -> str:
     ...                     "size": 4096})
     'shared [cl100k] at 4,096'
     """
-    if row["kind"] == VocabKind.PRODUCTION:
+    kind = VocabKind(row["kind"])
+    if kind.production:
         return f"{row['vocab']} (production, {int(row['size']):,})"
-    if row["kind"] == VocabKind.IMPORTED:
+    if kind.imported:
         return f"{row['vocab']} (imported)"
-    if row["kind"] == VocabKind.EXTENSION:
+    if kind.extends:
         return f"{row['vocab']} +{int(row['added']):,}"
     split = "" if row["pretokenizer"] in (None, "none") else f" [{row['pretokenizer']}]"
     return f"{row['vocab']}{split} at {int(row['size']):,}"

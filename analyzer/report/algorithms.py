@@ -7,12 +7,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
+from analyzer.identity import Algorithm, VocabKind
 
-from .figures import TOKENS_COLOR, RunView, label
+from .figures import RunView, label
 from .language_filter import by_script
 from .superbpe import _grouped
 
-ALGORITHM_COLORS = {"bpe": TOKENS_COLOR, "unigram": "#d69e2e", "wordpiece": "#38a169"}
+ALGORITHM_COLORS = {str(algorithm): VocabKind.trained_with(algorithm, one_language=False).about.color
+                    for algorithm in Algorithm}
+"""Each algorithm in the colour of its plain kind on every language (BPE's is shared BPE's)."""
 
 
 def premiums(view: RunView, rows: pd.DataFrame) -> go.Figure:
@@ -21,7 +24,7 @@ def premiums(view: RunView, rows: pd.DataFrame) -> go.Figure:
     rows = rows[rows["pretokenizer"] == view.pretokenizer]
     sizes = sorted({int(size) for size in rows["size"]})
     largest = sizes[-1]
-    bpe = rows[(rows["algorithm"] == "bpe") & (rows["size"] == largest)].set_index("lang")["premium"]
+    bpe = rows[(rows["algorithm"] == Algorithm.BPE) & (rows["size"] == largest)].set_index("lang")["premium"]
     order = by_script(view.languages, view.pivot, key=lambda lang: float(bpe.get(lang, 0.0)))
     names = [view.name(lang) for lang in order]
     figure = go.Figure()

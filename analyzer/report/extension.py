@@ -15,7 +15,6 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
-from analyzer.identity import VocabKind
 from analyzer.metrics import WITHIN, RunData, extension_curves
 from analyzer.store import VocabularyRead
 
@@ -98,7 +97,7 @@ def sections(view: RunView, data: RunData, reached: pd.DataFrame) -> list[tuple[
     run = data.run
     langs = ", ".join(run.extend_langs) if run.extend_langs else "every language of the run"
     for v in data.vocabularies:
-        if v.kind != VocabKind.EXTENSION or v.base_size is None:
+        if not v.kind.extends or v.base_size is None:
             continue
         base = v.identity.name
         found.append((

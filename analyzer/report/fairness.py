@@ -12,13 +12,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from analyzer.corpus import language_name
-from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, VocabKind
+from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, Role, VocabKind
 from analyzer.metrics import configuration_name
 
 from .figures import OTHER_COLOR, TOKENS_COLOR, RunView, _sized_bars, label
 from .language_filter import by_script, script_label
 
-PARITY_COLOR = VocabKind.PARITY.about.color
+PARITY_COLOR = Role.PARITY.kind.about.color
 
 
 def parity_by_language(view: RunView) -> go.Figure:
@@ -55,7 +55,7 @@ def price_of_parity(summaries: pd.DataFrame, pretokenizer: str, sizes: list[int]
     figure = make_subplots(rows=1, cols=2, subplot_titles=(
         "Gini of premiums across languages (0: every language pays the same)",
         "Total tokens, all languages: parity-aware vs shared"))
-    for kind, color in ((VocabKind.SHARED, TOKENS_COLOR), (VocabKind.PARITY, PARITY_COLOR)):
+    for kind, color in ((Role.BASELINE.kind, TOKENS_COLOR), (Role.PARITY.kind, PARITY_COLOR)):
         part = rows[rows["kind"] == kind].sort_values("size")
         figure.add_trace(go.Scatter(
             x=part["size"], y=part["gini"], mode="lines+markers", name=f"{kind} vocabulary",
@@ -63,7 +63,7 @@ def price_of_parity(summaries: pd.DataFrame, pretokenizer: str, sizes: list[int]
             error_y=dict(type="data", symmetric=False, array=part["gini_ci_high"] - part["gini"],
                          arrayminus=part["gini"] - part["gini_ci_low"]),
             hovertemplate="size %{x:,}<br>Gini %{y:.3f}<extra></extra>"), row=1, col=1)
-    parity = rows[rows["kind"] == VocabKind.PARITY].sort_values("size")
+    parity = rows[rows["kind"] == Role.PARITY.kind].sort_values("size")
     figure.add_trace(go.Bar(
         x=[f"{size:,}" for size in parity["size"]], y=parity["vs_shared"] * 100,
         marker_color=PARITY_COLOR, showlegend=False,
@@ -72,7 +72,7 @@ def price_of_parity(summaries: pd.DataFrame, pretokenizer: str, sizes: list[int]
                      arrayminus=(parity["vs_shared"] - parity["vs_shared_ci_low"]) * 100),
         hovertemplate="size %{x}<br>%{y:+.2f} % tokens vs shared<extra></extra>"), row=1, col=2)
     largest = parity[parity["size"] == max(sizes)]
-    shared = rows[(rows["kind"] == VocabKind.SHARED) & (rows["size"] == max(sizes))]
+    shared = rows[(rows["kind"] == Role.BASELINE.kind) & (rows["size"] == max(sizes))]
     title = "What parity costs"
     if not largest.empty and not shared.empty:
         title = (f"At size {max(sizes):,}, parity-aware training takes the Gini of premiums from "

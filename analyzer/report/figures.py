@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
-from analyzer.identity import SHARED_SCOPE, VocabKind
+from analyzer.identity import SHARED_SCOPE, Role
 from analyzer.metrics import for_pretokenizer, premium_text, tokenizer_label, trained_language
 
 from .language_filter import MANY_LANGUAGES, by_script, script_label
@@ -61,7 +61,7 @@ class RunView:
 
     @cached_property
     def shared(self) -> pd.DataFrame:
-        return self.frame[self.frame["kind"] == VocabKind.SHARED]
+        return self.frame[self.frame["kind"] == Role.BASELINE.kind]
 
     def shared_by_size(self, lang: str) -> pd.DataFrame:
         """A language's rows of the shared vocabulary, smallest size first."""
@@ -352,7 +352,7 @@ def overhead_by_language(view: RunView) -> go.Figure:
 
 def shared_vs_own(view: RunView) -> go.Figure:
     """Each language's tokens under the shared vocabulary and under its own."""
-    own = view.frame[(view.frame["kind"] == VocabKind.LANGUAGE)
+    own = view.frame[(view.frame["kind"] == Role.OWN.kind)
                      & (trained_language(view.frame) == view.frame["lang"])]
     own = own.set_index(["size", "lang"])["tokens"]
 
@@ -384,7 +384,7 @@ def shared_vs_own(view: RunView) -> go.Figure:
 
 def cross_heatmap(view: RunView) -> go.Figure:
     """Bytes per token of text in Y under the vocabulary trained on X, with a size slider."""
-    own = view.frame[view.frame["kind"] == VocabKind.LANGUAGE]
+    own = view.frame[view.frame["kind"] == Role.OWN.kind]
     languages = by_script(view.languages, view.pivot)
     vocabs = [lang for lang in languages if lang in set(own["vocab"])]
     figure = go.Figure()

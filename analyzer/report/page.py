@@ -19,7 +19,7 @@ from analyzer.corpus import language_name
 from analyzer.errors import AnalyzerError
 from analyzer.external import catalog
 from analyzer.files import write_atomically
-from analyzer.identity import SHARED_SCOPE, VocabKind
+from analyzer.identity import SHARED_SCOPE
 from analyzer.metrics import (
     SECTION,
     RunData,
@@ -401,7 +401,7 @@ def _costs_section(view: figures.RunView, costs: pd.DataFrame,
 def _base_bytes(db: AnalyzerDatabase, run_id: int, vocabulary: VocabularyRead):
     """An extension's base's token bytes, to show the parts of its merges; None for other
     vocabularies, and for an extension whose base is not on this machine (ids shown)."""
-    if vocabulary.kind != VocabKind.EXTENSION:
+    if not vocabulary.kind.extends:
         return None
     try:
         return extension_base_bytes(db, run_id, vocabulary.scope)
@@ -411,8 +411,9 @@ def _base_bytes(db: AnalyzerDatabase, run_id: int, vocabulary: VocabularyRead):
 
 def _vocabulary_title(vocabulary: VocabularyRead) -> str:
     split = "" if vocabulary.pretokenizer in (None, NONE) else f", pre-tokenizer {vocabulary.pretokenizer}"
-    if vocabulary.kind == VocabKind.LANGUAGE:
-        return f"{language_name(vocabulary.scope)} ({vocabulary.scope}){split}"
+    language = vocabulary.identity.language  # a language's own: named by its language
+    if language is not None:
+        return f"{language_name(language)} ({vocabulary.scope}){split}"
     return f"{vocabulary.scope} vocabulary{split}"
 
 
@@ -446,7 +447,7 @@ def _caveats(vocabs: list[VocabularyRead]) -> dict[str, str]:
     """What must not be read into a catalog tokenizer's counts, by the run's tokenizer names."""
     entries = catalog()
     return {v.scope: entries[v.scope].caveat for v in vocabs
-            if v.kind == VocabKind.PRODUCTION and v.scope in entries and entries[v.scope].caveat}
+            if v.kind.production and v.scope in entries and entries[v.scope].caveat}
 
 
 def _training_source(run: RunRead) -> list[tuple[str, str]]:
@@ -484,7 +485,7 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
                 if run.training else f"the training units themselves (all {len(run.measured_units)})")
     def seconds(counted: bool) -> str:  # a production tokenizer's are counting, not training
         return ", ".join(f"{v.scope} {v.seconds:.1f} s" for v in vocabs if v.seconds is not None
-                         and (v.kind == VocabKind.PRODUCTION) == counted)
+                         and v.kind.production == counted)
 
     def counted_by(v: VocabularyRead) -> str:
         return (f"counted by the analyzer's engine, equal to {v.library}"
@@ -492,17 +493,16 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
 
     production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {counted_by(v)}; "
                    f"{where(v.source)}" + (f". {caveats[v.scope]}" if v.scope in caveats else ""))
-                  for v in vocabs if v.kind == VocabKind.PRODUCTION]
+                  for v in vocabs if v.kind.production]
     production += [(f"tokenizer {v.scope}",
                     f"imported counts, measured elsewhere; {where(v.source)}")
-                   for v in vocabs if v.kind == VocabKind.IMPORTED]
+                   for v in vocabs if v.kind.imported]
     trained = ("shared" + (", one per language" if run.per_language else "")
                + (", cross matrix" if run.cross else "")) if run.sizes else "none trained"
     patterns = {v.pretokenizer: v.pattern for v in vocabs if v.pretokenizer}
     rules = [(f"pre-tokenizer {name}", patterns.get(name) or "none: each text is one chunk")
              for name in run.pretokenizers
-             if any(v.kind not in (VocabKind.PRODUCTION, VocabKind.IMPORTED)
-                    for v in vocabs)]  # the split of the trained vocabularies: none, none
+             if any(v.kind.trained for v in vocabs)]  # the split of the trained vocabularies: none, none
     return production + rules + _training_source(run) + [
         ("corpus", f"{corpus.name} ({where(corpus.source)}, {corpus.format})"),
         ("content hash", corpus.content_hash),

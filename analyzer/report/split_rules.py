@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
-from analyzer.identity import VocabKind
+from analyzer.identity import Role
 from analyzer.store import IMPORTED_SIZE
 
 from .figures import (
@@ -53,7 +53,7 @@ def overhead_by_rule(view: RunView) -> go.Figure:
     """Each language's overhead vs the pivot under each pre-tokenizer's shared vocabulary (a
     heatmap, language x rule, with a size slider); production tokenizers as the last columns."""
     full = view.full
-    shared = full[full["kind"] == VocabKind.SHARED]
+    shared = full[full["kind"] == Role.BASELINE.kind]
     first = shared[(shared["pretokenizer"] == view.pretokenizers[0]) & (shared["size"] == view.largest)]
     order = list(first.set_index("lang")["overhead"].sort_values(ascending=False).index)
     columns = [f"{label(p)}" for p in view.pretokenizers] + \
@@ -106,7 +106,7 @@ def chunks_per_unit(view: RunView) -> go.Figure:
     rules = [p for p in view.pretokenizers if p != NONE]
     order: list[str] = []
     for pretokenizer in rules:
-        rows = full[(full["kind"] == VocabKind.SHARED) & (full["pretokenizer"] == pretokenizer)
+        rows = full[(full["kind"] == Role.BASELINE.kind) & (full["pretokenizer"] == pretokenizer)
                     & (full["size"] == view.largest)].set_index("lang")
         order = order or list(rows["chunk_premium"].sort_values(ascending=False).index)
         figure.add_trace(go.Scatter(  # a dot per rule on a language's row: short at 200 languages

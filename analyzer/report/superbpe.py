@@ -12,7 +12,6 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from analyzer.corpus import language_name
-from analyzer.identity import VocabKind, VocabularyId
 
 from .fairness import PARITY_COLOR
 from .figures import TOKENS_COLOR, RunView, label, size_axis
@@ -31,8 +30,8 @@ def premiums(view: RunView, effects: list[dict]) -> go.Figure:
         x=names, y=[((shared.get(lang) or 1.0) - 1) * 100 for lang in order], name="shared",
         marker_color=TOKENS_COLOR, meta={"langs": order},
         hovertemplate="<b>%{x}</b><br>shared: %{y:+.1f} %<extra></extra>"))
-    vocabs = sorted({e["vocab"] for e in rows},
-                    key=lambda vocab: VocabularyId.parse(vocab, VocabKind.SUPERBPE).transition or 0)
+    transitions = {e["vocab"]: e["transition"] or 0 for e in rows}
+    vocabs = sorted(transitions, key=transitions.__getitem__)
     for index, vocab in enumerate(vocabs):
         by_lang = {e["lang"]: e for e in rows if e["vocab"] == vocab}
         shares = [by_lang[lang]["superword_share"] for lang in order]
@@ -120,7 +119,8 @@ def sections(view: RunView, effects: list[dict], vocabularies,
         "tokens are superwords.", premiums(view, effects))]
     for v in vocabularies:
         transition = v.identity.transition
-        if v.kind == VocabKind.SUPERBPE and v.pretokenizer == view.pretokenizer and transition:
+        if (v.kind.two_stages and v.kind.trained_on_every_language
+                and v.pretokenizer == view.pretokenizer and transition):
             found.append((f"SuperBPE with its transition at {transition:,}",
                           "Up to the transition the vocabulary is the shared one's prefix; past "
                           "it, each size counts with SuperBPE's stage-2 split.",

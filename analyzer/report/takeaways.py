@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from analyzer.corpus import language_name
-from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, VocabKind
+from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, Role, VocabKind
 from analyzer.metrics import RunResults, headline_vocabulary, premium_text, trained_language
 
 Takeaway = Callable[[RunResults, pd.DataFrame], str]
@@ -143,7 +143,7 @@ def shared_vs_own(results: RunResults, costs: pd.DataFrame) -> str:
     frame, run = results.frame, results.run
     size = max(run.sizes)
     at = frame[(frame["size"] == size) & (frame["pretokenizer"] == run.pretokenizers[0])]
-    own = at[(at["kind"] == VocabKind.LANGUAGE) & (trained_language(at) == at["lang"])]
+    own = at[(at["kind"] == Role.OWN.kind) & (trained_language(at) == at["lang"])]
     shared = at[at["vocab"] == SHARED_SCOPE].set_index("lang")["tokens"]
     cost = (shared / own.set_index("lang")["tokens"] - 1).dropna()
     if cost.empty:

@@ -204,7 +204,7 @@ def job_label(scope: str, pretokenizer: str, kind: VocabKind | None = None,
     """How progress names a job: its scope, its pre-tokenizer if it has one, and the size of a
     job that trains one size (Unigram and WordPiece: each size is its own training).
 
-    >>> job_label("unigram", "words", VocabKind.UNIGRAM, [4096])
+    >>> job_label("unigram", "words", VocabKind("unigram"), [4096])
     'unigram [words] size 4096 (its own training)'
     """
     label = scope if pretokenizer == NONE else f"{scope} [{pretokenizer}]"

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from analyzer.errors import AnalyzerError, Invalid
 from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
 from analyzer.external import ALL_AVAILABLE, availability, catalog
-from analyzer.identity import SHARED_SCOPE, VocabKind, VocabularyId
+from analyzer.identity import SHARED_SCOPE, VocabularyId
 from analyzer.metrics import RunResults, load_run_data
 from analyzer.queries import complete_run, trained_merges
 from analyzer.runs import refusals
@@ -354,7 +354,7 @@ async def compare(request: Request, body: CompareRequest) -> Response:
         trained = await in_database(request, lambda db: _trained(db, run_id, size))
         for scope in dict.fromkeys(body.vocabs if body.vocabs is not None else trained):
             # `size` is the trained vocabularies'; an extension counts with all its additions.
-            extension = scope in trained and trained[scope].kind == VocabKind.EXTENSION
+            extension = scope in trained and trained[scope].kind.extends
             keys[scope] = ("trained", run_id, scope, None if extension else size, None)
     for name in dict.fromkeys(body.tokenizers):
         keys[name] = _tokenizer_key(name)

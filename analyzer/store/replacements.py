@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-from analyzer.identity import VocabKind
+from analyzer.identity import Role
 
 from .kinds import ReplacementTexts
 from .sqlite import Database
@@ -139,6 +139,6 @@ def load_chosen(db: Database, run_id: int) -> dict[VocabularyKey, list[str | Non
     for scope, pretokenizer, chosen in db.execute(
             "SELECT v.scope, v.pretokenizer, m.chosen_by FROM merges m "
             "JOIN vocabularies v ON v.id = m.vocab_id WHERE v.run_id = ? AND v.kind = ? "
-            "ORDER BY v.id, m.rank", [run_id, VocabKind.PARITY]):
+            "ORDER BY v.id, m.rank", [run_id, str(Role.PARITY.kind)]):
         found.setdefault((scope, pretokenizer), []).append(chosen)
     return found

@@ -411,47 +411,70 @@ static PyObject *Counter_reduce(Counter *self, PyObject *Py_UNUSED(ignored)) {
     return Py_BuildValue("(NN)", rebuild, items);
 }
 
+int count_call_open(CountCall *call, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"texts", "pattern", "classes", "folds", "first", "threads", NULL};
+    PyObject *sequence;
+    *call = (CountCall){.threads = 1};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oiy*y*|Li", keywords, &sequence,
+                                     &call->pattern, &call->classes, &call->folds, &call->first,
+                                     &call->threads))
+        return -1; /* the buffers it took are released by the parser */
+    call->parsed = 1;
+    if (split_input(sequence, call->pattern, &call->classes, &call->folds, call->fold_store,
+                    &call->tables, &call->texts, &call->views) < 0)
+        return -1;
+    call->n = (size_t)PyTuple_GET_SIZE(call->texts);
+    return 0;
+}
+
+void count_call_close(CountCall *call) {
+    free(call->views);
+    Py_XDECREF(call->texts);
+    if (call->parsed) {
+        PyBuffer_Release(&call->classes);
+        PyBuffer_Release(&call->folds);
+    }
+}
+
+Py_ssize_t gather_and_add(int pattern, const SplitTables *tables, const SplitText *views,
+                          size_t n, int threads, int64_t first, AddGathered add, void *counter) {
+    Gathered gathered = {.lost = -1};
+    int failed;
+    Py_BEGIN_ALLOW_THREADS
+    failed = chunk_gather(pattern, tables, views, n, NULL, threads, &gathered);
+    if (!failed && gathered.lost < 0) failed = add(counter, &gathered, views, first);
+    Py_END_ALLOW_THREADS
+    chunk_table_free(&gathered.table);
+    free(gathered.ids);
+    if (failed == -2)
+        PyErr_SetString(PyExc_ValueError, "a chunk holds a lone surrogate, which UTF-8 cannot");
+    else if (failed)
+        PyErr_NoMemory();
+    return failed ? -2 : gathered.lost;
+}
+
+static int gathered_to_counter(void *counter, const Gathered *gathered, const SplitText *views,
+                          int64_t first) {
+    return counter_add_gathered(counter, gathered, views, first);
+}
+
 /* count_texts(texts, pattern, classes, folds, first=0, threads=1) -> lost: the texts split
    under a built-in pattern (split.c, on `threads` threads) and their distinct chunks counted,
    the n-th its order key first + n, all without the GIL. `lost`: the first text the pattern
    would drop a character of (then nothing is counted: the caller lets `regex` say where), or
    -1. */
 static PyObject *Counter_count_texts(Counter *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"texts", "pattern", "classes", "folds", "first", "threads", NULL};
-    PyObject *sequence;
-    int pattern, threads = 1;
-    long long first = 0;
-    Py_buffer classes, folds;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oiy*y*|Li", keywords, &sequence, &pattern,
-                                     &classes, &folds, &first, &threads))
-        return NULL;
-    PyObject *result = NULL, *texts = NULL;
-    uint32_t fold_store[64];
-    SplitText *views = NULL;
-    Gathered gathered = {.lost = -1};
-    SplitTables tables;
-    if (counter_in_use(self) < 0 ||
-        split_input(sequence, pattern, &classes, &folds, fold_store, &tables, &texts, &views) < 0)
-        goto done;
-    Py_ssize_t n_texts = PyTuple_GET_SIZE(texts);
-    int failed = 0;
-    self->busy = 1;
-    Py_BEGIN_ALLOW_THREADS
-    failed = chunk_gather(pattern, &tables, views, (size_t)n_texts, NULL, threads, &gathered);
-    if (!failed && gathered.lost < 0)
-        failed = counter_add_gathered(&self->counter, &gathered, views, first);
-    Py_END_ALLOW_THREADS
-    self->busy = 0;
-    if (failed == -2) PyErr_SetString(PyExc_ValueError, "a chunk holds a lone surrogate, which UTF-8 cannot");
-    else if (failed) PyErr_NoMemory();
-    else result = PyLong_FromSsize_t(gathered.lost);
-done:
-    chunk_table_free(&gathered.table);
-    free(gathered.ids);
-    free(views);
-    Py_XDECREF(texts);
-    PyBuffer_Release(&classes);
-    PyBuffer_Release(&folds);
+    CountCall call;
+    PyObject *result = NULL;
+    if (count_call_open(&call, args, kwargs) == 0 && counter_in_use(self) == 0) {
+        self->busy = 1;
+        Py_ssize_t lost = gather_and_add(call.pattern, &call.tables, call.views, call.n,
+                                         call.threads, call.first, gathered_to_counter,
+                                         &self->counter);
+        self->busy = 0;
+        if (lost >= -1) result = PyLong_FromSsize_t(lost);
+    }
+    count_call_close(&call);
     return result;
 }
 

@@ -98,54 +98,38 @@ static void forget_listing(Parted *self) {
     self->at_byte = 0;
 }
 
-/* The gathering of a batch counted (without the GIL): None, or the error set. */
-static PyObject *count_gathered(Parted *self, int pattern, const SplitTables *tables,
-                                const SplitText *views, size_t n_texts, long long first,
-                                int threads, Py_ssize_t *lost) {
-    Gathered gathered = {.lost = -1};
-    int failed = 0;
-    if (parted_listed(self) < 0) return NULL;
+/* parted_add_gathered, from the part a batch's place picks: threads on other batches seldom
+   meet. */
+static int gathered_to_parts(void *counter, const Gathered *gathered, const SplitText *views,
+                        int64_t first) {
+    return parted_add_gathered(counter, gathered, views, first,
+                               (int)((unsigned long long)first >> 24 & 0xFFFF));
+}
+
+/* A batch counted (without the GIL): its `lost` (see gather_and_add), or -2 with the error set. */
+static Py_ssize_t count_batch(Parted *self, int pattern, const SplitTables *tables,
+                              const SplitText *views, size_t n_texts, long long first,
+                              int threads) {
+    if (parted_listed(self) < 0) return -2;
     self->ordered = 0;
     self->busy++;
-    Py_BEGIN_ALLOW_THREADS
-    failed = chunk_gather(pattern, tables, views, n_texts, NULL, threads, &gathered);
-    /* a batch's place picks the part its adds start at: threads on other batches seldom meet */
-    if (!failed && gathered.lost < 0)
-        failed = parted_add_gathered(&self->counter, &gathered, views, first,
-                                     (int)((unsigned long long)first >> 24 & 0xFFFF));
-    Py_END_ALLOW_THREADS
+    Py_ssize_t lost = gather_and_add(pattern, tables, views, n_texts, threads, first,
+                                     gathered_to_parts, &self->counter);
     self->busy--;
-    chunk_table_free(&gathered.table);
-    free(gathered.ids);
-    *lost = gathered.lost;
-    if (failed == -2) PyErr_SetString(PyExc_ValueError, "a chunk holds a lone surrogate, which UTF-8 cannot");
-    else if (failed) PyErr_NoMemory();
-    return failed ? NULL : Py_None;
+    return lost;
 }
 
 /* count_texts(texts, pattern, classes, folds, first=0, threads=1) -> lost: as
    ChunkCounter.count_texts (other threads may count into it at the same time). */
 static PyObject *Parted_count_texts(Parted *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"texts", "pattern", "classes", "folds", "first", "threads", NULL};
-    PyObject *sequence, *texts = NULL, *result = NULL;
-    int pattern, threads = 1;
-    long long first = 0;
-    Py_buffer classes, folds;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oiy*y*|Li", keywords, &sequence, &pattern,
-                                     &classes, &folds, &first, &threads))
-        return NULL;
-    uint32_t fold_store[64];
-    SplitText *views = NULL;
-    SplitTables tables;
-    Py_ssize_t lost = -1;
-    if (split_input(sequence, pattern, &classes, &folds, fold_store, &tables, &texts, &views) == 0
-        && count_gathered(self, pattern, &tables, views, (size_t)PyTuple_GET_SIZE(texts), first,
-                          threads, &lost))
-        result = PyLong_FromSsize_t(lost);
-    free(views);
-    Py_XDECREF(texts);
-    PyBuffer_Release(&classes);
-    PyBuffer_Release(&folds);
+    CountCall call;
+    PyObject *result = NULL;
+    if (count_call_open(&call, args, kwargs) == 0) {
+        Py_ssize_t lost = count_batch(self, call.pattern, &call.tables, call.views, call.n,
+                                      call.first, call.threads);
+        if (lost >= -1) result = PyLong_FromSsize_t(lost);
+    }
+    count_call_close(&call);
     return result;
 }
 
@@ -240,8 +224,8 @@ static PyObject *Parted_count_utf8(Parted *self, PyObject *args, PyObject *kwarg
     if (read_tables(&classes, &folds, fold_store, &tables) < 0
         || utf8_views(data.buf, (size_t)data.len, starts.buf, ends.buf, n, views, &wide) < 0)
         goto done;
-    if (count_gathered(self, pattern, &tables, views, n, first, 1, &lost))
-        result = PyLong_FromSsize_t(lost);
+    lost = count_batch(self, pattern, &tables, views, n, first, 1);
+    if (lost >= -1) result = PyLong_FromSsize_t(lost);
 done:
     free(views);
     free(wide);

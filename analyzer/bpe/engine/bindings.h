@@ -40,6 +40,28 @@ int read_tables(Py_buffer *classes, Py_buffer *folds, uint32_t *fold_store, Spli
 int split_input(PyObject *sequence, int pattern, Py_buffer *classes, Py_buffer *folds,
                 uint32_t *fold_store, SplitTables *tables, PyObject **texts, SplitText **views);
 
+/* bind_count.c, for both counters' count_texts(texts, pattern, classes, folds, first=0,
+   threads=1): the call's arguments read and its texts viewed for the splitter (open: 0, or -1
+   with the error set; close it either way), and a batch gathered and added (without the GIL)
+   through `add` on `counter`: the first text the pattern would drop a character of (nothing is
+   counted then) or -1; -2 with the error set. */
+typedef struct {
+    PyObject *texts; /* held as a tuple while they are split: no other thread drops one */
+    SplitText *views;
+    size_t n;
+    SplitTables tables;
+    uint32_t fold_store[64]; /* the tables' case folds, when they are read into it */
+    Py_buffer classes, folds;
+    int pattern, threads, parsed;
+    long long first;
+} CountCall;
+int count_call_open(CountCall *call, PyObject *args, PyObject *kwargs);
+void count_call_close(CountCall *call);
+typedef int (*AddGathered)(void *counter, const Gathered *gathered, const SplitText *views,
+                           int64_t first);
+Py_ssize_t gather_and_add(int pattern, const SplitTables *tables, const SplitText *views,
+                          size_t n, int threads, int64_t first, AddGathered add, void *counter);
+
 /* bind_count.c, for both counters' types: add(chunks, counts=None, first=0) through `add`
    (on `counter`), and the four bytes objects of an items() listing. */
 typedef int (*AddChunk)(void *counter, const uint8_t *data, size_t length, int64_t count,
