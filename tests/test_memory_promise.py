@@ -392,3 +392,56 @@ def test_the_intervals_are_drawn_without_blas_where_ulimit_v_leaves_it_no_room(t
     assert roomy.keys() == little.keys() and roomy
     for key in roomy:
         assert (roomy[key] == little[key]).all()
+
+
+@pytest.fixture
+def address_limit(monkeypatch):
+    """Set this process's `ulimit -v` (soft) and what it maps already, as the headroom reads
+    them: nothing is really limited."""
+    import resource
+
+    from analyzer import headroom
+
+    def limit(soft: int, mapped: int) -> None:
+        monkeypatch.setattr(headroom.resource, "getrlimit",
+                            lambda which: (soft, resource.RLIM_INFINITY)
+                            if which == resource.RLIMIT_AS else (-1, -1))
+        monkeypatch.setattr(headroom, "own_usage", lambda: (mapped // 2, mapped))
+
+    return limit
+
+
+def test_the_address_refusal_suggests_a_limit_with_room_for_the_threads(address_limit):
+    from analyzer.headroom import ARENA, ShortOfAddress, check_address, stack_size
+
+    mapped, need, threads = 300 << 20, 200 << 20, 4
+    address_limit(mapped + need, mapped)
+    check_address(need, "Loading x", threads=threads)  # fits exactly
+    address_limit(mapped + need - 1, mapped)
+    with pytest.raises(ShortOfAddress) as refused:
+        check_address(need, "Loading x (1 MB) with tokenizers", threads=threads)
+    said = str(refused.value)
+    assert said.startswith("Loading x (1 MB) with tokenizers needs about")
+    suggested = int(said.rsplit("ulimit -v ", 1)[1].split()[0]) * 1024
+    assert suggested >= mapped + need + threads * (ARENA + stack_size())  # the threads' slack
+    address_limit(suggested, mapped)
+    check_address(need + threads * (ARENA + stack_size()), "Loading x", threads=threads)
+
+
+@pytest.mark.parametrize("library", ["tokenizers", "tiktoken", "sentencepiece"])
+def test_a_first_load_is_refused_where_its_library_would_not_fit(address_limit, monkeypatch,
+                                                                  library):
+    """A tokenizer.json (24 bytes of address space per byte, measured), a rank file (22.5) or a
+    SentencePiece model, and a thread per core each with its stack and arena: refused one byte
+    short of that, loaded at it."""
+    from analyzer.external import formats
+    from analyzer.headroom import ARENA, ShortOfAddress, stack_size
+
+    monkeypatch.setattr(formats, "available_cores", lambda: 3)
+    size, mapped = 11_400_000, 400 << 20
+    need = int(formats.LOADING_PER_BYTE[library] * size) + 3 * (ARENA + stack_size())
+    address_limit(mapped + need, mapped)
+    formats.room_to_load(size, "qwen3", library)
+    address_limit(mapped + need - 1, mapped)
+    with pytest.raises(ShortOfAddress, match=f"Loading qwen3 \\(11.4 MB\\) with {library}"):
+        formats.room_to_load(size, "qwen3", library)
