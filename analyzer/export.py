@@ -127,12 +127,19 @@ DOCUMENTS: dict[str, Callable[[Any], Any]] = {
     "vocabulary_scripts": lambda frame: rows(frame, SCRIPT_COLUMNS),
     "vocabulary_overlaps": lambda frame: rows(frame, OVERLAP_COLUMNS),
 }
-"""Each section's JSON (`analyzer.metrics.SECTIONS`): its rows with their documented keys."""
+"""Each built-in section's JSON (`analyzer.metrics.SECTIONS`): its rows with their documented
+keys. A section a plug-in registers is written as `as_written` writes it."""
+
+
+def as_written(value: Any) -> Any:
+    """A section no entry of `DOCUMENTS` names (a plug-in's), as the documents write it: a
+    frame's rows with its own columns, in its order (NaN becomes null); a list as it is."""
+    return rows(value, list(value.columns)) if isinstance(value, pd.DataFrame) else value
 
 
 def section_document(results: RunResults, name: str) -> Any:
     """A section of the run as the documents write it."""
-    return DOCUMENTS[name](results[name])
+    return DOCUMENTS.get(name, as_written)(results[name])
 
 
 def _results(data: RunData | RunResults, frame: pd.DataFrame | None) -> RunResults:

@@ -52,7 +52,12 @@ class Role(StrEnum):
 
 class Algorithm(StrEnum):
     """How a vocabulary is trained: BPE by the analyzer's own engine, Unigram and WordPiece by
-    Hugging Face `tokenizers` (`analyzer.external.library_trained`)."""
+    Hugging Face `tokenizers` (`analyzer.external.library_trained`).
+
+    It is the form of a kind's records, which every face reads them by (BPE's merges, every
+    size a prefix of the largest; the others' model per size), not who trained them: a
+    plug-in's kind trained by its own builder that stores merges is BPE (the how-to's,
+    `docs/how-to/plugin/`). So the list is closed: a new algorithm is a new form to read."""
 
     BPE = "bpe"
     UNIGRAM = "unigram"
@@ -389,9 +394,11 @@ module it names registers the kind (`VocabKind.register`) and its builder
 
 def load_plugins() -> bool:
     """Import the installed plug-ins (`PLUGIN_GROUP`), once per process; whether this call
-    loaded them. Called where kinds are built (`analyzer.runs.builders`), and where a kind
-    is looked up by a name no kind has yet (a stored run of a plug-in's kind, a Dask worker
-    given its job)."""
+    loaded them. Called when a run starts (`analyzer.runs.execute_run`), where a face lists a
+    run's sections or its views of them (`analyzer.metrics.Registered`), and where a kind is
+    looked up by a name no kind has yet (a stored run of a plug-in's kind, a Dask worker given
+    its job). Never while the analyzer's own modules are being imported: a plug-in imports the
+    layers it registers into (a report view imports the report)."""
     if _PLUGINS_LOADED:
         return False
     _PLUGINS_LOADED.append(True)

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from ..export import export_csv, show_document
 from ..identity import SHARED_SCOPE
-from ..metrics import SECTION, RunResults, counting_convention, load_run_data, special_tokens_counted
+from ..metrics import RunResults, counting_convention, load_run_data, special_tokens_counted
 from ..queries import complete_run
 from ..store import AnalyzerDatabase
 from .app import Console, fail
@@ -52,9 +52,8 @@ def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
     options = ShowOptions(vocab, size, pretokenizer, MARKDOWN_WIDTH if markdown else console.width,
                           intervals)
     printed: list = []
-    for name, view in TERMINAL_VIEWS:
-        if SECTION[name].applies(run):
-            printed += view(results, options)
+    for view in TERMINAL_VIEWS.of(run):
+        printed += view(results, options)
     printed += [[plain(line)] for line in training_notes(run.training)]
     if run.training:
         printed.append([training_sample_table(run.training)])

@@ -1,4 +1,6 @@
-"""What `analyzer show` prints of each section of a run's results (`TERMINAL_VIEWS`)."""
+"""What `analyzer show` prints of each section of a run's results (`TERMINAL_VIEWS`): a view is
+registered under the section it shows (`TERMINAL_VIEWS.register(View(name, section, draw))`),
+the built-in ones below as a plug-in's are; `draw(results, options)` returns what it prints."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from dataclasses import dataclass
 from analyzer.bpe.pretokenize import NONE
 from analyzer.external.vocabulary import script_word
 from analyzer.identity import SHARED_SCOPE
-from analyzer.metrics import RunResults, configuration_name, headline_vocabulary
+from analyzer.metrics import RunResults, View, Views, configuration_name, headline_vocabulary
 
 from .formats import plain
 from .notes import summary_notes
@@ -118,12 +120,17 @@ def vocabularies_view(results: RunResults, options: ShowOptions) -> Printed:
     return [[result, "words split: words cut into 2+ tokens, mean over languages with spaces"]]
 
 
-TERMINAL_VIEWS: list[tuple[str, Callable[[RunResults, ShowOptions], Printed]]] = [
-    ("records", records_view),
-    ("summaries", frontier_view),
-    ("algorithm_premiums", algorithms_view),
-    ("extension_reach", extension_view),
-    ("vocabulary_scripts", vocabularies_view),
-]
+TerminalView = Callable[[RunResults, ShowOptions], Printed]
+"""What draws a terminal view: the run's results and what `show` was asked, to what it prints."""
+
+TERMINAL_VIEWS: Views[TerminalView] = Views("terminal view")
 """What `analyzer show` prints, in its order, each under the section (`analyzer.metrics.SECTIONS`)
-it shows: printed when the run has that section."""
+it shows: printed when the run has that section. A plug-in's go at the end, or where it says
+(`after=`, `before=` a view's name)."""
+
+for _view in (View("records", "records", records_view),
+              View("frontier", "summaries", frontier_view),
+              View("algorithms", "algorithm_premiums", algorithms_view),
+              View("extension", "extension_reach", extension_view),
+              View("vocabularies", "vocabulary_scripts", vocabularies_view)):
+    TERMINAL_VIEWS.register(_view)

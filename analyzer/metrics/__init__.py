@@ -41,15 +41,17 @@ from .frames import (
     trained_language,
 )
 from .frontier import configuration_name, pareto_frontier
-from .sections import SECTION, SECTIONS, RunResults, Section
+from .sections import SECTIONS, Registered, RunResults, Section, View, Views
 from .stats import gini, separates_words
 
 __all__ = [
     "premium_table",
     "premium_text",
     "takeaways",
-    "SECTION",
     "SECTIONS",
+    "Registered",
+    "View",
+    "Views",
     "SUMMARY_COLUMNS",
     "WITHIN",
     "FairnessData",

@@ -3,6 +3,11 @@ has it and how it is computed from the run's data. The faces render from this on
 `export` writes every section, `show --json` (and the service) those marked `shown`, and the
 terminal and the HTML report each the sections they have a view of, when the run has them.
 
+The list is open (`Registered`): the built-in sections are registered here with
+`SECTIONS.register`, and a plug-in registers its own the same way (then its views, in
+`analyzer.cli.views.TERMINAL_VIEWS` and `analyzer.report.page.REPORT_VIEWS`, which are
+`Registered` lists too), and unregisters them when it is done (a test).
+
 `RunResults` holds a run's data and computes each section (and the per-language frame they
 stand on) once, however many faces of one command ask for it: `analyzer run` prints its tables
 and writes its report from one computation.
@@ -11,18 +16,20 @@ and writes its report from one computation.
     results.frame                    # one row per (vocab, pretokenizer, size, lang)
     results["summaries"]             # cost, Gini and the frontier per configuration
     [s.name for s in SECTIONS if s.applies(results.run)]
+    SECTIONS.register(Section("mine", applies, compute, shown=True), after="summaries")
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import pandas as pd
 
 from analyzer.external import load_prices
+from analyzer.identity import load_plugins
 from analyzer.store import RunRead
 
 from .algorithms import algorithm_premiums
@@ -60,7 +67,7 @@ class RunResults:
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._computed:
-            self._computed[name] = SECTION[name].compute(self)
+            self._computed[name] = SECTIONS[name].compute(self)
         return self._computed[name]
 
     def equal_cost_sizes(self, reference: int | None = None) -> list[dict]:
@@ -94,6 +101,82 @@ class RunResults:
                                               request_framing(self.data.vocabularies),
                                               len(run.measured_units))
         return self._computed[key]
+
+
+class Named(Protocol):
+    """What a registered list holds: anything with a name (a section, a view)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+N = TypeVar("N", bound=Named)
+
+
+class Registered(Generic[N]):
+    """A list of named entries that code outside the package adds to: a run's sections here,
+    the terminal's and the report's views of them (`analyzer.cli.views`, `analyzer.report.page`).
+    One way in for everyone: the built-in entries are registered as a plug-in's are.
+
+    An entry goes at the end, or right `after` or `before` a named one (a plug-in's view of a
+    section beside the built-in views it belongs with); a name is taken once. Iterating gives
+    the entries in order; `[name]` gives one by its name. Either first imports the installed
+    plug-ins (`identity.load_plugins`), so a plug-in's entries are there whichever face asks
+    first.
+
+    >>> views = Registered("view")
+    >>> for name in ("first", "last", "middle"):
+    ...     _ = views.register(Section(name, _always, list), **({"after": "first"}
+    ...                                                        if name == "middle" else {}))
+    >>> [view.name for view in views]
+    ['first', 'middle', 'last']
+    """
+
+    def __init__(self, what: str):
+        self.what = what
+        """What an entry is, in a refusal's words (`section`, `terminal view`)."""
+        self._entries: list[N] = []
+
+    def register(self, entry: N, *, after: str | None = None, before: str | None = None) -> N:
+        """Add `entry` (returned): at the end, or right after or before the entry named. A name
+        already taken is refused (unregister the old entry first), and so is a place by a name
+        no entry has."""
+        if after is not None and before is not None:
+            raise ValueError(f"a {self.what} goes after one entry or before one, not both")
+        if any(existing.name == entry.name for existing in self._entries):
+            raise ValueError(f"a {self.what} named {entry.name!r} is already registered "
+                             f"(unregister it first)")
+        at = len(self._entries)
+        for where, shift in ((after, 1), (before, 0)):
+            if where is not None:
+                at = self._index(where) + shift
+        self._entries.insert(at, entry)
+        return entry
+
+    def unregister(self, name: str) -> N:
+        """Forget the entry named `name` (returned): a plug-in's, when a test is done with it."""
+        return self._entries.pop(self._index(name))
+
+    def _index(self, name: str) -> int:
+        for index, entry in enumerate(self._entries):
+            if entry.name == name:
+                return index
+        raise KeyError(f"no {self.what} named {name!r} is registered (the {self.what}s: "
+                       f"{', '.join(entry.name for entry in self._entries)})")
+
+    def __getitem__(self, name: str) -> N:
+        load_plugins()
+        return self._entries[self._index(name)]
+
+    def __contains__(self, name: object) -> bool:
+        return any(entry.name == name for entry in self._entries)
+
+    def __iter__(self) -> Iterator[N]:
+        load_plugins()
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 @dataclass(frozen=True)
@@ -136,7 +219,11 @@ def _trained(run: RunRead) -> bool:
     return bool(run.sizes)
 
 
-SECTIONS: list[Section] = [
+SECTIONS: Registered[Section] = Registered("section")
+"""Every section, in the order `export` writes them: the built-in ones, then a plug-in's (where
+it put them)."""
+
+for _section in (
     Section("records", _always, lambda results: language_metrics(results.data), shown=True),
     Section("summaries", _always, lambda results: summaries(results.data), shown=True),
     Section("equal_cost_sizes", _trained, lambda results: results.equal_cost_sizes(), shown=True),
@@ -157,7 +244,38 @@ SECTIONS: list[Section] = [
             shown=True),
     Section("vocabulary_overlaps", _always, lambda results: vocabulary_overlaps(results.data),
             shown=True),
-]
-"""In the order `export` writes them."""
+):
+    SECTIONS.register(_section)
 
-SECTION = {section.name: section for section in SECTIONS}
+
+F = TypeVar("F", covariant=True)
+"""What draws a face's views (covariant: a view drawn by a function is a view of the face's
+callable type, which the function is)."""
+
+
+@dataclass(frozen=True)
+class View(Generic[F]):
+    """A face's view of a section (the terminal's, the report's): its own name, the section it
+    shows (drawn only when the run has that section), and what draws it (`draw`, the face's
+    callable: `analyzer.cli.views` and `analyzer.report.page` say what it is given)."""
+
+    name: str
+    section: str
+    draw: F
+
+
+class Views(Registered[View[F]]):
+    """A face's views, in the order it shows them (`Registered`): each of a registered section."""
+
+    def register(self, entry: View[F], *, after: str | None = None,
+                 before: str | None = None) -> View[F]:
+        """Add a view (returned) of a registered section; see `Registered.register`."""
+        if entry.section not in SECTIONS:
+            raise ValueError(f"the {self.what} {entry.name!r} shows the section "
+                             f"{entry.section!r}, which is not registered (register the section "
+                             "first: analyzer.metrics.SECTIONS.register)")
+        return super().register(entry, after=after, before=before)
+
+    def of(self, run: RunRead) -> list[F]:
+        """What draws each view whose section `run` has, in order."""
+        return [view.draw for view in self if SECTIONS[view.section].applies(run)]

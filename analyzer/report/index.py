@@ -8,7 +8,14 @@ from pathlib import Path
 from analyzer.corpus import language_name
 from analyzer.files import write_atomically
 from analyzer.metrics import headline_vocabulary, premium_text
-from analyzer.store import AnalyzerDatabase, RunStatus, list_runs, vocabularies, vocabulary_totals
+from analyzer.store import (
+    AnalyzerDatabase,
+    RunStatus,
+    StoreError,
+    list_runs,
+    vocabularies,
+    vocabulary_totals,
+)
 
 from .files import DEFAULT_OUT, STYLE
 
@@ -21,8 +28,14 @@ def write_index(db: AnalyzerDatabase, out: Path = DEFAULT_OUT) -> Path:
         link = f"<a href='{page.name}'>run {run.id}</a>" if page.exists() else f"run {run.id}"
         worst = ""
         if run.status == RunStatus.COMPLETE:
-            scope, pretokenizer, size = headline_vocabulary(run, vocabularies(db, run.id))
-            totals = vocabulary_totals(db, run.id, scope, size, pretokenizer)
+            totals: dict[str, int] = {}
+            try:
+                stored = vocabularies(db, run.id)
+            except StoreError as error:  # a plug-in's kind, its plug-in not installed here:
+                worst = str(error).split(": ")[0]  # the run listed, and why it is not read
+            else:
+                scope, pretokenizer, size = headline_vocabulary(run, stored)
+                totals = vocabulary_totals(db, run.id, scope, size, pretokenizer)
             if run.pivot in totals and len(totals) > 1:
                 lang = max((lang for lang in totals if lang != run.pivot), key=totals.__getitem__)
                 worst = f"{language_name(lang)} {premium_text(totals[lang] / totals[run.pivot])}"

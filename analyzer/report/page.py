@@ -21,9 +21,10 @@ from analyzer.external import catalog
 from analyzer.files import write_atomically
 from analyzer.identity import SHARED_SCOPE
 from analyzer.metrics import (
-    SECTION,
     RunData,
     RunResults,
+    View,
+    Views,
     counting_convention,
     headline_vocabulary,
     load_run_data,
@@ -339,29 +340,35 @@ def _language_charts(view: figures.RunView, results: RunResults, costs: pd.DataF
     return charts
 
 
-REPORT_VIEWS: list[tuple[str, Callable[[figures.RunView, RunResults, pd.DataFrame], Charts]]] = [
-    ("records", _sizes_charts),
-    ("summaries", _parity_charts),
-    ("attribution", _attribution_charts),
-    ("equal_cost_sizes", _equal_cost_charts),
-    ("records", _allocation_charts),
-    ("divergence", _divergence_charts),
-    ("superbpe_effects", _superbpe_charts),
-    ("extension_reach", _extension_charts),
-    ("algorithm_premiums", _algorithm_charts),
-    ("vocabulary_scripts", _vocabulary_charts),
-    ("records", _language_charts),
-]
+ReportView = Callable[[figures.RunView, RunResults, pd.DataFrame], Charts]
+"""What draws a report view: the run's view (`figures.RunView`: its frame, pivot, sizes,
+languages' colours), its results and the model costs (`RunResults.model_costs`), to its charts,
+each a section of the page under its title."""
+
+REPORT_VIEWS: Views[ReportView] = Views("report view")
 """The page's charts in page order, each under the section (`analyzer.metrics.SECTIONS`) it
-draws: shown when the run has that section."""
+draws: shown when the run has that section. A plug-in's go at the end (after each language's
+charts), or where it says (`after=`, `before=` a view's name)."""
+
+for _view in (View("sizes", "records", _sizes_charts),
+              View("parity", "summaries", _parity_charts),
+              View("attribution", "attribution", _attribution_charts),
+              View("equal_cost", "equal_cost_sizes", _equal_cost_charts),
+              View("allocation", "records", _allocation_charts),
+              View("divergence", "divergence", _divergence_charts),
+              View("superbpe", "superbpe_effects", _superbpe_charts),
+              View("extension", "extension_reach", _extension_charts),
+              View("algorithms", "algorithm_premiums", _algorithm_charts),
+              View("vocabularies", "vocabulary_scripts", _vocabulary_charts),
+              View("languages", "records", _language_charts)):
+    REPORT_VIEWS.register(_view)
 
 
 def _sections(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
     """(title, introduction, figure) for each chart the run has data for, in page order."""
     charts: Charts = []
-    for name, make in REPORT_VIEWS:
-        if SECTION[name].applies(results.run):
-            charts += make(view, results, costs)
+    for make in REPORT_VIEWS.of(results.run):
+        charts += make(view, results, costs)
     return [(title, intro, figures.pin_around_plot(figure)) for title, intro, figure in charts]
 
 

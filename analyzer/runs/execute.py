@@ -10,6 +10,7 @@ import time
 from analyzer import bpe
 from analyzer.errors import AnalyzerError, Busy
 from analyzer.headroom import Headroom, headroom, own_limit
+from analyzer.identity import load_plugins
 from analyzer.settings import RunSettings
 from analyzer.store import (
     AnalyzerDatabase,
@@ -62,6 +63,7 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
     interrupted before re-raising, and no partial result is ever written. Finished results
     that cannot be written are kept in a file (ResultsNotStored says where), never dropped."""
     stage = stage or (lambda message: None)
+    load_plugins()  # the installed plug-ins' kinds are built in every run
     with contextlib.suppress(Busy):  # a run writes anyway: mark runs whose process is gone
         reap_stale_runs(db)
     if pinned is not None:

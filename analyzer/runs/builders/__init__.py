@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from analyzer.bpe.pretokenize import Splitter
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
-from analyzer.identity import load_plugins
 from analyzer.store import VocabularyRecord
 
 from ..memory import LocalTraining
@@ -31,7 +30,8 @@ from . import bpe, extension, imported, library, parity, production, superbpe
 
 for _builder in (bpe, parity, superbpe, library, extension, production, imported):
     register(_builder)
-load_plugins()
+# The plug-ins are loaded when a run starts (`execute_run`), not here: a plug-in imports the
+# faces it draws in (the terminal's and the report's views), which may be importing this.
 
 
 def default_place(plan: JobPlan, run: ResolvedRun, rank: int) -> tuple:
