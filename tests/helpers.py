@@ -4,8 +4,10 @@ output, and a process table read from /proc."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -191,6 +193,14 @@ def shared_corpus(name: str) -> Path:
 
 HOSTILE = ["<script>alert(1)</script>", "</script><script>alert(2)</script>",
            "\"'><img src=x onerror=alert(3)>", "javascript:alert(4)"]
+
+
+def page_data_of(html: str) -> dict:
+    """A page's data: its one JSON block (`analyzer.report.files.page_data`), parsed; a page
+    with none or two fails the test."""
+    blocks = re.findall(r'<script type="application/json" id="page-data">(.*?)</script>', html, re.S)
+    assert len(blocks) == 1, f"{len(blocks)} page-data blocks"
+    return json.loads(blocks[0])
 
 
 def hostile_corpus(folder):

@@ -21,6 +21,7 @@ from plotly.offline import get_plotlyjs
 
 from analyzer.identity import KINDS
 from analyzer.report import build_page
+from analyzer.report.files import STATIC as REPORT_STATIC
 from analyzer.report.files import plotly_file_name
 from analyzer.store import RunStatus, get_run, list_corpora, list_runs, measured_names, queued_runs
 
@@ -32,7 +33,10 @@ from .workflow import run_progress_page
 
 router = APIRouter(include_in_schema=False)
 
-STATIC = files("analyzer.serve") / "static"
+STATIC = (files("analyzer.serve") / "static", REPORT_STATIC)
+"""The pages' scripts and styles, one set of names (a test keeps the two folders' apart): the
+service's own, and the reports', which its pages share (their style; page-data.js, which reads
+a page's data)."""
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
 
 
@@ -146,9 +150,11 @@ def plotly_js(name: str):
 def static(name: str):
     """The pages' scripts and style: a fixed set of files of the package."""
     suffix = name[name.rfind("."):] if "." in name else ""
-    item = STATIC / name
-    if "/" in name or suffix not in STATIC_TYPES or not item.is_file():
+    found = [] if "/" in name or suffix not in STATIC_TYPES else [
+        folder / name for folder in STATIC if (folder / name).is_file()]
+    if not found:
         return Response("not found", status_code=404, media_type="text/plain")
+    item = found[0]
     return Response(item.read_bytes(), media_type=STATIC_TYPES[suffix])
 
 
