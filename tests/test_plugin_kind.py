@@ -15,7 +15,7 @@ import types
 import pytest
 
 from analyzer.identity import Algorithm, KindAbout, KindSpec, VocabKind, VocabularyId
-from helpers import cli_output, dump, invoke
+from helpers import cli_output, dump, invoke, page_data_of
 
 SPEC = KindSpec("pivot-only", KindAbout("BPE of the pivot alone", "#aa3377", shown_first=True),
                 Algorithm.BPE, word="pivot-only")
@@ -98,7 +98,7 @@ def test_a_kind_registered_by_a_plug_in_runs_end_to_end(plugin, db, tmp_path, mo
         playground = client.get("/playground").text
     served = {row["vocab"] for row in document["records"]}
     assert "pivot-only" in served and {"shared"} <= served
-    assert "pivot-only" in playground.split("data-shown-first='")[1].split("'")[0].split()
+    assert "pivot-only" in page_data_of(playground)["shownFirst"]
 
     # Where the plug-in is not installed, the run is refused with what is missing.
     from analyzer import identity

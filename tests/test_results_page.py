@@ -10,7 +10,7 @@ import json
 import pytest
 
 from analyzer import __version__
-from helpers import cli_output, invoke, page_data_of, resolve_or_skip
+from helpers import HOSTILE_CODE, cli_output, hostile_document, invoke, page_data_of, resolve_or_skip
 
 
 @pytest.mark.slow
@@ -110,28 +110,6 @@ def test_a_run_of_one_language_has_a_results_page(db, tmp_path):
     cli_output(db, "results", "1", "--out", out)
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "One language only: nothing to compare." in page
-
-
-HOSTILE_CODE = "x</script><!--<script>alert(1)</script>_Latn"
-"""A language code no corpus should have, which the page names as it is (no name is known)."""
-
-
-def hostile_document() -> dict:
-    """A results document (`results_document`'s shape) with a language code made of markup."""
-    def row(lang, tokenizer, tokens, premium):
-        return {"lang": lang, "language": lang, "tokenizer": tokenizer, "tokens": tokens,
-                "premium": premium, "premium_ci_low": premium * 0.9,
-                "premium_ci_high": premium * 1.1, "bytes_per_token": 3.0, "word_split_pct": 10.0}
-
-    return {"analyzer": __version__, "engine": "test", "run": 1, "pivot": "eng_Latn",
-            "corpus": {"name": "</script>", "source": "", "format": "folder",
-                       "content_sha256": "0" * 64, "units": 10, "languages": 2},
-            "counted_as": "as given", "models": [],
-            "tokenizers": [{"name": name, "kind": "production", "size": 100, "library": "test",
-                            "sha256": [], "source": "", "framing": None, "framing_basis": None}
-                           for name in ("one", "two")],
-            "rows": [row("eng_Latn", "one", 100, 1.0), row(HOSTILE_CODE, "one", 150, 1.5),
-                     row("eng_Latn", "two", 100, 1.0), row(HOSTILE_CODE, "two", 300, 3.0)]}
 
 
 def test_a_language_code_of_markup_stays_inside_the_page_data():
