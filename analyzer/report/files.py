@@ -6,6 +6,7 @@ that names the default folder loads none of it."""
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -19,11 +20,20 @@ STATIC = files("analyzer.report") / "static"
 and CSS, and every page inlines the ones it runs."""
 
 
+OPENING_COMMENT = re.compile(r"\A(?:/\*.*?\*/|(?://[^\n]*\n)+)\s*", re.S)
+"""A file's opening comment (what the file is, for whoever edits it)."""
+
+
 @cache
 def static_text(name: str) -> str:
-    """A file of `STATIC`: a report page inlines it, being read offline, from disk, with no
-    other file than plotly.js beside it; the service's pages load the same file from /static."""
-    return (STATIC / name).read_text(encoding="utf-8")
+    """A file of `STATIC` as a report page inlines it (the page is read offline, from disk, with
+    no other file than plotly.js beside it), without its opening comment: a page need not carry
+    it. The service's pages load the whole file from /static.
+
+    >>> static_text("page-data.js").splitlines()[0]
+    'function pageData() {'
+    """
+    return OPENING_COMMENT.sub("", (STATIC / name).read_text(encoding="utf-8"), count=1)
 
 
 def inline_styles(*names: str) -> str:

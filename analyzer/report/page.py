@@ -160,10 +160,10 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
         lead = "".join(f"<p class='lead'>{escape(sentence)}</p>"
                        for sentence in takeaways(answer, run.pivot))
         table = answer_table(answer, run.pivot)
-    # Its scripts and styles are files of static/, inlined; what they need, the page's data.
-    scripts = (page_data({"names": language_names(run.languages)} if filters else {})
-               + inline_scripts("page-data.js", "navigation.js", "tables.js",
-                                *(["filter.js"] if filters else [])))
+    # Its scripts and styles are files of static/, inlined; the filter's names, the page's data.
+    scripts = (page_data({"names": language_names(run.languages)})
+               + inline_scripts("page-data.js", "navigation.js", "tables.js", "filter.js")
+               if filters else inline_scripts("navigation.js", "tables.js"))
     html = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{escape(title)}</title>{inline_styles('report.css', 'answer.css')}"
