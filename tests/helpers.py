@@ -4,8 +4,10 @@ output, and a process table read from /proc."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -191,6 +193,36 @@ def shared_corpus(name: str) -> Path:
 
 HOSTILE = ["<script>alert(1)</script>", "</script><script>alert(2)</script>",
            "\"'><img src=x onerror=alert(3)>", "javascript:alert(4)"]
+
+
+def page_data_of(html: str) -> dict:
+    """A page's data: its one JSON block (`analyzer.report.files.page_data`), parsed; a page
+    with none or two fails the test."""
+    blocks = re.findall(r'<script type="application/json" id="page-data">(.*?)</script>', html, re.S)
+    assert len(blocks) == 1, f"{len(blocks)} page-data blocks"
+    return json.loads(blocks[0])
+
+
+HOSTILE_CODE = "x</script><!--<script>alert(1)</script>_Latn"
+"""A language code no corpus should have, which the page names as it is (no name is known)."""
+
+
+def hostile_document() -> dict:
+    """A results document (`results_document`'s shape) with a language code made of markup."""
+    def row(lang, tokenizer, tokens, premium):
+        return {"lang": lang, "language": lang, "tokenizer": tokenizer, "tokens": tokens,
+                "premium": premium, "premium_ci_low": premium * 0.9,
+                "premium_ci_high": premium * 1.1, "bytes_per_token": 3.0, "word_split_pct": 10.0}
+
+    return {"analyzer": "test", "engine": "test", "run": 1, "pivot": "eng_Latn",
+            "corpus": {"name": "</script>", "source": "", "format": "folder",
+                       "content_sha256": "0" * 64, "units": 10, "languages": 2},
+            "counted_as": "as given", "models": [],
+            "tokenizers": [{"name": name, "kind": "production", "size": 100, "library": "test",
+                            "sha256": [], "source": "", "framing": None, "framing_basis": None}
+                           for name in ("one", "two")],
+            "rows": [row("eng_Latn", "one", 100, 1.0), row(HOSTILE_CODE, "one", 150, 1.5),
+                     row("eng_Latn", "two", 100, 1.0), row(HOSTILE_CODE, "two", 300, 3.0)]}
 
 
 def hostile_corpus(folder):

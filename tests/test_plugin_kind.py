@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.identity import Algorithm, KindAbout, KindSpec, VocabKind
-from helpers import RunProcess, corpus_folder, dump, invoke
+from helpers import RunProcess, corpus_folder, dump, invoke, page_data_of
 
 HOW_TO = Path(__file__).resolve().parents[1] / "docs" / "how-to"
 PLUGIN = HOW_TO / "plugin"
@@ -212,7 +212,7 @@ def test_the_service_serves_its_section(ran, plugin):
         playground = client.get("/playground").text
     assert {"pivot-only", "shared"} <= {row["vocab"] for row in document["records"]}
     assert [row["lang"] for row in document[SECTION]] == ["eng_Latn", "kor_Hang", "rus_Cyrl"]
-    assert "pivot-only" in playground.split("data-shown-first='")[1].split("'")[0].split()
+    assert "pivot-only" in page_data_of(playground)["shownFirst"]
 
 
 @pytest.mark.slow

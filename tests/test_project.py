@@ -425,7 +425,8 @@ def distributions(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.mark.slow
 @pytest.mark.install
-def test_the_wheel_carries_the_migrations_the_sample_and_the_type_marker(distributions):
+def test_the_wheel_carries_the_migrations_the_sample_the_type_marker_and_the_pages_files(distributions):
+    import tarfile
     import zipfile
 
     names = zipfile.ZipFile(distributions["wheel"]).namelist()
@@ -434,6 +435,12 @@ def test_the_wheel_carries_the_migrations_the_sample_and_the_type_marker(distrib
                      "analyzer/parallel_corpora/harbour_town/eng_Latn.txt",
                      "analyzer/parallel_corpora/harbour_town/README.md"):
         assert expected in names
+    # The pages' scripts and styles (package data), in the wheel and in the sdist it came from.
+    static = [path.relative_to(ROOT).as_posix() for package in ("report", "serve")
+              for path in (ROOT / "analyzer" / package / "static").iterdir()]
+    with tarfile.open(distributions["sdist"]) as sdist:
+        in_sdist = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+    assert static and [name for name in static if name not in names or name not in in_sdist] == []
 
 
 @pytest.mark.slow

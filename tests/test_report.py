@@ -58,3 +58,25 @@ def test_the_context_column_is_content_not_characters():
         {"English": "100%", "Chinese": "80%", "Tumbuka": "78%"}
     assert {lang.split()[0]: cells[characters] for lang, cells in rows.items()} == \
         {"English": "4,000", "Chinese": "960", "Tumbuka": "4,125"}  # labelled as characters
+
+
+def test_a_page_runs_only_its_static_files_and_reads_its_data_from_one_block(tiny_corpus, tmp_path):
+    """Every script and style of a page is a file of report/static, inlined whole (a report is
+    opened from disk); the filter's language names come from the page's one JSON block."""
+    from analyzer.corpus import language_name, read_corpus
+    from analyzer.report.files import static_text
+    from analyzer.store import open_db, save_corpus
+    from helpers import many_languages, page_data_of
+
+    db = open_db(tmp_path / "five.db")
+    save_corpus(db, read_corpus(many_languages(tmp_path / "five", 5, tiny_corpus)), "five")
+    run_id = execute_run(db, RunSettings(sizes=[300], per_language=False, jobs=1))
+    html = build_page(db, run_id).html
+    scripts = re.findall(r"<script>(.*?)</script>", html.split("Written by analyzer")[1], re.S)
+    assert scripts == [static_text(name) for name in  # after the figures' own (Plotly's)
+                       ("page-data.js", "navigation.js", "tables.js", "filter.js")]
+    (style,) = re.findall(r"<style>(.*?)</style>", html, re.S)
+    assert style == static_text("report.css") + static_text("answer.css")
+    languages = set(re.findall(r"<tr data-lang='([^']+)'", html))
+    assert len(languages) == 5  # a page with the language filter
+    assert page_data_of(html) == {"names": {lang: language_name(lang) for lang in languages}}

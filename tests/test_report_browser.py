@@ -12,7 +12,7 @@ import pytest
 from analyzer.report import build_page, write_report
 from analyzer.report.figures import TALLEST_CHART
 from analyzer.runs import RunSettings, execute_run
-from helpers import hostile_corpus, many_languages
+from helpers import HOSTILE_CODE, hostile_corpus, hostile_document, many_languages
 
 OPEN_SECTIONS = """() => document.querySelectorAll('details.section').forEach(d => { d.open = true; })"""
 """Every folded section opened (a click on each title), for tests of what they hold."""
@@ -153,6 +153,30 @@ def test_a_hostile_corpus_renders_inert(browser, tmp_path):
     traces, problems = open_page(browser, path, tmp_path / "hostile.png")
     assert problems == []  # no alert dialog, no error, no request
     assert len(traces) == len(build_page(db, run_id).figures)
+
+
+@pytest.mark.slow
+def test_a_results_page_reads_a_language_code_of_markup_as_data(browser, tmp_path):
+    """A results page's script takes the pivot and the names from the page's JSON block: a code
+    holding </script> and <!-- runs nothing, breaks no script after it, and is named as
+    written when it becomes the reference."""
+    from analyzer.report.results import results_page
+
+    path = tmp_path / "index.html"
+    path.write_text(results_page(hostile_document()), encoding="utf-8")
+    page = browser.new_page()
+    problems = []
+    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    assert page.evaluate("() => pageData().pivot") == "eng_Latn"
+    assert page.locator("#scatter circle").count() == 1  # results.js ran: one language, eng aside
+    page.select_option("#reference", HOSTILE_CODE)
+    assert page.inner_text(".legend .reference") == HOSTILE_CODE
+    assert HOSTILE_CODE in page.inner_text("#said")
+    assert page.get_attribute("tr[data-lang='eng_Latn'] td:nth-child(4)", "data-v") == "0.6667"
+    page.close()
+    assert problems == []
 
 
 @pytest.mark.slow

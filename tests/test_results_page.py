@@ -10,7 +10,7 @@ import json
 import pytest
 
 from analyzer import __version__
-from helpers import cli_output, invoke, resolve_or_skip
+from helpers import HOSTILE_CODE, cli_output, hostile_document, invoke, page_data_of, resolve_or_skip
 
 
 @pytest.mark.slow
@@ -110,3 +110,27 @@ def test_a_run_of_one_language_has_a_results_page(db, tmp_path):
     cli_output(db, "results", "1", "--out", out)
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "One language only: nothing to compare." in page
+
+
+def test_a_language_code_of_markup_stays_inside_the_page_data():
+    """What the results page's script needs (the pivot, the names, the colour scale) is one
+    JSON block, never spliced into the script: a name holding </script> or <!-- cannot end
+    the block, nor open a comment that would swallow the scripts after it."""
+    import re
+
+    from analyzer.report.answer import ABOVE, BELOW, HIGH, LOW
+    from analyzer.report.files import static_text
+    from analyzer.report.results import results_page
+
+    html = results_page(hostile_document())
+    data = page_data_of(html)
+    assert data["pivot"] == "eng_Latn"
+    assert data["names"] == {"eng_Latn": "English", HOSTILE_CODE: HOSTILE_CODE}
+    assert data["scale"] == json.loads(json.dumps({"low": LOW, "high": HIGH, "above": ABOVE,
+                                                   "below": BELOW}))
+    block = html.split('id="page-data">')[1].split("</script>")[0]
+    assert "<" not in block and ">" not in block
+    opened = re.findall(r"<script[^>]*>", html)
+    assert opened == ['<script type="application/json" id="page-data">'] + ["<script>"] * 3
+    assert re.findall(r"<script>(.*?)</script>", html, re.S) == [
+        static_text(name) for name in ("page-data.js", "tables.js", "results.js")]

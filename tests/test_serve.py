@@ -131,11 +131,25 @@ def test_pages_send_a_policy_and_static_files_are_a_fixed_set(client):
     plotly = client.get("/runs/" + client.get("/runs/1").text.split("src='")[1].split("'")[0])
     assert plotly.status_code == 200 and len(plotly.content) > 1_000_000
     for path in ("/static/playground.js", "/static/playground.css", "/static/common.js",
-                 "/static/workflow.js"):
+                 "/static/workflow.js", "/static/signin.css",
+                 "/static/report.css", "/static/page-data.js"):  # the reports' folder too
         assert client.get(path).status_code == 200
     for path in ("/static/..%2Fapp.py", "/static/app.py", "/static/%2e%2e/pages.py", "/runs/x.min.js"):
         assert client.get(path).status_code == 404, path
     problem_of(client.get("/runs/99"), 404)
+
+
+def test_a_page_s_data_is_never_hashed_as_a_script_it_may_run():
+    """A served report's policy allows its inline scripts by hash: its data block is not one,
+    and text in the data (a language's name) cannot make one the policy would allow."""
+    import base64
+    import hashlib
+
+    from analyzer.report.files import page_data
+    from analyzer.serve.pages import inline_script_hashes
+
+    html = page_data({"names": {"x": "</script><script>alert(1)</script>"}}) + "<script>run()</script>"
+    assert inline_script_hashes(html) == [base64.b64encode(hashlib.sha256(b"run()").digest()).decode()]
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from html import escape
 import pytest
 
 from analyzer.settings import RunSettings, settings_errors
-from helpers import Server, make_served_db
+from helpers import Server, make_served_db, page_data_of
 
 httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
@@ -128,7 +128,7 @@ def test_the_playground_ticks_well_known_tokenizers_and_calls_one_s_text_yours(a
     from analyzer.serve.pages import PLAYGROUND_TOKENIZERS
 
     page = app_client.get("/playground").text
-    ticked = re.search(r"<div id='tokenizers' data-ticked='([^']*)'>", page).group(1).split()
+    ticked = page_data_of(page)["ticked"]
     assert ticked == list(PLAYGROUND_TOKENIZERS) and set(ticked) <= set(catalog())
     assert "<span class='lang'>your text</span>" in page
     assert ">text</span>" not in page

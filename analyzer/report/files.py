@@ -1,47 +1,68 @@
-"""What the report pages are written with: the one plotly.js per folder, and the page style
-they share (files are written by `analyzer.files.write_atomically`). Plotly is imported where
-plotly.js is asked for: a command that names the default folder loads none of it."""
+"""What the report pages are written with: the one plotly.js per folder, their scripts and
+styles (files of static/, inlined) and their data (one JSON block); files are written by
+`analyzer.files.write_atomically`. Plotly is imported where plotly.js is asked for: a command
+that names the default folder loads none of it."""
 
 from __future__ import annotations
 
+import json
+import re
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
 from analyzer.files import without_local_paths as without_local_paths  # the pages' import of it
 from analyzer.files import write_atomically
 
 DEFAULT_OUT = Path("reports")
-STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
-       max-width: 1200px; padding: 0 1rem; color: #222; line-height: 1.45; }
-h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { margin-top: 2.5rem; font-size: 1.25rem; }
-.lead { font-size: 1.15rem; } .muted { color: #666; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
-th, td { border-bottom: 1px solid #ddd; padding: .25rem .6rem; text-align: left; vertical-align: top; }
-table.numbers td:not(:first-child) { text-align: right; font-variant-numeric: tabular-nums; }
-details { margin: .3rem 0; } summary { cursor: pointer; font-weight: 600; }
-code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
-.figure { margin: 1rem 0 2rem; }
-.toolbar { position: sticky; top: 0; z-index: 10; background: #f7f7f7; border: 1px solid #ddd;
-           padding: .3rem .7rem; margin: 1rem 0; font-size: .9rem; }
-.toolbar nav { display: flex; gap: 1.2rem; align-items: baseline; flex-wrap: wrap; }
-.toolbar .toc ol { position: absolute; background: #fff; border: 1px solid #ddd; margin: .3rem 0;
-                   padding: .5rem 1rem .5rem 2rem; max-height: 70vh; overflow-y: auto;
-                   box-shadow: 0 4px 12px rgba(0, 0, 0, .12); }
-.filter { border-top: 1px solid #ddd; margin-top: .3rem; padding-top: .3rem; }
-section { scroll-margin-top: var(--toolbar, 5rem); }
-details.section > summary { list-style: none; }
-details.section > summary::-webkit-details-marker { display: none; }
-details.section > summary h2 { display: inline-block; margin: .8rem 0 .1rem; font-size: 1.15rem; }
-details.section > summary .takeaway { margin: 0 0 .3rem 1.1rem; font-weight: normal; }
-a.term { color: inherit; text-decoration: underline dotted; }
-dl.glossary dt { font-weight: 600; margin-top: .5rem; } dl.glossary dd { margin-left: 1.2rem; }
-details.section > summary h2::before { content: "\\25BE  "; color: #999; font-size: .9rem; }
-details.section:not([open]) > summary h2::before { content: "\\25B8  "; }
-.filter input[type=search] { margin: 0 .6rem; padding: .15rem .4rem; min-width: 14rem; }
-.filter label { margin-right: .6rem; white-space: nowrap; }
-.filter details.scripts { display: inline-block; vertical-align: top; }
-.filter details.scripts[open] { display: block; max-height: 30vh; overflow-y: auto; }
-"""
+STATIC = files("analyzer.report") / "static"
+"""The pages' scripts and styles, as files (package data): a maintainer edits them as JavaScript
+and CSS, and every page inlines the ones it runs."""
+
+
+OPENING_COMMENT = re.compile(r"\A(?:/\*.*?\*/|(?://[^\n]*\n)+)\s*", re.S)
+"""A file's opening comment (what the file is, for whoever edits it)."""
+
+
+@cache
+def static_text(name: str) -> str:
+    """A file of `STATIC` as a report page inlines it (the page is read offline, from disk, with
+    no other file than plotly.js beside it), without its opening comment: a page need not carry
+    it. The service's pages load the whole file from /static.
+
+    >>> static_text("page-data.js").splitlines()[0]
+    'function pageData() {'
+    """
+    return OPENING_COMMENT.sub("", (STATIC / name).read_text(encoding="utf-8"), count=1)
+
+
+def inline_styles(*names: str) -> str:
+    """The page's style element: these files of `STATIC`, in order."""
+    return "<style>" + "".join(static_text(name) for name in names) + "</style>"
+
+
+def inline_scripts(*names: str) -> str:
+    """A script element for each of these files of `STATIC`, in order."""
+    return "".join(f"<script>{static_text(name)}</script>" for name in names)
+
+
+PAGE_DATA = "page-data"
+"""The id of a page's one JSON block: what its scripts need that is not markup (`pageData()` of
+static/page-data.js reads it), in the reports and the service's pages alike."""
+
+
+def page_data(data: dict) -> str:
+    """The page's data as its one JSON block. `<`, `>` and `&` are written as JSON escapes: no
+    text in it (a language's name, a corpus's) can close the element or open a comment in it,
+    and the block never runs (the service's Content-Security-Policy hashes only the scripts
+    that do).
+
+    >>> print(page_data({"name": "</script><!--"}))
+    <script type="application/json" id="page-data">{"name": "\\u003c/script\\u003e\\u003c!--"}</script>
+    """
+    text = json.dumps(data, ensure_ascii=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f'<script type="application/json" id="{PAGE_DATA}">{text}</script>'
 
 
 def plotly_file_name() -> str:

@@ -17,7 +17,7 @@ from analyzer.store import (
     vocabulary_totals,
 )
 
-from .files import DEFAULT_OUT, STYLE
+from .files import DEFAULT_OUT, inline_styles
 
 
 def write_index(db: AnalyzerDatabase, out: Path = DEFAULT_OUT) -> Path:
@@ -44,7 +44,7 @@ def write_index(db: AnalyzerDatabase, out: Path = DEFAULT_OUT) -> Path:
                     f"<td>{escape(run.started.replace('T', ' ')[:16])} UTC</td>"
                     f"<td>{escape(worst)}</td></tr>")
     html = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>analyzer runs</title>"
-            f"<style>{STYLE}</style></head><body><h1>Runs</h1><table><thead><tr><th>run</th>"
+            f"{inline_styles('report.css')}</head><body><h1>Runs</h1><table><thead><tr><th>run</th>"
             f"<th>corpus</th><th>status</th><th>languages</th><th>sizes</th><th>date</th>"
             f"<th>highest premium (shared, largest size)</th></tr></thead><tbody>{''.join(rows)}"
             f"</tbody></table></body></html>")

@@ -45,14 +45,22 @@ from analyzer.store import (
 from analyzer.version import __version__
 
 from . import algorithms, extension, fairness, figures, split_rules, superbpe, vocabularies
-from .answer import ANSWER_STYLE, TABLE_SCRIPT, answer_table
+from .answer import answer_table
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
-from .files import DEFAULT_OUT, STYLE, ensure_plotlyjs, plotly_script, without_local_paths
+from .files import (
+    DEFAULT_OUT,
+    ensure_plotlyjs,
+    inline_scripts,
+    inline_styles,
+    page_data,
+    plotly_script,
+    without_local_paths,
+)
 from .glossary import glossary, linked
 from .index import write_index
-from .language_filter import FILTER_SCRIPT, filter_bar
-from .navigation import COSTS_TITLE, NAVIGATION_SCRIPT, Anchors, section, toolbar
+from .language_filter import filter_bar, language_names
+from .navigation import COSTS_TITLE, Anchors, section, toolbar
 from .tables import merges_table, provenance_table
 from .takeaways import takeaway
 
@@ -117,9 +125,10 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                           config={"displaylogo": False, "responsive": True})
         said = takeaway(title, results, costs)  # what this run shows, when it is said
         described = f"<p class='muted'>{escape(intro)}</p>" if said else ""
-        tall = (figure.layout.height or 0) > figures.TALLEST_CHART  # scrolls in its own box
-        parts.append((anchors.new(title), title, said or intro,
-                      f"{described}<div class='figure{' tall' if tall else ''}'>{div}</div>"))
+        # A chart over two screens scrolls in its box (a row per language stays readable).
+        box = (f"<div class='figure tall' style='max-height: {figures.TALLEST_CHART}px'>"
+               if (figure.layout.height or 0) > figures.TALLEST_CHART else "<div class='figure'>")
+        parts.append((anchors.new(title), title, said or intro, f"{described}{box}{div}</div>"))
     merges = "".join(
         merges_table(f"{_vocabulary_title(v)}: first {MERGES_SHOWN} of {v.merges_learned:,} merges",
                      load_merges(db, run_id, v.scope, v.pretokenizer, MERGES_SHOWN), MERGES_SHOWN,
@@ -152,26 +161,24 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
         lead = "".join(f"<p class='lead'>{escape(sentence)}</p>"
                        for sentence in takeaways(answer, run.pivot))
         table = answer_table(answer, run.pivot)
+    # Its scripts and styles are files of static/, inlined; the filter's names, the page's data.
+    scripts = (page_data({"names": language_names(run.languages)})
+               + inline_scripts("page-data.js", "navigation.js", "tables.js", "filter.js")
+               if filters else inline_scripts("navigation.js", "tables.js"))
     html = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{escape(title)}</title><style>{STYLE}{ANSWER_STYLE}{TALL_STYLE}</style>"
+            f"<title>{escape(title)}</title>{inline_styles('report.css', 'answer.css')}"
             f"{plotly_script(self_contained)}</head><body>"
             f"<p class='muted'><a href='{escape(index_href, quote=True)}'>{escape(index_label)}</a></p>"
             f"<h1>{escape(title)}</h1>"
             f"{lead}{table}{bar}{body}"
             f"<p class='muted'>Written by analyzer {escape(__version__)}.</p>"
-            f"<script>{NAVIGATION_SCRIPT}</script><script>{TABLE_SCRIPT}</script>"
-            f"{'<script>' + FILTER_SCRIPT + '</script>' if filters else ''}</body></html>")
+            f"{scripts}</body></html>")
     return Page(html, [figure for _, _, figure in sections])
 
 
 Charts = list[tuple[str, str, go.Figure]]
 """(title, introduction, figure) of each chart, in page order."""
-
-
-TALL_STYLE = (f".figure.tall {{ max-height: {figures.TALLEST_CHART}px; overflow-y: auto; "
-              "border-bottom: 1px solid #ddd; }")
-"""A chart over two screens scrolls in its box (a row per language stays readable)."""
 
 
 def _sizes_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:

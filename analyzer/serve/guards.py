@@ -34,9 +34,10 @@ SESSION_PATH = "/api/session"
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 SIGN_IN_SCRIPT = "/static/signin.js"
-OPEN_PATHS = frozenset({LOGIN_PATH, LOGOUT_PATH, SESSION_PATH, SIGN_IN_SCRIPT, *PROBES,
-                        "/favicon.ico"})
-"""What answers without the token: signing in (the page and its script) and out (a session
+SIGN_IN_STYLE = "/static/signin.css"
+OPEN_PATHS = frozenset({LOGIN_PATH, LOGOUT_PATH, SESSION_PATH, SIGN_IN_SCRIPT, SIGN_IN_STYLE,
+                        *PROBES, "/favicon.ico"})
+"""What answers without the token: signing in (the page, its script and style) and out (a session
 that has expired already still clears its cookie), the probes, and the (empty) icon a browser
 asks for on the sign-in page, which would otherwise be a 401 in its console."""
 

@@ -21,6 +21,7 @@ from plotly.offline import get_plotlyjs
 
 from analyzer.identity import KINDS
 from analyzer.report import build_page
+from analyzer.report.files import STATIC as REPORT_STATIC
 from analyzer.report.files import plotly_file_name
 from analyzer.store import RunStatus, get_run, list_corpora, list_runs, measured_names, queued_runs
 
@@ -32,7 +33,10 @@ from .workflow import run_progress_page
 
 router = APIRouter(include_in_schema=False)
 
-STATIC = files("analyzer.serve") / "static"
+STATIC = (files("analyzer.serve") / "static", REPORT_STATIC)
+"""The pages' scripts and styles, one set of names (a test keeps the two folders' apart): the
+service's own, and the reports', which its pages share (their style; page-data.js, which reads
+a page's data)."""
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
 
 
@@ -146,9 +150,11 @@ def plotly_js(name: str):
 def static(name: str):
     """The pages' scripts and style: a fixed set of files of the package."""
     suffix = name[name.rfind("."):] if "." in name else ""
-    item = STATIC / name
-    if "/" in name or suffix not in STATIC_TYPES or not item.is_file():
+    found = [] if "/" in name or suffix not in STATIC_TYPES else [
+        folder / name for folder in STATIC if (folder / name).is_file()]
+    if not found:
         return Response("not found", status_code=404, media_type="text/plain")
+    item = found[0]
     return Response(item.read_bytes(), media_type=STATIC_TYPES[suffix])
 
 
@@ -164,8 +170,8 @@ reads as "your text", and has no premium, being no language beside another."""
 @router.get("/playground", response_class=HTMLResponse)
 def playground(request: Request):
     # The kinds ticked at first (`analyzer.identity.KINDS`), a plug-in's too.
-    shown_first = " ".join(str(kind) for kind, about in KINDS.items() if about.shown_first)
-    ticked = escape(" ".join(PLAYGROUND_TOKENIZERS), quote=True)
+    data = {"own": OWN_TEXT, "ticked": list(PLAYGROUND_TOKENIZERS),
+            "shownFirst": [str(kind) for kind, about in KINDS.items() if about.shown_first]}
     body = (
         "<p class='lead'>Paste a text, or pick a unit of a corpus to see it in all its languages; "
         "choose a run's vocabularies and catalog tokenizers. Counts and pieces update as you "
@@ -174,16 +180,16 @@ def playground(request: Request):
         "<fieldset><legend>Text</legend>"
         "<label>Corpus <select id='corpus'><option value=''>(my own text)</option></select></label> "
         "<label>Unit <input id='unit' type='number' min='0' value='0'></label> "
-        f"<div id='texts' data-own='{OWN_TEXT}'><label class='text'><span class='lang'>your "
+        f"<div id='texts'><label class='text'><span class='lang'>your "
         f"text</span><textarea data-lang='{OWN_TEXT}' rows='3'>The same meaning costs some "
         "languages more tokens.</textarea></label></div></fieldset>"
         "<fieldset><legend>Vocabularies</legend>"
         "<label>Run <select id='run'><option value=''>(loading…)</option></select></label> "
         "<label>Size <input id='size' type='number' min='256' placeholder='largest'></label>"
-        f"<div id='vocabs' data-shown-first='{shown_first}'></div></fieldset>"
-        f"<fieldset><legend>Tokenizers</legend><div id='tokenizers' data-ticked='{ticked}'>"
+        "<div id='vocabs'></div></fieldset>"
+        "<fieldset><legend>Tokenizers</legend><div id='tokenizers'>"
         "<span class='muted'>Loading the tokenizers…</span></div></fieldset>"
         "</form><p id='status' class='muted' role='status'>Loading the corpora, runs and "
         "tokenizers…</p><div id='results'></div>")
-    return page(layout("Playground", body, scripts("playground.js"),
+    return page(layout("Playground", body, scripts("playground.js"), data=data,
                        signed_in=behind_token(request)))

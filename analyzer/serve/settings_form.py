@@ -165,7 +165,8 @@ def _title(name: str, info: FieldInfo) -> str:
 
 def settings_form(model: type[BaseModel], *, corpora: list[str], corpus: str | None = None,
                   tokenizers: dict[str, bool]) -> str:
-    """The whole form: the first settings, then the rest under "More settings"."""
+    """The whole form: the first settings, then the rest under "More settings" (its page's
+    data gives its script the `PATTERN_PREFIXES`)."""
     fields = model.model_fields
     names = [name for name in FIRST if name in fields] + [n for n in fields if n not in FIRST]
 
@@ -174,8 +175,7 @@ def settings_form(model: type[BaseModel], *, corpora: list[str], corpus: str | N
 
     first = "".join(made(name) for name in names if name in FIRST)
     rest = "".join(made(name) for name in names if name not in FIRST)
-    prefixes = escape(" ".join(PATTERN_PREFIXES), quote=True)
-    return (f"<form id='new-run' data-patterns='{prefixes}' novalidate>"
+    return ("<form id='new-run' novalidate>"
             f"<p class='error' id='form-error' role='alert' hidden></p>{first}"
             f"<details><summary>More settings</summary>{rest}</details>"
             "<p><button type='submit' disabled>Start the run</button> <span id='form-status' "

@@ -20,16 +20,13 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from .guards import LOGIN_PATH, LOGOUT_PATH, SESSION_PATH, SIGN_IN_SCRIPT
+from .guards import LOGIN_PATH, LOGOUT_PATH, SESSION_PATH, SIGN_IN_SCRIPT, SIGN_IN_STYLE
 from .html import page
 from .problems import problem
 from .sessions import Sessions, cookie_name, cookie_values
 
 router = APIRouter()
 
-LOGIN_STYLE = ("body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}"
-               "input{font-size:1rem;padding:.3rem;width:100%;box-sizing:border-box;margin:.4rem 0}"
-               "button{font-size:1rem;padding:.3rem 1rem}.error{color:#b00}")
 ENDED = ("Your session has ended: it expired, it was signed out (in another tab, perhaps), or the "
          "server restarted. Sign in again.")
 SIGNED_OUT = "You are signed out."
@@ -37,10 +34,12 @@ WRONG = "That is not the token of this server."
 
 
 def _login_page(target: str, said: str = "", status: int = 200, forget: bool = False) -> HTMLResponse:
-    """The sign-in form of a server with a token (its style inline, its one script from
-    /static). `forget`: its script drops the write key this browser kept (signed out)."""
+    """The sign-in form of a server with a token (its style and its one script from /static,
+    open without the token). `forget`: its script drops the write key this browser kept
+    (signed out)."""
     html = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>Sign in: analyzer</title><style>{LOGIN_STYLE}</style></head><body>"
+            f"<title>Sign in: analyzer</title><link rel='stylesheet' href='{SIGN_IN_STYLE}'>"
+            "</head><body>"
             "<h1>analyzer</h1><p>This server needs its token.</p>"
             f"<p class='error' id='signin-error' role='alert'{'' if said else ' hidden'}>"
             f"{escape(said)}</p>"

@@ -20,7 +20,7 @@ from analyzer.store import RunRead, RunStatus, get_queued, list_corpora
 
 from .api import MAX_ID, RunRequest
 from .html import behind_token, layout, page, scripts
-from .settings_form import settings_form
+from .settings_form import PATTERN_PREFIXES, settings_form
 from .state import Database
 from .uploads import CORPORA_PATH
 
@@ -56,7 +56,7 @@ def bring_corpus(request: Request):
         "(<code>eng_Latn.txt</code>, <code>hin_Deva.txt</code>, ...), or a .tsv, .csv, .jsonl, "
         ".parquet or .tmx file with a column per language, as <code>analyzer ingest</code> reads "
         f"them. At most {limit:,} bytes.</p>"
-        f"<form id='upload' data-action='{CORPORA_PATH}' data-limit='{limit}' novalidate>"
+        "<form id='upload' novalidate>"
         "<p class='error' id='form-error' role='alert' hidden></p>"
         "<div class='setting'><label for='upload-file'>File</label> "
         "<input id='upload-file' type='file' name='file' required></div>"
@@ -79,7 +79,8 @@ def bring_corpus(request: Request):
         "a corpus of the same name</label></div></details>"
         "<p><button type='submit' disabled>Bring it</button> <span id='form-status' class='muted' "
         "role='status'></span></p></form><div id='stored' hidden></div>")
-    return page(layout("Bring a corpus", body, SCRIPT, signed_in=behind_token(request)))
+    return page(layout("Bring a corpus", body, SCRIPT, data={"action": CORPORA_PATH, "limit": limit},
+                       signed_in=behind_token(request)))
 
 
 @router.get("/runs/new", response_class=HTMLResponse)
@@ -96,14 +97,15 @@ def new_run(request: Request, db: Database, corpus: str | None = None):
             "its turn if another is in progress.</p>")
     form = settings_form(RunRequest, corpora=names, corpus=corpus if corpus in names else None,
                          tokenizers=tokenizers)
-    return page(layout("New run", lead + form, SCRIPT, signed_in=behind_token(request)))
+    return page(layout("New run", lead + form, SCRIPT, data={"patterns": list(PATTERN_PREFIXES)},
+                       signed_in=behind_token(request)))
 
 
 def run_progress_page(found: RunRead, signed_in: bool = False):
     """A run not complete yet, or that never will be: its state, live while it runs."""
     running = found.status == RunStatus.RUNNING
     body = (
-        f"<div id='watch' data-run='{found.id}' data-status='{escape(str(found.status))}'>"
+        "<div id='watch'>"
         f"<p>Corpus <strong>{escape(found.corpus)}</strong>, sizes "
         f"{escape(', '.join(map(str, found.sizes)) or 'none')}, {len(found.languages)} languages; started "
         f"{escape(found.started)}.</p>"
@@ -116,7 +118,8 @@ def run_progress_page(found: RunRead, signed_in: bool = False):
         + ("<p><button id='interrupt' type='button' disabled>Interrupt the run</button></p>"
            if running else "")
         + "</div>")
-    return page(layout(f"Run {found.id}", body, SCRIPT, signed_in=signed_in))
+    return page(layout(f"Run {found.id}", body, SCRIPT,
+                       data={"run": found.id, "status": str(found.status)}, signed_in=signed_in))
 
 
 @router.get("/queue/{queued_id:int}", response_class=HTMLResponse)
@@ -126,8 +129,7 @@ def queued_page(request: Request, db: Database,
     entry = get_queued(db, queued_id)
     settings = entry.settings
     body = (
-        f"<div id='queued' data-queued='{entry.id}' data-status='{escape(str(entry.status))}'"
-        f" data-run='{entry.run or ''}'>"
+        "<div id='queued'>"
         f"<p>Corpus <strong>{escape(entry.corpus or '')}</strong>, sizes "
         f"{escape(', '.join(map(str, settings.get('sizes') or [])) or 'none')}, tokenizers "
         f"{escape(', '.join(settings.get('tokenizers') or []) or 'none')}; asked for "
@@ -138,7 +140,9 @@ def queued_page(request: Request, db: Database,
         + ("<p><button id='cancel' type='button' disabled>Cancel it</button></p>"
            if entry.status == "waiting" else "")
         + "</div>")
-    return page(layout(f"Queued run {entry.id}", body, SCRIPT, signed_in=behind_token(request)))
+    return page(layout(f"Queued run {entry.id}", body, SCRIPT,
+                       data={"queued": entry.id, "status": str(entry.status), "run": entry.run},
+                       signed_in=behind_token(request)))
 
 
 def _place(status: str, position: int | None) -> str:

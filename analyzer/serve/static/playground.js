@@ -7,6 +7,7 @@
   var noRun = null;  // what to do when there is no run yet (set once the lists are in)
 
   var element = analyzer.element, request = analyzer.request;  // common.js
+  var page = pageData();  // page-data.js: {own, shownFirst, ticked}
 
   function say(text) { $('status').textContent = text; }
 
@@ -23,9 +24,9 @@
       .map(function (box) { return box.value; });
   }
 
-  // One's own text is sent as a language of this key (the page's data-own), and reads as
+  // One's own text is sent as a language of this key (the page data's `own`), and reads as
   // "your text".
-  var OWN = $('texts').getAttribute('data-own');
+  var OWN = page.own;
   function shown(lang) { return lang === OWN ? 'your text' : lang; }
 
   function setTexts(texts) {
@@ -59,7 +60,7 @@
 
   function loadVocabularies() {
     var holder = $('vocabs');
-    var shownFirst = (holder.dataset.shownFirst || '').split(' ');  // kinds ticked at first
+    var shownFirst = page.shownFirst || [];  // kinds ticked at first
     holder.textContent = '';
     if (!$('run').value) {
       if (noRun) holder.appendChild(element('p', noRun, 'muted empty'));
@@ -175,8 +176,8 @@
     var available = loaded[2].filter(function (item) { return item.available; });
     showLoaded(loaded[0], complete, available);
     if (complete.length) $('run').value = complete[complete.length - 1].id;
-    // Ticked at first: the page's well-known ones that are here (data-ticked), else the first.
-    var ticked = ($('tokenizers').getAttribute('data-ticked') || '').split(' ');
+    // Ticked at first: the page's well-known ones that are here (`ticked`), else the first.
+    var ticked = page.ticked || [];
     var names = available.map(function (item) { return item.name; });
     if (!names.some(function (name) { return ticked.indexOf(name) >= 0; })) ticked = names.slice(0, 1);
     available.forEach(function (item) {

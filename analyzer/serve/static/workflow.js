@@ -8,6 +8,7 @@
   var WAIT = 30;
 
   var element = analyzer.element, send = analyzer.send;  // common.js
+  var page = pageData();  // page-data.js: what the page's part needs (its run, its limit, ...)
 
   // What a watcher says when its request failed: the session ended, or the server is away.
   function unanswered(error) {
@@ -36,7 +37,7 @@
       show($('form-error'), '');
       var file = $('upload-file').files[0];
       if (!file) { show($('form-error'), 'Choose a file first.'); return; }
-      var limit = Number(form.getAttribute('data-limit'));
+      var limit = Number(page.limit);
       if (limit && file.size > limit) {
         show($('form-error'), file.name + ' has ' + file.size.toLocaleString('en') +
              ' bytes; this server takes corpora of at most ' + limit.toLocaleString('en') + '.');
@@ -47,7 +48,7 @@
         if (!body.get(key)) body.delete(key);  // empty: the server's default
       });
       busy(form, 'Reading and checking ' + file.name + '…');
-      send('POST', form.getAttribute('data-action'), {body: body})
+      send('POST', page.action, {body: body})
         .then(function (answer) { busy(form, ''); stored(answer.data); })
         .catch(function (error) { busy(form, ''); show($('form-error'), error.message); });
     });
@@ -115,7 +116,7 @@
   }
 
   function collect(form) {
-    var patterns = (form.getAttribute('data-patterns') || '').split(' ');
+    var patterns = page.patterns || [];
     var body = {};
     Array.prototype.forEach.call(form.querySelectorAll('[data-setting]'), function (control) {
       var name = control.getAttribute('data-setting'), kind = control.getAttribute('data-kind');
@@ -252,8 +253,8 @@
     });
   }
 
-  function watchRun(holder) {
-    var run = holder.getAttribute('data-run'), status = $('run-status');
+  function watchRun() {
+    var run = page.run, status = $('run-status');
     var stop = $('interrupt');
     if (stop) {
       stop.addEventListener('click', function () {
@@ -266,7 +267,7 @@
       });
       ready(stop);
     }
-    if (holder.getAttribute('data-status') !== 'running') return;
+    if (page.status !== 'running') return;
     follow('/api/runs/' + run, function (data, error) {
       if (error) { status.textContent = unanswered(error); return true; }
       status.textContent = data.status;
@@ -282,8 +283,8 @@
     });
   }
 
-  function watchQueued(holder) {
-    var id = holder.getAttribute('data-queued'), status = $('queue-status'), cancel = $('cancel');
+  function watchQueued() {
+    var id = page.queued, status = $('queue-status'), cancel = $('cancel');
     if (cancel) {
       cancel.addEventListener('click', function () {
         cancel.disabled = true;
@@ -310,6 +311,6 @@
 
   if ($('upload')) upload($('upload'));
   if ($('new-run')) newRun($('new-run'));
-  if ($('watch')) watchRun($('watch'));
-  if ($('queued')) watchQueued($('queued'));
+  if ($('watch')) watchRun();
+  if ($('queued')) watchQueued();
 })();

@@ -1,0 +1,158 @@
+// A results page (analyzer.report.results): premiums against another reference language,
+// two tokenizers side by side. The page data gives `pivot`, `names` and the colour `scale`
+// (analyzer.report.answer.cell_color's).
+(function () {
+  var table = document.getElementById('answer-table');
+  var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
+  var first = 3;  // language, script, median, then a column per tokenizer
+  var data = pageData(), pivot = data.pivot, names = data.names, scale = data.scale;
+  var LOW = scale.low, HIGH = scale.high;
+  function color(p) {  // analyzer.report.answer.cell_color, on log2 of the premium
+    if (!(p > 0)) return ['#eee', false];
+    var above = p >= 1, place = Math.min(Math.abs(Math.log2(p) / Math.log2(above ? HIGH : 1 / LOW)), 1);
+    var stops = above ? scale.above : scale.below;
+    for (var i = 1; i < stops.length; i++) {
+      if (place <= stops[i][0]) {
+        var s = (place - stops[i - 1][0]) / (stops[i][0] - stops[i - 1][0]);
+        var rgb = stops[i - 1][1].map(function (a, k) { return Math.round(a + (stops[i][1][k] - a) * s); });
+        return ['rgb(' + rgb.join(',') + ')', place > 0.6];
+      }
+    }
+  }
+  function rows() { return Array.prototype.slice.call(table.tBodies[0].rows); }
+  function text(p) { return isNaN(p) ? 'n/a' : p.toFixed(2) + 'x'; }
+  // Premiums against the reference language, from each cell's tokens (data-t).
+  function recompute() {
+    var reference = document.getElementById('reference').value;
+    var intervals = document.getElementById('intervals');
+    intervals.disabled = reference !== pivot;
+    if (intervals.disabled) intervals.checked = false;
+    document.getElementById('intervals-said').textContent = intervals.disabled
+      ? '(computed against ' + names[pivot] + ' only)' : '';
+    Array.prototype.forEach.call(document.querySelectorAll('.legend .reference'), function (span) {
+      span.textContent = names[reference];
+    });
+    var base = rows().filter(function (row) { return row.getAttribute('data-lang') === reference; })[0];
+    rows().forEach(function (row) {
+      var values = [];
+      for (var c = first; c < row.cells.length; c++) {
+        var cell = row.cells[c], tokens = parseFloat(cell.getAttribute('data-t'));
+        var p = tokens / parseFloat(base.cells[c].getAttribute('data-t'));
+        values.push(p);
+        var look = color(p);
+        cell.setAttribute('data-v', p.toFixed(4));
+        cell.style.background = look[0];
+        cell.className = look[1] ? 'dark' : '';
+        var shown = text(p);
+        if (intervals.checked && !intervals.disabled && cell.hasAttribute('data-lo'))
+          shown += ' [' + parseFloat(cell.getAttribute('data-lo')).toFixed(2) + ', ' +
+                   parseFloat(cell.getAttribute('data-hi')).toFixed(2) + ']';
+        cell.textContent = shown;
+      }
+      values.sort(function (a, b) { return a - b; });
+      var m = values.length % 2 ? values[(values.length - 1) / 2]
+        : (values[values.length / 2 - 1] + values[values.length / 2]) / 2;
+      row.cells[2].setAttribute('data-v', m.toFixed(4));
+      row.cells[2].textContent = text(m);
+    });
+    said(reference);
+    draw();
+    // the rows in the order the table was sorted by, on the new premiums
+    var grouping = table.closest('.answer') && table.closest('.answer').querySelector('input.by-script');
+    if (grouping) grouping.dispatchEvent(new Event("change"));
+  }
+  // The sentences above the table, for the reference chosen (the page's own for the pivot).
+  var original = document.getElementById('said').innerHTML;
+  function said(reference) {
+    var box = document.getElementById('said');
+    if (reference === pivot) { box.innerHTML = original; return; }
+    var others = rows().filter(function (row) { return row.getAttribute('data-lang') !== reference; });
+    var paying = 0, top = null;
+    others.forEach(function (row) {
+      var least = Infinity;
+      for (var c = first; c < row.cells.length; c++) {
+        var p = parseFloat(row.cells[c].getAttribute('data-v'));
+        least = Math.min(least, p);
+        if (!top || p > top[0]) top = [p, row.getAttribute('data-lang'), heads[c].textContent];
+      }
+      if (least > 1.005) paying++;
+    });
+    var lines = [paying + ' of ' + others.length + ' languages need more tokens than ' +
+                 names[reference] + ' for the same content under every tokenizer below.'];
+    if (top) lines.push(names[top[1]] + ' pays most: ' + text(top[0]) + ' the tokens of ' +
+                        names[reference] + ' under ' + top[2] + '.');
+    box.innerHTML = '';
+    lines.forEach(function (line) {
+      var p = document.createElement('p'); p.className = 'lead'; p.textContent = line; box.appendChild(p);
+    });
+  }
+  // Two tokenizers: each language a point (premium under x, under y), the diagonal y = x.
+  function draw() {
+    var x = document.getElementById('compare-x'), y = document.getElementById('compare-y');
+    var cx = first + x.selectedIndex, cy = first + y.selectedIndex;
+    var svg = document.getElementById('scatter'), W = 560, H = 420, M = 48;
+    var reference = document.getElementById('reference').value;
+    var points = rows().filter(function (row) {
+        return row.style.display !== 'none' && row.getAttribute('data-lang') !== reference; })
+      .map(function (row) { return [parseFloat(row.cells[cx].getAttribute('data-v')),
+                                    parseFloat(row.cells[cy].getAttribute('data-v')),
+                                    row.cells[0].textContent]; });
+    var all = points.reduce(function (a, p) { return a.concat([p[0], p[1]]); }, [1]);
+    var lo = Math.log2(Math.min.apply(null, all)), hi = Math.log2(Math.max.apply(null, all));
+    if (hi - lo < 0.5) { lo -= 0.25; hi += 0.25; }
+    function sx(v) { return M + (Math.log2(v) - lo) / (hi - lo) * (W - 2 * M); }
+    function sy(v) { return H - M - (Math.log2(v) - lo) / (hi - lo) * (H - 2 * M); }
+    var ns = 'http://www.w3.org/2000/svg';
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    function add(tag, attrs, content) {
+      var node = document.createElementNS(ns, tag);
+      Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+      if (content) node.textContent = content;
+      svg.appendChild(node); return node;
+    }
+    add('line', {x1: sx(Math.pow(2, lo)), y1: sy(Math.pow(2, lo)), x2: sx(Math.pow(2, hi)),
+                 y2: sy(Math.pow(2, hi)), stroke: '#999', 'stroke-dasharray': '4 3'});
+    [0.5, 1, 2, 4, 8, 16].forEach(function (v) {
+      if (Math.log2(v) < lo || Math.log2(v) > hi) return;
+      add('text', {x: sx(v), y: H - M + 16, 'text-anchor': 'middle', 'font-size': 12}, v + 'x');
+      add('text', {x: M - 6, y: sy(v) + 4, 'text-anchor': 'end', 'font-size': 12}, v + 'x');
+    });
+    add('text', {x: W / 2, y: H - 8, 'text-anchor': 'middle', 'font-size': 13}, x.value);
+    add('text', {x: 14, y: H / 2, 'text-anchor': 'middle', 'font-size': 13,
+                 transform: 'rotate(-90 14 ' + H / 2 + ')'}, y.value);
+    var cheaper = 0;
+    points.forEach(function (p) {
+      if (p[1] < p[0]) cheaper++;
+      add('circle', {cx: sx(p[0]), cy: sy(p[1]), r: 4, fill: '#2b6cb0', 'fill-opacity': 0.7})
+        .appendChild(document.createElementNS(ns, 'title')).textContent =
+          p[2] + ': ' + text(p[0]) + ' under ' + x.value + ', ' + text(p[1]) + ' under ' + y.value +
+          ' (ratio ' + (p[1] / p[0]).toFixed(2) + ')';
+    });
+    // the ratio table: a row per language, as sorted and downloaded as any table
+    document.getElementById('ratio-x').textContent = x.value;
+    document.getElementById('ratio-y').textContent = y.value;
+    var body = document.getElementById('ratios').tBodies[0];
+    while (body.firstChild) body.removeChild(body.firstChild);
+    points.forEach(function (p) {
+      var row = body.insertRow();
+      [[p[2], p[2]], [text(p[0]), p[0].toFixed(4)], [text(p[1]), p[1].toFixed(4)],
+       [(p[1] / p[0]).toFixed(2), (p[1] / p[0]).toFixed(4)]].forEach(function (cell, i) {
+        var td = row.insertCell(); td.textContent = cell[0];
+        if (i) td.setAttribute('data-v', cell[1]);
+      });
+    });
+    var same = points.every(function (p) { return Math.abs(p[0] - p[1]) < 5e-5; });
+    document.getElementById('compare-said').textContent = x.value === y.value ? '' : same
+      ? x.value + ' and ' + y.value + ' give the same premium to every language: their counts '
+        + 'of this text agree (their vocabularies may still differ).'
+      : cheaper + ' of ' + points.length + ' languages (' + names[reference] + ' aside) pay a '
+        + 'lower premium against ' + names[reference] + ' under ' + y.value + ' than under '
+        + x.value + '; a point below the diagonal is one of them.';
+  }
+  document.getElementById('reference').addEventListener('change', recompute);
+  document.getElementById('intervals').addEventListener('change', recompute);
+  document.getElementById('compare-x').addEventListener('change', draw);
+  document.getElementById('compare-y').addEventListener('change', draw);
+  if (heads.length > first + 1) document.getElementById('compare-y').selectedIndex = 1;
+  draw();
+})();
