@@ -33,7 +33,14 @@ from analyzer.errors import Invalid, NotFound, setting
 from analyzer.external.library_trained import whole_tokenizer
 from analyzer.files import without_local_paths, write_atomically
 from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabularyId
-from analyzer.metrics import SECTIONS, SUMMARY_COLUMNS, RunData, RunResults, load_run_data
+from analyzer.metrics import (
+    SECTIONS,
+    SUMMARY_COLUMNS,
+    VERDICT_COLUMNS,
+    RunData,
+    RunResults,
+    load_run_data,
+)
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
 from analyzer.metrics.vocabularies import OVERLAP_COLUMNS, SCRIPT_COLUMNS
 from analyzer.queries import complete_run, extended_tokenizer
@@ -116,6 +123,7 @@ def rows(frame: pd.DataFrame, keys: list[str]) -> list[dict]:
 DOCUMENTS: dict[str, Callable[[Any], Any]] = {
     "records": records,
     "summaries": lambda frame: rows(frame, SUMMARY_KEYS),
+    "verdicts": lambda frame: rows(frame, VERDICT_COLUMNS),
     "equal_cost_sizes": list,
     "attribution": lambda frame: rows(frame, ATTRIBUTION_KEYS),
     "divergence": list,

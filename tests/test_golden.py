@@ -48,7 +48,8 @@ ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "train_on", "train_bytes", "mix", "skip_invalid", "training",  # issue 39: sources
                  "min_chunk_count",  # issue 54: the count floor
                  "count", "special_tokens",  # issue 40: counting conventions
-                 "vocabulary_scripts", "vocabulary_overlaps")  # and production vocabularies
+                 "vocabulary_scripts", "vocabulary_overlaps",  # and production vocabularies
+                 "verdicts")  # issue 71: the cheapest, the fairest, the frontier
 
 
 def without(document: dict, keys) -> dict:
@@ -93,8 +94,8 @@ ADDED_BY_COUNTING = ("count", "special_tokens")
 """The run's counting conventions (issue 40): their defaults here."""
 
 
-ADDED_BY_METRICS = ("vocabulary_scripts", "vocabulary_overlaps")
-"""The production vocabularies' sections (issue 40)."""
+ADDED_BY_METRICS = ("vocabulary_scripts", "vocabulary_overlaps", "verdicts")
+"""The production vocabularies' sections (issue 40) and the verdicts (issue 71)."""
 NEW_RECORD_KEYS = ("char_fertility", "word_split_pct")
 """Issue 40's metrics in every record."""
 
@@ -120,10 +121,13 @@ def csv_without_metrics(text: str) -> str:
 
 
 def without_vocabularies_table(text: str) -> str:
-    """`show`'s tables without issue 40's table of production vocabularies (the last)."""
+    """`show`'s tables without issue 40's table of production vocabularies (the last), and
+    without issue 71's verdicts (the sentences before the first table)."""
     head, found, _ = text.partition("Production vocabularies")
     assert found
-    return head[:head.rfind("\n") + 1]  # up to the title's line
+    verdicts, first, tables = head.partition("Run 1 on ")
+    assert verdicts.startswith("The cheapest for these languages is ") and first
+    return first + tables[:tables.rfind("\n") + 1]  # up to the title's line
 
 
 def without_counting(document: dict) -> dict:

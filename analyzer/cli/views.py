@@ -34,6 +34,14 @@ Printed = list[list]
 """What a view prints: groups of renderables, each group printed in one call."""
 
 
+def verdicts_view(results: RunResults, options: ShowOptions) -> Printed:
+    """The verdicts, first: the cheapest for these languages, the fairest, the frontier
+    (`analyzer.metrics.verdicts`, the same sentences as the report's), for the whole run's view."""
+    if options.vocab != SHARED_SCOPE or options.pretokenizer is not None or options.size:
+        return []
+    return [[f"[bold]{plain(sentence)}[/bold]"] for sentence in results.verdicts().sentences()]
+
+
 def records_view(results: RunResults, options: ShowOptions) -> Printed:
     """The tokens and overhead tables, one per pre-tokenizer (an extension's: one), each with
     the parity notes of the run's parity-aware vocabulary under it."""
@@ -128,7 +136,8 @@ TERMINAL_VIEWS: Views[TerminalView] = Views("terminal view")
 it shows: printed when the run has that section. A plug-in's go at the end, or where it says
 (`after=`, `before=` a view's name)."""
 
-for _view in (View("records", "records", records_view),
+for _view in (View("verdicts", "verdicts", verdicts_view),
+              View("records", "records", records_view),
               View("frontier", "summaries", frontier_view),
               View("algorithms", "algorithm_premiums", algorithms_view),
               View("extension", "extension_reach", extension_view),

@@ -43,8 +43,13 @@ from .frames import (
 from .frontier import configuration_name, pareto_frontier
 from .sections import SECTIONS, Registered, RunResults, Section, View, Views
 from .stats import gini, separates_words
+from .verdicts import FAIRNESS_MEASURE, VERDICT_COLUMNS, Verdicts, verdicts
 
 __all__ = [
+    "FAIRNESS_MEASURE",
+    "VERDICT_COLUMNS",
+    "Verdicts",
+    "verdicts",
     "premium_table",
     "premium_text",
     "takeaways",

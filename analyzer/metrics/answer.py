@@ -55,9 +55,9 @@ def premium_table(frame: pd.DataFrame, pretokenizers: list[str]) -> pd.DataFrame
 
 
 def takeaways(table: pd.DataFrame, pivot: str) -> list[str]:
-    """The two or three sentences that matter most in the table, in plain words with the
-    numbers: how many languages pay more; who pays most, under what; the fairest and the
-    least fair column (the median and the highest premium of each)."""
+    """The two sentences that matter most in the table, in plain words with the numbers: how
+    many languages pay more; who pays most, under what. Which column is cheapest and fairest
+    is the verdicts' (`analyzer.metrics.verdicts`), which every face prints beside these."""
     others = table[table["lang"] != pivot]
     if others.empty:
         return ["One language only: nothing to compare."]
@@ -77,14 +77,6 @@ def takeaways(table: pd.DataFrame, pivot: str) -> list[str]:
     top = others.loc[others["premium"].idxmax()]
     found.append(f"{language_name(top['lang'])} pays most: {premium_text(top['premium'])} the "
                  f"tokens of {home} under {top['column']}.")
-    if len(columns) > 1:
-        by_column = others.groupby("column", sort=False)["premium"].agg(["median", "max"])
-        fair, unfair = by_column["median"].idxmin(), by_column["median"].idxmax()
-        found.append(f"The fairest here is {fair} (the median language pays "
-                     f"{premium_text(by_column.loc[fair, 'median'])}, the most "
-                     f"{premium_text(by_column.loc[fair, 'max'])}); the least fair {unfair} "
-                     f"(median {premium_text(by_column.loc[unfair, 'median'])}, most "
-                     f"{premium_text(by_column.loc[unfair, 'max'])}).")
     return found
 
 

@@ -46,6 +46,7 @@ from .fairness import (
     superbpe_effects,
 )
 from .frames import language_metrics, request_framing
+from .verdicts import Verdicts, verdicts
 from .vocabularies import vocabulary_overlaps, vocabulary_scripts
 
 
@@ -81,6 +82,13 @@ class RunResults:
             self._computed[key] = [] if data.fairness is None else \
                 equal_cost_sizes(data, reference)
         return self._computed[key]
+
+    def verdicts(self) -> Verdicts:
+        """The cheapest, the fairest and the frontier (`analyzer.metrics.verdicts`): one answer,
+        whichever face asks."""
+        if "verdicts:" not in self._computed:
+            self._computed["verdicts:"] = verdicts(self["summaries"], self.run.pretokenizers)
+        return self._computed["verdicts:"]
 
     def premium_table(self) -> pd.DataFrame:
         """Each language's premium under each vocabulary that counts every language, at its
@@ -226,6 +234,7 @@ it put them)."""
 for _section in (
     Section("records", _always, lambda results: language_metrics(results.data), shown=True),
     Section("summaries", _always, lambda results: summaries(results.data), shown=True),
+    Section("verdicts", _always, lambda results: results.verdicts().rows(), shown=True),
     Section("equal_cost_sizes", _trained, lambda results: results.equal_cost_sizes(), shown=True),
     Section("attribution", _trained, lambda results: attribution(results.data)),
     Section("divergence", lambda run: bool(run.sizes) and len(run.languages) > 2,

@@ -159,7 +159,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
         lead, table = f"<p class='lead'>{escape(_lead(view))}</p>", ""
     else:
         lead = "".join(f"<p class='lead'>{escape(sentence)}</p>"
-                       for sentence in takeaways(answer, run.pivot))
+                       for sentence in [*takeaways(answer, run.pivot),
+                                        *results.verdicts().sentences()])
         table = answer_table(answer, run.pivot)
     # Its scripts and styles are files of static/, inlined; the filter's names, the page's data.
     scripts = (page_data({"names": language_names(run.languages)})

@@ -17,8 +17,16 @@ from pathlib import Path
 import pandas as pd
 
 from analyzer.corpus import language_name, script_name
+from analyzer.export import rows as export_rows
 from analyzer.files import write_atomically
-from analyzer.metrics import RunResults, counting_convention, load_run_data, premium_text, takeaways
+from analyzer.metrics import (
+    VERDICT_COLUMNS,
+    RunResults,
+    counting_convention,
+    load_run_data,
+    premium_text,
+    takeaways,
+)
 from analyzer.metrics.frames import measured_kinds
 from analyzer.queries import complete_run
 from analyzer.store import AnalyzerDatabase, get_corpus_by_id
@@ -56,6 +64,7 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
                          "--tokenizer all-available")
     vocabularies = [v for v in results.data.vocabularies if v.kind.measured]
     costs = results.model_costs(prices)
+    verdicts = results.verdicts()  # the run's own, as every face says them
     return {
         "analyzer": __version__, "engine": run.engine_version, "run": run.id,
         "corpus": {"name": corpus.name, "source": where(corpus.source),
@@ -75,6 +84,8 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
                     "price_date": part["date"].iloc[0], "price_source": part["source"].iloc[0]}
                    for model, part in costs.groupby("model", sort=False)],
         "rows": [_row(row) for row in rows.itertuples()],
+        "verdicts": {"said": verdicts.sentences(),
+                     "candidates": export_rows(verdicts.rows(), VERDICT_COLUMNS)},
     }
 
 
@@ -187,7 +198,8 @@ def results_page(document: dict) -> str:
                       "scale": {"low": LOW, "high": HIGH, "above": ABOVE, "below": BELOW}})
     sentences = "".join(f"<p class='lead'>{html.escape(s)}</p>"
                         for s in takeaways(table.assign(column=table["column"]), pivot))
-    sentences = f"<div id='said'>{sentences}</div>"
+    sentences = f"<div id='said'>{sentences}</div>" + "".join(
+        f"<p class='lead verdict'>{html.escape(s)}</p>" for s in document.get("verdicts", {}).get("said", []))
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
