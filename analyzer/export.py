@@ -160,7 +160,8 @@ def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None)
     algorithms' premiums)."""
     results = _results(data, frame)
     run = results.run
-    return {"run": run.id, "corpus": run.corpus, "status": str(run.status), "pivot": run.pivot,
+    return {"run": run.id, "corpus": run.corpus, "status": str(run.status),
+            "pivot": results.data.run_pivot or run.pivot, "reference": run.pivot,
             "languages": run.languages, "sizes": run.sizes, "holdout": run.holdout,
             "seed": run.seed,
             # what a run trained on a source took of it (no key for one trained on its corpus)
@@ -184,6 +185,8 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | 
     data = results.data
     run = data.run
     head = _with_paths(run.model_dump(mode="json"), where)
+    head["pivot"] = data.run_pivot or run.pivot
+    head["reference"] = run.pivot  # what every premium below is measured against
     head["engine_version"] = run.engine_version
     head["measured_units"] = run.measured_units
     ids = load_unit_ids(db, get_corpus_by_id(db, run.corpus_id))

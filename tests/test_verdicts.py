@@ -4,7 +4,7 @@ the frontier, which every face prints (issue 71)."""
 from __future__ import annotations
 
 import pandas as pd
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.metrics import gini, pareto_frontier
@@ -25,12 +25,13 @@ def summaries_of(tokens: list[int], ginis: list[float], sizes: list[int] | None 
     return frame
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow])  # a loaded machine; the data is small
 @given(st.lists(st.tuples(TOKENS, st.floats(0.0, 1.0)), min_size=2, max_size=12))
 def test_the_cheapest_has_fewest_tokens_and_the_fairest_the_lowest_gini(pairs):
     tokens, ginis = [t for t, _ in pairs], [g for _, g in pairs]
     found = verdicts(summaries_of(tokens, ginis), ["words"])
     assert found.cheapest is not None and found.fairest is not None
-    assert found.cheapest.tokens == min(tokens) and found.fairest.gini == min(ginis)
+    assert found.cheapest.tokens == min(tokens) and found.fairest.gini - min(ginis) < 1e-12
     assert [c.tokens for c in found.candidates] == sorted(tokens)
     on = {f"t{k}" for k, flag in enumerate(pareto_frontier([float(t) for t in tokens], ginis))
           if flag}

@@ -138,5 +138,9 @@ Markdown; the show document as JSON."""
 FormatOption = typer.Option(
     "table", "--format", help="table: for a terminal; csv: every record, one row each; "
     "markdown: the tables, for a document; json: the show document (as --json).")
+ReferenceOption = typer.Option(
+    None, "--reference", metavar="LANG", help="Measure every language against this one of the "
+    "run's (a code, e.g. hin_Deva) instead of the run's pivot: premiums, costs, intervals and "
+    "notes (the verdicts are the same against any).")
 IntervalsOption = typer.Option(False, "--intervals",
                                help="Each premium, cost and Gini with its 95 % interval.")

@@ -16,7 +16,15 @@ from ..report.files import DEFAULT_OUT
 from .app import Console, app, emit, fail, open_database, writing
 from .formats import json_text, plain
 from .help import HelpCommand
-from .options import DbOption, ExportFormat, FormatOption, IntervalsOption, JsonOption, ShowFormat
+from .options import (
+    DbOption,
+    ExportFormat,
+    FormatOption,
+    IntervalsOption,
+    JsonOption,
+    ReferenceOption,
+    ShowFormat,
+)
 from .parsing import check_output_file, check_output_folder, output_folder, output_format, typed_text
 
 if TYPE_CHECKING:
@@ -38,13 +46,15 @@ def report_command(
         None, "--prices", dir_okay=False, help="A price table of your own (TOML, the format of "
         "analyzer's prices.toml): what each model charges, and its context window."),
     full_paths: bool = typer.Option(False, "--full-paths", help=FULL_PATHS_HELP),
+    reference: str = ReferenceOption,
     db: Path = DbOption,
 ) -> None:
     """Write a run's HTML report (and the index of runs); it works offline. --price and
-    --context price the trained vocabularies; models use the price table."""
+    --context price the trained vocabularies; models use the price table. With --reference,
+    the page measures against that language (run-N-vs-LANG.html, beside run-N.html)."""
     from ..external import load_prices
-    from ..queries import complete_run
     from ..report import write_report
+    from .shown import run_results
 
     if not (math.isfinite(price) and price >= 0) or context < 1:
         raise fail("--price must be a number 0 or more and --context 1 or more")
@@ -52,10 +62,11 @@ def report_command(
     if prices is not None:
         load_prices(prices)  # a bad table is said before anything is written
     database = open_database(db)
-    complete_run(database, run_id)
+    results = run_results(database, run_id, reference)
     with writing(out):
         path = write_report(database, run_id, out, self_contained=self_contained, price=price,
-                            context_window=context, prices=prices, full_paths=full_paths)
+                            context_window=context, prices=prices, full_paths=full_paths,
+                            results=results)
     Console().print(f"Report: {plain(path)}")
     if open_report:
         webbrowser.open(path.resolve().as_uri())
@@ -129,6 +140,7 @@ def show(
                                                 "(default: a table for each)."),
     output: ShowFormat = FormatOption,
     intervals: bool = IntervalsOption,
+    reference: str = ReferenceOption,
     as_json: bool = JsonOption,
     db: Path = DbOption,
 ) -> None:
@@ -137,7 +149,7 @@ def show(
     from .shown import show_run
 
     show_run(open_database(db), run_id, output=output_format(output, as_json), vocab=vocab,
-             size=size, pretokenizer=pretokenizer, intervals=intervals)
+             size=size, pretokenizer=pretokenizer, intervals=intervals, reference=reference)
 
 
 @app.command(cls=HelpCommand)
@@ -256,6 +268,7 @@ def export(
     full_paths: bool = typer.Option(False, "--full-paths", help="Name the tokenizers' files "
                                     "with their folders on this machine (default: by name and "
                                     "SHA-256 only, so the export can be published)."),
+    reference: str = ReferenceOption,
     db: Path = DbOption,
 ) -> None:
     """Export a run: settings, vocabularies, merges, metrics records and the token report; or,
@@ -264,8 +277,8 @@ def export(
     from ..export import export_csv, export_json, export_tokenizer, unit_counts_csv
     from .shown import run_results
 
-    if units and tokenizer is not None:
-        raise fail("--units is for the run's export, not for --tokenizer VOCAB")
+    if (units or reference) and tokenizer is not None:
+        raise fail("--units and --reference are for the run's export, not for --tokenizer VOCAB")
     if tokenizer is not None:
         if out is None:
             raise fail("--tokenizer writes files: say into which folder with --out DIR")
@@ -285,7 +298,7 @@ def export(
     if out is not None:
         check_output_file(out, replace=replace)
     database = open_database(db)
-    results = run_results(database, run_id)
+    results = run_results(database, run_id, reference)
     content: str | Iterator[str]
     if format.value == "csv":
         content = unit_counts_csv(results.data) if units else export_csv(results.frame)

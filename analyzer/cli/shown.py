@@ -17,21 +17,23 @@ from .tables import MARKDOWN_WIDTH, markdown_text, training_sample_table
 from .views import TERMINAL_VIEWS, ShowOptions
 
 
-def run_results(database: AnalyzerDatabase, run_id: int) -> RunResults:
-    """A complete run's data, its sections computed once each as the command asks for them."""
+def run_results(database: AnalyzerDatabase, run_id: int,
+                reference: str | None = None) -> RunResults:
+    """A complete run's data, its sections computed once each as the command asks for them,
+    against its pivot or another `reference` language of the run."""
     complete_run(database, run_id)
-    return RunResults(load_run_data(database, run_id))
+    return RunResults(load_run_data(database, run_id, reference=reference))
 
 
 def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
              vocab: str = SHARED_SCOPE, size: int | None = None,
              pretokenizer: str | None = None, intervals: bool = False,
-             results: RunResults | None = None) -> RunResults:
+             results: RunResults | None = None, reference: str | None = None) -> RunResults:
     """Print a run's results as `output` says (`options.ShowFormat`): its tables (the terminal's
     view of each section the run has, `views.TERMINAL_VIEWS`) and notes, the same as Markdown,
     its records as CSV, or its show document as JSON. The results, for the report to use
-    again."""
-    results = results or run_results(database, run_id)
+    again. `reference`: a language of the run to measure against instead of its pivot."""
+    results = results or run_results(database, run_id, reference)
     frame, run, data = results.frame, results.run, results.data
     if pretokenizer is not None and pretokenizer not in run.pretokenizers:
         raise fail(f"run {run_id} has no pre-tokenizer {pretokenizer!r}; it has: "

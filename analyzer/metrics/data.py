@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from analyzer.corpus.joined import added_spaces
+from analyzer.errors import NotFound, did_you_mean
 from analyzer.headroom import address_room
 from analyzer.identity import VocabKind
 from analyzer.store import (
@@ -94,6 +95,9 @@ class RunData:
     """Each pair of production tokenizers: (one, the other, tokens both have, either has)."""
     fairness: FairnessData | None = None
     """Loaded unless `load_run_data(..., fairness=False)` (a table that needs only counts)."""
+    run_pivot: str = ""
+    """The run's own pivot, as it was run; `run.pivot` is the language every metric measures
+    against: the same, unless the data was loaded against another `reference`."""
     _bootstrap: dict[int, dict[tuple[str, str | None, int], np.ndarray]] = field(
         default_factory=dict, repr=False, compare=False)
 
@@ -168,8 +172,34 @@ def product_type(room: int | None) -> type:
     return np.float64 if room is None or room > BLAS_ROOM else np.int64
 
 
-def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True) -> RunData:
-    run = get_run(db, run_id)
+def with_reference(run: RunRead, reference: str | None) -> RunRead:
+    """The run as seen against another reference language: its `pivot` is then `reference`, so
+    every premium, cost, interval and sentence computed from it is that language's (the
+    verdicts are not: the Gini of premiums is the same against any language). NotFound naming
+    the run's languages when it has none such. A vocabulary trained on one language counted
+    that language and the run's own pivot only: against another reference it has no premium.
+
+    >>> from types import SimpleNamespace
+    >>> class Run(SimpleNamespace):
+    ...     def model_copy(self, update): return Run(**{**vars(self), **update})
+    >>> with_reference(Run(id=1, pivot="eng_Latn", languages=["eng_Latn", "hin_Deva"]),
+    ...                "hin_Deva").pivot
+    'hin_Deva'
+    """
+    if reference is None or reference == run.pivot:
+        return run
+    if reference not in run.languages:
+        raise NotFound(f"run {run.id} has no language {reference!r} to measure against (its "
+                       f"languages: {', '.join(run.languages)}){did_you_mean(reference, run.languages)}")
+    return run.model_copy(update={"pivot": reference})
+
+
+def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True,
+                  reference: str | None = None) -> RunData:
+    """A run's data (`RunData`), against its pivot or another `reference` language of the run
+    (`with_reference`)."""
+    stored = get_run(db, run_id)
+    run = with_reference(stored, reference)
     counts: dict[tuple[str, str | None, int], dict[str, np.ndarray]] = {}
     for vocab, pretokenizer, size, lang, units in load_counts(db, run_id):
         counts.setdefault((vocab, pretokenizer, size), {})[lang] = np.asarray(units, dtype=np.int64)
@@ -178,6 +208,7 @@ def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True) -> R
               for pretokenizer, by_lang in load_chunk_counts(db, run_id).items()}
     data = RunData(run, vocabularies(db, run_id), counts, stats["bytes"], stats["chars"],
                    stats["words"], chunks)
+    data.run_pivot = stored.pivot
     data.split_words = load_split_words(db, run_id)
     data.vocabulary_scripts = load_vocabulary_scripts(db, run_id)
     data.vocabulary_overlaps = load_vocabulary_overlaps(db, run_id)

@@ -81,6 +81,8 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
                  results: RunResults | None = None, full_paths: bool = False,
                  index_label: str = "All runs") -> Path:
     """Write reports/run-<id>.html (and plotly.js, and the index); return the page's path.
+    `results` loaded against another reference language than the run's pivot write
+    run-<id>-vs-<reference>.html beside it.
     `price` and `context_window` price the trained vocabularies (and tokenizers no model in the
     price table uses); `prices` is a price table of the user's instead of the packaged one;
     `results`, the run's as a command already computed them. The page names files (the
@@ -93,7 +95,10 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
                       full_paths=full_paths, index_label=index_label)
     if not self_contained:
         ensure_plotlyjs(out)
-    path = out / f"run-{run_id}.html"
+    other = results is not None and results.run.pivot != (results.data.run_pivot
+                                                          or results.run.pivot)
+    path = out / (f"run-{run_id}-vs-{results.run.pivot}.html" if other and results else
+                  f"run-{run_id}.html")
     write_atomically(path, page.html)
     write_index(db, out)
     return path

@@ -77,11 +77,15 @@ def runs(db: Database):
 
 MAX_WAIT = 60.0
 CHANGES_HEADER = "Analyzer-Changes"
+Reference = Query(None, max_length=64, description="A language of the run to measure every "
+                  "other against instead of its pivot (a code: hin_Deva); the verdicts are the "
+                  "same against any")
 
 
 @router.get("/runs/{run_id}", summary="A run: its records when complete, its progress while running")
 async def run(request: Request, run_id: RunId, after: int | None = Query(None, ge=0),
-              wait: float = Query(0, ge=0, le=MAX_WAIT)) -> Response:
+              wait: float = Query(0, ge=0, le=MAX_WAIT),
+              reference: str | None = Reference) -> Response:
     """The header `Analyzer-Changes` counts the changes of this server's runs (progress, an
     end). With `after` (an earlier answer's count) and `wait`, a long poll: the answer comes
     once there have been more changes than `after`, or `wait` seconds on. A complete run's
@@ -96,10 +100,12 @@ async def run(request: Request, run_id: RunId, after: int | None = Query(None, g
 
     def make() -> Document:
         with request.app.state.databases.connection() as db:
-            body = json.dumps(show_document(RunResults(load_run_data(db, run_id)))).encode()
+            body = json.dumps(show_document(RunResults(
+                load_run_data(db, run_id, reference=reference)))).encode()
         return Document(body, body)
 
-    document = await request.app.state.documents.get(("show", run_id, found.started), make)
+    document = await request.app.state.documents.get(("show", run_id, found.started, reference),
+                                                     make)
     headers["ETag"] = document.etag
     if unchanged(request, document):
         return Response(status_code=304, headers=headers)
@@ -123,11 +129,12 @@ def merges(db: Database, run_id: RunId, vocab: str = SHARED_SCOPE,
 
 @router.get("/runs/{run_id}/export", summary="Everything about a run (json) or its records (csv)")
 def export(request: Request, db: Database, run_id: RunId,
-           format: Literal["json", "csv"] = "json", units: bool = False):
+           format: Literal["json", "csv"] = "json", units: bool = False,
+           reference: str | None = Reference):
     """The export, streamed as it is made; `units`: each measured unit's count too (csv: one
-    row per unit instead of the records)."""
+    row per unit instead of the records); `reference`: as the run's document's."""
     complete_run(db, run_id)
-    results = RunResults(load_run_data(db, run_id))
+    results = RunResults(load_run_data(db, run_id, reference=reference))
     if format == "csv":
         if units:
             return StreamingResponse(unit_counts_csv(results.data), media_type="text/csv")
