@@ -42,6 +42,7 @@ from analyzer.metrics import (
     load_run_data,
 )
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
+from analyzer.metrics.bill import BILL_COLUMNS, Workload
 from analyzer.metrics.vocabularies import OVERLAP_COLUMNS, SCRIPT_COLUMNS
 from analyzer.queries import complete_run, extended_tokenizer
 from analyzer.store import (
@@ -154,10 +155,21 @@ def _results(data: RunData | RunResults, frame: pd.DataFrame | None) -> RunResul
     return data if isinstance(data, RunResults) else RunResults(data, frame)
 
 
-def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None) -> dict:
+def bill_document(results: RunResults, workload: Workload | None) -> dict:
+    """`{"bill": ...}`: what `workload` costs a month on each priced model (its workload, the
+    answer in words, a row per model, `BILL_COLUMNS`); nothing when no workload was given."""
+    if workload is None:
+        return {}
+    found = results.bill(workload)
+    return {"bill": {"workload": found["workload"], "said": found["said"],
+                     "rows": rows(found["rows"], BILL_COLUMNS)}}
+
+
+def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None,
+                  workload: Workload | None = None) -> dict:
     """`analyzer show RUN --json`: the run's identity, and each section `shown` (every record,
     each all-language vocabulary's summary, the equal-cost sizes, each extension's reach, the
-    algorithms' premiums)."""
+    algorithms' premiums); with a `workload`, its bill."""
     results = _results(data, frame)
     run = results.run
     return {"run": run.id, "corpus": run.corpus, "status": str(run.status),
@@ -167,12 +179,13 @@ def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None)
             # what a run trained on a source took of it (no key for one trained on its corpus)
             **({"training": run.training} if run.training else {}),
             **{section.name: section_document(results, section.name)
-               for section in SECTIONS if section.shown}}
+               for section in SECTIONS if section.shown},
+            **bill_document(results, workload)}
 
 
 def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | None = None,
                 frame: pd.DataFrame | None = None, *, units: bool = False,
-                full_paths: bool = False) -> Iterator[str]:
+                full_paths: bool = False, workload: Workload | None = None) -> Iterator[str]:
     """`analyzer export RUN`, as JSON text in pieces: the run's settings, its vocabularies with
     their merges, every section (`analyzer.metrics.SECTIONS`), and the token report; with
     `units`, also each measured unit's count (`units`: one entry per vocabulary, pre-tokenizer,
@@ -205,6 +218,8 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | 
     yield "\n  ],\n"
     for section in SECTIONS:
         yield f"  {_compact(section.name)}: {_listed(section_document(results, section.name))},\n"
+    for key, value in bill_document(results, workload).items():
+        yield f"  {_compact(key)}: {_compact(value)},\n"
     if units:
         yield '  "units": ['
         for index, entry in enumerate(unit_counts(data)):

@@ -17,12 +17,16 @@ from .app import Console, app, emit, fail, open_database, writing
 from .formats import json_text, plain
 from .help import HelpCommand
 from .options import (
+    BillOption,
+    CountedByOption,
     DbOption,
     ExportFormat,
     FormatOption,
     IntervalsOption,
     JsonOption,
+    MixOption,
     ReferenceOption,
+    RequestsOption,
     ShowFormat,
 )
 from .parsing import check_output_file, check_output_folder, output_folder, output_format, typed_text
@@ -141,15 +145,28 @@ def show(
     output: ShowFormat = FormatOption,
     intervals: bool = IntervalsOption,
     reference: str = ReferenceOption,
+    bill: str = BillOption,
+    mix: str = MixOption,
+    counted_by: str = CountedByOption,
+    requests: str = RequestsOption,
     as_json: bool = JsonOption,
     db: Path = DbOption,
 ) -> None:
     """Show a run's results: each language's tokens against the pivot's (its premium), under
-    every vocabulary and tokenizer of the run."""
-    from .shown import show_run
+    every vocabulary and tokenizer of the run; with --bill, what a month's workload costs on
+    each priced model."""
+    from ..external import load_prices
+    from ..metrics.bill import workload_of
+    from .shown import run_results, show_run
 
-    show_run(open_database(db), run_id, output=output_format(output, as_json), vocab=vocab,
-             size=size, pretokenizer=pretokenizer, intervals=intervals, reference=reference)
+    if bill is None and (mix or counted_by or requests):
+        raise fail("--mix, --counted-by and --requests describe the workload of --bill TOKENS")
+    database = open_database(db)
+    results = run_results(database, run_id, reference)
+    workload = None if bill is None else workload_of(results.data, load_prices(), bill, mix,
+                                                     counted_by, requests)
+    show_run(database, run_id, output=output_format(output, as_json), vocab=vocab, size=size,
+             pretokenizer=pretokenizer, intervals=intervals, results=results, workload=workload)
 
 
 @app.command(cls=HelpCommand)
@@ -269,16 +286,25 @@ def export(
                                     "with their folders on this machine (default: by name and "
                                     "SHA-256 only, so the export can be published)."),
     reference: str = ReferenceOption,
+    bill: str = BillOption,
+    mix: str = MixOption,
+    counted_by: str = CountedByOption,
+    requests: str = RequestsOption,
     db: Path = DbOption,
 ) -> None:
     """Export a run: settings, vocabularies, merges, metrics records and the token report; or,
     with --tokenizer, one of its tokenizers as files its library loads. Written as it is made,
     a vocabulary at a time."""
     from ..export import export_csv, export_json, export_tokenizer, unit_counts_csv
+    from ..external import load_prices
+    from ..metrics.bill import workload_of
     from .shown import run_results
 
-    if (units or reference) and tokenizer is not None:
-        raise fail("--units and --reference are for the run's export, not for --tokenizer VOCAB")
+    if (units or reference or bill) and tokenizer is not None:
+        raise fail("--units, --reference and --bill are for the run's export, not for "
+                   "--tokenizer VOCAB")
+    if bill is None and (mix or counted_by or requests):
+        raise fail("--mix, --counted-by and --requests describe the workload of --bill TOKENS")
     if tokenizer is not None:
         if out is None:
             raise fail("--tokenizer writes files: say into which folder with --out DIR")
@@ -301,9 +327,14 @@ def export(
     results = run_results(database, run_id, reference)
     content: str | Iterator[str]
     if format.value == "csv":
+        if bill is not None:
+            raise fail("--bill is written in the JSON export (--format json)")
         content = unit_counts_csv(results.data) if units else export_csv(results.frame)
     else:
-        content = export_json(database, run_id, results, units=units, full_paths=full_paths)
+        workload = None if bill is None else workload_of(results.data, load_prices(), bill, mix,
+                                                         counted_by, requests)
+        content = export_json(database, run_id, results, units=units, full_paths=full_paths,
+                              workload=workload)
     emit(content, out)
 
 

@@ -8,6 +8,7 @@ from rich.table import Table
 from ..export import export_csv, show_document
 from ..identity import SHARED_SCOPE
 from ..metrics import RunResults, counting_convention, load_run_data, special_tokens_counted
+from ..metrics.bill import Workload
 from ..queries import complete_run
 from ..store import AnalyzerDatabase
 from .app import Console, fail
@@ -28,11 +29,13 @@ def run_results(database: AnalyzerDatabase, run_id: int,
 def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
              vocab: str = SHARED_SCOPE, size: int | None = None,
              pretokenizer: str | None = None, intervals: bool = False,
-             results: RunResults | None = None, reference: str | None = None) -> RunResults:
+             results: RunResults | None = None, reference: str | None = None,
+             workload: Workload | None = None) -> RunResults:
     """Print a run's results as `output` says (`options.ShowFormat`): its tables (the terminal's
     view of each section the run has, `views.TERMINAL_VIEWS`) and notes, the same as Markdown,
     its records as CSV, or its show document as JSON. The results, for the report to use
-    again. `reference`: a language of the run to measure against instead of its pivot."""
+    again. `reference`: a language of the run to measure against instead of its pivot;
+    `workload`: a month's workload to price on every model (`show --bill`)."""
     results = results or run_results(database, run_id, reference)
     frame, run, data = results.frame, results.run, results.data
     if pretokenizer is not None and pretokenizer not in run.pretokenizers:
@@ -44,7 +47,7 @@ def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
     if size is not None and size not in set(frame[frame["vocab"] == vocab]["size"]):
         raise fail(f"run {run_id} has no size {size}; its sizes: {', '.join(map(str, run.sizes))}")
     if output == "json":
-        typer.echo(json_text(show_document(results)))
+        typer.echo(json_text(show_document(results, workload=workload)))
         return results
     if output == "csv":
         typer.echo(export_csv(frame), nl=False)
@@ -52,7 +55,7 @@ def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
     console = Console()
     markdown = output == "markdown"
     options = ShowOptions(vocab, size, pretokenizer, MARKDOWN_WIDTH if markdown else console.width,
-                          intervals)
+                          intervals, workload)
     printed: list = []
     for view in TERMINAL_VIEWS.of(run):
         printed += view(results, options)

@@ -35,6 +35,7 @@ from analyzer.store import RunRead
 from .algorithms import algorithm_premiums
 from .allocation import divergence_matrix
 from .answer import premium_table
+from .bill import Workload, bill, bill_sentence
 from .costs import model_costs
 from .data import RunData
 from .extension import extension_effects, extension_reach
@@ -89,6 +90,20 @@ class RunResults:
         if "verdicts:" not in self._computed:
             self._computed["verdicts:"] = verdicts(self["summaries"], self.run.pretokenizers)
         return self._computed["verdicts:"]
+
+    def bill(self, workload: Workload, prices: Path | None = None) -> dict:
+        """What `workload` costs a month on each priced model (`bill.bill`), from the price
+        table at `prices` (default: the packaged one), as every face writes it: the workload,
+        a row per model, and the answer in a sentence."""
+        key = f"bill:{workload}:{prices}"
+        if key not in self._computed:
+            rows = bill(self.data, workload, load_prices(prices))
+            self._computed[key] = {
+                "workload": {"tokens": workload.tokens, "reference": self.run.pivot,
+                             "counted_by": workload.counted_by, "mix": dict(workload.mix),
+                             "requests": workload.requests},
+                "said": bill_sentence(rows, workload, self.run.pivot), "rows": rows}
+        return self._computed[key]
 
     def premium_table(self) -> pd.DataFrame:
         """Each language's premium under each vocabulary that counts every language, at its

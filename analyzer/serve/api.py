@@ -13,9 +13,10 @@ from starlette.concurrency import run_in_threadpool
 
 from analyzer.errors import AnalyzerError, Invalid
 from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
-from analyzer.external import ALL_AVAILABLE, availability, catalog
+from analyzer.external import ALL_AVAILABLE, availability, catalog, load_prices
 from analyzer.identity import SHARED_SCOPE, VocabularyId
 from analyzer.metrics import RunResults, load_run_data
+from analyzer.metrics.bill import workload_of
 from analyzer.queries import complete_run, trained_merges
 from analyzer.runs import refusals
 from analyzer.settings import MAX_LANGUAGES, MAX_SIZE, MIN_SIZE, RunSettings, request_model
@@ -85,7 +86,14 @@ Reference = Query(None, max_length=64, description="A language of the run to mea
 @router.get("/runs/{run_id}", summary="A run: its records when complete, its progress while running")
 async def run(request: Request, run_id: RunId, after: int | None = Query(None, ge=0),
               wait: float = Query(0, ge=0, le=MAX_WAIT),
-              reference: str | None = Reference) -> Response:
+              reference: str | None = Reference,
+              bill: str | None = Query(None, max_length=32, description="A month's workload to "
+                                       "price on every priced model: tokens of reference-language "
+                                       "text (2.5M), as `counted_by` counts them"),
+              mix: str | None = Query(None, max_length=20_000, description="Each language's "
+                                      "share of the content: eng_Latn=0.6,hin_Deva=0.4"),
+              counted_by: str | None = Query(None, max_length=200),
+              requests: str | None = Query(None, max_length=32)) -> Response:
     """The header `Analyzer-Changes` counts the changes of this server's runs (progress, an
     end). With `after` (an earlier answer's count) and `wait`, a long poll: the answer comes
     once there have been more changes than `after`, or `wait` seconds on. A complete run's
@@ -100,12 +108,14 @@ async def run(request: Request, run_id: RunId, after: int | None = Query(None, g
 
     def make() -> Document:
         with request.app.state.databases.connection() as db:
-            body = json.dumps(show_document(RunResults(
-                load_run_data(db, run_id, reference=reference)))).encode()
+            results = RunResults(load_run_data(db, run_id, reference=reference))
+            workload = None if bill is None else workload_of(
+                results.data, load_prices(), bill, mix, counted_by, requests)
+            body = json.dumps(show_document(results, workload=workload)).encode()
         return Document(body, body)
 
-    document = await request.app.state.documents.get(("show", run_id, found.started, reference),
-                                                     make)
+    key = ("show", run_id, found.started, reference, bill, mix, counted_by, requests)
+    document = await request.app.state.documents.get(key, make)
     headers["ETag"] = document.etag
     if unchanged(request, document):
         return Response(status_code=304, headers=headers)
