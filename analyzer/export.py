@@ -43,6 +43,7 @@ from analyzer.metrics import (
 )
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
 from analyzer.metrics.bill import BILL_COLUMNS, Workload
+from analyzer.metrics.costs import COLUMNS as COST_COLUMNS
 from analyzer.metrics.vocabularies import OVERLAP_COLUMNS, SCRIPT_COLUMNS
 from analyzer.queries import complete_run, extended_tokenizer
 from analyzer.store import (
@@ -125,6 +126,7 @@ DOCUMENTS: dict[str, Callable[[Any], Any]] = {
     "records": records,
     "summaries": lambda frame: rows(frame, SUMMARY_KEYS),
     "verdicts": lambda frame: rows(frame, VERDICT_COLUMNS),
+    "model_costs": lambda frame: rows(frame, COST_COLUMNS),
     "equal_cost_sizes": list,
     "attribution": lambda frame: rows(frame, ATTRIBUTION_KEYS),
     "divergence": list,

@@ -49,7 +49,8 @@ ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "min_chunk_count",  # issue 54: the count floor
                  "count", "special_tokens",  # issue 40: counting conventions
                  "vocabulary_scripts", "vocabulary_overlaps",  # and production vocabularies
-                 "verdicts")  # issue 71: the cheapest, the fairest, the frontier
+                 "verdicts", "model_costs",  # issue 71: the verdicts, the costs in numbers
+                 "reference")  # and what the premiums are against (the pivot, unless asked)
 
 
 def without(document: dict, keys) -> dict:
@@ -94,7 +95,8 @@ ADDED_BY_COUNTING = ("count", "special_tokens")
 """The run's counting conventions (issue 40): their defaults here."""
 
 
-ADDED_BY_METRICS = ("vocabulary_scripts", "vocabulary_overlaps", "verdicts")
+ADDED_BY_METRICS = ("vocabulary_scripts", "vocabulary_overlaps", "verdicts", "model_costs",
+                    "reference")
 """The production vocabularies' sections (issue 40) and the verdicts (issue 71)."""
 NEW_RECORD_KEYS = ("char_fertility", "word_split_pct")
 """Issue 40's metrics in every record."""

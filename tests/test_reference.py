@@ -70,4 +70,4 @@ def test_a_reference_the_run_does_not_have_is_refused_with_its_languages(ran):
     assert "did you mean kor_Hang" in result.output
     result = invoke(ran, "export", "1", "--reference", "fra_Latn", "--tokenizer", "shared",
                     "--out", "x")
-    assert result.exit_code != 0 and "--reference are for the run's export" in result.output
+    assert result.exit_code != 0 and "--reference and --bill are for the run's export" in result.output

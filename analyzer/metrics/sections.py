@@ -264,6 +264,7 @@ for _section in (
             _needs_fairness(extension_reach, pd.DataFrame()), shown=True),
     Section("algorithm_premiums", lambda run: len(run.algorithms) > 1,
             lambda results: algorithm_premiums(results.data), shown=True),
+    Section("model_costs", _always, lambda results: results.model_costs(), shown=True),
     Section("vocabulary_scripts", _always, lambda results: vocabulary_scripts(results.data),
             shown=True),
     Section("vocabulary_overlaps", _always, lambda results: vocabulary_overlaps(results.data),
