@@ -59,10 +59,16 @@ RECORD_KEYS = ["vocab", "kind", "pretokenizer", "size", "lang", "tokens", "bytes
                "overhead", "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
                "char_fertility", "word_split_pct",
                "unit_premium_median", "unit_premium_q1", "unit_premium_q3", "premium_ci_low",
-               "premium_ci_high", "gini", "chunks", "chunk_premium", "utilisation", "mean_rank",
+               "premium_ci_high", "unit_premium", "unit_premium_ci_low", "unit_premium_ci_high",
+               "gini", "chunks", "chunk_premium", "utilisation", "mean_rank",
                "renyi_efficiency"]
 """The fields of a record, in order: one record per (vocabulary, pre-tokenizer, size,
-language). `kind` is the vocabulary's (a VocabKind: shared, production, imported, ...);
+language). `premium` is the ratio of totals (the language's tokens summed over the measured
+units, over the pivot's: Petrov et al.'s, the default in every face), `unit_premium` the mean
+of unit ratios (each unit's tokens over the pivot's, averaged: tokentax's; units where the
+pivot has no tokens left out; null for joined counts), each with its 95 % bootstrap interval
+(`premium_ci_low`/`_high`, `unit_premium_ci_low`/`_high`) over the same resamples of the units.
+`kind` is the vocabulary's (a VocabKind: shared, production, imported, ...);
 `pretokenizer` is null for production tokenizers and imported counts; `size` is 0 for
 imported counts (their tokenizer's size is not known); `chunks` and `chunk_premium` (the
 language's chunks over the pivot's) only where a pre-tokenizer split the text; the allocation

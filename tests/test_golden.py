@@ -31,7 +31,9 @@ def test_stored_merges_and_counts_are_unchanged(golden_and_now, index):
 ADDED_TO_RECORDS = ("pretokenizer", "chunks", "chunk_premium",  # issue 12: pre-tokenizers
                     "utilisation", "mean_rank", "renyi_efficiency",  # issue 14: allocation
                     "kind",  # issue 27: imported counts are told apart in every record
-                    "char_fertility", "word_split_pct")  # issue 40: the field's metrics
+                    "char_fertility", "word_split_pct",  # issue 40: the field's metrics
+                    *("unit_premium", "unit_premium_ci_low",  # issue 71: the mean of unit
+                      "unit_premium_ci_high"))  # ratios beside the ratio of totals
 ADDED_TO_VOCABULARIES = ("pretokenizer", "pattern",
                          "transition",  # issue 23: SuperBPE
                          "base_size",  # issue 23: extensions
@@ -95,8 +97,9 @@ ADDED_BY_COUNTING = ("count", "special_tokens")
 
 ADDED_BY_METRICS = ("vocabulary_scripts", "vocabulary_overlaps")
 """The production vocabularies' sections (issue 40)."""
-NEW_RECORD_KEYS = ("char_fertility", "word_split_pct")
-"""Issue 40's metrics in every record."""
+NEW_RECORD_KEYS = ("char_fertility", "word_split_pct",
+                   "unit_premium", "unit_premium_ci_low", "unit_premium_ci_high")
+"""Issue 40's metrics in every record, and issue 71's mean of unit ratios."""
 
 
 def without_metrics(document: dict) -> dict:

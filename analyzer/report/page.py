@@ -21,16 +21,19 @@ from analyzer.external import catalog
 from analyzer.files import write_atomically
 from analyzer.identity import SHARED_SCOPE
 from analyzer.metrics import (
-    RunData,
+    PREMIUM_ESTIMATOR,
+    UNIT_ESTIMATOR,
     RunResults,
     View,
     Views,
     counting_convention,
+    estimators_note,
     headline_vocabulary,
     load_run_data,
     special_tokens_counted,
     takeaways,
     tokenizer_sizes,
+    unit_ratios,
 )
 from analyzer.queries import extension_base_bytes
 from analyzer.runs.sample import count_floor_said
@@ -160,7 +163,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     else:
         lead = "".join(f"<p class='lead'>{escape(sentence)}</p>"
                        for sentence in takeaways(answer, run.pivot))
-        table = answer_table(answer, run.pivot)
+        note = estimators_note(run, "in each cell's hover")
+        table = answer_table(answer, run.pivot) + f"<p class='muted'>{escape(note)}</p>"
     # Its scripts and styles are files of static/, inlined; the filter's names, the page's data.
     scripts = (page_data({"names": language_names(run.languages)})
                + inline_scripts("page-data.js", "navigation.js", "tables.js", "filter.js")
@@ -321,7 +325,7 @@ def _vocabulary_charts(view: figures.RunView, results: RunResults, costs: pd.Dat
 def _language_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
     """Each language's overhead, shared against own, the cross matrix, bytes per token and
     the spread over units."""
-    run, data = results.run, results.data
+    run = results.run
     charts: Charts = []
     if run.sizes:
         charts.append(("Overhead by language: bytes or vocabulary?",
@@ -339,11 +343,12 @@ def _language_charts(view: figures.RunView, results: RunResults, costs: pd.DataF
     if run.sizes:
         charts.append(("Bytes per token", "How many UTF-8 bytes one token carries, per language.",
                        figures.bytes_per_token(view)))
-    vocab, pretokenizer, size = headline_vocabulary(run, data.vocabularies)
     charts.append(("How steady is the tax?",
-                   "Each box is the per-unit premium over the measured units; the diamond is the "
-                   "premium over all of them with its 95 % bootstrap interval.",
-                   figures.unit_premiums(view, _unit_premiums(data, vocab, pretokenizer, size))))
+                   "Each box is a language's per-unit premiums over the measured units, under "
+                   f"each tokenizer, on a log scale; the diamond is its premium (the "
+                   f"{PREMIUM_ESTIMATOR}), the circle the {UNIT_ESTIMATOR}, each with its 95 % "
+                   "bootstrap interval.",
+                   figures.unit_premiums(view, _unit_spreads(results))))
     return charts
 
 
@@ -431,11 +436,27 @@ def _vocabulary_title(vocabulary: VocabularyRead) -> str:
     return f"{vocabulary.scope} vocabulary{split}"
 
 
-def _unit_premiums(data: RunData, vocab: str, pretokenizer: str | None,
-                   size: int) -> dict[str, np.ndarray]:
-    counts = data.counts[(vocab, pretokenizer, size)]
-    pivot = counts[data.run.pivot]
-    return {lang: tokens / pivot for lang, tokens in counts.items()}
+def _unit_spreads(results: RunResults) -> list[figures.UnitSpread]:
+    """What the box plot of unit premiums draws: the run's headline vocabulary, then every
+    production tokenizer (each its rows of the frame and its units' ratios)."""
+    data, frame = results.data, results.frame
+    run = data.run
+    headline = headline_vocabulary(run, data.vocabularies)
+    keys = [headline] + [(name, None, size) for name, size in tokenizer_sizes(data.vocabularies)
+                         if (name, None, size) != headline]
+    found = []
+    for vocab, pretokenizer, size in keys:
+        counts = data.counts[(vocab, pretokenizer, size)]
+        if run.pivot not in counts:
+            continue
+        langs = [lang for lang in run.languages if lang in counts]
+        ratios = unit_ratios(np.vstack([counts[lang] for lang in langs]), langs.index(run.pivot))
+        rows = frame[(frame["vocab"] == vocab) & (frame["size"] == size)]
+        if pretokenizer is not None:
+            rows = rows[rows["pretokenizer"] == pretokenizer]
+        name = f"{vocab} {size:,}" if pretokenizer is not None else vocab
+        found.append(figures.UnitSpread(name, rows.set_index("lang"), dict(zip(langs, ratios))))
+    return found
 
 
 def _lead(view: figures.RunView) -> str:

@@ -18,7 +18,14 @@ import pandas as pd
 
 from analyzer.corpus import language_name, script_name
 from analyzer.files import write_atomically
-from analyzer.metrics import RunResults, counting_convention, load_run_data, premium_text, takeaways
+from analyzer.metrics import (
+    RunResults,
+    counting_convention,
+    estimators_note,
+    load_run_data,
+    premium_text,
+    takeaways,
+)
 from analyzer.metrics.frames import measured_kinds
 from analyzer.queries import complete_run
 from analyzer.store import AnalyzerDatabase, get_corpus_by_id
@@ -63,6 +70,7 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
                    "content_sha256": corpus.content_hash, "units": len(run.measured_units),
                    "languages": len(run.languages)},
         "pivot": run.pivot, "counted_as": counting_convention(run),
+        "estimators": estimators_note(run, "in each cell's hover and this file's unit_premium"),
         "tokenizers": [{"name": v.scope, "kind": str(v.kind), "size": v.size, "library": v.library,
                         "sha256": SHA256.findall(v.source or ""),
                         "source": where(v.source),
@@ -86,6 +94,9 @@ def _row(row) -> dict:
             "tokens": int(row.tokens), "premium": number(row.premium),
             "premium_ci_low": number(row.premium_ci_low),
             "premium_ci_high": number(row.premium_ci_high),
+            "unit_premium": number(row.unit_premium),
+            "unit_premium_ci_low": number(row.unit_premium_ci_low),
+            "unit_premium_ci_high": number(row.unit_premium_ci_high),
             "bytes_per_token": number(row.bytes_per_token),
             "word_split_pct": number(row.word_split_pct)}
 
@@ -205,7 +216,8 @@ def results_page(document: dict) -> str:
 {answer_table(table, pivot)}
 <p class="muted">A premium is a language's tokens over the reference language's for the same
 content ({corpus['units']:,} units in each of {corpus['languages']} languages), counted as
-{counted}. Intervals are 95 % bootstrap intervals over the units, against {home}.</p>
+{counted}. Intervals are 95 % bootstrap intervals over the units, against {home}.
+{html.escape(document['estimators'])}</p>
 <h2>Two tokenizers side by side</h2>
 <div class="tools compare"><label>x <select id="compare-x">{choices}</select></label>
 <label>y <select id="compare-y">{choices}</select></label>
