@@ -152,11 +152,6 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                                                full_paths))))
     title = f"Tokenization tax: run {run_id} on {run.corpus}"
     filters = filter_bar(run.languages) if len(run.languages) >= FILTER_FROM else ""
-    parts.append((anchors.new("Terms"), "Terms",
-                  "What the field's words mean, in plain words.", glossary()))
-    bar = toolbar([(anchor, heading) for anchor, heading, _, _ in parts], filters)
-    body = "".join(section(anchor, heading, content, linked(takeaway))
-                   for anchor, heading, takeaway, content in parts)
     answer = results.premium_table()
     if answer.empty:
         lead, table = f"<p class='lead'>{escape(_lead(view))}</p>", ""
@@ -165,6 +160,13 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                        for sentence in takeaways(answer, run.pivot))
         note = estimators_note(run, "in each cell's hover")
         table = answer_table(answer, run.pivot) + f"<p class='muted'>{escape(note)}</p>"
+    body = "".join(section(anchor, heading, content, linked(takeaway))
+                   for anchor, heading, takeaway, content in parts)
+    terms = anchors.new("Terms")
+    parts.append((terms, "Terms", "", ""))  # in the toolbar; its section once the rest is made
+    bar = toolbar([(anchor, heading) for anchor, heading, _, _ in parts], filters)
+    body += section(terms, "Terms", glossary(lead + table + body),
+                    linked("What the field's words mean, in plain words."))
     # Its scripts and styles are files of static/, inlined; the filter's names, the page's data.
     scripts = (page_data({"names": language_names(run.languages)})
                + inline_scripts("page-data.js", "navigation.js", "tables.js", "filter.js")
@@ -517,7 +519,8 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
     caveats = _caveats(vocabs)
     measured = (f"{len(run.measured_units)} held-out units (holdout {run.holdout:g}, seed {run.seed})"
                 if run.holdout else f"all {len(run.measured_units)} units (training on a source)"
-                if run.training else f"the training units themselves (all {len(run.measured_units)})")
+                if run.training else f"the training units themselves (all {len(run.measured_units)})"
+                if any(v.kind.trained for v in vocabs) else f"all {len(run.measured_units)} units")
     def seconds(counted: bool) -> str:  # a production tokenizer's are counting, not training
         return ", ".join(f"{v.scope} {v.seconds:.1f} s" for v in vocabs if v.seconds is not None
                          and v.kind.production == counted)
@@ -535,19 +538,12 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
     trained = ("shared" + (", one per language" if run.per_language else "")
                + (", cross matrix" if run.cross else "")) if run.sizes else "none trained"
     patterns = {v.pretokenizer: v.pattern for v in vocabs if v.pretokenizer}
+    trains = any(v.kind.trained for v in vocabs)
     rules = [(f"pre-tokenizer {name}", patterns.get(name) or "none: each text is one chunk")
-             for name in run.pretokenizers
-             if any(v.kind.trained for v in vocabs)]  # the split of the trained vocabularies: none, none
-    return production + rules + _training_source(run) + [
-        ("corpus", f"{corpus.name} ({where(corpus.source)}, {corpus.format})"),
-        ("content hash", corpus.content_hash),
-        ("texts", "NFC-normalised" if corpus.nfc else "as given"),
-        ("languages", ", ".join(f"{language_name(lang)} ({lang})" for lang in run.languages)),
-        ("sizes", ", ".join(f"{s:,}" for s in run.sizes) or "none (production tokenizers only)"),
-        ("pivot", f"{language_name(run.pivot)} ({run.pivot})"),
-        ("measured on", measured),
-        ("counted as", counting_convention(run)),
-        ("special tokens", special_tokens_counted(run, vocabs)),
+             for name in run.pretokenizers if trains]  # the split of the trained vocabularies
+    # A run that trained nothing has no training settings to state: its defaults made nothing.
+    training = [
+        ("sizes", ", ".join(f"{s:,}" for s in run.sizes) or "none (extensions only)"),
         ("vocabularies", trained),
         ("tie-break, min pair count", f"{run.tie_break}, {run.min_pair_count}"),
         ("unit weights", ", ".join(f"{lang} x{n}" for lang, n in run.weights.items())
@@ -558,6 +554,17 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
                           else "yes") + (", judged on the held-out units" if run.holdout else
                                          ", judged on the training units")
          if run.parity else "no"),
+    ] if trains else [("vocabularies", "none trained (production tokenizers only)")]
+    return production + rules + _training_source(run) + [
+        ("corpus", f"{corpus.name} ({where(corpus.source)}, {corpus.format})"),
+        ("content hash", corpus.content_hash),
+        ("texts", "NFC-normalised" if corpus.nfc else "as given"),
+        ("languages", ", ".join(f"{language_name(lang)} ({lang})" for lang in run.languages)),
+        ("pivot", f"{language_name(run.pivot)} ({run.pivot})"),
+        ("measured on", measured),
+        ("counted as", counting_convention(run)),
+        ("special tokens", special_tokens_counted(run, vocabs)),
+        *training,
         ("engine", run.engine_version),
         ("run", f"started {run.started}, finished {run.finished}, {run.seconds or 0:.1f} s"),
         *([("training time", seconds(counted=False))] if seconds(counted=False) else []),

@@ -146,6 +146,11 @@ def script_summary(rows: pd.DataFrame, pivot: str) -> pd.DataFrame:
     return pd.DataFrame(found)
 
 
+TERMS_PLACE = "<!-- terms -->"
+"""Where the results page's terms go, once the rest of it is written (`glossary` defines the
+terms the page uses)."""
+
+
 def results_page(document: dict) -> str:
     """The data file as a page to publish: the answer table (a language per row, a tokenizer
     per column, each cell its premium coloured on a log scale), which sorts, groups by script,
@@ -199,7 +204,7 @@ def results_page(document: dict) -> str:
     sentences = "".join(f"<p class='lead'>{html.escape(s)}</p>"
                         for s in takeaways(table.assign(column=table["column"]), pivot))
     sentences = f"<div id='said'>{sentences}</div>"
-    return f"""<!doctype html>
+    page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Token premiums on {html.escape(corpus['name'])}</title>
@@ -243,7 +248,7 @@ it, in a cell's title), against {home}.</p>
 <th>output, US$ per 1M tokens</th><th>price as of</th></tr></thead>
 <tbody>{models}</tbody></table>
 <h2>Terms</h2>
-{glossary()}
+{TERMS_PLACE}
 <p>Corpus {html.escape(corpus['name'])}{': ' + html.escape(corpus['source']) if corpus['source'] else ''}
 ({html.escape(corpus['format'])}), content SHA-256 <code>{html.escape(corpus['content_sha256'])}</code>;
 analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
@@ -251,3 +256,4 @@ analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
 {inline_scripts("page-data.js", "tables.js", "results.js")}
 </body></html>
 """
+    return page.replace(TERMS_PLACE, glossary(page), 1)  # the terms the page uses
