@@ -122,3 +122,18 @@ def test_joined_counts_have_no_mean_of_unit_ratios_and_say_so(db):
     assert f"there is no {UNIT_ESTIMATOR}: each language was counted as one text" in shown
     record = json.loads(cli_output(db, "show", "1", "--json"))["records"][0]
     assert record["unit_premium"] is None
+
+
+def test_the_resampled_means_are_the_same_without_room_for_blas(monkeypatch):
+    """Where `ulimit -v` leaves BLAS no room (`product_type`), the products go through numpy's
+    own loops, to the same means."""
+    import analyzer.metrics.data as data_module
+
+    rows = np.array([[3, 0, 5, 2, 7], [4, 2, 0, 3, 9], [1, 1, 1, 1, 1]])
+    ratios = unit_ratios(rows, 0)
+    run = SimpleNamespace(measured_units=list(range(5)), seed=3)
+    with_blas = RunData(run, [], {}, {}, {}, {}, {}).bootstrap_means(ratios, 50)  # type: ignore[arg-type]
+    monkeypatch.setattr(data_module, "address_room", lambda: 0)
+    without = RunData(run, [], {}, {}, {}, {}, {}).bootstrap_means(ratios, 50)  # type: ignore[arg-type]
+    assert np.allclose(with_blas, without, equal_nan=True)
+    assert np.isnan(with_blas).sum() == np.isnan(without).sum()

@@ -174,14 +174,22 @@ class RunData:
         defined = ~np.isnan(rows)
         values = np.where(defined, rows, 0.0)
         blas = product_type(address_room()) is np.float64
+
+        def product(block: np.ndarray) -> np.ndarray:
+            return block @ draws if blas else np.einsum("ij,jk->ik", block, draws,
+                                                        optimize=False)
+
         found = np.empty((len(rows), resamples))
         for start in range(0, len(rows), _BLOCK):
             part = slice(start, start + _BLOCK)
-            sums, drawn = ((block @ draws) if blas else
-                           np.einsum("ij,jk->ik", block, draws, optimize=False)
-                           for block in (values[part], defined[part].astype(np.float64)))
+            # a row defined at every unit drew as many units as there are in every resample;
+            # only a row with gaps needs its own count of them
+            drawn = np.full((len(values[part]), resamples), float(len(draws)))
+            gaps = ~defined[part].all(axis=1)
+            if gaps.any():
+                drawn[gaps] = product(defined[part][gaps].astype(np.float64))
             with np.errstate(divide="ignore", invalid="ignore"):
-                found[part] = sums / drawn
+                found[part] = product(values[part]) / drawn
         return found
 
     def kind(self, scope: str, pretokenizer: str | None) -> VocabKind:
