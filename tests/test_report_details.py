@@ -109,3 +109,38 @@ def test_terms_defines_exactly_the_words_the_page_uses(two_runs, run_id):
     assert "term-premium" in defined
     if run_id == 1:
         assert not {"term-parity-aware", "term-utilisation", "term-superbpe"} & defined
+
+
+@pytest.mark.slow
+def test_the_box_plot_s_buttons_page_through_every_language_in_a_browser(browser, tmp_path):
+    """Drawn by Chromium: at most two screens tall at 204 languages, on a log axis, and each
+    button brings its languages into view."""
+    import plotly.io as pio
+
+    from analyzer.report.files import ensure_plotlyjs, plotly_file_name
+
+    languages = [f"l{index:03d}_Latn" for index in range(204)]
+    view = SimpleNamespace(name=lambda lang: lang, primary=("gpt2", 50257), pivot="l000_Latn")
+    figure = unit_premiums(view, spreads(languages, ["gpt2", "cl100k_base", "o200k_base"]))
+    ensure_plotlyjs(tmp_path)
+    (tmp_path / "box.html").write_text(
+        f"<!DOCTYPE html><html><head><script src='{plotly_file_name()}'></script></head><body>"
+        + pio.to_html(figure, full_html=False, include_plotlyjs=False, div_id="box")
+        + "</body></html>", encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.goto((tmp_path / "box.html").as_uri(), wait_until="load")
+    page.wait_for_function("() => document.getElementById('box').layout")
+    assert page.evaluate("() => document.getElementById('box').getBoundingClientRect().height") \
+        <= STEADY_HEIGHT
+    assert page.evaluate("() => document.getElementById('box')._fullLayout.xaxis.type") == "log"
+    ticks = "() => Array.from(document.querySelectorAll('#box .ytick text')).map(t => t.textContent)"
+    first = page.evaluate(ticks)
+    assert "l000_Latn" not in first or "l203_Latn" not in first
+    buttons = page.locator("#box .updatemenu-button")
+    seen = set(first)
+    for index in range(1, buttons.count()):
+        buttons.nth(index).click()
+        page.wait_for_timeout(200)
+        seen |= set(page.evaluate(ticks))
+    page.close()
+    assert set(languages) <= seen

@@ -508,33 +508,35 @@ def unit_premiums(view: RunView, spreads: list[UnitSpread]) -> go.Figure:
                                      ("unit_premium", "circle-open", UNIT_ESTIMATOR)):
             if rows[column].isna().all():
                 continue
-            figure.add_trace(go.Scatter(
+            figure.add_trace(go.Scatter(  # one legend entry per estimator, for every tokenizer
                 x=rows[column].to_numpy(), y=[view.name(lang) for lang in langs],
-                mode="markers", name=f"{label(spread.name)}: {said}", legendgroup=group,
-                offsetgroup=group, meta={"langs": langs}, showlegend=many or column != "premium",
+                mode="markers", name=f"{said}, with its 95 % interval", legendgroup=column,
+                offsetgroup=group, meta={"langs": langs}, showlegend=index == 0,
                 marker=dict(color="black", symbol=symbol, size=7),
                 error_x=dict(type="data", symmetric=False, thickness=1,
                              array=(rows[f"{column}_ci_high"] - rows[column]).to_numpy(),
                              arrayminus=(rows[column] - rows[f"{column}_ci_low"]).to_numpy()),
                 hovertemplate=f"%{{y}}<br>{said} %{{x:.3f}}<extra>{label(spread.name)}</extra>"))
-    fits = max(1, (STEADY_HEIGHT - 200) // row)
+    fits = max(1, (STEADY_HEIGHT - 130 - 100) // row)
     pages = [(start, min(start + fits, len(order))) for start in range(0, len(order), fits)]
+    bottom = 100 if len(pages) > 1 else 50  # the axis's ticks, and the buttons under them
     yaxis = dict(categoryorder="array", categoryarray=names, autorange=False,
                  range=[pages[0][1] - 0.5, -0.5])
     buttons = [dict(label=f"languages {start + 1}-{end}", method="relayout",
                     args=[{"yaxis.range": [end - 0.5, start - 0.5]}]) for start, end in pages]
+    height = min(STEADY_HEIGHT, row * (pages[0][1] - pages[0][0]) + 130 + bottom)
     vocab, size = view.primary
     under = f"at size {size:,}" if vocab == SHARED_SCOPE and not many else \
         "under each tokenizer" if many else f"under {label(vocab)}"
     figure.update_layout(
         title=(f"Premium unit by unit {under} (tokens of a unit / tokens of the same unit in "
                f"{label(language_name(view.pivot))}, log scale): how steady the tax is"),
-        xaxis=dict(type="log", title="per-unit premium (1 = as many tokens as the pivot; "
-                                     "log scale)"),
-        yaxis=yaxis, boxmode="group", scattermode="group", margin=dict(t=130),
+        xaxis=dict(type="log"),  # the title says what it is: room under it for the buttons
+        yaxis=yaxis, boxmode="group", scattermode="group", margin=dict(t=130, b=bottom),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0),
-        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, y=-0.02,
-                          xanchor="left", yanchor="top", showactive=True)]
+        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0,
+                          y=0, xanchor="left", yanchor="top", pad=dict(t=36),
+                          showactive=True)]
         if len(pages) > 1 else [],
-        height=min(STEADY_HEIGHT, row * (pages[0][1] - pages[0][0]) + 200))
+        height=height)
     return figure
