@@ -33,7 +33,14 @@ from analyzer.errors import Invalid, NotFound, setting
 from analyzer.external.library_trained import whole_tokenizer
 from analyzer.files import without_local_paths, write_atomically
 from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabularyId
-from analyzer.metrics import SECTIONS, SUMMARY_COLUMNS, RunData, RunResults, load_run_data
+from analyzer.metrics import (
+    SECTIONS,
+    SUMMARY_COLUMNS,
+    RunData,
+    RunResults,
+    estimators,
+    load_run_data,
+)
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
 from analyzer.metrics.vocabularies import OVERLAP_COLUMNS, SCRIPT_COLUMNS
 from analyzer.queries import complete_run, extended_tokenizer
@@ -160,7 +167,7 @@ def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None)
     run = results.run
     return {"run": run.id, "corpus": run.corpus, "status": str(run.status), "pivot": run.pivot,
             "languages": run.languages, "sizes": run.sizes, "holdout": run.holdout,
-            "seed": run.seed,
+            "seed": run.seed, "estimators": estimators(run),
             # what a run trained on a source took of it (no key for one trained on its corpus)
             **({"training": run.training} if run.training else {}),
             **{section.name: section_document(results, section.name)
@@ -183,6 +190,7 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | 
     run = data.run
     head = _with_paths(run.model_dump(mode="json"), where)
     head["engine_version"] = run.engine_version
+    head["estimators"] = estimators(run)
     head["measured_units"] = run.measured_units
     ids = load_unit_ids(db, get_corpus_by_id(db, run.corpus_id))
     if any(ids):  # FLORES's devtest:17, a TMX tuid, a table's id column: as the source gave them

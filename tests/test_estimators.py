@@ -102,6 +102,8 @@ def test_the_faces_name_the_estimator_and_carry_both(sample_run, tmp_path):
     assert record["unit_premium_ci_low"] <= record["unit_premium"] <= record["unit_premium_ci_high"]
     export = json.loads(cli_output(sample_run, "export", "1"))
     assert export["records"][0].keys() == document["records"][0].keys()
+    named = {"premium": PREMIUM_ESTIMATOR, "unit_premium": UNIT_ESTIMATOR}
+    assert document["estimators"] == export["estimators"] == named
     csv_head = cli_output(sample_run, "export", "1", "--format", "csv").splitlines()[0]
     assert "unit_premium,unit_premium_ci_low,unit_premium_ci_high" in csv_head
     shown = " ".join(cli_output(sample_run, "show", "1").split())
@@ -120,8 +122,9 @@ def test_joined_counts_have_no_mean_of_unit_ratios_and_say_so(db):
     assert frame["unit_premium_ci_low"].isna().all()
     shown = " ".join(cli_output(db, "show", "1").split())
     assert f"there is no {UNIT_ESTIMATOR}: each language was counted as one text" in shown
-    record = json.loads(cli_output(db, "show", "1", "--json"))["records"][0]
-    assert record["unit_premium"] is None
+    document = json.loads(cli_output(db, "show", "1", "--json"))
+    assert document["records"][0]["unit_premium"] is None
+    assert document["estimators"] == {"premium": PREMIUM_ESTIMATOR, "unit_premium": None}
 
 
 def test_the_resampled_means_are_the_same_without_room_for_blas(monkeypatch):

@@ -50,7 +50,8 @@ ADDED_TO_RUNS = ("pretokenizers",  # issue 12
                  "train_on", "train_bytes", "mix", "skip_invalid", "training",  # issue 39: sources
                  "min_chunk_count",  # issue 54: the count floor
                  "count", "special_tokens",  # issue 40: counting conventions
-                 "vocabulary_scripts", "vocabulary_overlaps")  # and production vocabularies
+                 "vocabulary_scripts", "vocabulary_overlaps",  # and production vocabularies
+                 "estimators")  # issue 71: which estimator each premium field is
 
 
 def without(document: dict, keys) -> dict:
@@ -95,8 +96,9 @@ ADDED_BY_COUNTING = ("count", "special_tokens")
 """The run's counting conventions (issue 40): their defaults here."""
 
 
-ADDED_BY_METRICS = ("vocabulary_scripts", "vocabulary_overlaps")
-"""The production vocabularies' sections (issue 40)."""
+ADDED_BY_METRICS = ("vocabulary_scripts", "vocabulary_overlaps", "estimators")
+"""The production vocabularies' sections (issue 40), and which estimator each premium field
+is (issue 71)."""
 NEW_RECORD_KEYS = ("char_fertility", "word_split_pct",
                    "unit_premium", "unit_premium_ci_low", "unit_premium_ci_high")
 """Issue 40's metrics in every record, and issue 71's mean of unit ratios."""

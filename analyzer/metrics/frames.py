@@ -31,6 +31,13 @@ as a long one, so it differs from the ratio of totals where a language's premium
 a unit's length."""
 
 
+def estimators(run: RunRead) -> dict[str, str | None]:
+    """Which estimator each premium field of the records is (`show --json`, `export`): null
+    for `unit_premium` in a run of joined counts, which has none."""
+    return {"premium": PREMIUM_ESTIMATOR,
+            "unit_premium": None if run.count == "joined" else UNIT_ESTIMATOR}
+
+
 def estimators_note(run: RunRead, where: str) -> str:
     """Which estimator the premiums shown are, and `where` the face shows the other one, in a
     sentence every face that shows a premium prints (`show`, the report, the results page):
