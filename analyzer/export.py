@@ -39,6 +39,7 @@ from analyzer.metrics import (
     VERDICT_COLUMNS,
     RunData,
     RunResults,
+    estimators,
     load_run_data,
 )
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
@@ -68,10 +69,16 @@ RECORD_KEYS = ["vocab", "kind", "pretokenizer", "size", "lang", "tokens", "bytes
                "overhead", "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
                "char_fertility", "word_split_pct",
                "unit_premium_median", "unit_premium_q1", "unit_premium_q3", "premium_ci_low",
-               "premium_ci_high", "gini", "chunks", "chunk_premium", "utilisation", "mean_rank",
+               "premium_ci_high", "unit_premium", "unit_premium_ci_low", "unit_premium_ci_high",
+               "gini", "chunks", "chunk_premium", "utilisation", "mean_rank",
                "renyi_efficiency"]
 """The fields of a record, in order: one record per (vocabulary, pre-tokenizer, size,
-language). `kind` is the vocabulary's (a VocabKind: shared, production, imported, ...);
+language). `premium` is the ratio of totals (the language's tokens summed over the measured
+units, over the pivot's: Petrov et al.'s, the default in every face), `unit_premium` the mean
+of unit ratios (each unit's tokens over the pivot's, averaged: tokentax's; units where the
+pivot has no tokens left out; null for joined counts), each with its 95 % bootstrap interval
+(`premium_ci_low`/`_high`, `unit_premium_ci_low`/`_high`) over the same resamples of the units.
+`kind` is the vocabulary's (a VocabKind: shared, production, imported, ...);
 `pretokenizer` is null for production tokenizers and imported counts; `size` is 0 for
 imported counts (their tokenizer's size is not known); `chunks` and `chunk_premium` (the
 language's chunks over the pivot's) only where a pre-tokenizer split the text; the allocation
@@ -177,7 +184,7 @@ def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None,
     return {"run": run.id, "corpus": run.corpus, "status": str(run.status),
             "pivot": results.data.run_pivot or run.pivot, "reference": run.pivot,
             "languages": run.languages, "sizes": run.sizes, "holdout": run.holdout,
-            "seed": run.seed,
+            "seed": run.seed, "estimators": estimators(run),
             # what a run trained on a source took of it (no key for one trained on its corpus)
             **({"training": run.training} if run.training else {}),
             **{section.name: section_document(results, section.name)
@@ -203,6 +210,7 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | 
     head["pivot"] = data.run_pivot or run.pivot
     head["reference"] = run.pivot  # what every premium below is measured against
     head["engine_version"] = run.engine_version
+    head["estimators"] = estimators(run)
     head["measured_units"] = run.measured_units
     ids = load_unit_ids(db, get_corpus_by_id(db, run.corpus_id))
     if any(ids):  # FLORES's devtest:17, a TMX tuid, a table's id column: as the source gave them

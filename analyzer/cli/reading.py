@@ -114,7 +114,7 @@ def results_command(
 @app.command(cls=HelpCommand)
 def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the runs in the database, newest last."""
-    from ..store import list_runs
+    from ..store import list_runs, vocabularies
     from .tables import runs_table
 
     database = open_database(db)
@@ -126,7 +126,9 @@ def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
         Console().print("No runs yet: analyzer run --vocab 512")
         return
     console = Console()
-    console.print(runs_table(summaries, console.width))
+    measured = {s.id: [v.scope for v in vocabularies(database, s.id) if v.kind.measured]
+                for s in summaries}
+    console.print(runs_table(summaries, console.width, measured))
     for s in summaries:
         if s.error:
             # A message of lines of its own (a memory refusal) keeps them, each indented.

@@ -7,7 +7,13 @@ from rich.table import Table
 
 from ..export import export_csv, show_document
 from ..identity import SHARED_SCOPE
-from ..metrics import RunResults, counting_convention, load_run_data, special_tokens_counted
+from ..metrics import (
+    RunResults,
+    counting_convention,
+    estimators_note,
+    load_run_data,
+    special_tokens_counted,
+)
 from ..metrics.bill import Workload
 from ..queries import complete_run
 from ..store import AnalyzerDatabase
@@ -62,6 +68,7 @@ def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
     printed += [[plain(line)] for line in training_notes(run.training)]
     if run.training:
         printed.append([training_sample_table(run.training)])
+    printed.append([plain(estimators_note(run, "unit_premium in --json and export"))])
     if run.count != "units" or run.special_tokens:  # the default says nothing
         printed.append([plain(f"Counted as {counting_convention(run)}. Special tokens: "
                               f"{special_tokens_counted(run, data.vocabularies)}.")])

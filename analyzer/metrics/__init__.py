@@ -29,7 +29,11 @@ from .fairness import (
     token_curve,
 )
 from .frames import (
+    PREMIUM_ESTIMATOR,
+    UNIT_ESTIMATOR,
     counting_convention,
+    estimators,
+    estimators_note,
     for_pretokenizer,
     headline_vocabulary,
     language_metrics,
@@ -39,6 +43,7 @@ from .frames import (
     tokenizer_label,
     tokenizer_sizes,
     trained_language,
+    unit_ratios,
 )
 from .frontier import configuration_name, pareto_frontier
 from .sections import SECTIONS, Registered, RunResults, Section, View, Views
@@ -68,6 +73,10 @@ __all__ = [
     "by_script",
     "configuration_name",
     "counting_convention",
+    "estimators",
+    "estimators_note",
+    "PREMIUM_ESTIMATOR",
+    "UNIT_ESTIMATOR",
     "divergence_matrix",
     "equal_cost_sizes",
     "extension_curves",
@@ -90,4 +99,5 @@ __all__ = [
     "token_curve",
     "tokenizer_label",
     "tokenizer_sizes",
+    "unit_ratios",
 ]

@@ -5,7 +5,8 @@ of a run, as one table (`premium_table`), and the plain sentences that matter mo
 A column is a vocabulary that counts every language, at its largest size (a trained one under
 each pre-tokenizer; a production tokenizer; imported counts; an extension with all its added
 tokens); a row is a language; a cell its premium, the tokens it needs for the same content
-over the pivot's, with its interval.
+over the pivot's (the ratio of totals), with its interval, and the mean of unit ratios with
+its own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from analyzer.corpus import language_name
 from analyzer.identity import VocabKind
 
 ANSWER_COLUMNS = ["column", "vocab", "pretokenizer", "size", "kind", "lang", "tokens", "premium",
-                  "premium_ci_low", "premium_ci_high"]
+                  "premium_ci_low", "premium_ci_high", "unit_premium", "unit_premium_ci_low",
+                  "unit_premium_ci_high"]
 
 
 def column_label(vocab: str, kind: VocabKind, pretokenizer: str | None, size: int,

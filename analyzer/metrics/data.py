@@ -100,6 +100,7 @@ class RunData:
     against: the same, unless the data was loaded against another `reference`."""
     _bootstrap: dict[int, dict[tuple[str, str | None, int], np.ndarray]] = field(
         default_factory=dict, repr=False, compare=False)
+    _draws: dict[int, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def joined_counts(self) -> bool:
@@ -138,8 +139,7 @@ class RunData:
             data.bootstrap_totals(1000)[("shared", "none", 4096)].shape  # (204, 1000)
         """
         if resamples not in self._bootstrap:
-            draws = bootstrap_weights(len(self.run.measured_units), resamples,
-                                      self.run.seed).T.astype(np.float64)  # units x resamples
+            draws = self.bootstrap_draws(resamples)
             keys = [key for key in self.counts if self.on_pivot(key)]
             rows = [self.counts[key][lang] for key in keys for lang in self.on_pivot(key)]
             boot = np.empty((len(rows), resamples))
@@ -155,6 +155,46 @@ class RunData:
                 start += n
             self._bootstrap[resamples] = found
         return self._bootstrap[resamples]
+
+    def bootstrap_draws(self, resamples: int) -> np.ndarray:
+        """How often each measured unit is drawn in each of `resamples` seeded resamples (units
+        x resamples, float64), drawn once per `resamples`: every interval of the run (the ratio
+        of totals', the mean of unit ratios') is taken over the same resamples."""
+        if resamples not in self._draws:
+            self._draws[resamples] = bootstrap_weights(
+                len(self.run.measured_units), resamples, self.run.seed).T.astype(np.float64)
+        return self._draws[resamples]
+
+    def bootstrap_means(self, rows: np.ndarray, resamples: int) -> np.ndarray:
+        """The mean of each row's defined values (rows x measured units; NaN: undefined, as a
+        unit ratio over a pivot of no tokens) in each of the run's `resamples` resamples (rows
+        x resamples; NaN where a resample drew no defined unit of the row): a resample's mean
+        is its drawn values' sum over how many defined values it drew, two products with the
+        resamples' draws, in blocks of rows as `bootstrap_totals` takes them.
+
+        The values are not whole numbers, so where there is no room for BLAS (`product_type`)
+        the products go through numpy's own loops (`einsum`), which call no BLAS."""
+        draws = self.bootstrap_draws(resamples)
+        defined = ~np.isnan(rows)
+        values = np.where(defined, rows, 0.0)
+        blas = product_type(address_room()) is np.float64
+
+        def product(block: np.ndarray) -> np.ndarray:
+            return block @ draws if blas else np.einsum("ij,jk->ik", block, draws,
+                                                        optimize=False)
+
+        found = np.empty((len(rows), resamples))
+        for start in range(0, len(rows), _BLOCK):
+            part = slice(start, start + _BLOCK)
+            # a row defined at every unit drew as many units as there are in every resample;
+            # only a row with gaps needs its own count of them
+            drawn = np.full((len(values[part]), resamples), float(len(draws)))
+            gaps = ~defined[part].all(axis=1)
+            if gaps.any():
+                drawn[gaps] = product(defined[part][gaps].astype(np.float64))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                found[part] = product(values[part]) / drawn
+        return found
 
     def kind(self, scope: str, pretokenizer: str | None) -> VocabKind:
         return next(v.kind for v in self.vocabularies

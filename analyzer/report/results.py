@@ -23,6 +23,7 @@ from analyzer.metrics import (
     VERDICT_COLUMNS,
     RunResults,
     counting_convention,
+    estimators_note,
     load_run_data,
     premium_text,
     takeaways,
@@ -72,6 +73,7 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
                    "content_sha256": corpus.content_hash, "units": len(run.measured_units),
                    "languages": len(run.languages)},
         "pivot": run.pivot, "counted_as": counting_convention(run),
+        "estimators": estimators_note(run, "in each cell's hover and this file's unit_premium"),
         "tokenizers": [{"name": v.scope, "kind": str(v.kind), "size": v.size, "library": v.library,
                         "sha256": SHA256.findall(v.source or ""),
                         "source": where(v.source),
@@ -97,6 +99,9 @@ def _row(row) -> dict:
             "tokens": int(row.tokens), "premium": number(row.premium),
             "premium_ci_low": number(row.premium_ci_low),
             "premium_ci_high": number(row.premium_ci_high),
+            "unit_premium": number(row.unit_premium),
+            "unit_premium_ci_low": number(row.unit_premium_ci_low),
+            "unit_premium_ci_high": number(row.unit_premium_ci_high),
             "bytes_per_token": number(row.bytes_per_token),
             "word_split_pct": number(row.word_split_pct)}
 
@@ -144,6 +149,11 @@ def script_summary(rows: pd.DataFrame, pivot: str) -> pd.DataFrame:
                       "median": part["premium"].median(), "highest": worst["premium"],
                       "paid_most_by": language_name(worst["lang"])})
     return pd.DataFrame(found)
+
+
+TERMS_PLACE = "<!-- terms -->"
+"""Where the results page's terms go, once the rest of it is written (`glossary` defines the
+terms the page uses)."""
 
 
 def results_page(document: dict) -> str:
@@ -200,7 +210,7 @@ def results_page(document: dict) -> str:
                         for s in takeaways(table.assign(column=table["column"]), pivot))
     sentences = f"<div id='said'>{sentences}</div>" + "".join(
         f"<p class='lead verdict'>{html.escape(s)}</p>" for s in document.get("verdicts", {}).get("said", []))
-    return f"""<!doctype html>
+    page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Token premiums on {html.escape(corpus['name'])}</title>
@@ -217,7 +227,8 @@ def results_page(document: dict) -> str:
 {answer_table(table, pivot)}
 <p class="muted">A premium is a language's tokens over the reference language's for the same
 content ({corpus['units']:,} units in each of {corpus['languages']} languages), counted as
-{counted}. Intervals are 95 % bootstrap intervals over the units, against {home}.</p>
+{counted}. Intervals are 95 % bootstrap intervals over the units, against {home}.
+{html.escape(document['estimators'])}</p>
 <h2>Two tokenizers side by side</h2>
 <div class="tools compare"><label>x <select id="compare-x">{choices}</select></label>
 <label>y <select id="compare-y">{choices}</select></label>
@@ -243,7 +254,7 @@ it, in a cell's title), against {home}.</p>
 <th>output, US$ per 1M tokens</th><th>price as of</th></tr></thead>
 <tbody>{models}</tbody></table>
 <h2>Terms</h2>
-{glossary()}
+{TERMS_PLACE}
 <p>Corpus {html.escape(corpus['name'])}{': ' + html.escape(corpus['source']) if corpus['source'] else ''}
 ({html.escape(corpus['format'])}), content SHA-256 <code>{html.escape(corpus['content_sha256'])}</code>;
 analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
@@ -251,3 +262,4 @@ analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
 {inline_scripts("page-data.js", "tables.js", "results.js")}
 </body></html>
 """
+    return page.replace(TERMS_PLACE, glossary(page), 1)  # the terms the page uses
