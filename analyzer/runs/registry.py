@@ -24,7 +24,7 @@ with the built-in builders.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from analyzer.identity import VocabKind
@@ -100,10 +100,12 @@ class Hooks:
         by name. Default: none."""
         return {}
 
-    place: Callable[[JobPlan, ResolvedRun], tuple] | None = None
-    """A job builder's `place(plan, run)`: where its jobs go in the run's list, a sort key
-    after the job's pre-tokenizer. Default (None): `builders.default_place`, by language,
-    then by builder."""
+    @staticmethod
+    def place(plan: JobPlan, run: ResolvedRun) -> tuple | None:
+        """A job builder's: where a job goes in the run's list, a sort key after the job's
+        pre-tokenizer. Default, None: where `builders.default_place` puts it (by language,
+        then by builder)."""
+        return None
 
     @staticmethod
     def combine(records: list[VocabularyRecord]) -> list[VocabularyRecord]:

@@ -59,8 +59,7 @@ def make_plans(run: ResolvedRun, source: SourceTables | None = None) -> list[Job
     for rank, builder in enumerate(job_builders()):
         place = hook(builder, "place", Hooks.place)
         for plan in builder.plans(run):
-            where = (place(plan, run) if place is not None
-                     else default_place(plan, run, rank))
+            where = place(plan, run) or default_place(plan, run, rank)
             planned.append(((run.pretokenizers.index(plan.pretokenizer), *where), plan))
     plans = [plan for _, plan in sorted(planned, key=lambda item: item[0])]
     return plans if source is None else [plan.trained_on(source) for plan in plans]
