@@ -252,7 +252,7 @@ class RunSettings:
         gt=1, le=MAX_TARGET, allow_inf_nan=False,
         description="With extend: beside within 10 percent of the pivot (1.10), also find the "
                     "added tokens that bring each language to this premium, e.g. 1.05.")] = None
-    algorithms: Annotated[list[str], BeforeValidator(_distinct), Field(
+    algorithms: Annotated[list[Algorithm], BeforeValidator(_distinct), Field(
         title="Training algorithms",
         max_length=len(ALGORITHMS), json_schema_extra={"items": {"enum": list(ALGORITHMS)}},
         description="Training algorithms: bpe (the analyzer's exact engine, always trained: "
@@ -262,7 +262,8 @@ class RunSettings:
                     "counted as Hugging Face tokenizers counts them, on the same byte-level alphabet, "
                     "pre-tokenizer and sizes; each size its own training. WordPiece needs a "
                     "pre-tokenizer other than none (e.g. words). Parity, SuperBPE and "
-                    "extensions are BPE's.")] = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
+                    "extensions are BPE's.")] = dataclasses.field(
+        default_factory=lambda: [Algorithm.BPE])
     executor: Annotated[ExecutorName, Field(
         title="Where the trainings run",
         json_schema_extra={"enum": values(ExecutorName)},
@@ -392,10 +393,10 @@ def _said(error: Any, prefix: tuple) -> SettingsError:
     if kind == "extra_forbidden":
         return SettingsError(f"there is no setting {name}; the settings are "
                              f"{', '.join(setting_names())}", value=name)
-    if kind == "enum" and len(loc) == 1:  # a choice (a StrEnum): the value and every choice
-        return SettingsError(f"{SETTING} must be one of {', '.join(choices(name))}, not "
-                             f"{value!r}", setting=name, value=value if isinstance(value, str)
-                             else None)
+    if kind == "enum":  # a choice (a StrEnum), or a list's: the value and every choice
+        said = "must be one of" if len(loc) == 1 else "must be among"
+        return SettingsError(f"{SETTING} {said} {', '.join(choices(name))}, not {value!r}",
+                             setting=name, value=value if isinstance(value, str) else None)
     if kind == "value_error":  # a check of ours: its own words, without pydantic's "Value error, "
         error = {**error, "msg": str(error.get("ctx", {}).get("error", error.get("msg")))}
     return SettingsError(f"{shown}: {error.get('msg', kind)} (not {value!r})", setting=name,
@@ -403,14 +404,17 @@ def _said(error: Any, prefix: tuple) -> SettingsError:
 
 
 def choices(name: str) -> list[str]:
-    """A choice setting's values (its StrEnum's), in order; none for any other setting.
+    """A choice setting's values (its StrEnum's, or its list's), in order; none for any other
+    setting.
 
-    >>> choices("tie_break"), choices("seed")
-    (['lexicographic', 'first'], [])
+    >>> choices("tie_break"), choices("algorithms"), choices("seed")
+    (['lexicographic', 'first'], ['bpe', 'unigram', 'wordpiece'], [])
     """
     annotation = RunSettings.__pydantic_fields__[name].annotation  # type: ignore[attr-defined]
-    return values(annotation) if isinstance(annotation, type) and \
-        issubclass(annotation, enum.StrEnum) else []
+    for choice in (annotation, *typing.get_args(annotation)):
+        if isinstance(choice, type) and issubclass(choice, enum.StrEnum):
+            return values(choice)
+    return []
 
 
 def bounds(name: str) -> dict[str, float]:
