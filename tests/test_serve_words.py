@@ -145,3 +145,14 @@ def test_pieces_are_written_as_the_terminal_writes_a_token_s_bytes(app_client):
     tokens = app_client.post("/api/tokenize", json={"text": PARTIAL_TEXT,
                                                     "tokenizer": "cl100k_base"}).json()
     assert tokens["pieces"] == shown
+
+
+def test_a_size_that_is_no_number_is_refused_in_words(app_client):
+    """The form sends `none` alone as no size; a client that sends it among sizes (or any
+    other word) is told what a size is, never pydantic's "unable to parse string"."""
+    for sizes in (["none", 512], ["abc"]):
+        answer = app_client.post("/api/runs", json={"sizes": sizes})
+        assert answer.status_code == 422, answer.text
+        (said,) = [item["message"] for item in answer.json()["problems"] if item["field"] == "sizes"]
+        assert said.startswith(f"sizes {sizes[0]}: a size is a whole number of tokens from 256")
+        assert "to train nothing, give no size" in said and "Input should be" not in said
