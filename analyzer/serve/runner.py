@@ -241,6 +241,7 @@ class RunManager:
         lock_wait = served_lock_wait(self.checked.lock_wait.seconds, budget)
         with contextlib.closing(reconnect(self.checked, lock_wait=lock_wait)) as db:
             resolved = resolve_settings(db, settings)  # bad settings are refused now
+            jobs = planned_jobs(resolved)  # what its watchers count its progress against
             with self._claiming() as claim, write_transaction(db):  # another's lock: waited here
                 reap_stale_runs(db)  # a run whose process is gone is not in progress
                 waiting = queued_runs(db)
@@ -259,7 +260,7 @@ class RunManager:
             # The run's process records the run waiting only what is left of the budget: never
             # recorded after its client was told it failed.
             run_id = self._launch(settings, record_wait=budget.left() if budget else None,
-                                  jobs=planned_jobs(resolved))
+                                  jobs=jobs)
         finally:
             self._started()
         return {"run": run_id, "status": RunStatus.RUNNING.value, "url": f"/api/runs/{run_id}"}

@@ -4,10 +4,12 @@ Every field of the service's run request (`api.RunRequest`, generated from `RunS
 one control, chosen by its type: a checkbox for a flag, a number (typed as text, which the
 server checks against its bounds), a choice among its allowed values, a list written as text.
 Its label is its title, its help its description, its value its default: nothing about a
-setting is written here a second time (its name, which the server's messages use, is shown
-beside the label). What only the server knows is offered as choices: the stored corpora and
-the catalog tokenizers, with "all available" and a text entry for any other the setting takes
-(hf:ORG/NAME).
+setting is written here a second time (its name, which the server's messages use, closes its
+help). Before them all, the form asks what the person wants (`GOALS`: measure production
+tokenizers, train vocabularies, or both); a setting of some goals only (`FOR_GOAL`) is shown,
+and sent, for those alone. What only the server knows is offered as choices: the stored
+corpora and the catalog tokenizers, with "all available" and a text entry for any other the
+setting takes (hf:ORG/NAME).
 
     form = settings_form(RunRequest, corpora=["harbour_town"], tokenizers={"llama3": True})
 
@@ -203,7 +205,7 @@ def settings_form(model: type[BaseModel], *, corpora: list[str], corpus: str | N
     first = "".join(made(name) for name in names if name in FIRST)
     rest = "".join(made(name) for name in names if name not in FIRST)
     goal = "measure" if any(tokenizers.values()) else "train"
-    return (f"<form id='new-run' novalidate data-goal='{goal}'>"
+    return ("<form id='new-run' novalidate>"
             f"<p class='error' id='form-error' role='alert' hidden></p>{goal_choice(goal)}{first}"
             f"<details><summary>More settings</summary>{rest}</details>"
             "<p><button type='submit' disabled>Start the run</button> <span id='form-status' "

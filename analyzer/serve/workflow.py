@@ -108,7 +108,7 @@ def run_progress_page(found: RunRead, signed_in: bool = False):
     running = found.status == RunStatus.RUNNING
     overall = ("<div id='overall'><progress id='overall-bar' max='1' value='0'></progress> "
                "<strong id='overall-said'>Starting: loading the texts…</strong> "
-               "<span class='muted'><span id='elapsed'></span> · <span id='left'>time left: "
+               "<span class='muted' id='times'><span id='elapsed'></span> · <span id='left'>time left: "
                "estimating…</span></span></div>")
     body = (
         "<div id='watch'>"

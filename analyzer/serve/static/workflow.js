@@ -331,7 +331,12 @@
   // The whole run first (jobs done of all, a bar, for how long it has run, the time left at
   // the rate seen so far), then each job's line in words, as the server writes them.
   function progressShown(overall) {
-    if (!overall) return;
+    if (!overall) {  // a run of another process (analyzer run): its progress is shown there
+      $('overall-said').textContent = 'Running in another process (a command line\'s): its ' +
+        'progress is shown where it runs; this page shows its report once it is complete.';
+      $('overall-bar').hidden = $('times').hidden = true;
+      return;
+    }
     var holder = $('overall'), bar = $('overall-bar');
     bar.value = overall.share;
     holder.setAttribute('data-share', String(overall.share));
