@@ -71,6 +71,10 @@ def test_the_form_s_first_question_none_and_the_starting_state(browser, tmp_path
                                ".startsWith('Starting…')")
         assert held and start.is_disabled()
         assert "checking the settings" in page.inner_text("#form-status")
+        # A server slow to answer: the page says how long it has waited (it waits for the
+        # words, never for a time of its own).
+        page.wait_for_function("() => /^Still starting, \\d+ s so far/.test("
+                               "document.getElementById('form-status').textContent)")
         held[0].continue_()
         page.wait_for_url("**/runs/1")
         with httpx.Client(base_url=server.url, timeout=60) as client:
