@@ -13,7 +13,7 @@ import pytest
 from test_serve_browser import watched
 from test_serve_words import PARTIAL_TEXT
 
-from helpers import Server, make_served_db
+from helpers import RunProcess, Server, make_served_db
 
 httpx = pytest.importorskip("httpx", reason="the serve tests need httpx (pip install -e '.[test]')")
 pytest.importorskip("fastapi", reason="analyzer serve needs the serve extra")
@@ -137,6 +137,32 @@ def test_the_watch_page_shows_the_whole_run_its_time_left_and_each_job_in_words(
         page.close()
         assert problems == []
     finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_a_run_of_a_command_line_is_said_to_run_elsewhere(browser, tmp_path):
+    """The server knows the progress of the runs it runs; of one `analyzer run` runs beside
+    it, the watch page says where its progress is, never "Starting…" for ever."""
+    db = make_served_db(tmp_path, run=False)
+    server = Server(db)
+    command = RunProcess("run", "--vocab", "300", "--jobs", "1", "--no-report", "--db", str(db),
+                         env={"ANALYZER_TEST_STALL": "1"})  # it stays running
+    try:
+        command.wait_for("training")
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            body = client.get("/api/runs/1").json()
+            assert body["status"] == "running" and body["overall"] is None
+        page, problems = watched(browser, server.url)
+        page.set_default_timeout(WAIT_MS)
+        page.goto(server.url + "/runs/1", wait_until="load")
+        page.wait_for_function("() => document.getElementById('overall-said').textContent"
+                               ".startsWith('Running in another process')")
+        assert page.locator("#overall-bar").is_hidden() and page.locator("#times").is_hidden()
+        page.close()
+        assert problems == []
+    finally:
+        command.kill()
         server.stop()
 
 
