@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from contextlib import nullcontext
 from typing import Annotated, Literal
 
@@ -11,6 +12,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from analyzer.corpus import language_name
 from analyzer.errors import AnalyzerError, Invalid
 from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
 from analyzer.external import ALL_AVAILABLE, availability, catalog, load_prices
@@ -103,8 +105,12 @@ async def run(request: Request, run_id: RunId, after: int | None = Query(None, g
     headers = {CHANGES_HEADER: str(changes)}
     found = await in_database(request, lambda db: get_run(db, run_id))
     if found.status != RunStatus.COMPLETE:
+        progress = runs.progress.get(run_id)
+        names = {code: language_name(code) for code in found.languages}
         return JSONResponse({**found.model_dump(mode="json"), "run": found.id, "records": [],
-                             "progress": runs.progress.get(run_id, {})}, headers=headers)
+                             "progress": progress.steps if progress else {},
+                             "overall": progress.document(names, time.monotonic())
+                             if progress else None}, headers=headers)
 
     def make() -> Document:
         with request.app.state.databases.connection() as db:
