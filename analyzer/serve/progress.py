@@ -19,14 +19,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from analyzer.runs.plan import STEPS
+
 TRAINED_SHARE = 0.9
 """The share of a job's work its training is taken for (its counting the rest): a job that
 has trained all its merges is 90% done. An estimate's, not a measure's, weight; it only has to
 grow as the job goes on."""
 
-STEPS = {"train": "merges", "rounds": "rounds"}
-"""What a training counts, by the phase it reports: BPE's and WordPiece's merges, Unigram's
-rounds of EM and pruning (as the terminal's bars say)."""
 
 
 def planned_jobs(resolved) -> int:
