@@ -188,3 +188,33 @@ def test_every_documented_command_and_option_exists():
             if flag.startswith("-") and flag not in options and flag != "--help":
                 wrong.append(f"{page}: {line}: no option {flag}")
     assert wrong == []
+
+
+SCREENSHOT = ROOT / "docs" / "report.png"
+SHOWN = SCREENSHOT.with_suffix(".png.txt")
+"""The README's screenshot of the sample run's report, and the words at the top of the page it
+shows (its title and lead sentences), written together by the test below."""
+
+
+@pytest.mark.slow
+def test_the_readme_screenshot_is_the_page_as_it_is(browser, tmp_path, monkeypatch):
+    """The screenshot is made by this test from the real page of the README's first command's
+    run; the test fails when the page's top no longer says what the screenshot shows. Make it
+    anew with `ANALYZER_WRITE_SCREENSHOTS=1 python -m pytest tests/test_docs.py -k screenshot`."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "analyzer.db"
+    cli_output(db, "ingest")
+    cli_output(db, "run", "--vocab", "256,512,1024")
+    page = browser.new_page(viewport={"width": 1200, "height": 1020})
+    page.goto((tmp_path / "reports" / "run-1.html").as_uri(), wait_until="load")
+    shown = "\n".join([page.locator("h1").inner_text(),
+                       *page.locator("p.lead").all_inner_texts()]) + "\n"
+    if os.environ.get("ANALYZER_WRITE_SCREENSHOTS"):
+        page.screenshot(path=str(SCREENSHOT))
+        SHOWN.write_text(shown, encoding="utf-8")
+    page.close()
+    assert "](docs/report.png)" in README
+    assert SHOWN.read_text(encoding="utf-8") == shown, (
+        "the report's top changed: make the README's screenshot anew (see this test's docstring)")
