@@ -288,7 +288,7 @@ def export(
     results = run_results(database, run_id)
     content: str | Iterator[str]
     if format.value == "csv":
-        content = unit_counts_csv(results.data) if units else export_csv(results.frame)
+        content = unit_counts_csv(results.data) if units else export_csv(results)
     else:
         content = export_json(database, run_id, results, units=units, full_paths=full_paths)
     emit(content, out)

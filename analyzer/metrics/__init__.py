@@ -37,6 +37,7 @@ from .frames import (
     request_framing,
     special_tokens_counted,
     tokenizer_label,
+    tokenizer_models,
     tokenizer_sizes,
     trained_language,
 )
@@ -84,5 +85,6 @@ __all__ = [
     "superbpe_effects",
     "token_curve",
     "tokenizer_label",
+    "tokenizer_models",
     "tokenizer_sizes",
 ]
