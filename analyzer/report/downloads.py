@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import numbers
 import re
+from collections.abc import Mapping
 from html import escape
 
 
@@ -39,7 +40,7 @@ def file_name(run: int, what: str) -> str:
 
 
 def table_attributes(file: str, run: int, reference: str | None,
-                     columns: dict[str, str | int | float] | None = None) -> str:
+                     columns: Mapping[str, object] | None = None) -> str:
     """The attributes of a `table.data` that name its CSV: `data-file`, `data-run`,
     `data-reference` (none for a table no premium or ratio of which is over a language) and
     `data-columns` (a JSON object of further columns, the same on every row), escaped."""
