@@ -278,7 +278,8 @@ def tokenizer_comparison(view: RunView) -> go.Figure:
         rows = rows[rows["lang"] != view.pivot]
         if not rows.empty:
             worst = rows.loc[rows["overhead"].idxmax()]
-            parts.append(f"{label(name)} charges {label(language_name(worst['lang']))} "
+            parts.append(f"{label(tokenizer_label(name, size, short=True))} charges "
+                         f"{label(language_name(worst['lang']))} "
                          f"{premium_text(worst['premium'])}")
     pivot = label(language_name(view.pivot))
     figure.update_layout(
