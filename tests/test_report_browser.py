@@ -174,7 +174,8 @@ def test_a_results_page_reads_a_language_code_of_markup_as_data(browser, tmp_pat
     page.select_option("#reference", HOSTILE_CODE)
     assert page.inner_text(".legend .reference") == HOSTILE_CODE
     assert HOSTILE_CODE in page.inner_text("#said")
-    assert page.get_attribute("tr[data-lang='eng_Latn'] td:nth-child(4)", "data-v") == "0.6667"
+    assert float(page.get_attribute("tr[data-lang='eng_Latn'] td:nth-child(4)", "data-v")) == \
+        pytest.approx(100 / 150, rel=1e-15)  # every digit
     page.close()
     assert problems == []
 
@@ -190,8 +191,8 @@ def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_
     assert [t["traces"] for t in traces] == [len(f.data) for f in page.figures]
     headline = page.figures[0]  # the trained sizes' axis: no production tokenizer on it
     assert not any("production tokenizer" in (trace.name or "") for trace in headline.data)
-    assert ">cl100k_base</th>" in page.html
-    assert ">gpt2</th>" in page.html  # the answer's columns
+    assert ">cl100k_base<br><span class='muted'>(GPT-4…)</span></th>" in page.html
+    assert ">gpt2<br><span class='muted'>(GPT-2)</span></th>" in page.html  # the answer's columns
     only = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["o200k_base"]))
     traces, problems = open_page(browser, write_report(tiny_db, only, tmp_path / "reports"),
                                  tmp_path / "only.png")
@@ -766,12 +767,12 @@ def answer_first(browser, path: Path, tmp_path: Path, n_languages: int) -> None:
     numbers = lambda values: [float(v) for v in values]  # noqa: E731
     medians = numbers(page.evaluate(COLUMN, 2))
     assert medians == sorted(medians, reverse=True)  # the highest median premium first
-    page.click("#answer-table th:text-is('cl100k_base')")
+    page.click("#answer-table th[data-csv='cl100k_base']")  # its models under its name
     cl100k = page.evaluate("() => Array.from(document.querySelectorAll('#answer-table thead th'))"
-                           ".findIndex(th => th.textContent === 'cl100k_base')")
+                           ".findIndex(th => th.getAttribute('data-csv') === 'cl100k_base')")
     assert numbers(page.evaluate(COLUMN, cl100k)) == sorted(numbers(page.evaluate(COLUMN, cl100k)),
                                                             reverse=True)
-    page.click("#answer-table th:text-is('cl100k_base')")  # again: the other way
+    page.click("#answer-table th[data-csv='cl100k_base']")  # again: the other way
     assert numbers(page.evaluate(COLUMN, cl100k)) == sorted(numbers(page.evaluate(COLUMN, cl100k)))
     page.check(".answer input.by-script")
     scripts = page.evaluate(COLUMN, 1)
@@ -779,14 +780,21 @@ def answer_first(browser, path: Path, tmp_path: Path, n_languages: int) -> None:
     with page.expect_download() as download:
         page.click(".answer button.csv")
     rows = list(csv.reader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
+    # issue 71: the code, a column per heading by its name in the CSV, each cell's plain
+    # number, then the reference and the run (analyzer.report.downloads)
     shown = page.evaluate("""() => Array.from(document.querySelectorAll('#answer-table tr'))
-        .map(row => Array.from(row.cells).map(cell => row.parentNode.tagName === 'THEAD'
-             ? cell.textContent.trim() : (cell.getAttribute('data-v') ?? cell.textContent.trim())))""")
+        .map(row => row.parentNode.tagName === 'THEAD'
+             ? ['lang', ...Array.from(row.cells).map(cell => cell.getAttribute('data-csv')),
+                'reference', 'run']
+             : [row.getAttribute('data-lang'),
+                ...Array.from(row.cells).map(cell => cell.getAttribute('data-v') ?? cell.textContent.trim()),
+                'eng_Latn', '1'])""")
     assert rows == shown and len(rows) == n_languages + 1
+    assert download.value.suggested_filename == "run-1-premiums-vs-eng_Latn.csv"
     assert all(abs(float(cell.rstrip("x")) - float(value)) < 0.006  # the numbers shown
                for row, text in zip(rows[1:], page.evaluate(
                    "() => Array.from(document.querySelectorAll('#answer-table tbody tr'))"
                    ".map(row => Array.from(row.cells).slice(2).map(c => c.textContent))"))
-               for value, cell in zip(row[2:], text))
+               for value, cell in zip(row[3:], text))
     page.close()
     assert errors == []
