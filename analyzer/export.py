@@ -36,12 +36,16 @@ from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabKind, Vocabu
 from analyzer.metrics import (
     SECTIONS,
     SUMMARY_COLUMNS,
+    VERDICT_COLUMNS,
     RunData,
     RunResults,
+    estimators,
     load_run_data,
     tokenizer_models,
 )
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
+from analyzer.metrics.bill import BILL_COLUMNS, Workload
+from analyzer.metrics.costs import COLUMNS as COST_COLUMNS
 from analyzer.metrics.vocabularies import OVERLAP_COLUMNS, SCRIPT_COLUMNS
 from analyzer.queries import complete_run, extended_tokenizer
 from analyzer.store import (
@@ -66,10 +70,16 @@ RECORD_KEYS = ["vocab", "kind", "pretokenizer", "size", "lang", "tokens", "bytes
                "overhead", "byte_premium", "bytes_per_token", "chars_per_token", "fertility",
                "char_fertility", "word_split_pct",
                "unit_premium_median", "unit_premium_q1", "unit_premium_q3", "premium_ci_low",
-               "premium_ci_high", "gini", "chunks", "chunk_premium", "utilisation", "mean_rank",
+               "premium_ci_high", "unit_premium", "unit_premium_ci_low", "unit_premium_ci_high",
+               "gini", "chunks", "chunk_premium", "utilisation", "mean_rank",
                "renyi_efficiency"]
 """The fields of a record, in order: one record per (vocabulary, pre-tokenizer, size,
-language). `kind` is the vocabulary's (a VocabKind: shared, production, imported, ...);
+language). `premium` is the ratio of totals (the language's tokens summed over the measured
+units, over the pivot's: Petrov et al.'s, the default in every face), `unit_premium` the mean
+of unit ratios (each unit's tokens over the pivot's, averaged: tokentax's; units where the
+pivot has no tokens left out; null for joined counts), each with its 95 % bootstrap interval
+(`premium_ci_low`/`_high`, `unit_premium_ci_low`/`_high`) over the same resamples of the units.
+`kind` is the vocabulary's (a VocabKind: shared, production, imported, ...);
 `pretokenizer` is null for production tokenizers and imported counts; `size` is 0 for
 imported counts (their tokenizer's size is not known); `chunks` and `chunk_premium` (the
 language's chunks over the pivot's) only where a pre-tokenizer split the text; the allocation
@@ -123,6 +133,8 @@ def rows(frame: pd.DataFrame, keys: list[str]) -> list[dict]:
 DOCUMENTS: dict[str, Callable[[Any], Any]] = {
     "records": records,
     "summaries": lambda frame: rows(frame, SUMMARY_KEYS),
+    "verdicts": lambda frame: rows(frame, VERDICT_COLUMNS),
+    "model_costs": lambda frame: rows(frame, COST_COLUMNS),
     "equal_cost_sizes": list,
     "attribution": lambda frame: rows(frame, ATTRIBUTION_KEYS),
     "divergence": list,
@@ -153,20 +165,33 @@ def _results(data: RunData | RunResults, frame: pd.DataFrame | None) -> RunResul
     return data if isinstance(data, RunResults) else RunResults(data, frame)
 
 
-def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None) -> dict:
+def bill_document(results: RunResults, workload: Workload | None) -> dict:
+    """`{"bill": ...}`: what `workload` costs a month on each priced model (its workload, the
+    answer in words, a row per model, `BILL_COLUMNS`); nothing when no workload was given."""
+    if workload is None:
+        return {}
+    found = results.bill(workload)
+    return {"bill": {"workload": found["workload"], "said": found["said"],
+                     "rows": rows(found["rows"], BILL_COLUMNS)}}
+
+
+def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None,
+                  workload: Workload | None = None) -> dict:
     """`analyzer show RUN --json`: the run's identity, and each section `shown` (every record,
     each all-language vocabulary's summary, the equal-cost sizes, each extension's reach, the
-    algorithms' premiums)."""
+    algorithms' premiums); with a `workload`, its bill."""
     results = _results(data, frame)
     run = results.run
-    return {"run": run.id, "corpus": run.corpus, "status": str(run.status), "pivot": run.pivot,
+    return {"run": run.id, "corpus": run.corpus, "status": str(run.status),
+            "pivot": results.data.run_pivot or run.pivot, "reference": run.pivot,
             "languages": run.languages, "sizes": run.sizes, "holdout": run.holdout,
-            "seed": run.seed,
+            "seed": run.seed, "estimators": estimators(run),
             # what a run trained on a source took of it (no key for one trained on its corpus)
             **({"training": run.training} if run.training else {}),
             "tokenizers": tokenizers_document(results.data.vocabularies),
             **{section.name: section_document(results, section.name)
-               for section in SECTIONS if section.shown}}
+               for section in SECTIONS if section.shown},
+            **bill_document(results, workload)}
 
 
 def tokenizers_document(vocabs: list[VocabularyRead]) -> list[dict]:
@@ -182,7 +207,7 @@ def tokenizers_document(vocabs: list[VocabularyRead]) -> list[dict]:
 
 def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | None = None,
                 frame: pd.DataFrame | None = None, *, units: bool = False,
-                full_paths: bool = False) -> Iterator[str]:
+                full_paths: bool = False, workload: Workload | None = None) -> Iterator[str]:
     """`analyzer export RUN`, as JSON text in pieces: the run's settings, its vocabularies with
     their merges, every section (`analyzer.metrics.SECTIONS`), and the token report; with
     `units`, also each measured unit's count (`units`: one entry per vocabulary, pre-tokenizer,
@@ -195,7 +220,10 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | 
     data = results.data
     run = data.run
     head = _with_paths(run.model_dump(mode="json"), where)
+    head["pivot"] = data.run_pivot or run.pivot
+    head["reference"] = run.pivot  # what every premium below is measured against
     head["engine_version"] = run.engine_version
+    head["estimators"] = estimators(run)
     head["measured_units"] = run.measured_units
     ids = load_unit_ids(db, get_corpus_by_id(db, run.corpus_id))
     if any(ids):  # FLORES's devtest:17, a TMX tuid, a table's id column: as the source gave them
@@ -213,6 +241,8 @@ def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | 
     yield "\n  ],\n"
     for section in SECTIONS:
         yield f"  {_compact(section.name)}: {_listed(section_document(results, section.name))},\n"
+    for key, value in bill_document(results, workload).items():
+        yield f"  {_compact(key)}: {_compact(value)},\n"
     if units:
         yield '  "units": ['
         for index, entry in enumerate(unit_counts(data)):

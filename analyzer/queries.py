@@ -15,6 +15,7 @@ from typing import Protocol
 
 from analyzer import bpe
 from analyzer.bpe.pretokenize import SUPERBPE
+from analyzer.bpe.readable import marked
 from analyzer.errors import Invalid
 from analyzer.external.extension import Extended, ExtensionBase, extension_base
 from analyzer.external.library_trained import LibraryModel, model_from_document
@@ -254,13 +255,14 @@ def invalid_text(text: str) -> str:
 
 def tokenization(text: str, pieces: Pieces) -> dict:
     """`{"count", "ids", "pieces", "bytes"}`: the tokens of a text, each piece as text (bytes
-    that are not whole UTF-8 characters shown as \\x.. escapes) and as hex bytes."""
+    that are not whole UTF-8 characters written as the terminal writes them, `‹e0 b8›`:
+    `bpe.readable.marked`) and as hex bytes."""
     try:
         found = pieces(text)
     except UnicodeEncodeError:  # a production tokenizer given a lone surrogate
         raise InvalidText(invalid_text(text)) from None
     return {"count": len(found), "ids": [token for token, _ in found],
-            "pieces": [piece.decode("utf-8", errors="backslashreplace") for _, piece in found],
+            "pieces": [marked(piece) for _, piece in found],
             "bytes": [piece.hex() for _, piece in found]}
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import decimal
+import enum
 import functools
 import typing
 from typing import Annotated, Any
@@ -27,7 +28,7 @@ from pydantic.dataclasses import dataclass
 from analyzer.bpe import MAX_VOCAB_SIZE, PRETOKENIZERS
 from analyzer.bpe.contract import MAX_WEIGHT
 from analyzer.bpe.pretokenize import NONE
-from analyzer.bpe.reference import FIRST_NEW_ID, MIN_PAIR_COUNT, TIE_BREAKS
+from analyzer.bpe.reference import FIRST_NEW_ID, MIN_PAIR_COUNT
 from analyzer.errors import SETTING, Invalid
 from analyzer.identity import Algorithm
 
@@ -57,11 +58,45 @@ million pieces: it cannot keep more)."""
 ALGORITHMS = tuple(str(algorithm) for algorithm in Algorithm)
 """The training algorithms' names (`analyzer.identity.Algorithm`); BPE first, the default."""
 DEFAULT_PIVOT = "eng_Latn"
-EXECUTORS = ("local", "dask")
-COUNTS = ("units", "joined")
-"""How a language's tokens are counted: each measured unit on its own and summed (the
-default), or all its measured units joined into one text and counted once, as Petrov et al.
-(2023) count FLORES (`analyzer.corpus.joined` defines the join)."""
+
+
+class TieBreak(enum.StrEnum):
+    """How equal pair counts are ordered: the engine's `TIE_BREAKS`, in its order (a test
+    keeps the two the same), as a type, so that a setting outside them is refused as the
+    settings are made, naming it and the choices."""
+
+    LEXICOGRAPHIC = "lexicographic"
+    FIRST = "first"
+
+
+class ExecutorName(enum.StrEnum):
+    """Where a run's trainings run: the local pool, or a Dask cluster (`analyzer.runs.executor`
+    picks the executor of each)."""
+
+    LOCAL = "local"
+    DASK = "dask"
+
+
+class CountConvention(enum.StrEnum):
+    """How a language's tokens are counted: each measured unit on its own and summed (the
+    default), or all its measured units joined into one text and counted once, as Petrov et
+    al. (2023) count FLORES (`analyzer.corpus.joined` defines the join)."""
+
+    UNITS = "units"
+    JOINED = "joined"
+
+
+def values(choice: type[enum.StrEnum]) -> list[str]:
+    """A choice's values, in its order, as plain strings (a form's options, a schema's enum).
+
+    >>> values(CountConvention)
+    ['units', 'joined']
+    """
+    return [member.value for member in choice]
+
+
+EXECUTORS = tuple(values(ExecutorName))
+COUNTS = tuple(values(CountConvention))
 
 
 Sizes = Annotated[int, Field(ge=MIN_SIZE, le=MAX_SIZE)]
@@ -133,10 +168,10 @@ class RunSettings:
         title="Seed",
         ge=0, le=MAX_STORED_INT,
         description="The seed of the holdout split and the bootstrap.")] = 0
-    tie_break: Annotated[str, Field(
+    tie_break: Annotated[TieBreak, Field(
         title="Tie-break",
-        json_schema_extra={"enum": list(TIE_BREAKS)},
-        description="How equal pair counts are ordered.")] = TIE_BREAKS[0]
+        json_schema_extra={"enum": values(TieBreak)},
+        description="How equal pair counts are ordered.")] = TieBreak.LEXICOGRAPHIC
     min_pair_count: Annotated[int, Field(
         title="Fewest pair occurrences",
         ge=1, le=MAX_STORED_INT,
@@ -217,7 +252,7 @@ class RunSettings:
         gt=1, le=MAX_TARGET, allow_inf_nan=False,
         description="With extend: beside within 10 percent of the pivot (1.10), also find the "
                     "added tokens that bring each language to this premium, e.g. 1.05.")] = None
-    algorithms: Annotated[list[str], BeforeValidator(_distinct), Field(
+    algorithms: Annotated[list[Algorithm], BeforeValidator(_distinct), Field(
         title="Training algorithms",
         max_length=len(ALGORITHMS), json_schema_extra={"items": {"enum": list(ALGORITHMS)}},
         description="Training algorithms: bpe (the analyzer's exact engine, always trained: "
@@ -227,13 +262,14 @@ class RunSettings:
                     "counted as Hugging Face tokenizers counts them, on the same byte-level alphabet, "
                     "pre-tokenizer and sizes; each size its own training. WordPiece needs a "
                     "pre-tokenizer other than none (e.g. words). Parity, SuperBPE and "
-                    "extensions are BPE's.")] = dataclasses.field(default_factory=lambda: [ALGORITHMS[0]])
-    executor: Annotated[str, Field(
+                    "extensions are BPE's.")] = dataclasses.field(
+        default_factory=lambda: [Algorithm.BPE])
+    executor: Annotated[ExecutorName, Field(
         title="Where the trainings run",
-        json_schema_extra={"enum": list(EXECUTORS)},
+        json_schema_extra={"enum": values(ExecutorName)},
         description="Where the trainings run: local (a process pool) or dask (a Dask cluster: "
                     "the scheduler's, or a local cluster). Results are the same either "
-                    "way.")] = EXECUTORS[0]
+                    "way.")] = ExecutorName.LOCAL
     scheduler: Annotated[str | None, Field(
         title="Dask scheduler",
         description="The Dask scheduler to run the trainings on, tcp://HOST:PORT (with the "
@@ -272,14 +308,14 @@ class RunSettings:
         description="With train_on: skip the documents (or the rest of a file whose "
                     "compressed stream is broken) that cannot be read, and report them, "
                     "instead of refusing the source.")] = False
-    count: Annotated[str, Field(
+    count: Annotated[CountConvention, Field(
         title="How tokens are counted",
-        json_schema_extra={"enum": list(COUNTS)},
+        json_schema_extra={"enum": values(CountConvention)},
         description="How a language's tokens are counted: units (each measured unit counted "
                     "on its own, the counts summed) or joined (its measured units joined into "
                     "one text, counted once, as Petrov et al. 2023 count FLORES; the premiums "
                     "and costs are then the joined texts', the intervals and per-unit "
-                    "sections still the units').")] = COUNTS[0]
+                    "sections still the units').")] = CountConvention.UNITS
     special_tokens: Annotated[bool, Field(
         title="Count special tokens",
         description="Count the special tokens a production tokenizer's library adds to each "
@@ -357,10 +393,28 @@ def _said(error: Any, prefix: tuple) -> SettingsError:
     if kind == "extra_forbidden":
         return SettingsError(f"there is no setting {name}; the settings are "
                              f"{', '.join(setting_names())}", value=name)
+    if kind == "enum":  # a choice (a StrEnum), or a list's: the value and every choice
+        said = "must be one of" if len(loc) == 1 else "must be among"
+        return SettingsError(f"{SETTING} {said} {', '.join(choices(name))}, not {value!r}",
+                             setting=name, value=value if isinstance(value, str) else None)
     if kind == "value_error":  # a check of ours: its own words, without pydantic's "Value error, "
         error = {**error, "msg": str(error.get("ctx", {}).get("error", error.get("msg")))}
     return SettingsError(f"{shown}: {error.get('msg', kind)} (not {value!r})", setting=name,
                          value=value if isinstance(value, str | int | float) else None)
+
+
+def choices(name: str) -> list[str]:
+    """A choice setting's values (its StrEnum's, or its list's), in order; none for any other
+    setting.
+
+    >>> choices("tie_break"), choices("algorithms"), choices("seed")
+    (['lexicographic', 'first'], ['bpe', 'unigram', 'wordpiece'], [])
+    """
+    annotation = RunSettings.__pydantic_fields__[name].annotation  # type: ignore[attr-defined]
+    for choice in (annotation, *typing.get_args(annotation)):
+        if isinstance(choice, type) and issubclass(choice, enum.StrEnum):
+            return values(choice)
+    return []
 
 
 def bounds(name: str) -> dict[str, float]:

@@ -212,12 +212,15 @@ def hostile_document() -> dict:
     def row(lang, tokenizer, tokens, premium):
         return {"lang": lang, "language": lang, "tokenizer": tokenizer, "tokens": tokens,
                 "premium": premium, "premium_ci_low": premium * 0.9,
-                "premium_ci_high": premium * 1.1, "bytes_per_token": 3.0, "word_split_pct": 10.0}
+                "premium_ci_high": premium * 1.1, "unit_premium": premium * 1.01,
+                "unit_premium_ci_low": premium * 0.91, "unit_premium_ci_high": premium * 1.11,
+                "bytes_per_token": 3.0, "word_split_pct": 10.0}
 
     return {"analyzer": "test", "engine": "test", "run": 1, "pivot": "eng_Latn",
             "corpus": {"name": "</script>", "source": "", "format": "folder",
                        "content_sha256": "0" * 64, "units": 10, "languages": 2},
-            "counted_as": "as given", "models": [],
+            "counted_as": "as given", "estimators": "Premiums are the ratio of totals.",
+            "models": [],
             "tokenizers": [{"name": name, "kind": "production", "size": 100, "library": "test",
                             "sha256": [], "source": "", "framing": None, "framing_basis": None}
                            for name in ("one", "two")],

@@ -119,7 +119,7 @@ def test_export_with_each_unit_s_count(db, tmp_path):
         counts = data.counts[key][row["lang"]]
         assert int(row["tokens"]) == counts[units.index(int(row["unit"]))]
     result = invoke(db, "export", "1", "--units", "--tokenizer", "shared", "--out", tmp_path)
-    assert result.exit_code == 1 and "--units is for the run's export" in result.output
+    assert result.exit_code == 1 and "--units, --reference and --bill are for the run's export" in result.output
 
 
 ERRORS = [

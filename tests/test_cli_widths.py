@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
 from helpers import TINY, invoke, resolve_or_skip
 
@@ -153,3 +154,45 @@ def test_show_as_csv_is_the_json_records_and_as_markdown_the_tables(tmp_path):
     assert "| eng_Latn English | 1.00x | 1.00x | 1.00x |" in markdown
     assert "| arb_Arab Standard Arabic |" in markdown  # a document has room: names whole
     assert RULE not in markdown
+
+
+def test_every_line_of_the_main_commands_fits_80_columns_in_a_pipe(tmp_path):
+    """Piped (COLUMNS unset, no terminal), every line the main commands print, on standard
+    output and standard error, is at most 80 columns: the note after a run was one line of 328
+    characters, a cost table's title 99, and `runs` said nothing of what a run that trained
+    nothing measured (issue 71, item 9)."""
+    import os
+    import subprocess
+    import sys
+
+    resolve_or_skip("cl100k_base")
+    resolve_or_skip("o200k_base")
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    db = tmp_path / "a.db"
+
+    def piped(*args: str, database: bool = True) -> list[str]:
+        where = ["--db", str(db)] if database else []
+        done = subprocess.run([sys.executable, "-m", "analyzer", *args, *where],
+                              env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=600, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return (done.stdout + done.stderr).splitlines()
+
+    printed = {"ingest": piped("ingest", str(SAMPLE))}
+    tokenizers = ["--tokenizer", "cl100k_base", "--tokenizer", "o200k_base"]
+    # (a path is never cut, whatever its length: test_printed_paths_stay_whole_at_any_width)
+    printed["run (measured)"] = piped("run", *tokenizers, "--jobs", "1", "--out", "reports")
+    printed["run (trained)"] = piped("run", "--vocab", "300,400", "--parity", *tokenizers,
+                                     "--jobs", "1", "--intervals", "--no-report")
+    for run in ("1", "2"):
+        printed[f"show {run}"] = piped("show", run)
+        printed[f"show {run} --intervals"] = piped("show", run, "--intervals")
+    printed["tokenizers"] = piped("tokenizers", database=False)
+    printed["runs"] = piped("runs")
+    wide = {name: [line for line in lines if cell_len(line) > 80]
+            for name, lines in printed.items()}
+    assert {name: lines for name, lines in wide.items() if lines} == {}
+    runs = "\n".join(printed["runs"])
+    assert "cl100k_base" in runs and "o200k_base" in runs  # what run 1 measured
+    shown = " ".join(" ".join(printed["show 1 --intervals"]).split())
+    assert "Cost against fairness: tokens of all languages vs cl100k_base" in shown

@@ -131,7 +131,7 @@ def test_each_configuration_s_spread_is_numpy_s_on_it_alone(a_run, monkeypatch, 
     spreads = frames._spreads(data, 100)
     boots = data.bootstrap_totals(100)
     assert set(spreads) == set(boots)
-    for key, (median, q1, q3, low, high) in spreads.items():
+    for key, (median, q1, q3, low, high, mean, mean_low, mean_high) in spreads.items():
         langs = data.on_pivot(key)
         p = langs.index(data.run.pivot)
         tokens = np.vstack([data.counts[key][lang] for lang in langs])
@@ -140,6 +140,11 @@ def test_each_configuration_s_spread_is_numpy_s_on_it_alone(a_run, monkeypatch, 
         assert [q1.tolist(), q3.tolist()] == np.percentile(units, [25, 75], axis=1).tolist()
         expected = np.percentile(boots[key] / boots[key][p], [2.5, 97.5], axis=1)
         assert [low.tolist(), high.tolist()] == expected.tolist()
+        # the mean of unit ratios (issue 71): the configuration's own, whatever its block
+        ratios = frames.unit_ratios(tokens, p)
+        assert mean.tolist() == frames._defined_means(ratios).tolist()
+        means = np.percentile(data.bootstrap_means(ratios, 100), [2.5, 97.5], axis=1)
+        assert np.allclose([mean_low, mean_high], means, rtol=1e-12, atol=0)
 
 
 histograms = st.dictionaries(st.integers(0, 600), st.integers(1, 50), min_size=1, max_size=40)

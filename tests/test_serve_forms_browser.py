@@ -28,6 +28,7 @@ def test_the_run_form_filled_in_from_its_labels(browser, tmp_path):
         start = page.get_by_role("button", name="Start the run")
 
         # Two mistakes: both refused at once, each beside its control.
+        page.check("#goal input[value=both]")  # the form's first question
         sizes = page.get_by_label("Vocabulary sizes", exact=True)
         languages = page.get_by_label("Languages", exact=True)
         sizes.fill("100")
@@ -54,7 +55,7 @@ def test_the_run_form_filled_in_from_its_labels(browser, tmp_path):
 
         # Production tokenizers only: no size, one tokenizer ticked.
         other.fill("")
-        sizes.fill("")
+        page.check("#goal input[value=measure]")  # the sizes hidden, and not sent
         page.get_by_label("cl100k_base", exact=True).check()
         start.click()
         page.wait_for_url("**/runs/1")
@@ -98,7 +99,7 @@ def test_the_playground_starts_with_tokenizers_ticked_and_your_text(browser, tmp
         page.wait_for_function("(n) => document.querySelectorAll('#results section').length === n",
                                arg=len(ticked))
         section = page.locator("#results section").first
-        assert section.locator("th").all_inner_texts() == ["language", "tokens", "pieces"]
+        assert section.locator("th").all_inner_texts() == ["language", "tokens"]
         assert section.locator("tr[data-lang] td").first.inner_text() == "your text"
         assert page.locator("#texts .lang").all_inner_texts() == ["your text"]
         assert "pivot" not in page.inner_text("#status")

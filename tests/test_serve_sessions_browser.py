@@ -155,6 +155,7 @@ def test_the_run_form_sends_one_idempotency_key_per_settings(browser, tmp_path):
         page.on("request", lambda request: keys.append(request.headers.get("idempotency-key"))
                 if request.method == "POST" and request.url.endswith("/api/runs") else None)
         page.goto(server.url + "/runs/new", wait_until="load")
+        page.check("#goal input[value=train]")  # the form's first question
         page.fill("#setting-sizes", "100")  # refused: below the byte alphabet
         for _ in range(2):  # sent twice as it is: the same key
             page.click("#new-run button[type=submit]")

@@ -43,6 +43,7 @@ def test_bring_a_corpus_start_a_run_watch_it_and_read_its_report(browser, tmp_pa
         page.click("#start-run")
         page.wait_for_url("**/runs/new?corpus=animals")
         assert page.input_value("#setting-corpus") == "animals"
+        page.check("#goal input[value=both]")  # train, and measure cl100k_base
         page.fill("#setting-sizes", "280, 300")
         page.uncheck("#setting-per_language")
         page.click("details summary")
@@ -123,6 +124,7 @@ def test_refusals_are_shown_in_the_page_where_they_can_be_acted_on(browser, tmp_
         assert page.locator("#stored").is_hidden()
 
         page.goto(server.url + "/runs/new", wait_until="load")
+        page.check("#goal input[value=train]")  # the form's first question
         page.fill("#setting-sizes", "100")
         page.click("#new-run button[type=submit]")
         page.wait_for_selector("#setting-sizes-error:not([hidden])")
@@ -159,6 +161,7 @@ def test_a_queued_run_shows_its_place_and_is_cancelled_and_a_run_is_interrupted(
         page, problems = watched(browser, server.url)
         page.set_default_timeout(WAIT_MS)
         page.goto(server.url + "/runs/new", wait_until="load")
+        page.check("#goal input[value=train]")  # the form's first question
         page.fill("#setting-sizes", "300")
         page.click("#new-run button[type=submit]")
         page.wait_for_url("**/queue/1")
@@ -171,8 +174,8 @@ def test_a_queued_run_shows_its_place_and_is_cancelled_and_a_run_is_interrupted(
         page.wait_for_function("() => document.getElementById('queue-status').textContent === 'cancelled'")
 
         page.goto(server.url + f"/runs/{running}", wait_until="load")
-        page.wait_for_selector("#progress tbody tr")
-        assert "train" in page.inner_text("#progress tbody")
+        page.wait_for_selector("#progress li")
+        assert "training" in page.inner_text("#progress")
         page.click("#interrupt")
         page.wait_for_selector("#run-error:not([hidden])")
         assert page.inner_text("#run-status") == "interrupted"
@@ -202,6 +205,7 @@ def test_behind_a_token_a_browser_signs_in_then_brings_a_corpus_and_runs_it(
         page.click("#upload button[type=submit]")
         page.wait_for_selector("#stored:not([hidden])")
         page.click("#start-run")
+        page.check("#goal input[value=train]")  # the form's first question
         page.fill("#setting-sizes", "280")
         page.uncheck("#setting-per_language")
         page.click("#new-run button[type=submit]")
@@ -225,6 +229,7 @@ def test_a_number_field_holding_no_number_is_refused_at_that_field(browser, tmp_
         page, problems = watched(browser, server.url)
         page.set_default_timeout(WAIT_MS)
         page.goto(server.url + "/runs/new", wait_until="load")
+        page.check("#goal input[value=train]")  # the form's first question
         page.fill("#setting-sizes", "300")
         page.click("details summary")  # "More settings"
         for field, typed, said in (("holdout", "Infinity", "finite number"),

@@ -243,7 +243,7 @@ def test_a_run_that_cannot_fit_is_refused_before_training_with_the_figure(tmp_pa
     out; the run is marked failed with nothing stored."""
     db = source_db(tmp_path)
     trained = []
-    monkeypatch.setattr("analyzer.runs.execute.run_jobs",
+    monkeypatch.setattr("analyzer.runs.executor.run_jobs",
                         lambda *args, **kwargs: trained.append(args) or [])
     monkeypatch.setenv(MEMORY_ENV, "1k")
     with pytest.raises(TooLittleMemory) as refused:
@@ -516,8 +516,8 @@ def test_on_dask_one_job_at_a_time_is_a_worker_of_one_thread_not_jobs_1(tmp_path
     rerun that followed it was refused again."""
     db = source_db(tmp_path)
     plans = []
-    monkeypatch.setattr("analyzer.runs.execute.check_memory",
-                        lambda found, *args, **kwargs: plans.extend(found))
+    monkeypatch.setattr("analyzer.runs.executor.LocalExecutor.check_memory",
+                        lambda self, found, *args, **kwargs: plans.extend(found))
     execute_run(db, RunSettings(**{**SOURCE_RUN, "per_language": True}))
     monkeypatch.setattr(costs, "TABLES", PER_CHUNK)
     one = memory.needed(memory.predict_jobs(plans), 1, 0, 0).resident
@@ -610,7 +610,7 @@ def test_memory_that_runs_out_while_training_is_said_in_words_not_as_a_bug(tmp_p
         def fail(*args, error=error, **kwargs):
             raise error
 
-        monkeypatch.setattr("analyzer.runs.execute.run_jobs", fail)
+        monkeypatch.setattr("analyzer.runs.executor.run_jobs", fail)
         result = invoke(tmp_path / "a.db", "run", "--vocab", "300", "--langs",
                         "eng_Latn,fra_Latn", "--pretokenize", "words", "--train-on", "mono",
                         "--no-report")

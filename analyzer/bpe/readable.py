@@ -20,17 +20,34 @@ def readable(piece: bytes) -> str:
     >>> readable(b"e "), readable(b"\\n"), readable(b"")
     ("'e '", "'\\\\n'", "''")
     """
+    return _written(piece, repr)
+
+
+def marked(piece: bytes) -> str:
+    """The text of `piece` as it is (for a page that shows spaces and line ends itself), its
+    bytes that are not a whole UTF-8 character marked as `readable` marks them: the playground
+    writes a token's bytes as the terminal does.
+
+    >>> marked("กา".encode()), marked("ก".encode() + b"\\xe0\\xb8"), marked(b"a b")
+    ('กา', 'ก‹e0 b8›', 'a b')
+    """
+    return _written(piece, str)
+
+
+def _written(piece: bytes, text_as) -> str:
+    """`piece` written part by part: its whole characters' text by `text_as` (in quotes, or
+    as it is), each run of bytes that is not a whole character as hex in ‹ ›."""
     text = piece.decode("utf-8", errors="surrogateescape")
     parts: list[str] = []
     last = 0
     for match in _PARTIAL.finditer(text):
         if match.start() > last:
-            parts.append(repr(text[last:match.start()]))
+            parts.append(text_as(text[last:match.start()]))
         raw = match.group().encode("utf-8", errors="surrogateescape")
         parts.append("‹" + " ".join(f"{byte:02x}" for byte in raw) + "›")
         last = match.end()
     if last < len(text) or not parts:
-        parts.append(repr(text[last:]))
+        parts.append(text_as(text[last:]))
     return "".join(parts)
 
 

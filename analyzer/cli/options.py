@@ -138,5 +138,22 @@ Markdown; the show document as JSON."""
 FormatOption = typer.Option(
     "table", "--format", help="table: for a terminal; csv: every record, one row each; "
     "markdown: the tables, for a document; json: the show document (as --json).")
+ReferenceOption = typer.Option(
+    None, "--reference", metavar="LANG", help="Measure every language against this one of the "
+    "run's (a code, e.g. hin_Deva) instead of the run's pivot: premiums, costs, intervals and "
+    "notes (the verdicts are the same against any).")
+BillOption = typer.Option(
+    None, "--bill", metavar="TOKENS", help="Price a month's workload on every model of the price "
+    "table whose tokenizer the run measured: TOKENS of reference-language text a month (2.5M), "
+    "as --counted-by counts them, shared among languages as --mix says.")
+MixOption = typer.Option(
+    None, "--mix", metavar="LANG=SHARE,...", help="With --bill: each language's share of the "
+    "content (eng_Latn=0.6,hin_Deva=0.4; default: every language of the run alike).")
+CountedByOption = typer.Option(
+    None, "--counted-by", metavar="TOKENIZER", help="With --bill: the tokenizer that counted "
+    "TOKENS (default: the run's first production tokenizer with a price).")
+RequestsOption = typer.Option(
+    None, "--requests", metavar="N", help="With --bill: requests a month, each paying its "
+    "model's chat framing tokens.")
 IntervalsOption = typer.Option(False, "--intervals",
                                help="Each premium, cost and Gini with its 95 % interval.")

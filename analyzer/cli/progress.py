@@ -16,6 +16,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from ..runs.plan import STEPS
 from ..settings import byte_size
 from .formats import plain
 
@@ -23,9 +24,6 @@ PLAIN_EVERY = 5.0
 """Seconds between two plain lines of one vocabulary's (or source's) progress: a log of a
 minute's run is a few lines, however many merges it learns."""
 
-STEPS = {"train": "merges", "rounds": "rounds"}
-"""A training's steps, by the phase it reports: BPE's and WordPiece's merges, Unigram's rounds
-of EM and pruning."""
 
 
 class MergesColumn(ProgressColumn):

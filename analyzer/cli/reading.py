@@ -16,7 +16,19 @@ from ..report.files import DEFAULT_OUT
 from .app import Console, app, emit, fail, open_database, writing
 from .formats import json_text, plain
 from .help import HelpCommand
-from .options import DbOption, ExportFormat, FormatOption, IntervalsOption, JsonOption, ShowFormat
+from .options import (
+    BillOption,
+    CountedByOption,
+    DbOption,
+    ExportFormat,
+    FormatOption,
+    IntervalsOption,
+    JsonOption,
+    MixOption,
+    ReferenceOption,
+    RequestsOption,
+    ShowFormat,
+)
 from .parsing import check_output_file, check_output_folder, output_folder, output_format, typed_text
 
 if TYPE_CHECKING:
@@ -38,13 +50,15 @@ def report_command(
         None, "--prices", dir_okay=False, help="A price table of your own (TOML, the format of "
         "analyzer's prices.toml): what each model charges, and its context window."),
     full_paths: bool = typer.Option(False, "--full-paths", help=FULL_PATHS_HELP),
+    reference: str = ReferenceOption,
     db: Path = DbOption,
 ) -> None:
     """Write a run's HTML report (and the index of runs); it works offline. --price and
-    --context price the trained vocabularies; models use the price table."""
+    --context price the trained vocabularies; models use the price table. With --reference,
+    the page measures against that language (run-N-vs-LANG.html, beside run-N.html)."""
     from ..external import load_prices
-    from ..queries import complete_run
     from ..report import write_report
+    from .shown import run_results
 
     if not (math.isfinite(price) and price >= 0) or context < 1:
         raise fail("--price must be a number 0 or more and --context 1 or more")
@@ -52,10 +66,11 @@ def report_command(
     if prices is not None:
         load_prices(prices)  # a bad table is said before anything is written
     database = open_database(db)
-    complete_run(database, run_id)
+    results = run_results(database, run_id, reference)
     with writing(out):
         path = write_report(database, run_id, out, self_contained=self_contained, price=price,
-                            context_window=context, prices=prices, full_paths=full_paths)
+                            context_window=context, prices=prices, full_paths=full_paths,
+                            results=results)
     Console().print(f"Report: {plain(path)}")
     if open_report:
         webbrowser.open(path.resolve().as_uri())
@@ -99,7 +114,7 @@ def results_command(
 @app.command(cls=HelpCommand)
 def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
     """List the runs in the database, newest last."""
-    from ..store import list_runs
+    from ..store import list_runs, vocabularies
     from .tables import runs_table
 
     database = open_database(db)
@@ -111,7 +126,9 @@ def runs(db: Path = DbOption, as_json: bool = JsonOption) -> None:
         Console().print("No runs yet: analyzer run --vocab 512")
         return
     console = Console()
-    console.print(runs_table(summaries, console.width))
+    measured = {s.id: [v.scope for v in vocabularies(database, s.id) if v.kind.measured]
+                for s in summaries}
+    console.print(runs_table(summaries, console.width, measured))
     for s in summaries:
         if s.error:
             # A message of lines of its own (a memory refusal) keeps them, each indented.
@@ -129,15 +146,29 @@ def show(
                                                 "(default: a table for each)."),
     output: ShowFormat = FormatOption,
     intervals: bool = IntervalsOption,
+    reference: str = ReferenceOption,
+    bill: str = BillOption,
+    mix: str = MixOption,
+    counted_by: str = CountedByOption,
+    requests: str = RequestsOption,
     as_json: bool = JsonOption,
     db: Path = DbOption,
 ) -> None:
     """Show a run's results: each language's tokens against the pivot's (its premium), under
-    every vocabulary and tokenizer of the run."""
-    from .shown import show_run
+    every vocabulary and tokenizer of the run; with --bill, what a month's workload costs on
+    each priced model."""
+    from ..external import load_prices
+    from ..metrics.bill import workload_of
+    from .shown import run_results, show_run
 
-    show_run(open_database(db), run_id, output=output_format(output, as_json), vocab=vocab,
-             size=size, pretokenizer=pretokenizer, intervals=intervals)
+    if bill is None and (mix or counted_by or requests):
+        raise fail("--mix, --counted-by and --requests describe the workload of --bill TOKENS")
+    database = open_database(db)
+    results = run_results(database, run_id, reference)
+    workload = None if bill is None else workload_of(results.data, load_prices(), bill, mix,
+                                                     counted_by, requests)
+    show_run(database, run_id, output=output_format(output, as_json), vocab=vocab, size=size,
+             pretokenizer=pretokenizer, intervals=intervals, results=results, workload=workload)
 
 
 @app.command(cls=HelpCommand)
@@ -256,16 +287,26 @@ def export(
     full_paths: bool = typer.Option(False, "--full-paths", help="Name the tokenizers' files "
                                     "with their folders on this machine (default: by name and "
                                     "SHA-256 only, so the export can be published)."),
+    reference: str = ReferenceOption,
+    bill: str = BillOption,
+    mix: str = MixOption,
+    counted_by: str = CountedByOption,
+    requests: str = RequestsOption,
     db: Path = DbOption,
 ) -> None:
     """Export a run: settings, vocabularies, merges, metrics records and the token report; or,
     with --tokenizer, one of its tokenizers as files its library loads. Written as it is made,
     a vocabulary at a time."""
     from ..export import export_csv, export_json, export_tokenizer, unit_counts_csv
+    from ..external import load_prices
+    from ..metrics.bill import workload_of
     from .shown import run_results
 
-    if units and tokenizer is not None:
-        raise fail("--units is for the run's export, not for --tokenizer VOCAB")
+    if (units or reference or bill) and tokenizer is not None:
+        raise fail("--units, --reference and --bill are for the run's export, not for "
+                   "--tokenizer VOCAB")
+    if bill is None and (mix or counted_by or requests):
+        raise fail("--mix, --counted-by and --requests describe the workload of --bill TOKENS")
     if tokenizer is not None:
         if out is None:
             raise fail("--tokenizer writes files: say into which folder with --out DIR")
@@ -285,12 +326,17 @@ def export(
     if out is not None:
         check_output_file(out, replace=replace)
     database = open_database(db)
-    results = run_results(database, run_id)
+    results = run_results(database, run_id, reference)
     content: str | Iterator[str]
     if format.value == "csv":
+        if bill is not None:
+            raise fail("--bill is written in the JSON export (--format json)")
         content = unit_counts_csv(results.data) if units else export_csv(results)
     else:
-        content = export_json(database, run_id, results, units=units, full_paths=full_paths)
+        workload = None if bill is None else workload_of(results.data, load_prices(), bill, mix,
+                                                         counted_by, requests)
+        content = export_json(database, run_id, results, units=units, full_paths=full_paths,
+                              workload=workload)
     emit(content, out)
 
 

@@ -7,7 +7,14 @@ from rich.table import Table
 
 from ..export import export_csv, show_document
 from ..identity import SHARED_SCOPE
-from ..metrics import RunResults, counting_convention, load_run_data, special_tokens_counted
+from ..metrics import (
+    RunResults,
+    counting_convention,
+    estimators_note,
+    load_run_data,
+    special_tokens_counted,
+)
+from ..metrics.bill import Workload
 from ..queries import complete_run
 from ..store import AnalyzerDatabase
 from .app import Console, fail
@@ -17,21 +24,25 @@ from .tables import MARKDOWN_WIDTH, markdown_text, training_sample_table
 from .views import TERMINAL_VIEWS, ShowOptions
 
 
-def run_results(database: AnalyzerDatabase, run_id: int) -> RunResults:
-    """A complete run's data, its sections computed once each as the command asks for them."""
+def run_results(database: AnalyzerDatabase, run_id: int,
+                reference: str | None = None) -> RunResults:
+    """A complete run's data, its sections computed once each as the command asks for them,
+    against its pivot or another `reference` language of the run."""
     complete_run(database, run_id)
-    return RunResults(load_run_data(database, run_id))
+    return RunResults(load_run_data(database, run_id, reference=reference))
 
 
 def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
              vocab: str = SHARED_SCOPE, size: int | None = None,
              pretokenizer: str | None = None, intervals: bool = False,
-             results: RunResults | None = None) -> RunResults:
+             results: RunResults | None = None, reference: str | None = None,
+             workload: Workload | None = None) -> RunResults:
     """Print a run's results as `output` says (`options.ShowFormat`): its tables (the terminal's
     view of each section the run has, `views.TERMINAL_VIEWS`) and notes, the same as Markdown,
     its records as CSV, or its show document as JSON. The results, for the report to use
-    again."""
-    results = results or run_results(database, run_id)
+    again. `reference`: a language of the run to measure against instead of its pivot;
+    `workload`: a month's workload to price on every model (`show --bill`)."""
+    results = results or run_results(database, run_id, reference)
     frame, run, data = results.frame, results.run, results.data
     if pretokenizer is not None and pretokenizer not in run.pretokenizers:
         raise fail(f"run {run_id} has no pre-tokenizer {pretokenizer!r}; it has: "
@@ -42,7 +53,7 @@ def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
     if size is not None and size not in set(frame[frame["vocab"] == vocab]["size"]):
         raise fail(f"run {run_id} has no size {size}; its sizes: {', '.join(map(str, run.sizes))}")
     if output == "json":
-        typer.echo(json_text(show_document(results)))
+        typer.echo(json_text(show_document(results, workload=workload)))
         return results
     if output == "csv":
         typer.echo(export_csv(results), nl=False)
@@ -50,13 +61,14 @@ def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
     console = Console()
     markdown = output == "markdown"
     options = ShowOptions(vocab, size, pretokenizer, MARKDOWN_WIDTH if markdown else console.width,
-                          intervals)
+                          intervals, workload)
     printed: list = []
     for view in TERMINAL_VIEWS.of(run):
         printed += view(results, options)
     printed += [[plain(line)] for line in training_notes(run.training)]
     if run.training:
         printed.append([training_sample_table(run.training)])
+    printed.append([plain(estimators_note(run, "unit_premium in --json and export"))])
     if run.count != "units" or run.special_tokens:  # the default says nothing
         printed.append([plain(f"Counted as {counting_convention(run)}. Special tokens: "
                               f"{special_tokens_counted(run, data.vocabularies)}.")])

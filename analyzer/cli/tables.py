@@ -21,7 +21,7 @@ from analyzer.external.catalog import FramingBasis
 from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, Algorithm
 
 from ..settings import byte_size
-from .formats import compact_sizes, plain, with_interval
+from .formats import compact_sizes, fold_words, plain, with_interval
 
 if TYPE_CHECKING:  # the run tables' imports are in them: a table of corpora needs no pandas
     import pandas as pd
@@ -58,8 +58,17 @@ class WholeTable(Table):
             column.min_width = max(column.min_width or 0, _longest(column.header, True),
                                    *(_longest(cell, whole) for cell in column.cells))
         least = Measurement.get(console, options.update(max_width=MARKDOWN_WIDTH), self).minimum
-        yield from super().__rich_console__(
-            console, options.update(max_width=max(options.max_width, least)))
+        width = max(options.max_width, least)
+        title = self.title
+        if isinstance(title, str | Text) and cell_len(str(title)) > width:
+            # a title is prose: folded between words to the width, as the Console folds a line
+            # (it would be printed whole, past the table's edge and the terminal's)
+            self.title = fold_words(Text.from_markup(title) if isinstance(title, str) else title,
+                                    width)
+        try:
+            yield from super().__rich_console__(console, options.update(max_width=width))
+        finally:
+            self.title = title
 
 
 def new_table(*headers: str, **options) -> Table:
@@ -432,20 +441,32 @@ def served_most(served: dict[str, list[int]], rank: int, chosen: list[str | None
     return f"chosen for {who}; {share}" if who else share
 
 
-def runs_table(summaries: list[RunRead], width: int = 80) -> Table:
+TOKENIZERS_NAMED = 2
+"""A run's production tokenizers `runs` names; more are counted (`15 tokenizers`)."""
+
+
+def runs_table(summaries: list[RunRead], width: int = 80,
+               tokenizers: dict[int, list[str]] | None = None) -> Table:
     """The runs, one row each, whole in a terminal `width` columns wide: below 100 columns the
     pivot is left out and the start is shown without its year; long names wrap instead of being
-    cut; sizes are shown as a range; errors are left to lines below the table."""
+    cut; sizes are shown as a range, and the production tokenizers each run measured
+    (`tokenizers`, by run id) by name, one a line, or by number beyond `TOKENIZERS_NAMED`: a
+    run that trained nothing shows what it measured; errors are left to lines below the
+    table."""
     wide = width >= 100
-    headers = ["id", "corpus", "status", "langs", "sizes", *(["pivot"] if wide else []),
-               "started (UTC)", "seconds"]
+    tokenizers = tokenizers or {}
+    headers = ["id", "corpus", "status", "langs", "sizes", "tokenizers",
+               *(["pivot"] if wide else []), "UTC start", "seconds"]
     result = new_table(*headers, pad_edge=False)
     for column in result.columns:
-        column.no_wrap = column.header not in ("corpus", "sizes")
+        column.no_wrap = column.header not in ("corpus", "sizes", "tokenizers")
     for r in summaries:
         started = r.started.replace("T", " ")[:16]
+        names = tokenizers.get(r.id, [])
+        measured = ("\n".join(map(plain, names)) if len(names) <= TOKENIZERS_NAMED
+                    else f"{len(names)} tokenizers") or "-"  # a name a line: each whole
         result.add_row(str(r.id), plain(r.corpus), r.status, str(len(r.languages)),
-                       compact_sizes(r.sizes), *([r.pivot] if wide else []),
+                       compact_sizes(r.sizes), measured, *([r.pivot] if wide else []),
                        started if wide else started[5:],
                        f"{r.seconds:.1f}" if r.seconds is not None else "-")
     return result

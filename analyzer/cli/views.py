@@ -11,8 +11,9 @@ from analyzer.bpe.pretokenize import NONE
 from analyzer.external.vocabulary import script_word
 from analyzer.identity import SHARED_SCOPE
 from analyzer.metrics import RunResults, View, Views, configuration_name, headline_vocabulary
+from analyzer.metrics.bill import Workload
 
-from .formats import plain
+from .formats import plain, with_interval
 from .notes import summary_notes
 from .tables import algorithm_tables, extension_tables, frontier_table, new_table, summary_tables
 
@@ -28,10 +29,37 @@ class ShowOptions:
     width: int
     intervals: bool = False
     """Each premium, cost and Gini with its 95 % interval (wider tables)."""
+    workload: Workload | None = None
+    """A month's workload to price on every model (`show --bill`)."""
 
 
 Printed = list[list]
 """What a view prints: groups of renderables, each group printed in one call."""
+
+
+def verdicts_view(results: RunResults, options: ShowOptions) -> Printed:
+    """The verdicts, first: the cheapest for these languages, the fairest, the frontier
+    (`analyzer.metrics.verdicts`, the same sentences as the report's), for the whole run's view."""
+    if options.vocab != SHARED_SCOPE or options.pretokenizer is not None or options.size:
+        return []
+    return [[f"[bold]{plain(sentence)}[/bold]"] for sentence in results.verdicts().sentences()]
+
+
+def bill_view(results: RunResults, options: ShowOptions) -> Printed:
+    """What the workload of `show --bill` costs a month on each priced model, cheapest first."""
+    if options.workload is None:
+        return []
+    found = results.bill(options.workload)
+    table = new_table("model", "tokenizer", "tokens a month", "US$ a month", "vs cheapest",
+                      title=plain("The bill: input tokens a month, at each model's dated price"
+                                  + ("; 95 % intervals" if options.intervals else "")))
+    table.columns[3].no_wrap = True  # an interval is never broken across lines
+    for row in found["rows"].itertuples():
+        table.add_row(plain(row.model), plain(row.tokenizer), f"{row.tokens:,.0f}",
+                      with_interval(row.cost, row.cost_ci_low, row.cost_ci_high, ",.2f",
+                                    options.intervals, between="\n"),
+                      f"{row.vs_cheapest:.2f}x")
+    return [[f"[bold]{plain(found['said'])}[/bold]"], [table]]
 
 
 def records_view(results: RunResults, options: ShowOptions) -> Printed:
@@ -128,7 +156,9 @@ TERMINAL_VIEWS: Views[TerminalView] = Views("terminal view")
 it shows: printed when the run has that section. A plug-in's go at the end, or where it says
 (`after=`, `before=` a view's name)."""
 
-for _view in (View("records", "records", records_view),
+for _view in (View("verdicts", "verdicts", verdicts_view),
+              View("bill", "verdicts", bill_view),
+              View("records", "records", records_view),
               View("frontier", "summaries", frontier_view),
               View("algorithms", "algorithm_premiums", algorithms_view),
               View("extension", "extension_reach", extension_view),

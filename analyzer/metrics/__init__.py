@@ -29,7 +29,11 @@ from .fairness import (
     token_curve,
 )
 from .frames import (
+    PREMIUM_ESTIMATOR,
+    UNIT_ESTIMATOR,
     counting_convention,
+    estimators,
+    estimators_note,
     for_pretokenizer,
     headline_vocabulary,
     language_metrics,
@@ -40,12 +44,18 @@ from .frames import (
     tokenizer_models,
     tokenizer_sizes,
     trained_language,
+    unit_ratios,
 )
 from .frontier import configuration_name, pareto_frontier
 from .sections import SECTIONS, Registered, RunResults, Section, View, Views
 from .stats import gini, separates_words
+from .verdicts import FAIRNESS_MEASURE, VERDICT_COLUMNS, Verdicts, verdicts
 
 __all__ = [
+    "FAIRNESS_MEASURE",
+    "VERDICT_COLUMNS",
+    "Verdicts",
+    "verdicts",
     "premium_table",
     "premium_text",
     "takeaways",
@@ -64,6 +74,10 @@ __all__ = [
     "by_script",
     "configuration_name",
     "counting_convention",
+    "estimators",
+    "estimators_note",
+    "PREMIUM_ESTIMATOR",
+    "UNIT_ESTIMATOR",
     "divergence_matrix",
     "equal_cost_sizes",
     "extension_curves",
@@ -87,4 +101,5 @@ __all__ = [
     "tokenizer_label",
     "tokenizer_models",
     "tokenizer_sizes",
+    "unit_ratios",
 ]

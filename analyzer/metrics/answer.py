@@ -5,7 +5,8 @@ of a run, as one table (`premium_table`), and the plain sentences that matter mo
 A column is a vocabulary that counts every language, at its largest size (a trained one under
 each pre-tokenizer; a production tokenizer; imported counts; an extension with all its added
 tokens); a row is a language; a cell its premium, the tokens it needs for the same content
-over the pivot's, with its interval.
+over the pivot's (the ratio of totals), with its interval, and the mean of unit ratios with
+its own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from analyzer.corpus import language_name
 from analyzer.identity import VocabKind
 
 ANSWER_COLUMNS = ["column", "vocab", "pretokenizer", "size", "kind", "lang", "tokens", "premium",
-                  "premium_ci_low", "premium_ci_high"]
+                  "premium_ci_low", "premium_ci_high", "unit_premium", "unit_premium_ci_low",
+                  "unit_premium_ci_high"]
 
 
 def column_label(vocab: str, kind: VocabKind, pretokenizer: str | None, size: int,
@@ -55,9 +57,9 @@ def premium_table(frame: pd.DataFrame, pretokenizers: list[str]) -> pd.DataFrame
 
 
 def takeaways(table: pd.DataFrame, pivot: str) -> list[str]:
-    """The two or three sentences that matter most in the table, in plain words with the
-    numbers: how many languages pay more; who pays most, under what; the fairest and the
-    least fair column (the median and the highest premium of each)."""
+    """The two sentences that matter most in the table, in plain words with the numbers: how
+    many languages pay more; who pays most, under what. Which column is cheapest and fairest
+    is the verdicts' (`analyzer.metrics.verdicts`), which every face prints beside these."""
     others = table[table["lang"] != pivot]
     if others.empty:
         return ["One language only: nothing to compare."]
@@ -77,14 +79,6 @@ def takeaways(table: pd.DataFrame, pivot: str) -> list[str]:
     top = others.loc[others["premium"].idxmax()]
     found.append(f"{language_name(top['lang'])} pays most: {premium_text(top['premium'])} the "
                  f"tokens of {home} under {top['column']}.")
-    if len(columns) > 1:
-        by_column = others.groupby("column", sort=False)["premium"].agg(["median", "max"])
-        fair, unfair = by_column["median"].idxmin(), by_column["median"].idxmax()
-        found.append(f"The fairest here is {fair} (the median language pays "
-                     f"{premium_text(by_column.loc[fair, 'median'])}, the most "
-                     f"{premium_text(by_column.loc[fair, 'max'])}); the least fair {unfair} "
-                     f"(median {premium_text(by_column.loc[unfair, 'median'])}, most "
-                     f"{premium_text(by_column.loc[unfair, 'max'])}).")
     return found
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from analyzer.corpus.joined import added_spaces
+from analyzer.errors import NotFound, did_you_mean
 from analyzer.headroom import address_room
 from analyzer.identity import VocabKind
 from analyzer.store import (
@@ -94,8 +95,12 @@ class RunData:
     """Each pair of production tokenizers: (one, the other, tokens both have, either has)."""
     fairness: FairnessData | None = None
     """Loaded unless `load_run_data(..., fairness=False)` (a table that needs only counts)."""
+    run_pivot: str = ""
+    """The run's own pivot, as it was run; `run.pivot` is the language every metric measures
+    against: the same, unless the data was loaded against another `reference`."""
     _bootstrap: dict[int, dict[tuple[str, str | None, int], np.ndarray]] = field(
         default_factory=dict, repr=False, compare=False)
+    _draws: dict[int, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def joined_counts(self) -> bool:
@@ -134,8 +139,7 @@ class RunData:
             data.bootstrap_totals(1000)[("shared", "none", 4096)].shape  # (204, 1000)
         """
         if resamples not in self._bootstrap:
-            draws = bootstrap_weights(len(self.run.measured_units), resamples,
-                                      self.run.seed).T.astype(np.float64)  # units x resamples
+            draws = self.bootstrap_draws(resamples)
             keys = [key for key in self.counts if self.on_pivot(key)]
             rows = [self.counts[key][lang] for key in keys for lang in self.on_pivot(key)]
             boot = np.empty((len(rows), resamples))
@@ -151,6 +155,46 @@ class RunData:
                 start += n
             self._bootstrap[resamples] = found
         return self._bootstrap[resamples]
+
+    def bootstrap_draws(self, resamples: int) -> np.ndarray:
+        """How often each measured unit is drawn in each of `resamples` seeded resamples (units
+        x resamples, float64), drawn once per `resamples`: every interval of the run (the ratio
+        of totals', the mean of unit ratios') is taken over the same resamples."""
+        if resamples not in self._draws:
+            self._draws[resamples] = bootstrap_weights(
+                len(self.run.measured_units), resamples, self.run.seed).T.astype(np.float64)
+        return self._draws[resamples]
+
+    def bootstrap_means(self, rows: np.ndarray, resamples: int) -> np.ndarray:
+        """The mean of each row's defined values (rows x measured units; NaN: undefined, as a
+        unit ratio over a pivot of no tokens) in each of the run's `resamples` resamples (rows
+        x resamples; NaN where a resample drew no defined unit of the row): a resample's mean
+        is its drawn values' sum over how many defined values it drew, two products with the
+        resamples' draws, in blocks of rows as `bootstrap_totals` takes them.
+
+        The values are not whole numbers, so where there is no room for BLAS (`product_type`)
+        the products go through numpy's own loops (`einsum`), which call no BLAS."""
+        draws = self.bootstrap_draws(resamples)
+        defined = ~np.isnan(rows)
+        values = np.where(defined, rows, 0.0)
+        blas = product_type(address_room()) is np.float64
+
+        def product(block: np.ndarray) -> np.ndarray:
+            return block @ draws if blas else np.einsum("ij,jk->ik", block, draws,
+                                                        optimize=False)
+
+        found = np.empty((len(rows), resamples))
+        for start in range(0, len(rows), _BLOCK):
+            part = slice(start, start + _BLOCK)
+            # a row defined at every unit drew as many units as there are in every resample;
+            # only a row with gaps needs its own count of them
+            drawn = np.full((len(values[part]), resamples), float(len(draws)))
+            gaps = ~defined[part].all(axis=1)
+            if gaps.any():
+                drawn[gaps] = product(defined[part][gaps].astype(np.float64))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                found[part] = product(values[part]) / drawn
+        return found
 
     def kind(self, scope: str, pretokenizer: str | None) -> VocabKind:
         return next(v.kind for v in self.vocabularies
@@ -168,8 +212,34 @@ def product_type(room: int | None) -> type:
     return np.float64 if room is None or room > BLAS_ROOM else np.int64
 
 
-def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True) -> RunData:
-    run = get_run(db, run_id)
+def with_reference(run: RunRead, reference: str | None) -> RunRead:
+    """The run as seen against another reference language: its `pivot` is then `reference`, so
+    every premium, cost, interval and sentence computed from it is that language's (the
+    verdicts are not: the Gini of premiums is the same against any language). NotFound naming
+    the run's languages when it has none such. A vocabulary trained on one language counted
+    that language and the run's own pivot only: against another reference it has no premium.
+
+    >>> from types import SimpleNamespace
+    >>> class Run(SimpleNamespace):
+    ...     def model_copy(self, update): return Run(**{**vars(self), **update})
+    >>> with_reference(Run(id=1, pivot="eng_Latn", languages=["eng_Latn", "hin_Deva"]),
+    ...                "hin_Deva").pivot
+    'hin_Deva'
+    """
+    if reference is None or reference == run.pivot:
+        return run
+    if reference not in run.languages:
+        raise NotFound(f"run {run.id} has no language {reference!r} to measure against (its "
+                       f"languages: {', '.join(run.languages)}){did_you_mean(reference, run.languages)}")
+    return run.model_copy(update={"pivot": reference})
+
+
+def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True,
+                  reference: str | None = None) -> RunData:
+    """A run's data (`RunData`), against its pivot or another `reference` language of the run
+    (`with_reference`)."""
+    stored = get_run(db, run_id)
+    run = with_reference(stored, reference)
     counts: dict[tuple[str, str | None, int], dict[str, np.ndarray]] = {}
     for vocab, pretokenizer, size, lang, units in load_counts(db, run_id):
         counts.setdefault((vocab, pretokenizer, size), {})[lang] = np.asarray(units, dtype=np.int64)
@@ -178,6 +248,7 @@ def load_run_data(db: AnalyzerDatabase, run_id: int, fairness: bool = True) -> R
               for pretokenizer, by_lang in load_chunk_counts(db, run_id).items()}
     data = RunData(run, vocabularies(db, run_id), counts, stats["bytes"], stats["chars"],
                    stats["words"], chunks)
+    data.run_pivot = stored.pivot
     data.split_words = load_split_words(db, run_id)
     data.vocabulary_scripts = load_vocabulary_scripts(db, run_id)
     data.vocabulary_overlaps = load_vocabulary_overlaps(db, run_id)

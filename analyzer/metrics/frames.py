@@ -20,6 +20,38 @@ from .data import RunData
 from .stats import gini, separates_words
 
 RESAMPLES = 1000
+
+PREMIUM_ESTIMATOR = "ratio of totals"
+"""The estimator of `premium` (the default, in every face), in the words every face names it
+by: a language's tokens summed over the measured units, over the pivot's (Petrov et al. 2023)."""
+
+UNIT_ESTIMATOR = "mean of unit ratios"
+"""The estimator of `unit_premium`: each unit's tokens over the pivot's for that unit, averaged
+over the units (tokentax reports it beside the ratio of totals). It weighs a short unit as much
+as a long one, so it differs from the ratio of totals where a language's premium varies with
+a unit's length."""
+
+
+def estimators(run: RunRead) -> dict[str, str | None]:
+    """Which estimator each premium field of the records is (`show --json`, `export`): null
+    for `unit_premium` in a run of joined counts, which has none."""
+    return {"premium": PREMIUM_ESTIMATOR,
+            "unit_premium": None if run.count == "joined" else UNIT_ESTIMATOR}
+
+
+def estimators_note(run: RunRead, where: str) -> str:
+    """Which estimator the premiums shown are, and `where` the face shows the other one, in a
+    sentence every face that shows a premium prints (`show`, the report, the results page):
+    the same words in each."""
+    if run.count == "joined":
+        return (f"Premiums are the {PREMIUM_ESTIMATOR} (each language's joined text's tokens "
+                f"over the pivot's; Petrov et al. 2023); there is no {UNIT_ESTIMATOR}: each "
+                "language was counted as one text.")
+    return (f"Premiums are the {PREMIUM_ESTIMATOR} (a language's tokens over the pivot's, "
+            f"summed over the same units; Petrov et al. 2023); the {UNIT_ESTIMATOR} (each "
+            f"unit's ratio, averaged; tokentax's) is {where}.")
+
+
 def measured_kinds() -> list[VocabKind]:
     """The kinds of a real tokenizer's counts (production, imported), for selecting frame
     rows: asked each time, so that a plug-in's kind registered since counts too."""
@@ -114,9 +146,13 @@ def tokenizer_label(name: str, size: int | None = None, *, short: bool = False) 
 def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
     """One row per (vocab, size, lang) with tokens, bytes, premiums, spread and confidence.
 
+    `premium` is the ratio of totals (`PREMIUM_ESTIMATOR`), `unit_premium` the mean of unit
+    ratios (`UNIT_ESTIMATOR`), each with its 95 % interval over the same resamples of the units.
+
     A run that counted joined texts (`count` joined) has each language's tokens, bytes and
     characters those of its joined text, and the premiums theirs; the spread of the units'
-    premiums is still the units', and there is no interval (one text is not a sample)."""
+    premiums is still the units', and there is no interval (one text is not a sample) and no
+    mean of unit ratios (the premium is not a total of units)."""
     pivot = data.run.pivot
     joined = data.joined_counts
     spreads = _spreads(data, resamples)
@@ -134,7 +170,7 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
         chunks = data.chunks.get(pretokenizer or "", {})
         if p is not None:
             premium = whole / whole[p]
-            median, q1, q3, low, high = spreads[key]
+            median, q1, q3, low, high, mean, mean_low, mean_high = spreads[key]
             pivot_bytes = totals[pivot][0]
         split = data.split_words.get(vocab, {}) if kind.measured else {}
         for i, lang in enumerate(langs):
@@ -155,6 +191,9 @@ def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:
                     unit_premium_q3=float(q3[i]),
                     premium_ci_low=float(low[i]),
                     premium_ci_high=float(high[i]),
+                    unit_premium=float(mean[i]),
+                    unit_premium_ci_low=float(mean_low[i]),
+                    unit_premium_ci_high=float(mean_high[i]),
                 )
             rows.append(row)
     frame = pd.DataFrame(rows)
@@ -185,8 +224,10 @@ percentile at once by `_spreads`: 4,096 rows of 1,000 units, 33 MB of float64.""
 def _spreads(data: RunData, resamples: int) -> dict[tuple[str, str | None, int],
                                                     tuple[np.ndarray, ...]]:
     """Per configuration counted on the pivot, each of its languages' (as `on_pivot` lists
-    them) median, first and third quartile of its units' premiums, and the 95 % bootstrap
-    interval of its premium (NaN: a run of joined counts draws none).
+    them) median, first and third quartile of its units' premiums, the 95 % bootstrap
+    interval of its premium, and the mean of its unit ratios (`UNIT_ESTIMATOR`) with its
+    95 % interval over the same resamples (NaN for both: a run of joined counts, whose premium
+    is one text's over another's, draws no interval and takes no mean of units).
 
     Configurations of as many languages go through each percentile together (a run's 400
     per-language vocabularies, each counted on its language and the pivot, made 1,600 calls),
@@ -207,14 +248,37 @@ def _spreads(data: RunData, resamples: int) -> dict[tuple[str, str | None, int],
             median = np.median(units, axis=2)
             q1, q3 = np.percentile(units, [25, 75], axis=2)
             if data.joined_counts:
-                low = high = np.full((len(block), n), np.nan)
+                low = high = mean = mean_low = mean_high = np.full((len(block), n), np.nan)
             else:  # each resample's total tokens, over the pivot's
                 boot = np.stack([_per_pivot(boots[key], langs.index(pivot))
                                  for key, langs in block])
                 low, high = np.percentile(boot, [2.5, 97.5], axis=2)
+                ratios = np.stack([unit_ratios(np.vstack([data.counts[key][lang]
+                                                          for lang in langs]),
+                                               langs.index(pivot)) for key, langs in block])
+                flat = ratios.reshape(-1, ratios.shape[2])
+                mean = _defined_means(flat).reshape(len(block), n)
+                means = data.bootstrap_means(flat, resamples).reshape(len(block), n, -1)
+                mean_low, mean_high = np.percentile(means, [2.5, 97.5], axis=2)
             for k, (key, _) in enumerate(block):
-                found[key] = (median[k], q1[k], q3[k], low[k], high[k])
+                found[key] = (median[k], q1[k], q3[k], low[k], high[k],
+                              mean[k], mean_low[k], mean_high[k])
     return found
+
+
+def unit_ratios(rows: np.ndarray, pivot: int) -> np.ndarray:
+    """Each language's tokens over the pivot's, unit by unit (languages x units), NaN where the
+    pivot's unit has no tokens (an empty text: its ratio is not defined, and a mean of ratios
+    leaves it out rather than take an infinity)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rows[pivot] > 0, rows / rows[pivot], np.nan)
+
+
+def _defined_means(rows: np.ndarray) -> np.ndarray:
+    """Each row's mean over its defined (not NaN) values; NaN for a row with none."""
+    defined = ~np.isnan(rows)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(defined, rows, 0.0).sum(axis=1) / defined.sum(axis=1)
 
 
 def _per_pivot(rows: np.ndarray, pivot: int) -> np.ndarray:

@@ -35,6 +35,7 @@ from analyzer.store import RunRead
 from .algorithms import algorithm_premiums
 from .allocation import divergence_matrix
 from .answer import premium_table
+from .bill import Workload, bill, bill_sentence
 from .costs import model_costs
 from .data import RunData
 from .extension import extension_effects, extension_reach
@@ -46,6 +47,7 @@ from .fairness import (
     superbpe_effects,
 )
 from .frames import language_metrics, request_framing
+from .verdicts import Verdicts, verdicts
 from .vocabularies import vocabulary_overlaps, vocabulary_scripts
 
 
@@ -80,6 +82,27 @@ class RunResults:
             data = self.data
             self._computed[key] = [] if data.fairness is None else \
                 equal_cost_sizes(data, reference)
+        return self._computed[key]
+
+    def verdicts(self) -> Verdicts:
+        """The cheapest, the fairest and the frontier (`analyzer.metrics.verdicts`): one answer,
+        whichever face asks."""
+        if "verdicts:" not in self._computed:
+            self._computed["verdicts:"] = verdicts(self["summaries"], self.run.pretokenizers)
+        return self._computed["verdicts:"]
+
+    def bill(self, workload: Workload, prices: Path | None = None) -> dict:
+        """What `workload` costs a month on each priced model (`bill.bill`), from the price
+        table at `prices` (default: the packaged one), as every face writes it: the workload,
+        a row per model, and the answer in a sentence."""
+        key = f"bill:{workload}:{prices}"
+        if key not in self._computed:
+            rows = bill(self.data, workload, load_prices(prices))
+            self._computed[key] = {
+                "workload": {"tokens": workload.tokens, "reference": self.run.pivot,
+                             "counted_by": workload.counted_by, "mix": dict(workload.mix),
+                             "requests": workload.requests},
+                "said": bill_sentence(rows, workload, self.run.pivot), "rows": rows}
         return self._computed[key]
 
     def premium_table(self) -> pd.DataFrame:
@@ -226,6 +249,7 @@ it put them)."""
 for _section in (
     Section("records", _always, lambda results: language_metrics(results.data), shown=True),
     Section("summaries", _always, lambda results: summaries(results.data), shown=True),
+    Section("verdicts", _always, lambda results: results.verdicts().rows(), shown=True),
     Section("equal_cost_sizes", _trained, lambda results: results.equal_cost_sizes(), shown=True),
     Section("attribution", _trained, lambda results: attribution(results.data)),
     Section("divergence", lambda run: bool(run.sizes) and len(run.languages) > 2,
@@ -240,6 +264,7 @@ for _section in (
             _needs_fairness(extension_reach, pd.DataFrame()), shown=True),
     Section("algorithm_premiums", lambda run: len(run.algorithms) > 1,
             lambda results: algorithm_premiums(results.data), shown=True),
+    Section("model_costs", _always, lambda results: results.model_costs(), shown=True),
     Section("vocabulary_scripts", _always, lambda results: vocabulary_scripts(results.data),
             shown=True),
     Section("vocabulary_overlaps", _always, lambda results: vocabulary_overlaps(results.data),

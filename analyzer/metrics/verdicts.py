@@ -39,6 +39,11 @@ from .answer import column_label
 
 FAIRNESS_MEASURE = "the Gini of the languages' premiums (0: every language pays the same)"
 """The one measure `fairest` is by, as every face states it."""
+VERDICT_COLUMNS = ["name", "vocab", "pretokenizer", "size", "tokens", "gini", "frontier",
+                   "cheapest", "fairest"]
+"""A candidate's row (`Verdicts.rows`): its name as the answer table's column, which
+configuration it is, its tokens over every language, the Gini of its premiums, whether it is on
+the frontier, the cheapest, the fairest."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,7 @@ class Verdicts:
                              columns=list(Candidate.__dataclass_fields__))
         frame["cheapest"] = [c == self.cheapest for c in self.candidates]
         frame["fairest"] = [c == self.fairest for c in self.candidates]
-        return frame
+        return frame[VERDICT_COLUMNS]
 
 
 def verdicts(summaries: pd.DataFrame, pretokenizers: list[str]) -> Verdicts:
@@ -112,8 +117,14 @@ def verdicts(summaries: pd.DataFrame, pretokenizers: list[str]) -> Verdicts:
          for row in rows.itertuples()), key=lambda c: c.tokens))
     if len(candidates) < 2:
         return Verdicts(candidates, None, None, tuple(c for c in candidates if c.frontier))
-    fairest = min(candidates, key=lambda c: c.gini if c.gini == c.gini else float("inf"))
-    return Verdicts(candidates, candidates[0], fairest, tuple(c for c in candidates if c.frontier))
+    def fairness(c: Candidate) -> float:
+        # To 12 places: against another reference a Gini differs in its last bits, never in
+        # its verdict. A tie in tokens goes to the fairer, in fairness to the cheaper.
+        return round(c.gini, 12) if c.gini == c.gini else float("inf")
+
+    cheapest = min(candidates, key=lambda c: (c.tokens, fairness(c)))
+    fairest = min(candidates, key=lambda c: (fairness(c), c.tokens))
+    return Verdicts(candidates, cheapest, fairest, tuple(c for c in candidates if c.frontier))
 
 
-__all__ = ["FAIRNESS_MEASURE", "Candidate", "Verdicts", "verdicts"]
+__all__ = ["FAIRNESS_MEASURE", "VERDICT_COLUMNS", "Candidate", "Verdicts", "verdicts"]

@@ -16,6 +16,7 @@ from analyzer.corpus import language_name, script_name
 from analyzer.identity import VocabKind
 from analyzer.metrics import tokenizer_label
 from analyzer.metrics.answer import premium_text
+from analyzer.metrics.frames import PREMIUM_ESTIMATOR, UNIT_ESTIMATOR
 
 from .downloads import file_name, plain_number, table_attributes
 
@@ -44,6 +45,16 @@ def cell_color(premium: float) -> tuple[str, bool]:
             rgb = [round(a + (b - a) * share) for a, b in zip(low, high)]
             return f"rgb({rgb[0]},{rgb[1]},{rgb[2]})", place > 0.6
     return f"rgb{stops[-1][1]}".replace(" ", ""), True
+
+
+def unit_estimate(row) -> str:
+    """A premium's other estimator, the mean of unit ratios, with its interval, for a cell's
+    hover (`premium_table`'s row): beside the ratio of totals the cell shows."""
+    mean, low, high = row["unit_premium"], row["unit_premium_ci_low"], row["unit_premium_ci_high"]
+    if pd.isna(mean):
+        return f"no {UNIT_ESTIMATOR} (joined counts)"
+    interval = "" if pd.isna(low) else f", 95% interval {premium_text(low)} to {premium_text(high)}"
+    return f"{UNIT_ESTIMATOR} {premium_text(mean)}{interval}"
 
 
 def answer_table(table: pd.DataFrame, pivot: str, run: int) -> str:
@@ -85,7 +96,8 @@ def answer_table(table: pd.DataFrame, pivot: str, run: int) -> str:
             interval = ("" if pd.isna(low) else
                         f", 95% interval {premium_text(low)} to {premium_text(high)}")
             title = (f"{language_name(lang)} under {column}: {premium_text(premium)} the tokens "
-                     f"of {language_name(pivot)}{interval}; {int(row['tokens']):,} tokens")
+                     f"of {language_name(pivot)} ({PREMIUM_ESTIMATOR}){interval}; "
+                     f"{unit_estimate(row)}; {int(row['tokens']):,} tokens")
             bounds = "" if pd.isna(low) else f" data-lo='{low:.4f}' data-hi='{high:.4f}'"
             cells.append(f"<td data-v='{plain_number(premium)}' data-t='{int(row['tokens'])}'{bounds} "
                          f"style='background:{color}' class='{'dark' if dark else ''}' "
@@ -102,10 +114,10 @@ def answer_table(table: pd.DataFrame, pivot: str, run: int) -> str:
             f"<button type='button' class='csv' data-table='answer-table'>Download CSV</button>"
             f"<span class='legend'>{premium_text(LOW)} <span class='bar'></span> "
             f"{premium_text(HIGH)} the tokens of <span class='reference'>"
-            f"{escape(language_name(pivot))}</span>, log scale; "
+            f"{escape(language_name(pivot))}</span> ({PREMIUM_ESTIMATOR}), log scale; "
             + ("trained vocabularies at their largest size; "
                if any(not VocabKind(kind).measured for kind in kinds.values()) else "")
-            + "hover a cell for its interval</span></div>"
+            + f"hover a cell for its interval and the {UNIT_ESTIMATOR}</span></div>"
             f"<div class='scroll'><table class='data' id='answer-table'"
             f"{table_attributes(file_name(run, 'premiums-vs-{reference}'), run, pivot)}>"
             f"<thead><tr><th data-sort='text' scope='col' data-csv='language'>language</th>"

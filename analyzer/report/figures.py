@@ -19,8 +19,16 @@ import plotly.graph_objects as go
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.identity import SHARED_SCOPE, Role
-from analyzer.metrics import for_pretokenizer, premium_text, tokenizer_label, trained_language
+from analyzer.metrics import (
+    PREMIUM_ESTIMATOR,
+    UNIT_ESTIMATOR,
+    for_pretokenizer,
+    premium_text,
+    tokenizer_label,
+    trained_language,
+)
 
+from .colors import PALETTE
 from .language_filter import MANY_LANGUAGES, by_script, script_label
 
 TOKENS_COLOR = "#2b6cb0"
@@ -438,33 +446,100 @@ def bytes_per_token(view: RunView) -> go.Figure:
     return figure
 
 
-def unit_premiums(view: RunView, unit_premium: dict[str, np.ndarray]) -> go.Figure:
-    """Distribution of the per-unit premium per language (under the primary vocabulary),
-    with the bootstrap interval."""
-    vocab, size = view.primary
-    rows = view.rows(vocab, size).set_index("lang")
-    order = view.by_overhead(size, vocab)
+STEADY_HEIGHT = 1_400
+"""The tallest the box plot of unit premiums is drawn (two screens): languages beyond what fits
+are a button away (`unit_premiums`)."""
+
+
+@dataclass(frozen=True)
+class UnitSpread:
+    """One vocabulary or tokenizer in the box plot of unit premiums: its name, its rows of the
+    frame by language (the premium and the mean of unit ratios, with their intervals), and its
+    units' ratios by language (NaN where the pivot's unit has no tokens)."""
+
+    name: str
+    rows: pd.DataFrame
+    ratios: dict[str, np.ndarray]
+
+
+def box_stats(values: np.ndarray) -> dict[str, float]:
+    """A box's quartiles and Tukey's whiskers (the farthest value within 1.5 times the box's
+    width of it), over the positive finite values: what Plotly would compute from the values,
+    computed here so that the page carries five numbers per box, not every unit's ratio (a log
+    axis has no place for a ratio of 0: a unit the language needed no token for).
+
+    >>> box_stats(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))
+    {'q1': 2.0, 'median': 3.0, 'q3': 4.0, 'lowerfence': 1.0, 'upperfence': 4.0}
+    """
+    values = values[np.isfinite(values) & (values > 0)]
+    if not len(values):
+        return dict.fromkeys(("q1", "median", "q3", "lowerfence", "upperfence"), float("nan"))
+    q1, median, q3 = (float(v) for v in np.percentile(values, [25, 50, 75]))
+    reach = 1.5 * (q3 - q1)
+    return {"q1": q1, "median": median, "q3": q3,
+            "lowerfence": float(values[values >= q1 - reach].min()),
+            "upperfence": float(values[values <= q3 + reach].max())}
+
+
+def unit_premiums(view: RunView, spreads: list[UnitSpread]) -> go.Figure:
+    """Each language's unit premiums under every tokenizer (and the headline vocabulary) side
+    by side, on a log axis (a premium of 4x is as far from 1x as 0.25x), with each one's
+    premium (the ratio of totals, a diamond) and mean of unit ratios (a circle), each with its
+    95 % bootstrap interval. At most `STEADY_HEIGHT` tall: beyond the languages that fit, the
+    others are a button away (the axis shows one page of them at a time)."""
+    first = spreads[0].rows
+    order = sorted(first.index, key=lambda lang: -first.loc[lang, "premium"])
+    names = [view.name(lang) for lang in order]
+    many = len(spreads) > 1
+    row = 14 + 10 * len(spreads)  # a row's height: a box per tokenizer
     figure = go.Figure()
-    for lang in order:
-        figure.add_trace(go.Box(
-            x=unit_premium[lang], name=view.name(lang), marker_color=view.colors[lang],
-            boxpoints="outliers", orientation="h", showlegend=False, meta={"lang": lang},
-            hovertemplate=f"{view.name(lang)}<br>unit premium %{{x:.2f}}<extra></extra>"))
-    figure.add_trace(go.Scatter(
-        x=rows.loc[order, "premium"], y=[view.name(lang) for lang in order], mode="markers",
-        name="premium over all units, with its 95 % bootstrap interval", meta={"langs": order},
-        marker=dict(color="black", symbol="diamond", size=8),
-        error_x=dict(type="data", symmetric=False,
-                     array=rows.loc[order, "premium_ci_high"] - rows.loc[order, "premium"],
-                     arrayminus=rows.loc[order, "premium"] - rows.loc[order, "premium_ci_low"]),
-        hovertemplate="%{y}<br>premium %{x:.3f}<extra></extra>"))
-    under = f"at size {size:,}" if vocab == SHARED_SCOPE else f"under {label(vocab)}"
+    for index, spread in enumerate(spreads):
+        color = PALETTE[index % len(PALETTE)]
+        group = f"g{index}"
+        for lang in order:
+            if lang not in spread.ratios:
+                continue
+            stats = box_stats(spread.ratios[lang])
+            figure.add_trace(go.Box(
+                y=[view.name(lang)], **{key: [value] for key, value in stats.items()},
+                name=label(spread.name), legendgroup=group, offsetgroup=group,
+                showlegend=lang == order[0], marker_color=color, orientation="h",
+                meta={"lang": lang}, hoverinfo="x+name"))
+        rows = spread.rows.reindex([lang for lang in order if lang in spread.rows.index])
+        langs = list(rows.index)
+        for column, symbol, said in (("premium", "diamond", PREMIUM_ESTIMATOR),
+                                     ("unit_premium", "circle-open", UNIT_ESTIMATOR)):
+            if rows[column].isna().all():
+                continue
+            figure.add_trace(go.Scatter(  # one legend entry per estimator, for every tokenizer
+                x=rows[column].to_numpy(), y=[view.name(lang) for lang in langs],
+                mode="markers", name=f"{said}, with its 95 % interval", legendgroup=column,
+                offsetgroup=group, meta={"langs": langs}, showlegend=index == 0,
+                marker=dict(color="black", symbol=symbol, size=7),
+                error_x=dict(type="data", symmetric=False, thickness=1,
+                             array=(rows[f"{column}_ci_high"] - rows[column]).to_numpy(),
+                             arrayminus=(rows[column] - rows[f"{column}_ci_low"]).to_numpy()),
+                hovertemplate=f"%{{y}}<br>{said} %{{x:.3f}}<extra>{label(spread.name)}</extra>"))
+    fits = max(1, (STEADY_HEIGHT - 130 - 100) // row)
+    pages = [(start, min(start + fits, len(order))) for start in range(0, len(order), fits)]
+    bottom = 100 if len(pages) > 1 else 50  # the axis's ticks, and the buttons under them
+    yaxis = dict(categoryorder="array", categoryarray=names, autorange=False,
+                 range=[pages[0][1] - 0.5, -0.5])
+    buttons = [dict(label=f"languages {start + 1}-{end}", method="relayout",
+                    args=[{"yaxis.range": [end - 0.5, start - 0.5]}]) for start, end in pages]
+    height = min(STEADY_HEIGHT, row * (pages[0][1] - pages[0][0]) + 130 + bottom)
+    vocab, size = view.primary
+    under = f"at size {size:,}" if vocab == SHARED_SCOPE and not many else \
+        "under each tokenizer" if many else f"under {label(vocab)}"
     figure.update_layout(
-        title=(f"Premium unit by unit {under}"
-               f" (tokens of a unit / tokens of the same unit in {label(language_name(view.pivot))}): "
-               "how steady the tax is"),
-        xaxis=dict(title="per-unit premium (1 = as many tokens as the pivot)"),
-        yaxis=dict(autorange="reversed"), margin=dict(t=110),
+        title=(f"Premium unit by unit {under} (tokens of a unit / tokens of the same unit in "
+               f"{label(language_name(view.pivot))}, log scale): how steady the tax is"),
+        xaxis=dict(type="log"),  # the title says what it is: room under it for the buttons
+        yaxis=yaxis, boxmode="group", scattermode="group", margin=dict(t=130, b=bottom),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0),
-        height=max(420, 28 * len(order) + 160))
+        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0,
+                          y=0, xanchor="left", yanchor="top", pad=dict(t=36),
+                          showactive=True)]
+        if len(pages) > 1 else [],
+        height=height)
     return figure

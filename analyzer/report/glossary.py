@@ -16,6 +16,11 @@ TERMS: dict[str, str] = {
              "another): its premium is 1.00x.",
     "premium": "A language's tokens over the pivot's for the same content: 2.00x means it pays "
                "twice as many tokens (Petrov et al. 2023).",
+    "ratio of totals": "The premium every face shows: a language's tokens summed over all the "
+                       "measured units, over the pivot's (Petrov et al. 2023).",
+    "mean of unit ratios": "The other estimator of the premium: each unit's tokens over the "
+                           "pivot's for that unit, averaged over the units, so a short unit "
+                           "weighs as much as a long one (as tokentax reports it).",
     "overhead": "The premium minus one, as a percentage: the extra tokens a language needs "
                 "(+100% is twice as many).",
     "Gini": "How unevenly the premiums of all the languages are spread under one vocabulary: 0 "
@@ -53,19 +58,26 @@ def anchor(term: str) -> str:
     return "term-" + re.sub(r"[^a-z0-9]+", "-", plain).strip("-")
 
 
+def _used(term: str) -> re.Pattern[str]:
+    """Where `term` is used in escaped HTML: as a word of its own, not inside another word,
+    a tag or a code (`unit_premium` is no use of premium)."""
+    return re.compile(rf"(?<![\w>-])({re.escape(escape(term))})(?![\w<-])", re.IGNORECASE)
+
+
 def linked(text: str) -> str:
     """Escaped `text` with the first use of each term linked to its definition."""
     html = escape(text)
     for term in sorted(TERMS, key=len, reverse=True):  # the longest first
-        pattern = re.compile(rf"(?<![\w>-])({re.escape(escape(term))})(?![\w<-])", re.IGNORECASE)
-        html = pattern.sub(rf"<a class='term' href='#{anchor(term)}'>\1</a>", html, count=1)
+        html = _used(term).sub(rf"<a class='term' href='#{anchor(term)}'>\1</a>", html, count=1)
     return html
 
 
-def glossary() -> str:
-    """The page's section of terms: each defined, where its links land."""
+def glossary(page: str) -> str:
+    """The page's section of terms: each that the rest of the `page` (its HTML) uses, defined
+    where its links land; a term the page never uses is not defined (a run that trained
+    nothing has no use for parity-aware or utilisation)."""
     items = "".join(f"<dt id='{anchor(term)}'>{escape(term)}</dt><dd>{escape(text)}</dd>"
-                    for term, text in TERMS.items())
+                    for term, text in TERMS.items() if _used(term).search(page))
     return (f"<dl class='glossary'>{items}</dl><p class='muted'>The formulas and their sources: "
             "the metrics reference of the analyzer's documentation (docs/reference/metrics.md)."
             "</p>")

@@ -21,17 +21,20 @@ from analyzer.external import catalog
 from analyzer.files import write_atomically
 from analyzer.identity import SHARED_SCOPE
 from analyzer.metrics import (
-    RunData,
+    PREMIUM_ESTIMATOR,
+    UNIT_ESTIMATOR,
     RunResults,
     View,
     Views,
     counting_convention,
+    estimators_note,
     headline_vocabulary,
     load_run_data,
     special_tokens_counted,
     takeaways,
     tokenizer_label,
     tokenizer_sizes,
+    unit_ratios,
 )
 from analyzer.queries import extension_base_bytes
 from analyzer.runs.sample import count_floor_said
@@ -82,6 +85,8 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
                  results: RunResults | None = None, full_paths: bool = False,
                  index_label: str = "All runs") -> Path:
     """Write reports/run-<id>.html (and plotly.js, and the index); return the page's path.
+    `results` loaded against another reference language than the run's pivot write
+    run-<id>-vs-<reference>.html beside it.
     `price` and `context_window` price the trained vocabularies (and tokenizers no model in the
     price table uses); `prices` is a price table of the user's instead of the packaged one;
     `results`, the run's as a command already computed them. The page names files (the
@@ -94,7 +99,10 @@ def write_report(db: AnalyzerDatabase, run_id: int, out: Path = DEFAULT_OUT, *,
                       full_paths=full_paths, index_label=index_label)
     if not self_contained:
         ensure_plotlyjs(out)
-    path = out / f"run-{run_id}.html"
+    other = results is not None and results.run.pivot != (results.data.run_pivot
+                                                          or results.run.pivot)
+    path = out / (f"run-{run_id}-vs-{results.run.pivot}.html" if other and results else
+                  f"run-{run_id}.html")
     write_atomically(path, page.html)
     write_index(db, out)
     return path
@@ -150,18 +158,22 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                                                full_paths))))
     title = f"Tokenization tax: run {run_id} on {run.corpus}"
     filters = filter_bar(run.languages) if len(run.languages) >= FILTER_FROM else ""
-    parts.append((anchors.new("Terms"), "Terms",
-                  "What the field's words mean, in plain words.", glossary()))
-    bar = toolbar([(anchor, heading) for anchor, heading, _, _ in parts], filters)
-    body = "".join(section(anchor, heading, content, linked(takeaway))
-                   for anchor, heading, takeaway, content in parts)
     answer = results.premium_table()
     if answer.empty:
         lead, table = f"<p class='lead'>{escape(_lead(view))}</p>", ""
     else:
         lead = "".join(f"<p class='lead'>{escape(sentence)}</p>"
-                       for sentence in takeaways(answer, run.pivot))
-        table = answer_table(answer, run.pivot, run.id)
+                       for sentence in [*takeaways(answer, run.pivot),
+                                        *results.verdicts().sentences()])
+        note = estimators_note(run, "in each cell's hover")
+        table = answer_table(answer, run.pivot, run.id) + f"<p class='muted'>{escape(note)}</p>"
+    body = "".join(section(anchor, heading, content, linked(takeaway))
+                   for anchor, heading, takeaway, content in parts)
+    terms = anchors.new("Terms")
+    parts.append((terms, "Terms", "", ""))  # in the toolbar; its section once the rest is made
+    bar = toolbar([(anchor, heading) for anchor, heading, _, _ in parts], filters)
+    body += section(terms, "Terms", glossary(lead + table + body),
+                    linked("What the field's words mean, in plain words."))
     # Its scripts and styles are files of static/, inlined; the filter's names, the page's data.
     scripts = (page_data({"names": language_names(run.languages)})
                + inline_scripts("page-data.js", "navigation.js", "tables.js", "filter.js")
@@ -322,7 +334,7 @@ def _vocabulary_charts(view: figures.RunView, results: RunResults, costs: pd.Dat
 def _language_charts(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -> Charts:
     """Each language's overhead, shared against own, the cross matrix, bytes per token and
     the spread over units."""
-    run, data = results.run, results.data
+    run = results.run
     charts: Charts = []
     if run.sizes:
         charts.append(("Overhead by language: bytes or vocabulary?",
@@ -340,11 +352,12 @@ def _language_charts(view: figures.RunView, results: RunResults, costs: pd.DataF
     if run.sizes:
         charts.append(("Bytes per token", "How many UTF-8 bytes one token carries, per language.",
                        figures.bytes_per_token(view)))
-    vocab, pretokenizer, size = headline_vocabulary(run, data.vocabularies)
     charts.append(("How steady is the tax?",
-                   "Each box is the per-unit premium over the measured units; the diamond is the "
-                   "premium over all of them with its 95 % bootstrap interval.",
-                   figures.unit_premiums(view, _unit_premiums(data, vocab, pretokenizer, size))))
+                   "Each box is a language's per-unit premiums over the measured units, under "
+                   f"each tokenizer, on a log scale; the diamond is its premium (the "
+                   f"{PREMIUM_ESTIMATOR}), the circle the {UNIT_ESTIMATOR}, each with its 95 % "
+                   "bootstrap interval.",
+                   figures.unit_premiums(view, _unit_spreads(results))))
     return charts
 
 
@@ -432,11 +445,27 @@ def _vocabulary_title(vocabulary: VocabularyRead) -> str:
     return f"{vocabulary.scope} vocabulary{split}"
 
 
-def _unit_premiums(data: RunData, vocab: str, pretokenizer: str | None,
-                   size: int) -> dict[str, np.ndarray]:
-    counts = data.counts[(vocab, pretokenizer, size)]
-    pivot = counts[data.run.pivot]
-    return {lang: tokens / pivot for lang, tokens in counts.items()}
+def _unit_spreads(results: RunResults) -> list[figures.UnitSpread]:
+    """What the box plot of unit premiums draws: the run's headline vocabulary, then every
+    production tokenizer (each its rows of the frame and its units' ratios)."""
+    data, frame = results.data, results.frame
+    run = data.run
+    headline = headline_vocabulary(run, data.vocabularies)
+    keys = [headline] + [(name, None, size) for name, size in tokenizer_sizes(data.vocabularies)
+                         if (name, None, size) != headline]
+    found = []
+    for vocab, pretokenizer, size in keys:
+        counts = data.counts[(vocab, pretokenizer, size)]
+        if run.pivot not in counts:
+            continue
+        langs = [lang for lang in run.languages if lang in counts]
+        ratios = unit_ratios(np.vstack([counts[lang] for lang in langs]), langs.index(run.pivot))
+        rows = frame[(frame["vocab"] == vocab) & (frame["size"] == size)]
+        if pretokenizer is not None:
+            rows = rows[rows["pretokenizer"] == pretokenizer]
+        name = f"{vocab} {size:,}" if pretokenizer is not None else vocab
+        found.append(figures.UnitSpread(name, rows.set_index("lang"), dict(zip(langs, ratios))))
+    return found
 
 
 def _lead(view: figures.RunView) -> str:
@@ -497,7 +526,8 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
     caveats = _caveats(vocabs)
     measured = (f"{len(run.measured_units)} held-out units (holdout {run.holdout:g}, seed {run.seed})"
                 if run.holdout else f"all {len(run.measured_units)} units (training on a source)"
-                if run.training else f"the training units themselves (all {len(run.measured_units)})")
+                if run.training else f"the training units themselves (all {len(run.measured_units)})"
+                if any(v.kind.trained for v in vocabs) else f"all {len(run.measured_units)} units")
     def seconds(counted: bool) -> str:  # a production tokenizer's are counting, not training
         return ", ".join(f"{v.scope} {v.seconds:.1f} s" for v in vocabs if v.seconds is not None
                          and v.kind.production == counted)
@@ -515,19 +545,12 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
     trained = ("shared" + (", one per language" if run.per_language else "")
                + (", cross matrix" if run.cross else "")) if run.sizes else "none trained"
     patterns = {v.pretokenizer: v.pattern for v in vocabs if v.pretokenizer}
+    trains = any(v.kind.trained for v in vocabs)
     rules = [(f"pre-tokenizer {name}", patterns.get(name) or "none: each text is one chunk")
-             for name in run.pretokenizers
-             if any(v.kind.trained for v in vocabs)]  # the split of the trained vocabularies: none, none
-    return production + rules + _training_source(run) + [
-        ("corpus", f"{corpus.name} ({where(corpus.source)}, {corpus.format})"),
-        ("content hash", corpus.content_hash),
-        ("texts", "NFC-normalised" if corpus.nfc else "as given"),
-        ("languages", ", ".join(f"{language_name(lang)} ({lang})" for lang in run.languages)),
-        ("sizes", ", ".join(f"{s:,}" for s in run.sizes) or "none (production tokenizers only)"),
-        ("pivot", f"{language_name(run.pivot)} ({run.pivot})"),
-        ("measured on", measured),
-        ("counted as", counting_convention(run)),
-        ("special tokens", special_tokens_counted(run, vocabs)),
+             for name in run.pretokenizers if trains]  # the split of the trained vocabularies
+    # A run that trained nothing has no training settings to state: its defaults made nothing.
+    training = [
+        ("sizes", ", ".join(f"{s:,}" for s in run.sizes) or "none (extensions only)"),
         ("vocabularies", trained),
         ("tie-break, min pair count", f"{run.tie_break}, {run.min_pair_count}"),
         ("unit weights", ", ".join(f"{lang} x{n}" for lang, n in run.weights.items())
@@ -538,6 +561,17 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
                           else "yes") + (", judged on the held-out units" if run.holdout else
                                          ", judged on the training units")
          if run.parity else "no"),
+    ] if trains else [("vocabularies", "none trained (production tokenizers only)")]
+    return production + rules + _training_source(run) + [
+        ("corpus", f"{corpus.name} ({where(corpus.source)}, {corpus.format})"),
+        ("content hash", corpus.content_hash),
+        ("texts", "NFC-normalised" if corpus.nfc else "as given"),
+        ("languages", ", ".join(f"{language_name(lang)} ({lang})" for lang in run.languages)),
+        ("pivot", f"{language_name(run.pivot)} ({run.pivot})"),
+        ("measured on", measured),
+        ("counted as", counting_convention(run)),
+        ("special tokens", special_tokens_counted(run, vocabs)),
+        *training,
         ("engine", run.engine_version),
         ("run", f"started {run.started}, finished {run.finished}, {run.seconds or 0:.1f} s"),
         *([("training time", seconds(counted=False))] if seconds(counted=False) else []),

@@ -17,10 +17,13 @@ from pathlib import Path
 import pandas as pd
 
 from analyzer.corpus import language_name, script_name
+from analyzer.export import rows as export_rows
 from analyzer.files import write_atomically
 from analyzer.metrics import (
+    VERDICT_COLUMNS,
     RunResults,
     counting_convention,
+    estimators_note,
     load_run_data,
     premium_text,
     takeaways,
@@ -65,6 +68,7 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
                          "--tokenizer all-available")
     vocabularies = [v for v in results.data.vocabularies if v.kind.measured]
     costs = results.model_costs(prices)
+    verdicts = results.verdicts()  # the run's own, as every face says them
     return {
         "analyzer": __version__, "engine": run.engine_version, "run": run.id,
         "corpus": {"name": corpus.name, "source": where(corpus.source),
@@ -72,6 +76,7 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
                    "content_sha256": corpus.content_hash, "units": len(run.measured_units),
                    "languages": len(run.languages)},
         "pivot": run.pivot, "counted_as": counting_convention(run),
+        "estimators": estimators_note(run, "in each cell's hover and this file's unit_premium"),
         "tokenizers": [{"name": v.scope, "kind": str(v.kind), "size": v.size, "library": v.library,
                         "models": tokenizer_models(v.scope) if v.kind.production else [],
                         "sha256": SHA256.findall(v.source or ""),
@@ -85,6 +90,8 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
                     "price_date": part["date"].iloc[0], "price_source": part["source"].iloc[0]}
                    for model, part in costs.groupby("model", sort=False)],
         "rows": [_row(row) for row in rows.itertuples()],
+        "verdicts": {"said": verdicts.sentences(),
+                     "candidates": export_rows(verdicts.rows(), VERDICT_COLUMNS)},
     }
 
 
@@ -96,6 +103,9 @@ def _row(row) -> dict:
             "tokens": int(row.tokens), "premium": number(row.premium),
             "premium_ci_low": number(row.premium_ci_low),
             "premium_ci_high": number(row.premium_ci_high),
+            "unit_premium": number(row.unit_premium),
+            "unit_premium_ci_low": number(row.unit_premium_ci_low),
+            "unit_premium_ci_high": number(row.unit_premium_ci_high),
             "bytes_per_token": number(row.bytes_per_token),
             "word_split_pct": number(row.word_split_pct)}
 
@@ -143,6 +153,11 @@ def script_summary(rows: pd.DataFrame, pivot: str) -> pd.DataFrame:
                       "median": part["premium"].median(), "highest": worst["premium"],
                       "paid_most_by": language_name(worst["lang"])})
     return pd.DataFrame(found)
+
+
+TERMS_PLACE = "<!-- terms -->"
+"""Where the results page's terms go, once the rest of it is written (`glossary` defines the
+terms the page uses)."""
 
 
 def results_page(document: dict) -> str:
@@ -207,8 +222,9 @@ def results_page(document: dict) -> str:
                       "scale": {"low": LOW, "high": HIGH, "above": ABOVE, "below": BELOW}})
     sentences = "".join(f"<p class='lead'>{html.escape(s)}</p>"
                         for s in takeaways(table.assign(column=table["column"]), pivot))
-    sentences = f"<div id='said'>{sentences}</div>"
-    return f"""<!doctype html>
+    sentences = f"<div id='said'>{sentences}</div>" + "".join(
+        f"<p class='lead verdict'>{html.escape(s)}</p>" for s in document.get("verdicts", {}).get("said", []))
+    page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Token premiums on {html.escape(corpus['name'])}</title>
@@ -225,7 +241,8 @@ def results_page(document: dict) -> str:
 {answer_table(table, pivot, run)}
 <p class="muted">A premium is a language's tokens over the reference language's for the same
 content ({corpus['units']:,} units in each of {corpus['languages']} languages), counted as
-{counted}. Intervals are 95 % bootstrap intervals over the units, against {home}.</p>
+{counted}. Intervals are 95 % bootstrap intervals over the units, against {home}.
+{html.escape(document['estimators'])}</p>
 <h2>Two tokenizers side by side</h2>
 <div class="tools compare"><label>x <select id="compare-x">{choices}</select></label>
 <label>y <select id="compare-y">{choices}</select></label>
@@ -261,7 +278,7 @@ it, in a cell's title), against {home}.</p>
 <th data-csv="price_date">price as of</th></tr></thead>
 <tbody>{models}</tbody></table>
 <h2>Terms</h2>
-{glossary()}
+{TERMS_PLACE}
 <p>Corpus {html.escape(corpus['name'])}{': ' + html.escape(corpus['source']) if corpus['source'] else ''}
 ({html.escape(corpus['format'])}), content SHA-256 <code>{html.escape(corpus['content_sha256'])}</code>;
 analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
@@ -269,3 +286,4 @@ analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
 {inline_scripts("page-data.js", "tables.js", "results.js")}
 </body></html>
 """
+    return page.replace(TERMS_PLACE, glossary(page), 1)  # the terms the page uses

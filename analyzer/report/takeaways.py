@@ -37,20 +37,16 @@ def overhead_by_size(results: RunResults, costs: pd.DataFrame) -> str:
 
 
 def production(results: RunResults, costs: pd.DataFrame) -> str:
-    """Which real tokenizer charges whom most, and which is fairest."""
+    """Which real tokenizer charges whom most (which is fairest is the verdicts', at the top of
+    the page)."""
     table = results.premium_table()
     measured = table[(table["kind"].map(lambda kind: VocabKind(kind).measured))
                      & (table["lang"] != results.run.pivot)]
     if measured.empty:
         return ""
     top = measured.loc[measured["premium"].idxmax()]
-    medians = measured.groupby("column", sort=False)["premium"].median()
-    said = (f"{top['column']} charges {language_name(top['lang'])} most: "
+    return (f"{top['column']} charges {language_name(top['lang'])} most: "
             f"{premium_text(top['premium'])}.")
-    if len(medians) > 1:
-        said += (f" The fairest is {medians.idxmin()} (median {premium_text(medians.min())}); "
-                 f"the least fair {medians.idxmax()} (median {premium_text(medians.max())}).")
-    return said
 
 
 def model_costs(results: RunResults, costs: pd.DataFrame) -> str:

@@ -4,7 +4,7 @@ store it all atomically.
 `execute_run(db, RunSettings(sizes=[512]))` is what `analyzer run --vocab 512` does: settings
 resolved against the corpus (`resolution`), the jobs planned by the builders of each kind of
 vocabulary (`builders`, on `plan`'s jobs), run on the local pool (`pool`) or a Dask cluster
-(`cluster`), and the results stored (`execute`).
+(`cluster`), whichever `executor` picks, and the results stored (`execute`).
 """
 
 from analyzer.settings import EXECUTORS, RunSettings

@@ -12,6 +12,8 @@ worker's error. Ctrl-C cancels the futures.
 
     with connect("tcp://10.0.0.5:8786") as executor:     # or connect(None): a LocalCluster
         records = executor.run(plans, texts, report)
+
+`DaskExecutor` is an `executor.Executor`, as the local pool's `LocalExecutor` is.
 """
 
 from __future__ import annotations
@@ -21,15 +23,16 @@ import logging
 import os
 import socket
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from analyzer.bpe.counting import ChunkTable
 from analyzer.bpe.pretokenize import Pretokenizer
 from analyzer.errors import SETTING, AnalyzerError
-from analyzer.headroom import Limit
+from analyzer.headroom import Headroom, Limit, headroom
 from analyzer.store import VocabularyRecord
 
+from . import memory
 from .builders import build_vocabulary
 from .chunk_cache import ChunkCache
 from .counting import (
@@ -45,7 +48,8 @@ from .counting import (
     table_key,
 )
 from .errors import RunError
-from .plan import JobPlan, Report
+from .memory import LocalTraining
+from .plan import JobPlan, Report, SourceTables
 from .resolution import check_scheduler
 
 RETRIES = 2
@@ -88,6 +92,21 @@ class DaskExecutor:
         threads = max((worker.get("nthreads", 1) for worker in workers), default=1)
         return (Limit(min(limits), "the smallest Dask worker's memory limit")
                 if limits else None), threads
+
+    def check_memory(self, plans: list[JobPlan], source: SourceTables,
+                     local: Sequence[LocalTraining], stage: Callable[[str], None], *,
+                     cached: bool, sample: SourcePlan | None) -> None:
+        """The jobs against the smallest worker's memory limit, each worker running as many
+        at once as it has threads (`memory()`); the local trainings (an extension) against
+        this process's headroom."""
+        room = headroom()
+        limit, at_once = self.memory()
+        # A worker's own process holds about what this one does before training.
+        memory.check_memory(plans, at_once, Headroom(room.held, 0, [limit] if limit else []),
+                            stage, cached=cached, cluster=True, sample=sample, source=source)
+        if local:
+            memory.check_memory([], 1, room, stage, cached=cached, local=local, sample=sample,
+                                source=source)
 
     def run(self, plans: list[JobPlan], texts: dict[str, list[str]],
             report: Report | None = None) -> list[VocabularyRecord]:
@@ -138,17 +157,19 @@ class DaskExecutor:
         return DaskSpread(self)
 
     def count(self, plan: SourcePlan, splitters: Splitters, cache: ChunkCache,
-              progress: Progress | None = None) -> tuple[dict[tuple[str, str], Path], dict[str, dict]]:
+              progress: Progress | None = None, stage: Callable[[str], None] | None = None
+              ) -> tuple[dict[tuple[str, str], Path], dict[str, dict]]:
         """The counting pass on the cluster: a task per file of every language not in the
         cache (the workers read the files where the source's paths say: a folder they share),
         each language's counters merged two by two, its tables written here, in the cache. A
-        pre-tokenizer of an extended tokenizer's own is counted here, where its library is."""
+        pre-tokenizer of an extended tokenizer's own is counted here, where its library is
+        (that counting said by `stage`, as the local executor's is)."""
         _distributed()
         check_readable(plan)
         portable: Splitters = {name: splitter for name, splitter in splitters.items()
                                if splitter is None or isinstance(splitter, Pretokenizer)}
         here = {name: splitter for name, splitter in splitters.items() if name not in portable}
-        tables, taken = count_locally(plan, here, cache, progress) if here else ({}, {})
+        tables, taken = count_locally(plan, here, cache, progress, stage) if here else ({}, {})
         cached, damaged = cached_languages(plan, portable, cache)
         merged = {}
         try:

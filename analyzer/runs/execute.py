@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import time
 
 from analyzer import bpe
@@ -34,13 +33,11 @@ from analyzer.version import __version__
 
 from .builders import combine, local_costs, local_records, make_plans, run_splitters
 from .chunk_cache import ChunkCache
-from .counting import count_locally
 from .errors import RunError
-from .memory import check_corpus_memory, check_memory, ran_out, table_stats
+from .executor import Executor, executor_for
+from .memory import check_corpus_memory, ran_out, table_stats
 from .plan import Report, SourceTables
-from .pool import run_jobs
 from .resolution import ResolvedRun, check_lossless, check_pinned_corpus, resolve
-from .spread import ThreadSpread
 
 ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE, {bpe.ENGINE} engine"
 """Recorded with every run: which analyzer and which engine (compiled or python) made it."""
@@ -73,24 +70,14 @@ def execute_run(db: AnalyzerDatabase, settings: RunSettings, report: Report | No
     texts = load_texts(db, resolved.corpus.id, resolved.languages)
     check_lossless(resolved, texts)
     own_limit()  # a bad ANALYZER_MEMORY refused now, before the run is recorded
-    with contextlib.ExitStack() as stack:
-        cluster = None
-        # Jobs to train, or tokenizers to measure (their tasks go to the workers too).
-        if settings.executor == "dask" and (resolved.sizes or resolved.made.get("tokenizers")):
-            # Connected before anything is written: a scheduler that cannot be reached stores
-            # nothing.
-            from .cluster import connect
-
-            stage("connecting to the Dask scheduler" if settings.scheduler
-                  else "starting a local Dask cluster")
-            cluster = stack.enter_context(connect(settings.scheduler, settings.jobs))
-        return _execute(db, settings, resolved, texts, cluster, report, stage, started)
+    with executor_for(resolved, stage) as executor:  # connected before anything is written
+        return _execute(db, settings, resolved, texts, executor, report, stage, started)
 
 
 def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
-             texts: dict[str, list[str]], cluster, report: Report | None, stage,
+             texts: dict[str, list[str]], executor: Executor, report: Report | None, stage,
              started) -> int:
-    """Record the run, build its vocabularies (locally, or on `cluster`), store the results."""
+    """Record the run, build its vocabularies (on `executor`), store the results."""
     run_id = create_run(db, NewRun(
         corpus_id=resolved.corpus.id, settings=resolved.recorded_settings(),
         measured_units=resolved.measured_units, engine_version=ENGINE_VERSION))
@@ -108,27 +95,24 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
             in_use = cache.in_use()  # not cleared under the run: held until the run ends
             in_use.__enter__()
             discards.insert(0, lambda: in_use.__exit__(None, None, None))
-            source = count_sample(db, run_id, resolved, cluster, cache, report, stage)
+            source = count_sample(db, run_id, resolved, executor, cache, report, stage)
         plans = make_plans(resolved, source)
-        trains = bool(plans or local_costs(resolved))
-        workers = settings.jobs or os.cpu_count() or 1
+        local = local_costs(resolved)  # trained here, after the jobs (an extension)
+        trains = bool(plans or local)
         # refused now, if it cannot fit, rather than killed halfway
         if source is not None:
-            check_run_memory(resolved, plans, source, workers, cluster, stage)
-        elif local_costs(resolved):  # made here, after the jobs (an extension)
-            check_corpus_memory(headroom(), stage, local_costs(resolved), texts,
-                                resolved.train_units, run_splitters(resolved))
+            executor.check_memory(plans, source, local, stage, cached=settings.chunk_cache,
+                                  sample=resolved.source)
+        elif local:
+            check_corpus_memory(headroom(), stage, local, texts, resolved.train_units,
+                                run_splitters(resolved))
         training = True
-        if cluster is not None:
-            records = cluster.run(plans, texts, report)
-        else:
-            records = run_jobs([plan.job(texts) for plan in plans], workers, report)
+        records = executor.run(plans, texts, report)
         # Local builders make theirs after the jobs, here, sharing out what they can: a
         # production tokenizer's measurement on this process's threads (its library loaded
         # once, for the checks), or on the cluster's workers.
-        records = combine(records) + local_records(
-            resolved, texts, report, source, cluster.spread if cluster is not None
-            else ThreadSpread(workers))
+        records = combine(records) + local_records(resolved, texts, report, source,
+                                                   executor.spread)
         store_results(db, run_id, records, round(time.perf_counter() - start, 3), stage)
     except KeyboardInterrupt as error:
         _mark(db, run_id, RunStatus.INTERRUPTED, f"stopped by {error.args[0] if error.args else 'Ctrl-C'}")
@@ -153,28 +137,6 @@ def _execute(db: AnalyzerDatabase, settings: RunSettings, resolved: ResolvedRun,
     return run_id
 
 
-def check_run_memory(resolved: ResolvedRun, plans, source: SourceTables, workers: int, cluster,
-                     stage) -> None:
-    """Predict the run's trainings and refuse it (TooLittleMemory) when they cannot fit: the
-    jobs against this process's headroom (on Dask, against the smallest worker's memory limit,
-    each worker running as many at once as it has threads), the local trainings (an
-    extension) against this process's."""
-    room = headroom()
-    local = local_costs(resolved)
-    cached = resolved.settings.chunk_cache
-    if cluster is None:
-        check_memory(plans, workers, room, stage, cached=cached, local=local,
-                     sample=resolved.source, source=source)
-        return
-    limit, at_once = cluster.memory()
-    # A worker's own process holds about what this one does before training.
-    check_memory(plans, at_once, Headroom(room.held, 0, [limit] if limit else []), stage,
-                 cached=cached, cluster=True, sample=resolved.source, source=source)
-    if local:
-        check_memory([], 1, room, stage, cached=cached, local=local, sample=resolved.source,
-                     source=source)
-
-
 def headroom_or_none() -> Headroom | None:
     """This process's headroom, where it can be read (not when ANALYZER_MEMORY is bad)."""
     try:
@@ -183,7 +145,7 @@ def headroom_or_none() -> Headroom | None:
         return None
 
 
-def count_sample(db: AnalyzerDatabase, run_id: int, resolved: ResolvedRun, cluster,
+def count_sample(db: AnalyzerDatabase, run_id: int, resolved: ResolvedRun, executor: Executor,
                  cache: ChunkCache, report: Report | None, stage) -> SourceTables:
     """The training source's sample counted (from the cache where it can be), recorded with
     the run; the tables every job trains on."""
@@ -202,10 +164,7 @@ def count_sample(db: AnalyzerDatabase, run_id: int, resolved: ResolvedRun, clust
     stage(f"reading the training source {plan.source.name}")
     if report:
         report(label, "read", 0, total)
-    if cluster is not None:
-        tables, taken = cluster.count(plan, splitters, cache, progress)
-    else:
-        tables, taken = count_locally(plan, splitters, cache, progress, stage)
+    tables, taken = executor.count(plan, splitters, cache, progress, stage)
     if report:
         report(label, "done", total, total)
     floor = resolved.settings.min_chunk_count

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from analyzer.bpe.packing import as_bytes
 from analyzer.bpe.pretokenize import Splitter
 from analyzer.bpe.threads import available_cores
 from analyzer.errors import Invalid, setting
@@ -41,8 +42,8 @@ from analyzer.settings import byte_size
 from . import costs
 from .chunk_cache import SERIAL
 from .costs import Stage
-from .plan import JobPlan, SourceTables, pretokenizer_name
-from .registry import builder_of
+from .plan import JobPlan, SourceTables
+from .registry import Hooks, builder_of, hook
 
 __all__ = ["FLOORS", "MEMORY_ENV", "Headroom", "JobMemory", "Limit", "LocalTraining",
            "TableStats", "TooLittleMemory", "check_memory", "floors", "needed", "predict_jobs",
@@ -155,16 +156,13 @@ class LocalTraining:
 
 
 def _stages(plan: JobPlan) -> list[Stage] | None:
-    """The stages of a job's training, as its builder names them (None: not predicted)."""
+    """The stages of a job's training, as its builder names them, or as `Hooks.stages` does
+    for a builder that names none (None: not predicted)."""
     try:
-        named = getattr(builder_of(plan.kind), "stages", None)
-    except LookupError:
-        named = None
-    if named is not None:
-        return named(plan)
-    # A plug-in's kind that names no costs: BPE's, if it learns merges.
-    return [Stage(costs.TABLES, pretokenizer_name(plan.pretokenizer), plan.sizes[-1] - 256)] \
-        if plan.kind.has_merges else None
+        builder = builder_of(plan.kind)
+    except LookupError:  # no builder here (a plug-in's kind, registered where its jobs run)
+        return Hooks.stages(plan)
+    return hook(builder, "stages", Hooks.stages)(plan)
 
 
 def _job(label: str, languages: Sequence[str], stages: list[Stage],
@@ -212,7 +210,7 @@ def corpus_tables(texts: dict[str, list[str]], units: Sequence[int],
             splitter = splitters.get(name)
             chunks = distinct_chunks(taken, splitter)[0] if splitter is not None else \
                 list(dict.fromkeys(taken))
-            n_bytes = sum(len(chunk.encode("utf-8", "surrogateescape")) for chunk in chunks)
+            n_bytes = sum(len(as_bytes(chunk)) for chunk in chunks)
             found[(lang, name)] = TableStats(len(chunks), n_bytes, len(chunks), n_bytes)
         return found[(lang, name)]
     return measure
@@ -221,7 +219,7 @@ def corpus_tables(texts: dict[str, list[str]], units: Sequence[int],
 def corpus_bound(texts: dict[str, list[str]], units: Sequence[int]) -> Measure:
     """`corpus_tables` at most, without cutting: no more distinct chunks, nor bytes of them,
     than the language's training text has bytes."""
-    sizes = {lang: sum(len(by_unit[unit].encode("utf-8", "surrogateescape")) for unit in units)
+    sizes = {lang: sum(len(as_bytes(by_unit[unit])) for unit in units)
              for lang, by_unit in texts.items()}
     return lambda lang, name: TableStats(*[sizes[lang]] * 4)
 

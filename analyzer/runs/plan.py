@@ -23,6 +23,10 @@ from analyzer.corpus.joined import join_units
 from analyzer.identity import VocabKind, VocabularyId
 
 Report = Callable[[str, str, int, int], None]
+STEPS = {"train": "merges", "rounds": "rounds"}
+"""What a training counts, by the phase it reports (`Report`): BPE's and WordPiece's merges,
+Unigram's rounds of EM and pruning; every face's progress words (the terminal's bars, the
+service's watch page)."""
 """report(label, phase, done, total); phase is "train" (done of total merges), "rounds"
 (Unigram's rounds of EM and pruning), "count" or "done"."""
 

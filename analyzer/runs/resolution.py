@@ -7,21 +7,22 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from analyzer.bpe import PretokenizerError
 from analyzer.bpe.pretokenize import NONE, USER_AROUND_PREFIX, USER_PREFIX
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
-from analyzer.bpe.reference import TIE_BREAKS
 from analyzer.corpus import CorpusError, normalise_language
 from analyzer.errors import SETTING, AnalyzerError, NotFound, did_you_mean, setting
 from analyzer.identity import VocabKind, reserved_scopes
 from analyzer.settings import (
-    COUNTS,
     DEFAULT_PIVOT,
-    EXECUTORS,
     MAX_LANGUAGES,
+    CountConvention,
+    ExecutorName,
     RunSettings,
     describe_bounds,
 )
@@ -36,7 +37,7 @@ from analyzer.store import (
 
 from .counting import ORDER_BITS, LanguagePlan, SourcePlan, as_registered
 from .errors import RunError
-from .registry import BUILDERS, kinds_built
+from .registry import BUILDERS, Hooks, hook, kinds_built
 from .sample import budgets, parse_mix, threshold
 
 
@@ -61,12 +62,12 @@ class ResolvedRun:
     joined_ids: list[str | None] | None = None
     """With `count` joined: each measured unit's id in its source, which groups the units
     into their splits for the join (`analyzer.corpus.joined`)."""
-    made: dict[str, Any] = field(default_factory=dict)
+    made: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """What the builders made of the settings they own, by setting (`registry`: `check`), e.g.
     SuperBPE's transitions, sorted, under `superbpe`; the extension bases, loaded, under
-    `extend`."""
-    recorded: dict[str, Any] = field(default_factory=dict)
-    """How the run's row records the builders' settings, resolved."""
+    `extend`. Read-only: `resolve` gathers it before the run is made."""
+    recorded: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """How the run's row records the builders' settings, resolved (read-only, as `made`)."""
 
     def recorded_settings(self) -> RunSettings:
         """The settings as the run's row records them: what they resolved to."""
@@ -78,28 +79,30 @@ class ResolvedRun:
 
 def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
     """The settings checked against the database and each other, made concrete: first what
-    every run has, then each builder's own settings by its `check` (`registry`)."""
+    every run has, then each builder's own settings by its `check` (`registry`). The run is
+    made whole at the end, what the builders made of their settings in it: nothing changes
+    it afterwards. (Each builder's `check` sees the run without them, as it always has: a
+    builder reads what every run has, not another's.)"""
     if not settings.sizes and not any(getattr(settings, name) for builder in BUILDERS
-                                      for name in getattr(builder, "MEASURED_ALONE", ())):
+                                      for name in hook(builder, "MEASURED_ALONE",
+                                                       Hooks.MEASURED_ALONE)):
         raise RunError(f"nothing to measure: give {setting('sizes')} (e.g. 512) and/or "
                        f"{setting('tokenizers')} (e.g. cl100k_base)", setting="sizes")
     sizes = _sizes(settings.sizes) if settings.sizes else []
     corpus = _corpus(db, settings.corpus)
     languages = _languages(corpus, settings.languages)
     pivot = _pivot(languages, settings.pivot)
-    if settings.tie_break not in TIE_BREAKS:
-        raise invalid("tie_break", settings.tie_break,
-                      f"{SETTING} must be one of {', '.join(TIE_BREAKS)}, not {settings.tie_break!r}")
-    # Every bound of a single setting is its definition's (RunSettings checks them as it is
-    # made); what is checked here is each setting against the corpus and the others.
+    # Every bound of a single setting, and every choice (a tie-break, an executor, a count),
+    # is its definition's (RunSettings checks them as it is made); what is checked here is
+    # each setting against the corpus and the others.
     train, measured = split_units(corpus.units, settings.holdout, settings.seed)
     pretokenizers = _pretokenizers(settings.pretokenizers)
     weights = _weights(settings.weights, languages)
-    _executor(settings)
+    _scheduler(settings)
     source = _source(db, settings, languages, pretokenizers)
     joined_ids = _joined(db, settings, corpus, measured)
-    run = ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings, pretokenizers,
-                      weights, source, joined_ids)
+    basis = ResolvedRun(corpus, languages, pivot, sizes, train, measured, settings,
+                        pretokenizers, weights, source, joined_ids)
     unbuilt = set(VocabKind) - kinds_built()
     if unbuilt:
         raise RunError(f"no builder builds the kind {', '.join(sorted(unbuilt))}, registered by "
@@ -110,13 +113,14 @@ def resolve(db: AnalyzerDatabase, settings: RunSettings) -> ResolvedRun:
         raise RunError(f"{SETTING}: {', '.join(clash)} is a language of the run and the name of a "
                        "kind's vocabulary; rename the language in the corpus",
                        setting="languages")
+    made: dict[str, Any] = {}
+    recorded: dict[str, Any] = {}
     for builder in BUILDERS:
-        check = getattr(builder, "check", None)
-        if check is not None:
-            made, recorded = check(settings, run, taken)
-            run.made.update(made)
-            run.recorded.update(recorded)
-    return run
+        its_made, its_recorded = hook(builder, "check", Hooks.check)(settings, basis, taken)
+        made.update(its_made)
+        recorded.update(its_recorded)
+    return dataclasses.replace(basis, made=MappingProxyType(made),
+                               recorded=MappingProxyType(recorded))
 
 
 def refusals(db: AnalyzerDatabase, values: dict[str, Any],
@@ -157,10 +161,7 @@ def _joined(db: AnalyzerDatabase, settings: RunSettings, corpus: CorpusDetail,
             measured: list[int]) -> list[str | None] | None:
     """With `count` joined, the measured units' ids (their splits group the join); None
     otherwise."""
-    if settings.count not in COUNTS:
-        raise invalid("count", settings.count,
-                      f"{SETTING} must be one of {', '.join(COUNTS)}, not {settings.count!r}")
-    if settings.count == "units":
+    if settings.count == CountConvention.UNITS:
         return None
     ids = load_unit_ids(db, corpus)
     return [ids[unit] for unit in measured]
@@ -249,12 +250,10 @@ def _weights(weights: dict[str, int], languages: list[str]) -> dict[str, int]:
     return {lang: weight for lang, weight in found.items() if weight != 1}
 
 
-def _executor(settings: RunSettings) -> None:
-    if settings.executor not in EXECUTORS:
-        raise invalid("executor", settings.executor, f"{SETTING} must be one of "
-                      f"{', '.join(EXECUTORS)}, not {settings.executor!r}")
+def _scheduler(settings: RunSettings) -> None:
+    """A scheduler is the dask executor's, and an address."""
     if settings.scheduler is not None:
-        if settings.executor != "dask":
+        if settings.executor != ExecutorName.DASK:
             raise RunError(f"{SETTING} is for the dask executor: set {setting('executor')} to dask",
                            setting="scheduler")
         check_scheduler(settings.scheduler)

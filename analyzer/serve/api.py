@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from contextlib import nullcontext
 from typing import Annotated, Literal
 
@@ -11,11 +12,13 @@ from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from analyzer.corpus import language_name
 from analyzer.errors import AnalyzerError, Invalid
 from analyzer.export import export_csv, export_json, merges_document, show_document, unit_counts_csv
-from analyzer.external import ALL_AVAILABLE, availability, catalog
+from analyzer.external import ALL_AVAILABLE, availability, catalog, load_prices
 from analyzer.identity import SHARED_SCOPE, VocabularyId
 from analyzer.metrics import RunResults, load_run_data
+from analyzer.metrics.bill import workload_of
 from analyzer.queries import complete_run, trained_merges
 from analyzer.runs import refusals
 from analyzer.settings import MAX_LANGUAGES, MAX_SIZE, MIN_SIZE, RunSettings, request_model
@@ -77,11 +80,22 @@ def runs(db: Database):
 
 MAX_WAIT = 60.0
 CHANGES_HEADER = "Analyzer-Changes"
+Reference = Query(None, max_length=64, description="A language of the run to measure every "
+                  "other against instead of its pivot (a code: hin_Deva); the verdicts are the "
+                  "same against any")
 
 
 @router.get("/runs/{run_id}", summary="A run: its records when complete, its progress while running")
 async def run(request: Request, run_id: RunId, after: int | None = Query(None, ge=0),
-              wait: float = Query(0, ge=0, le=MAX_WAIT)) -> Response:
+              wait: float = Query(0, ge=0, le=MAX_WAIT),
+              reference: str | None = Reference,
+              bill: str | None = Query(None, max_length=32, description="A month's workload to "
+                                       "price on every priced model: tokens of reference-language "
+                                       "text (2.5M), as `counted_by` counts them"),
+              mix: str | None = Query(None, max_length=20_000, description="Each language's "
+                                      "share of the content: eng_Latn=0.6,hin_Deva=0.4"),
+              counted_by: str | None = Query(None, max_length=200),
+              requests: str | None = Query(None, max_length=32)) -> Response:
     """The header `Analyzer-Changes` counts the changes of this server's runs (progress, an
     end). With `after` (an earlier answer's count) and `wait`, a long poll: the answer comes
     once there have been more changes than `after`, or `wait` seconds on. A complete run's
@@ -91,15 +105,23 @@ async def run(request: Request, run_id: RunId, after: int | None = Query(None, g
     headers = {CHANGES_HEADER: str(changes)}
     found = await in_database(request, lambda db: get_run(db, run_id))
     if found.status != RunStatus.COMPLETE:
+        progress = runs.progress.get(run_id)
+        names = {code: language_name(code) for code in found.languages}
         return JSONResponse({**found.model_dump(mode="json"), "run": found.id, "records": [],
-                             "progress": runs.progress.get(run_id, {})}, headers=headers)
+                             "progress": progress.steps if progress else {},
+                             "overall": progress.document(names, time.monotonic())
+                             if progress else None}, headers=headers)
 
     def make() -> Document:
         with request.app.state.databases.connection() as db:
-            body = json.dumps(show_document(RunResults(load_run_data(db, run_id)))).encode()
+            results = RunResults(load_run_data(db, run_id, reference=reference))
+            workload = None if bill is None else workload_of(
+                results.data, load_prices(), bill, mix, counted_by, requests)
+            body = json.dumps(show_document(results, workload=workload)).encode()
         return Document(body, body)
 
-    document = await request.app.state.documents.get(("show", run_id, found.started), make)
+    key = ("show", run_id, found.started, reference, bill, mix, counted_by, requests)
+    document = await request.app.state.documents.get(key, make)
     headers["ETag"] = document.etag
     if unchanged(request, document):
         return Response(status_code=304, headers=headers)
@@ -123,11 +145,12 @@ def merges(db: Database, run_id: RunId, vocab: str = SHARED_SCOPE,
 
 @router.get("/runs/{run_id}/export", summary="Everything about a run (json) or its records (csv)")
 def export(request: Request, db: Database, run_id: RunId,
-           format: Literal["json", "csv"] = "json", units: bool = False):
+           format: Literal["json", "csv"] = "json", units: bool = False,
+           reference: str | None = Reference):
     """The export, streamed as it is made; `units`: each measured unit's count too (csv: one
-    row per unit instead of the records)."""
+    row per unit instead of the records); `reference`: as the run's document's."""
     complete_run(db, run_id)
-    results = RunResults(load_run_data(db, run_id))
+    results = RunResults(load_run_data(db, run_id, reference=reference))
     if format == "csv":
         if units:
             return StreamingResponse(unit_counts_csv(results.data), media_type="text/csv")

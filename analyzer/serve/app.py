@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from analyzer.errors import AnalyzerError
+from analyzer.errors import SETTING, AnalyzerError
 from analyzer.limits import (
     DEFAULT_BODY_LIMIT,
     DEFAULT_CORPUS_LIMIT,
@@ -26,7 +26,7 @@ from analyzer.limits import (
     DEFAULT_MAX_QUEUE,
     DEFAULT_UPLOAD_SPACE,
 )
-from analyzer.settings import settings_error, settings_errors
+from analyzer.settings import SettingsError, describe_bounds, settings_error, settings_errors
 from analyzer.version import __version__
 
 from . import api, health, multipart, pages, signin, uploads, workflow
@@ -107,7 +107,8 @@ def create_app(db_path: Path, *, token: str | None = None,
             # bounds), every one, with what the server's checks refuse of the others.
             refused = {e["loc"][1] for e in errors}
             values = {name: value for name, value in error.body.items() if name not in refused}
-            said: list[AnalyzerError] = list(settings_errors(errors, prefix=("body",)))
+            said: list[AnalyzerError] = [sizes_in_words(e)
+                                         for e in settings_errors(errors, prefix=("body",))]
             with contextlib.suppress(AnalyzerError):  # else the definition's refusals alone
                 said = await run_in_threadpool(api.every_refusal, request, values, said)
             return refusals_problem(said)
@@ -156,3 +157,19 @@ def create_app(db_path: Path, *, token: str | None = None,
     if log_format != "none":
         app.add_middleware(AccessLog, fmt=log_format)  # the outermost: every request
     return app
+
+
+def sizes_in_words(error: SettingsError) -> SettingsError:
+    """A size that is no number (`none`, `abc`) said in words, where pydantic would say it
+    cannot parse an integer: what a size is, and how to train nothing (no size; the form
+    takes `none` alone for that, as `--vocab none`).
+
+    >>> str(sizes_in_words(SettingsError("{setting} none: Input should be a valid integer",
+    ...                                  setting="sizes", value="none"))).split(";")[0]
+    'sizes none: a size is a whole number of tokens from 256 to 16,777,216'
+    """
+    if error.setting != "sizes" or not isinstance(error.value, str):
+        return error
+    return SettingsError(f"{SETTING} {error.value}: a size is a whole number of tokens "
+                         f"{describe_bounds('sizes')}; to train nothing, give no size (or none "
+                         "alone)", setting="sizes", value=error.value)

@@ -19,6 +19,8 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from plotly.offline import get_plotlyjs
 
+from analyzer.bpe.readable import PARTIAL_KEY
+from analyzer.external import availability, catalog
 from analyzer.identity import KINDS
 from analyzer.report import build_page
 from analyzer.report.files import STATIC as REPORT_STATIC
@@ -29,7 +31,7 @@ from .api import MAX_ID
 from .html import behind_token, layout, page, scripts
 from .paths import source_shown
 from .state import Database, Document, in_database, unchanged
-from .workflow import run_progress_page
+from .workflow import SCRIPT, run_progress_page
 
 router = APIRouter(include_in_schema=False)
 
@@ -74,7 +76,9 @@ def index(request: Request, db: Database):
            if r.status == RunStatus.COMPLETE else f"<a href='/runs/{r.id}'>watch</a>"
            if r.status == RunStatus.RUNNING else escape(r.error or "")) + "</td></tr>"
         for r in reversed(list_runs(db)))
-    body = ("<h2>Corpora</h2><table id='corpora'><thead><tr><th>name</th><th>languages</th>"
+    sample = sample_run()
+    body = (QUESTION + _sample_offer(sample)
+            + "<h2>Corpora</h2><table id='corpora'><thead><tr><th>name</th><th>languages</th>"
             "<th>units</th><th>bytes</th><th>source</th><th></th></tr></thead>"
             f"<tbody>{corpora}</tbody></table>"
             + ("<p><a href='/corpora/new'>Bring a corpus</a></p>" if corpora else
@@ -91,7 +95,39 @@ def index(request: Request, db: Database):
             f"<tbody>{runs}</tbody></table>"
             + ("" if runs else "<p>No runs yet: <a href='/runs/new'>start one</a>, or from a "
                "terminal, <code>analyzer run --vocab 512</code>.</p>"))
-    return page(layout("analyzer", body, signed_in=behind_token(request)))
+    return page(layout("analyzer", body, SCRIPT, data={"sample": sample},
+                       signed_in=behind_token(request)))
+
+
+QUESTION = ("<p class='lead' id='question'>How many more tokens does the same text cost in "
+            "each language than in English, under the tokenizers people pay for and under "
+            "vocabularies trained on your own corpus? Bring a parallel corpus (the same text "
+            "in many languages), and each run answers it, language by language.</p>")
+"""What the service answers, said first on its home page."""
+
+SAMPLE_SIZES = [256, 512, 1024]
+"""The sizes the sample run trains: the README's first command's (`--vocab 256,512,1024`)."""
+
+
+def sample_run() -> dict:
+    """The settings of the home page's one-click run on the shipped sample: the README's first
+    command's sizes, and the well-known tokenizers this server has (`PLAYGROUND_TOKENIZERS`)."""
+    found = catalog()
+    return {"sizes": SAMPLE_SIZES,
+            "tokenizers": [name for name in PLAYGROUND_TOKENIZERS
+                           if name in found and availability(found[name]).available]}
+
+
+def _sample_offer(sample: dict) -> str:
+    """The home page's offer of the sample: what it is, what the run does, one button."""
+    measured = (f" and measures {', '.join(sample['tokenizers'])}" if sample["tokenizers"] else "")
+    return ("<div id='sample'><p><button id='try-sample' type='button' disabled>Try it on the "
+            "sample corpus</button> <span class='muted'>twelve languages, twenty paragraphs "
+            "(shipped with the analyzer): the run trains vocabularies of "
+            f"{', '.join(f'{size:,}' for size in SAMPLE_SIZES)} tokens{escape(measured)}, "
+            "as the README's first command does.</span></p>"
+            "<p id='sample-status' class='muted' role='status' hidden></p>"
+            "<p class='error' id='sample-error' role='alert' hidden></p></div>")
 
 
 def _measured(names: list[str], status: RunStatus) -> str:
@@ -190,6 +226,7 @@ def playground(request: Request):
         "<fieldset><legend>Tokenizers</legend><div id='tokenizers'>"
         "<span class='muted'>Loading the tokenizers…</span></div></fieldset>"
         "</form><p id='status' class='muted' role='status'>Loading the corpora, runs and "
-        "tokenizers…</p><div id='results'></div>")
+        "tokenizers…</p><div id='results'></div>"
+        f"<p id='partial-key' class='muted' hidden>{escape(PARTIAL_KEY)}</p>")
     return page(layout("Playground", body, scripts("playground.js"), data=data,
                        signed_in=behind_token(request)))

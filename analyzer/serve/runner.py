@@ -58,6 +58,7 @@ from analyzer.store import (
 )
 
 from .problems import ServerBusy
+from .progress import RunProgress, planned_jobs
 from .state import served_lock_wait, without_paths
 
 START_TIMEOUT = 120.0
@@ -214,7 +215,8 @@ class RunManager:
         """The process of each run this service started that has not ended."""
         self.stopping: dict[int, float] = {}
         """The runs interrupted (`stop`) whose process has not ended: when it is killed."""
-        self.progress: dict[int, dict[str, dict]] = {}
+        self.progress: dict[int, RunProgress] = {}
+        """The progress of each run this service is running, as its process reports it."""
         self.changes = 0
         """How many times a run's progress or state has changed here (for long polls)."""
         self.changed = threading.Lock()
@@ -239,6 +241,7 @@ class RunManager:
         lock_wait = served_lock_wait(self.checked.lock_wait.seconds, budget)
         with contextlib.closing(reconnect(self.checked, lock_wait=lock_wait)) as db:
             resolved = resolve_settings(db, settings)  # bad settings are refused now
+            jobs = planned_jobs(resolved)  # what its watchers count its progress against
             with self._claiming() as claim, write_transaction(db):  # another's lock: waited here
                 reap_stale_runs(db)  # a run whose process is gone is not in progress
                 waiting = queued_runs(db)
@@ -256,7 +259,8 @@ class RunManager:
         try:
             # The run's process records the run waiting only what is left of the budget: never
             # recorded after its client was told it failed.
-            run_id = self._launch(settings, record_wait=budget.left() if budget else None)
+            run_id = self._launch(settings, record_wait=budget.left() if budget else None,
+                                  jobs=jobs)
         finally:
             self._started()
         return {"run": run_id, "status": RunStatus.RUNNING.value, "url": f"/api/runs/{run_id}"}
@@ -292,11 +296,13 @@ class RunManager:
         return entry
 
     def _launch(self, settings: RunSettings, pinned: str | None = None,
-                record_wait: float | None = None) -> int:
+                record_wait: float | None = None, jobs: int | None = None) -> int:
         """The run's process, started (pinned to what it was asked on, `pinned`, if given; its
         run recorded within `record_wait` s of another process's lock, if given); its run id
         once it has recorded the run. Its refusal (RunError, or the error the process raised)
-        if it ends first."""
+        if it ends first. `jobs`: how many it reports progress for (`planned_jobs`), so that
+        its watchers see the share of the whole run done."""
+        began = time.monotonic()  # its elapsed time counts its start, which its client waits
         messages = self.context.Queue()
         process = self.context.Process(target=_child, args=(
             str(self.db_path), asdict(settings), messages, os.getpid(), pinned, self.json_log,
@@ -319,7 +325,7 @@ class RunManager:
             raise RunStartError(first[2] or "the run ended before it started")
         run_id = first[1]
         self.processes[run_id] = process
-        self.progress[run_id] = {}
+        self.progress[run_id] = RunProgress(jobs, began)
         self._notify()
         threading.Thread(target=self._follow, args=(process, messages, run_id), daemon=True).start()
         return run_id
@@ -361,7 +367,8 @@ class RunManager:
         try:
             # Pinned: a corpus replaced while the run waited refuses it (the child checks, just
             # before it records the run; once recorded, the corpus cannot be replaced).
-            run_id = self._launch(RunSettings(**claimed.settings), claimed.pin)
+            settings = RunSettings(**claimed.settings)
+            run_id = self._launch(settings, claimed.pin, jobs=self._planned(settings))
         except Busy:  # the database locked, or gone, before its run was recorded: not refused
             with contextlib.suppress(AnalyzerError), \
                     contextlib.closing(reconnect(self.checked)) as db:
@@ -375,6 +382,15 @@ class RunManager:
             self._finish(queued_id, QueueStatus.STARTED, run_id=run_id)
         finally:
             self._started()
+
+    def _planned(self, settings: RunSettings) -> int | None:
+        """How many jobs a queued run will report (`planned_jobs`), its settings resolved as
+        its process will; None if they cannot be (its process then says why)."""
+        try:
+            with contextlib.closing(reconnect(self.checked)) as db:
+                return planned_jobs(resolve_settings(db, settings))
+        except Exception:  # refused, or the database busy: the run's own start says so
+            return None
 
     def _finish(self, queued_id: int, status: QueueStatus, **how) -> None:
         with contextlib.closing(reconnect(self.checked)) as db:
@@ -415,7 +431,7 @@ class RunManager:
                 continue
             if message[0] == "progress":
                 _, label, stage, done, total = message
-                self.progress[run_id][label] = {"stage": stage, "done": done, "total": total}
+                self.progress[run_id].step(label, stage, done, total, time.monotonic())
                 self._notify()
             elif message[0] == "ended":
                 ended = True

@@ -4,10 +4,12 @@ Every field of the service's run request (`api.RunRequest`, generated from `RunS
 one control, chosen by its type: a checkbox for a flag, a number (typed as text, which the
 server checks against its bounds), a choice among its allowed values, a list written as text.
 Its label is its title, its help its description, its value its default: nothing about a
-setting is written here a second time (its name, which the server's messages use, is shown
-beside the label). What only the server knows is offered as choices: the stored corpora and
-the catalog tokenizers, with "all available" and a text entry for any other the setting takes
-(hf:ORG/NAME).
+setting is written here a second time (its name, which the server's messages use, closes its
+help). Before them all, the form asks what the person wants (`GOALS`: measure production
+tokenizers, train vocabularies, or both); a setting of some goals only (`FOR_GOAL`) is shown,
+and sent, for those alone. What only the server knows is offered as choices: the stored
+corpora and the catalog tokenizers, with "all available" and a text entry for any other the
+setting takes (hf:ORG/NAME).
 
     form = settings_form(RunRequest, corpora=["harbour_town"], tokenizers={"llama3": True})
 
@@ -28,10 +30,22 @@ from pydantic.fields import FieldInfo
 from analyzer.bpe.pretokenize import USER_AROUND_PREFIX, USER_PREFIX
 from analyzer.external import ALL_AVAILABLE
 
-FIRST = ("corpus", "sizes", "languages", "pivot", "pretokenizers", "algorithms", "parity",
-         "per_language", "tokenizers")
+FIRST = ("tokenizers", "corpus", "sizes", "per_language", "languages", "pivot", "pretokenizers",
+         "algorithms", "parity")
 """The settings shown first, in this order; the others follow under "More settings", in their
 definition's order. (Which to show first is the page's choice; what each one is, is not.)"""
+
+GOALS = (("measure", "Measure production tokenizers",
+          "what each language costs under the tokenizers people pay for (no training, no size)"),
+         ("train", "Train vocabularies",
+          "how each language's cost changes with a vocabulary's size, trained on the corpus"),
+         ("both", "Both", "trained vocabularies and production tokenizers, side by side"))
+"""The form's first question, what the person wants: (value, label, what it gives)."""
+FOR_GOAL = {"tokenizers": ("measure", "both"), "sizes": ("train", "both"),
+            "per_language": ("train", "both"), "pretokenizers": ("train", "both"),
+            "algorithms": ("train", "both"), "parity": ("train", "both")}
+"""The settings that belong to some goals only: shown, and sent, for those alone (measuring
+sends no size, training no tokenizer); the others belong to every goal."""
 PATTERN_PREFIXES = (USER_PREFIX, USER_AROUND_PREFIX)
 """A list item starting so is a pattern, taken whole (commas and all), as the command line
 takes it."""
@@ -147,14 +161,18 @@ def control(name: str, info: FieldInfo, *, corpora: list[str], corpus: str | Non
                   f"placeholder='{escape(_text(default) or 'default')}'{described}>")
     else:
         examples = info.examples[0] if info.examples else None
-        value = _text(examples[:1] if name == "sizes" and examples else default)
-        widget = (f"<input type='text' {attributes} value='{escape(value, quote=True)}'"
+        # Its default (sizes: none, so that measuring trains nothing), an example beside it.
+        placeholder = f"e.g. {_text(examples)}" if examples else "default"
+        widget = (f"<input type='text' {attributes} value='{escape(_text(default), quote=True)}'"
                   f"{' required' if info.is_required() else ''}"
-                  f" placeholder='{escape(_text(examples), quote=True) or 'default'}'{described}>")
-    return (f"<div class='setting' data-for='{name}'>"
+                  f" placeholder='{escape(placeholder, quote=True)}'{described}>")
+    goals = FOR_GOAL.get(name)
+    shown_for = f" data-goals='{' '.join(goals)}'" if goals else ""
+    # Labelled in words (its title); its name, which the messages use, closes its help.
+    return (f"<div class='setting' data-for='{name}'{shown_for}>"
             f"<label id='{field_id}-label' for='{field_id}'>{escape(_title(name, info))}</label> "
-            f"<code class='muted'>{escape(name)}</code> "
-            f"{widget}<p class='help muted' id='{field_id}-help'>{escape(info.description or '')}</p>"
+            f"{widget}<p class='help muted' id='{field_id}-help'>{escape(info.description or '')} "
+            f"(setting <code class='muted'>{escape(name)}</code>)</p>"
             f"<p class='error' id='{field_id}-error' role='alert' hidden></p></div>")
 
 
@@ -163,10 +181,21 @@ def _title(name: str, info: FieldInfo) -> str:
     return info.title or name
 
 
+def goal_choice(goal: str) -> str:
+    """The form's first question: what the person wants (`GOALS`), `goal` chosen."""
+    choices = "".join(
+        f"<label class='goal'><input type='radio' name='goal' value='{value}'"
+        f"{' checked' if value == goal else ''}> <strong>{escape(label)}</strong>: "
+        f"{escape(gives)}</label>" for value, label, gives in GOALS)
+    return (f"<fieldset id='goal'><legend>What do you want to know?</legend>{choices}"
+            "</fieldset>")
+
+
 def settings_form(model: type[BaseModel], *, corpora: list[str], corpus: str | None = None,
                   tokenizers: dict[str, bool]) -> str:
-    """The whole form: the first settings, then the rest under "More settings" (its page's
-    data gives its script the `PATTERN_PREFIXES`)."""
+    """The whole form: what the person wants (measuring when this server has a production
+    tokenizer, else training), the first settings, then the rest under "More settings" (its
+    page's data gives its script the `PATTERN_PREFIXES`)."""
     fields = model.model_fields
     names = [name for name in FIRST if name in fields] + [n for n in fields if n not in FIRST]
 
@@ -175,8 +204,9 @@ def settings_form(model: type[BaseModel], *, corpora: list[str], corpus: str | N
 
     first = "".join(made(name) for name in names if name in FIRST)
     rest = "".join(made(name) for name in names if name not in FIRST)
+    goal = "measure" if any(tokenizers.values()) else "train"
     return ("<form id='new-run' novalidate>"
-            f"<p class='error' id='form-error' role='alert' hidden></p>{first}"
+            f"<p class='error' id='form-error' role='alert' hidden></p>{goal_choice(goal)}{first}"
             f"<details><summary>More settings</summary>{rest}</details>"
             "<p><button type='submit' disabled>Start the run</button> <span id='form-status' "
             "class='muted' role='status'></span></p></form>")

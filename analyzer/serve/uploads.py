@@ -26,7 +26,9 @@ from analyzer.corpus import (
     DEFAULT_SPLIT,
     FLORES_SPLITS,
     FORMATS,
+    SAMPLE_CORPUS,
     CorpusError,
+    ParallelCorpus,
     default_name,
     read_corpus,
 )
@@ -34,6 +36,7 @@ from analyzer.limits import DEFAULT_UPLOAD_SPACE, MAX_UPLOADS
 from analyzer.report.files import without_local_paths
 from analyzer.store import DiskFull, get_corpus, save_corpus
 
+from .paths import source_shown
 from .problems import ServerBusy, library_problem
 from .waits import budget_of
 
@@ -211,14 +214,38 @@ async def upload_corpus(
                                                  f"{unreadable(error)}", file=shown),
                                      shown, path) from None
             corpus.source = f"upload:{shown}"
-            stored = name if name else default_name(Path(shown), corpus)
-            with request.app.state.databases.connection(budget=budget_of(request)) as db:
-                status = save_corpus(db, corpus, stored, replace=replace)
-                summary = get_corpus(db, stored)
-            return {"status": status, "corpus": summary.model_dump(mode="json"),
-                    "dropped_empty_units": corpus.dropped_empty_units,
-                    "nfc_changed_units": corpus.nfc_changed_units, "not_read": corpus.not_read,
-                    "notes": corpus.notes,
-                    "url": f"/api/corpora/{quote(stored, safe='')}"}
+            return stored(request, corpus, name if name else default_name(Path(shown), corpus),
+                          replace)
+
+    return await run_in_threadpool(ingest)
+
+
+def stored(request: Request, corpus: ParallelCorpus, name: str, replace: bool) -> dict:
+    """Store a corpus read as `analyzer ingest` reads it, under `name`: what an upload (or the
+    sample) answers, the stored corpus (its source named without this server's folders) and
+    what was done."""
+    with request.app.state.databases.connection(budget=budget_of(request)) as db:
+        status = save_corpus(db, corpus, name, replace=replace)
+        summary = get_corpus(db, name)
+    return {"status": status, "corpus": source_shown(summary).model_dump(mode="json"),
+            "dropped_empty_units": corpus.dropped_empty_units,
+            "nfc_changed_units": corpus.nfc_changed_units, "not_read": corpus.not_read,
+            "notes": corpus.notes, "url": f"/api/corpora/{quote(name, safe='')}"}
+
+
+SAMPLE_PATH = "/api/corpora/sample"
+
+
+@router.post("/corpora/sample", status_code=201,
+             summary="Bring the shipped sample corpus, as analyzer ingest with no path does")
+async def sample_corpus(request: Request) -> dict:
+    """The sample the README's first command runs on (twelve languages, twenty paragraphs),
+    stored under its own name (`harbour_town`): `unchanged` if it is already, a 409 if another
+    corpus holds that name. The answer is an upload's."""
+    request.app.state.databases.check_present()
+
+    def ingest() -> dict:
+        corpus = read_corpus(SAMPLE_CORPUS)
+        return stored(request, corpus, default_name(SAMPLE_CORPUS, corpus), replace=False)
 
     return await run_in_threadpool(ingest)

@@ -102,19 +102,25 @@ def new_run(request: Request, db: Database, corpus: str | None = None):
 
 
 def run_progress_page(found: RunRead, signed_in: bool = False):
-    """A run not complete yet, or that never will be: its state, live while it runs."""
+    """A run not complete yet, or that never will be: while it runs, how much of it is done,
+    for how long it has run and how long it has left, then each job's line, live
+    (`progress.RunProgress`); else how it ended."""
     running = found.status == RunStatus.RUNNING
+    overall = ("<div id='overall'><progress id='overall-bar' max='1' value='0'></progress> "
+               "<strong id='overall-said'>Starting: loading the texts…</strong> "
+               "<span class='muted' id='times'><span id='elapsed'></span> · <span id='left'>time left: "
+               "estimating…</span></span></div>")
     body = (
         "<div id='watch'>"
-        f"<p>Corpus <strong>{escape(found.corpus)}</strong>, sizes "
-        f"{escape(', '.join(map(str, found.sizes)) or 'none')}, {len(found.languages)} languages; started "
-        f"{escape(found.started)}.</p>"
-        f"<p id='run-status' role='status' class='status-{escape(str(found.status))}'>"
+        + (overall if running else "")
+        + f"<p id='run-status' role='status' class='status-{escape(str(found.status))}'>"
         f"{escape(str(found.status))}</p>"
         f"<p class='error' id='run-error' role='alert'{'' if found.error else ' hidden'}>"
         f"{escape(found.error or '')}</p>"
-        "<table id='progress'><thead><tr><th>vocabulary</th><th>stage</th><th>done</th>"
-        "<th></th></tr></thead><tbody></tbody></table>"
+        + ("<ul id='progress'></ul>" if running else "")
+        + f"<p class='muted'>Corpus <strong>{escape(found.corpus)}</strong>, sizes "
+        f"{escape(', '.join(map(str, found.sizes)) or 'none')}, {len(found.languages)} languages; "
+        f"started {escape(found.started)}.</p>"
         + ("<p><button id='interrupt' type='button' disabled>Interrupt the run</button></p>"
            if running else "")
         + "</div>")

@@ -1,18 +1,19 @@
 """The builders of a run's vocabularies, one module per way of building one, each registered
 (`analyzer.runs.registry`) under the kinds it builds (`KINDS`).
 
-- Job builders (`bpe`, `parity`, `superbpe`, `library`): what they build is a job, trained
-  wherever jobs run. Each has `plans(run)`, the jobs a run asks of it; `build(job, report)`,
-  the record of one; and may have `combine(records)`, which joins records before the run stores
-  them.
-- Local builders (`extension`, `production`, `imported`): made in the command's own process
-  after the jobs, where a production tokenizer's library is loaded once:
-  `records(run, texts, report, source)`.
+- Job builders (`bpe`, `parity`, `superbpe`, `library`; `registry.JobBuilder`): what they
+  build is a job, trained wherever jobs run. Each has `plans(run)`, the jobs a run asks of it;
+  `build(job, report)`, the record of one; and may have `combine(records)`, which joins
+  records before the run stores them.
+- Local builders (`extension`, `production`, `imported`; `registry.LocalBuilder`): made in the
+  command's own process after the jobs, where a production tokenizer's library is loaded once:
+  `records(run, texts, report, source, spread)`.
 
 Each checks the settings it owns (`check`). The functions below are what the executors ask of
-all of them; none names a kind. Adding a kind of vocabulary is its `KindSpec` registered, a
-builder registered, and its sections (`analyzer.metrics.sections`), if it has results of its
-own: a plug-in does it from outside the package (see `analyzer.runs.registry`).
+all of them, each optional hook read with its default (`registry.Hooks`); none names a kind.
+Adding a kind of vocabulary is its `KindSpec` registered, a builder registered, and its
+sections (`analyzer.metrics.sections`), if it has results of its own: a plug-in does it from
+outside the package (see `analyzer.runs.registry`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,19 @@ from analyzer.store import VocabularyRecord
 
 from ..memory import LocalTraining
 from ..plan import JobPlan, Report, SourceTables, VocabularyJob
-from ..registry import builder_of, job_builders, local_builders, register
+from ..registry import Hooks, builder_of, hook, job_builders, local_builders, register
 from ..resolution import ResolvedRun
 from ..spread import Spread
 from . import bpe, extension, imported, library, parity, production, superbpe
 
-for _builder in (bpe, parity, superbpe, library, extension, production, imported):
-    register(_builder)
+# One call each, so that the type checker holds each module to its protocol.
+register(bpe)
+register(parity)
+register(superbpe)
+register(library)
+register(extension)
+register(production)
+register(imported)
 # The plug-ins are loaded when a run starts (`execute_run`), not here: a plug-in imports the
 # faces it draws in (the terminal's and the report's views), which may be importing this.
 
@@ -50,10 +57,9 @@ def make_plans(run: ResolvedRun, source: SourceTables | None = None) -> list[Job
     `source`, each job trains on it."""
     planned = []
     for rank, builder in enumerate(job_builders()):
-        place = getattr(builder, "place", None)
+        place = hook(builder, "place", Hooks.place)
         for plan in builder.plans(run):
-            where = (place(plan, run) if place is not None
-                     else default_place(plan, run, rank))
+            where = place(plan, run) or default_place(plan, run, rank)
             planned.append(((run.pretokenizers.index(plan.pretokenizer), *where), plan))
     plans = [plan for _, plan in sorted(planned, key=lambda item: item[0])]
     return plans if source is None else [plan.trained_on(source) for plan in plans]
@@ -67,9 +73,7 @@ def build_vocabulary(job: VocabularyJob, report: Report | None = None) -> Vocabu
 def combine(records: list[VocabularyRecord]) -> list[VocabularyRecord]:
     """The jobs' records as the run stores them (each builder joining its own, if it must)."""
     for builder in job_builders():
-        joined = getattr(builder, "combine", None)
-        if joined is not None:
-            records = joined(records)
+        records = hook(builder, "combine", Hooks.combine)(records)
     return records
 
 
@@ -87,7 +91,7 @@ def local_costs(run: ResolvedRun) -> list[LocalTraining]:
     """What the trainings made in this process after the jobs cost (`analyzer.runs.memory`),
     as the local builders that train name them (`local_costs(run)`)."""
     return [training for builder in local_builders()
-            for training in getattr(builder, "local_costs", lambda run: [])(run)]
+            for training in hook(builder, "local_costs", Hooks.local_costs)(run)]
 
 
 def run_splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
@@ -97,9 +101,7 @@ def run_splitters(run: ResolvedRun) -> dict[str, Splitter | None]:
     found: dict[str, Splitter | None] = {name: resolve_pretokenizer(name)
                                          for name in run.pretokenizers}
     for builder in (*job_builders(), *local_builders()):
-        splitters = getattr(builder, "splitters", None)
-        if splitters is not None:
-            found.update(splitters(run))
+        found.update(hook(builder, "splitters", Hooks.splitters)(run))
     return found
 
 

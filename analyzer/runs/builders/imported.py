@@ -7,7 +7,7 @@ from __future__ import annotations
 from analyzer.errors import SETTING, setting
 from analyzer.external.imported import LIBRARY
 from analyzer.identity import VocabKind, VocabularyId
-from analyzer.settings import RunSettings
+from analyzer.settings import CountConvention, RunSettings
 from analyzer.store import IMPORTED_SIZE, VocabularyRecord
 
 from ..plan import Report, SourceTables
@@ -25,7 +25,7 @@ def check(settings: RunSettings, run: ResolvedRun, taken: set[str]) -> tuple[dic
     Imported counts are one per unit: they cannot be joined."""
     specs, corpus, languages, measured = (settings.counts, run.corpus, run.languages,
                                           run.measured_units)
-    if specs and settings.count != "units":
+    if specs and settings.count != CountConvention.UNITS:
         raise invalid("count", settings.count,
                       f"{SETTING} joined counts each language's units joined into one text; "
                       f"{setting('counts')} gives counts of each unit, which cannot be joined: "

@@ -79,21 +79,26 @@
     }).catch(function (error) { say(error.message); });
   }
 
+  // The tokenizers side by side, a column each (the grid wraps them on a narrow screen): in
+  // each, every language's count and premium, and its pieces beneath. A piece's bytes that
+  // are not a whole character come written as the terminal writes them (‹e0 b8›: the
+  // server's `bpe.readable.marked`), and the key says so.
   function render(result) {
     var holder = $('results');
     holder.textContent = '';
     var byVocab = {};
     result.rows.forEach(function (row) { (byVocab[row.vocab] = byVocab[row.vocab] || []).push(row); });
+    // A premium is one language's tokens against another's: of one text alone, there is none.
+    var premiums = result.languages.length > 1;
+    var columns = 2 + (premiums ? 1 : 0);
     Object.keys(byVocab).forEach(function (vocab) {
       var section = element('section', null, 'vocab');
       section.setAttribute('data-vocab', vocab);
       section.appendChild(element('h2', vocab));
       var table = element('table');
       var head = element('tr');
-      // A premium is one language's tokens against another's: of one text alone, there is none.
-      var premiums = result.languages.length > 1;
       ['language', 'tokens'].concat(premiums ? ['premium vs ' + shown(result.pivot)] : [])
-        .concat(['pieces']).forEach(function (title) { head.appendChild(element('th', title)); });
+        .forEach(function (title) { head.appendChild(element('th', title)); });
       table.appendChild(head);
       byVocab[vocab].forEach(function (row) {
         var line = element('tr');
@@ -103,16 +108,20 @@
         if (premiums) {
           line.appendChild(element('td', row.premium === null ? '–' : row.premium.toFixed(2) + '×'));
         }
+        table.appendChild(line);
+        var under = element('tr', null, 'pieces-row');
         var cell = element('td', null, 'pieces');
+        cell.colSpan = columns;
         row.pieces.forEach(function (piece, index) {
           cell.appendChild(element('span', piece, 'piece p' + (index % 6)));
         });
-        line.appendChild(cell);
-        table.appendChild(line);
+        under.appendChild(cell);
+        table.appendChild(under);
       });
       section.appendChild(table);
       holder.appendChild(section);
     });
+    $('partial-key').hidden = !result.rows.length;
   }
 
   function update() {

@@ -115,10 +115,34 @@
     return exact ? value : text;
   }
 
+  // What the person wants (the form's first question): measure production tokenizers, train
+  // vocabularies, or both. A setting of other goals only (its `data-goals`) is hidden, and not
+  // sent: measuring sends no size, training no tokenizer.
+  function goalOf(form) {
+    var chosen = form.querySelector('input[name=goal]:checked');
+    return chosen ? chosen.value : 'both';
+  }
+
+  function offGoal(control) {
+    var setting = control.closest('.setting');
+    return !!(setting && setting.hidden);
+  }
+
+  function showGoal(form) {
+    var goal = goalOf(form);
+    Array.prototype.forEach.call(form.querySelectorAll('.setting[data-goals]'), function (setting) {
+      setting.hidden = setting.getAttribute('data-goals').split(' ').indexOf(goal) < 0;
+    });
+  }
+
+  // "none" in a list of sizes is no size, as the command line's --vocab none: nothing trained.
+  var NONE = /^none$/i;
+
   function collect(form) {
     var patterns = page.patterns || [];
     var body = {};
     Array.prototype.forEach.call(form.querySelectorAll('[data-setting]'), function (control) {
+      if (offGoal(control)) return;  // a setting of another goal: not asked for
       var name = control.getAttribute('data-setting'), kind = control.getAttribute('data-kind');
       var text = control.value === undefined ? '' : String(control.value).trim();
       if (kind === 'bool') { body[name] = control.checked; return; }
@@ -130,7 +154,9 @@
       if (!text) return;  // empty: the default
       if (kind === 'int') body[name] = number(text, true);
       else if (kind === 'float') body[name] = number(text, false);
-      else if (kind === 'ints') body[name] = items(text, []).map(function (t) { return number(t, true); });
+      else if (kind === 'ints') {
+        body[name] = NONE.test(text) ? [] : items(text, []).map(function (t) { return number(t, true); });
+      }
       else if (kind === 'texts') body[name] = items(text, patterns);
       else if (kind === 'weights') {
         var weights = {};
@@ -143,6 +169,7 @@
     });
     // A list's text entry beside its boxes (other tokenizers: hf:ORG/NAME) adds its items.
     Array.prototype.forEach.call(form.querySelectorAll('[data-adds]'), function (control) {
+      if (offGoal(control)) return;
       var name = control.getAttribute('data-adds');
       var more = items(String(control.value || ''), patterns);
       if (more.length) body[name] = (body[name] || []).concat(more);
@@ -167,7 +194,8 @@
     var byField = {}, general = [], first = null;
     problems.forEach(function (item) {
       var control = item.field && $('setting-' + item.field);
-      if (!control) { general.push(item.message); return; }
+      // One of no field, or of a field the chosen goal hides: above the form.
+      if (!control || offGoal(control)) { general.push(item.message); return; }
       (byField[item.field] = byField[item.field] || []).push(item.message);
     });
     Object.keys(byField).forEach(function (field) {
@@ -194,26 +222,80 @@
     return Array.prototype.map.call(bytes, function (b) { return (b + 256).toString(16).slice(1); }).join('');
   }
 
+  // Starting a run takes the server a while (it checks the settings against the corpus, then
+  // the run's process loads the texts and each tokenizer before it records the run): the
+  // page says so at once, and again each second once it has waited `LONG` seconds.
+  var LONG = 3;
+  var STARTING = 'Starting… the server is checking the settings against the corpus, then ' +
+                 'loading its texts and tokenizers; this page moves to the run once it is recorded.';
+
+  function starting(say) {
+    var began = Date.now();
+    say(STARTING);
+    var timer = setInterval(function () {
+      var waited = Math.round((Date.now() - began) / 1000);
+      if (waited >= LONG) {
+        say('Still starting, ' + waited + ' s so far: loading a corpus and its tokenizers ' +
+            'can take a while; nothing is lost by waiting, and the page moves on by itself.');
+      }
+    }, 1000);
+    return function () { clearInterval(timer); };
+  }
+
+  // Start a run of these settings (sent again with the same key, a retry starts nothing more)
+  // and go to its page, or its place in the queue; `say` tells the person meanwhile.
+  function startRun(settings, key, say) {
+    var done = starting(say);
+    return send('POST', '/api/runs', {headers: {'Content-Type': 'application/json',
+                                                'Idempotency-Key': key}, body: settings})
+      .then(function (answer) {
+        done();
+        var data = answer.data;
+        say('Started: opening the run…');
+        location.assign(data.run ? '/runs/' + data.run : '/queue/' + data.id);
+      }, function (error) { done(); throw error; });
+  }
+
   function newRun(form) {
     var sent = null, key = null;
+    Array.prototype.forEach.call(form.querySelectorAll('input[name=goal]'), function (choice) {
+      choice.addEventListener('change', function () { clearErrors(form); showGoal(form); });
+    });
+    showGoal(form);
     form.addEventListener('submit', function (event) {
       event.preventDefault();
       clearErrors(form);
-      busy(form, 'Checking the settings…');
       var body = JSON.stringify(collect(form));
       if (body !== sent) { sent = body; key = newKey(); }
-      send('POST', '/api/runs', {headers: {'Content-Type': 'application/json', 'Idempotency-Key': key},
-                                 body: body})
-        .then(function (answer) {
-          var data = answer.data;
-          location.assign(data.run ? '/runs/' + data.run : '/queue/' + data.id);
-        })
+      startRun(body, key, function (text) { busy(form, text); })
         .catch(function (error) {
           busy(form, '');
           refused(form, error);
         });
     });
     ready(form.querySelector('button[type=submit]'));
+  }
+
+  // ---- The sample, from the runs page --------------------------------------------------
+  // One click: the shipped sample corpus stored (as `analyzer ingest` with no path), then a
+  // run of the page's settings for it (`page.sample`) started.
+  function trySample(button) {
+    var status = $('sample-status');
+    function say(text) { show(status, text); }
+    button.addEventListener('click', function () {
+      button.disabled = true;
+      show($('sample-error'), '');
+      say('Storing the sample corpus…');
+      send('POST', '/api/corpora/sample').then(function (answer) {
+        var settings = Object.assign({corpus: answer.data.corpus.name}, page.sample);
+        return startRun(JSON.stringify(settings), newKey(), say);
+      }).catch(function (error) {
+        say('');
+        show($('sample-error'), error.message);
+        button.disabled = false;
+      });
+    });
+    ready(button);
   }
 
   // ---- Watching ------------------------------------------------------------------------
@@ -238,18 +320,39 @@
     ask();
   }
 
-  function progressRows(progress) {
-    var body = document.querySelector('#progress tbody');
-    body.textContent = '';
-    Object.keys(progress).forEach(function (label) {
-      var step = progress[label], row = element('tr');
-      row.appendChild(element('td', label));
-      row.appendChild(element('td', step.stage));
-      row.appendChild(element('td', step.total ? step.done + ' / ' + step.total : step.done));
-      var bar = element('progress');
-      bar.max = step.total || 1; bar.value = Math.min(step.done, step.total || 1);
-      row.appendChild(element('td')).appendChild(bar);
-      body.appendChild(row);
+  // A duration in words: 45 s, 3 min 20 s, 1 h 5 min.
+  function duration(seconds) {
+    var s = Math.max(0, Math.round(seconds));
+    if (s < 60) return s + ' s';
+    if (s < 3600) return Math.floor(s / 60) + ' min ' + (s % 60) + ' s';
+    return Math.floor(s / 3600) + ' h ' + Math.floor((s % 3600) / 60) + ' min';
+  }
+
+  // The whole run first (jobs done of all, a bar, for how long it has run, the time left at
+  // the rate seen so far), then each job's line in words, as the server writes them.
+  function progressShown(overall) {
+    if (!overall) {  // a run of another process (analyzer run): its progress is shown there
+      $('overall-said').textContent = 'Running in another process (a command line\'s): its ' +
+        'progress is shown where it runs; this page shows its report once it is complete.';
+      $('overall-bar').hidden = $('times').hidden = true;
+      return;
+    }
+    var holder = $('overall'), bar = $('overall-bar');
+    bar.value = overall.share;
+    holder.setAttribute('data-share', String(overall.share));
+    holder.setAttribute('data-done', String(overall.done));
+    holder.setAttribute('data-total', String(overall.total));
+    $('overall-said').textContent = overall.done + ' of ' + overall.total + ' jobs done (' +
+      Math.floor(overall.share * 100) + '%)';
+    $('elapsed').textContent = 'running for ' + duration(overall.elapsed);
+    $('left').textContent = overall.left === null ? 'time left: estimating…'
+      : 'about ' + duration(overall.left) + ' left';
+    var list = $('progress');
+    list.textContent = '';
+    overall.lines.forEach(function (line) {
+      var item = element('li', line.said, 'stage-' + line.stage);
+      item.setAttribute('data-label', line.label);
+      list.appendChild(item);
     });
   }
 
@@ -278,7 +381,7 @@
         if (stop) stop.hidden = true;
         return false;
       }
-      progressRows(data.progress || {});
+      progressShown(data.overall);
       return true;
     });
   }
@@ -311,6 +414,7 @@
 
   if ($('upload')) upload($('upload'));
   if ($('new-run')) newRun($('new-run'));
+  if ($('try-sample')) trySample($('try-sample'));
   if ($('watch')) watchRun();
   if ($('queued')) watchQueued();
 })();
