@@ -35,7 +35,9 @@ def test_tokenizers_only_run_with_premiums_computed_independently(db):
             assert record["premium"] == pytest.approx(tokens[lang] / tokens["eng_Latn"])
             assert record["byte_premium"] == pytest.approx(byte_counts[lang] / byte_counts["eng_Latn"])
     shown = runner.invoke(app, ["show", str(data["run"]), "--db", str(db)])
-    names, models = (line.split() for line in shown.output.splitlines()[1:3])
+    lines = shown.output.splitlines()  # the verdicts' sentences, then the table's title
+    at = next(i for i, line in enumerate(lines) if line.startswith("Run "))
+    names, models = (line.split() for line in lines[at + 1:at + 3])
     assert names == ["cl100k_base", "o200k_base"], shown.output  # each tokenizer's models under it
     assert models == ["language", "(GPT-4…)", "(GPT-4o…)"], shown.output
     assert "o200k_base (GPT-4o…)" in shown.output  # the frontier names them so too
@@ -72,7 +74,9 @@ def test_the_csv_export_says_its_run_reference_languages_and_models(db):
 def test_trained_and_production_side_by_side(db):
     result = runner.invoke(app, ["run", "--vocab", "300", "-t", "gpt2", "--jobs", "1", "--db", str(db)])
     assert result.exit_code == 0, result.output
-    assert "size 300" in result.stdout and "gpt2" in result.stdout.splitlines()[1].split()
+    lines = result.stdout.splitlines()  # the verdicts' sentences, then the table's title
+    at = next(i for i, line in enumerate(lines) if line.startswith("Run "))
+    assert "size 300" in result.stdout and "gpt2" in lines[at + 1].split()
     database = open_db(db)
     production = [v for v in vocabularies(database, 1) if v.kind == "production"]
     assert [(v.scope, v.size) for v in production] == [("gpt2", 50257)]

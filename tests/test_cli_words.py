@@ -117,8 +117,10 @@ def test_tokenizers_are_taken_as_comma_lists_too(sample):
     resolve_or_skip("gpt2")
     result = invoke(sample, "run", "-t", "cl100k_base,gpt2", "--no-report")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[1].split() == ["cl100k_base", "gpt2"]
-    assert result.stdout.splitlines()[2].split() == ["language", "(GPT-4…)", "(GPT-2)"]
+    lines = result.stdout.splitlines()  # the verdicts' sentences, then the table's title
+    at = next(i for i, line in enumerate(lines) if line.startswith("Run "))
+    assert lines[at + 1].split() == ["cl100k_base", "gpt2"]
+    assert lines[at + 2].split() == ["language", "(GPT-4…)", "(GPT-2)"]
 
 
 def test_serve_refuses_a_busy_port_before_making_a_database(tmp_path):
