@@ -6,7 +6,7 @@ its own. Every NaN becomes null, every number a plain int or float.
     show_document(data, frame)          # {"run", "corpus", ..., "records": [...], ...}
     export_json(db, run_id)             # the export as JSON text, piece by piece (streamed)
     export_document(db, run_id)         # the same document, parsed
-    export_csv(frame)                   # the records, one row each
+    export_csv(data, frame)             # the records, one row each (CSV_KEYS)
     unit_counts_csv(data)               # each measured unit's count, one row each (streamed)
 
 The export is written as it is made: each vocabulary's merges, and each unit's count, are read
@@ -32,7 +32,7 @@ from analyzer.corpus import language_name
 from analyzer.errors import Invalid, NotFound, setting
 from analyzer.external.library_trained import whole_tokenizer
 from analyzer.files import without_local_paths, write_atomically
-from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabularyId
+from analyzer.identity import BASE_PRETOKENIZER, SHARED_SCOPE, VocabKind, VocabularyId
 from analyzer.metrics import (
     SECTIONS,
     SUMMARY_COLUMNS,
@@ -41,6 +41,7 @@ from analyzer.metrics import (
     RunResults,
     estimators,
     load_run_data,
+    tokenizer_models,
 )
 from analyzer.metrics.algorithms import ALGORITHM_COLUMNS
 from analyzer.metrics.bill import BILL_COLUMNS, Workload
@@ -187,9 +188,21 @@ def show_document(data: RunData | RunResults, frame: pd.DataFrame | None = None,
             "seed": run.seed, "estimators": estimators(run),
             # what a run trained on a source took of it (no key for one trained on its corpus)
             **({"training": run.training} if run.training else {}),
+            "tokenizers": tokenizers_document(results.data.vocabularies),
             **{section.name: section_document(results, section.name)
                for section in SECTIONS if section.shown},
             **bill_document(results, workload)}
+
+
+def tokenizers_document(vocabs: list[VocabularyRead]) -> list[dict]:
+    """The real tokenizers a run measured, in its order, as `show --json` lists them: `name`
+    (the key its records' `vocab` holds), `kind` (production or imported), `size` (null for
+    imported counts) and `models`, the models that count with a catalog tokenizer (empty for
+    a file of the user's own or imported counts): what a reader knows it by, beside the name
+    rather than in it, so that the name stays the key."""
+    return [{"name": v.scope, "kind": str(v.kind), "size": None if v.kind.imported else v.size,
+             "models": tokenizer_models(v.scope) if v.kind.production else []}
+            for v in vocabs if v.kind.measured]
 
 
 def export_json(db: AnalyzerDatabase, run_id: int, data: RunData | RunResults | None = None,
@@ -334,11 +347,31 @@ def _listed(value) -> str:
     return "[\n" + ",\n".join(f"    {_compact(item)}" for item in value) + "\n  ]"
 
 
-def export_csv(frame: pd.DataFrame) -> str:
-    """The records as CSV, with the same fields in the same order as the JSON records."""
+CSV_KEYS = [*RECORD_KEYS[:RECORD_KEYS.index("lang") + 1], "language",
+            *RECORD_KEYS[RECORD_KEYS.index("lang") + 1:], "models", "reference", "run"]
+"""The columns of `export --format csv` and `show --format csv`: the records' fields in their
+order, and what a CSV read on its own needs beside them: `language`, the name of `lang`'s
+code; `models`, the models that count with a catalog tokenizer (`; ` between them; empty for
+anything else); `reference`, the language every premium is over; `run`, the run's id. They are
+columns, not a leading comment, which a CSV reader takes for a row. Numbers are plain, at full
+precision; `word_split_pct` is a percentage, every other ratio a plain ratio."""
+
+
+def export_csv(data: RunData | RunResults, frame: pd.DataFrame | None = None) -> str:
+    """The records as CSV (`CSV_KEYS`): the JSON records' fields, in their order, with the
+    language's name, the tokenizer's models, the reference and the run beside them."""
+    results = _results(data, frame)
+    frame, run = results.frame, results.run
     if frame.empty:
-        return ",".join(RECORD_KEYS) + "\n"
-    return frame[RECORD_KEYS].to_csv(index=False)
+        return ",".join(CSV_KEYS) + "\n"
+    table = frame[RECORD_KEYS].copy()
+    table.insert(RECORD_KEYS.index("lang") + 1, "language", table["lang"].map(language_name))
+    names = {vocab: "; ".join(tokenizer_models(vocab)) if VocabKind(kind).production else ""
+             for vocab, kind in set(zip(table["vocab"], table["kind"], strict=True))}
+    table["models"] = [names[vocab] for vocab in table["vocab"]]
+    table["reference"] = run.pivot
+    table["run"] = run.id
+    return table[CSV_KEYS].to_csv(index=False)
 
 
 def merge_json(merge: tuple[int, int, int, int, bytes]) -> str:
@@ -407,6 +440,7 @@ def token_report(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead]
         if v.kind.measured:
             tokenizers[v.scope] = {
                 "kind": str(v.kind), "size": None if v.kind.imported else v.size,
+                "models": tokenizer_models(v.scope) if v.kind.production else [],
                 "library": v.library, "source": v.source,
                 "languages": {lang: {"tokens": int(cells[(v.scope, v.size, lang)]["tokens"]),
                                      "premium": plain_value(cells[(v.scope, v.size, lang)][

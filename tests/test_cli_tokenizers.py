@@ -35,15 +35,48 @@ def test_tokenizers_only_run_with_premiums_computed_independently(db):
             assert record["premium"] == pytest.approx(tokens[lang] / tokens["eng_Latn"])
             assert record["byte_premium"] == pytest.approx(byte_counts[lang] / byte_counts["eng_Latn"])
     shown = runner.invoke(app, ["show", str(data["run"]), "--db", str(db)])
-    header = shown.output.splitlines()[1].split()
-    assert header == ["language", "cl100k_base", "o200k_base"], shown.output
+    lines = shown.output.splitlines()  # the verdicts' sentences, then the table's title
+    at = next(i for i, line in enumerate(lines) if line.startswith("Run "))
+    names, models = (line.split() for line in lines[at + 1:at + 3])
+    assert names == ["cl100k_base", "o200k_base"], shown.output  # each tokenizer's models under it
+    assert models == ["language", "(GPT-4…)", "(GPT-4o…)"], shown.output
+    assert "o200k_base (GPT-4o…)" in shown.output  # the frontier names them so too
+    # issue 71: the models beside the names, never in them (the names stay the keys)
+    assert [(t["name"], t["models"][:2]) for t in data["tokenizers"]] == [
+        ("cl100k_base", ["GPT-4", "GPT-4 Turbo"]), ("o200k_base", ["GPT-4o", "GPT-4o mini"])]
+    assert {r["vocab"] for r in data["records"]} == {"cl100k_base", "o200k_base"}
+    export = json.loads(runner.invoke(app, ["export", str(data["run"]), "--db", str(db)]).stdout)
+    assert export["token_report"]["tokenizers"]["o200k_base"]["models"][0] == "GPT-4o"
+
+
+def test_the_csv_export_says_its_run_reference_languages_and_models(db):
+    """Issue 71: `export --format csv` read on its own: the run and reference on every row, each
+    language's name beside its code, each tokenizer's models, plain numbers."""
+    import csv
+    import io
+
+    assert runner.invoke(app, ["run", "--vocab", "300", "-t", "cl100k_base", "--jobs", "1",
+                               "--no-report", "--db", str(db)]).exit_code == 0
+    text = runner.invoke(app, ["export", "1", "--format", "csv", "--db", str(db)]).stdout
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows and all(row["run"] == "1" and row["reference"] == "eng_Latn" for row in rows)
+    names = {row["lang"]: row["language"] for row in rows}
+    assert names == {"eng_Latn": "English", "rus_Cyrl": "Russian", "kor_Hang": "Korean"}
+    models = {row["vocab"]: row["models"] for row in rows}
+    assert models["cl100k_base"].split("; ")[:2] == ["GPT-4", "GPT-4 Turbo"]
+    assert models["shared"] == ""
+    for row in rows:
+        assert float(row["premium"]) > 0 and int(row["tokens"]) > 0
+    assert runner.invoke(app, ["show", "1", "--format", "csv", "--db", str(db)]).stdout == text
 
 
 @pytest.mark.slow
 def test_trained_and_production_side_by_side(db):
     result = runner.invoke(app, ["run", "--vocab", "300", "-t", "gpt2", "--jobs", "1", "--db", str(db)])
     assert result.exit_code == 0, result.output
-    assert "size 300" in result.stdout and "gpt2" in result.stdout.splitlines()[1].split()
+    lines = result.stdout.splitlines()  # the verdicts' sentences, then the table's title
+    at = next(i for i, line in enumerate(lines) if line.startswith("Run "))
+    assert "size 300" in result.stdout and "gpt2" in lines[at + 1].split()
     database = open_db(db)
     production = [v for v in vocabularies(database, 1) if v.kind == "production"]
     assert [(v.scope, v.size) for v in production] == [("gpt2", 50257)]
@@ -109,6 +142,12 @@ def test_tokenizers_lists_the_catalog_and_where_each_resolves(catalog_store):
     assert table.exit_code == 0
     assert "r50k_base" in table.output and "missing: analyzer" in table.output
     assert "claude-legacy: Valid only for models before Claude 3" in table.output
+    # issue 71: the models of each, dated and sourced; in the table, under each name
+    assert listed["o200k_base"]["models"][0] == "GPT-4o" and listed["o200k_base"]["models_date"]
+    assert listed["claude-legacy"]["models_note"] == "only models before Claude 3"
+    assert "(GPT-4o…)" in table.output.split()
+    wide = runner.invoke(app, ["tokenizers"], env={"COLUMNS": "200"})
+    assert "Claude 1, Claude 2, Claude Instant (only models before Claude 3)" in wide.output
 
 
 def test_tokenizers_get_errors(tmp_path):

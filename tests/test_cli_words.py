@@ -117,7 +117,10 @@ def test_tokenizers_are_taken_as_comma_lists_too(sample):
     resolve_or_skip("gpt2")
     result = invoke(sample, "run", "-t", "cl100k_base,gpt2", "--no-report")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[1].split() == ["language", "cl100k_base", "gpt2"]
+    lines = result.stdout.splitlines()  # the verdicts' sentences, then the table's title
+    at = next(i for i, line in enumerate(lines) if line.startswith("Run "))
+    assert lines[at + 1].split() == ["cl100k_base", "gpt2"]
+    assert lines[at + 2].split() == ["language", "(GPT-4…)", "(GPT-2)"]
 
 
 def test_serve_refuses_a_busy_port_before_making_a_database(tmp_path):
@@ -147,7 +150,7 @@ def test_a_run_prints_its_table_as_markdown_or_csv_when_asked(tmp_path):
                     "markdown")
     assert result.exit_code == 0 and "| language | size 280 | own 280 |" in result.stdout
     result = invoke(db, "run", "--vocab", "280", "--jobs", "1", "--no-report", "--format", "csv")
-    assert result.stdout.startswith("vocab,kind,pretokenizer,size,lang,tokens,")
+    assert result.stdout.startswith("vocab,kind,pretokenizer,size,lang,language,tokens,")
 
 
 def test_a_run_whose_reader_goes_away_is_still_complete(sample):

@@ -52,6 +52,27 @@ def test_the_catalog_has_every_required_tokenizer_at_its_size():
         assert item.files and all(len(f.sha256) == 64 for f in item.files)
 
 
+def test_every_entry_names_its_models_with_a_dated_source():
+    """Readers know a tokenizer by its models: every packaged entry lists them, each once, and
+    says when and where the list was read (as prices.toml dates each price)."""
+    entries = catalog()
+    for item in entries.values():
+        assert item.models and len(set(item.models)) == len(item.models), item.name
+        assert item.models_date is not None and item.models_source, item.name
+    assert entries["o200k_base"].models[:1] == ["GPT-4o"]
+    assert {"GPT-4", "GPT-3.5 Turbo"} <= set(entries["cl100k_base"].models)
+    assert entries["llama3"].models == ["Llama 3", "Llama 3.1", "Llama 3.2", "Llama 3.3"]
+
+
+def test_a_catalog_s_models_as_a_string_are_read_as_a_list():
+    """A user's catalog written when `models` was one string still loads, its models listed."""
+    from analyzer.external.catalog import read_catalog
+
+    text = (Path(__file__).parent / "../analyzer/external/catalog.toml").read_text("utf-8")
+    text = text.replace('models = ["GPT-2"]', 'models = "GPT-2, GPT-2 XL"', 1)
+    assert read_catalog(text, "old")["gpt2"].models == ["GPT-2", "GPT-2 XL"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(REQUIRED))
 def test_each_tokenizer_counts_as_its_owners_library_does(name, tmp_path, catalog_store):

@@ -140,7 +140,8 @@ def test_the_page_prices_the_measured_models_with_their_dates_and_sources(tiny_d
     path = tmp_path / "mine.toml"
     path.write_text(MINE.replace("cl100k_base", "o200k_base"))
     mine = build_page(tiny_db, run_id, prices=path)
-    assert "My model (Me, tokenizer o200k_base)" in mine.html and "GPT-4o" not in mine.html
+    assert "My model (Me, tokenizer o200k_base)" in mine.html  # and no packaged price: GPT-4o
+    assert "GPT-4o (OpenAI" not in mine.html  # is named only as a model of o200k_base's
     assert f"{path} (given)" in mine.html
 
 

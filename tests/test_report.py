@@ -48,10 +48,11 @@ def test_the_context_column_is_content_not_characters():
         dict(vocab="shared", size=300, lang="tum_Latn", tokens=128, chars=528, premium=1.28,
              overhead=0.28, chars_per_token=4.125),
     ])
-    html = cost_table(frame, "eng_Latn", "shared", 300, price=1.0, context_window=1000)
-    body = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr[^>]*>(.*?)</tr>", html)]
+    html = cost_table(frame, "eng_Latn", "shared", 300, price=1.0, context_window=1000, run=1)
+    body = [re.findall(r"<td[^>]*>(.*?)</td>", row)
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", html)]
     rows = {cells[0]: cells[1:] for cells in body if cells}
-    headers = re.findall(r"<th>(.*?)</th>", html)
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", html)
     content = headers.index(CONTENT_FITS) - 1  # the language cell is not in `cells`
     characters = next(i for i, h in enumerate(headers) if h.startswith("characters")) - 1
     assert {lang.split()[0]: cells[content] for lang, cells in rows.items()} == \

@@ -174,7 +174,8 @@ def test_a_results_page_reads_a_language_code_of_markup_as_data(browser, tmp_pat
     page.select_option("#reference", HOSTILE_CODE)
     assert page.inner_text(".legend .reference") == HOSTILE_CODE
     assert HOSTILE_CODE in page.inner_text("#said")
-    assert page.get_attribute("tr[data-lang='eng_Latn'] td:nth-child(4)", "data-v") == "0.6667"
+    assert float(page.get_attribute("tr[data-lang='eng_Latn'] td:nth-child(4)", "data-v")) == \
+        pytest.approx(100 / 150, rel=1e-15)  # every digit
     page.close()
     assert problems == []
 
@@ -190,8 +191,8 @@ def test_production_tokenizers_render_beside_trained_vocabularies(browser, tiny_
     assert [t["traces"] for t in traces] == [len(f.data) for f in page.figures]
     headline = page.figures[0]  # the trained sizes' axis: no production tokenizer on it
     assert not any("production tokenizer" in (trace.name or "") for trace in headline.data)
-    assert ">cl100k_base</th>" in page.html
-    assert ">gpt2</th>" in page.html  # the answer's columns
+    assert ">cl100k_base<br><span class='muted'>(GPT-4…)</span></th>" in page.html
+    assert ">gpt2<br><span class='muted'>(GPT-2)</span></th>" in page.html  # the answer's columns
     only = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["o200k_base"]))
     traces, problems = open_page(browser, write_report(tiny_db, only, tmp_path / "reports"),
                                  tmp_path / "only.png")
@@ -289,7 +290,8 @@ def test_imported_counts_render_beside_production_tokenizers(browser, tiny_db, t
     assert "closed-1 (imported)" in names  # the comparison's bars
     # the trained sizes' axis has no tokenizer on it; the answer table has both
     assert not [t.name for t in page.figures[0].data if "production" in (t.name or "")]
-    assert ">closed-1</th>" in page.html and ">cl100k_base</th>" in page.html
+    assert ">closed-1</th>" in page.html and ">cl100k_base<br><span class='muted'>(GPT-4…)" \
+        in page.html
 
 
 @pytest.mark.slow
@@ -322,6 +324,110 @@ def test_the_cost_view_draws_each_priced_model_and_opens_its_table(browser, tiny
     page.screenshot(path=str(tmp_path / "costs.png"), full_page=True)
     page.close()
     assert problems == []
+
+
+CODE = r"^[a-z]{3}_[A-Z][a-z]{3}$"
+NUMERIC = r"^(tokens|vocab_size|languages|chars_in_window|median_premium.*|premium.*|ratio_.*|" \
+    r".*_usd|.*_vs_reference.*|.*_per_million_tokens)$"
+"""The columns of a page's downloads that hold numbers (analyzer.report.downloads names them)."""
+FORMATTED = r"^[-+$]*[0-9][0-9,]*(\.[0-9]+)?[x%]$|^[-+]?\$|^-?[0-9]{1,3}(,[0-9]{3})+"
+"""A number as the page shows it (`12,639`, `$0.878`, `1.62x`, `80%`), never as a CSV holds it."""
+
+
+def downloaded_csvs(page) -> dict[str, list[dict]]:
+    """Every table's CSV, as its Download button saves it in Chromium: by file name, its rows
+    parsed by the csv module (each file name once: a second of the same name fails)."""
+    import csv
+    import io
+
+    found: dict[str, list[dict]] = {}
+    for index in range(page.locator("button.csv").count()):
+        with page.expect_download() as caught:  # a folded section's button is clicked too
+            page.evaluate("(i) => document.querySelectorAll('button.csv')[i].click()", index)
+        download = caught.value
+        assert download.suggested_filename not in found, download.suggested_filename
+        text = Path(download.path()).read_text(encoding="utf-8")
+        found[download.suggested_filename] = list(csv.DictReader(io.StringIO(text)))
+    return found
+
+
+def check_travelling_csv(name: str, rows: list[dict], run_id: int, reference: str | None):
+    """A CSV read away from its page: named by its run, its run (and reference, where a number
+    in it is over a language) on every row, a language's code beside its name, and plain
+    numbers only."""
+    import re
+
+    assert name.startswith(f"run-{run_id}-") and name.endswith(".csv"), name
+    assert rows, name
+    assert all(row["run"] == str(run_id) for row in rows), name
+    if reference is not None and "lang" in rows[0]:
+        assert all(row["reference"] == reference for row in rows), name
+        assert all(re.match(CODE, row["lang"]) for row in rows), name
+        assert all(row["language"] and row["language"] != row["lang"] for row in rows), name
+    for column in rows[0]:
+        cells = [row[column] for row in rows]
+        assert not [cell for cell in cells if re.match(FORMATTED, cell)], (name, column, cells)
+        if re.match(NUMERIC, column):
+            assert all(cell == "" or float(cell) == float(cell) for cell in cells), (name, column)
+            assert any(cell != "" for cell in cells), (name, column)
+
+
+@pytest.mark.slow
+def test_every_download_of_the_report_is_a_csv_that_says_what_it_holds(browser, tiny_db,
+                                                                       tmp_path):
+    """Issue 71: each table's CSV, downloaded in Chromium, parses, is named by the run and what
+    it holds (no two alike), and holds codes, the reference, the run and plain numbers: a
+    priced model's costs with the model on every row, to full precision."""
+    run_id = execute_run(tiny_db, RunSettings(sizes=[300], per_language=False, jobs=1,
+                                              tokenizers=["cl100k_base", "o200k_base"]))
+    path = write_report(tiny_db, run_id, tmp_path / "reports")
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    found = downloaded_csvs(page)
+    page.close()
+    for name, rows in found.items():
+        check_travelling_csv(name, rows, run_id, "eng_Latn")
+    premiums = found[f"run-{run_id}-premiums-vs-eng_Latn.csv"]
+    assert {"lang", "language", "script", "median_premium", "cl100k_base", "o200k_base",
+            "reference", "run"} <= set(premiums[0])
+    english = next(row for row in premiums if row["lang"] == "eng_Latn")
+    assert float(english["cl100k_base"]) == 1.0
+    gpt4o = found[f"run-{run_id}-cost-GPT-4o.csv"]
+    assert {row["model"] for row in gpt4o} == {"GPT-4o"} and gpt4o[0]["tokenizer"] == "o200k_base"
+    assert {"tokens", "input_cost_usd", "output_cost_usd", "cost_vs_reference",
+            "input_usd_per_million_tokens"} <= set(gpt4o[0])
+    assert all(float(row["input_cost_usd"]) > 0 for row in gpt4o)
+    assert any(len(row["input_cost_usd"].split(".")[-1]) > 3 for row in gpt4o)  # not cut to cents
+    assert any(name.startswith(f"run-{run_id}-cost-shared-300") for name in found)  # assumed price
+
+
+@pytest.mark.slow
+def test_the_results_page_s_downloads_follow_the_reference_chosen(browser, tiny_db, tmp_path):
+    """Issue 71: the results page's CSVs say what they hold, and the answer's, after another
+    reference is chosen, is named by it and holds its premiums (1 for the reference itself)."""
+    from analyzer.report.results import write_results
+
+    run_id = execute_run(tiny_db, RunSettings(sizes=[], tokenizers=["cl100k_base", "gpt2"]))
+    _, page_path, _ = write_results(tiny_db, run_id, tmp_path / "results")
+    page = browser.new_page()
+    page.goto(page_path.resolve().as_uri())
+    heading = page.locator("#answer-table thead th[data-csv='cl100k_base']")
+    assert heading.inner_text().split() == ["cl100k_base", "(GPT-4…)"]  # the long form in its title
+    assert "cl100k_base (GPT-4, GPT-4 Turbo, GPT-3.5 Turbo" in heading.get_attribute("title")
+    page.select_option("#reference", "rus_Cyrl")
+    found = downloaded_csvs(page)
+    page.close()
+    for name, rows in found.items():
+        reference = "rus_Cyrl" if "-vs-rus_Cyrl" in name else "eng_Latn"
+        check_travelling_csv(name, rows, run_id, reference)
+    premiums = found[f"run-{run_id}-premiums-vs-rus_Cyrl.csv"]
+    russian = next(row for row in premiums if row["lang"] == "rus_Cyrl")
+    assert float(russian["cl100k_base"]) == float(russian["gpt2"]) == 1.0
+    tokenizers = {row["tokenizer"]: row for row in found[f"run-{run_id}-tokenizers.csv"]}
+    assert "GPT-4" in tokenizers["cl100k_base"]["models"].split("; ")
+    assert tokenizers["gpt2"]["vocab_size"] == "50257"
+    two = found[f"run-{run_id}-two-tokenizers-vs-rus_Cyrl.csv"]
+    assert {"premium_cl100k_base", "premium_gpt2", "ratio_y_over_x"} <= set(two[0])
 
 
 @pytest.mark.slow
@@ -661,12 +767,12 @@ def answer_first(browser, path: Path, tmp_path: Path, n_languages: int) -> None:
     numbers = lambda values: [float(v) for v in values]  # noqa: E731
     medians = numbers(page.evaluate(COLUMN, 2))
     assert medians == sorted(medians, reverse=True)  # the highest median premium first
-    page.click("#answer-table th:text-is('cl100k_base')")
+    page.click("#answer-table th[data-csv='cl100k_base']")  # its models under its name
     cl100k = page.evaluate("() => Array.from(document.querySelectorAll('#answer-table thead th'))"
-                           ".findIndex(th => th.textContent === 'cl100k_base')")
+                           ".findIndex(th => th.getAttribute('data-csv') === 'cl100k_base')")
     assert numbers(page.evaluate(COLUMN, cl100k)) == sorted(numbers(page.evaluate(COLUMN, cl100k)),
                                                             reverse=True)
-    page.click("#answer-table th:text-is('cl100k_base')")  # again: the other way
+    page.click("#answer-table th[data-csv='cl100k_base']")  # again: the other way
     assert numbers(page.evaluate(COLUMN, cl100k)) == sorted(numbers(page.evaluate(COLUMN, cl100k)))
     page.check(".answer input.by-script")
     scripts = page.evaluate(COLUMN, 1)
@@ -674,14 +780,21 @@ def answer_first(browser, path: Path, tmp_path: Path, n_languages: int) -> None:
     with page.expect_download() as download:
         page.click(".answer button.csv")
     rows = list(csv.reader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
+    # issue 71: the code, a column per heading by its name in the CSV, each cell's plain
+    # number, then the reference and the run (analyzer.report.downloads)
     shown = page.evaluate("""() => Array.from(document.querySelectorAll('#answer-table tr'))
-        .map(row => Array.from(row.cells).map(cell => row.parentNode.tagName === 'THEAD'
-             ? cell.textContent.trim() : (cell.getAttribute('data-v') ?? cell.textContent.trim())))""")
+        .map(row => row.parentNode.tagName === 'THEAD'
+             ? ['lang', ...Array.from(row.cells).map(cell => cell.getAttribute('data-csv')),
+                'reference', 'run']
+             : [row.getAttribute('data-lang'),
+                ...Array.from(row.cells).map(cell => cell.getAttribute('data-v') ?? cell.textContent.trim()),
+                'eng_Latn', '1'])""")
     assert rows == shown and len(rows) == n_languages + 1
+    assert download.value.suggested_filename == "run-1-premiums-vs-eng_Latn.csv"
     assert all(abs(float(cell.rstrip("x")) - float(value)) < 0.006  # the numbers shown
                for row, text in zip(rows[1:], page.evaluate(
                    "() => Array.from(document.querySelectorAll('#answer-table tbody tr'))"
                    ".map(row => Array.from(row.cells).slice(2).map(c => c.textContent))"))
-               for value, cell in zip(row[2:], text))
+               for value, cell in zip(row[3:], text))
     page.close()
     assert errors == []

@@ -77,7 +77,7 @@ def test_records_csv_and_the_page_carry_the_pretokenizer(tiny_db):
     assert russian["chunk_premium"] == pytest.approx(russian["chunks"] / pivot_chunks)
     none = [r for r in records if r["pretokenizer"] == "none"]
     assert all(r["chunks"] is None and r["chunk_premium"] is None for r in none)
-    assert export_csv(frame).splitlines()[0].startswith("vocab,kind,pretokenizer,size,lang")
+    assert export_csv(data, frame).splitlines()[0].startswith("vocab,kind,pretokenizer,size,lang")
     document = export_document(tiny_db, run_id)
     assert document["pretokenizers"] == ["none", "gpt2"]
     assert {(v["scope"], v["pretokenizer"]) for v in document["vocabularies"]} >= \

@@ -50,10 +50,13 @@ def catalog_page() -> str:
              "| name | family | models | format | tokens | framing |", "|---|---|---|---|---|---|"]
     for entry in catalog().values():
         framing = f"+{entry.framing.tokens} ({entry.framing.basis})" if entry.framing else "?"
-        lines.append(f"| `{entry.name}` | {entry.family} | {entry.models} | {entry.format} | "
+        models = ", ".join(entry.models) + (f" ({entry.models_note})" if entry.models_note else "")
+        lines.append(f"| `{entry.name}` | {entry.family} | {models} | {entry.format} | "
                      f"{entry.vocab_size:,} | {framing} |")
     for entry in catalog().values():
         lines += ["", f"## {entry.name}", ""]
+        if entry.models_source:
+            lines += [f"Models as listed by {entry.models_source} on {entry.models_date}.", ""]
         if entry.notes:
             lines += [entry.notes, ""]
         if entry.caveat:

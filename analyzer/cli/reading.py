@@ -331,7 +331,7 @@ def export(
     if format.value == "csv":
         if bill is not None:
             raise fail("--bill is written in the JSON export (--format json)")
-        content = unit_counts_csv(results.data) if units else export_csv(results.frame)
+        content = unit_counts_csv(results.data) if units else export_csv(results)
     else:
         workload = None if bill is None else workload_of(results.data, load_prices(), bill, mix,
                                                          counted_by, requests)

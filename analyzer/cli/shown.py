@@ -56,7 +56,7 @@ def show_run(database: AnalyzerDatabase, run_id: int, *, output: str = "table",
         typer.echo(json_text(show_document(results, workload=workload)))
         return results
     if output == "csv":
-        typer.echo(export_csv(frame), nl=False)
+        typer.echo(export_csv(results), nl=False)
         return results
     console = Console()
     markdown = output == "markdown"

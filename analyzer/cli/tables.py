@@ -19,7 +19,6 @@ from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.external.catalog import FramingBasis
 from analyzer.identity import PARITY_SCOPE, SHARED_SCOPE, Algorithm
-from analyzer.store import IMPORTED_SIZE
 
 from ..settings import byte_size
 from .formats import compact_sizes, fold_words, plain, with_interval
@@ -195,6 +194,25 @@ def fitted_tables(columns: list[ColumnOf], table: Callable[[list[ColumnOf], int,
     return [table(part, number, len(chunks)) for number, part in enumerate(chunks)]
 
 
+def tokenizer_heading(name: str, size: int | None = None) -> str:
+    """A tokenizer's column heading in the terminal, as literal text: its name, and on a line
+    under it the short form of its models (`tokenizer_label`), so that the column is no wider
+    than the name and as many columns fit.
+
+    >>> print(tokenizer_heading("llama3"))
+    llama3
+    (Llama 3…)
+    >>> print(tokenizer_heading("[b]my.json", 32000))
+    \\[b]my.json
+    (32,000)
+    """
+    from analyzer.metrics import tokenizer_label
+
+    shown = tokenizer_label(name, size, short=True)
+    rest = shown[len(name):].strip()
+    return plain(name) + (f"\n{plain(rest)}" if rest else "")
+
+
 def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRead],
                    vocab: str = SHARED_SCOPE, sizes: list[int] | None = None,
                    pretokenizer: str = NONE, tokenizers: bool = True,
@@ -212,7 +230,6 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
         for_pretokenizer,
         own_vocabulary,
         premium_text,
-        tokenizer_label,
         tokenizer_sizes,
     )
 
@@ -244,8 +261,8 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
 
     shown: list[ColumnOf] = []
     for scope, size in columns:
-        header = (tokenizer_label(scope, size) if size == IMPORTED_SIZE else scope) \
-            if scope in names else f"parity {size}" if scope == PARITY_SCOPE else f"size {size}"
+        header = tokenizer_heading(scope, size) if scope in names \
+            else f"parity {size}" if scope == PARITY_SCOPE else f"size {size}"
         shown.append((header, premiums(scope, size)))
     if not own.empty:  # each language under its own vocabulary, against the pivot's own
         shown.append((f"own {largest}", lambda lang: premium_text(own.loc[lang, "own_premium"])
@@ -254,8 +271,8 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     def table(part: list[ColumnOf], number: int, count: int) -> Table:
         result = new_table("language", title=plain(
             title if number == 0 else f"{title} ({number + 1} of {count})"))
-        for header, _ in part:
-            result.add_column(plain(header), justify="right")
+        for header, _ in part:  # each header literal text already (`tokenizer_heading`)
+            result.add_column(header, justify="right")
         room = LANGUAGE_CELL if width < MARKDOWN_WIDTH else 1_000  # a document: names whole
         for lang in order:
             result.add_row(plain(language_cell(lang, room)), *(value(lang) for _, value in part))
@@ -456,9 +473,10 @@ def runs_table(summaries: list[RunRead], width: int = 80,
 
 
 def catalog_table(statuses: list[Availability], width: int = 80) -> Table:
-    """The catalog, one row per tokenizer: what it is and where it resolves from here (or the
-    command that would make it available, whole on its line). The family, library and models
-    columns only when the terminal is wide enough."""
+    """The catalog, one row per tokenizer: what it is, the models that count with it (every
+    one, and the note on them, when the terminal is wide enough; else the first, under its
+    name), and where it resolves from here (or the command that would make it available, whole
+    on its line). The family and library columns only when the terminal is wide enough."""
     wide, roomy = width >= 120, width >= 100
     result = new_table("name", *(["family"] if roomy else []), "tokens",
                        *(["library"] if roomy else []), "framing", *(["models"] if wide else []),
@@ -466,10 +484,12 @@ def catalog_table(statuses: list[Availability], width: int = 80) -> Table:
     for status in statuses:
         item = status.entry
         here = status.origin if status.available else f"missing: {status.command}"
-        result.add_row(plain(item.name), *([plain(item.family)] if roomy else []),
+        name = plain(item.name) if wide else tokenizer_heading(item.name)
+        models = ", ".join(item.models) + (f" ({item.models_note})" if item.models_note else "")
+        result.add_row(name, *([plain(item.family)] if roomy else []),
                        f"{item.vocab_size:,}", *([item.library] if roomy else []),
                        framing_cell(item.framing),
-                       *([plain(item.models)] if wide else []), plain(here))
+                       *([plain(models)] if wide else []), plain(here))
     return result
 
 

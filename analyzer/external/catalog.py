@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import tomllib
 from enum import StrEnum
@@ -16,7 +17,7 @@ from importlib.resources import files as package_files
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from analyzer.errors import did_you_mean
 
@@ -129,7 +130,16 @@ class CatalogEntry(BaseModel):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     family: str
-    models: str
+    models: list[str] = []
+    """The models that count with it, by their makers' names (`o200k_base`: GPT-4o, GPT-4.1,
+    ...): what a reader knows a tokenizer by, where its name is the encoding's. Every face
+    shows them beside the name (`metrics.tokenizer_label`). A string, as catalogs before
+    lists had it, is read as a comma-separated list."""
+    models_note: str = ""
+    """What qualifies the list, shown with it (`claude-legacy`: only models before Claude 3)."""
+    models_date: datetime.date | None = None
+    """When `models_source` listed these models: models keep being released on a tokenizer."""
+    models_source: str | None = Field(None, pattern=r"^https?://\S+$")
     format: Format
     vocab_size: int = Field(gt=0)
     """Every id the tokenizer has, special tokens included (the library's own count)."""
@@ -154,6 +164,14 @@ class CatalogEntry(BaseModel):
     """Whether the analyzer's compiled engine counts it, exactly as its library does (None:
     as its format goes, every one but SentencePiece's); tests/test_external_engine.py holds
     each entry's files to what is said here."""
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _models_list(cls, value: object) -> object:
+        """`models = "A, B"` (a catalog written before the list) is `["A", "B"]`."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @model_validator(mode="after")
     def _format_fields(self) -> CatalogEntry:

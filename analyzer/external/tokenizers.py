@@ -500,6 +500,9 @@ class Availability:
         item = self.entry
         return {
             "name": item.name, "family": item.family, "models": item.models,
+            "models_note": item.models_note,
+            "models_date": item.models_date.isoformat() if item.models_date else None,
+            "models_source": item.models_source,
             "format": item.format.value, "library": item.library, "vocab_size": item.vocab_size,
             "notes": item.notes, "caveat": item.caveat,
             "framing": item.framing.model_dump(mode="json") if item.framing else None,

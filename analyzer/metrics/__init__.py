@@ -41,6 +41,7 @@ from .frames import (
     request_framing,
     special_tokens_counted,
     tokenizer_label,
+    tokenizer_models,
     tokenizer_sizes,
     trained_language,
     unit_ratios,
@@ -98,6 +99,7 @@ __all__ = [
     "superbpe_effects",
     "token_curve",
     "tokenizer_label",
+    "tokenizer_models",
     "tokenizer_sizes",
     "unit_ratios",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analyzer.external.catalog import catalog
 from analyzer.identity import SHARED_SCOPE, Role, VocabKind, VocabularyId
 from analyzer.store import IMPORTED_SIZE, RunRead, VocabularyRead
 
@@ -107,13 +108,39 @@ def special_tokens_counted(run: RunRead, vocabs: list[VocabularyRead]) -> str:
             + (f"; their libraries would add {', '.join(adding)} {per}" if adding else ""))
 
 
-def tokenizer_label(name: str, size: int) -> str:
-    """A real tokenizer as tables and charts name it: with its size, or marked imported.
+def tokenizer_models(name: str) -> list[str]:
+    """The models that count with a catalog tokenizer (`CatalogEntry.models`); none for any
+    other name (a tokenizer file of the user's own, a hub repository's, a trained vocabulary).
+    Read from the catalog when shown, not stored with a run: a catalog name is its pinned
+    files, whatever run measured them, and the models released on them keep coming.
 
-    >>> tokenizer_label("o200k_base", 200019), tokenizer_label("claude-sonnet-4", IMPORTED_SIZE)
-    ('o200k_base (200,019)', 'claude-sonnet-4 (imported)')
+    >>> tokenizer_models("llama3"), tokenizer_models("my-tokenizer.json")
+    (['Llama 3', 'Llama 3.1', 'Llama 3.2', 'Llama 3.3'], [])
     """
-    return f"{name} (imported)" if size == IMPORTED_SIZE else f"{name} ({size:,})"
+    found = catalog().get(name)
+    return list(found.models) if found else []
+
+
+def tokenizer_label(name: str, size: int | None = None, *, short: bool = False) -> str:
+    """A real tokenizer as every face names it: a catalog tokenizer with the models that count
+    with it, since readers know it by them, not by its encoding's name (`short`, where space is
+    tight: the first, and `…` for the rest); imported counts marked so; any other with its size
+    when given. The name alone stays the key (JSON, CSV, `--vocab`): this is for reading.
+
+    >>> print(tokenizer_label("cl100k_base"))
+    cl100k_base (GPT-4, GPT-4 Turbo, GPT-3.5 Turbo, text-embedding-3, text-embedding-ada-002)
+    >>> tokenizer_label("cl100k_base", short=True)
+    'cl100k_base (GPT-4…)'
+    >>> tokenizer_label("tokenizer.json", 32000), tokenizer_label("claude-4", IMPORTED_SIZE)
+    ('tokenizer.json (32,000)', 'claude-4 (imported)')
+    """
+    if size == IMPORTED_SIZE:
+        return f"{name} (imported)"
+    models = tokenizer_models(name)
+    if models:
+        shown = models[0] + ("…" if len(models) > 1 else "") if short else ", ".join(models)
+        return f"{name} ({shown})"
+    return name if size is None else f"{name} ({size:,})"
 
 
 def language_metrics(data: RunData, resamples: int = RESAMPLES) -> pd.DataFrame:

@@ -17,6 +17,8 @@ from typing import Any
 
 from analyzer.identity import VocabKind
 
+from .frames import tokenizer_label, tokenizer_models
+
 
 def configuration_name(row: Mapping[str, Any]) -> str:
     """A configuration (a row of `summaries`) in words.
@@ -24,10 +26,13 @@ def configuration_name(row: Mapping[str, Any]) -> str:
     >>> configuration_name({"kind": "shared", "vocab": "shared", "pretokenizer": "cl100k",
     ...                     "size": 4096})
     'shared [cl100k] at 4,096'
+    >>> configuration_name({"kind": "production", "vocab": "gemma3", "size": 262145})
+    'gemma3 (Gemma 3)'
     """
     kind = VocabKind(row["kind"])
-    if kind.production:
-        return f"{row['vocab']} (production, {int(row['size']):,})"
+    if kind.production:  # a catalog tokenizer by its models (the first: a name in a list)
+        return (tokenizer_label(row["vocab"], short=True) if tokenizer_models(row["vocab"])
+                else f"{row['vocab']} (production, {int(row['size']):,})")
     if kind.imported:
         return f"{row['vocab']} (imported)"
     if kind.extends:

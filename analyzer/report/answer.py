@@ -14,8 +14,11 @@ import pandas as pd
 
 from analyzer.corpus import language_name, script_name
 from analyzer.identity import VocabKind
+from analyzer.metrics import tokenizer_label
 from analyzer.metrics.answer import premium_text
 from analyzer.metrics.frames import PREMIUM_ESTIMATOR, UNIT_ESTIMATOR
+
+from .downloads import file_name, plain_number, table_attributes
 
 LOW, HIGH = 0.5, 8.0
 """The colour scale's ends: half the pivot's tokens (blue) to eight times (dark red)."""
@@ -54,18 +57,31 @@ def unit_estimate(row) -> str:
     return f"{UNIT_ESTIMATOR} {premium_text(mean)}{interval}"
 
 
-def answer_table(table: pd.DataFrame, pivot: str) -> str:
+def answer_table(table: pd.DataFrame, pivot: str, run: int) -> str:
     """The languages by vocabulary table (`premium_table`'s rows), highest median premium
-    first; each cell's title says its interval and tokens."""
+    first; each cell's title says its interval and tokens. A tokenizer's heading has its
+    models under its name (all of them in its title and `data-label`); its download is
+    `run-N-premiums-vs-REF.csv`, a column per vocabulary named by it (`downloads`)."""
     columns = list(dict.fromkeys(table["column"]))
     wide = table.pivot(index="lang", columns="column", values="premium")[columns]
     medians = wide.median(axis=1)
     order = medians.sort_values(ascending=False, kind="stable").index
     by_cell = table.set_index(["lang", "column"])
     kinds = dict(zip(table["column"], table["kind"]))
-    heads = "".join(f"<th data-sort='number' scope='col' "
-                    f"title='{escape(VocabKind(kinds[column]).about.label, quote=True)}'>"
-                    f"{escape(column)}</th>" for column in columns)
+    vocabs = dict(zip(table["column"], table["vocab"]))
+
+    def head(column: str) -> str:
+        kind = VocabKind(kinds[column])
+        named = tokenizer_label(vocabs[column]) if kind.production else column
+        models = tokenizer_label(vocabs[column], short=True)[len(vocabs[column]):].strip() \
+            if kind.production and named != column else ""
+        return (f"<th data-sort='number' scope='col' data-csv='{escape(column, quote=True)}' "
+                f"data-label='{escape(named, quote=True)}' "
+                f"title='{escape(f'{kind.about.label}: {named}', quote=True)}'>{escape(column)}"
+                + (f"<br><span class='muted'>{escape(models)}</span>" if models else "")
+                + "</th>")
+
+    heads = "".join(head(column) for column in columns)
     rows = []
     for lang in order:
         cells = []
@@ -83,7 +99,7 @@ def answer_table(table: pd.DataFrame, pivot: str) -> str:
                      f"of {language_name(pivot)} ({PREMIUM_ESTIMATOR}){interval}; "
                      f"{unit_estimate(row)}; {int(row['tokens']):,} tokens")
             bounds = "" if pd.isna(low) else f" data-lo='{low:.4f}' data-hi='{high:.4f}'"
-            cells.append(f"<td data-v='{premium:.4f}' data-t='{int(row['tokens'])}'{bounds} "
+            cells.append(f"<td data-v='{plain_number(premium)}' data-t='{int(row['tokens'])}'{bounds} "
                          f"style='background:{color}' class='{'dark' if dark else ''}' "
                          f"title='{escape(title, quote=True)}'>{premium_text(premium)}</td>")
         rows.append(f"<tr data-lang='{escape(lang, quote=True)}'>"
@@ -91,7 +107,7 @@ def answer_table(table: pd.DataFrame, pivot: str) -> str:
                     f"{escape(language_name(lang))} <span class='muted'>{escape(lang)}</span></th>"
                     f"<td class='script' data-v='{escape(script_name(lang), quote=True)}'>"
                     f"{escape(script_name(lang))}</td>"
-                    f"<td data-v='{medians[lang]:.4f}'>{premium_text(medians[lang])}</td>"
+                    f"<td data-v='{plain_number(medians[lang])}'>{premium_text(medians[lang])}</td>"
                     f"{''.join(cells)}</tr>")
     return (f"<div class='answer'><div class='tools'>"
             f"<label><input type='checkbox' class='by-script'> group by script</label>"
@@ -102,10 +118,12 @@ def answer_table(table: pd.DataFrame, pivot: str) -> str:
             + ("trained vocabularies at their largest size; "
                if any(not VocabKind(kind).measured for kind in kinds.values()) else "")
             + f"hover a cell for its interval and the {UNIT_ESTIMATOR}</span></div>"
-            f"<div class='scroll'><table class='data' id='answer-table'>"
-            f"<thead><tr><th data-sort='text' scope='col'>language</th>"
-            f"<th data-sort='text' scope='col'>script</th>"
-            f"<th data-sort='number' scope='col' aria-sort='descending' title='the median of the "
+            f"<div class='scroll'><table class='data' id='answer-table'"
+            f"{table_attributes(file_name(run, 'premiums-vs-{reference}'), run, pivot)}>"
+            f"<thead><tr><th data-sort='text' scope='col' data-csv='language'>language</th>"
+            f"<th data-sort='text' scope='col' data-csv='script'>script</th>"
+            f"<th data-sort='number' scope='col' aria-sort='descending' data-csv='median_premium' "
+            f"title='the median of the "
             f"row: half the vocabularies and tokenizers charge the language more'>median</th>"
             f"{heads}</tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table></div></div>")

@@ -15,6 +15,8 @@ from analyzer.external.catalog import FramingBasis
 from analyzer.metrics.answer import premium_text
 from analyzer.metrics.costs import CONTENT_CHARS, content_share, scaled_cost
 
+from .downloads import file_name, heading, number, table_attributes
+
 CONTENT_FITS = "content in the window, of the pivot's"
 """The column a buyer reads for context: how much of the same content fits (1 / premium)."""
 
@@ -89,10 +91,12 @@ def model_costs_heatmap(costs: pd.DataFrame, languages: list[str], pivot: str) -
     return figure
 
 
-def model_cost_table(costs: pd.DataFrame) -> str:
+def model_cost_table(costs: pd.DataFrame, run: int, pivot: str) -> str:
     """One priced model: per language, tokens, the cost of the same content as input and as
     output, the cost relative to the pivot's, how much of the same content fits in the model's
-    context window against the pivot, and how many of the language's characters fit there."""
+    context window against the pivot, and how many of the language's characters fit there.
+    Its download, `run-N-cost-MODEL.csv`, holds the model, its price and what a cost is for
+    on every row (`downloads`)."""
     first = costs.iloc[0]
     summary = (f"{first['model']} ({first['provider']}, tokenizer {first['tokenizer']}): "
                f"${first['input_price']:.2f} in / ${first['output_price']:.2f} out per million "
@@ -100,23 +104,47 @@ def model_cost_table(costs: pd.DataFrame) -> str:
     framing = framing_note(first)
     known = not pd.isna(first["request_ratio"])
     body = "".join(
-        f"<tr data-lang='{escape(row.lang, quote=True)}'>"
-        f"<td>{escape(language_name(row.lang))} <code>{escape(row.lang)}</code></td>"
-        f"<td>{row.tokens:,}</td><td>${row.input_cost:,.3f}</td><td>${row.output_cost:,.3f}</td>"
-        f"<td>{row.cost_ratio:.2f}x</td><td>{row.content_share:.0%}</td>"
-        f"<td>{row.context_chars:,.0f}</td>"
-        + (f"<td>${row.request_cost:,.3f}</td><td>{row.request_ratio:.2f}x</td>" if known else "")
+        f"<tr data-lang='{escape(row.lang, quote=True)}'>{_language(row.lang)}"
+        f"{number(int(row.tokens), f'{row.tokens:,}')}"
+        f"{number(row.input_cost, f'${row.input_cost:,.3f}')}"
+        f"{number(row.output_cost, f'${row.output_cost:,.3f}')}"
+        f"{number(row.cost_ratio, f'{row.cost_ratio:.2f}x')}"
+        f"{number(row.content_share, f'{row.content_share:.0%}')}"
+        f"{number(row.context_chars, f'{row.context_chars:,.0f}')}"
+        + (f"{number(row.request_cost, f'${row.request_cost:,.3f}')}"
+           f"{number(row.request_ratio, f'{row.request_ratio:.2f}x')}" if known else "")
         + "</tr>"
         for row in costs.sort_values("cost_ratio", ascending=False).itertuples())
     source = escape(str(first["source"]))
-    requests = (f"<th>input cost as {int(first['requests']):,} one-unit requests</th>"
-                "<th>vs pivot, as requests</th>") if known else ""
+    requests = (heading(f"input cost as {int(first['requests']):,} one-unit requests",
+                        "request_input_cost_usd")
+                + heading("vs pivot, as requests", "request_cost_vs_reference")) if known else ""
+    columns = {"model": str(first["model"]), "provider": str(first["provider"]),
+               "tokenizer": str(first["tokenizer"]),
+               "input_usd_per_million_tokens": float(first["input_price"]),
+               "output_usd_per_million_tokens": float(first["output_price"]),
+               "context_window_tokens": int(first["context_window"]),
+               "price_date": str(first["date"]), "content_chars_of_reference": CONTENT_CHARS}
+    if known:
+        columns["requests"] = int(first["requests"])
+    attributes = table_attributes(file_name(run, f"cost-{first['model']}"), run, pivot, columns)
     return (f"<details><summary>{escape(summary)}</summary>"
             f"<p class='muted'>Source: <a href='{source}'>{source}</a>. {escape(framing)}</p>"
-            f"<table class='numbers data'><thead><tr><th>language</th><th>tokens</th>"
-            f"<th>input cost</th><th>output cost</th><th>vs pivot</th>"
-            f"<th>{CONTENT_FITS}</th><th>characters of the language in the window</th>"
+            f"<table class='numbers data'{attributes}><thead><tr>"
+            f"{heading('language', 'language')}{heading('tokens', 'tokens')}"
+            f"{heading('input cost', 'input_cost_usd')}{heading('output cost', 'output_cost_usd')}"
+            f"{heading('vs pivot', 'cost_vs_reference')}"
+            f"{heading(CONTENT_FITS, 'content_in_window_vs_reference')}"
+            f"{heading('characters of the language in the window', 'chars_in_window')}"
             f"{requests}</tr></thead><tbody>{body}</tbody></table></details>")
+
+
+def _language(lang: str) -> str:
+    """A row's language cell: its name and code shown, its name downloaded (`language`, beside
+    the code its row's `lang` gives)."""
+    name = language_name(lang)
+    return (f"<td data-v='{escape(name, quote=True)}'>{escape(name)} "
+            f"<code>{escape(lang)}</code></td>")
 
 
 def framing_note(row) -> str:
@@ -136,10 +164,11 @@ def framing_note(row) -> str:
 
 
 def cost_table(frame: pd.DataFrame, pivot: str, vocab: str, size: int, price: float,
-               context_window: int) -> str:
+               context_window: int, run: int) -> str:
     """One vocabulary at a price the user names: per language, the cost of the same content,
     the extra over the pivot's, how much of the same content fits in a `context_window`
-    against the pivot, and how many of the language's characters fit there."""
+    against the pivot, and how many of the language's characters fit there. Its download,
+    `run-N-cost-VOCAB-SIZE-assumed.csv`, holds the price assumed on every row."""
     rows = frame[(frame["vocab"] == vocab) & (frame["size"] == size)].set_index("lang")
     pivot_chars = rows.loc[pivot, "chars"]
     pivot_tokens = rows.loc[pivot, "tokens"]
@@ -149,15 +178,24 @@ def cost_table(frame: pd.DataFrame, pivot: str, vocab: str, size: int, price: fl
         row = rows.loc[lang]
         cost = scaled_cost(row["tokens"], pivot_chars, price)
         fits = row["chars_per_token"] * context_window
+        share = content_share(row["tokens"], pivot_tokens)
         body.append(
-            f"<tr data-lang='{escape(lang, quote=True)}'>"
-            f"<td>{escape(language_name(lang))} <code>{escape(lang)}</code></td>"
-            f"<td>{int(row['tokens']):,}</td><td>{cost:,.3f}</td><td>{cost - pivot_cost:+,.3f}</td>"
-            f"<td>{premium_text(row['premium'])}</td>"
-            f"<td>{content_share(row['tokens'], pivot_tokens):.0%}</td>"
-            f"<td>{fits:,.0f}</td></tr>")
-    return (f"<table class='numbers data'><thead><tr><th>language</th><th>tokens</th>"
-            f"<th>cost, US$ at ${price:g} per million tokens</th><th>extra vs pivot, US$</th>"
-            f"<th>vs pivot</th><th>{CONTENT_FITS}</th>"
-            f"<th>characters of the language in a {context_window:,}-token window</th></tr>"
-            f"</thead><tbody>{''.join(body)}</tbody></table>")
+            f"<tr data-lang='{escape(lang, quote=True)}'>{_language(lang)}"
+            f"{number(int(row['tokens']), format(int(row['tokens']), ','))}"
+            f"{number(cost, f'{cost:,.3f}')}{number(cost - pivot_cost, f'{cost - pivot_cost:+,.3f}')}"
+            f"{number(row['premium'], premium_text(row['premium']))}"
+            f"{number(share, f'{share:.0%}')}{number(fits, f'{fits:,.0f}')}</tr>")
+    columns = {"vocab": vocab, "size": int(size), "usd_per_million_tokens": float(price),
+               "context_window_tokens": int(context_window),
+               "content_chars_of_reference": CONTENT_CHARS}
+    attributes = table_attributes(file_name(run, f"cost-{vocab}-{size}-assumed"), run, pivot,
+                                  columns)
+    return (f"<table class='numbers data'{attributes}><thead><tr>"
+            f"{heading('language', 'language')}{heading('tokens', 'tokens')}"
+            + heading(f"cost, US$ at ${price:g} per million tokens", "cost_usd") +
+            f"{heading('extra vs pivot, US$', 'extra_vs_reference_usd')}"
+            f"{heading('vs pivot', 'premium_vs_reference')}"
+            f"{heading(CONTENT_FITS, 'content_in_window_vs_reference')}"
+            + heading(f"characters of the language in a {context_window:,}-token window",
+                      "chars_in_window") +
+            f"</tr></thead><tbody>{''.join(body)}</tbody></table>")

@@ -196,7 +196,8 @@ def headline_heatmap(view: RunView) -> go.Figure:
     trained = [column(SHARED_SCOPE, size) for size in view.sizes]
     production = [column(name, size) for name, size in view.tokenizers]
     trained_x = [f"{size:,}" for size in view.sizes]
-    production_x = [label(tokenizer_label(name, size)) for name, size in view.tokenizers]
+    production_x = [label(tokenizer_label(name, size, short=True))  # a column's tick: short
+                    for name, size in view.tokenizers]
     figure = go.Figure(overhead_heatmaps(trained_x, trained, production_x, production,
                                          [label(script_label(lang)) for lang in order], order))
     figure.update_layout(
@@ -276,7 +277,8 @@ def tokenizer_comparison(view: RunView) -> go.Figure:
             y=names, x=rows["premium"], mode="markers", orientation="h",
             name=label(tokenizer_label(name, size)), marker=dict(size=9, opacity=0.85),
             meta={"langs": order}, customdata=np.column_stack([rows["tokens"]]),
-            hovertemplate=(f"%{{y}}<br>{label(name)}: %{{customdata[0]:,}} tokens, "
+            hovertemplate=(f"%{{y}}<br>{label(tokenizer_label(name, size))}: "
+                           "%{customdata[0]:,} tokens, "
                            "%{x:.2f}x<extra></extra>")))
     parts = []
     for name, size in view.tokenizers:
@@ -284,7 +286,8 @@ def tokenizer_comparison(view: RunView) -> go.Figure:
         rows = rows[rows["lang"] != view.pivot]
         if not rows.empty:
             worst = rows.loc[rows["overhead"].idxmax()]
-            parts.append(f"{label(name)} charges {label(language_name(worst['lang']))} "
+            parts.append(f"{label(tokenizer_label(name, size, short=True))} charges "
+                         f"{label(language_name(worst['lang']))} "
                          f"{premium_text(worst['premium'])}")
     pivot = label(language_name(view.pivot))
     figure.update_layout(

@@ -32,6 +32,7 @@ from analyzer.metrics import (
     load_run_data,
     special_tokens_counted,
     takeaways,
+    tokenizer_label,
     tokenizer_sizes,
     unit_ratios,
 )
@@ -148,7 +149,7 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                       f"{PARTIAL_KEY}.", merges))
     parts.append((anchors.new(COSTS_TITLE), COSTS_TITLE, content_note(run.pivot),
                   _costs_section(view, costs, (vocab, pretokenizer, size), price, context_window,
-                                 _caveats(data.vocabularies))))
+                                 _caveats(data.vocabularies), run.id)))
     corpus = get_corpus_by_id(db, run.corpus_id)
     parts.append((anchors.new("Provenance"), "Provenance",
                   "What made these numbers: the corpus, the settings, the engine, each "
@@ -165,7 +166,7 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                        for sentence in [*takeaways(answer, run.pivot),
                                         *results.verdicts().sentences()])
         note = estimators_note(run, "in each cell's hover")
-        table = answer_table(answer, run.pivot) + f"<p class='muted'>{escape(note)}</p>"
+        table = answer_table(answer, run.pivot, run.id) + f"<p class='muted'>{escape(note)}</p>"
     body = "".join(section(anchor, heading, content, linked(takeaway))
                    for anchor, heading, takeaway, content in parts)
     terms = anchors.new("Terms")
@@ -394,11 +395,11 @@ def _sections(view: figures.RunView, results: RunResults, costs: pd.DataFrame) -
 
 def _costs_section(view: figures.RunView, costs: pd.DataFrame,
                    headline: tuple[str, str | None, int], price: float, context_window: int,
-                   caveats: dict[str, str]) -> str:
+                   caveats: dict[str, str], run: int) -> str:
     """Priced models first (each from the price table), then the headline vocabulary and any
     tokenizer no priced model uses, at the price and window the user named."""
     vocab, pretokenizer, size = headline
-    priced = "".join(model_cost_table(costs[costs["model"] == model])
+    priced = "".join(model_cost_table(costs[costs["model"] == model], run, view.pivot)
                      for model in dict.fromkeys(costs["model"]))
     if priced:
         warnings = "".join(f"<p class='muted'><strong>{escape(name)}</strong>: {escape(caveat)}</p>"
@@ -416,7 +417,7 @@ def _costs_section(view: figures.RunView, costs: pd.DataFrame,
     used = set(costs["tokenizer"])
     hypothetical += [(name, name, n) for name, n in view.tokenizers if name not in used]
     tables = "".join(f"<h3>{escape(title)}</h3>"
-                     f"{cost_table(view.frame, view.pivot, name, n, price, context_window)}"
+                     f"{cost_table(view.frame, view.pivot, name, n, price, context_window, run)}"
                      for title, name, n in hypothetical)
     if tables:
         tables = (f"<p class='muted'>At an assumed US${price:g} per million tokens and a "
@@ -535,7 +536,7 @@ def _provenance(run: RunRead, corpus: CorpusDetail, vocabs: list[VocabularyRead]
         return (f"counted by the analyzer's engine, equal to {v.library}"
                 if v.engine == "analyzer" else f"counted by {v.library}")
 
-    production = [(f"tokenizer {v.scope}", f"{v.size:,} tokens; {counted_by(v)}; "
+    production = [(f"tokenizer {tokenizer_label(v.scope)}", f"{v.size:,} tokens; {counted_by(v)}; "
                    f"{where(v.source)}" + (f". {caveats[v.scope]}" if v.scope in caveats else ""))
                   for v in vocabs if v.kind.production]
     production += [(f"tokenizer {v.scope}",

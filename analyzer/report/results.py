@@ -27,6 +27,8 @@ from analyzer.metrics import (
     load_run_data,
     premium_text,
     takeaways,
+    tokenizer_label,
+    tokenizer_models,
 )
 from analyzer.metrics.frames import measured_kinds
 from analyzer.queries import complete_run
@@ -34,6 +36,7 @@ from analyzer.store import AnalyzerDatabase, get_corpus_by_id
 from analyzer.version import __version__
 
 from .answer import ABOVE, BELOW, HIGH, LOW, answer_table, cell_color
+from .downloads import file_name, heading, number, plain_number, table_attributes
 from .files import inline_scripts, inline_styles, page_data, without_local_paths
 from .glossary import glossary
 from .language_filter import language_names
@@ -75,6 +78,7 @@ def results_document(db: AnalyzerDatabase, run_id: int, prices: Path | None = No
         "pivot": run.pivot, "counted_as": counting_convention(run),
         "estimators": estimators_note(run, "in each cell's hover and this file's unit_premium"),
         "tokenizers": [{"name": v.scope, "kind": str(v.kind), "size": v.size, "library": v.library,
+                        "models": tokenizer_models(v.scope) if v.kind.production else [],
                         "sha256": SHA256.findall(v.source or ""),
                         "source": where(v.source),
                         "framing": v.framing, "framing_basis": v.framing_basis}
@@ -165,7 +169,9 @@ def results_page(document: dict) -> str:
     rows = pd.DataFrame(document["rows"])
     pivot = document["pivot"]
     names = [t["name"] for t in document["tokenizers"]]
+    run = document["run"]
     table = rows.rename(columns={"tokenizer": "column"}).assign(
+        vocab=lambda f: f["column"],
         kind=lambda f: f["column"].map({t["name"]: t.get("kind", "production")
                                         for t in document["tokenizers"]}))
     summary = script_summary(rows, pivot)
@@ -179,22 +185,29 @@ def results_page(document: dict) -> str:
                 continue
             row = by_name.loc[name]
             color, dark = cell_color(row["median"])
-            cells.append(f"<td data-v='{row['median']:.4f}' style='background:{color}' "
+            cells.append(f"<td data-v='{plain_number(row['median'])}' style='background:{color}' "
                          f"class='{'dark' if dark else ''}' title='highest "
                          f"{premium_text(row['highest'])}, {html.escape(row['paid_most_by'], quote=True)}'>"
                          f"{premium_text(row['median'])}</td>")
         summary_rows += (f"<tr><th scope='row'>{html.escape(script)}</th>"
                          f"<td>{int(part['languages'].iloc[0])}</td>{''.join(cells)}</tr>")
-    summary_heads = "".join(f"<th scope='col'>{html.escape(name)}</th>" for name in names)
+    summary_heads = "".join(heading(name, f"median_premium_{name}", " scope='col'")
+                            for name in names)
     tokenizers = "".join(
-        f"<tr><td>{html.escape(t['name'])}</td><td>{t['size']:,}</td><td>"
-        f"{html.escape(t['library'] or '')}</td><td>{'' if t['framing'] is None else t['framing']}"
-        f" {html.escape(t['framing_basis'] or '')}</td><td><code>"
+        f"<tr><td data-v='{html.escape(t['name'], quote=True)}'>"
+        f"{html.escape(tokenizer_label(t['name']))}</td>"
+        f"<td>{html.escape('; '.join(t.get('models', [])))}</td>"
+        f"{number(t['size'], format(t['size'], ','))}<td>"
+        f"{html.escape(t['library'] or '')}</td>"
+        f"<td>{'' if t['framing'] is None else t['framing']}</td>"
+        f"<td>{html.escape(t['framing_basis'] or '')}</td>"
+        f"<td data-v='{html.escape(' '.join(t['sha256']), quote=True)}'><code>"
         f"{'<br>'.join(html.escape(d) for d in t['sha256'])}</code></td></tr>"
         for t in document["tokenizers"])
     models = "".join(
         f"<tr><td>{html.escape(m['model'])}</td><td>{html.escape(m['tokenizer'])}</td>"
-        f"<td>US${m['input_price']:g}</td><td>US${m['output_price']:g}</td>"
+        f"{number(m['input_price'], 'US$' + format(m['input_price'], 'g'))}"
+        f"{number(m['output_price'], 'US$' + format(m['output_price'], 'g'))}"
         f"<td>{html.escape(m['price_date'])}</td></tr>" for m in document["models"])
     corpus = document["corpus"]
     home = html.escape(language_name(pivot))
@@ -202,7 +215,8 @@ def results_page(document: dict) -> str:
     languages = "".join(f"<option value='{html.escape(lang, quote=True)}'"
                         f"{' selected' if lang == pivot else ''}>{html.escape(language_name(lang))}"
                         "</option>" for lang in sorted(set(rows["lang"]), key=language_name))
-    choices = "".join(f"<option>{html.escape(name)}</option>" for name in names)
+    choices = "".join(f"<option value='{html.escape(name, quote=True)}'>"
+                      f"{html.escape(tokenizer_label(name))}</option>" for name in names)
     # The colour scale is the answer table's own (`answer.cell_color`), given to the script.
     data = page_data({"pivot": pivot, "names": language_names(sorted(set(rows["lang"]))),
                       "scale": {"low": LOW, "high": HIGH, "above": ABOVE, "below": BELOW}})
@@ -224,7 +238,7 @@ def results_page(document: dict) -> str:
 <a href="{DATA_FILE}" download>Download JSON</a>
 <a href="{REPORT_FILE}">the interactive report</a>
 </div>
-{answer_table(table, pivot)}
+{answer_table(table, pivot, run)}
 <p class="muted">A premium is a language's tokens over the reference language's for the same
 content ({corpus['units']:,} units in each of {corpus['languages']} languages), counted as
 {counted}. Intervals are 95 % bootstrap intervals over the units, against {home}.
@@ -236,22 +250,32 @@ content ({corpus['units']:,} units in each of {corpus['languages']} languages), 
 <div class="compare"><svg id="scatter" width="560" height="420" role="img"
  aria-label="each language's premium under two tokenizers"></svg></div>
 <details><summary>Their ratio, language by language</summary>
-<div class="answer"><div class="scroll"><table class="data numbers" id="ratios"><thead><tr>
-<th scope="col">language</th><th scope="col" id="ratio-x">x</th><th scope="col" id="ratio-y">y</th>
-<th scope="col">y / x</th></tr></thead><tbody></tbody></table></div></div></details>
+<div class="answer"><div class="scroll"><table class="data numbers" id="ratios"
+{table_attributes(file_name(run, "two-tokenizers-vs-{reference}"), run, pivot)}><thead><tr>
+<th scope="col" data-csv="language">language</th><th scope="col" id="ratio-x">x</th>
+<th scope="col" id="ratio-y">y</th><th scope="col" id="ratio-y-x" data-csv="ratio_y_over_x">y / x</th>
+</tr></thead><tbody></tbody></table></div></div></details>
 <h2>By script</h2>
 <p class="muted">Each script's median premium under each tokenizer (the highest, and who pays
 it, in a cell's title), against {home}.</p>
-<div class="answer"><div class="scroll"><table class="data" id="by-script"><thead><tr>
-<th scope="col">script</th><th scope="col">languages ({home} aside)</th>{summary_heads}</tr></thead>
+<div class="answer"><div class="scroll"><table class="data" id="by-script"
+{table_attributes(file_name(run, f"by-script-vs-{pivot}"), run, pivot)}><thead><tr>
+<th scope="col" data-csv="script">script</th>
+<th scope="col" data-csv="languages">languages ({home} aside)</th>{summary_heads}</tr></thead>
 <tbody>{summary_rows}</tbody></table></div></div>
 <h2>Tokenizers</h2>
-<table class="data" id="tokenizers"><thead><tr><th>tokenizer</th><th>tokens</th><th>library</th>
-<th>framing</th><th>files' SHA-256</th></tr></thead>
+<table class="data" id="tokenizers"{table_attributes(file_name(run, "tokenizers"), run, None)}>
+<thead><tr><th data-csv="tokenizer">tokenizer</th><th data-csv="models">models</th>
+<th data-csv="vocab_size">tokens</th><th data-csv="library">library</th>
+<th data-csv="framing_tokens">framing</th><th data-csv="framing_basis">framing known by</th>
+<th data-csv="files_sha256">files' SHA-256</th></tr></thead>
 <tbody>{tokenizers}</tbody></table>
 <h2>Priced models</h2>
-<table class="data" id="models"><thead><tr><th>model</th><th>tokenizer</th><th>input, US$ per 1M tokens</th>
-<th>output, US$ per 1M tokens</th><th>price as of</th></tr></thead>
+<table class="data" id="models"{table_attributes(file_name(run, "priced-models"), run, None)}>
+<thead><tr><th data-csv="model">model</th><th data-csv="tokenizer">tokenizer</th>
+<th data-csv="input_usd_per_million_tokens">input, US$ per 1M tokens</th>
+<th data-csv="output_usd_per_million_tokens">output, US$ per 1M tokens</th>
+<th data-csv="price_date">price as of</th></tr></thead>
 <tbody>{models}</tbody></table>
 <h2>Terms</h2>
 {TERMS_PLACE}

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from analyzer.bpe.pretokenize import NONE
 from analyzer.corpus import language_name
 from analyzer.identity import Role
-from analyzer.store import IMPORTED_SIZE
+from analyzer.metrics import tokenizer_label
 
 from .figures import (
     RunView,
@@ -57,8 +57,7 @@ def overhead_by_rule(view: RunView) -> go.Figure:
     first = shared[(shared["pretokenizer"] == view.pretokenizers[0]) & (shared["size"] == view.largest)]
     order = list(first.set_index("lang")["overhead"].sort_values(ascending=False).index)
     columns = [f"{label(p)}" for p in view.pretokenizers] + \
-        [f"{label(name)} ({'imported' if size == IMPORTED_SIZE else 'production'})"
-         for name, size in view.tokenizers]
+        [label(tokenizer_label(name, size, short=True)) for name, size in view.tokenizers]
     figure = go.Figure()
     traces_per_size = []
     for size in view.sizes:

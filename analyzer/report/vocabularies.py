@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analyzer.external.vocabulary import script_word
-from analyzer.metrics.frames import measured_kinds
+from analyzer.metrics.frames import measured_kinds, tokenizer_label
 
 from .colors import PALETTE
 from .figures import RunView, label
@@ -15,6 +15,11 @@ from .language_filter import by_script, script_label
 
 SHOWN_SCRIPTS = 10
 """Scripts drawn by name (the largest over all tokenizers); the rest drawn together."""
+
+
+def named_short(name: str) -> str:
+    """A tokenizer on an axis: with the first of its models (`tokenizer_label`'s short form)."""
+    return label(tokenizer_label(name, short=True))
 
 
 def scripts(rows: pd.DataFrame) -> go.Figure:
@@ -29,7 +34,8 @@ def scripts(rows: pd.DataFrame) -> go.Figure:
         share = part.groupby("tokenizer")["share"].sum()
         tokens = part.groupby("tokenizer")["tokens"].sum()
         figure.add_trace(go.Bar(
-            y=tokenizers, x=[float(share.get(name, 0.0)) * 100 for name in tokenizers],
+            y=[named_short(name) for name in tokenizers],
+            x=[float(share.get(name, 0.0)) * 100 for name in tokenizers],
             customdata=[[int(tokens.get(name, 0))] for name in tokenizers], orientation="h",
             name=script_word(script) if script in named else script,
             marker_color=PALETTE[index % len(PALETTE)],
@@ -52,7 +58,8 @@ def word_splits(view: RunView, frame: pd.DataFrame) -> go.Figure:
     # of the frame per cell took seconds at 200 languages
     z = [[float(cells.get((name, lang), float("nan"))) for name in names] for lang in order]
     figure = go.Figure(go.Heatmap(
-        z=z, x=names, y=[label(script_label(lang)) for lang in order], meta={"rows": order},
+        z=z, x=[named_short(name) for name in names], y=[label(script_label(lang)) for lang in order],
+        meta={"rows": order},
         colorscale="Oranges", zmin=0, zmax=100, texttemplate="%{z:.0f}%", textfont=dict(size=10),
         colorbar=dict(title="words split %"),
         hovertemplate="%{y}<br>%{x}: %{z:.1f} % of its words split<extra></extra>"))
@@ -69,7 +76,8 @@ def overlaps(rows: pd.DataFrame) -> go.Figure:
     for row in rows.itertuples():
         matrix.loc[row.tokenizer, row.other] = matrix.loc[row.other, row.tokenizer] = row.jaccard
     figure = go.Figure(go.Heatmap(
-        z=matrix.values, x=names, y=names, colorscale="Blues", zmin=0, zmax=1,
+        z=matrix.values, x=[named_short(name) for name in names],
+        y=[named_short(name) for name in names], colorscale="Blues", zmin=0, zmax=1,
         texttemplate="%{z:.2f}", colorbar=dict(title="Jaccard"),
         hovertemplate="%{y} and %{x}: %{z:.3f} of their tokens shared<extra></extra>"))
     figure.update_layout(title="How much two vocabularies share (Jaccard index of their tokens)",

@@ -154,7 +154,7 @@ def export(request: Request, db: Database, run_id: RunId,
     if format == "csv":
         if units:
             return StreamingResponse(unit_counts_csv(results.data), media_type="text/csv")
-        return PlainTextResponse(export_csv(results.frame), media_type="text/csv")
+        return PlainTextResponse(export_csv(results), media_type="text/csv")
 
     def pieces():  # the merges are read while the body is sent: on a connection of its own
         with request.app.state.databases.connection() as streaming:

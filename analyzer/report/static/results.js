@@ -40,7 +40,7 @@
         var p = tokens / parseFloat(base.cells[c].getAttribute('data-t'));
         values.push(p);
         var look = color(p);
-        cell.setAttribute('data-v', p.toFixed(4));
+        cell.setAttribute('data-v', String(p));  // downloaded as it is: every digit
         cell.style.background = look[0];
         cell.className = look[1] ? 'dark' : '';
         var shown = text(p);
@@ -52,9 +52,10 @@
       values.sort(function (a, b) { return a - b; });
       var m = values.length % 2 ? values[(values.length - 1) / 2]
         : (values[values.length / 2 - 1] + values[values.length / 2]) / 2;
-      row.cells[2].setAttribute('data-v', m.toFixed(4));
+      row.cells[2].setAttribute('data-v', String(m));
       row.cells[2].textContent = text(m);
     });
+    table.setAttribute('data-reference', reference);  // the CSV's column and file name
     said(reference);
     draw();
     // the rows in the order the table was sorted by, on the new premiums
@@ -73,7 +74,7 @@
       for (var c = first; c < row.cells.length; c++) {
         var p = parseFloat(row.cells[c].getAttribute('data-v'));
         least = Math.min(least, p);
-        if (!top || p > top[0]) top = [p, row.getAttribute('data-lang'), heads[c].textContent];
+        if (!top || p > top[0]) top = [p, row.getAttribute('data-lang'), heads[c].getAttribute('data-label')];
       }
       if (least > 1.005) paying++;
     });
@@ -96,7 +97,9 @@
         return row.style.display !== 'none' && row.getAttribute('data-lang') !== reference; })
       .map(function (row) { return [parseFloat(row.cells[cx].getAttribute('data-v')),
                                     parseFloat(row.cells[cy].getAttribute('data-v')),
-                                    row.cells[0].textContent]; });
+                                    row.cells[0].getAttribute('data-v'),
+                                    row.getAttribute('data-lang')]; });
+    var xl = x.options[x.selectedIndex].text, yl = y.options[y.selectedIndex].text;  // with models
     var all = points.reduce(function (a, p) { return a.concat([p[0], p[1]]); }, [1]);
     var lo = Math.log2(Math.min.apply(null, all)), hi = Math.log2(Math.max.apply(null, all));
     if (hi - lo < 0.5) { lo -= 0.25; hi += 0.25; }
@@ -117,37 +120,45 @@
       add('text', {x: sx(v), y: H - M + 16, 'text-anchor': 'middle', 'font-size': 12}, v + 'x');
       add('text', {x: M - 6, y: sy(v) + 4, 'text-anchor': 'end', 'font-size': 12}, v + 'x');
     });
-    add('text', {x: W / 2, y: H - 8, 'text-anchor': 'middle', 'font-size': 13}, x.value);
+    add('text', {x: W / 2, y: H - 8, 'text-anchor': 'middle', 'font-size': 13}, xl);
     add('text', {x: 14, y: H / 2, 'text-anchor': 'middle', 'font-size': 13,
-                 transform: 'rotate(-90 14 ' + H / 2 + ')'}, y.value);
+                 transform: 'rotate(-90 14 ' + H / 2 + ')'}, yl);
     var cheaper = 0;
     points.forEach(function (p) {
       if (p[1] < p[0]) cheaper++;
       add('circle', {cx: sx(p[0]), cy: sy(p[1]), r: 4, fill: '#2b6cb0', 'fill-opacity': 0.7})
         .appendChild(document.createElementNS(ns, 'title')).textContent =
-          p[2] + ': ' + text(p[0]) + ' under ' + x.value + ', ' + text(p[1]) + ' under ' + y.value +
+          p[2] + ': ' + text(p[0]) + ' under ' + xl + ', ' + text(p[1]) + ' under ' + yl +
           ' (ratio ' + (p[1] / p[0]).toFixed(2) + ')';
     });
     // the ratio table: a row per language, as sorted and downloaded as any table
-    document.getElementById('ratio-x').textContent = x.value;
-    document.getElementById('ratio-y').textContent = y.value;
-    var body = document.getElementById('ratios').tBodies[0];
+    // its CSV: the language's code and name, each premium under its tokenizer's name, and
+    // the reference (analyzer.report.downloads)
+    var ratios = document.getElementById('ratios');
+    ratios.setAttribute('data-reference', reference);
+    [['ratio-x', x], ['ratio-y', y]].forEach(function (pair) {
+      var th = document.getElementById(pair[0]);
+      th.textContent = pair[1].value;
+      th.setAttribute('data-csv', 'premium_' + pair[1].value);
+    });
+    var body = ratios.tBodies[0];
     while (body.firstChild) body.removeChild(body.firstChild);
     points.forEach(function (p) {
       var row = body.insertRow();
-      [[p[2], p[2]], [text(p[0]), p[0].toFixed(4)], [text(p[1]), p[1].toFixed(4)],
-       [(p[1] / p[0]).toFixed(2), (p[1] / p[0]).toFixed(4)]].forEach(function (cell, i) {
+      row.setAttribute('data-lang', p[3]);
+      [[p[2], p[2]], [text(p[0]), String(p[0])], [text(p[1]), String(p[1])],
+       [(p[1] / p[0]).toFixed(2), String(p[1] / p[0])]].forEach(function (cell) {
         var td = row.insertCell(); td.textContent = cell[0];
-        if (i) td.setAttribute('data-v', cell[1]);
+        td.setAttribute('data-v', cell[1]);
       });
     });
     var same = points.every(function (p) { return Math.abs(p[0] - p[1]) < 5e-5; });
     document.getElementById('compare-said').textContent = x.value === y.value ? '' : same
-      ? x.value + ' and ' + y.value + ' give the same premium to every language: their counts '
+      ? xl + ' and ' + yl + ' give the same premium to every language: their counts '
         + 'of this text agree (their vocabularies may still differ).'
       : cheaper + ' of ' + points.length + ' languages (' + names[reference] + ' aside) pay a '
-        + 'lower premium against ' + names[reference] + ' under ' + y.value + ' than under '
-        + x.value + '; a point below the diagonal is one of them.';
+        + 'lower premium against ' + names[reference] + ' under ' + yl + ' than under '
+        + xl + '; a point below the diagonal is one of them.';
   }
   document.getElementById('reference').addEventListener('change', recompute);
   document.getElementById('intervals').addEventListener('change', recompute);

@@ -35,16 +35,35 @@
       else th.removeAttribute('aria-sort');
     });
   }
+  // A table's CSV, as analyzer.report.downloads says: a row's language code first (`lang`,
+  // where rows have data-lang), a column per heading named by its data-csv (else its text),
+  // then the table's data-columns, data-reference and data-run, the same on every row; each
+  // cell's data-v (a plain number), else its text.
   function csv(table) {
-    function quoted(text) { return /[",\n]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text; }
-    var lines = Array.prototype.map.call(table.rows, function (row) {
-      return Array.prototype.map.call(row.cells, function (cell) {
-        var text = row.parentNode.tagName === 'THEAD' || !cell.hasAttribute('data-v')
-          ? cell.textContent.trim() : cell.getAttribute('data-v');
-        return quoted(text);
-      }).join(',');
+    function quoted(text) { return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text; }
+    var body = Array.prototype.slice.call(table.tBodies[0].rows);
+    var coded = body.length > 0 && body.every(function (row) { return row.hasAttribute('data-lang'); });
+    var extra = JSON.parse(table.getAttribute('data-columns') || '{}');
+    ['reference', 'run'].forEach(function (name) {
+      if (table.hasAttribute('data-' + name)) extra[name] = table.getAttribute('data-' + name);
     });
+    var names = (coded ? ['lang'] : []).concat(
+      Array.prototype.map.call(table.tHead.rows[0].cells, function (th) {
+        return th.hasAttribute('data-csv') ? th.getAttribute('data-csv') : th.textContent.trim();
+      }), Object.keys(extra));
+    var lines = [names.map(quoted).join(',')].concat(body.map(function (row) {
+      var cells = Array.prototype.map.call(row.cells, function (cell) {
+        return cell.hasAttribute('data-v') ? cell.getAttribute('data-v') : cell.textContent.trim();
+      });
+      return (coded ? [row.getAttribute('data-lang')] : []).concat(cells, Object.keys(extra).map(
+        function (name) { return String(extra[name]); })).map(quoted).join(',');
+    }));
     return lines.join('\n') + '\n';
+  }
+  // The download's name: the table's data-file, its {reference} the reference it holds now.
+  function fileName(table) {
+    var file = table.getAttribute('data-file') || (table.id || 'table') + '.csv';
+    return file.replace('{reference}', table.getAttribute('data-reference') || 'reference');
   }
   Array.prototype.forEach.call(document.querySelectorAll('table.data'), function (table) {
     var heads = table.tHead ? table.tHead.rows[0].cells : [];
@@ -71,7 +90,7 @@
     button.addEventListener('click', function () {
       var link = document.createElement('a');
       link.href = URL.createObjectURL(new Blob([csv(table)], {type: 'text/csv'}));
-      link.download = (table.id || 'table') + '.csv';
+      link.download = fileName(table);
       document.body.appendChild(link); link.click(); link.remove();
     });
     var grouped = byScript(table);
