@@ -74,9 +74,13 @@ def test_the_site_works_offline_in_a_browser(site, browser):
 def indented_commands(markdown: str) -> list[str]:
     """The `analyzer ...` commands of a page's indented code blocks, in order (a trailing
     comment and an output redirection dropped), skipping a block after a `<!-- needs: ... -->`
-    mark (what a test cannot have: the network, a cluster, a token, a corpus not shipped)."""
+    mark (what a test cannot have: the network, a cluster, a token, a corpus not shipped), and
+    every block after an `<!-- own test: ... -->` mark (a page whose commands a test of its own
+    runs in order, on a corpus of their own)."""
     commands, skip = [], False
     for block in re.split(r"\n\n", markdown):
+        if block.startswith("<!-- own test:"):
+            break
         if block.startswith("<!-- needs:"):
             skip = True
             continue
@@ -103,6 +107,7 @@ def test_every_example_is_run_or_marked(tmp_path, monkeypatch):
     serving = [command for command in examples if command.startswith("analyzer serve")]
     assert not serving, f"a server runs until stopped: mark its example with <!-- needs: -->: {serving}"
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "parallel_corpora").symlink_to(ROOT / "parallel_corpora")  # as in a clone
     db = tmp_path / "analyzer.db"
     for command in examples:
         args = [part.strip('"') for part in re.findall(r'"[^"]*"|\S+', command)[1:]]
@@ -218,3 +223,47 @@ def test_the_readme_screenshot_is_the_page_as_it_is(browser, tmp_path, monkeypat
     assert "](docs/report.png)" in README
     assert SHOWN.read_text(encoding="utf-8") == shown, (
         "the report's top changed: make the README's screenshot anew (see this test's docstring)")
+
+
+def same_lines(shown: str, printed: str) -> list[str]:
+    """The lines of a page's output block that the command did not print, in order (spaces
+    collapsed: a table's padding is not what a reader checks)."""
+    def collapsed(text: str) -> list[str]:
+        return [" ".join(line.split()) for line in text.splitlines() if line.strip()
+                and not set(line.strip()) <= {"─"}]
+
+    printed_lines, at, missing = collapsed(printed), 0, []
+    for line in collapsed(shown):
+        found = next((i for i in range(at, len(printed_lines))
+                      if printed_lines[i] == line or printed_lines[i].startswith(line)), None)
+        if found is None:
+            missing.append(line)
+        else:
+            at = found + 1
+    return missing
+
+
+@pytest.mark.slow
+def test_the_engineer_s_tutorial_runs_and_prints_what_it_shows(tmp_path, monkeypatch):
+    """Issue 71: the engineer's path, from a folder of languages to the verdict and the bill,
+    every command run and every output block printed as the page shows it."""
+    from helpers import resolve_or_skip
+
+    for name in ("o200k_base", "cl100k_base", "llama3", "gpt2"):
+        resolve_or_skip(name)
+    page = (ROOT / "docs" / "tutorials" / "my-languages.md").read_text(encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "100")  # as the page's outputs were printed
+    (tmp_path / "parallel_corpora").symlink_to(ROOT / "parallel_corpora")
+    db = tmp_path / "analyzer.db"
+    # each command's block, then the output blocks up to the next command
+    pieces = re.split(r"\n\n((?:    analyzer [^\n]+\n)+)", page)
+    checked = 0
+    for commands, after in zip(pieces[1::2], pieces[2::2]):
+        command = commands.strip().splitlines()[-1].strip()
+        args = [part.strip('"') for part in re.findall(r'"[^"]*"|\S+', command)[1:]]
+        printed = cli_output(db, *args)
+        for shown in re.findall(r"```text\n(.*?)```", after.split("\n    analyzer ")[0], re.S):
+            assert same_lines(shown, printed) == [], f"{command} printed:\n{printed}"
+            checked += 1
+    assert checked >= 6 and (tmp_path / "reports" / "run-1.html").is_file()
