@@ -348,11 +348,14 @@ def _listed(value) -> str:
 
 
 CSV_KEYS = [*RECORD_KEYS[:RECORD_KEYS.index("lang") + 1], "language",
-            *RECORD_KEYS[RECORD_KEYS.index("lang") + 1:], "models", "reference", "run"]
+            *RECORD_KEYS[RECORD_KEYS.index("lang") + 1:], "models", "reference", "estimators",
+            "run"]
 """The columns of `export --format csv` and `show --format csv`: the records' fields in their
 order, and what a CSV read on its own needs beside them: `language`, the name of `lang`'s
 code; `models`, the models that count with a catalog tokenizer (`; ` between them; empty for
-anything else); `reference`, the language every premium is over; `run`, the run's id. They are
+anything else); `reference`, the language every premium is over; `estimators`, which
+estimator each premium field is (`premium: ratio of totals; unit_premium: mean of unit
+ratios`); `run`, the run's id. They are
 columns, not a leading comment, which a CSV reader takes for a row. Numbers are plain, at full
 precision; `word_split_pct` is a percentage, every other ratio a plain ratio."""
 
@@ -370,6 +373,8 @@ def export_csv(data: RunData | RunResults, frame: pd.DataFrame | None = None) ->
              for vocab, kind in set(zip(table["vocab"], table["kind"], strict=True))}
     table["models"] = [names[vocab] for vocab in table["vocab"]]
     table["reference"] = run.pivot
+    table["estimators"] = "; ".join(f"{field}: {name}" for field, name in estimators(run).items()
+                                    if name)
     table["run"] = run.id
     return table[CSV_KEYS].to_csv(index=False)
 

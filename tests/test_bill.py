@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.errors import Invalid
@@ -17,6 +17,7 @@ LANGS = ["eng_Latn", "hin_Deva", "tha_Thai"]
 COUNTS = st.integers(1, 10**7)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a loaded machine
 @given(st.fixed_dictionaries({t: st.fixed_dictionaries(dict.fromkeys(LANGS, COUNTS))
                               for t in ("a", "b")}),
        st.lists(st.integers(0, 100), min_size=3, max_size=3).filter(any),
@@ -37,7 +38,8 @@ def test_a_month_is_the_corpus_copied_as_often_as_the_workload_needs(totals, wei
 
 def test_amounts_and_mixes_are_read_as_people_write_them_or_refused_by_name():
     assert parse_amount("2.5M") == 2_500_000 and parse_amount("1B") == 10**9
-    for bad in ("", "-3", "0", "lots", "1e9", "nan"):
+    assert parse_amount("1e8") == 10**8
+    for bad in ("", "-3", "0", "lots", "1e99", "1e", "nan", "inf"):
         with pytest.raises(Invalid, match="positive amount"):
             parse_amount(bad)
     assert parse_mix("eng_Latn=1,hin_Deva=3", LANGS) == {"eng_Latn": 0.25, "hin_Deva": 0.75}
@@ -83,7 +85,7 @@ def test_every_face_prices_the_same_workload_the_same(priced):
         assert row["cost"] == pytest.approx(expected * row["input_price"] / 1e6)
         assert row["cost_ci_low"] <= row["cost"] <= row["cost_ci_high"]
     assert shown["said"].startswith(f"For 3,000,000 tokens a month of English as o200k_base "
-                                    f"counts it, 67% English, 33% Korean, the cheapest model is "
+                                    f"counts it, 66.7% English, 33.3% Korean, the cheapest model is "
                                     f"{rows[0]['model']}: ")
     printed = cli_output(priced, "show", "1", *args)
     assert " ".join(printed.split()).count(rows[0]["model"]) >= 2  # the sentence and the table
@@ -107,3 +109,15 @@ def test_a_bad_workload_is_refused_in_words(priced):
                        (["--mix", "eng_Latn=1"], "describe the workload of --bill")):
         result = invoke(priced, "show", "1", *args)
         assert result.exit_code == 1 and said in result.output, result.output
+
+
+def test_huge_shares_partial_mixes_and_no_requests_are_read_as_meant():
+    """Found by the attack pass: shares of 1e308 summed to infinity and priced everything at
+    $0; a mix of two languages of twelve was called "mixed evenly over the run's languages";
+    `--requests 0` was refused."""
+    assert parse_mix("eng_Latn=1e308,hin_Deva=1e308", LANGS) == parse_mix("eng_Latn=1,hin_Deva=1",
+                                                                          LANGS)
+    even = Workload(1e6, parse_mix("eng_Latn=1,hin_Deva=1", LANGS), "a")
+    assert "50% English, 50% Hindi" in even.words("eng_Latn", LANGS)
+    assert "mixed evenly" in Workload(1e6, parse_mix(None, LANGS), "a").words("eng_Latn", LANGS)
+    assert parse_amount("0", "--requests", zero=True) == 0

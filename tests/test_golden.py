@@ -106,7 +106,7 @@ reference and which estimator each premium field is (issue 71)."""
 NEW_RECORD_KEYS = ("char_fertility", "word_split_pct",
                    "unit_premium", "unit_premium_ci_low", "unit_premium_ci_high")
 """Issue 40's metrics in every record, and issue 71's mean of unit ratios."""
-ADDED_TO_CSV = ("language", "models", "reference", "run")
+ADDED_TO_CSV = ("language", "models", "reference", "estimators", "run")
 """Issue 71: what a CSV read on its own needs beside the records' fields."""
 
 

@@ -190,7 +190,10 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001 - the last resort, by design
         said = out_of_memory(error)
         if said is not None:  # the environment's limit, not a bug
-            Console(stderr=True).print(f"[red]Error:[/red] {said}")
+            try:
+                Console(stderr=True).print(f"[red]Error:[/red] {said}")
+            except (MemoryError, SystemError):  # too short of memory even for rich's markup
+                sys.stderr.write(f"Error: {said}\n")
             sys.exit(EXIT_INPUT)
         report_bug(error)
     except BaseException as error:  # a library's Rust panic is not an Exception

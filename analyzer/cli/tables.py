@@ -252,7 +252,10 @@ def summary_tables(run: RunRead, frame: pd.DataFrame, vocabs: list[VocabularyRea
     title = ((f"Run {run.id} on {run.corpus}" if overview else f"Run {run.id}, {vocab} vocabulary")
              + f": tokens vs {language_name(run.pivot)}, same text"
              + ("" if pretokenizer == NONE else f" [{pretokenizer}]"))
-    key = columns[-1] if not overview or not run.sizes else (SHARED_SCOPE, largest)
+    # one vocabulary's sizes: by its largest; the overview, by the shared vocabulary's largest
+    # or, with nothing trained, by the first tokenizer (on the first page of a wide table)
+    key = (columns[-1] if not overview else (SHARED_SCOPE, largest) if run.sizes
+           else columns[0])
     present = [lang for lang in run.languages if (*key, lang) in cells.index]
     order = sorted(present, key=lambda lang: (lang != run.pivot, -cells.loc[(*key, lang), "premium"]))
     def premiums(scope: str, size: int) -> Callable[[str], str]:

@@ -50,6 +50,8 @@ def bill_view(results: RunResults, options: ShowOptions) -> Printed:
     if options.workload is None:
         return []
     found = results.bill(options.workload)
+    if found["rows"].empty:
+        return [[f"[bold]{plain(found['said'])}[/bold]"]]
     table = new_table("model", "tokenizer", "tokens a month", "US$ a month", "vs cheapest",
                       title=plain("The bill: input tokens a month, at each model's dated price"
                                   + ("; 95 % intervals" if options.intervals else "")))
@@ -58,7 +60,7 @@ def bill_view(results: RunResults, options: ShowOptions) -> Printed:
         table.add_row(plain(row.model), plain(row.tokenizer), f"{row.tokens:,.0f}",
                       with_interval(row.cost, row.cost_ci_low, row.cost_ci_high, ",.2f",
                                     options.intervals, between="\n"),
-                      f"{row.vs_cheapest:.2f}x")
+                      "-" if row.vs_cheapest != row.vs_cheapest else f"{row.vs_cheapest:.2f}x")
     return [[f"[bold]{plain(found['said'])}[/bold]"], [table]]
 
 

@@ -48,17 +48,19 @@ date and source."""
 _SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 
 
-def parse_amount(text: str, what: str = "--bill") -> float:
-    """A number of tokens (or requests) as people write it: `250000`, `2.5M`, `1B`.
+def parse_amount(text: str, what: str = "--bill", zero: bool = False) -> float:
+    """A number of tokens (or requests) as people write it: `250000`, `2.5M`, `1B`, `1e8`.
 
-    >>> parse_amount("2.5M"), parse_amount("1_000"), parse_amount("3k")
-    (2500000.0, 1000.0, 3000.0)
+    >>> parse_amount("2.5M"), parse_amount("1_000"), parse_amount("3k"), parse_amount("1e8")
+    (2500000.0, 1000.0, 3000.0, 100000000.0)
     """
-    found = re.fullmatch(r"\s*([0-9][0-9_]*(?:\.[0-9]+)?)\s*([kKmMbBgGtT]?)\s*", text or "")
+    found = re.fullmatch(r"\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:[eE]\+?[0-9]{1,2})?)\s*"
+                         r"([kKmMbBgGtT]?)\s*", text or "")
     value = float(found.group(1).replace("_", "")) * _SUFFIXES[found.group(2).lower()] \
         if found else math.nan
-    if not (value > 0 and math.isfinite(value)):
-        raise Invalid(f"{what} takes a positive amount such as 250000, 2.5M or 1B, not {text!r}")
+    if not ((value > 0 or (zero and value == 0)) and math.isfinite(value)) or value > 1e18:
+        raise Invalid(f"{what} takes a {'' if zero else 'positive '}amount such as 250000, "
+                      f"2.5M, 1B or 1e8 (at most 1e18), not {text[:80]!r}")
     return value
 
 
@@ -91,10 +93,11 @@ def parse_mix(text: str | None, languages: list[str]) -> dict[str, float]:
         if not (weight >= 0 and math.isfinite(weight)):
             raise Invalid(f"--mix: {lang}'s share must be a number 0 or more, not {value!r}")
         weights[lang] = weight
-    total = sum(weights.values())
+    largest = max(weights.values())  # divided first: shares of 1e308 must not sum to infinity
+    total = sum(weight / largest for weight in weights.values()) if largest > 0 else 0.0
     if not total > 0:
         raise Invalid("--mix: the shares add up to nothing; give a language a share above 0")
-    return {lang: weight / total for lang, weight in weights.items()}
+    return {lang: weight / largest / total for lang, weight in weights.items()}
 
 
 @dataclass(frozen=True)
@@ -107,11 +110,12 @@ class Workload:
     counted_by: str
     requests: float = 0
 
-    def words(self, reference: str) -> str:
-        """The workload in words, for a bill's title."""
+    def words(self, reference: str, languages: list[str]) -> str:
+        """The workload in words, for a bill's title (`languages`: the run's)."""
         mix = ("mixed evenly over the run's languages" if len(set(self.mix.values())) == 1
-               and len(self.mix) > 1 else
-               ", ".join(f"{share:.0%} {language_name(lang)}" for lang, share in self.mix.items()))
+               and set(self.mix) == set(languages) and len(self.mix) > 1 else
+               ", ".join(f"{share * 100:.3g}% {language_name(lang)}"
+                         for lang, share in self.mix.items()))
         requests = f", in {self.requests:,.0f} requests" if self.requests else ""
         return (f"{self.tokens:,.0f} tokens a month of {language_name(reference)} as "
                 f"{self.counted_by} counts it, {mix}{requests}")
@@ -124,16 +128,18 @@ def workload_of(data: RunData, prices: Iterable[ModelPrice], tokens: str,
     month (`2.5M`), the `mix` (default: every language of the run alike), the tokenizer that
     counted them (default: the run's first production tokenizer a model of the price table
     uses, else its first), `requests` a month (default: none counted)."""
-    measured = [v.scope for v in data.vocabularies if v.kind.production]
+    measured = [v.scope for v in data.vocabularies if v.kind.measured]
     priced = {price.tokenizer for price in prices}
     if counted_by is None:
         counted_by = next((name for name in measured if name in priced),
                           measured[0] if measured else "")
     if not counted_by:
-        raise Invalid("a bill needs a production tokenizer to count the workload: this run "
-                      "measured none (analyzer run -t o200k_base)")
-    return Workload(parse_amount(tokens), parse_mix(mix, data.run.languages), counted_by,
-                    parse_amount(requests, "--requests") if requests else 0)
+        raise Invalid("a bill needs a tokenizer the run measured to count the workload: this "
+                      "run measured none (analyzer run -t o200k_base)")
+    count = parse_amount(requests, "--requests", zero=True) if requests else 0
+    if count != int(count):
+        raise Invalid(f"--requests is a whole number of requests a month, not {requests!r}")
+    return Workload(parse_amount(tokens), parse_mix(mix, data.run.languages), counted_by, count)
 
 
 def month_tokens(workload: Workload, totals: Mapping[str, Mapping[str, float]], reference: str,
@@ -200,21 +206,33 @@ def bill(data: RunData, workload: Workload, prices: Iterable[ModelPrice],
     return frame[BILL_COLUMNS]
 
 
-def bill_sentence(rows: pd.DataFrame, workload: Workload, reference: str) -> str:
-    """The bill's answer in one sentence: the cheapest model for this workload, and the dearest."""
+def unpriced(data: RunData, prices: Iterable[ModelPrice]) -> list[str]:
+    """The production tokenizers of the run no model of the price table uses: in the verdicts,
+    never in a bill (which says so)."""
+    priced = {price.tokenizer for price in prices}
+    return [v.scope for v in data.vocabularies if v.kind.production and v.scope not in priced]
+
+
+def bill_sentence(rows: pd.DataFrame, workload: Workload, reference: str, languages: list[str],
+                  not_priced: list[str] | None = None) -> str:
+    """The bill's answer in one sentence: the cheapest model for this workload, and the dearest;
+    and which tokenizers of the run no price names (so the verdicts' cheapest may be missing)."""
     if rows.empty:
         return ("No model of the price table uses a tokenizer this run measured: measure one "
                 "(analyzer run -t o200k_base) to price the workload.")
     first, last = rows.iloc[0], rows.iloc[-1]
     interval = (f" (95 % interval ${first['cost_ci_low']:,.2f} to ${first['cost_ci_high']:,.2f})"
                 if first["cost_ci_low"] == first["cost_ci_low"] else "")
-    said = (f"For {workload.words(reference)}, the cheapest model is {first['model']}: "
+    said = (f"For {workload.words(reference, languages)}, the cheapest model is {first['model']}: "
             f"${first['cost']:,.2f} a month of input{interval}, at its price of {first['date']}")
-    if len(rows) > 1:
+    if len(rows) > 1 and last["vs_cheapest"] == last["vs_cheapest"]:
         said += (f"; the dearest, {last['model']}, costs {last['vs_cheapest']:.2f}x that "
                  f"(${last['cost']:,.2f})")
+    if not_priced:
+        said += (f". Not priced (no model of the price table uses them): "
+                 f"{', '.join(not_priced)}")
     return said + "."
 
 
 __all__ = ["BILL_COLUMNS", "Workload", "bill", "bill_sentence", "month_tokens", "parse_amount",
-           "parse_mix", "workload_of"]
+           "parse_mix", "unpriced", "workload_of"]

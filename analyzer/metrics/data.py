@@ -229,7 +229,7 @@ def with_reference(run: RunRead, reference: str | None) -> RunRead:
     if reference is None or reference == run.pivot:
         return run
     if reference not in run.languages:
-        raise NotFound(f"run {run.id} has no language {reference!r} to measure against (its "
+        raise NotFound(f"run {run.id} has no language {reference[:80]!r} to measure against (its "
                        f"languages: {', '.join(run.languages)}){did_you_mean(reference, run.languages)}")
     return run.model_copy(update={"pivot": reference})
 

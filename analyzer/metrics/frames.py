@@ -45,9 +45,9 @@ def estimators_note(run: RunRead, where: str) -> str:
     the same words in each."""
     if run.count == "joined":
         return (f"Premiums are the {PREMIUM_ESTIMATOR} (each language's joined text's tokens "
-                f"over the pivot's; Petrov et al. 2023); there is no {UNIT_ESTIMATOR}: each "
+                f"over the reference's; Petrov et al. 2023); there is no {UNIT_ESTIMATOR}: each "
                 "language was counted as one text.")
-    return (f"Premiums are the {PREMIUM_ESTIMATOR} (a language's tokens over the pivot's, "
+    return (f"Premiums are the {PREMIUM_ESTIMATOR} (a language's tokens over the reference's, "
             f"summed over the same units; Petrov et al. 2023); the {UNIT_ESTIMATOR} (each "
             f"unit's ratio, averaged; tokentax's) is {where}.")
 

@@ -35,7 +35,7 @@ from analyzer.store import RunRead
 from .algorithms import algorithm_premiums
 from .allocation import divergence_matrix
 from .answer import premium_table
-from .bill import Workload, bill, bill_sentence
+from .bill import Workload, bill, bill_sentence, unpriced
 from .costs import model_costs
 from .data import RunData
 from .extension import extension_effects, extension_reach
@@ -97,12 +97,15 @@ class RunResults:
         a row per model, and the answer in a sentence."""
         key = f"bill:{workload}:{prices}"
         if key not in self._computed:
-            rows = bill(self.data, workload, load_prices(prices))
+            table = load_prices(prices)
+            rows = bill(self.data, workload, table)
             self._computed[key] = {
                 "workload": {"tokens": workload.tokens, "reference": self.run.pivot,
                              "counted_by": workload.counted_by, "mix": dict(workload.mix),
                              "requests": workload.requests},
-                "said": bill_sentence(rows, workload, self.run.pivot), "rows": rows}
+                "said": bill_sentence(rows, workload, self.run.pivot, self.run.languages,
+                                      unpriced(self.data, table)),
+                "rows": rows}
         return self._computed[key]
 
     def premium_table(self) -> pd.DataFrame:

@@ -75,12 +75,16 @@ class Verdicts:
         if self.cheapest is None or self.fairest is None:
             return []
         cheapest, fairest = self.cheapest, self.fairest
-        runner_up = next((c for c in self.candidates if c != cheapest), None)
+        tied = [c.name for c in self.candidates if c != cheapest and c.tokens == cheapest.tokens]
+        runner_up = next((c for c in self.candidates
+                          if c != cheapest and c.tokens != cheapest.tokens), None)
         fewer = (f", {1 - cheapest.tokens / runner_up.tokens:.1%} fewer than {runner_up.name}"
                  if runner_up is not None and runner_up.tokens else "")
-        said = [f"The cheapest for these languages is {cheapest.name}: {cheapest.tokens:,} tokens "
-                f"for all of them{fewer}.",
-                f"The fairest is {fairest.name}: the Gini of its premiums is "
+        even = [c.name for c in self.candidates
+                if c != fairest and _fairness(c) == _fairness(fairest)]
+        said = [f"The cheapest for these languages is {cheapest.name}{_tied(tied)}: "
+                f"{cheapest.tokens:,} tokens for all of them{fewer}.",
+                f"The fairest is {fairest.name}{_tied(even)}: the Gini of its premiums is "
                 f"{fairest.gini:.3f} (0: every language pays the same)."]
         if cheapest == fairest:
             said.append(f"{cheapest.name} is both: nothing else is cheaper or fairer.")
@@ -117,14 +121,24 @@ def verdicts(summaries: pd.DataFrame, pretokenizers: list[str]) -> Verdicts:
          for row in rows.itertuples()), key=lambda c: c.tokens))
     if len(candidates) < 2:
         return Verdicts(candidates, None, None, tuple(c for c in candidates if c.frontier))
-    def fairness(c: Candidate) -> float:
-        # To 12 places: against another reference a Gini differs in its last bits, never in
-        # its verdict. A tie in tokens goes to the fairer, in fairness to the cheaper.
-        return round(c.gini, 12) if c.gini == c.gini else float("inf")
-
-    cheapest = min(candidates, key=lambda c: (c.tokens, fairness(c)))
-    fairest = min(candidates, key=lambda c: (fairness(c), c.tokens))
+    # A tie in tokens goes to the fairer, in fairness to the cheaper (and the sentences say so).
+    cheapest = min(candidates, key=lambda c: (c.tokens, _fairness(c)))
+    fairest = min(candidates, key=lambda c: (_fairness(c), c.tokens))
     return Verdicts(candidates, cheapest, fairest, tuple(c for c in candidates if c.frontier))
+
+
+def _fairness(candidate: Candidate) -> float:
+    """A candidate's Gini to 12 places: against another reference a Gini differs in its last
+    bits, never in its verdict (NaN: last)."""
+    return round(candidate.gini, 12) if candidate.gini == candidate.gini else float("inf")
+
+
+def _tied(names: list[str]) -> str:
+    """` (tied with a and b)`, or nothing."""
+    if not names:
+        return ""
+    return " (tied with " + (names[0] if len(names) == 1 else
+                             ", ".join(names[:-1]) + " and " + names[-1]) + ")"
 
 
 __all__ = ["FAIRNESS_MEASURE", "VERDICT_COLUMNS", "Candidate", "Verdicts", "verdicts"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Form, HTTPException, Request, UploadFile
+from fastapi import APIRouter, Form, HTTPException, Request, Response, UploadFile
 from starlette.concurrency import run_in_threadpool
 
 from analyzer.corpus import (
@@ -238,7 +238,7 @@ SAMPLE_PATH = "/api/corpora/sample"
 
 @router.post("/corpora/sample", status_code=201,
              summary="Bring the shipped sample corpus, as analyzer ingest with no path does")
-async def sample_corpus(request: Request) -> dict:
+async def sample_corpus(request: Request, response: Response) -> dict:
     """The sample the README's first command runs on (twelve languages, twenty paragraphs),
     stored under its own name (`harbour_town`): `unchanged` if it is already, a 409 if another
     corpus holds that name. The answer is an upload's."""
@@ -248,4 +248,7 @@ async def sample_corpus(request: Request) -> dict:
         corpus = read_corpus(SAMPLE_CORPUS)
         return stored(request, corpus, default_name(SAMPLE_CORPUS, corpus), replace=False)
 
-    return await run_in_threadpool(ingest)
+    answer = await run_in_threadpool(ingest)
+    if answer.get("status") == "unchanged":
+        response.status_code = 200  # nothing was created
+    return answer
