@@ -76,7 +76,7 @@ def answer_table(table: pd.DataFrame, pivot: str, run: int) -> str:
         models = tokenizer_label(vocabs[column], short=True)[len(vocabs[column]):].strip() \
             if kind.production and named != column else ""
         return (f"<th data-sort='number' scope='col' data-csv='{escape(column, quote=True)}' "
-                f"data-label='{escape(named, quote=True)}' "
+                f"data-label='{escape(named, quote=True)}' data-vocab='{escape(vocabs[column], quote=True)}' "
                 f"title='{escape(f'{kind.about.label}: {named}', quote=True)}'>{escape(column)}"
                 + (f"<br><span class='muted'>{escape(models)}</span>" if models else "")
                 + "</th>")
