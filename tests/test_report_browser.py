@@ -884,7 +884,7 @@ def test_the_results_page_finds_languages_and_hides_tokenizers(browser, priced_r
         ".cells).slice(3).map(cell => parseFloat(cell.getAttribute('data-v')))"
     both, premiums = page.evaluate(median), page.evaluate(korean)
     assert both == pytest.approx(sum(premiums) / 2)
-    page.locator("details.tools summary").click()
+    page.locator("details.columns summary").click()
     box = page.locator("input.show-column[value='cl100k_base']")
     box.focus()
     page.keyboard.press("Space")  # by keyboard

@@ -26,8 +26,8 @@ def reference_tools(languages: list[str], pivot: str, columns: list[str]) -> str
                     for column in columns)
     return (f"<div class='tools'><label>reference language <select id='reference'>{options}"
             f"</select></label> <label>find a language <input type='search' id='answer-search' "
-            f"placeholder='name or code'></label></div>"
-            f"<details class='tools'><summary>columns shown</summary>{boxes}</details>")
+            f"placeholder='name or code'></label> "
+            f"<details class='columns'><summary>columns shown</summary>{boxes}</details></div>")
 
 
 def bill_data(models: list[dict], production: list[str]) -> dict:
@@ -56,7 +56,7 @@ def calculator(counters: list[str]) -> str:
     options = "".join(f"<option value='{escape(name, quote=True)}'>"
                       f"{escape(tokenizer_label(name))}</option>" for name in counters)
     return (
-        "<section class='bill' id='bill'><h2>What a month costs</h2>"
+        "<div class='bill' id='bill'><h2>What a month costs</h2>"
         "<p class='muted'>A month's content in the reference language of the run, as one "
         "tokenizer counts it, shared among the languages as the mix says (LANG=SHARE pairs, "
         "any positive weights; empty: every language alike), priced at each model's input "
@@ -67,9 +67,9 @@ def calculator(counters: list[str]) -> str:
         "value='0' size='8'></label></div><div class='tools'><label>mix <input id='bill-mix' "
         "size='60' placeholder='eng_Latn=0.6,hin_Deva=0.4'></label> "
         "<button type='button' id='bill-go'>Price it</button></div>"
-        "<p class='lead' id='bill-said' aria-live='polite'></p>"
-        "<table class='data numbers' id='bill-table' hidden><thead><tr>"
+        "<p id='bill-said' aria-live='polite'></p>"
+        "<table class='numbers' id='bill-table' hidden><thead><tr>"
         "<th scope='col' data-csv='model'>model</th><th scope='col' data-csv='tokenizer'>"
         "tokenizer</th><th scope='col' data-csv='tokens'>tokens a month</th>"
         "<th scope='col' data-csv='cost'>US$ a month</th><th scope='col' "
-        "data-csv='vs_cheapest'>vs cheapest</th></tr></thead><tbody></tbody></table></section>")
+        "data-csv='vs_cheapest'>vs cheapest</th></tr></thead><tbody></tbody></table></div>")

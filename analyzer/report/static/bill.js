@@ -109,7 +109,7 @@
                       requests: requests === '' || requests === '0' ? 0 : amount(requests, 'requests a month')};
       var rows = price(workload);
     } catch (problem) {
-      out.hidden = true; said.className = 'lead problem'; said.textContent = problem.message;
+      out.hidden = true; said.className = 'problem'; said.textContent = problem.message;
       return;
     }
     rows.forEach(function (r) {
@@ -118,7 +118,7 @@
        [dollars(r.cost), String(r.cost)], [r.vs_cheapest.toFixed(2) + 'x', String(r.vs_cheapest)]]
         .forEach(function (pair) { var td = row.insertCell(); td.textContent = pair[0]; td.setAttribute('data-v', pair[1]); });
     });
-    out.hidden = false; said.className = 'lead'; said.textContent = sentence(rows, workload);
+    out.hidden = false; said.className = ''; said.textContent = sentence(rows, workload);
   }
   ['bill-tokens', 'bill-mix', 'bill-requests', 'bill-counted-by'].forEach(function (id) {
     field(id).addEventListener('change', run);
