@@ -925,6 +925,7 @@ def test_the_calculator_prices_a_month_as_show_does(browser, priced_run, tmp_pat
         page, problems = browser.new_page(), []
         page.on("pageerror", lambda error: problems.append(str(error)))
         page.goto(results.resolve().as_uri())
+    page.locator("#bill summary").click()  # folded until asked for
     default = page.evaluate("() => document.getElementById('bill-counted-by').value")
     assert default == "cl100k_base"  # the first priced production tokenizer, as workload_of
     for args in (("3M", "eng_Latn=2,kor_Hang=1", "o200k_base", "1000"),

@@ -56,7 +56,9 @@ def calculator(counters: list[str]) -> str:
     options = "".join(f"<option value='{escape(name, quote=True)}'>"
                       f"{escape(tokenizer_label(name))}</option>" for name in counters)
     return (
-        "<div class='bill' id='bill'><h2>What a month costs</h2>"
+        # folded: a reader opens it; the report's first screens stay the answer's
+        "<details class='bill' id='bill'><summary><strong>What a month costs on each "
+        "model</strong> (a calculator)</summary>"
         "<p class='muted'>A month's content in the reference language of the run, as one "
         "tokenizer counts it, shared among the languages as the mix says (LANG=SHARE pairs, "
         "any positive weights; empty: every language alike), priced at each model's input "
@@ -72,4 +74,4 @@ def calculator(counters: list[str]) -> str:
         "<th scope='col' data-csv='model'>model</th><th scope='col' data-csv='tokenizer'>"
         "tokenizer</th><th scope='col' data-csv='tokens'>tokens a month</th>"
         "<th scope='col' data-csv='cost'>US$ a month</th><th scope='col' "
-        "data-csv='vs_cheapest'>vs cheapest</th></tr></thead><tbody></tbody></table></div>")
+        "data-csv='vs_cheapest'>vs cheapest</th></tr></thead><tbody></tbody></table></details>")
