@@ -60,7 +60,8 @@ def unit_estimate(row) -> str:
 def answer_table(table: pd.DataFrame, pivot: str, run: int) -> str:
     """The languages by vocabulary table (`premium_table`'s rows), highest median premium
     first; each cell's title says its interval and tokens. A tokenizer's heading has its
-    models under its name (all of them in its title and `data-label`); its download is
+    models under its name (all of them in its title and `data-label`; its vocabulary's name in
+    `data-vocab`, by which the bill calculator finds a tokenizer's tokens); its download is
     `run-N-premiums-vs-REF.csv`, a column per vocabulary named by it (`downloads`)."""
     columns = list(dict.fromkeys(table["column"]))
     wide = table.pivot(index="lang", columns="column", values="premium")[columns]

@@ -164,9 +164,9 @@ terms the page uses)."""
 def results_page(document: dict) -> str:
     """The data file as a page to publish: the answer table (a language per row, a tokenizer
     per column, each cell its premium coloured on a log scale), which sorts, groups by script,
-    shows intervals, recomputes against another reference language, compares two tokenizers
-    and downloads as CSV; a summary per script; the tokenizers, the priced models and the
-    corpus, named by name and digest."""
+    shows intervals, recomputes against another reference language, finds a language, hides a
+    tokenizer, compares two tokenizers and downloads as CSV; the bill calculator; a summary per
+    script; the tokenizers, the priced models and the corpus, named by name and digest."""
     rows = pd.DataFrame(document["rows"])
     pivot = document["pivot"]
     names = [t["name"] for t in document["tokenizers"]]
