@@ -15,9 +15,11 @@ from analyzer.corpus import language_name
 from analyzer.metrics import tokenizer_label
 
 
-def reference_tools(languages: list[str], pivot: str, columns: list[str]) -> str:
-    """The answer table's reference language (the pivot chosen), its search box and a box per
-    column (`columns`: each heading's data-csv) that shows or hides it."""
+def reference_tools(languages: list[str], pivot: str, columns: list[str],
+                    search: bool = True) -> str:
+    """The answer table's reference language (the pivot chosen), its search box (not on a
+    report with a language filter, which already finds languages in every table) and a box
+    per column (`columns`: each heading's data-csv) that shows or hides it."""
     options = "".join(f"<option value='{escape(lang, quote=True)}'"
                       f"{' selected' if lang == pivot else ''}>{escape(language_name(lang))}"
                       "</option>" for lang in sorted(set(languages), key=language_name))
@@ -25,9 +27,10 @@ def reference_tools(languages: list[str], pivot: str, columns: list[str]) -> str
                     f"value='{escape(column, quote=True)}'> {escape(column)}</label> "
                     for column in columns)
     return (f"<div class='tools'><label>reference language <select id='reference'>{options}"
-            f"</select></label> <label>find a language <input type='search' id='answer-search' "
-            f"placeholder='name or code'></label> "
-            f"<details class='columns'><summary>columns shown</summary>{boxes}</details></div>")
+            f"</select></label> "
+            + ("<label>find a language <input type='search' id='answer-search' "
+               "placeholder='name or code'></label> " if search else "")
+            + f"<details class='columns'><summary>columns shown</summary>{boxes}</details></div>")
 
 
 def bill_data(models: list[dict], production: list[str]) -> dict:

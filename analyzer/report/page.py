@@ -173,7 +173,8 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
                 + "</div>" + "".join(f"<p class='lead verdict'>{escape(sentence)}</p>"
                                      for sentence in results.verdicts().sentences()))
         note = estimators_note(run, "in each cell's hover")
-        table = (reference_tools(run.languages, run.pivot, list(dict.fromkeys(answer["column"])))
+        table = (reference_tools(run.languages, run.pivot, list(dict.fromkeys(answer["column"])),
+                                 search=not filters)
                  + answer_table(answer, run.pivot, run.id) + f"<p class='muted'>{escape(note)}</p>"
                  + calculator(priced["counters"]))
     body = "".join(section(anchor, heading, content, linked(takeaway))
