@@ -75,9 +75,14 @@ def test_a_page_runs_only_its_static_files_and_reads_its_data_from_one_block(tin
     html = build_page(db, run_id).html
     scripts = re.findall(r"<script>(.*?)</script>", html.split("Written by analyzer")[1], re.S)
     assert scripts == [static_text(name) for name in  # after the figures' own (Plotly's)
-                       ("page-data.js", "navigation.js", "tables.js", "filter.js")]
+                       ("page-data.js", "navigation.js", "tables.js", "reference.js", "bill.js",
+                        "filter.js")]
     (style,) = re.findall(r"<style>(.*?)</style>", html, re.S)
     assert style == static_text("report.css") + static_text("answer.css")
     languages = set(re.findall(r"<tr data-lang='([^']+)'", html))
     assert len(languages) == 5  # a page with the language filter
-    assert page_data_of(html) == {"names": {lang: language_name(lang) for lang in languages}}
+    data = page_data_of(html)  # the filter's names; another reference's pivot and scale; the
+    assert data["names"] == {lang: language_name(lang) for lang in languages}  # priced models
+    assert data["pivot"] == "eng_Latn" and set(data["scale"]) == {"low", "high", "above", "below"}
+    assert data["bill"] == {"models": [], "counters": []}  # no tokenizer measured: no calculator
+    assert "id='bill'" not in html

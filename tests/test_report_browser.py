@@ -798,3 +798,160 @@ def answer_first(browser, path: Path, tmp_path: Path, n_languages: int) -> None:
                for value, cell in zip(row[3:], text))
     page.close()
     assert errors == []
+
+
+@pytest.fixture
+def priced_run(db):
+    """A run of the tiny corpus: a shared vocabulary and two priced tokenizers."""
+    from helpers import cli_output, resolve_or_skip
+
+    for name in ("cl100k_base", "o200k_base"):
+        resolve_or_skip(name)
+    cli_output(db, "run", "--vocab", "300", "--jobs", "1", "-t", "cl100k_base", "-t",
+               "o200k_base", "--no-report")
+    return db
+
+
+def report_and_results(db, tmp_path: Path) -> tuple[Path, Path]:
+    """The run's report and its results page, as the command line writes them."""
+    from helpers import cli_output
+
+    cli_output(db, "results", "1", "--out", tmp_path / "results")
+    return tmp_path / "results" / "report.html", tmp_path / "results" / "index.html"
+
+
+CELLS = """() => Array.from(document.querySelectorAll('#answer-table tbody tr')).flatMap(row =>
+    Array.from(row.cells).slice(3).filter(cell => !cell.hidden && cell.hasAttribute('data-t'))
+    .map(cell => [row.getAttribute('data-lang'),
+                  document.querySelector('#answer-table thead tr').cells[cell.cellIndex]
+                      .getAttribute('data-vocab'),
+                  parseFloat(cell.getAttribute('data-v')), cell.textContent]))"""
+"""Each shown premium of the answer table: (language, vocabulary, premium, text)."""
+
+
+@pytest.mark.slow
+def test_the_report_s_reference_selector_gives_show_s_premiums(browser, priced_run, tmp_path):
+    """Issue 71: the report's answer table against another reference language holds, cell
+    for cell, what `show --json --reference LANG` says; its legend, CSV and sentences follow,
+    the verdicts stay."""
+    import json
+
+    from helpers import cli_output
+
+    report, _ = report_and_results(priced_run, tmp_path)
+    page, problems = loaded(browser, report, open_all=False)
+    verdicts = page.locator("p.lead.verdict").all_inner_texts()
+    page.select_option("#reference", "kor_Hang")
+    shown = json.loads(cli_output(priced_run, "show", "1", "--json", "--reference", "kor_Hang"))
+    expected = {(r["vocab"], r["lang"]): r["premium"] for r in shown["records"]
+                if r["premium"] is not None}  # a language's own vocabulary has none
+    cells = page.evaluate(CELLS)
+    assert {(vocab, lang) for lang, vocab, _, _ in cells} == {  # every cell, each once
+        (vocab, lang) for vocab in ("shared", "cl100k_base", "o200k_base")
+        for lang in ("eng_Latn", "kor_Hang", "rus_Cyrl")} and len(cells) == 9
+    for lang, vocab, premium, text in cells:
+        assert premium == pytest.approx(expected[(vocab, lang)], abs=5e-4), (lang, vocab)
+        assert text == f"{premium:.2f}x"
+    assert page.locator(".legend .reference").inner_text() == "Korean"
+    assert page.get_attribute("#answer-table", "data-reference") == "kor_Hang"
+    assert "than Korean" in page.locator("#said").inner_text()
+    assert page.locator("p.lead.verdict").all_inner_texts() == verdicts
+    assert problems == []
+    page.close()
+
+
+@pytest.mark.slow
+def test_the_results_page_finds_languages_and_hides_tokenizers(browser, priced_run, tmp_path):
+    """Issue 71: the search keeps the rows whose name or code holds what is typed; unticking a
+    tokenizer hides its column and the median is over the columns left."""
+    _, results = report_and_results(priced_run, tmp_path)
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(results.resolve().as_uri())
+    visible = "() => Array.from(document.querySelectorAll('#answer-table tbody tr'))" \
+        ".filter(row => !row.hidden).map(row => row.getAttribute('data-lang'))"
+    assert len(page.evaluate(visible)) == 3
+    page.fill("#answer-search", "kor")
+    assert page.evaluate(visible) == ["kor_Hang"]
+    page.fill("#answer-search", "russ")
+    assert page.evaluate(visible) == ["rus_Cyrl"]
+    page.fill("#answer-search", "")
+    assert len(page.evaluate(visible)) == 3
+    median = "() => parseFloat(document.querySelector(" \
+        "'#answer-table tr[data-lang=kor_Hang]').cells[2].getAttribute('data-v'))"
+    korean = "() => Array.from(document.querySelector('#answer-table tr[data-lang=kor_Hang]')" \
+        ".cells).slice(3).map(cell => parseFloat(cell.getAttribute('data-v')))"
+    both, premiums = page.evaluate(median), page.evaluate(korean)
+    assert both == pytest.approx(sum(premiums) / 2)
+    page.locator("details.columns summary").click()
+    box = page.locator("input.show-column[value='cl100k_base']")
+    box.focus()
+    page.keyboard.press("Space")  # by keyboard
+    assert not box.is_checked()
+    assert page.locator("#answer-table th[data-csv='cl100k_base']").is_hidden()
+    assert page.locator("#answer-table tr[data-lang=kor_Hang] td").nth(2).is_hidden()
+    assert page.evaluate(median) == pytest.approx(premiums[1]) != pytest.approx(both)
+    box.check()
+    assert page.evaluate(median) == pytest.approx(both)
+    assert errors == []
+    page.close()
+
+
+def priced_by_the_page(page, tokens: str, mix: str, counted_by: str, requests: str):
+    page.fill("#bill-tokens", tokens)
+    page.fill("#bill-mix", mix)
+    page.fill("#bill-requests", requests)
+    page.select_option("#bill-counted-by", counted_by)
+    page.click("#bill-go")
+    return page.evaluate("() => document.getElementById('bill-table').hidden ? null : "
+                         "Array.from(document.querySelectorAll('#bill-table tbody tr')).map(row =>"
+                         " Array.from(row.cells).map(cell => cell.getAttribute('data-v')))")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["report", "results"])
+def test_the_calculator_prices_a_month_as_show_does(browser, priced_run, tmp_path, which):
+    """Issue 71: the offline calculator's table is `show --json --bill`'s rows: the models in
+    its order, their tokens and cost; bad input says what is wrong, with no table and no NaN."""
+    import json
+
+    from helpers import cli_output
+
+    report, results = report_and_results(priced_run, tmp_path)
+    if which == "report":
+        page, problems = loaded(browser, report, open_all=False)
+    else:
+        page, problems = browser.new_page(), []
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.goto(results.resolve().as_uri())
+    page.locator("#bill summary").click()  # folded until asked for
+    default = page.evaluate("() => document.getElementById('bill-counted-by').value")
+    assert default == "cl100k_base"  # the first priced production tokenizer, as workload_of
+    for args in (("3M", "eng_Latn=2,kor_Hang=1", "o200k_base", "1000"),
+                 ("2.5k", "", "cl100k_base", "")):
+        options = ["--bill", args[0], "--counted-by", args[2]] + (["--mix", args[1]] if args[1] else []) \
+            + (["--requests", args[3]] if args[3] else [])
+        rows = json.loads(cli_output(priced_run, "show", "1", "--json", *options))["bill"]["rows"]
+        found = priced_by_the_page(page, *args)
+        assert [r[0] for r in found] == [row["model"] for row in rows]
+        for mine, row in zip(found, rows):
+            assert mine[1] == row["tokenizer"]
+            assert abs(float(mine[2]) - row["tokens"]) <= max(1, 1e-6 * row["tokens"])
+            assert float(mine[3]) == pytest.approx(row["cost"], abs=0.01)
+            assert float(mine[4]) == pytest.approx(row["vs_cheapest"], rel=1e-4)
+        said = page.locator("#bill-said").inner_text()
+        assert said.startswith("For ") and rows[0]["model"] in said and "show --bill" in said
+    priced_by_the_page(page, "3M", "eng_Latn=2,kor_Hang=1", "o200k_base", "")
+    assert "3,000,000 tokens a month of English as o200k_base counts it, 67% English, 33% Korean" \
+        in page.locator("#bill-said").inner_text()
+    for bad, message in ((("lots", "", "cl100k_base", ""), "positive amount"),
+                         (("1M", "eng_Latn=-1", "cl100k_base", ""), "0 or more"),
+                         (("1M", "xx_Latn=1", "cl100k_base", ""), "not a language"),
+                         (("1M", "", "cl100k_base", "-5"), "positive amount")):
+        assert priced_by_the_page(page, *bad) is None, bad
+        said = page.locator("#bill-said").inner_text()
+        assert message in said and "NaN" not in said
+        assert "NaN" not in page.locator("#bill").inner_text()
+    assert problems == []
+    page.close()

@@ -131,6 +131,7 @@ def test_a_language_code_of_markup_stays_inside_the_page_data():
     block = html.split('id="page-data">')[1].split("</script>")[0]
     assert "<" not in block and ">" not in block
     opened = re.findall(r"<script[^>]*>", html)
-    assert opened == ['<script type="application/json" id="page-data">'] + ["<script>"] * 3
+    assert opened == ['<script type="application/json" id="page-data">'] + ["<script>"] * 5
     assert re.findall(r"<script>(.*?)</script>", html, re.S) == [
-        static_text(name) for name in ("page-data.js", "tables.js", "results.js")]
+        static_text(name) for name in ("page-data.js", "tables.js", "reference.js", "results.js",
+                                       "bill.js")]

@@ -60,7 +60,8 @@ def unit_estimate(row) -> str:
 def answer_table(table: pd.DataFrame, pivot: str, run: int) -> str:
     """The languages by vocabulary table (`premium_table`'s rows), highest median premium
     first; each cell's title says its interval and tokens. A tokenizer's heading has its
-    models under its name (all of them in its title and `data-label`); its download is
+    models under its name (all of them in its title and `data-label`; its vocabulary's name in
+    `data-vocab`, by which the bill calculator finds a tokenizer's tokens); its download is
     `run-N-premiums-vs-REF.csv`, a column per vocabulary named by it (`downloads`)."""
     columns = list(dict.fromkeys(table["column"]))
     wide = table.pivot(index="lang", columns="column", values="premium")[columns]
@@ -76,7 +77,7 @@ def answer_table(table: pd.DataFrame, pivot: str, run: int) -> str:
         models = tokenizer_label(vocabs[column], short=True)[len(vocabs[column]):].strip() \
             if kind.production and named != column else ""
         return (f"<th data-sort='number' scope='col' data-csv='{escape(column, quote=True)}' "
-                f"data-label='{escape(named, quote=True)}' "
+                f"data-label='{escape(named, quote=True)}' data-vocab='{escape(vocabs[column], quote=True)}' "
                 f"title='{escape(f'{kind.about.label}: {named}', quote=True)}'>{escape(column)}"
                 + (f"<br><span class='muted'>{escape(models)}</span>" if models else "")
                 + "</th>")

@@ -30,6 +30,7 @@ from analyzer.metrics import (
     estimators_note,
     headline_vocabulary,
     load_run_data,
+    request_framing,
     special_tokens_counted,
     takeaways,
     tokenizer_label,
@@ -49,7 +50,8 @@ from analyzer.store import (
 from analyzer.version import __version__
 
 from . import algorithms, extension, fairness, figures, split_rules, superbpe, vocabularies
-from .answer import answer_table
+from .answer import ABOVE, BELOW, HIGH, LOW, answer_table
+from .calculator import bill_data, calculator, models_of, reference_tools
 from .colors import language_colors
 from .costs import content_note, cost_table, model_cost_table, model_costs_heatmap
 from .files import (
@@ -159,14 +161,22 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     title = f"Tokenization tax: run {run_id} on {run.corpus}"
     filters = filter_bar(run.languages) if len(run.languages) >= FILTER_FROM else ""
     answer = results.premium_table()
+    priced = bill_data(models_of(costs, request_framing(data.vocabularies)),
+                       [v.scope for v in data.vocabularies if v.kind.production])
     if answer.empty:
         lead, table = f"<p class='lead'>{escape(_lead(view))}</p>", ""
     else:
-        lead = "".join(f"<p class='lead'>{escape(sentence)}</p>"
-                       for sentence in [*takeaways(answer, run.pivot),
-                                        *results.verdicts().sentences()])
+        # The sentences a reference language changes (static/reference.js says them again for
+        # another), then the verdicts, which do not depend on it.
+        lead = ("<div id='said'>" + "".join(f"<p class='lead'>{escape(sentence)}</p>"
+                                            for sentence in takeaways(answer, run.pivot))
+                + "</div>" + "".join(f"<p class='lead verdict'>{escape(sentence)}</p>"
+                                     for sentence in results.verdicts().sentences()))
         note = estimators_note(run, "in each cell's hover")
-        table = answer_table(answer, run.pivot, run.id) + f"<p class='muted'>{escape(note)}</p>"
+        table = (reference_tools(run.languages, run.pivot, list(dict.fromkeys(answer["column"])),
+                                 search=not filters)
+                 + answer_table(answer, run.pivot, run.id) + f"<p class='muted'>{escape(note)}</p>"
+                 + calculator(priced["counters"]))
     body = "".join(section(anchor, heading, content, linked(takeaway))
                    for anchor, heading, takeaway, content in parts)
     terms = anchors.new("Terms")
@@ -175,9 +185,13 @@ def build_page(db: AnalyzerDatabase, run_id: int, *, self_contained: bool = Fals
     body += section(terms, "Terms", glossary(lead + table + body),
                     linked("What the field's words mean, in plain words."))
     # Its scripts and styles are files of static/, inlined; the filter's names, the page's data.
-    scripts = (page_data({"names": language_names(run.languages)})
-               + inline_scripts("page-data.js", "navigation.js", "tables.js", "filter.js")
-               if filters else inline_scripts("navigation.js", "tables.js"))
+    # The page data holds what the scripts need: the filter's names; the answer table's pivot
+    # and colour scale (answer.cell_color's), for another reference; the calculator's models.
+    scripts = (page_data({"names": language_names(run.languages), "pivot": run.pivot,
+                          "scale": {"low": LOW, "high": HIGH, "above": ABOVE, "below": BELOW},
+                          "bill": priced})
+               + inline_scripts("page-data.js", "navigation.js", "tables.js", "reference.js",
+                                "bill.js", *(["filter.js"] if filters else [])))
     html = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{escape(title)}</title>{inline_styles('report.css', 'answer.css')}"

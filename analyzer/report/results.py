@@ -36,6 +36,7 @@ from analyzer.store import AnalyzerDatabase, get_corpus_by_id
 from analyzer.version import __version__
 
 from .answer import ABOVE, BELOW, HIGH, LOW, answer_table, cell_color
+from .calculator import bill_data, calculator, reference_tools
 from .downloads import file_name, heading, number, plain_number, table_attributes
 from .files import inline_scripts, inline_styles, page_data, without_local_paths
 from .glossary import glossary
@@ -163,9 +164,9 @@ terms the page uses)."""
 def results_page(document: dict) -> str:
     """The data file as a page to publish: the answer table (a language per row, a tokenizer
     per column, each cell its premium coloured on a log scale), which sorts, groups by script,
-    shows intervals, recomputes against another reference language, compares two tokenizers
-    and downloads as CSV; a summary per script; the tokenizers, the priced models and the
-    corpus, named by name and digest."""
+    shows intervals, recomputes against another reference language, finds a language, hides a
+    tokenizer, compares two tokenizers and downloads as CSV; the bill calculator; a summary per
+    script; the tokenizers, the priced models and the corpus, named by name and digest."""
     rows = pd.DataFrame(document["rows"])
     pivot = document["pivot"]
     names = [t["name"] for t in document["tokenizers"]]
@@ -212,14 +213,19 @@ def results_page(document: dict) -> str:
     corpus = document["corpus"]
     home = html.escape(language_name(pivot))
     counted = html.escape(document["counted_as"])
-    languages = "".join(f"<option value='{html.escape(lang, quote=True)}'"
-                        f"{' selected' if lang == pivot else ''}>{html.escape(language_name(lang))}"
-                        "</option>" for lang in sorted(set(rows["lang"]), key=language_name))
     choices = "".join(f"<option value='{html.escape(name, quote=True)}'>"
                       f"{html.escape(tokenizer_label(name))}</option>" for name in names)
     # The colour scale is the answer table's own (`answer.cell_color`), given to the script.
+    # The calculator's models: each priced one with its tokenizer's framing (`bill`'s).
+    framing = {t["name"]: t["framing"] for t in document["tokenizers"]}
+    priced = bill_data([{"model": m["model"], "tokenizer": m["tokenizer"],
+                         "input_price": m["input_price"], "date": m["price_date"],
+                         "framing": framing.get(m["tokenizer"])} for m in document["models"]],
+                       [t["name"] for t in document["tokenizers"]
+                        if t.get("kind", "production") == "production"])
     data = page_data({"pivot": pivot, "names": language_names(sorted(set(rows["lang"]))),
-                      "scale": {"low": LOW, "high": HIGH, "above": ABOVE, "below": BELOW}})
+                      "scale": {"low": LOW, "high": HIGH, "above": ABOVE, "below": BELOW},
+                      "bill": priced})
     sentences = "".join(f"<p class='lead'>{html.escape(s)}</p>"
                         for s in takeaways(table.assign(column=table["column"]), pivot))
     sentences = f"<div id='said'>{sentences}</div>" + "".join(
@@ -232,17 +238,18 @@ def results_page(document: dict) -> str:
 <h1>What each language pays: {html.escape(corpus['name'])}</h1>
 {sentences}
 <div class="tools">
-<label>reference language <select id="reference">{languages}</select></label>
 <label><input type="checkbox" id="intervals"> show 95 % intervals
 <span class="muted" id="intervals-said"></span></label>
 <a href="{DATA_FILE}" download>Download JSON</a>
 <a href="{REPORT_FILE}">the interactive report</a>
 </div>
+{reference_tools(list(rows["lang"]), pivot, names)}
 {answer_table(table, pivot, run)}
 <p class="muted">A premium is a language's tokens over the reference language's for the same
 content ({corpus['units']:,} units in each of {corpus['languages']} languages), counted as
 {counted}. Intervals are 95 % bootstrap intervals over the units, against {home}.
 {html.escape(document['estimators'])}</p>
+{calculator(priced["counters"])}
 <h2>Two tokenizers side by side</h2>
 <div class="tools compare"><label>x <select id="compare-x">{choices}</select></label>
 <label>y <select id="compare-y">{choices}</select></label>
@@ -283,7 +290,7 @@ it, in a cell's title), against {home}.</p>
 ({html.escape(corpus['format'])}), content SHA-256 <code>{html.escape(corpus['content_sha256'])}</code>;
 analyzer {html.escape(document['analyzer'])}, run {document['run']}.</p>
 {data}
-{inline_scripts("page-data.js", "tables.js", "results.js")}
+{inline_scripts("page-data.js", "tables.js", "reference.js", "results.js", "bill.js")}
 </body></html>
 """
     return page.replace(TERMS_PLACE, glossary(page), 1)  # the terms the page uses

@@ -1,92 +1,12 @@
-// A results page (analyzer.report.results): premiums against another reference language,
-// two tokenizers side by side. The page data gives `pivot`, `names` and the colour `scale`
-// (analyzer.report.answer.cell_color's).
+// A results page (analyzer.report.results): two tokenizers side by side, on the premiums
+// against the reference chosen (static/reference.js recomputes them, then fires `reference`).
 (function () {
   var table = document.getElementById('answer-table');
   var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
   var first = 3;  // language, script, median, then a column per tokenizer
-  var data = pageData(), pivot = data.pivot, names = data.names, scale = data.scale;
-  var LOW = scale.low, HIGH = scale.high;
-  function color(p) {  // analyzer.report.answer.cell_color, on log2 of the premium
-    if (!(p > 0)) return ['#eee', false];
-    var above = p >= 1, place = Math.min(Math.abs(Math.log2(p) / Math.log2(above ? HIGH : 1 / LOW)), 1);
-    var stops = above ? scale.above : scale.below;
-    for (var i = 1; i < stops.length; i++) {
-      if (place <= stops[i][0]) {
-        var s = (place - stops[i - 1][0]) / (stops[i][0] - stops[i - 1][0]);
-        var rgb = stops[i - 1][1].map(function (a, k) { return Math.round(a + (stops[i][1][k] - a) * s); });
-        return ['rgb(' + rgb.join(',') + ')', place > 0.6];
-      }
-    }
-  }
+  var data = pageData(), names = data.names;
+  var text = answerReference.text;  // the premiums themselves: static/reference.js
   function rows() { return Array.prototype.slice.call(table.tBodies[0].rows); }
-  function text(p) { return isNaN(p) ? 'n/a' : p.toFixed(2) + 'x'; }
-  // Premiums against the reference language, from each cell's tokens (data-t).
-  function recompute() {
-    var reference = document.getElementById('reference').value;
-    var intervals = document.getElementById('intervals');
-    intervals.disabled = reference !== pivot;
-    if (intervals.disabled) intervals.checked = false;
-    document.getElementById('intervals-said').textContent = intervals.disabled
-      ? '(computed against ' + names[pivot] + ' only)' : '';
-    Array.prototype.forEach.call(document.querySelectorAll('.legend .reference'), function (span) {
-      span.textContent = names[reference];
-    });
-    var base = rows().filter(function (row) { return row.getAttribute('data-lang') === reference; })[0];
-    rows().forEach(function (row) {
-      var values = [];
-      for (var c = first; c < row.cells.length; c++) {
-        var cell = row.cells[c], tokens = parseFloat(cell.getAttribute('data-t'));
-        var p = tokens / parseFloat(base.cells[c].getAttribute('data-t'));
-        values.push(p);
-        var look = color(p);
-        cell.setAttribute('data-v', String(p));  // downloaded as it is: every digit
-        cell.style.background = look[0];
-        cell.className = look[1] ? 'dark' : '';
-        var shown = text(p);
-        if (intervals.checked && !intervals.disabled && cell.hasAttribute('data-lo'))
-          shown += ' [' + parseFloat(cell.getAttribute('data-lo')).toFixed(2) + ', ' +
-                   parseFloat(cell.getAttribute('data-hi')).toFixed(2) + ']';
-        cell.textContent = shown;
-      }
-      values.sort(function (a, b) { return a - b; });
-      var m = values.length % 2 ? values[(values.length - 1) / 2]
-        : (values[values.length / 2 - 1] + values[values.length / 2]) / 2;
-      row.cells[2].setAttribute('data-v', String(m));
-      row.cells[2].textContent = text(m);
-    });
-    table.setAttribute('data-reference', reference);  // the CSV's column and file name
-    said(reference);
-    draw();
-    // the rows in the order the table was sorted by, on the new premiums
-    var grouping = table.closest('.answer') && table.closest('.answer').querySelector('input.by-script');
-    if (grouping) grouping.dispatchEvent(new Event("change"));
-  }
-  // The sentences above the table, for the reference chosen (the page's own for the pivot).
-  var original = document.getElementById('said').innerHTML;
-  function said(reference) {
-    var box = document.getElementById('said');
-    if (reference === pivot) { box.innerHTML = original; return; }
-    var others = rows().filter(function (row) { return row.getAttribute('data-lang') !== reference; });
-    var paying = 0, top = null;
-    others.forEach(function (row) {
-      var least = Infinity;
-      for (var c = first; c < row.cells.length; c++) {
-        var p = parseFloat(row.cells[c].getAttribute('data-v'));
-        least = Math.min(least, p);
-        if (!top || p > top[0]) top = [p, row.getAttribute('data-lang'), heads[c].getAttribute('data-label')];
-      }
-      if (least > 1.005) paying++;
-    });
-    var lines = [paying + ' of ' + others.length + ' languages need more tokens than ' +
-                 names[reference] + ' for the same content under every tokenizer below.'];
-    if (top) lines.push(names[top[1]] + ' pays most: ' + text(top[0]) + ' the tokens of ' +
-                        names[reference] + ' under ' + top[2] + '.');
-    box.innerHTML = '';
-    lines.forEach(function (line) {
-      var p = document.createElement('p'); p.className = 'lead'; p.textContent = line; box.appendChild(p);
-    });
-  }
   // Two tokenizers: each language a point (premium under x, under y), the diagonal y = x.
   function draw() {
     var x = document.getElementById('compare-x'), y = document.getElementById('compare-y');
@@ -94,7 +14,7 @@
     var svg = document.getElementById('scatter'), W = 560, H = 420, M = 48;
     var reference = document.getElementById('reference').value;
     var points = rows().filter(function (row) {
-        return row.style.display !== 'none' && row.getAttribute('data-lang') !== reference; })
+        return !row.hidden && row.style.display !== 'none' && row.getAttribute('data-lang') !== reference; })
       .map(function (row) { return [parseFloat(row.cells[cx].getAttribute('data-v')),
                                     parseFloat(row.cells[cy].getAttribute('data-v')),
                                     row.cells[0].getAttribute('data-v'),
@@ -160,8 +80,7 @@
         + 'lower premium against ' + names[reference] + ' under ' + yl + ' than under '
         + xl + '; a point below the diagonal is one of them.';
   }
-  document.getElementById('reference').addEventListener('change', recompute);
-  document.getElementById('intervals').addEventListener('change', recompute);
+  table.addEventListener('reference', draw);
   document.getElementById('compare-x').addEventListener('change', draw);
   document.getElementById('compare-y').addEventListener('change', draw);
   if (heads.length > first + 1) document.getElementById('compare-y').selectedIndex = 1;
