@@ -4,6 +4,8 @@ typed in or stored in a corpus stays text."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from helpers import HOSTILE, Server, hostile_corpus, make_served_db
@@ -151,3 +153,51 @@ def test_behind_a_token_a_browser_signs_in_and_uses_the_playground(browser, tmp_
         server.stop()
     # the wrong token's page answered 401: the browser's console says so, nothing else
     assert [p for p in problems if "401" not in p] == []
+
+
+PLAYGROUND = Path(__file__).resolve().parents[1] / "docs" / "playground.png"
+PLAYGROUND_SHOWN = PLAYGROUND.with_suffix(".png.txt")
+"""The README's screenshot of the playground, and what the page shows in it (its columns, each
+language's count), written together by the test below."""
+
+
+@pytest.mark.slow
+def test_the_readme_playground_screenshot_is_the_page_as_it_is(browser, tmp_path):
+    """As the README's report screenshot (tests/test_docs.py): made by this test from the real
+    page, on the sample corpus under a run's shared vocabulary and o200k_base; the test fails
+    when the page no longer shows what the screenshot does. Make it anew with
+    `ANALYZER_WRITE_SCREENSHOTS=1 python -m pytest tests/test_serve_browser.py -k screenshot`."""
+    import os
+
+    from helpers import cli_output, resolve_or_skip
+
+    resolve_or_skip("o200k_base")
+    db = tmp_path / "analyzer.db"
+    cli_output(db, "ingest")
+    cli_output(db, "run", "--vocab", "512", "-t", "o200k_base", "--no-report", "--jobs", "1")
+    server = Server(db)
+    try:
+        page = browser.new_page(viewport={"width": 1200, "height": 1020})
+        page.goto(server.url + "/playground", wait_until="load")
+        page.locator("#corpus").select_option("harbour_town")  # a unit in its twelve languages
+        page.locator("#tokenizers input[value=o200k_base]").check()
+        page.wait_for_function("() => document.querySelectorAll("
+                               "'#results section[data-vocab=o200k_base] tr[data-lang]').length"
+                               " === 12 && document.querySelectorAll("
+                               "'#results section[data-vocab=shared] tr[data-lang]').length === 12")
+        shown = "\n".join(f"{vocab}/{lang} {n}" for vocab, lang, n in page.evaluate(
+            """() => Array.from(document.querySelectorAll('#results section[data-vocab=shared], '
+                 + '#results section[data-vocab=o200k_base]')).flatMap(section =>
+                 Array.from(section.querySelectorAll('tr[data-lang]')).map(row =>
+                   [section.dataset.vocab, row.dataset.lang,
+                    row.querySelector('.count').textContent]))""")) + "\n"
+        if os.environ.get("ANALYZER_WRITE_SCREENSHOTS"):  # the results, side by side
+            top = page.locator("#results").bounding_box()["y"] - 16  # type: ignore[index]
+            page.screenshot(path=str(PLAYGROUND), full_page=True,
+                            clip={"x": 0, "y": top, "width": 1200, "height": 1020})
+            PLAYGROUND_SHOWN.write_text(shown, encoding="utf-8")
+        page.close()
+    finally:
+        server.stop()
+    assert PLAYGROUND_SHOWN.read_text(encoding="utf-8") == shown, (
+        "the playground changed: make the README's screenshot anew (see this test's docstring)")

@@ -197,12 +197,13 @@ typedef struct {
 
 
 
-/* RuntimeError while another thread's count_texts has the counter; 0 when it is free. */
-static int counter_in_use(Counter *self) {
-    if (!self->busy) return 0;
+int refused_while_busy(int busy) {
+    if (!busy) return 0;
     PyErr_SetString(PyExc_RuntimeError, "the counter is counting on another thread");
     return -1;
 }
+
+static int counter_in_use(Counter *self) { return refused_while_busy(self->busy); }
 
 static void Counter_dealloc(Counter *self) {
     counter_free(&self->counter);

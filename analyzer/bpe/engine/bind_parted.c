@@ -52,11 +52,7 @@ typedef struct {
     size_t at_byte; /* and the bytes given so far */
 } Parted;
 
-static int parted_in_use(Parted *self) {
-    if (!self->busy) return 0;
-    PyErr_SetString(PyExc_RuntimeError, "the counter is counting on another thread");
-    return -1;
-}
+static int parted_in_use(Parted *self) { return refused_while_busy(self->busy); }
 
 /* -1 with the error set when the counter was listed a slice at a time (it counts no more). */
 static int parted_listed(Parted *self) {

@@ -148,42 +148,78 @@ static int ready(RankedObject *self) {
     return -1;
 }
 
-/* encode(text, steps, classes, folds, digits=None) -> list[int]: the text's tokens. */
-static PyObject *ranked_encode_text(RankedObject *self, PyObject *args) {
-    PyObject *object, *digits_object = Py_None;
-    Py_buffer steps_view, classes, folds, digits = {0};
-    if (ready(self) < 0) return NULL;
-    if (!PyArg_ParseTuple(args, "Uy*y*y*|O", &object, &steps_view, &classes, &folds, &digits_object))
-        return NULL;
-    PyObject *result = NULL;
-    uint32_t fold_store[64], *cuts = NULL, *token_starts = NULL;
-    int32_t *ids = NULL;
-    uint8_t *utf8 = NULL;
-    RankedScratch scratch = {0};
+/* What encode() and split_steps() share: one text (a str) split under a pattern's steps,
+   tables and digits, from the arguments (text, steps, classes, folds, digits=None). */
+typedef struct {
+    PyObject *object; /* the text, borrowed from the arguments */
+    SplitText text;
+    uint32_t *cuts;   /* chunk c runs from cuts[c] to cuts[text.length + 1 + c] */
+    size_t n;         /* chunks */
+    Py_buffer steps_view, classes, folds, digits;
+    int parsed;
+} SplitOne;
+
+/* The text split (SplitOne): 0, or -1 with the error set; split_one_close either way. */
+static int split_one(SplitOne *one, PyObject *args) {
+    PyObject *digits_object = Py_None;
+    uint32_t fold_store[64];
     SplitTables tables;
     SplitStep steps[MAX_SPLIT_STEPS];
     int n_steps;
-    if (read_steps(&steps_view, steps, &n_steps) < 0
-        || read_tables(&classes, &folds, fold_store, &tables) < 0
-        || read_digits(digits_object, &digits, &tables) < 0)
-        goto done;
-    SplitText text = {PyUnicode_KIND(object), PyUnicode_DATA(object),
-                      (size_t)PyUnicode_GET_LENGTH(object)};
-    size_t length = text.length;
-    cuts = malloc(4 * (length + 1) * sizeof *cuts);
+    *one = (SplitOne){0};
+    if (!PyArg_ParseTuple(args, "Uy*y*y*|O", &one->object, &one->steps_view, &one->classes,
+                          &one->folds, &digits_object))
+        return -1; /* the buffers it took are released by the parser */
+    one->parsed = 1;
+    if (read_steps(&one->steps_view, steps, &n_steps) < 0
+        || read_tables(&one->classes, &one->folds, fold_store, &tables) < 0
+        || read_digits(digits_object, &one->digits, &tables) < 0)
+        return -1;
+    one->text = (SplitText){PyUnicode_KIND(one->object), PyUnicode_DATA(one->object),
+                            (size_t)PyUnicode_GET_LENGTH(one->object)};
+    size_t length = one->text.length;
+    one->cuts = malloc(4 * (length + 1) * sizeof *one->cuts);
+    if (!one->cuts) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    one->n = split_steps(steps, n_steps, &tables, &one->text, one->cuts, one->cuts + length + 1,
+                         one->cuts + 2 * (length + 1), one->cuts + 3 * (length + 1));
+    return 0;
+}
+
+static void split_one_close(SplitOne *one) {
+    free(one->cuts);
+    if (one->parsed) {
+        PyBuffer_Release(&one->steps_view);
+        PyBuffer_Release(&one->classes);
+        PyBuffer_Release(&one->folds);
+    }
+    if (one->digits.obj) PyBuffer_Release(&one->digits);
+}
+
+/* encode(text, steps, classes, folds, digits=None) -> list[int]: the text's tokens. */
+static PyObject *ranked_encode_text(RankedObject *self, PyObject *args) {
+    if (ready(self) < 0) return NULL;
+    SplitOne one;
+    PyObject *result = NULL;
+    uint32_t *token_starts = NULL;
+    int32_t *ids = NULL;
+    uint8_t *utf8 = NULL;
+    RankedScratch scratch = {0};
+    if (split_one(&one, args) < 0) goto done;
+    size_t length = one.text.length;
     utf8 = malloc(4 * length + 1);
     ids = malloc((4 * length + 1) * sizeof *ids);
     token_starts = malloc((4 * length + 1) * sizeof *token_starts);
-    if (!cuts || !utf8 || !ids || !token_starts || ranked_scratch_reserve(&scratch, 4 * length)) {
+    if (!utf8 || !ids || !token_starts || ranked_scratch_reserve(&scratch, 4 * length)) {
         PyErr_NoMemory();
         goto done;
     }
-    size_t n = split_steps(steps, n_steps, &tables, &text, cuts, cuts + length + 1,
-                           cuts + 2 * (length + 1), cuts + 3 * (length + 1));
     result = PyList_New(0);
-    for (size_t c = 0; result && c < n; c++) {
-        size_t start = cuts[c], end = cuts[length + 1 + c];
-        size_t bytes = utf8_of(&text, start, end - start, utf8);
+    for (size_t c = 0; result && c < one.n; c++) {
+        size_t start = one.cuts[c], end = one.cuts[length + 1 + c];
+        size_t bytes = utf8_of(&one.text, start, end - start, utf8);
         if (bytes == SIZE_MAX) {
             PyErr_SetString(PyExc_ValueError, "a lone surrogate has no UTF-8 encoding");
             Py_CLEAR(result);
@@ -202,14 +238,10 @@ static PyObject *ranked_encode_text(RankedObject *self, PyObject *args) {
     }
 done:
     ranked_scratch_free(&scratch);
-    free(cuts);
     free(utf8);
     free(ids);
     free(token_starts);
-    PyBuffer_Release(&steps_view);
-    PyBuffer_Release(&classes);
-    PyBuffer_Release(&folds);
-    if (digits.obj) PyBuffer_Release(&digits);
+    split_one_close(&one);
     return result;
 }
 
@@ -280,42 +312,18 @@ done:
 
 /* split_steps(text, steps, classes, folds, digits=None) -> list[str]: the text's chunks. */
 PyObject *engine_split_steps(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *object, *digits_object = Py_None;
-    Py_buffer steps_view, classes, folds, digits = {0};
-    if (!PyArg_ParseTuple(args, "Uy*y*y*|O", &object, &steps_view, &classes, &folds, &digits_object))
-        return NULL;
+    SplitOne one;
     PyObject *result = NULL;
-    uint32_t fold_store[64], *cuts = NULL;
-    SplitTables tables;
-    SplitStep steps[MAX_SPLIT_STEPS];
-    int n_steps;
-    if (read_steps(&steps_view, steps, &n_steps) < 0
-        || read_tables(&classes, &folds, fold_store, &tables) < 0
-        || read_digits(digits_object, &digits, &tables) < 0)
-        goto done;
-    SplitText text = {PyUnicode_KIND(object), PyUnicode_DATA(object),
-                      (size_t)PyUnicode_GET_LENGTH(object)};
-    size_t length = text.length;
-    cuts = malloc(4 * (length + 1) * sizeof *cuts);
-    if (!cuts) {
-        PyErr_NoMemory();
-        goto done;
+    if (split_one(&one, args) == 0) {
+        result = PyList_New((Py_ssize_t)one.n);
+        for (size_t c = 0; result && c < one.n; c++) {
+            PyObject *chunk = PyUnicode_Substring(one.object, (Py_ssize_t)one.cuts[c],
+                                                  (Py_ssize_t)one.cuts[one.text.length + 1 + c]);
+            if (!chunk) Py_CLEAR(result);
+            else PyList_SET_ITEM(result, (Py_ssize_t)c, chunk);
+        }
     }
-    size_t n = split_steps(steps, n_steps, &tables, &text, cuts, cuts + length + 1,
-                           cuts + 2 * (length + 1), cuts + 3 * (length + 1));
-    result = PyList_New((Py_ssize_t)n);
-    for (size_t c = 0; result && c < n; c++) {
-        PyObject *chunk = PyUnicode_Substring(object, (Py_ssize_t)cuts[c],
-                                              (Py_ssize_t)cuts[length + 1 + c]);
-        if (!chunk) Py_CLEAR(result);
-        else PyList_SET_ITEM(result, (Py_ssize_t)c, chunk);
-    }
-done:
-    free(cuts);
-    PyBuffer_Release(&steps_view);
-    PyBuffer_Release(&classes);
-    PyBuffer_Release(&folds);
-    if (digits.obj) PyBuffer_Release(&digits);
+    split_one_close(&one);
     return result;
 }
 

@@ -56,6 +56,8 @@ typedef struct {
     long long first;
 } CountCall;
 int count_call_open(CountCall *call, PyObject *args, PyObject *kwargs);
+/* RuntimeError while another thread's count_texts has a counter (`busy`); 0 when it is free. */
+int refused_while_busy(int busy);
 void count_call_close(CountCall *call);
 typedef int (*AddGathered)(void *counter, const Gathered *gathered, const SplitText *views,
                            int64_t first);
