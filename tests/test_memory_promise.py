@@ -228,8 +228,11 @@ def test_every_kind_of_job_completes_or_is_refused_before_training_under_every_l
                           for share in (0.95, 1.05)]
     room = need.resident - need.held  # the cgroup's room: what the run may add to what it holds
     limits += [{"cgroup": int(room * share)} for share in (0.95, 1.05)]
+    # The last address limit leaves a quarter to spare: at 1.05x an extension was once refused
+    # in words (its base's load checked apart from the run's need, on a loaded machine), which
+    # keeps the promise but leaves no address limit that let a run through.
     limits += [{"address": int(address)}
-               for address in (need.mapped * 0.75, need.address * 0.95, need.address * 1.05)]
+               for address in (need.mapped * 0.75, need.address * 0.95, need.address * 1.25)]
     seen = []
     for limit in limits:
         outcome = launched(db, args, **limit)
