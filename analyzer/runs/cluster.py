@@ -35,6 +35,7 @@ from analyzer.store import VocabularyRecord
 from . import memory
 from .builders import build_vocabulary
 from .chunk_cache import ChunkCache
+from .costs import LocalTraining
 from .counting import (
     Progress,
     SourcePlan,
@@ -48,7 +49,6 @@ from .counting import (
     table_key,
 )
 from .errors import RunError
-from .memory import LocalTraining
 from .plan import JobPlan, Report, SourceTables
 from .resolution import check_scheduler
 

@@ -37,7 +37,8 @@ from .errors import RunError
 from .executor import Executor, executor_for
 from .memory import check_corpus_memory, ran_out, table_stats
 from .plan import Report, SourceTables
-from .resolution import ResolvedRun, check_lossless, check_pinned_corpus, resolve
+from .resolution import check_lossless, check_pinned_corpus, resolve
+from .resolved import ResolvedRun
 
 ENGINE_VERSION = f"analyzer {__version__} / analyzer.bpe exact greedy BPE, {bpe.ENGINE} engine"
 """Recorded with every run: which analyzer and which engine (compiled or python) made it."""

@@ -22,8 +22,8 @@ from analyzer.store import VocabularyRecord
 
 from . import memory
 from .chunk_cache import ChunkCache
+from .costs import LocalTraining
 from .counting import Progress, SourcePlan, Splitters, count_locally
-from .memory import LocalTraining
 from .plan import JobPlan, Report, SourceTables
 from .pool import run_jobs
 from .resolution import ResolvedRun

@@ -41,11 +41,11 @@ from analyzer.settings import byte_size
 
 from . import costs
 from .chunk_cache import SERIAL
-from .costs import Stage
+from .costs import LocalTraining, Stage
 from .plan import JobPlan, SourceTables
 from .registry import Hooks, builder_of, hook
 
-__all__ = ["FLOORS", "MEMORY_ENV", "Headroom", "JobMemory", "Limit", "LocalTraining",
+__all__ = ["FLOORS", "MEMORY_ENV", "Headroom", "JobMemory", "Limit",
            "TableStats", "TooLittleMemory", "check_memory", "floors", "needed", "predict_jobs",
            "check_texts", "ran_out", "table_stats", "wrapped"]
 
@@ -143,16 +143,6 @@ class JobMemory:
     """Made in the command's own process, after the jobs (an extension)."""
     stages: tuple[tuple[str, TableStats, int], ...] = ()
     """Each stage's engine (`EngineCost.name`), what it trains on and the entries it learns."""
-
-
-@dataclass(frozen=True)
-class LocalTraining:
-    """A training a local builder makes in the command's own process: its label, the
-    languages it trains on and its stages."""
-
-    label: str
-    languages: list[str]
-    stages: list[Stage]
 
 
 def _stages(plan: JobPlan) -> list[Stage] | None:

@@ -30,16 +30,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from analyzer.identity import VocabKind
 
 from . import costs
-from .costs import Stage
+from .costs import LocalTraining, Stage
 from .plan import JobPlan, Report, SourceTables, VocabularyJob, pretokenizer_name
+from .resolved import ResolvedRun
 
-if TYPE_CHECKING:  # each of these imports the registry
+if TYPE_CHECKING:  # for annotations only
     from analyzer.bpe.pretokenize import Splitter
     from analyzer.settings import RunSettings
     from analyzer.store import VocabularyRecord
 
-    from .memory import LocalTraining
-    from .resolution import ResolvedRun
     from .spread import Spread
 
 
@@ -124,7 +123,7 @@ class Hooks:
 
     @staticmethod
     def local_costs(run: ResolvedRun) -> list[LocalTraining]:
-        """A local builder's: what its trainings cost (`memory.LocalTraining`), predicted as
+        """A local builder's: what its trainings cost (`costs.LocalTraining`), predicted as
         a job's are. Default: it trains nothing."""
         return []
 

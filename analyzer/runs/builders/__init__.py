@@ -22,10 +22,10 @@ from analyzer.bpe.pretokenize import Splitter
 from analyzer.bpe.pretokenize import resolve as resolve_pretokenizer
 from analyzer.store import VocabularyRecord
 
-from ..memory import LocalTraining
+from ..costs import LocalTraining
 from ..plan import JobPlan, Report, SourceTables, VocabularyJob
 from ..registry import Hooks, builder_of, hook, job_builders, local_builders, register
-from ..resolution import ResolvedRun
+from ..resolved import ResolvedRun
 from ..spread import Spread
 from . import bpe, extension, imported, library, parity, production, superbpe
 

@@ -21,7 +21,7 @@ from ..plan import (
     progress_reporter,
     split_by_language,
 )
-from ..resolution import ResolvedRun
+from ..resolved import ResolvedRun
 from .common import counted_by, new_plan
 
 KINDS = (VocabKind.SHARED, VocabKind.LANGUAGE)

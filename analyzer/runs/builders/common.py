@@ -6,7 +6,7 @@ from __future__ import annotations
 from analyzer.identity import VocabKind, VocabularyId
 
 from ..plan import JobPlan
-from ..resolution import ResolvedRun
+from ..resolved import ResolvedRun
 
 
 def new_plan(run: ResolvedRun, identity: VocabularyId, train_on: list[str], count: list[str],

@@ -27,9 +27,8 @@ from analyzer.settings import MAX_SIZE, RunSettings
 from analyzer.store import StoredMerge, VocabularyRecord
 
 from .. import costs
-from ..costs import Stage
+from ..costs import LocalTraining, Stage
 from ..errors import RunError
-from ..memory import LocalTraining
 from ..plan import (
     Report,
     SourceTables,
@@ -40,7 +39,8 @@ from ..plan import (
     pretokenizer_name,
     split_by_language,
 )
-from ..resolution import ResolvedRun, invalid, normalised
+from ..resolution import invalid, normalised
+from ..resolved import ResolvedRun
 from ..spread import Spread
 
 KINDS = (VocabKind.EXTENSION,)

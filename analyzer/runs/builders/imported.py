@@ -11,7 +11,8 @@ from analyzer.settings import CountConvention, RunSettings
 from analyzer.store import IMPORTED_SIZE, VocabularyRecord
 
 from ..plan import Report, SourceTables
-from ..resolution import ResolvedRun, invalid
+from ..resolution import invalid
+from ..resolved import ResolvedRun
 from ..spread import Spread
 
 KINDS = (VocabKind.IMPORTED,)

@@ -29,7 +29,8 @@ from .. import costs
 from ..costs import Stage
 from ..errors import RunError
 from ..plan import JobPlan, Report, VocabularyJob, count_joined, pretokenizer_name
-from ..resolution import ResolvedRun, invalid
+from ..resolution import invalid
+from ..resolved import ResolvedRun
 from .common import counted_by, new_plan
 
 KINDS = (VocabKind.UNIGRAM, VocabKind.LANGUAGE_UNIGRAM, VocabKind.WORDPIECE,

@@ -13,7 +13,7 @@ from .. import costs
 from ..costs import Stage
 from ..errors import RunError
 from ..plan import JobPlan, pretokenizer_name
-from ..resolution import ResolvedRun
+from ..resolved import ResolvedRun
 from .bpe import build
 from .common import new_plan
 

@@ -18,7 +18,8 @@ from analyzer.store import VocabularyRecord
 
 from ..errors import RunError
 from ..plan import Report, SourceTables, count_joined, joined_texts
-from ..resolution import ResolvedRun, invalid
+from ..resolution import invalid
+from ..resolved import ResolvedRun
 from ..spread import Spread, ThreadSpread
 
 KINDS = (VocabKind.PRODUCTION,)

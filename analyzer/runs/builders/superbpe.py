@@ -37,7 +37,8 @@ from ..plan import (
     progress_reporter,
     split_by_language,
 )
-from ..resolution import ResolvedRun, invalid
+from ..resolution import invalid
+from ..resolved import ResolvedRun
 from .common import counted_by, new_plan
 
 KINDS = (VocabKind.SUPERBPE, VocabKind.LANGUAGE_SUPERBPE)
