@@ -49,10 +49,9 @@ from .frames import (
 from .frontier import configuration_name, pareto_frontier
 from .sections import SECTIONS, Registered, RunResults, Section, View, Views
 from .stats import gini, separates_words
-from .verdicts import FAIRNESS_MEASURE, VERDICT_COLUMNS, Verdicts, verdicts
+from .verdicts import VERDICT_COLUMNS, Verdicts, verdicts
 
 __all__ = [
-    "FAIRNESS_MEASURE",
     "VERDICT_COLUMNS",
     "Verdicts",
     "verdicts",

@@ -37,8 +37,6 @@ from analyzer.identity import VocabKind
 
 from .answer import column_label
 
-FAIRNESS_MEASURE = "the Gini of the languages' premiums (0: every language pays the same)"
-"""The one measure `fairest` is by, as every face states it."""
 VERDICT_COLUMNS = ["name", "vocab", "pretokenizer", "size", "tokens", "gini", "frontier",
                    "cheapest", "fairest"]
 """A candidate's row (`Verdicts.rows`): its name as the answer table's column, which
@@ -141,4 +139,4 @@ def _tied(names: list[str]) -> str:
                              ", ".join(names[:-1]) + " and " + names[-1]) + ")"
 
 
-__all__ = ["FAIRNESS_MEASURE", "VERDICT_COLUMNS", "Candidate", "Verdicts", "verdicts"]
+__all__ = ["VERDICT_COLUMNS", "Candidate", "Verdicts", "verdicts"]
